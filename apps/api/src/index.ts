@@ -1,0 +1,3 @@
+export * from './start-api.js';
+export * from './create-app.js';
+export * from './api-error.js';

@@ -1,0 +1,57 @@
+/**
+ * A task's events: Server-Sent Events that replay from `Last-Event-ID` (or `?after=`), follow live,
+ * and close after the terminal event; or, with `Accept: application/json`, the events so far.
+ */
+import { Router, type Response } from 'express';
+import { TERMINAL_EVENT_TYPES } from '@agentq/core';
+import type { EventHub, TaskEvent, TaskStore } from '@agentq/queue';
+import { notFound } from './tasks.js';
+
+const HEARTBEAT_MS = 15_000;
+
+export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Router {
+  const { store, hub } = options;
+  const router = Router();
+
+  router.get('/v1/tasks/:id/events', async (request, response) => {
+    const taskId = request.params.id;
+    const after = Number(request.get('last-event-id') ?? request.query.after ?? 0) || 0;
+    if (!(await store.getRecord(taskId))) throw notFound(taskId);
+    if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
+      response.json(await store.events(taskId, after));
+      return;
+    }
+
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    let lastSeq = after;
+    let ended = false;
+    let pending: TaskEvent[] | undefined = [];
+    const send = (event: TaskEvent) => {
+      if (ended || event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      writeEvent(response, event);
+      if (TERMINAL_EVENT_TYPES.has(event.type)) end();
+    };
+    // Subscribe first and hold live events, then replay: nothing falls between the two.
+    const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event)));
+    const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      unfollow();
+      response.end();
+    };
+    request.on('close', end);
+    for (const event of await store.events(taskId, after)) send(event);
+    const held = pending;
+    pending = undefined;
+    for (const event of held) send(event);
+  });
+
+  return router;
+}
+
+function writeEvent(response: Response, event: TaskEvent): void {
+  response.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+}

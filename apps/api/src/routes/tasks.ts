@@ -1,0 +1,68 @@
+/** Submit, read, list and cancel tasks. */
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { cancelTask, enqueueTasks, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { ApiError } from '../api-error.js';
+
+const listQuerySchema = z.object({
+  status: z.enum(TASK_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
+});
+
+export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
+  const { store, queues } = options;
+  const router = Router();
+
+  router.post('/v1/tasks', async (request, response) => {
+    const parsed = submitSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const created = await store.create(parsed.data.tasks);
+    try {
+      await enqueueTasks({ queues, tasks: created });
+    } catch (error) {
+      const failure = { code: 'enqueue_failed', message: `Could not enqueue: ${(error as Error).message}` };
+      await Promise.all(
+        created.map((task) =>
+          store.commit({ taskId: task.id, expect: ['queued'], status: 'failed', fields: { error: JSON.stringify(failure) }, events: [{ type: 'task.failed', data: { error: failure } }] }),
+        ),
+      );
+      throw new ApiError('unavailable', `${failure.message}. Nothing was queued; submit again.`);
+    }
+    response.status(202).json({ tasks: created.map((task) => ({ id: task.id, status: 'queued' })) });
+  });
+
+  router.get('/v1/tasks', async (request, response) => {
+    const parsed = listQuerySchema.safeParse(request.query);
+    if (!parsed.success) throw invalid(parsed.error, 'The query');
+    response.json(await store.list(parsed.data));
+  });
+
+  router.get('/v1/tasks/:id', async (request, response) => {
+    const task = await store.get(request.params.id);
+    if (!task) throw notFound(request.params.id);
+    response.json(task);
+  });
+
+  router.post('/v1/tasks/:id/cancel', async (request, response) => {
+    const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: request.params.id });
+    if (!result.found) throw notFound(request.params.id);
+    response.status(202).json({ id: request.params.id, status: result.status });
+  });
+
+  return router;
+}
+
+export function notFound(taskId: string): ApiError {
+  return new ApiError('not_found', `No task with id "${taskId}".`);
+}
+
+function invalid(error: z.ZodError, what: string): ApiError {
+  const details = error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const summary = details
+    .slice(0, 5)
+    .map((detail) => `${detail.path || '(root)'}: ${detail.message}`)
+    .join('; ');
+  return new ApiError('invalid_request', `${what} is invalid: ${summary}${details.length > 5 ? ` (and ${details.length - 5} more)` : ''}`, details);
+}

@@ -1,0 +1,26 @@
+import type { Config } from '@agentq/config';
+import { AGENT_POOLS, type AgentPool } from '@agentq/queue';
+import { startWorker } from '@agentq/worker';
+import { onShutdown } from '../shutdown.js';
+import { UsageError } from '../usage-error.js';
+
+/** `agentq worker --pools coder,file [--concurrency N]`: one worker process for those pools. */
+export async function workerCommand(config: Config, flags: { pools?: string; concurrency?: string }): Promise<void> {
+  const pools = parsePools(flags.pools);
+  const concurrency = flags.concurrency === undefined ? undefined : Number(flags.concurrency);
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0)) {
+    throw new UsageError(`--concurrency must be a positive whole number, got "${flags.concurrency}".`);
+  }
+  const worker = await startWorker({ config, pools, ...(concurrency ? { concurrency } : {}) });
+  console.log(`[agentq worker ${worker.id}] serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`);
+  process.send?.({ type: 'ready' });
+  onShutdown(() => worker.close());
+}
+
+export function parsePools(value: string | undefined): AgentPool[] {
+  if (!value) return [...AGENT_POOLS];
+  const pools = value.split(',').map((pool) => pool.trim()).filter(Boolean);
+  const unknown = pools.filter((pool) => !(AGENT_POOLS as readonly string[]).includes(pool));
+  if (unknown.length) throw new UsageError(`Unknown pool(s): ${unknown.join(', ')}. Pools: ${AGENT_POOLS.join(', ')}.`);
+  return pools as AgentPool[];
+}

@@ -1,0 +1,4 @@
+export * from './start-worker.js';
+export * from './run-agent-job.js';
+export * from './cancel-listener.js';
+export * from './system-prompts.js';

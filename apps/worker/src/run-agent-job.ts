@@ -1,0 +1,127 @@
+/**
+ * What a worker does with one agent job: check the task is still wanted, mark it running, run the
+ * agent loop from the task's journal, and record how it ended. Transient failures (an LLM endpoint
+ * down after the SDK's retries) are thrown so BullMQ tries the job again; the journal makes the next
+ * attempt resume where this one stopped.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { runAgent, type AgentOutcome } from '@agentq/core';
+import type { LanguageModel } from '@agentq/llm';
+import { agentJobSchema, createRedisJournal, TERMINAL_STATUSES, type AgentJob, type TaskStore } from '@agentq/queue';
+import { toolsFor } from '@agentq/tools';
+import type { CancelListener } from './cancel-listener.js';
+import { systemPromptFor } from './system-prompts.js';
+
+export interface AgentJobContext {
+  store: TaskStore;
+  model: LanguageModel;
+  cancels: CancelListener;
+  workerId: string;
+  dataDir: string;
+  maxSteps: number;
+  toolTimeoutMs: number;
+  toolOutputLimit: number;
+}
+
+export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext): Promise<string> {
+  const parsed = agentJobSchema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`Invalid job payload: ${parsed.error.message}`);
+  const { taskId } = parsed.data;
+  const { store } = context;
+  const record = await store.getRecord(taskId);
+  if (!record || TERMINAL_STATUSES.has(record.status as never)) return 'skipped';
+  const agent = record.agent ?? 'coder';
+  const finishedAt = () => new Date().toISOString();
+
+  if (record.cancelRequested === '1') {
+    await store.commit({
+      taskId,
+      expect: ['queued', 'running'],
+      status: 'cancelled',
+      fields: { finishedAt: finishedAt() },
+      events: [{ type: 'task.cancelled', agent, worker: context.workerId, data: { reason: 'cancelled before it started' } }],
+    });
+    return 'cancelled';
+  }
+
+  const workdir = path.resolve(context.dataDir, 'work', taskId);
+  await mkdir(workdir, { recursive: true });
+  const resumed = Number(record.steps ?? 0) > 0 || record.status === 'running';
+  await store.commit({
+    taskId,
+    expect: ['queued', 'running'],
+    status: 'running',
+    fields: { ...(record.startedAt ? {} : { startedAt: new Date().toISOString() }), worker: context.workerId },
+    events: [{ type: 'task.started', agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed } }],
+  });
+
+  const { controller, release } = context.cancels.register(taskId);
+  const journal = createRedisJournal({
+    store,
+    taskId,
+    agent,
+    worker: context.workerId,
+    onCommit: (entry, { cancelRequested }) => {
+      if (cancelRequested) controller.abort(new Error('cancelled'));
+      if (entry.steps !== undefined) void job.updateProgress({ steps: entry.steps }).catch(() => undefined);
+    },
+  });
+
+  let outcome: AgentOutcome;
+  try {
+    outcome = await runAgent({
+      model: context.model,
+      tools: toolsFor(agent),
+      journal,
+      systemPrompt: systemPromptFor(agent),
+      prompt: record.prompt ?? '',
+      workdir,
+      maxSteps: context.maxSteps,
+      toolTimeoutMs: context.toolTimeoutMs,
+      toolOutputLimit: context.toolOutputLimit,
+      signal: controller.signal,
+    });
+  } catch (error) {
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (!lastAttempt) throw error;
+    outcome = { status: 'failed', reason: 'error', message: (error as Error).message, steps: Number(record.steps ?? 0) };
+  } finally {
+    release();
+  }
+
+  const common = { taskId, fields: { finishedAt: finishedAt() } };
+  const by = { agent, worker: context.workerId };
+  switch (outcome.status) {
+    case 'completed':
+      await store.commit({
+        ...common,
+        expect: ['running'],
+        status: 'completed',
+        fields: { ...common.fields, result: outcome.answer },
+        events: [{ type: 'task.completed', ...by, data: { result: outcome.answer, steps: outcome.steps } }],
+      });
+      break;
+    case 'failed': {
+      const error = { code: outcome.reason, message: outcome.message };
+      await store.commit({
+        ...common,
+        expect: ['running'],
+        status: 'failed',
+        fields: { ...common.fields, error: JSON.stringify(error) },
+        events: [{ type: 'task.failed', ...by, data: { error, steps: outcome.steps } }],
+      });
+      break;
+    }
+    case 'cancelled':
+      await store.commit({
+        ...common,
+        expect: ['queued', 'running'],
+        status: 'cancelled',
+        events: [{ type: 'task.cancelled', ...by, data: { steps: outcome.steps } }],
+      });
+      break;
+  }
+  return outcome.status;
+}

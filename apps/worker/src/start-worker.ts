@@ -1,0 +1,77 @@
+/**
+ * A worker process: one BullMQ `Worker` per pool it serves, each running up to `concurrency` jobs.
+ * Start more processes (here or on other machines) to go faster; Redis is the only shared state.
+ */
+import { hostname } from 'node:os';
+import { Worker } from 'bullmq';
+import type { Config } from '@agentq/config';
+import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
+import { connectRedis, createKeys, TaskStore, type AgentJob, type AgentPool } from '@agentq/queue';
+import { resolveInterpreters } from '@agentq/tools';
+import { CancelListener } from './cancel-listener.js';
+import { runAgentJob } from './run-agent-job.js';
+
+export interface StartWorkerOptions {
+  config: Config;
+  pools: readonly AgentPool[];
+  /** Default: the OpenAI-compatible endpoint of the config. */
+  model?: LanguageModel;
+  /** Jobs at once per pool. Default `config.AGENTQ_CONCURRENCY`. */
+  concurrency?: number;
+}
+
+export interface WorkerHandle {
+  id: string;
+  /** Stops taking jobs, waits for the running ones, and disconnects. */
+  close(): Promise<void>;
+}
+
+export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
+  const { config } = options;
+  resolveInterpreters();
+  const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
+  const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
+  const store = new TaskStore(redis, keys);
+  const cancels = new CancelListener(subscriber, keys.cancelChannel);
+  await cancels.start();
+  const workerId = `${hostname()}:${process.pid}`;
+  const model =
+    options.model ??
+    createOpenAIModel({
+      model: config.AGENTQ_MODEL ?? 'default',
+      ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
+      ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
+      timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
+      maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
+    });
+  const context = {
+    store,
+    model,
+    cancels,
+    workerId,
+    dataDir: config.AGENTQ_DATA_DIR,
+    maxSteps: config.AGENTQ_MAX_STEPS,
+    toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
+    toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+  };
+  const workers = options.pools.map(
+    (pool) =>
+      new Worker<AgentJob>(pool, (job) => runAgentJob(job, context), {
+        connection: redis,
+        prefix: keys.bullPrefix,
+        concurrency: options.concurrency ?? config.AGENTQ_CONCURRENCY,
+      }),
+  );
+  for (const worker of workers) {
+    worker.on('error', (error) => console.error(`[worker ${worker.name}] ${error.message}`));
+  }
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  return {
+    id: workerId,
+    async close() {
+      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([redis.quit(), subscriber.quit()]);
+    },
+  };
+}

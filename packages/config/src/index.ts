@@ -1,0 +1,90 @@
+/**
+ * The environment, parsed once at start-up into a typed object. Nothing else in agentq reads
+ * `process.env`: apps call `loadConfig()` and pass what each part needs as options.
+ */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+export const POOLS = ['coder', 'file', 'casual'] as const;
+export type PoolName = (typeof POOLS)[number];
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const configSchema = z.object({
+  /** HTTP port of the API. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Where Redis answers; BullMQ queues, task records, memory and events all live there. */
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key agentq writes, so several installs (or tests) can share one Redis. */
+  AGENTQ_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/, 'letters, digits, "_", "." or "-" only').default('agentq'),
+  /** Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, OpenAI, DeepSeek ...). */
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  AGENTQ_MODEL: z.string().min(1).optional(),
+  /** Task work directories live under `<data dir>/work/<taskId>`; a private Redis keeps its files here. */
+  AGENTQ_DATA_DIR: z.string().min(1).default('./.agentq'),
+  /** How a model asks for tools: `native` OpenAI tool calls. */
+  AGENTQ_TOOL_PROTOCOL: z.enum(['native']).default('native'),
+  /** Jobs one worker process runs at once, per pool. */
+  AGENTQ_CONCURRENCY: positiveInt(4),
+  /** LLM calls one task may make before it fails with reason `max_steps`. */
+  AGENTQ_MAX_STEPS: positiveInt(20),
+  /** Wall-clock limit of one tool run, in milliseconds. */
+  AGENTQ_TOOL_TIMEOUT_MS: positiveInt(60_000),
+  /** Characters of tool output kept for the model (head and tail). */
+  AGENTQ_TOOL_OUTPUT_LIMIT: positiveInt(20_000),
+  /** Timeout of one LLM request, in milliseconds. */
+  AGENTQ_LLM_TIMEOUT_MS: positiveInt(120_000),
+  /** Retries of one LLM request on 408/409/429/5xx and connection errors (the SDK honours Retry-After). */
+  AGENTQ_LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(3),
+  /** Largest JSON body the API accepts, e.g. `10mb`. */
+  AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'invalid_config';
+}
+
+export interface LoadConfigOptions {
+  /** The variables to read. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** A dotenv file read first; real variables win over it. Default: `.env` when it exists. */
+  envFile?: string | false;
+}
+
+/**
+ * Parses the environment. Throws a `ConfigError` naming every bad variable and what it should be.
+ * @example const config = loadConfig(); // uses process.env and ./.env
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const envFile = options.envFile ?? '.env';
+  const env = options.env ?? process.env;
+  if (envFile && options.env === undefined && existsSync(envFile)) process.loadEnvFile(envFile);
+  // An empty variable means "not set", as in a compose file's `OPENAI_API_KEY=`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      return `  ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** True when an LLM endpoint is configured well enough to try: an endpoint (or OpenAI's key) and a model. */
+export function llmConfigured(config: Config): boolean {
+  return Boolean((config.OPENAI_BASE_URL || config.OPENAI_API_KEY) && config.AGENTQ_MODEL);
+}
+
+export const LLM_SETUP_HELP = `No LLM endpoint is configured. Set one OpenAI-compatible endpoint and a model, e.g.:
+  Ollama:     OPENAI_BASE_URL=http://127.0.0.1:11434/v1 AGENTQ_MODEL=qwen2.5-coder:7b
+  vLLM:       OPENAI_BASE_URL=http://127.0.0.1:8000/v1 AGENTQ_MODEL=<served model name>
+  llama.cpp:  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 AGENTQ_MODEL=local
+  OpenAI:     OPENAI_API_KEY=sk-... AGENTQ_MODEL=gpt-4o-mini
+  DeepSeek:   OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=... AGENTQ_MODEL=deepseek-chat
+Put them in the environment or in ./.env. To try agentq without a model: npm run demo`;

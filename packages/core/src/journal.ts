@@ -1,0 +1,39 @@
+/**
+ * Where the loop keeps what happened: the task's messages and its events. Each commit is written
+ * whole (messages, events and usage together) before the loop goes on, so a job resumed on another
+ * worker starts from its last commit and never repeats an LLM call that was already answered.
+ */
+import type { Message, TokenUsage } from '@agentq/protocol';
+import type { AgentEventInput } from './agent-events.js';
+
+export interface JournalEntry {
+  messages?: Message[];
+  events?: AgentEventInput[];
+  usage?: TokenUsage;
+  /** The number of completed steps after this commit. */
+  steps?: number;
+}
+
+export interface AgentJournal {
+  /** The messages committed so far, oldest first. */
+  load(): Promise<Message[]>;
+  commit(entry: JournalEntry): Promise<void>;
+}
+
+/** A journal in memory, for tests and one-off runs. */
+export function createMemoryJournal(initial: Message[] = []): AgentJournal & { messages: Message[]; events: AgentEventInput[]; steps: number } {
+  const journal = {
+    messages: [...initial],
+    events: [] as AgentEventInput[],
+    steps: 0,
+    async load() {
+      return [...journal.messages];
+    },
+    async commit(entry: JournalEntry) {
+      journal.messages.push(...(entry.messages ?? []));
+      journal.events.push(...(entry.events ?? []));
+      if (entry.steps !== undefined) journal.steps = entry.steps;
+    },
+  };
+  return journal;
+}

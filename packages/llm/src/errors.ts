@@ -1,0 +1,61 @@
+/**
+ * The llm package's one error family. `retryable` is derived from the status in one place
+ * (408, 409, 429 and 5xx, timeouts and connection errors); the rest fail at once.
+ */
+
+export type LlmErrorCode =
+  | 'rate_limited'
+  | 'server_error'
+  | 'timeout'
+  | 'connection'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'aborted'
+  | 'bad_response';
+
+export interface LlmErrorOptions {
+  code: LlmErrorCode;
+  message: string;
+  status?: number;
+  /** Seconds the provider asked us to wait (Retry-After). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class LlmError extends Error {
+  override readonly name = 'LlmError';
+  readonly code: LlmErrorCode;
+  readonly status: number | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(options: LlmErrorOptions) {
+    super(options.message, { cause: options.cause });
+    this.code = options.code;
+    this.status = options.status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get retryable(): boolean {
+    return isRetryableCode(this.code);
+  }
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+function isRetryableCode(code: LlmErrorCode): boolean {
+  return code === 'rate_limited' || code === 'server_error' || code === 'timeout' || code === 'connection';
+}
+
+export function codeForStatus(status: number): LlmErrorCode {
+  if (status === 429) return 'rate_limited';
+  if (status === 408) return 'timeout';
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (isRetryableStatus(status)) return 'server_error';
+  return 'bad_request';
+}

@@ -1,0 +1,5 @@
+export * from './language-model.js';
+export * from './errors.js';
+export * from './openai-model.js';
+export * from './openai-double.js';
+export * from './scripted-model.js';

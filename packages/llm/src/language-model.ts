@@ -1,0 +1,36 @@
+/**
+ * The one interface the agent loop needs from a model. Adapters (the OpenAI-compatible client,
+ * the scripted model for tests) implement it; the loop never sees a vendor SDK.
+ */
+import type { AssistantMessage, Message, TokenUsage } from '@agentq/protocol';
+
+/** A tool as the model sees it: a name, what it is for, and a JSON schema of its arguments. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  messages: readonly Message[];
+  /** Offered as native tool calls; empty or absent means the model just answers. */
+  tools?: readonly ToolSpec[];
+  /** Aborts the request (a cancelled task); the call then rejects with an `LlmError` of code `aborted`. */
+  signal?: AbortSignal;
+}
+
+export interface ModelResponse {
+  message: AssistantMessage;
+  /** Reasoning the provider returned beside the answer (e.g. DeepSeek's `reasoning_content`). */
+  reasoning?: string;
+  usage?: TokenUsage;
+  finishReason?: string;
+  /** The model that answered, as the provider named it. */
+  model: string;
+}
+
+export interface LanguageModel {
+  /** A name for events and logs, e.g. `qwen2.5-coder:7b`. */
+  readonly modelId: string;
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,240 @@
+/**
+ * A test double of the OpenAI chat completions API, spoken over real HTTP so that the real
+ * `openai` SDK path is exercised. It answers `POST /v1/chat/completions` (plain and streamed,
+ * tool calls, usage, error statuses with bodies and Retry-After) from a script of rules chosen by
+ * matching the request, and records every request it got.
+ *
+ * @example
+ * const double = await startOpenAIDouble({ rules: [{ reply: { content: 'hi' } }] });
+ * // OPENAI_BASE_URL=double.baseURL
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The JSON body of a chat completions request, as the double received it. */
+export interface DoubleRequest {
+  model: string;
+  messages: Array<{ role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }>;
+  tools?: Array<{ type: string; function: { name: string } }>;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [key: string]: unknown;
+}
+
+export interface DoubleToolCall {
+  name: string;
+  /** An object is sent as JSON; a string is sent as is (to script malformed JSON). */
+  arguments: string | Record<string, unknown>;
+  id?: string;
+}
+
+export interface DoubleAnswer {
+  content?: string | null;
+  toolCalls?: DoubleToolCall[];
+  /** Sent as `reasoning_content`, as DeepSeek does. */
+  reasoning?: string;
+  usage?: { promptTokens: number; completionTokens: number };
+  /** Wait this long before answering (to script slow models and cancellation). */
+  delayMs?: number;
+}
+
+export interface DoubleError {
+  status: number;
+  message: string;
+  type?: string;
+  headers?: Record<string, string>;
+}
+
+export type DoubleReply = DoubleAnswer | { error: DoubleError };
+
+export interface DoubleRule {
+  /** Which requests this rule answers. Default: every request. */
+  match?: (request: DoubleRequest) => boolean;
+  /** The answer, or a function of the request that makes it. */
+  reply: DoubleReply | ((request: DoubleRequest) => DoubleReply);
+  /** How many requests this rule answers before it is used up. Default: no limit. */
+  times?: number;
+}
+
+export interface OpenAIDouble {
+  /** Pass as `OPENAI_BASE_URL`: it ends in `/v1`. */
+  baseURL: string;
+  /** Every request received, in order. */
+  requests: DoubleRequest[];
+  /** Rules are tried in order; the first that matches and is not used up answers. */
+  setRules(rules: DoubleRule[]): void;
+  close(): Promise<void>;
+}
+
+export interface StartOpenAIDoubleOptions {
+  rules?: DoubleRule[];
+  /** Default 0: a free port. */
+  port?: number;
+  host?: string;
+}
+
+export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}): Promise<OpenAIDouble> {
+  let rules: Array<DoubleRule & { used: number }> = [];
+  const setRules = (next: DoubleRule[]) => {
+    rules = next.map((rule) => ({ ...rule, used: 0 }));
+  };
+  setRules(options.rules ?? []);
+  const requests: DoubleRequest[] = [];
+  let nextId = 1;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => sendError(res, { status: 500, message: String(error) }));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      return sendError(res, { status: 404, message: `No route ${req.method} ${req.url}`, type: 'not_found' });
+    }
+    let request: DoubleRequest;
+    try {
+      request = JSON.parse(await readBody(req)) as DoubleRequest;
+    } catch {
+      return sendError(res, { status: 400, message: 'Body is not JSON', type: 'invalid_request_error' });
+    }
+    requests.push(request);
+    const rule = rules.find((candidate) => (candidate.times === undefined || candidate.used < candidate.times) && (candidate.match?.(request) ?? true));
+    if (!rule) {
+      return sendError(res, { status: 500, message: 'The OpenAI double has no rule for this request', type: 'double_unscripted' });
+    }
+    rule.used++;
+    const reply = typeof rule.reply === 'function' ? rule.reply(request) : rule.reply;
+    if ('error' in reply) return sendError(res, reply.error);
+    if (reply.delayMs) {
+      const closed = await waitUnlessClosed(res, reply.delayMs);
+      if (closed) return;
+    }
+    const id = `chatcmpl-double-${nextId++}`;
+    if (request.stream) return sendStream(res, id, request, reply);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(completionBody(id, request, reply)));
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
+    requests,
+    setRules,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Resolves true when the client went away first (an aborted request). */
+function waitUnlessClosed(res: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      res.off('close', onClose);
+      resolve(false);
+    }, ms);
+    const onClose = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    res.once('close', onClose);
+  });
+}
+
+function sendError(res: ServerResponse, error: DoubleError): void {
+  res.writeHead(error.status, { 'content-type': 'application/json', ...error.headers });
+  res.end(JSON.stringify({ error: { message: error.message, type: error.type ?? 'api_error', param: null, code: null } }));
+}
+
+function wireToolCalls(id: string, answer: DoubleAnswer) {
+  return (answer.toolCalls ?? []).map((call, index) => ({
+    id: call.id ?? `call_${id.slice(-6)}_${index}`,
+    type: 'function' as const,
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    },
+  }));
+}
+
+function usageOf(request: DoubleRequest, answer: DoubleAnswer) {
+  // Without a scripted figure, a rough count keeps usage non-zero and growing with the context.
+  const promptTokens = answer.usage?.promptTokens ?? Math.ceil(JSON.stringify(request.messages).length / 4);
+  const completionTokens =
+    answer.usage?.completionTokens ?? Math.ceil(((answer.content ?? '').length + JSON.stringify(answer.toolCalls ?? []).length) / 4);
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+function completionBody(id: string, request: DoubleRequest, answer: DoubleAnswer) {
+  const toolCalls = wireToolCalls(id, answer);
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: answer.content ?? null,
+          ...(answer.reasoning ? { reasoning_content: answer.reasoning } : {}),
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
+        finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+        logprobs: null,
+      },
+    ],
+    usage: usageOf(request, answer),
+  };
+}
+
+function sendStream(res: ServerResponse, id: string, request: DoubleRequest, answer: DoubleAnswer): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model };
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+  send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  if (answer.reasoning) send([{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }]);
+  for (const piece of splitInto(answer.content ?? '', 3)) {
+    send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+  }
+  wireToolCalls(id, answer).forEach((call, index) => {
+    send([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }]);
+    for (const piece of splitInto(call.function.arguments, 2)) {
+      send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null }]);
+    }
+  });
+  send([{ index: 0, delta: {}, finish_reason: answer.toolCalls?.length ? 'tool_calls' : 'stop' }]);
+  if (request.stream_options?.include_usage) send([], { usage: usageOf(request, answer) });
+  res.end('data: [DONE]\n\n');
+}
+
+function splitInto(text: string, parts: number): string[] {
+  if (!text) return [];
+  const size = Math.ceil(text.length / parts);
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; start += size) pieces.push(text.slice(start, start + size));
+  return pieces;
+}
+
+/** The text of the last message of a request, for `match` functions. */
+export function lastMessageText(request: DoubleRequest): string {
+  return request.messages.at(-1)?.content ?? '';
+}
+
+/** The first user message of a request (the task's prompt), for `match` functions. */
+export function firstUserText(request: DoubleRequest): string {
+  return request.messages.find((message) => message.role === 'user')?.content ?? '';
+}

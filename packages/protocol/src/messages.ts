@@ -1,0 +1,43 @@
+/**
+ * The conversation as agentq stores it in memory. Close to the OpenAI chat format, but with
+ * camelCase fields and room for internal fields (prefixed `_`) that never reach a provider.
+ */
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON text the model wrote; it may not parse, and the loop tells the model so. */
+  arguments: string;
+}
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  toolCalls?: ToolCall[];
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  toolCallId: string;
+  name: string;
+  content: string;
+  /** Internal: the tool failed. Dropped before the message is sent to a model. */
+  _isError?: boolean;
+}
+
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}

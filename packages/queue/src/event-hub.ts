@@ -1,0 +1,44 @@
+/**
+ * Live events for many followers over one Redis subscriber connection: a process subscribes to a
+ * task's channel while anyone follows it, and fans each event out in memory.
+ */
+import type { Redis } from 'ioredis';
+import type { Keys } from './keys.js';
+import type { TaskEvent } from './task-events.js';
+
+export type EventListener = (event: TaskEvent) => void;
+
+export class EventHub {
+  private readonly listeners = new Map<string, Set<EventListener>>();
+
+  constructor(
+    private readonly subscriber: Redis,
+    private readonly keys: Keys,
+  ) {
+    subscriber.on('message', (channel: string, payload: string) => {
+      const followers = this.listeners.get(channel);
+      if (!followers) return;
+      const event = JSON.parse(payload) as TaskEvent;
+      for (const listener of followers) listener(event);
+    });
+  }
+
+  /** Resolves once the subscription is active; returns the function that ends it. */
+  async follow(taskId: string, listener: EventListener): Promise<() => void> {
+    const channel = this.keys.eventsChannel(taskId);
+    let followers = this.listeners.get(channel);
+    if (!followers) {
+      followers = new Set();
+      this.listeners.set(channel, followers);
+    }
+    followers.add(listener);
+    await this.subscriber.subscribe(channel);
+    return () => {
+      followers.delete(listener);
+      if (followers.size === 0 && this.listeners.get(channel) === followers) {
+        this.listeners.delete(channel);
+        void this.subscriber.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+}

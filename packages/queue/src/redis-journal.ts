@@ -1,0 +1,36 @@
+/**
+ * The agent loop's journal backed by the task's Redis keys. Every commit also tells the worker
+ * whether a cancel was requested, so a running task stops at its next step even if the cancel
+ * message on the channel was missed.
+ */
+import type { AgentJournal, JournalEntry } from '@agentq/core';
+import type { Message } from '@agentq/protocol';
+import type { TaskStore } from './task-store.js';
+
+export interface RedisJournalOptions {
+  store: TaskStore;
+  taskId: string;
+  agent: string;
+  worker: string;
+  /** Called after each commit that was written. */
+  onCommit?: (entry: JournalEntry, result: { cancelRequested: boolean }) => void;
+}
+
+export function createRedisJournal(options: RedisJournalOptions): AgentJournal {
+  const { store, taskId, agent, worker } = options;
+  return {
+    load: (): Promise<Message[]> => store.messages(taskId),
+    async commit(entry: JournalEntry): Promise<void> {
+      const result = await store.commit({
+        taskId,
+        // A commit of a task that ended meanwhile (cancelled) is not written.
+        expect: ['running'],
+        ...(entry.messages ? { messages: entry.messages } : {}),
+        ...(entry.usage ? { usage: entry.usage } : {}),
+        ...(entry.steps !== undefined ? { steps: entry.steps } : {}),
+        events: (entry.events ?? []).map((event) => ({ ...event, agent, worker })),
+      });
+      options.onCommit?.(entry, { cancelRequested: result.cancelRequested || !result.applied });
+    },
+  };
+}

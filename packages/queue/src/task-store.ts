@@ -1,0 +1,173 @@
+/**
+ * Task records in Redis: create (in bulk), read, list (newest first, paged, by status), and commit
+ * changes through the one Lua script. Messages and events hang off each task's own keys.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { AgentEventInput } from '@agentq/core';
+import type { Message, TokenUsage } from '@agentq/protocol';
+import { COMMIT_SCRIPT } from './commit-script.js';
+import type { Keys } from './keys.js';
+import { readEvents, type TaskEvent } from './task-events.js';
+import { DEFAULT_POOL, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
+
+export interface CommitOptions {
+  taskId: string;
+  /** Change the status to this. */
+  status?: TaskStatus;
+  /** Commit only when the current status is one of these; otherwise nothing is written. */
+  expect?: readonly TaskStatus[];
+  fields?: Record<string, string>;
+  usage?: TokenUsage;
+  steps?: number;
+  messages?: readonly Message[];
+  events?: ReadonlyArray<AgentEventInput & { agent?: string; worker?: string }>;
+}
+
+export interface CommitResult {
+  /** False when `expect` did not hold or the task does not exist. */
+  applied: boolean;
+  status: TaskStatus | undefined;
+  cancelRequested: boolean;
+}
+
+export interface ListTasksOptions {
+  status?: TaskStatus;
+  limit: number;
+  /** From a previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export class TaskStore {
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {
+    redis.defineCommand('agentqCommit', { numberOfKeys: 5, lua: COMMIT_SCRIPT });
+  }
+
+  /** Stores new tasks as `queued`, each with its `task.queued` event; returns their ids in order. */
+  async create(inputs: readonly TaskInput[]): Promise<Array<{ id: string; agent: string; priority: number }>> {
+    const lastOrder = await this.redis.incrby(this.keys.orderCounter, inputs.length);
+    const now = new Date().toISOString();
+    const pipeline = this.redis.pipeline();
+    const created = inputs.map((input, index) => {
+      const id = randomUUID();
+      const order = lastOrder - inputs.length + index + 1;
+      const agent = input.agent ?? DEFAULT_POOL;
+      const priority = input.priority ?? 5;
+      pipeline.hset(this.keys.task(id), {
+        id,
+        rootId: id,
+        agent,
+        prompt: input.prompt,
+        priority: String(priority),
+        metadata: JSON.stringify(input.metadata ?? {}),
+        status: 'queued',
+        order: String(order),
+        steps: '0',
+        promptTokens: '0',
+        completionTokens: '0',
+        createdAt: now,
+        seq: '1',
+      });
+      pipeline.zadd(this.keys.allTasks, order, id);
+      pipeline.zadd(this.keys.tasksWithStatus('queued'), order, id);
+      const event: TaskEvent = { id: `${id}:1`, seq: 1, taskId: id, rootId: id, ts: now, type: 'task.queued', agent, data: { priority } };
+      pipeline.xadd(this.keys.events(id), '1-0', 'event', JSON.stringify(event));
+      return { id, agent, priority };
+    });
+    await pipeline.exec();
+    return created;
+  }
+
+  async commit(options: CommitOptions): Promise<CommitResult> {
+    const { taskId } = options;
+    const ts = new Date().toISOString();
+    const payload = {
+      taskId,
+      channel: this.keys.eventsChannel(taskId),
+      ...(options.status ? { status: options.status } : {}),
+      ...(options.expect ? { expect: options.expect } : {}),
+      ...(options.fields ? { fields: options.fields } : {}),
+      ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
+      ...(options.steps !== undefined ? { steps: options.steps } : {}),
+      messages: (options.messages ?? []).map((message) => JSON.stringify(message)),
+      // `rootId` is the task itself until subtasks arrive; the script puts `id` and `seq` in front.
+      events: (options.events ?? []).map((event) => JSON.stringify({ taskId, rootId: taskId, ts, ...event })),
+    };
+    const [seq, status, cancelRequested] = (await (this.redis as unknown as CommitCommand).agentqCommit(
+      this.keys.task(taskId),
+      this.keys.messages(taskId),
+      this.keys.events(taskId),
+      this.keys.statusPrefix,
+      this.keys.allTasks,
+      JSON.stringify(payload),
+    )) as [number, string, string];
+    return { applied: seq >= 0, status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1' };
+  }
+
+  async get(taskId: string): Promise<TaskView | undefined> {
+    const hash = await this.redis.hgetall(this.keys.task(taskId));
+    return hash.id ? toView(hash) : undefined;
+  }
+
+  /** The raw record, with internal fields such as `cancelRequested`. */
+  async getRecord(taskId: string): Promise<Record<string, string> | undefined> {
+    const hash = await this.redis.hgetall(this.keys.task(taskId));
+    return hash.id ? hash : undefined;
+  }
+
+  async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
+    const key = options.status ? this.keys.tasksWithStatus(options.status) : this.keys.allTasks;
+    const max = options.cursor ? `(${options.cursor}` : '+inf';
+    const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, options.limit);
+    const ids: string[] = [];
+    const scores: string[] = [];
+    for (let index = 0; index < entries.length; index += 2) {
+      ids.push(entries[index]!);
+      scores.push(entries[index + 1]!);
+    }
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.task(id));
+    const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
+    const tasks = hashes.filter((hash) => hash.id).map(toView);
+    const nextCursor = ids.length === options.limit ? (scores.at(-1) ?? null) : null;
+    return { tasks, nextCursor };
+  }
+
+  async messages(taskId: string): Promise<Message[]> {
+    const raw = await this.redis.lrange(this.keys.messages(taskId), 0, -1);
+    return raw.map((entry) => JSON.parse(entry) as Message);
+  }
+
+  async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
+    return readEvents({ redis: this.redis, key: this.keys.events(taskId), ...(afterSeq ? { afterSeq } : {}) });
+  }
+
+  async requestCancel(taskId: string): Promise<CommitResult> {
+    return this.commit({ taskId, expect: ['queued', 'running'], fields: { cancelRequested: '1' } });
+  }
+}
+
+interface CommitCommand {
+  agentqCommit(...args: string[]): Promise<unknown>;
+}
+
+function toView(hash: Record<string, string>): TaskView {
+  return {
+    id: hash.id!,
+    status: hash.status as TaskStatus,
+    agent: hash.agent ?? '',
+    prompt: hash.prompt ?? '',
+    priority: Number(hash.priority ?? 5),
+    metadata: hash.metadata ? (JSON.parse(hash.metadata) as Record<string, unknown>) : {},
+    result: hash.result ?? null,
+    error: hash.error ? (JSON.parse(hash.error) as TaskError) : null,
+    steps: Number(hash.steps ?? 0),
+    usage: { promptTokens: Number(hash.promptTokens ?? 0), completionTokens: Number(hash.completionTokens ?? 0) },
+    createdAt: hash.createdAt ?? '',
+    startedAt: hash.startedAt ?? null,
+    finishedAt: hash.finishedAt ?? null,
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * What a tool is: a name the model calls, a description, a zod schema of its arguments (sent to
+ * the model as JSON schema, and used to validate what it sends back), and a `run` that does the work
+ * inside the task's work directory.
+ */
+import type { z } from 'zod';
+
+export interface ToolContext {
+  /** The task's own work directory; every path and process stays inside it. */
+  workdir: string;
+  /** Cancels the run: the tool's process tree is killed. */
+  signal: AbortSignal;
+  /** Wall-clock limit of one run. */
+  timeoutMs: number;
+  /** Characters of output kept (head and tail, with a marker between). */
+  outputLimit: number;
+}
+
+export interface ToolResult {
+  /** Success is the exit status and the tool's own result, never a keyword search of the output. */
+  ok: boolean;
+  /** What the model reads: the output, or an error written as an instruction it can act on. */
+  output: string;
+}
+
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  schema: Schema;
+  run(args: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Helps TypeScript infer `args` from the schema. */
+export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool {
+  return tool as unknown as Tool;
+}
