@@ -61,6 +61,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         connection: redis,
         prefix: keys.bullPrefix,
         concurrency: options.concurrency ?? config.AGENTQ_CONCURRENCY,
+        lockDuration: config.AGENTQ_JOB_LOCK_MS,
+        stalledInterval: config.AGENTQ_JOB_LOCK_MS,
       }),
   );
   for (const worker of workers) {

@@ -37,6 +37,11 @@ const configSchema = z.object({
   AGENTQ_LLM_TIMEOUT_MS: positiveInt(120_000),
   /** Retries of one LLM request on 408/409/429/5xx and connection errors (the SDK honours Retry-After). */
   AGENTQ_LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(3),
+  /**
+   * How long a worker's hold on a job lasts without renewal. When a worker dies, its jobs are picked
+   * up by another worker after about this long, and resume at their last completed step.
+   */
+  AGENTQ_JOB_LOCK_MS: positiveInt(30_000),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, llmConfigured, loadConfig } from './index.js';
+
+describe('loadConfig', () => {
+  it('gives every default', () => {
+    const config = loadConfig({ env: {} });
+    expect(config).toMatchObject({ PORT: 8080, REDIS_URL: 'redis://127.0.0.1:6379', AGENTQ_DATA_DIR: './.agentq', AGENTQ_TOOL_PROTOCOL: 'native' });
+    expect(llmConfigured(config)).toBe(false);
+  });
+
+  it('names each bad variable with its value and what it should be', () => {
+    expect(() => loadConfig({ env: { PORT: 'eighty', AGENTQ_TOOL_PROTOCOL: 'xml', AGENTQ_CONCURRENCY: '0' } })).toThrow(ConfigError);
+    try {
+      loadConfig({ env: { PORT: 'eighty', AGENTQ_TOOL_PROTOCOL: 'xml' } });
+    } catch (error) {
+      expect((error as Error).message).toMatch(/PORT="eighty": .*expected number/);
+      expect((error as Error).message).toMatch(/AGENTQ_TOOL_PROTOCOL="xml": .*"native"/);
+    }
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ env: { OPENAI_API_KEY: '', PORT: '' } }).PORT).toBe(8080);
+  });
+});

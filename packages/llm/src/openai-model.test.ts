@@ -1,0 +1,104 @@
+import OpenAI from 'openai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LlmError } from './errors.js';
+import { startOpenAIDouble, type OpenAIDouble } from './openai-double.js';
+import { createOpenAIModel } from './openai-model.js';
+
+let double: OpenAIDouble;
+beforeEach(async () => {
+  double = await startOpenAIDouble();
+});
+afterEach(async () => {
+  await double.close();
+});
+
+const model = () => createOpenAIModel({ model: 'test-model', baseURL: double.baseURL, maxRetries: 2 });
+
+describe('the OpenAI-compatible model over the wire double', () => {
+  it('sends messages and tools in the OpenAI format and reads answer, tool calls and usage', async () => {
+    double.setRules([
+      { reply: { content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'bash', arguments: { command: 'ls' } }], usage: { promptTokens: 12, completionTokens: 5 } } },
+    ]);
+    const response = await model().generate({
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'list files' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'call_0', name: 'bash', arguments: '{"command":"pwd"}' }] },
+        { role: 'tool', toolCallId: 'call_0', name: 'bash', content: '/work' },
+      ],
+      tools: [{ name: 'bash', description: 'Run bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } }],
+    });
+    expect(response.message).toEqual({ role: 'assistant', content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'bash', arguments: '{"command":"ls"}' }] });
+    expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 5 });
+    expect(response.finishReason).toBe('tool_calls');
+    const [request] = double.requests;
+    expect(request!.model).toBe('test-model');
+    expect(request!.messages[2]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'bash', arguments: '{"command":"pwd"}' } }] });
+    expect(request!.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_0', content: '/work' });
+    expect(request!.tools?.[0]).toMatchObject({ type: 'function', function: { name: 'bash' } });
+  });
+
+  it('keeps reasoning_content apart from the answer', async () => {
+    double.setRules([{ reply: { content: '4', reasoning: '2+2 is 4' } }]);
+    const response = await model().generate({ messages: [{ role: 'user', content: '2+2?' }] });
+    expect(response.reasoning).toBe('2+2 is 4');
+    expect(response.message.content).toBe('4');
+  });
+
+  it('retries a 429, honouring Retry-After, then succeeds', async () => {
+    double.setRules([
+      { times: 1, reply: { error: { status: 429, message: 'slow down', type: 'rate_limit', headers: { 'retry-after': '0' } } } },
+      { reply: { content: 'after the wait' } },
+    ]);
+    const response = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.message.content).toBe('after the wait');
+    expect(double.requests).toHaveLength(2);
+  });
+
+  it('fails at once on 401 with the provider message, without retrying', async () => {
+    double.setRules([{ reply: { error: { status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' } } }]);
+    const error = (await model().generate({ messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught)) as LlmError;
+    expect(error).toBeInstanceOf(LlmError);
+    expect(error).toMatchObject({ code: 'unauthorized', status: 401, retryable: false });
+    expect(error.message).toMatch(/401.*Incorrect API key provided/);
+    expect(double.requests).toHaveLength(1);
+  });
+
+  it('gives up on a 503 after its retries with a retryable error', async () => {
+    double.setRules([{ reply: { error: { status: 503, message: 'overloaded', headers: { 'retry-after': '0' } } } }]);
+    const error = await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 1 })
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'server_error', status: 503, retryable: true });
+    expect(double.requests).toHaveLength(2);
+  });
+
+  it('aborts an in-flight request when its signal fires', async () => {
+    double.setRules([{ reply: { content: 'too late', delayMs: 10_000 } }]);
+    const controller = new AbortController();
+    const pending = model().generate({ messages: [{ role: 'user', content: 'hi' }], signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted' });
+  });
+});
+
+describe('the wire double', () => {
+  it('streams content, tool calls and usage the way the SDK expects', async () => {
+    double.setRules([{ reply: { content: 'streamed answer', toolCalls: [{ id: 'c9', name: 'python', arguments: { code: 'print(1)' } }] } }]);
+    const client = new OpenAI({ baseURL: double.baseURL, apiKey: 'test' });
+    const stream = client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'go' }], stream_options: { include_usage: true } });
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0]!.message.content).toBe('streamed answer');
+    expect(completion.choices[0]!.message.tool_calls?.[0]).toMatchObject({ id: 'c9', function: { name: 'python', arguments: '{"code":"print(1)"}' } });
+    expect(completion.usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('chooses the rule by matching the request, and says so when none matches', async () => {
+    double.setRules([{ match: (request) => request.messages.at(-1)?.content === 'ping', reply: { content: 'pong' } }]);
+    expect((await model().generate({ messages: [{ role: 'user', content: 'ping' }] })).message.content).toBe('pong');
+    const error = await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 0 })
+      .generate({ messages: [{ role: 'user', content: 'other' }] })
+      .catch((caught: unknown) => caught);
+    expect((error as Error).message).toMatch(/no rule for this request/);
+  });
+});

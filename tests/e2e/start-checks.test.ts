@@ -1,0 +1,63 @@
+/** What `agentq start` says when something it needs is missing, and its private Redis. */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../setup/redis-server.js';
+import { spawnAgentq } from '../helpers/processes.js';
+import { redisUrl } from '../helpers/redis.js';
+
+let dataDir: string | undefined;
+afterEach(async () => {
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  dataDir = undefined;
+});
+
+describe('agentq start checks', () => {
+  it('says how to configure an LLM endpoint when none is set, and exits', async () => {
+    const agentq = spawnAgentq(['start'], { REDIS_URL: redisUrl() });
+    expect(await agentq.exited).toBe(2);
+    expect(agentq.output()).toMatch(/No LLM endpoint is configured/);
+    expect(agentq.output()).toMatch(/Ollama: +OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:11434\/v1/);
+  });
+
+  it('names the bad variable of a bad configuration', async () => {
+    const agentq = spawnAgentq(['start'], { PORT: 'eighty' });
+    expect(await agentq.exited).toBe(2);
+    expect(agentq.output()).toMatch(/PORT="eighty"/);
+  });
+
+  it('says how to get a Redis when none answers and redis-server is not on the PATH', async () => {
+    const agentq = spawnAgentq(['start'], {
+      PATH: '/nonexistent',
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      AGENTQ_MODEL: 'm',
+    });
+    expect(await agentq.exited).toBe(2);
+    expect(agentq.output()).toMatch(/Nothing answers at REDIS_URL=.* and redis-server is not on the PATH/);
+  });
+
+  it('starts a private redis-server with an append-only file when none answers', async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-private-redis-'));
+    const redisAt = `redis://127.0.0.1:${await freePort()}`;
+    const agentq = spawnAgentq(['start'], {
+      PORT: String(await freePort()),
+      REDIS_URL: redisAt,
+      AGENTQ_DATA_DIR: dataDir,
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      AGENTQ_MODEL: 'm',
+    });
+    await agentq.waitFor(/starting a private redis-server/);
+    const url = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
+    expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
+    expect(existsSync(path.join(dataDir, 'redis', 'appendonlydir'))).toBe(true);
+    expect(await agentq.stop()).toBe(0);
+    // Stopping agentq stops its Redis too.
+    const probe = new Redis(redisAt, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    await expect(probe.connect()).rejects.toThrow();
+  });
+});

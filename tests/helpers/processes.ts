@@ -1,0 +1,65 @@
+/** Runs agentq's real entry point as child processes, and waits on what they print. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
+
+export interface AgentqProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when a line matching `pattern` has been printed (stdout or stderr). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with the exit code once the process ended. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnAgentq(args: string[], env: Record<string, string>): AgentqProcess {
+  const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const waiters = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const check of waiters) check();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`agentq ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms. Output:\n${output}`));
+        }, timeoutMs);
+        const check = () => {
+          const match = output.match(pattern);
+          if (match) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve(match);
+          }
+        };
+        waiters.add(check);
+        void exited.then(() => {
+          if (waiters.has(check)) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(new Error(`agentq ${args.join(' ')} exited before printing ${pattern}. Output:\n${output}`));
+          }
+        });
+        check();
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

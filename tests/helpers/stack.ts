@@ -1,0 +1,65 @@
+/** The API and a worker in this process, on a fresh key prefix, with the wire double as the LLM. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startApi, type ApiHandle } from '@agentq/api';
+import { loadConfig, type Config } from '@agentq/config';
+import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
+import type { AgentPool } from '@agentq/queue';
+import { startWorker, type WorkerHandle } from '@agentq/worker';
+import { deletePrefix, freshPrefix, redisUrl } from './redis.js';
+
+export interface Stack {
+  api: ApiHandle;
+  worker: WorkerHandle | undefined;
+  double: OpenAIDouble;
+  config: Config;
+  dataDir: string;
+  submit(tasks: unknown[]): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string> } = {}): Promise<Stack> {
+  const double = await startOpenAIDouble({ rules: options.rules ?? [] });
+  const prefix = freshPrefix();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-stack-'));
+  const config = loadConfig({
+    env: {
+      PORT: '0',
+      REDIS_URL: redisUrl(),
+      AGENTQ_REDIS_PREFIX: prefix,
+      AGENTQ_DATA_DIR: dataDir,
+      OPENAI_BASE_URL: double.baseURL,
+      AGENTQ_MODEL: 'test-model',
+      AGENTQ_LLM_MAX_RETRIES: '0',
+      ...options.env,
+    },
+  });
+  const api = await startApi({ config, host: '127.0.0.1' });
+  const pools = options.pools ?? ['coder', 'file', 'casual'];
+  const worker = pools.length ? await startWorker({ config, pools }) : undefined;
+  return {
+    api,
+    worker,
+    double,
+    config,
+    dataDir,
+    async submit(tasks) {
+      const response = await fetch(`${api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks }) });
+      if (response.status !== 202) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
+      return ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    },
+    async close() {
+      await worker?.close();
+      await api.close();
+      await double.close();
+      await deletePrefix(prefix);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function getJson<T = Record<string, unknown>>(url: string): Promise<{ status: number; body: T }> {
+  const response = await fetch(url);
+  return { status: response.status, body: (await response.json()) as T };
+}

@@ -1,0 +1,169 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { firstUserText, type DoubleRequest } from '@agentq/llm';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, type TaskEvent, type TaskView } from '@agentq/queue';
+import { readSse, waitForEnd } from '../helpers/sse.js';
+import { getJson, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const toolResultCount = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+
+/** A model that writes a file named after the prompt, checks it with bash, then answers. */
+const fileWritingRules = [
+  {
+    match: (request: DoubleRequest) => toolResultCount(request) === 0,
+    reply: (request: DoubleRequest) => ({
+      content: 'Writing the file.',
+      toolCalls: [{ name: 'write_file', arguments: { path: `out/${firstUserText(request)}.txt`, content: `made for ${firstUserText(request)}` } }],
+    }),
+  },
+  { match: (request: DoubleRequest) => toolResultCount(request) === 1, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat out/*.txt' } }] } },
+  { reply: (request: DoubleRequest) => ({ content: `Done: ${request.messages.at(-1)?.content}` }) },
+];
+
+describe('a task over HTTP, run by a real worker against the wire double', () => {
+  it('completes, leaves its file in its own work directory, and streams every event in order', async () => {
+    stack = await startStack({ rules: fileWritingRules });
+    const [taskId] = await stack.submit([{ prompt: 'report', agent: 'coder', metadata: { batch: 'b1' } }]);
+    const events = await waitForEnd(stack.api.url, taskId!);
+
+    const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
+    expect(task).toMatchObject({ id: taskId, status: 'completed', agent: 'coder', prompt: 'report', result: 'Done: made for report', steps: 3, metadata: { batch: 'b1' }, error: null });
+    expect(task.usage.promptTokens).toBeGreaterThan(0);
+    expect(task.usage.completionTokens).toBeGreaterThan(0);
+    expect(Date.parse(task.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(task.startedAt!));
+    expect(readFileSync(path.join(stack.dataDir, 'work', taskId!, 'out/report.txt'), 'utf8')).toBe('made for report');
+
+    expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
+    expect(events.map((event) => Number(event.id))).toEqual(events.map((event) => event.data.seq));
+    expect(events.map((event) => event.event)).toEqual([
+      'task.queued', 'task.started',
+      'llm.request', 'llm.response', 'tool.call', 'tool.result', 'step.completed',
+      'llm.request', 'llm.response', 'tool.call', 'tool.result', 'step.completed',
+      'llm.request', 'llm.response', 'step.completed',
+      'task.completed',
+    ]);
+    const first = events[0]!.data;
+    expect(first).toMatchObject({ id: `${taskId}:1`, taskId, rootId: taskId, seq: 1, type: 'task.queued', agent: 'coder' });
+    expect(events[5]!.data).toMatchObject({ type: 'tool.result', step: 1, data: { name: 'write_file', ok: true } });
+    expect(events[4]!.data.worker).toBe(stack.worker!.id);
+  });
+
+  it('replays from Last-Event-ID, and from ?after=, and answers JSON on request', async () => {
+    stack = await startStack({ rules: fileWritingRules });
+    const [taskId] = await stack.submit([{ prompt: 'replay', agent: 'file' }]);
+    const all = await waitForEnd(stack.api.url, taskId!);
+    const fromHeader = await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`, { 'last-event-id': '7' });
+    expect(fromHeader.map((event) => event.data.seq)).toEqual(all.slice(7).map((event) => event.data.seq));
+    expect(fromHeader[0]!.data.seq).toBe(8);
+    const fromQuery = await readSse(`${stack.api.url}/v1/tasks/${taskId}/events?after=14`);
+    expect(fromQuery.map((event) => event.event)).toEqual(all.slice(14).map((event) => event.event));
+    const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } });
+    expect(((await response.json()) as TaskEvent[]).map((event) => event.seq)).toEqual(all.map((event) => event.data.seq));
+  });
+
+  it('a follower that joins mid-run gets the past and then the live events, with no gap', async () => {
+    stack = await startStack({
+      rules: [
+        { match: (request) => toolResultCount(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo one' } }] } },
+        { reply: { content: 'finished', delayMs: 300 } },
+      ],
+    });
+    const [taskId] = await stack.submit([{ prompt: 'slow', agent: 'coder' }]);
+    // Join once the first tool ran: the rest arrives live.
+    const early = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`);
+    const reader = early.body!.getReader();
+    let text = '';
+    while (!text.includes('event: tool.result')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const joined = await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`);
+    expect(joined.map((event) => event.data.seq)).toEqual(joined.map((_, index) => index + 1));
+    expect(joined.at(-1)!.event).toBe('task.completed');
+  });
+
+  it('fails the task at once with the provider message on 401', async () => {
+    stack = await startStack({ rules: [{ reply: { error: { status: 401, message: 'Incorrect API key provided' } } }] });
+    const [taskId] = await stack.submit([{ prompt: 'anything', agent: 'casual' }]);
+    const events = await waitForEnd(stack.api.url, taskId!);
+    expect(events.at(-1)!.event).toBe('task.failed');
+    const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
+    expect(task.status).toBe('failed');
+    expect(task.error).toEqual({ code: 'error', message: expect.stringMatching(/401.*Incorrect API key provided/) });
+    expect(stack.double.requests).toHaveLength(1);
+  });
+
+  it('fails with reason max_steps when the model never stops', async () => {
+    stack = await startStack({ rules: [{ reply: { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] } }], env: { AGENTQ_MAX_STEPS: '2' } });
+    const [taskId] = await stack.submit([{ prompt: 'loop forever', agent: 'coder' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
+    expect(task).toMatchObject({ status: 'failed', steps: 2, error: { code: 'max_steps' } });
+  });
+
+  it('lists tasks newest first, by status, page by page', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'ok' } }], pools: ['casual'] });
+    const ids = await stack.submit([1, 2, 3, 4, 5].map((n) => ({ prompt: `task ${n}`, agent: 'casual' })));
+    await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
+    const page1 = await getJson<{ tasks: TaskView[]; nextCursor: string }>(`${stack.api.url}/v1/tasks?limit=2`);
+    expect(page1.body.tasks.map((task) => task.prompt)).toEqual(['task 5', 'task 4']);
+    const page2 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(`${stack.api.url}/v1/tasks?limit=2&cursor=${page1.body.nextCursor}`);
+    expect(page2.body.tasks.map((task) => task.prompt)).toEqual(['task 3', 'task 2']);
+    const page3 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(`${stack.api.url}/v1/tasks?limit=2&cursor=${page2.body.nextCursor}`);
+    expect(page3.body).toMatchObject({ tasks: [{ prompt: 'task 1' }], nextCursor: null });
+    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=completed`)).body.tasks).toHaveLength(5);
+    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=queued`)).body.tasks).toHaveLength(0);
+    const bad = await getJson<{ error: { code: string; message: string } }>(`${stack.api.url}/v1/tasks?status=done`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/status/);
+  });
+});
+
+describe('cancellation', () => {
+  it('a queued task never starts', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'should not run' } }], pools: [] });
+    const [taskId] = await stack.submit([{ prompt: 'wait in line', agent: 'file' }]);
+    const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
+    expect(response.status).toBe(202);
+    const events = await waitForEnd(stack.api.url, taskId!);
+    expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.cancelled']);
+    // Its job is gone from the queue: no worker will ever pick it up.
+    const queues = createAgentQueues({ connection: connectRedis({ url: stack.config.REDIS_URL }), keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX) });
+    expect(await queues.file.getJob(taskId!)).toBeUndefined();
+    expect(await queues.file.getJobCounts('waiting', 'prioritized', 'active')).toEqual({ waiting: 0, prioritized: 0, active: 0 });
+    await closeQueues(queues);
+    expect(stack.double.requests).toHaveLength(0);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('cancelled');
+  });
+
+  it('a running task stops at once: the in-flight model call is aborted', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'too slow', delayMs: 20_000 } }] });
+    const [taskId] = await stack.submit([{ prompt: 'think for long', agent: 'casual' }]);
+    const stream = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`);
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!text.includes('event: llm.request')) text += new TextDecoder().decode((await reader.read()).value);
+    const cancelledAt = Date.now();
+    await fetch(`${stack.api.url}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
+    while (!text.includes('event: task.cancelled')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain('event: task.cancelled');
+    expect(Date.now() - cancelledAt).toBeLessThan(1_000);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('cancelled');
+  });
+
+  it('answers 404 for an unknown task', async () => {
+    stack = await startStack({ pools: [] });
+    const response = await fetch(`${stack.api.url}/v1/tasks/nope/cancel`, { method: 'POST' });
+    expect(response.status).toBe(404);
+    expect(existsSync(stack.dataDir)).toBe(true);
+  });
+});
