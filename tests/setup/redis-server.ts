@@ -29,7 +29,6 @@ export async function setup(project: TestProject): Promise<void> {
     await waitForRedis(url);
     project.provide('redisUrl', url);
   } else {
-    // eslint-disable-next-line no-restricted-properties -- the test harness's own fallback
     project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   }
 }

@@ -7,6 +7,7 @@ import { startCommand } from './start.js';
 export async function demoCommand(): Promise<void> {
   const double = await startOpenAIDouble({ rules: DEMO_RULES });
   console.log(`[agentq demo] a scripted demo model answers at ${double.baseURL}: no real LLM is called.`);
+  // eslint-disable-next-line no-restricted-properties -- the children parse their own config from this environment
   const env = { ...process.env, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: DEMO_MODEL, OPENAI_API_KEY: '' };
   await startCommand({ config: loadConfig({ env }), env, onStop: () => double.close() });
 }

@@ -24,6 +24,7 @@ export interface StartOptions {
 
 export async function startCommand(options: StartOptions): Promise<void> {
   const { config } = options;
+  // eslint-disable-next-line no-restricted-properties -- the children parse their own config from this environment
   const env = { ...(options.env ?? process.env) };
   if (!llmConfigured(config)) throw new UsageError(LLM_SETUP_HELP);
 

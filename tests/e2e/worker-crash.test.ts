@@ -1,0 +1,80 @@
+/**
+ * A worker process killed mid-task: its job is picked up by another worker process and resumes at
+ * its last completed step, without repeating the model calls already answered.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
+import type { TaskView } from '@agentq/queue';
+import { freePort } from '../setup/redis-server.js';
+import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { waitForEnd } from '../helpers/sse.js';
+
+const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+const running: AgentqProcess[] = [];
+let double: OpenAIDouble | undefined;
+let dataDir: string | undefined;
+const prefix = freshPrefix('crash');
+
+afterEach(async () => {
+  await Promise.all(running.map((process) => process.stop('SIGKILL')));
+  await double?.close();
+  await deletePrefix(prefix);
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+it('resumes a crashed worker\'s task on another worker at its last completed step', async () => {
+  double = await startOpenAIDouble({
+    rules: [
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'step1.txt', content: 'one' } }] } },
+      // The first worker dies while this call is in flight; the second gets an answer.
+      { match: (request) => toolResults(request) === 1, times: 1, reply: { content: 'never delivered', delayMs: 60_000 } },
+      { reply: { content: 'finished after the crash' } },
+    ],
+  });
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-crash-'));
+  const env = {
+    PORT: String(await freePort()),
+    REDIS_URL: redisUrl(),
+    AGENTQ_REDIS_PREFIX: prefix,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double.baseURL,
+    AGENTQ_MODEL: 'crash-model',
+    AGENTQ_JOB_LOCK_MS: '1000',
+  };
+  const api = spawnAgentq(['api'], env);
+  const first = spawnAgentq(['worker', '--pools', 'coder'], env);
+  running.push(api, first);
+  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  await first.waitFor(/serving coder/);
+
+  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'survive', agent: 'coder' }] }) });
+  const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+
+  // Wait until step 2's model call is in flight, then kill the worker outright.
+  const stream = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`);
+  const reader = stream.body!.getReader();
+  let text = '';
+  while (!/event: llm\.request\ndata: .*"step":2/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+  await reader.cancel();
+  await first.stop('SIGKILL');
+
+  const second = spawnAgentq(['worker', '--pools', 'coder'], env);
+  running.push(second);
+  const events = await waitForEnd(baseUrl, taskId);
+
+  const task = (await (await fetch(`${baseUrl}/v1/tasks/${taskId}`)).json()) as TaskView;
+  expect(task).toMatchObject({ status: 'completed', result: 'finished after the crash', steps: 2 });
+  // Step 1's model call was made once, by the first worker; it was not repeated.
+  expect(double.requests.filter((request) => toolResults(request) === 0)).toHaveLength(1);
+  expect(events.filter((event) => event.event === 'tool.call')).toHaveLength(1);
+  expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
+  const starts = events.filter((event) => event.event === 'task.started').map((event) => event.data);
+  expect(starts).toHaveLength(2);
+  expect(starts[1]!.data).toMatchObject({ resumed: true });
+  expect(starts[0]!.worker).not.toBe(starts[1]!.worker);
+  expect(events.filter((event) => event.event === 'step.completed').map((event) => event.data.step)).toEqual([1, 2]);
+});
