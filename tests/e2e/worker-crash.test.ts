@@ -43,7 +43,7 @@ it('resumes a crashed worker\'s task on another worker at its last completed ste
     AGENTQ_DATA_DIR: dataDir,
     OPENAI_BASE_URL: double.baseURL,
     AGENTQ_MODEL: 'crash-model',
-    AGENTQ_JOB_LOCK_MS: '1000',
+    AGENTQ_JOB_LOCK_MS: '2000',
   };
   const api = spawnAgentq(['api'], env);
   const first = spawnAgentq(['worker', '--pools', 'coder'], env);
@@ -54,12 +54,8 @@ it('resumes a crashed worker\'s task on another worker at its last completed ste
   const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'survive', agent: 'coder' }] }) });
   const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
 
-  // Wait until step 2's model call is in flight, then kill the worker outright.
-  const stream = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`);
-  const reader = stream.body!.getReader();
-  let text = '';
-  while (!/event: llm\.request\ndata: .*"step":2/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
-  await reader.cancel();
+  // Wait until step 2's model call has reached the model, then kill the worker outright.
+  await expect.poll(() => double!.requests.filter((request) => toolResults(request) === 1).length, { timeout: 20_000 }).toBe(1);
   await first.stop('SIGKILL');
 
   const second = spawnAgentq(['worker', '--pools', 'coder'], env);

@@ -4,6 +4,7 @@
  * down after the SDK's retries) are thrown so BullMQ tries the job again; the journal makes the next
  * attempt resume where this one stopped.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
@@ -49,11 +50,12 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
   const workdir = path.resolve(context.dataDir, 'work', taskId);
   await mkdir(workdir, { recursive: true });
   const resumed = Number(record.steps ?? 0) > 0 || record.status === 'running';
+  const runToken = randomUUID();
   await store.commit({
     taskId,
     expect: ['queued', 'running'],
     status: 'running',
-    fields: { ...(record.startedAt ? {} : { startedAt: new Date().toISOString() }), worker: context.workerId },
+    fields: { ...(record.startedAt ? {} : { startedAt: new Date().toISOString() }), worker: context.workerId, runToken },
     events: [{ type: 'task.started', agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed } }],
   });
 
@@ -63,6 +65,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     taskId,
     agent,
     worker: context.workerId,
+    runToken,
     onCommit: (entry, { cancelRequested }) => {
       if (cancelRequested) controller.abort(new Error('cancelled'));
       if (entry.steps !== undefined) void job.updateProgress({ steps: entry.steps }).catch(() => undefined);
@@ -85,13 +88,23 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     });
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    if (!lastAttempt) throw error;
+    if (!lastAttempt) {
+      // BullMQ tries the job again after a backoff; the next attempt resumes from the journal.
+      await store.commit({
+        taskId,
+        runToken,
+        expect: ['running'],
+        status: 'queued',
+        events: [{ type: 'task.queued', agent, worker: context.workerId, data: { retry: job.attemptsMade + 2, reason: (error as Error).message } }],
+      });
+      throw error;
+    }
     outcome = { status: 'failed', reason: 'error', message: (error as Error).message, steps: Number(record.steps ?? 0) };
   } finally {
     release();
   }
 
-  const common = { taskId, fields: { finishedAt: finishedAt() } };
+  const common = { taskId, runToken, fields: { finishedAt: finishedAt() } };
   const by = { agent, worker: context.workerId };
   switch (outcome.status) {
     case 'completed':

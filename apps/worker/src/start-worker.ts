@@ -26,6 +26,17 @@ export interface WorkerHandle {
   close(): Promise<void>;
 }
 
+async function failTask(store: TaskStore, taskId: string, error: Error, workerId: string): Promise<void> {
+  const failure = { code: 'error', message: error.message };
+  await store.commit({
+    taskId,
+    expect: ['queued', 'running'],
+    status: 'failed',
+    fields: { error: JSON.stringify(failure), finishedAt: new Date().toISOString() },
+    events: [{ type: 'task.failed', worker: workerId, data: { error: failure } }],
+  });
+}
+
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   resolveInterpreters();
@@ -63,10 +74,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         concurrency: options.concurrency ?? config.AGENTQ_CONCURRENCY,
         lockDuration: config.AGENTQ_JOB_LOCK_MS,
         stalledInterval: config.AGENTQ_JOB_LOCK_MS,
+        // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
+        maxStalledCount: 3,
       }),
   );
   for (const worker of workers) {
     worker.on('error', (error) => console.error(`[worker ${worker.name}] ${error.message}`));
+    // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
+    worker.on('failed', (job, error) => {
+      if (!job) return;
+      void job
+        .getState()
+        .then((state) => (state === 'failed' ? failTask(store, job.data.taskId, error, workerId) : undefined))
+        .catch((failure: unknown) => console.error(`[worker ${worker.name}] could not record failure of ${job.id}: ${String(failure)}`));
+    });
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   return {

@@ -1,6 +1,7 @@
 /**
  * The one write path of a task's state, as a Lua script so that everything in a commit lands
- * together or not at all: a guarded status change (with the status indexes), fields, token usage,
+ * together or not at all: a guarded status change (by expected status, and by the run token of the
+ * worker that holds the task) (with the status indexes), fields, token usage,
  * appended messages, and events. Each event gets the next `seq` (no gaps) as its stream id, and is
  * published on the task's channel for live followers.
  */
@@ -14,6 +15,10 @@ if c.expect then
   local allowed = false
   for _, status in ipairs(c.expect) do if status == current then allowed = true end end
   if not allowed then return {-1, current, redis.call('HGET', task, 'cancelRequested') or '0'} end
+end
+-- A worker that lost its job (it stalled and another worker took over) may not write any more.
+if c.runToken and redis.call('HGET', task, 'runToken') ~= c.runToken then
+  return {-1, current, redis.call('HGET', task, 'cancelRequested') or '0'}
 end
 if c.status and c.status ~= current then
   local order = redis.call('HGET', task, 'order')

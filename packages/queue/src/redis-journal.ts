@@ -1,7 +1,7 @@
 /**
  * The agent loop's journal backed by the task's Redis keys. Every commit also tells the worker
- * whether a cancel was requested, so a running task stops at its next step even if the cancel
- * message on the channel was missed.
+ * whether it should stop: a cancel was requested (even if the message on the cancel channel was
+ * missed), or the task is no longer this run's (it ended, or another worker took it over).
  */
 import type { AgentJournal, JournalEntry } from '@agentq/core';
 import type { Message } from '@agentq/protocol';
@@ -12,6 +12,8 @@ export interface RedisJournalOptions {
   taskId: string;
   agent: string;
   worker: string;
+  /** This run's token: commits stop being written once another worker has taken the task over. */
+  runToken: string;
   /** Called after each commit that was written. */
   onCommit?: (entry: JournalEntry, result: { cancelRequested: boolean }) => void;
 }
@@ -25,6 +27,7 @@ export function createRedisJournal(options: RedisJournalOptions): AgentJournal {
         taskId,
         // A commit of a task that ended meanwhile (cancelled) is not written.
         expect: ['running'],
+        runToken: options.runToken,
         ...(entry.messages ? { messages: entry.messages } : {}),
         ...(entry.usage ? { usage: entry.usage } : {}),
         ...(entry.steps !== undefined ? { steps: entry.steps } : {}),

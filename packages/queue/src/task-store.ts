@@ -17,6 +17,8 @@ export interface CommitOptions {
   status?: TaskStatus;
   /** Commit only when the current status is one of these; otherwise nothing is written. */
   expect?: readonly TaskStatus[];
+  /** Commit only while this run token is the task's: the worker that wrote it still holds the task. */
+  runToken?: string;
   fields?: Record<string, string>;
   usage?: TokenUsage;
   steps?: number;
@@ -25,7 +27,7 @@ export interface CommitOptions {
 }
 
 export interface CommitResult {
-  /** False when `expect` did not hold or the task does not exist. */
+  /** False when `expect` or `runToken` did not hold, or the task does not exist. */
   applied: boolean;
   status: TaskStatus | undefined;
   cancelRequested: boolean;
@@ -89,6 +91,7 @@ export class TaskStore {
       channel: this.keys.eventsChannel(taskId),
       ...(options.status ? { status: options.status } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
+      ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(options.fields ? { fields: options.fields } : {}),
       ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),

@@ -1,0 +1,14 @@
+# One image for every agentq process: the API and each worker pool run it with another command.
+FROM node:20-bookworm-slim
+# Tools the agents run: bash is there; python3 for the python tool.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 ca-certificates && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY packages ./packages
+COPY apps ./apps
+COPY prompts ./prompts
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
+ENV AGENTQ_DATA_DIR=/data
+VOLUME /data
+ENTRYPOINT ["node", "apps/cli/dist/main.js"]
+CMD ["start"]
