@@ -7,24 +7,27 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { UnrecoverableError, type Job } from 'bullmq';
-import { runAgent, type AgentOutcome } from '@agentq/core';
-import type { LanguageModel } from '@agentq/llm';
+import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { toolProtocolFor, type Config } from '@agentq/config';
+import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
+import { LlmError, type LanguageModel } from '@agentq/llm';
 import { agentJobSchema, createRedisJournal, TERMINAL_STATUSES, type AgentJob, type TaskStore } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
-import { systemPromptFor } from './system-prompts.js';
+import { readPrompt, systemPromptFor } from './system-prompts.js';
 
 export interface AgentJobContext {
   store: TaskStore;
   model: LanguageModel;
   cancels: CancelListener;
   workerId: string;
-  dataDir: string;
-  maxSteps: number;
-  toolTimeoutMs: number;
-  toolOutputLimit: number;
+  config: Config;
+  /** Pauses the whole pool (every worker of it, on every machine) for this long. */
+  rateLimit(ms: number): Promise<void>;
 }
+
+/** How long the pool pauses after a 429 that outlasted the SDK's retries, when the provider gave no Retry-After. */
+const DEFAULT_RATE_LIMIT_MS = 5_000;
 
 export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext): Promise<string> {
   const parsed = agentJobSchema.safeParse(job.data);
@@ -47,17 +50,20 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     return 'cancelled';
   }
 
-  const workdir = path.resolve(context.dataDir, 'work', taskId);
+  const { config } = context;
+  const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
   await mkdir(workdir, { recursive: true });
   const resumed = Number(record.steps ?? 0) > 0 || record.status === 'running';
   const runToken = randomUUID();
-  await store.commit({
+  const started = await store.commit({
     taskId,
     expect: ['queued', 'running'],
     status: 'running',
     fields: { ...(record.startedAt ? {} : { startedAt: new Date().toISOString() }), worker: context.workerId, runToken },
     events: [{ type: 'task.started', agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed } }],
   });
+  // The task moved on meanwhile (cancelled, or waiting for its user): nothing to run.
+  if (!started.applied) return 'skipped';
 
   const { controller, release } = context.cancels.register(taskId);
   const journal = createRedisJournal({
@@ -72,21 +78,46 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     },
   });
 
+  const protocolName = toolProtocolFor(config, agent);
+  const tools = toolsFor(agent);
+  const budgets: StopCondition[] = [];
+  if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
+  if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
+
   let outcome: AgentOutcome;
   try {
     outcome = await runAgent({
       model: context.model,
-      tools: toolsFor(agent),
+      tools,
+      protocol: protocolFor(protocolName),
       journal,
-      systemPrompt: systemPromptFor(agent),
+      systemPrompt: systemPromptFor({ agent, protocol: protocolName, tools }),
       prompt: record.prompt ?? '',
       workdir,
-      maxSteps: context.maxSteps,
-      toolTimeoutMs: context.toolTimeoutMs,
-      toolOutputLimit: context.toolOutputLimit,
+      maxSteps: config.AGENTQ_MAX_STEPS,
+      stopWhen: budgets,
+      usage: { promptTokens: Number(record.promptTokens ?? 0), completionTokens: Number(record.completionTokens ?? 0) },
+      startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
+      compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
+      toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
+      toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
       signal: controller.signal,
     });
   } catch (error) {
+    if (error instanceof LlmError && error.code === 'rate_limited') {
+      // The endpoint is saturated: slow the whole pool instead of every job hammering it. The job goes
+      // back to the queue without using an attempt, and resumes from its journal.
+      release();
+      await store.commit({
+        taskId,
+        runToken,
+        expect: ['running'],
+        status: 'queued',
+        events: [{ type: 'task.queued', agent, worker: context.workerId, data: { reason: error.message, rateLimited: true } }],
+      });
+      await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
+      throw new RateLimitError();
+    }
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (!lastAttempt) {
       // BullMQ tries the job again after a backoff; the next attempt resumes from the journal.
@@ -135,6 +166,18 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
         events: [{ type: 'task.cancelled', ...by, data: { steps: outcome.steps } }],
       });
       break;
+    case 'waiting': {
+      const pending = { callId: outcome.callId, protocol: protocolName, question: outcome.question };
+      await store.commit({
+        taskId,
+        runToken,
+        expect: ['running'],
+        status: 'waiting',
+        fields: { pending: JSON.stringify(pending) },
+        events: [{ type: 'task.waiting', ...by, data: { question: outcome.question, steps: outcome.steps } }],
+      });
+      break;
+    }
   }
   return outcome.status;
 }

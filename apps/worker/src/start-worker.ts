@@ -56,19 +56,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
       maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
     });
-  const context = {
-    store,
-    model,
-    cancels,
-    workerId,
-    dataDir: config.AGENTQ_DATA_DIR,
-    maxSteps: config.AGENTQ_MAX_STEPS,
-    toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
-    toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
-  };
-  const workers = options.pools.map(
+  const workers: Worker<AgentJob>[] = options.pools.map(
     (pool) =>
-      new Worker<AgentJob>(pool, (job) => runAgentJob(job, context), {
+      new Worker<AgentJob>(pool, (job) => runAgentJob(job, { store, model, cancels, workerId, config, rateLimit: (ms) => worker(pool).rateLimit(ms) }), {
         connection: redis,
         prefix: keys.bullPrefix,
         concurrency: options.concurrency ?? config.AGENTQ_CONCURRENCY,
@@ -78,6 +68,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         maxStalledCount: 3,
       }),
   );
+  const worker = (pool: AgentPool) => workers[options.pools.indexOf(pool)]!;
   for (const worker of workers) {
     worker.on('error', (error) => console.error(`[worker ${worker.name}] ${error.message}`));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.

@@ -1,16 +1,31 @@
 /** System prompts per agent kind, read once from the repository's `prompts/` folder. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Tool } from '@agentq/tools';
 
 export const PROMPTS_DIR = fileURLToPath(new URL('../../../prompts/', import.meta.url));
 
 const cache = new Map<string, string>();
 
-export function systemPromptFor(agent: string): string {
-  let prompt = cache.get(agent);
+/** A prompt file of `prompts/`, by name without `.md`. */
+export function readPrompt(name: string): string {
+  let prompt = cache.get(name);
   if (prompt === undefined) {
-    prompt = readFileSync(`${PROMPTS_DIR}${agent}.md`, 'utf8').trim();
-    cache.set(agent, prompt);
+    prompt = readFileSync(`${PROMPTS_DIR}${name}.md`, 'utf8').trim();
+    cache.set(name, prompt);
   }
   return prompt;
+}
+
+/** The agent's system prompt; with fences, followed by the lesson on code blocks for its tools. */
+export function systemPromptFor(options: { agent: string; protocol: 'native' | 'fences'; tools: readonly Tool[] }): string {
+  const base = readPrompt(options.agent);
+  if (options.protocol === 'native') return base;
+  const lines = options.tools
+    .filter((tool) => tool.fence)
+    .map((tool) => {
+      const [tag, ...aliases] = tool.fence!.tags;
+      return `- \`\`\`${tag}${aliases.length ? ` (or ${aliases.map((alias) => `\`\`\`${alias}`).join(', ')})` : ''}: ${tool.description}`;
+    });
+  return `${base}\n\n${readPrompt('fences').replace('{{tools}}', lines.join('\n'))}`;
 }

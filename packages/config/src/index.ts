@@ -8,6 +8,7 @@ import { z } from 'zod';
 export const POOLS = ['coder', 'file', 'casual'] as const;
 export type PoolName = (typeof POOLS)[number];
 
+const toolProtocol = z.enum(['native', 'fences']);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const configSchema = z.object({
@@ -23,12 +24,22 @@ const configSchema = z.object({
   AGENTQ_MODEL: z.string().min(1).optional(),
   /** Task work directories live under `<data dir>/work/<taskId>`; a private Redis keeps its files here. */
   AGENTQ_DATA_DIR: z.string().min(1).default('./.agentq'),
-  /** How a model asks for tools: `native` OpenAI tool calls. */
-  AGENTQ_TOOL_PROTOCOL: z.enum(['native']).default('native'),
+  /** How a model asks for tools: `native` OpenAI tool calls, or `fences` (code blocks) for small local models. */
+  AGENTQ_TOOL_PROTOCOL: toolProtocol.default('native'),
+  /** Per pool, overriding AGENTQ_TOOL_PROTOCOL. */
+  AGENTQ_TOOL_PROTOCOL_CODER: toolProtocol.optional(),
+  AGENTQ_TOOL_PROTOCOL_FILE: toolProtocol.optional(),
+  AGENTQ_TOOL_PROTOCOL_CASUAL: toolProtocol.optional(),
   /** Jobs one worker process runs at once, per pool. */
   AGENTQ_CONCURRENCY: positiveInt(4),
   /** LLM calls one task may make before it fails with reason `max_steps`. */
   AGENTQ_MAX_STEPS: positiveInt(20),
+  /** Tokens (prompt + completion) one task may use before it fails with reason `budget`. Default: no limit. */
+  AGENTQ_TOKEN_BUDGET: z.coerce.number().int().positive().optional(),
+  /** Wall-clock time one task may take from its first start, in milliseconds. Default: no limit. */
+  AGENTQ_TIME_BUDGET_MS: z.coerce.number().int().positive().optional(),
+  /** Past this many tokens of context, older steps are summarised by the model. */
+  AGENTQ_CONTEXT_TOKENS: positiveInt(32_000),
   /** Wall-clock limit of one tool run, in milliseconds. */
   AGENTQ_TOOL_TIMEOUT_MS: positiveInt(60_000),
   /** Characters of tool output kept for the model (head and tail). */
@@ -93,3 +104,9 @@ export const LLM_SETUP_HELP = `No LLM endpoint is configured. Set one OpenAI-com
   OpenAI:     OPENAI_API_KEY=sk-... AGENTQ_MODEL=gpt-4o-mini
   DeepSeek:   OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=... AGENTQ_MODEL=deepseek-chat
 Put them in the environment or in ./.env. To try agentq without a model: npm run demo`;
+
+/** The tool protocol of a pool: its own setting, else the global one. */
+export function toolProtocolFor(config: Config, pool: string): 'native' | 'fences' {
+  const own = config[`AGENTQ_TOOL_PROTOCOL_${pool.toUpperCase()}` as keyof Config];
+  return own === 'native' || own === 'fences' ? own : config.AGENTQ_TOOL_PROTOCOL;
+}

@@ -1,11 +1,10 @@
 /** How a run of the loop ended; the task's final status follows from it. */
 
-export type FailureReason = 'max_steps' | 'error';
+export type FailureReason = 'max_steps' | 'budget' | 'error';
 
 export type AgentOutcome =
   | { status: 'completed'; answer: string; steps: number }
   | { status: 'failed'; reason: FailureReason; message: string; steps: number }
-  | { status: 'cancelled'; steps: number };
-
-/** What one turn (a model call and its tools) decided. */
-export type TurnResult = { kind: 'run_again' } | { kind: 'final_output'; answer: string } | { kind: 'cancelled' };
+  | { status: 'cancelled'; steps: number }
+  /** The model asked the user something; the task resumes when the answer is in memory. */
+  | { status: 'waiting'; question: string; callId: string; steps: number };

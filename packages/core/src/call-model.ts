@@ -1,51 +1,72 @@
 /**
- * One model call: normalise the messages, ask the model, and commit its answer (with usage and
- * events) before anything acts on it.
+ * One model turn: normalise the context, ask the model, cut its reasoning out of the answer, decide
+ * what the answer asks for (through the tool protocol), and commit the answer with its usage and
+ * events before anything acts on it. A final answer completes its step in the same commit.
  */
-import type { LanguageModel, ModelResponse, ToolSpec } from '@agentq/llm';
-import { normalizeMessages, type Message } from '@agentq/protocol';
+import type { LanguageModel, ToolSpec } from '@agentq/llm';
+import { normalizeMessages, splitReasoning, type AssistantMessage, type Message, type TokenUsage } from '@agentq/protocol';
+import type { Tool } from '@agentq/tools';
 import type { AgentEventInput } from './agent-events.js';
 import type { AgentJournal } from './journal.js';
+import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
 
-export interface CallModelOptions {
+export interface ModelTurnOptions {
   model: LanguageModel;
-  messages: readonly Message[];
-  tools: readonly ToolSpec[];
+  context: readonly Message[];
+  protocol: ToolProtocol;
+  tools: readonly Tool[];
+  toolSpecs: readonly ToolSpec[];
   journal: AgentJournal;
   /** The number of this step (1-based). */
   step: number;
   signal: AbortSignal;
 }
 
-export async function callModel(options: CallModelOptions): Promise<ModelResponse> {
+export interface ModelTurn {
+  plan: TurnPlan;
+  /** What was appended to memory: the answer, and a reply to it when the plan has one. */
+  committed: Message[];
+  usage: TokenUsage | undefined;
+}
+
+export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTurn> {
   const { model, journal, step } = options;
-  const messages = normalizeMessages(options.messages);
+  const messages = normalizeMessages(options.context);
   await journal.commit({
-    events: [{ type: 'llm.request', step, data: { model: model.modelId, messages: messages.length, tools: options.tools.length } }],
+    events: [{ type: 'llm.request', step, data: { model: model.modelId, messages: messages.length, tools: options.toolSpecs.length } }],
   });
   const started = performance.now();
-  const response = await model.generate({ messages, tools: options.tools, signal: options.signal });
+  const response = await model.generate({ messages, tools: options.toolSpecs, signal: options.signal });
+  const durationMs = Math.round(performance.now() - started);
+
+  // <think> never enters memory and is never run; it is kept as a reasoning event.
+  const { answer, reasoning } = splitReasoning(response.message.content ?? '');
+  const message: AssistantMessage = { ...response.message, content: answer || (response.message.toolCalls?.length ? null : '') };
+  const plan = options.protocol.plan(message, { step, tools: options.tools });
+  const reasoningText = [response.reasoning, reasoning].filter(Boolean).join('\n\n');
+
   const events: AgentEventInput[] = [];
-  if (response.reasoning) events.push({ type: 'reasoning', step, data: { text: response.reasoning } });
+  if (reasoningText) events.push({ type: 'reasoning', step, data: { text: reasoningText } });
   events.push({
     type: 'llm.response',
     step,
     data: {
-      content: response.message.content,
-      toolCalls: response.message.toolCalls ?? [],
+      content: message.content,
+      toolCalls: message.toolCalls ?? [],
       usage: response.usage ?? null,
       finishReason: response.finishReason ?? null,
-      durationMs: Math.round(performance.now() - started),
+      durationMs,
     },
   });
-  // A final answer completes its step in the same commit.
-  const final = !response.message.toolCalls?.length;
-  if (final) events.push({ type: 'step.completed', step, data: { step } });
+  const committed: Message[] = [message];
+  if (plan.kind === 'reply') committed.push(options.protocol.replyMessage(plan.text));
+  const completes = plan.kind !== 'tools';
+  if (completes) events.push({ type: 'step.completed', step, data: { step } });
   await journal.commit({
-    messages: [response.message],
+    messages: committed,
     events,
     ...(response.usage ? { usage: response.usage } : {}),
-    ...(final ? { steps: step } : {}),
+    ...(completes ? { steps: step } : {}),
   });
-  return response;
+  return { plan, committed, usage: response.usage };
 }

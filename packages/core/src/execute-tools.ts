@@ -1,48 +1,112 @@
 /**
- * Runs the tool calls of one assistant message, in order, committing each result as it lands.
- * Calls that already have a result (a job resumed after a crash) are not run again. Cancellation is
- * checked before and after each tool; the signal also kills a running tool's process tree.
+ * Runs the tool calls of one step in order, whichever protocol asked for them, and commits what
+ * happened as it happens. Cancellation is checked before and after each tool (the signal also kills a
+ * running tool's process tree). With fences, the first failure stops the remaining blocks. The step
+ * completes in the same commit as its last result, so a resumed job never completes a step twice.
  */
-import type { AssistantMessage, ToolCall, ToolMessage } from '@agentq/protocol';
-import type { Tool, ToolContext } from '@agentq/tools';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Message } from '@agentq/protocol';
+import { ASK_USER_TOOL, resolveInWorkdir, ToolError, type Tool, type ToolContext } from '@agentq/tools';
+import type { AgentEventInput } from './agent-events.js';
 import type { AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
+import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
 
 export interface ExecuteToolsOptions {
-  message: AssistantMessage;
-  /** Ids of calls that already have a result in memory. */
-  answered: ReadonlySet<string>;
+  calls: readonly PlannedCall[];
+  protocol: ToolProtocol;
   tools: readonly Tool[];
   journal: AgentJournal;
   context: ToolContext;
   step: number;
 }
 
-/** Returns 'cancelled' when the run was cancelled before every call had its result. `step` completes with the last result. */
-export async function executeTools(options: ExecuteToolsOptions): Promise<{ status: 'done' | 'cancelled'; results: ToolMessage[] }> {
-  const { journal, step, context } = options;
-  const pending: ToolCall[] = (options.message.toolCalls ?? []).filter((call) => !options.answered.has(call.id));
-  const results: ToolMessage[] = [];
-  for (const [index, call] of pending.entries()) {
-    if (context.signal.aborted) return { status: 'cancelled', results };
-    await journal.commit({ events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, arguments: call.arguments } }] });
+export type ExecuteToolsOutcome =
+  | { status: 'done' | 'cancelled'; messages: Message[] }
+  | { status: 'waiting'; messages: Message[]; question: string; callId: string };
+
+export async function executeTools(options: ExecuteToolsOptions): Promise<ExecuteToolsOutcome> {
+  const { calls, protocol, journal, step, context } = options;
+  const results: CallResult[] = [];
+  const committed: Message[] = [];
+  const commit = async (messages: Message[], events: AgentEventInput[], completesStep: boolean) => {
+    if (completesStep) events.push({ type: 'step.completed', step, data: { step } });
+    await journal.commit({ messages, events, ...(completesStep ? { steps: step } : {}) });
+    committed.push(...messages);
+  };
+  const resultEvent = (result: CallResult, durationMs: number): AgentEventInput => ({
+    type: 'tool.result',
+    step,
+    data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), output: result.output, durationMs },
+  });
+  /** Commits one result; the last one also carries the step's own messages and completes it. */
+  const record = async (result: CallResult, durationMs: number, isLast: boolean) => {
+    results.push(result);
+    const messages = [protocol.messageForResult(result)].filter((message): message is Message => message !== undefined);
+    if (isLast) messages.push(...protocol.messagesForStep(results));
+    await commit(messages, [resultEvent(result, durationMs)], isLast);
+  };
+
+  for (const [index, call] of calls.entries()) {
+    const isLast = index === calls.length - 1;
+    if (context.signal.aborted) {
+      // What ran stays recorded; the step does not complete.
+      if (results.length) await commit(protocol.messagesForStep(results), [], false);
+      return { status: 'cancelled', messages: committed };
+    }
+    if (call.name === ASK_USER_TOOL && !call.error) {
+      const question = readQuestion(call);
+      if (question) return waitForUser({ call, question, rest: calls.slice(index + 1) });
+    }
+    if (protocol.stopsAtFirstFailure && results.some((result) => result.status === 'failed')) {
+      await record({ call, status: 'not_run', output: 'not run, an earlier block failed' }, 0, isLast);
+      continue;
+    }
+    await journal.commit({ events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) } }] });
     const started = performance.now();
-    const result = await runToolCall({ call, tools: options.tools, context });
-    const durationMs = Math.round(performance.now() - started);
-    const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content: result.output, ...(result.ok ? {} : { _isError: true }) };
-    const isLast = index === pending.length - 1;
-    // What really ran stays recorded, even when a cancel arrived while it ran. The step completes in
-    // the same commit as its last result, so a resumed job never completes a step twice.
-    await journal.commit({
-      messages: [message],
-      events: [
-        { type: 'tool.result', step, data: { id: call.id, name: call.name, ok: result.ok, output: result.output, durationMs } },
-        ...(isLast ? [{ type: 'step.completed' as const, step, data: { step } }] : []),
-      ],
-      ...(isLast ? { steps: step } : {}),
-    });
-    results.push(message);
-    if (context.signal.aborted) return { status: 'cancelled', results };
+    const result = await runPlannedCall(call, options.tools, context);
+    await record(result, Math.round(performance.now() - started), isLast);
+    if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
-  return { status: 'done', results };
+  return { status: 'done', messages: committed };
+
+  async function waitForUser(waiting: { call: PlannedCall; question: string; rest: readonly PlannedCall[] }): Promise<ExecuteToolsOutcome> {
+    // The calls after the question wait for the answer too: they are reported as not run.
+    const skipped = waiting.rest.map((call): CallResult => ({ call, status: 'not_run', output: 'not run: the step paused to ask the user' }));
+    const asked: CallResult = { call: waiting.call, status: 'ok', output: `asked the user: ${waiting.question} (their answer follows)` };
+    const messages: Message[] = [];
+    for (const result of skipped) {
+      const message = protocol.messageForResult(result);
+      if (message) messages.push(message);
+    }
+    messages.push(...protocol.messagesForStep([...results, asked, ...skipped]));
+    await commit(messages, skipped.map((result) => resultEvent(result, 0)), false);
+    return { status: 'waiting', messages: committed, question: waiting.question, callId: waiting.call.id };
+  }
+}
+
+function readQuestion(call: PlannedCall): string | undefined {
+  try {
+    const question = (JSON.parse(call.arguments) as { question?: unknown }).question;
+    return typeof question === 'string' && question.trim() ? question.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function runPlannedCall(call: PlannedCall, tools: readonly Tool[], context: ToolContext): Promise<CallResult> {
+  if (call.error) return { call, status: 'failed', output: call.error };
+  if (call.savePath !== undefined) {
+    try {
+      const file = await resolveInWorkdir({ workdir: context.workdir, path: call.savePath });
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, call.saveContent ?? '');
+    } catch (error) {
+      return { call, status: 'failed', output: error instanceof ToolError ? error.message : `Could not save ${call.savePath}: ${(error as Error).message}` };
+    }
+  }
+  const result = await runToolCall({ call, tools, context });
+  const saved = call.savePath !== undefined ? `(saved as ${call.savePath})\n` : '';
+  return { call, status: result.ok ? 'ok' : 'failed', output: saved + result.output };
 }

@@ -3,11 +3,12 @@
  * whole (messages, events and usage together) before the loop goes on, so a job resumed on another
  * worker starts from its last commit and never repeats an LLM call that was already answered.
  */
-import type { Message, TokenUsage } from '@agentq/protocol';
+import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import type { AgentEventInput } from './agent-events.js';
 
 export interface JournalEntry {
-  messages?: Message[];
+  /** Appended to memory: messages, and compactions. */
+  messages?: MemoryEntry[];
   events?: AgentEventInput[];
   usage?: TokenUsage;
   /** The number of completed steps after this commit. */
@@ -15,13 +16,13 @@ export interface JournalEntry {
 }
 
 export interface AgentJournal {
-  /** The messages committed so far, oldest first. */
-  load(): Promise<Message[]>;
+  /** Everything committed to memory so far, oldest first. */
+  load(): Promise<MemoryEntry[]>;
   commit(entry: JournalEntry): Promise<void>;
 }
 
 /** A journal in memory, for tests and one-off runs. */
-export function createMemoryJournal(initial: Message[] = []): AgentJournal & { messages: Message[]; events: AgentEventInput[]; steps: number } {
+export function createMemoryJournal(initial: MemoryEntry[] = []): AgentJournal & { messages: MemoryEntry[]; events: AgentEventInput[]; steps: number } {
   const journal = {
     messages: [...initial],
     events: [] as AgentEventInput[],

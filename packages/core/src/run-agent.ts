@@ -1,20 +1,25 @@
 /**
- * The agent loop: model call -> tool calls -> tool results -> model call ... until the model answers
- * without a tool call, a stop condition ends it, or it is cancelled. It starts from whatever its
- * journal holds, so a job picked up again after a crash resumes at its last committed step.
+ * The agent loop: model call -> tool calls -> results -> model call ... until the model answers
+ * without asking for a tool, a stop condition ends it, it asks the user something, or it is
+ * cancelled. It starts from whatever its journal holds, so a job picked up again after a crash
+ * resumes at its last committed step.
  *
- *   load memory ─► [cancelled? stop?] ─► call model ─► commit answer ─► tool calls? ─no─► completed
- *                         ▲                                                 │yes
- *                         └──────────── commit each result ◄── run tools ◄──┘
+ *   load memory ─► finish a half-done step ─► [cancelled? stop? compact?] ─► model turn ─► final? ─► completed
+ *                                                     ▲                                    │ tools
+ *                                                     └──── results committed ◄── run tools ◄┘ (ask_user ─► waiting)
  */
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import type { AssistantMessage, Message } from '@agentq/protocol';
-import { toolSchema, type Tool } from '@agentq/tools';
-import type { AgentOutcome, TurnResult } from './agent-outcome.js';
-import { callModel } from './call-model.js';
-import { executeTools } from './execute-tools.js';
+import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
+import type { Tool, ToolContext } from '@agentq/tools';
+import type { AgentOutcome } from './agent-outcome.js';
+import { takeModelTurn } from './call-model.js';
+import { compactContext, type CompactionSettings } from './compact-context.js';
+import { countMessageTokens } from './count-tokens.js';
+import { executeTools, type ExecuteToolsOutcome } from './execute-tools.js';
 import type { AgentJournal } from './journal.js';
+import { nativeProtocol } from './native-protocol.js';
 import { stepCountIs, type StopCondition } from './stop-conditions.js';
+import type { ToolProtocol } from './tool-protocol.js';
 
 export interface RunAgentOptions {
   model: LanguageModel;
@@ -27,8 +32,16 @@ export interface RunAgentOptions {
   workdir: string;
   /** Hard cap on model calls. */
   maxSteps: number;
-  /** More stop conditions, checked with the step cap before every model call. Default none. */
+  /** How the model asks for tools. Default native tool calls. */
+  protocol?: ToolProtocol;
+  /** More stop conditions (budgets), checked with the step cap before every model call. Default none. */
   stopWhen?: StopCondition[];
+  /** Tokens the task used before this run (earlier attempts). Default none. */
+  usage?: TokenUsage;
+  /** When the task first started (ms since the epoch), for time budgets. Default now. */
+  startedAt?: number;
+  /** Summarise older steps when the context grows past a limit. Default: never. */
+  compaction?: CompactionSettings;
   /** Per tool run. Default 60000 ms. */
   toolTimeoutMs?: number;
   /** Characters of tool output kept for the model. Default 20000. */
@@ -38,60 +51,102 @@ export interface RunAgentOptions {
 }
 
 export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> {
-  const { journal, signal } = options;
-  const messages = await journal.load();
-  if (messages.length === 0) {
+  const { journal, signal, tools } = options;
+  const protocol = options.protocol ?? nativeProtocol;
+  const entries: MemoryEntry[] = await journal.load();
+  if (entries.length === 0) {
     const initial: Message[] = [
       { role: 'system', content: options.systemPrompt },
       { role: 'user', content: options.prompt },
     ];
     await journal.commit({ messages: initial });
-    messages.push(...initial);
+    entries.push(...initial);
   }
   const stopConditions = [stepCountIs(options.maxSteps), ...(options.stopWhen ?? [])];
-  const toolSpecs = options.tools.map(toolSchema);
-  const toolContext = {
-    workdir: options.workdir,
-    signal,
-    timeoutMs: options.toolTimeoutMs ?? 60_000,
-    outputLimit: options.toolOutputLimit ?? 20_000,
-  };
-  let steps = messages.filter((message) => message.role === 'assistant').length;
+  const toolSpecs = protocol.toolSpecs(tools);
+  const toolContext: ToolContext = { workdir: options.workdir, signal, timeoutMs: options.toolTimeoutMs ?? 60_000, outputLimit: options.toolOutputLimit ?? 20_000 };
+  const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
+  const startedAt = options.startedAt ?? Date.now();
+  let steps = entries.filter((entry) => entry.role === 'assistant').length;
+  // The provider's count of the context at the last call, and how much memory held then.
+  let reported = { tokens: 0, entries: entries.length };
 
-  const finishTools = async (message: AssistantMessage): Promise<TurnResult> => {
-    const answered = new Set(messages.flatMap((entry) => (entry.role === 'tool' ? [entry.toolCallId] : [])));
-    const outcome = await executeTools({ message, answered, tools: options.tools, journal, context: toolContext, step: steps });
-    messages.push(...outcome.results);
-    return outcome.status === 'cancelled' ? { kind: 'cancelled' } : { kind: 'run_again' };
+  const runTools = async (calls: Parameters<typeof executeTools>[0]['calls']): Promise<ExecuteToolsOutcome> => {
+    const outcome = await executeTools({ calls, protocol, tools, journal, context: toolContext, step: steps });
+    entries.push(...outcome.messages);
+    return outcome;
+  };
+  const settle = (outcome: ExecuteToolsOutcome): AgentOutcome | undefined => {
+    if (outcome.status === 'cancelled') return { status: 'cancelled', steps };
+    if (outcome.status === 'waiting') return { status: 'waiting', question: outcome.question, callId: outcome.callId, steps };
+    return undefined;
   };
 
-  // Resuming: a last step whose tools did not all finish completes them before the next model call;
-  // a last answer without tool calls is the final answer.
-  const lastAssistant = messages.findLast((message): message is AssistantMessage => message.role === 'assistant');
-  if (lastAssistant && !lastAssistant.toolCalls?.length) {
-    return { status: 'completed', answer: lastAssistant.content ?? '', steps };
+  // Resuming: finish the last step if its tools did not all run; a last final answer ends the task.
+  const lastIndex = entries.findLastIndex((entry) => entry.role === 'assistant');
+  if (lastIndex !== -1) {
+    const last = entries[lastIndex] as AssistantMessage;
+    const after = entries.slice(lastIndex + 1).filter((entry): entry is Message => entry.role !== 'compaction');
+    const plan = protocol.plan(last, { step: steps, tools });
+    if (plan.kind === 'final' && after.length === 0) return { status: 'completed', answer: plan.answer, steps };
+    if (plan.kind === 'tools') {
+      const pending = protocol.pendingCalls(plan.calls, after);
+      if (pending.length) {
+        const stopped = settle(await runTools(pending));
+        if (stopped) return stopped;
+      }
+    }
   }
-  if (lastAssistant && (await finishTools(lastAssistant)).kind === 'cancelled') return { status: 'cancelled', steps };
 
   for (;;) {
     if (signal.aborted) return { status: 'cancelled', steps };
-    const stop = stopConditions.map((condition) => condition({ steps })).find(Boolean);
+    const stop = stopConditions.map((condition) => condition({ steps, usage, elapsedMs: Date.now() - startedAt })).find(Boolean);
     if (stop) return { status: 'failed', reason: stop.reason, message: stop.message, steps };
 
-    let response;
     try {
-      response = await callModel({ model: options.model, messages, tools: toolSpecs, journal, step: steps + 1, signal });
+      if (options.compaction) {
+        const sinceReport = entries.slice(reported.entries).filter((entry): entry is Message => entry.role !== 'compaction');
+        const compactions = await compactContext({
+          settings: options.compaction,
+          model: options.model,
+          entries,
+          reportedTokens: reported.tokens ? reported.tokens + countMessageTokens(sinceReport) : 0,
+          journal,
+          step: steps + 1,
+          signal,
+        });
+        if (compactions.length) {
+          entries.push(...compactions);
+          reported = { tokens: 0, entries: entries.length };
+        }
+      }
+      const turn = await takeModelTurn({
+        model: options.model,
+        context: buildContextView(entries).map((item) => item.message),
+        protocol,
+        tools,
+        toolSpecs,
+        journal,
+        step: steps + 1,
+        signal,
+      });
+      steps++;
+      entries.push(...turn.committed);
+      if (turn.usage) {
+        usage.promptTokens += turn.usage.promptTokens;
+        usage.completionTokens += turn.usage.completionTokens;
+        reported = { tokens: turn.usage.promptTokens + turn.usage.completionTokens, entries: entries.length };
+      }
+      if (turn.plan.kind === 'final') return { status: 'completed', answer: turn.plan.answer, steps };
+      if (turn.plan.kind === 'tools') {
+        const stopped = settle(await runTools(turn.plan.calls));
+        if (stopped) return stopped;
+      }
     } catch (error) {
       if (signal.aborted || (error instanceof LlmError && error.code === 'aborted')) return { status: 'cancelled', steps };
       // Retryable errors (the SDK already retried) go up so the job is tried again later.
       if (error instanceof LlmError && !error.retryable) return { status: 'failed', reason: 'error', message: error.message, steps };
       throw error;
     }
-    steps++;
-    messages.push(response.message);
-    if (!response.message.toolCalls?.length) {
-      return { status: 'completed', answer: response.message.content ?? '', steps };
-    }
-    if ((await finishTools(response.message)).kind === 'cancelled') return { status: 'cancelled', steps };
   }
 }

@@ -18,6 +18,8 @@ export interface SystemMessage {
 export interface UserMessage {
   role: 'user';
   content: string;
+  /** Internal: tool feedback of the fences protocol, not something the user said. */
+  _feedback?: boolean;
 }
 
 export interface AssistantMessage {
@@ -41,3 +43,17 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
 }
+
+/**
+ * A compaction, as stored in memory: the entries at stored positions [from, to) are shown to the model
+ * as this summary from now on. Memory stays append-only; what was summarised is still there.
+ */
+export interface CompactionEntry {
+  role: 'compaction';
+  summary: string;
+  from: number;
+  to: number;
+}
+
+/** What a task's memory holds: messages, and the compactions that shorten them for the model. */
+export type MemoryEntry = Message | CompactionEntry;

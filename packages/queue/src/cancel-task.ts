@@ -18,19 +18,26 @@ export async function cancelTask(options: {
   const requested = await store.requestCancel(taskId);
   if (requested.status === undefined) return { found: false, status: undefined };
   if (!requested.applied) return { found: true, status: requested.status };
+  const cancelled = (expect: TaskStatus, reason: string) =>
+    store.commit({
+      taskId,
+      expect: [expect],
+      status: 'cancelled',
+      fields: { finishedAt: new Date().toISOString() },
+      events: [{ type: 'task.cancelled', data: { reason } }],
+    });
+  if (requested.status === 'waiting') {
+    // No job exists while a task waits for its user.
+    const result = await cancelled('waiting', 'cancelled while waiting for an answer');
+    if (result.applied) return { found: true, status: result.status };
+  }
   if (requested.status === 'queued') {
     const record = await store.getRecord(taskId);
     const queue = options.queues[record?.agent as AgentPool];
     // 0 means a worker holds it now: it sees the flag when it starts.
-    const removed = queue ? await queue.remove(taskId) : 0;
+    const removed = queue ? await queue.remove(record?.jobId || taskId) : 0;
     if (removed === 1) {
-      const result = await store.commit({
-        taskId,
-        expect: ['queued'],
-        status: 'cancelled',
-        fields: { finishedAt: new Date().toISOString() },
-        events: [{ type: 'task.cancelled', data: { reason: 'cancelled before it started' } }],
-      });
+      const result = await cancelled('queued', 'cancelled before it started');
       return { found: true, status: result.status };
     }
   }

@@ -7,3 +7,4 @@ export * from './agent-queues.js';
 export * from './cancel-task.js';
 export * from './event-hub.js';
 export * from './redis-connection.js';
+export * from './answer-task.js';

@@ -4,7 +4,7 @@
  * missed), or the task is no longer this run's (it ended, or another worker took it over).
  */
 import type { AgentJournal, JournalEntry } from '@agentq/core';
-import type { Message } from '@agentq/protocol';
+import type { MemoryEntry } from '@agentq/protocol';
 import type { TaskStore } from './task-store.js';
 
 export interface RedisJournalOptions {
@@ -21,7 +21,7 @@ export interface RedisJournalOptions {
 export function createRedisJournal(options: RedisJournalOptions): AgentJournal {
   const { store, taskId, agent, worker } = options;
   return {
-    load: (): Promise<Message[]> => store.messages(taskId),
+    load: (): Promise<MemoryEntry[]> => store.messages(taskId),
     async commit(entry: JournalEntry): Promise<void> {
       const result = await store.commit({
         taskId,

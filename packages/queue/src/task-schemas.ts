@@ -9,7 +9,7 @@ export type AgentPool = (typeof AGENT_POOLS)[number];
 /** Where a task without an `agent` goes until the planner arrives. */
 export const DEFAULT_POOL: AgentPool = 'coder';
 
-export const TASK_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
 
@@ -34,7 +34,7 @@ export type AgentJob = z.infer<typeof agentJobSchema>;
 
 /** An error as stored and shown: plain data. */
 export interface TaskError {
-  code: 'max_steps' | 'error' | 'llm_error' | 'enqueue_failed';
+  code: 'max_steps' | 'budget' | 'error' | 'enqueue_failed';
   message: string;
 }
 
@@ -47,9 +47,20 @@ export interface TaskView {
   metadata: Record<string, unknown>;
   result: string | null;
   error: TaskError | null;
+  /** While `waiting`: what the model asked the user. */
+  question: string | null;
   steps: number;
   usage: { promptTokens: number; completionTokens: number };
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+export const answerSchema = z.object({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
+
+/** What a waiting task waits for: the call that asked, and how the answer must be written back. */
+export interface PendingQuestion {
+  callId: string;
+  protocol: 'native' | 'fences';
+  question: string;
 }

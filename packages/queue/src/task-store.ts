@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AgentEventInput } from '@agentq/core';
-import type { Message, TokenUsage } from '@agentq/protocol';
+import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT } from './commit-script.js';
 import type { Keys } from './keys.js';
 import { readEvents, type TaskEvent } from './task-events.js';
-import { DEFAULT_POOL, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
+import { DEFAULT_POOL, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
 
 export interface CommitOptions {
   taskId: string;
@@ -22,7 +22,7 @@ export interface CommitOptions {
   fields?: Record<string, string>;
   usage?: TokenUsage;
   steps?: number;
-  messages?: readonly Message[];
+  messages?: readonly MemoryEntry[];
   events?: ReadonlyArray<AgentEventInput & { agent?: string; worker?: string }>;
 }
 
@@ -139,9 +139,9 @@ export class TaskStore {
     return { tasks, nextCursor };
   }
 
-  async messages(taskId: string): Promise<Message[]> {
+  async messages(taskId: string): Promise<MemoryEntry[]> {
     const raw = await this.redis.lrange(this.keys.messages(taskId), 0, -1);
-    return raw.map((entry) => JSON.parse(entry) as Message);
+    return raw.map((entry) => JSON.parse(entry) as MemoryEntry);
   }
 
   async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
@@ -149,7 +149,7 @@ export class TaskStore {
   }
 
   async requestCancel(taskId: string): Promise<CommitResult> {
-    return this.commit({ taskId, expect: ['queued', 'running'], fields: { cancelRequested: '1' } });
+    return this.commit({ taskId, expect: ['queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
   }
 }
 
@@ -167,6 +167,7 @@ function toView(hash: Record<string, string>): TaskView {
     metadata: hash.metadata ? (JSON.parse(hash.metadata) as Record<string, unknown>) : {},
     result: hash.result ?? null,
     error: hash.error ? (JSON.parse(hash.error) as TaskError) : null,
+    question: hash.status === 'waiting' && hash.pending ? (JSON.parse(hash.pending) as PendingQuestion).question : null,
     steps: Number(hash.steps ?? 0),
     usage: { promptTokens: Number(hash.promptTokens ?? 0), completionTokens: Number(hash.completionTokens ?? 0) },
     createdAt: hash.createdAt ?? '',

@@ -12,3 +12,8 @@ export * from './write-file-tool.js';
 export * from './edit-file-tool.js';
 export * from './list-files-tool.js';
 export * from './toolsets.js';
+export * from './node-tool.js';
+export * from './http-fetch-tool.js';
+export * from './ask-user-tool.js';
+export * from './interactive-guard.js';
+export * from './run-code.js';

@@ -8,12 +8,13 @@ import { existsSync } from 'node:fs';
 export interface Interpreters {
   bash: string;
   python: string;
+  node: string;
 }
 
 let cached: Interpreters | undefined;
 
 export function resolveInterpreters(): Interpreters {
-  cached ??= { bash: resolveBash(), python: resolvePython() };
+  cached ??= { bash: resolveBash(), python: resolvePython(), node: process.execPath };
   return cached;
 }
 

@@ -23,10 +23,26 @@ export interface ToolResult {
   output: string;
 }
 
+/** A code fence the model may write instead of a JSON tool call (the fences protocol). */
+export interface FenceBlockInput {
+  code: string;
+  /** From `tag:path` on the fence line. */
+  savePath?: string;
+}
+
+export interface FenceBinding {
+  /** Tags this tool claims, lower case: the first is the one the prompt teaches, the rest are aliases. */
+  tags: readonly string[];
+  /** The tool's arguments for a block; a string is an error to give back to the model instead. */
+  toArguments(block: FenceBlockInput): Record<string, unknown> | string;
+}
+
 export interface Tool<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   schema: Schema;
+  /** How the tool is called with a code fence; tools without it exist only as native tool calls. */
+  fence?: FenceBinding;
   run(args: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }
 

@@ -1,6 +1,9 @@
 /** Which tools each agent kind gets, and the JSON schema a model sees for each. */
 import { z } from 'zod';
+import { askUserTool } from './ask-user-tool.js';
 import { bashTool } from './bash-tool.js';
+import { httpFetchTool } from './http-fetch-tool.js';
+import { nodeTool } from './node-tool.js';
 import { editFileTool } from './edit-file-tool.js';
 import { listFilesTool } from './list-files-tool.js';
 import { pythonTool } from './python-tool.js';
@@ -11,9 +14,9 @@ import { writeFileTool } from './write-file-tool.js';
 const fileTools = [readFileTool, writeFileTool, editFileTool, listFilesTool];
 
 export const TOOLSETS: Record<string, readonly Tool[]> = {
-  coder: [bashTool, pythonTool, ...fileTools],
-  file: [bashTool, ...fileTools],
-  casual: [],
+  coder: [bashTool, pythonTool, nodeTool, ...fileTools, httpFetchTool, askUserTool],
+  file: [bashTool, ...fileTools, askUserTool],
+  casual: [askUserTool],
 };
 
 export function toolsFor(agent: string): readonly Tool[] {
@@ -29,4 +32,11 @@ export interface ToolSchema {
 export function toolSchema(tool: Tool): ToolSchema {
   const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
   return { name: tool.name, description: tool.description, parameters };
+}
+
+/** Every fence tag the tools claim, mapped to its tool's name. */
+export function fenceTags(tools: readonly Tool[]): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const tool of tools) for (const tag of tool.fence?.tags ?? []) tags.set(tag, tool.name);
+  return tags;
 }

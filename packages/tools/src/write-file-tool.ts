@@ -11,6 +11,11 @@ export const writeFileTool = defineTool({
     path: z.string().min(1).describe('Relative to the work directory'),
     content: z.string().describe('The whole new content'),
   }),
+  fence: {
+    tags: ['file'],
+    toArguments: (block) =>
+      block.savePath ? { path: block.savePath, content: block.code.endsWith('\n') ? block.code : `${block.code}\n` } : 'A ```file block needs a path on its fence line, e.g. ```file:notes/todo.md',
+  },
   async run(args, context) {
     const file = await resolveInWorkdir({ workdir: context.workdir, path: args.path });
     await mkdir(path.dirname(file), { recursive: true });

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { cancelTask, enqueueTasks, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { answerSchema, answerTask, cancelTask, enqueueTasks, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
 import { ApiError } from '../api-error.js';
 
 const listQuerySchema = z.object({
@@ -48,6 +48,17 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   router.post('/v1/tasks/:id/cancel', async (request, response) => {
     const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: request.params.id });
     if (!result.found) throw notFound(request.params.id);
+    response.status(202).json({ id: request.params.id, status: result.status });
+  });
+
+  router.post('/v1/tasks/:id/input', async (request, response) => {
+    const parsed = answerSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const result = await answerTask({ store, queues, taskId: request.params.id, text: parsed.data.text });
+    if (!result.found) throw notFound(request.params.id);
+    if (!result.answered) {
+      throw new ApiError('conflict', `Task "${request.params.id}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`);
+    }
     response.status(202).json({ id: request.params.id, status: result.status });
   });
 

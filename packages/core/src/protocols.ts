@@ -1,0 +1,9 @@
+import { fenceProtocol } from './fence-protocol.js';
+import { nativeProtocol } from './native-protocol.js';
+import type { ToolProtocol } from './tool-protocol.js';
+
+export type ToolProtocolName = 'native' | 'fences';
+
+export function protocolFor(name: ToolProtocolName): ToolProtocol {
+  return name === 'fences' ? fenceProtocol : nativeProtocol;
+}
