@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, llmConfigured, loadConfig } from './index.js';
+import { ConfigError, llmConfigured, loadConfig, toolProtocolFor } from './index.js';
 
 describe('loadConfig', () => {
   it('gives every default', () => {
@@ -20,5 +20,13 @@ describe('loadConfig', () => {
 
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ env: { OPENAI_API_KEY: '', PORT: '' } }).PORT).toBe(8080);
+  });
+});
+
+describe('toolProtocolFor', () => {
+  it('takes the pool\'s own setting over the global one', () => {
+    const config = loadConfig({ env: { AGENTQ_TOOL_PROTOCOL: 'fences', AGENTQ_TOOL_PROTOCOL_CASUAL: 'native' } });
+    expect(toolProtocolFor(config, 'coder')).toBe('fences');
+    expect(toolProtocolFor(config, 'casual')).toBe('native');
   });
 });

@@ -61,6 +61,8 @@ export interface OpenAIDouble {
   baseURL: string;
   /** Every request received, in order. */
   requests: DoubleRequest[];
+  /** When each request arrived (ms since the epoch), by index in `requests`. */
+  receivedAt: number[];
   /** Rules are tried in order; the first that matches and is not used up answers. */
   setRules(rules: DoubleRule[]): void;
   close(): Promise<void>;
@@ -80,6 +82,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
   };
   setRules(options.rules ?? []);
   const requests: DoubleRequest[] = [];
+  const receivedAt: number[] = [];
   let nextId = 1;
 
   const server = createServer((req, res) => {
@@ -97,6 +100,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
       return sendError(res, { status: 400, message: 'Body is not JSON', type: 'invalid_request_error' });
     }
     requests.push(request);
+    receivedAt.push(Date.now());
     const rule = rules.find((candidate) => (candidate.times === undefined || candidate.used < candidate.times) && (candidate.match?.(request) ?? true));
     if (!rule) {
       return sendError(res, { status: 500, message: 'The OpenAI double has no rule for this request', type: 'double_unscripted' });
@@ -119,6 +123,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
   return {
     baseURL: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
     requests,
+    receivedAt,
     setRules,
     close: () =>
       new Promise<void>((resolve) => {

@@ -102,3 +102,42 @@ describe('the wire double', () => {
     expect((error as Error).message).toMatch(/no rule for this request/);
   });
 });
+
+describe('LLM errors', () => {
+  it.each([
+    [400, 'bad_request'],
+    [401, 'unauthorized'],
+    [403, 'forbidden'],
+    [404, 'not_found'],
+  ] as const)('fails at once on %i with the provider message', async (status, code) => {
+    double.setRules([{ reply: { error: { status, message: `provider says ${status}` } } }]);
+    const error = await model().generate({ messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code, status, retryable: false, message: expect.stringContaining(`provider says ${status}`) });
+    expect(double.requests).toHaveLength(1);
+  });
+
+  it.each([408, 409, 500, 502, 503])('retries %i, then succeeds', async (status) => {
+    double.setRules([
+      { times: 1, reply: { error: { status, message: 'transient', headers: { 'retry-after': '0' } } } },
+      { reply: { content: 'recovered' } },
+    ]);
+    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe('recovered');
+    expect(double.requests).toHaveLength(2);
+  });
+
+  it('retries a connection error', async () => {
+    const error = await createOpenAIModel({ model: 'm', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 })
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'connection', retryable: true });
+  });
+
+  it('waits as long as Retry-After says before retrying', async () => {
+    double.setRules([
+      { times: 1, reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },
+      { reply: { content: 'ok' } },
+    ]);
+    await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(double.receivedAt[1]! - double.receivedAt[0]!).toBeGreaterThanOrEqual(950);
+  });
+});

@@ -3,7 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { bashTool } from './bash-tool.js';
+import { httpFetchTool } from './http-fetch-tool.js';
+import { nodeTool } from './node-tool.js';
 import { capOutput } from './cap-output.js';
 import { editFileTool } from './edit-file-tool.js';
 import { listFilesTool } from './list-files-tool.js';
@@ -137,5 +141,34 @@ describe('file tools', () => {
     expect((await listFilesTool.run({ glob: '**/*.py' }, context)).output).toBe('src/lib/a.py');
     const all = (await listFilesTool.run({}, context)).output.split('\n');
     expect(all).toEqual(['etc-link', 'src/', 'src/b.txt', 'src/lib/', 'src/lib/a.py']);
+  });
+});
+
+describe('node and http_fetch', () => {
+  it('node runs a program and reports by exit status', async () => {
+    expect(await nodeTool.run({ code: 'console.log(21 * 2)' }, context)).toEqual({ ok: true, output: '42' });
+    const failed = await nodeTool.run({ code: 'throw new Error("boom")' }, context);
+    expect(failed.ok).toBe(false);
+    expect(failed.output).toMatch(/Error: boom[\s\S]*\[exit status 1\]$/);
+  });
+
+  it('http_fetch gets a page with its status, caps the body, and times out', async () => {
+    const server = createServer((request, response) => {
+      if (request.url === '/slow') return void setTimeout(() => response.end('late'), 5_000);
+      response.writeHead(request.url === '/missing' ? 404 : 200, { 'content-type': 'text/plain' });
+      response.end(request.url === '/big' ? 'y'.repeat(10_000) : 'hello from the server');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await httpFetchTool.run({ url: `${base}/` }, context)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
+      expect(await httpFetchTool.run({ url: `${base}/missing` }, context)).toMatchObject({ ok: false, output: expect.stringMatching(/^HTTP 404 Not Found/) });
+      expect((await httpFetchTool.run({ url: `${base}/big` }, context)).output).toMatch(/characters omitted/);
+      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...context, timeoutMs: 200 })).toEqual({ ok: false, output: `Could not fetch ${base}/slow: timed out after 200 ms` });
+      expect((await httpFetchTool.run({ url: 'file:///etc/passwd' }, context)).output).toMatch(/Only http:\/\/ and https:\/\/ URLs/);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
