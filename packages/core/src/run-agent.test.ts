@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, LlmError } from '@agentq/llm';
-import type { Message, ToolMessage } from '@agentq/protocol';
+import type { MemoryEntry, ToolMessage } from '@agentq/protocol';
 import { toolsFor } from '@agentq/tools';
 import { createMemoryJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
@@ -29,7 +29,7 @@ function options(overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'mo
   };
 }
 
-const toolResults = (messages: Message[]) => messages.filter((message): message is ToolMessage => message.role === 'tool');
+const toolResults = (messages: MemoryEntry[]) => messages.filter((message): message is ToolMessage => message.role === 'tool');
 
 describe('runAgent', () => {
   it('completes with the answer when the model answers at once', async () => {
