@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig, type Config } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
-import type { AgentPool } from '@agentq/queue';
+import { AGENT_POOLS, type AgentPool } from '@agentq/queue';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { deletePrefix, freshPrefix, redisUrl } from './redis.js';
 
@@ -36,7 +36,7 @@ export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentP
     },
   });
   const api = await startApi({ config, host: '127.0.0.1' });
-  const pools = options.pools ?? ['coder', 'file', 'casual'];
+  const pools = options.pools ?? [...AGENT_POOLS];
   const worker = pools.length ? await startWorker({ config, pools }) : undefined;
   return {
     api,

@@ -16,7 +16,7 @@ export async function startApi(options: { config: Config; host?: string }): Prom
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
-  const store = new TaskStore(redis, keys);
+  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);
   const app = createApp({ store, queues, hub, redis, bodyLimit: config.AGENTQ_BODY_LIMIT });

@@ -11,13 +11,16 @@ import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { toolProtocolFor, type Config } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import { agentJobSchema, createRedisJournal, TERMINAL_STATUSES, type AgentJob, type TaskStore } from '@agentq/queue';
+import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, TERMINAL_STATUSES, type AgentJob, type AgentQueues, type TaskStore } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
+import { recordOutcome } from './record-outcome.js';
+import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 
 export interface AgentJobContext {
   store: TaskStore;
+  queues: AgentQueues;
   model: LanguageModel;
   cancels: CancelListener;
   workerId: string;
@@ -35,18 +38,23 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
   const { taskId } = parsed.data;
   const { store } = context;
   const record = await store.getRecord(taskId);
-  if (!record || TERMINAL_STATUSES.has(record.status as never)) return 'skipped';
+  if (!record) return 'skipped';
+  if (TERMINAL_STATUSES.has(record.status as never)) {
+    // A job re-run after a crash right after its task ended: finish what follows the end (idempotent).
+    if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
+    return 'skipped';
+  }
   const agent = record.agent ?? 'coder';
-  const finishedAt = () => new Date().toISOString();
 
   if (record.cancelRequested === '1') {
-    await store.commit({
+    const cancelled = await store.commit({
       taskId,
       expect: ['queued', 'running'],
       status: 'cancelled',
-      fields: { finishedAt: finishedAt() },
+      fields: { finishedAt: new Date().toISOString() },
       events: [{ type: 'task.cancelled', agent, worker: context.workerId, data: { reason: 'cancelled before it started' } }],
     });
+    if (cancelled.applied && record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
     return 'cancelled';
   }
 
@@ -79,7 +87,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
   });
 
   const protocolName = toolProtocolFor(config, agent);
-  const tools = toolsFor(agent);
+  const tools = toolsFor(agent, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {});
   const budgets: StopCondition[] = [];
   if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
@@ -92,7 +100,8 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
       protocol: protocolFor(protocolName),
       journal,
       systemPrompt: systemPromptFor({ agent, protocol: protocolName, tools }),
-      prompt: record.prompt ?? '',
+      prompt: record.parentId ? await subtaskPrompt({ store, record }) : (record.prompt ?? ''),
+      scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId ?? taskId) }),
       workdir,
       maxSteps: config.AGENTQ_MAX_STEPS,
       stopWhen: budgets,
@@ -135,49 +144,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     release();
   }
 
-  const common = { taskId, runToken, fields: { finishedAt: finishedAt() } };
-  const by = { agent, worker: context.workerId };
-  switch (outcome.status) {
-    case 'completed':
-      await store.commit({
-        ...common,
-        expect: ['running'],
-        status: 'completed',
-        fields: { ...common.fields, result: outcome.answer },
-        events: [{ type: 'task.completed', ...by, data: { result: outcome.answer, steps: outcome.steps } }],
-      });
-      break;
-    case 'failed': {
-      const error = { code: outcome.reason, message: outcome.message };
-      await store.commit({
-        ...common,
-        expect: ['running'],
-        status: 'failed',
-        fields: { ...common.fields, error: JSON.stringify(error) },
-        events: [{ type: 'task.failed', ...by, data: { error, steps: outcome.steps } }],
-      });
-      break;
-    }
-    case 'cancelled':
-      await store.commit({
-        ...common,
-        expect: ['queued', 'running'],
-        status: 'cancelled',
-        events: [{ type: 'task.cancelled', ...by, data: { steps: outcome.steps } }],
-      });
-      break;
-    case 'waiting': {
-      const pending = { callId: outcome.callId, protocol: protocolName, question: outcome.question };
-      await store.commit({
-        taskId,
-        runToken,
-        expect: ['running'],
-        status: 'waiting',
-        fields: { pending: JSON.stringify(pending) },
-        events: [{ type: 'task.waiting', ...by, data: { question: outcome.question, steps: outcome.steps } }],
-      });
-      break;
-    }
-  }
+  await recordOutcome({ store, taskId, runToken, agent, workerId: context.workerId, protocol: protocolName, outcome });
+  if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
   return outcome.status;
 }

@@ -1,23 +1,39 @@
 /**
- * A worker process: one BullMQ `Worker` per pool it serves, each running up to `concurrency` jobs.
- * Start more processes (here or on other machines) to go faster; Redis is the only shared state.
+ * A worker process: one BullMQ `Worker` per pool it serves, each running up to its pool's
+ * concurrency. Start more processes (here or on other machines) to go faster; Redis is the only
+ * shared state. Each process also sweeps expired tasks' data now and then.
  */
+import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { Worker } from 'bullmq';
-import type { Config } from '@agentq/config';
+import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
-import { connectRedis, createKeys, TaskStore, type AgentJob, type AgentPool } from '@agentq/queue';
+import {
+  closeQueues,
+  connectRedis,
+  createAgentQueues,
+  createKeys,
+  expireTasks,
+  onSubtaskFinished,
+  TaskStore,
+  type AgentJob,
+  type AgentPool,
+} from '@agentq/queue';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { runAgentJob } from './run-agent-job.js';
+import { runPlannerJob } from './run-planner-job.js';
 
 export interface StartWorkerOptions {
   config: Config;
   pools: readonly AgentPool[];
-  /** Default: the OpenAI-compatible endpoint of the config. */
+  /** Default: the OpenAI-compatible endpoint of the config, with each pool's model. */
   model?: LanguageModel;
-  /** Jobs at once per pool. Default `config.AGENTQ_CONCURRENCY`. */
+  /** Jobs at once per pool. Default: each pool's concurrency setting. */
   concurrency?: number;
+  /** How often expired tasks are swept. Default 60000 ms. */
+  sweepIntervalMs?: number;
 }
 
 export interface WorkerHandle {
@@ -26,66 +42,85 @@ export interface WorkerHandle {
   close(): Promise<void>;
 }
 
-async function failTask(store: TaskStore, taskId: string, error: Error, workerId: string): Promise<void> {
-  const failure = { code: 'error', message: error.message };
-  await store.commit({
-    taskId,
-    expect: ['queued', 'running'],
-    status: 'failed',
-    fields: { error: JSON.stringify(failure), finishedAt: new Date().toISOString() },
-    events: [{ type: 'task.failed', worker: workerId, data: { error: failure } }],
-  });
-}
-
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   resolveInterpreters();
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
-  const store = new TaskStore(redis, keys);
+  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
+  const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
   const workerId = `${hostname()}:${process.pid}`;
-  const model =
+  const modelOf = (pool: AgentPool): LanguageModel =>
     options.model ??
     createOpenAIModel({
-      model: config.AGENTQ_MODEL ?? 'default',
+      model: modelFor(config, pool) ?? 'default',
       ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
       ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
       timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
       maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
     });
-  const workers: Worker<AgentJob>[] = options.pools.map(
-    (pool) =>
-      new Worker<AgentJob>(pool, (job) => runAgentJob(job, { store, model, cancels, workerId, config, rateLimit: (ms) => worker(pool).rateLimit(ms) }), {
-        connection: redis,
-        prefix: keys.bullPrefix,
-        concurrency: options.concurrency ?? config.AGENTQ_CONCURRENCY,
-        lockDuration: config.AGENTQ_JOB_LOCK_MS,
-        stalledInterval: config.AGENTQ_JOB_LOCK_MS,
-        // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
-        maxStalledCount: 3,
-      }),
-  );
-  const worker = (pool: AgentPool) => workers[options.pools.indexOf(pool)]!;
-  for (const worker of workers) {
-    worker.on('error', (error) => console.error(`[worker ${worker.name}] ${error.message}`));
+
+  const workers = new Map<AgentPool, Worker<AgentJob>>();
+  for (const pool of options.pools) {
+    const model = modelOf(pool);
+    const processor =
+      pool === 'planner'
+        ? (job: Parameters<typeof runPlannerJob>[0]) =>
+            runPlannerJob(job, { store, queues, model, cancels, workerId, config, offerTool: toolProtocolFor(config, 'planner') === 'native' })
+        : (job: Parameters<typeof runAgentJob>[0]) =>
+            runAgentJob(job, { store, queues, model, cancels, workerId, config, rateLimit: (ms) => workers.get(pool)!.rateLimit(ms) });
+    const worker = new Worker<AgentJob>(pool, processor, {
+      connection: redis,
+      prefix: keys.bullPrefix,
+      concurrency: options.concurrency ?? concurrencyFor(config, pool),
+      lockDuration: config.AGENTQ_JOB_LOCK_MS,
+      stalledInterval: config.AGENTQ_JOB_LOCK_MS,
+      // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
+      maxStalledCount: 3,
+    });
+    worker.on('error', (error) => console.error(`[worker ${pool}] ${error.message}`));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
     worker.on('failed', (job, error) => {
       if (!job) return;
       void job
         .getState()
-        .then((state) => (state === 'failed' ? failTask(store, job.data.taskId, error, workerId) : undefined))
-        .catch((failure: unknown) => console.error(`[worker ${worker.name}] could not record failure of ${job.id}: ${String(failure)}`));
+        .then((state) => (state === 'failed' ? failTask({ store, queues, taskId: job.data.taskId, error, workerId }) : undefined))
+        .catch((failure: unknown) => console.error(`[worker ${pool}] could not record the failure of ${job.id}: ${String(failure)}`));
     });
+    workers.set(pool, worker);
   }
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
+
+  const sweep = () =>
+    expireTasks({ store, onRemoved: (taskId) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true }) }).catch((error: unknown) =>
+      console.error(`[worker] sweeping expired tasks failed: ${String(error)}`),
+    );
+  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
+  sweeper.unref();
+
   return {
     id: workerId,
     async close() {
-      await Promise.all(workers.map((worker) => worker.close()));
+      clearInterval(sweeper);
+      await Promise.all([...workers.values()].map((worker) => worker.close()));
+      await closeQueues(queues);
       await Promise.all([redis.quit(), subscriber.quit()]);
     },
   };
+}
+
+async function failTask(options: { store: TaskStore; queues: ReturnType<typeof createAgentQueues>; taskId: string; error: Error; workerId: string }): Promise<void> {
+  const { store, taskId } = options;
+  const failure = { code: 'error', message: options.error.message };
+  const failed = await store.commit({
+    taskId,
+    expect: ['queued', 'running'],
+    status: 'failed',
+    fields: { error: JSON.stringify(failure), finishedAt: new Date().toISOString() },
+    events: [{ type: 'task.failed', worker: options.workerId, data: { error: failure } }],
+  });
+  if (failed.applied) await onSubtaskFinished({ store, queues: options.queues, taskId });
 }

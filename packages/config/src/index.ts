@@ -5,10 +5,16 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 
-export const POOLS = ['coder', 'file', 'casual'] as const;
+/** Every pool: the planner, and one per agent kind. */
+export const POOLS = ['planner', 'coder', 'file', 'casual', 'web'] as const;
 export type PoolName = (typeof POOLS)[number];
 
 const toolProtocol = z.enum(['native', 'fences']);
+
+/** `NAME_<POOL>` variables for every pool, each optional. */
+function perPool<Schema extends z.ZodType>(name: string, schema: Schema): Record<`${string}_${Uppercase<PoolName>}`, Schema> {
+  return Object.fromEntries(POOLS.map((pool) => [`${name}_${pool.toUpperCase()}`, schema])) as Record<`${string}_${Uppercase<PoolName>}`, Schema>;
+}
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const configSchema = z.object({
@@ -26,10 +32,22 @@ const configSchema = z.object({
   AGENTQ_DATA_DIR: z.string().min(1).default('./.agentq'),
   /** How a model asks for tools: `native` OpenAI tool calls, or `fences` (code blocks) for small local models. */
   AGENTQ_TOOL_PROTOCOL: toolProtocol.default('native'),
-  /** Per pool, overriding AGENTQ_TOOL_PROTOCOL. */
-  AGENTQ_TOOL_PROTOCOL_CODER: toolProtocol.optional(),
-  AGENTQ_TOOL_PROTOCOL_FILE: toolProtocol.optional(),
-  AGENTQ_TOOL_PROTOCOL_CASUAL: toolProtocol.optional(),
+  /** Per pool (`AGENTQ_TOOL_PROTOCOL_CODER` ...), overriding AGENTQ_TOOL_PROTOCOL. */
+  ...perPool('AGENTQ_TOOL_PROTOCOL', toolProtocol.optional()),
+  /** Per pool (`AGENTQ_MODEL_PLANNER` ...), overriding AGENTQ_MODEL. */
+  ...perPool('AGENTQ_MODEL', z.string().min(1).optional()),
+  /** Per pool (`AGENTQ_CONCURRENCY_CODER` ...), overriding AGENTQ_CONCURRENCY. */
+  ...perPool('AGENTQ_CONCURRENCY', z.coerce.number().int().positive().optional()),
+  /** A SearxNG instance for the web pool's `web_search` tool, e.g. http://127.0.0.1:8888. */
+  AGENTQ_SEARCH_URL: z.string().url().optional(),
+  /** Subtasks one plan may have. */
+  AGENTQ_MAX_SUBTASKS: positiveInt(20),
+  /** Times the planner may answer with an invalid plan before the task fails. */
+  AGENTQ_PLAN_ATTEMPTS: positiveInt(3),
+  /** Times the planner may re-plan around failed subtasks. */
+  AGENTQ_REPLANS: z.coerce.number().int().min(0).default(1),
+  /** Hours a finished task's data (record, memory, events, shared memory, work directory) is kept. */
+  AGENTQ_RETENTION_HOURS: z.coerce.number().positive().default(168),
   /** Jobs one worker process runs at once, per pool. */
   AGENTQ_CONCURRENCY: positiveInt(4),
   /** LLM calls one task may make before it fails with reason `max_steps`. */
@@ -105,8 +123,24 @@ export const LLM_SETUP_HELP = `No LLM endpoint is configured. Set one OpenAI-com
   DeepSeek:   OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=... AGENTQ_MODEL=deepseek-chat
 Put them in the environment or in ./.env. To try agentq without a model: npm run demo`;
 
+function poolSetting(config: Config, name: string, pool: string): unknown {
+  return (config as Record<string, unknown>)[`${name}_${pool.toUpperCase()}`];
+}
+
 /** The tool protocol of a pool: its own setting, else the global one. */
 export function toolProtocolFor(config: Config, pool: string): 'native' | 'fences' {
-  const own = config[`AGENTQ_TOOL_PROTOCOL_${pool.toUpperCase()}` as keyof Config];
+  const own = poolSetting(config, 'AGENTQ_TOOL_PROTOCOL', pool);
   return own === 'native' || own === 'fences' ? own : config.AGENTQ_TOOL_PROTOCOL;
+}
+
+/** The model a pool calls: its own setting, else AGENTQ_MODEL. */
+export function modelFor(config: Config, pool: string): string | undefined {
+  const own = poolSetting(config, 'AGENTQ_MODEL', pool);
+  return typeof own === 'string' ? own : config.AGENTQ_MODEL;
+}
+
+/** Jobs at once per process for a pool: its own setting, else AGENTQ_CONCURRENCY. */
+export function concurrencyFor(config: Config, pool: string): number {
+  const own = poolSetting(config, 'AGENTQ_CONCURRENCY', pool);
+  return typeof own === 'number' ? own : config.AGENTQ_CONCURRENCY;
 }

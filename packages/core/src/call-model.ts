@@ -20,6 +20,11 @@ export interface ModelTurnOptions {
   /** The number of this step (1-based). */
   step: number;
   signal: AbortSignal;
+  /**
+   * Whether an answer that asks for no tool completes the step in the same commit. Default true;
+   * the planner completes its steps itself, once it has checked the plan.
+   */
+  completeFinalStep?: boolean;
 }
 
 export interface ModelTurn {
@@ -60,7 +65,7 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
   });
   const committed: Message[] = [message];
   if (plan.kind === 'reply') committed.push(options.protocol.replyMessage(plan.text));
-  const completes = plan.kind !== 'tools';
+  const completes = plan.kind !== 'tools' && options.completeFinalStep !== false;
   if (completes) events.push({ type: 'step.completed', step, data: { step } });
   await journal.commit({
     messages: committed,

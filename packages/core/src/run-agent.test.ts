@@ -89,7 +89,7 @@ describe('runAgent', () => {
     const outcome = await runAgent(options({ model, journal }));
     expect(outcome.status).toBe('completed');
     const [result] = toolResults(journal.messages);
-    expect(result!.content).toMatch(/^Unknown tool "rm_rf"\. Available tools: bash, python, node, read_file, write_file, edit_file, list_files, http_fetch, ask_user\./);
+    expect(result!.content).toMatch(/^Unknown tool "rm_rf"\. Available tools: bash, python, node, read_file, write_file, edit_file, list_files, http_fetch, memory_set, memory_get, memory_list, ask_user\./);
     expect(journal.events.find((event) => event.type === 'tool.result')?.data).toMatchObject({ ok: false });
   });
 

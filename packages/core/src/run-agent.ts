@@ -10,7 +10,7 @@
  */
 import { LlmError, type LanguageModel } from '@agentq/llm';
 import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
-import type { Tool, ToolContext } from '@agentq/tools';
+import type { Scratchpad, Tool, ToolContext } from '@agentq/tools';
 import type { AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -46,6 +46,8 @@ export interface RunAgentOptions {
   toolTimeoutMs?: number;
   /** Characters of tool output kept for the model. Default 20000. */
   toolOutputLimit?: number;
+  /** The shared memory of the task's subtasks, for the memory tools. Default none. */
+  scratchpad?: Scratchpad;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
 }
@@ -64,7 +66,13 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   }
   const stopConditions = [stepCountIs(options.maxSteps), ...(options.stopWhen ?? [])];
   const toolSpecs = protocol.toolSpecs(tools);
-  const toolContext: ToolContext = { workdir: options.workdir, signal, timeoutMs: options.toolTimeoutMs ?? 60_000, outputLimit: options.toolOutputLimit ?? 20_000 };
+  const toolContext: ToolContext = {
+    workdir: options.workdir,
+    signal,
+    timeoutMs: options.toolTimeoutMs ?? 60_000,
+    outputLimit: options.toolOutputLimit ?? 20_000,
+    ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
+  };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();
   let steps = entries.filter((entry) => entry.role === 'assistant').length;

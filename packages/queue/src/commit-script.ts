@@ -7,7 +7,7 @@
  */
 
 export const COMMIT_SCRIPT = `
-local task, messagesKey, eventsKey, statusPrefix, allTasks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local task, messagesKey, eventsKey, statusPrefix, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local current = redis.call('HGET', task, 'status')
 if not current then return {-2, '', '0'} end
@@ -21,9 +21,14 @@ if c.runToken and redis.call('HGET', task, 'runToken') ~= c.runToken then
   return {-1, current, redis.call('HGET', task, 'cancelRequested') or '0'}
 end
 if c.status and c.status ~= current then
-  local order = redis.call('HGET', task, 'order')
-  redis.call('ZREM', statusPrefix .. current, c.taskId)
-  redis.call('ZADD', statusPrefix .. c.status, order, c.taskId)
+  -- Only submitted tasks are in the lists by status; subtasks are reached through their root.
+  if redis.call('HGET', task, 'listed') == '1' then
+    local order = redis.call('HGET', task, 'order')
+    redis.call('ZREM', statusPrefix .. current, c.taskId)
+    redis.call('ZADD', statusPrefix .. c.status, order, c.taskId)
+    -- A submitted task that ended is removed with its subtasks once its retention is over.
+    if c.expireAt then redis.call('ZADD', expiryKey, c.expireAt, c.taskId) end
+  end
   redis.call('HSET', task, 'status', c.status)
 end
 if c.fields then
@@ -36,9 +41,10 @@ end
 if c.steps then redis.call('HSET', task, 'steps', c.steps) end
 for _, message in ipairs(c.messages or {}) do redis.call('RPUSH', messagesKey, message) end
 local seq = 0
+local rootId = redis.call('HGET', task, 'rootId') or c.taskId
 for _, event in ipairs(c.events or {}) do
   seq = redis.call('HINCRBY', task, 'seq', 1)
-  local payload = '{"id":"' .. c.taskId .. ':' .. seq .. '","seq":' .. seq .. ',' .. string.sub(event, 2)
+  local payload = '{"id":"' .. c.taskId .. ':' .. seq .. '","seq":' .. seq .. ',"rootId":"' .. rootId .. '",' .. string.sub(event, 2)
   redis.call('XADD', eventsKey, seq .. '-0', 'event', payload)
   redis.call('PUBLISH', c.channel, payload)
 end

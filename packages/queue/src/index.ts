@@ -8,3 +8,7 @@ export * from './cancel-task.js';
 export * from './event-hub.js';
 export * from './redis-connection.js';
 export * from './answer-task.js';
+export * from './plan.js';
+export * from './subtasks.js';
+export * from './redis-scratchpad.js';
+export * from './expire-tasks.js';

@@ -14,6 +14,14 @@ export interface Keys {
   statusPrefix: string;
   tasksWithStatus(status: string): string;
   orderCounter: string;
+  /** Submitted tasks that ended, by the time their data expires. */
+  expiry: string;
+  /** The subtasks of a root that reached an end. */
+  finishedSubtasks(rootId: string): string;
+  /** The needs of a subtask that completed. */
+  doneNeeds(subtaskId: string): string;
+  /** The shared scratchpad of a root task's subtasks. */
+  scratchpad(rootId: string): string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -29,5 +37,9 @@ export function createKeys(prefix: string): Keys {
     statusPrefix: `${prefix}:tasks:status:`,
     tasksWithStatus: (status) => `${prefix}:tasks:status:${status}`,
     orderCounter: `${prefix}:tasks:order`,
+    expiry: `${prefix}:tasks:expiry`,
+    finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
+    doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,
+    scratchpad: (rootId) => `${prefix}:task:${rootId}:scratchpad`,
   };
 }

@@ -4,20 +4,26 @@
  */
 import { z } from 'zod';
 
-export const AGENT_POOLS = ['coder', 'file', 'casual'] as const;
+/** The agent kinds: a task may name one, and a plan's subtasks use them. */
+export const AGENT_KINDS = ['coder', 'file', 'casual', 'web'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+/** Every queue: the planner's, and one per agent kind. */
+export const AGENT_POOLS = ['planner', ...AGENT_KINDS] as const;
 export type AgentPool = (typeof AGENT_POOLS)[number];
-/** Where a task without an `agent` goes until the planner arrives. */
-export const DEFAULT_POOL: AgentPool = 'coder';
+/** Where a task without an `agent` goes: the planner breaks it into subtasks. */
+export const DEFAULT_POOL: AgentPool = 'planner';
 
-export const TASK_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+/** `pending`: a subtask waiting for the subtasks it needs; `skipped`: one whose needs failed. */
+export const TASK_STATUSES = ['pending', 'queued', 'running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 
 export const MAX_TASKS_PER_SUBMIT = 10_000;
 
 export const taskInputSchema = z.object({
   prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
-  agent: z.enum(AGENT_POOLS).optional(),
+  /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
+  agent: z.enum(AGENT_KINDS).optional(),
   /** 1 (lowest) to 10 (highest); default 5. */
   priority: z.number().int().min(1).max(10).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
@@ -34,12 +40,15 @@ export type AgentJob = z.infer<typeof agentJobSchema>;
 
 /** An error as stored and shown: plain data. */
 export interface TaskError {
-  code: 'max_steps' | 'budget' | 'error' | 'enqueue_failed';
+  code: 'max_steps' | 'budget' | 'error' | 'enqueue_failed' | 'invalid_plan' | 'subtasks_failed' | 'needs_failed';
   message: string;
 }
 
 export interface TaskView {
   id: string;
+  /** The task this one belongs to (itself for a submitted task), and its direct parent. */
+  rootId: string;
+  parentId: string | null;
   status: TaskStatus;
   agent: string;
   prompt: string;
@@ -54,6 +63,10 @@ export interface TaskView {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** A planned task: its plan (every version), its subtasks, and how many have ended. */
+  plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
+  children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
+  progress?: { done: number; total: number };
 }
 
 export const answerSchema = z.object({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });

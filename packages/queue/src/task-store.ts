@@ -9,7 +9,7 @@ import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT } from './commit-script.js';
 import type { Keys } from './keys.js';
 import { readEvents, type TaskEvent } from './task-events.js';
-import { DEFAULT_POOL, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
+import { DEFAULT_POOL, TERMINAL_STATUSES, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
 
 export interface CommitOptions {
   taskId: string;
@@ -23,7 +23,7 @@ export interface CommitOptions {
   usage?: TokenUsage;
   steps?: number;
   messages?: readonly MemoryEntry[];
-  events?: ReadonlyArray<AgentEventInput & { agent?: string; worker?: string }>;
+  events?: ReadonlyArray<AgentEventInput & { agent?: string; worker?: string; taskId?: string }>;
 }
 
 export interface CommitResult {
@@ -41,9 +41,13 @@ export interface ListTasksOptions {
 }
 
 export class TaskStore {
+  /**
+   * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
+   */
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
+    readonly retentionMs = 7 * 24 * 3600 * 1000,
   ) {
     redis.defineCommand('agentqCommit', { numberOfKeys: 5, lua: COMMIT_SCRIPT });
   }
@@ -66,6 +70,7 @@ export class TaskStore {
         priority: String(priority),
         metadata: JSON.stringify(input.metadata ?? {}),
         status: 'queued',
+        listed: '1',
         order: String(order),
         steps: '0',
         promptTokens: '0',
@@ -95,24 +100,42 @@ export class TaskStore {
       ...(options.fields ? { fields: options.fields } : {}),
       ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
+      ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       messages: (options.messages ?? []).map((message) => JSON.stringify(message)),
-      // `rootId` is the task itself until subtasks arrive; the script puts `id` and `seq` in front.
-      events: (options.events ?? []).map((event) => JSON.stringify({ taskId, rootId: taskId, ts, ...event })),
+      // The script puts `id`, `seq` and `rootId` in front. An event may name another task (a subtask's
+      // event mirrored into its root's stream).
+      events: (options.events ?? []).map((event) => JSON.stringify({ taskId, ts, ...event })),
     };
     const [seq, status, cancelRequested] = (await (this.redis as unknown as CommitCommand).agentqCommit(
       this.keys.task(taskId),
       this.keys.messages(taskId),
       this.keys.events(taskId),
       this.keys.statusPrefix,
-      this.keys.allTasks,
+      this.keys.expiry,
       JSON.stringify(payload),
     )) as [number, string, string];
     return { applied: seq >= 0, status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1' };
   }
 
+  /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */
   async get(taskId: string): Promise<TaskView | undefined> {
     const hash = await this.redis.hgetall(this.keys.task(taskId));
-    return hash.id ? toView(hash) : undefined;
+    if (!hash.id) return undefined;
+    const view = toView(hash);
+    if (!hash.children) return view;
+    const ids = JSON.parse(hash.children) as string[];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId');
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as [string | null, string | null, string | null]);
+    const children = ids.map((id, index) => {
+      const [agent, status, planId] = rows[index] ?? [null, null, null];
+      return { id, planId: planId ?? '', agent: agent ?? '', status: (status ?? 'pending') as TaskStatus };
+    });
+    const plan = (JSON.parse(hash.plan ?? '[]') as Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>).map(
+      ({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }),
+    );
+    const done = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
+    return { ...view, plan, children, progress: { done, total: children.length } };
   }
 
   /** The raw record, with internal fields such as `cancelRequested`. */
@@ -149,7 +172,7 @@ export class TaskStore {
   }
 
   async requestCancel(taskId: string): Promise<CommitResult> {
-    return this.commit({ taskId, expect: ['queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
+    return this.commit({ taskId, expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
   }
 }
 
@@ -160,6 +183,8 @@ interface CommitCommand {
 function toView(hash: Record<string, string>): TaskView {
   return {
     id: hash.id!,
+    rootId: hash.rootId ?? hash.id!,
+    parentId: hash.parentId || null,
     status: hash.status as TaskStatus,
     agent: hash.agent ?? '',
     prompt: hash.prompt ?? '',

@@ -17,3 +17,5 @@ export * from './http-fetch-tool.js';
 export * from './ask-user-tool.js';
 export * from './interactive-guard.js';
 export * from './run-code.js';
+export * from './memory-tools.js';
+export * from './web-search-tool.js';

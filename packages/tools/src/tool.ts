@@ -5,6 +5,14 @@
  */
 import type { z } from 'zod';
 
+/** Notes the subtasks of one task share (a Redis hash in production). */
+export interface Scratchpad {
+  set(key: string, value: string): Promise<void>;
+  get(key: string): Promise<string | undefined>;
+  /** Every key with the start of its value. */
+  list(): Promise<Array<{ key: string; value: string }>>;
+}
+
 export interface ToolContext {
   /** The task's own work directory; every path and process stays inside it. */
   workdir: string;
@@ -14,6 +22,8 @@ export interface ToolContext {
   timeoutMs: number;
   /** Characters of output kept (head and tail, with a marker between). */
   outputLimit: number;
+  /** The shared memory of the task this run belongs to, when it has one. */
+  scratchpad?: Scratchpad;
 }
 
 export interface ToolResult {

@@ -6,6 +6,8 @@ import { httpFetchTool } from './http-fetch-tool.js';
 import { nodeTool } from './node-tool.js';
 import { editFileTool } from './edit-file-tool.js';
 import { listFilesTool } from './list-files-tool.js';
+import { memoryTools } from './memory-tools.js';
+import { createWebSearchTool } from './web-search-tool.js';
 import { pythonTool } from './python-tool.js';
 import { readFileTool } from './read-file-tool.js';
 import type { Tool } from './tool.js';
@@ -14,13 +16,21 @@ import { writeFileTool } from './write-file-tool.js';
 const fileTools = [readFileTool, writeFileTool, editFileTool, listFilesTool];
 
 export const TOOLSETS: Record<string, readonly Tool[]> = {
-  coder: [bashTool, pythonTool, nodeTool, ...fileTools, httpFetchTool, askUserTool],
-  file: [bashTool, ...fileTools, askUserTool],
-  casual: [askUserTool],
+  coder: [bashTool, pythonTool, nodeTool, ...fileTools, httpFetchTool, ...memoryTools, askUserTool],
+  file: [bashTool, ...fileTools, ...memoryTools, askUserTool],
+  casual: [...memoryTools, askUserTool],
+  web: [httpFetchTool, ...memoryTools, askUserTool],
+  planner: [],
 };
 
-export function toolsFor(agent: string): readonly Tool[] {
-  return TOOLSETS[agent] ?? [];
+/**
+ * The tools of an agent kind.
+ * @param options.searchUrl a SearxNG instance: the web agent also gets `web_search`. Default none.
+ */
+export function toolsFor(agent: string, options: { searchUrl?: string } = {}): readonly Tool[] {
+  const tools = TOOLSETS[agent] ?? [];
+  if (agent === 'web' && options.searchUrl) return [createWebSearchTool({ searchUrl: options.searchUrl }), ...tools];
+  return tools;
 }
 
 export interface ToolSchema {

@@ -30,7 +30,8 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
       if (ended || event.seq <= lastSeq) return;
       lastSeq = event.seq;
       writeEvent(response, event);
-      if (TERMINAL_EVENT_TYPES.has(event.type)) end();
+      // A subtask's end shows in its root's stream too; only the task's own end closes the stream.
+      if (TERMINAL_EVENT_TYPES.has(event.type) && event.taskId === taskId) end();
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
     const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event)));

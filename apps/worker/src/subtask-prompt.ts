@@ -1,0 +1,22 @@
+/**
+ * The prompt of a subtask: its own task, the goal it is part of, and the results of the subtasks it
+ * needs (they flow along the plan's edges).
+ */
+import type { TaskStore } from '@agentq/queue';
+
+export async function subtaskPrompt(options: { store: TaskStore; record: Record<string, string> }): Promise<string> {
+  const { store, record } = options;
+  const root = record.rootId ? await store.getRecord(record.rootId) : undefined;
+  const parts = [record.prompt ?? ''];
+  if (root?.prompt) parts.push(`This is one step of a larger task: ${root.prompt}`);
+  const needs = JSON.parse(record.needs ?? '[]') as string[];
+  if (needs.length) {
+    const results = await Promise.all(needs.map((id) => store.getRecord(id)));
+    parts.push(
+      'Results of the steps this one builds on:',
+      ...results.map((need) => `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${need?.result ?? '(no result)'}`),
+    );
+  }
+  parts.push('The shared memory of the task (memory_get, memory_list) may hold notes from the other steps.');
+  return parts.join('\n\n');
+}

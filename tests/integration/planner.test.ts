@@ -1,0 +1,224 @@
+/**
+ * The planner: a task without an agent becomes a DAG of subtasks across the pools, with real
+ * workers, a real Redis and the wire double answering as the planner, the agents and the finisher.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DoubleReply, DoubleRequest, DoubleRule } from '@agentq/llm';
+import type { TaskEvent, TaskView } from '@agentq/queue';
+import { waitForEnd } from '../helpers/sse.js';
+import { getJson, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const system = (request: DoubleRequest) => String(request.messages[0]?.content ?? '');
+const isPlanner = (request: DoubleRequest) => system(request).startsWith('You are the planner');
+const isFinisher = (request: DoubleRequest) => system(request).startsWith('You write the final answer');
+const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const plannerAsks = (stack: Stack) => stack.double.requests.filter(isPlanner);
+const planJson = (plan: unknown) => ({ content: `Here is the plan:\n\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\`` });
+
+/** Rules: the planner answers `plans` in turn; the finisher joins the results; agents answer by their task. */
+function scenario(options: { plans: DoubleReply[]; agents: Array<{ when: string; reply: DoubleReply | ((request: DoubleRequest) => DoubleReply) }> }): DoubleRule[] {
+  let plans = 0;
+  return [
+    { match: isPlanner, reply: () => options.plans[Math.min(plans++, options.plans.length - 1)]! },
+    { match: isFinisher, reply: (request) => ({ content: `FINAL from: ${promptOf(request).match(/result of \w+/g)?.join(', ') ?? 'nothing'}` }) },
+    ...options.agents.map((agent) => ({ match: (request: DoubleRequest) => promptOf(request).startsWith(agent.when), reply: agent.reply })),
+  ];
+}
+
+async function eventsOf(stack: Stack, taskId: string): Promise<TaskEvent[]> {
+  const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } });
+  return (await response.json()) as TaskEvent[];
+}
+
+describe('a planned task', () => {
+  it('runs a diamond: 2 and 3 at the same time after 1, and 4 gets both results', async () => {
+    stack = await startStack({
+      env: { AGENTQ_CONCURRENCY: '2' },
+      rules: scenario({
+        plans: [
+          planJson([
+            { id: '1', agent: 'coder', task: 'step one', need: [] },
+            { id: '2', agent: 'coder', task: 'step two', need: ['1'] },
+            { id: '3', agent: 'casual', task: 'step three', need: ['1'] },
+            { id: '4', agent: 'casual', task: 'step four', need: ['2', '3'] },
+          ]),
+        ],
+        agents: [
+          { when: 'step one', reply: { content: 'result of one' } },
+          { when: 'step two', reply: { content: 'result of two', delayMs: 400 } },
+          { when: 'step three', reply: { content: 'result of three', delayMs: 400 } },
+          { when: 'step four', reply: (request) => ({ content: `result of four (saw: ${promptOf(request).match(/result of (two|three)/g)?.join(' + ')})` }) },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'do the diamond', priority: 8 }]);
+    const rootEvents = await waitForEnd(stack.api.url, rootId!);
+
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root).toMatchObject({ status: 'completed', agent: 'planner', progress: { done: 4, total: 4 } });
+    expect(root.result).toMatch(/^FINAL from: result of one, result of two, result of three, result of four/);
+    expect(root.plan!.map((node) => [node.id, node.agent, node.need])).toEqual([['1', 'coder', []], ['2', 'coder', ['1']], ['3', 'casual', ['1']], ['4', 'casual', ['2', '3']]]);
+    expect(root.children!.map((child) => [child.planId, child.status])).toEqual([['1', 'completed'], ['2', 'completed'], ['3', 'completed'], ['4', 'completed']]);
+
+    // 4 received both results in its prompt.
+    const four = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![3]!.id}`)).body;
+    expect(four).toMatchObject({ result: 'result of four (saw: result of two + result of three)', priority: 8, parentId: rootId, rootId });
+
+    // 2 and 3 ran at the same time.
+    const span = async (id: string) => {
+      const own = await eventsOf(stack!, id);
+      return { start: Date.parse(own.find((event) => event.type === 'task.started')!.ts), end: Date.parse(own.find((event) => event.type === 'task.completed')!.ts) };
+    };
+    const [two, three] = await Promise.all([span(root.children![1]!.id), span(root.children![2]!.id)]);
+    const overlapMs = Math.min(two.end, three.end) - Math.max(two.start, three.start);
+    console.log(`diamond: subtasks 2 and 3 overlapped for ${overlapMs} ms (2: ${two.end - two.start} ms, 3: ${three.end - three.start} ms)`);
+    expect(overlapMs).toBeGreaterThan(300);
+
+    // The root's stream: the plan, the subtasks queued and their ends, then its own end; no gaps.
+    const types = rootEvents.map((event) => event.event);
+    expect(types.slice(0, 2)).toEqual(['task.queued', 'task.started']);
+    expect(types).toContain('plan.created');
+    expect(types.filter((type) => type === 'subtask.queued')).toHaveLength(4);
+    expect(rootEvents.filter((event) => event.event === 'task.completed' && event.data.taskId !== rootId)).toHaveLength(4);
+    expect(rootEvents.at(-1)!.data).toMatchObject({ type: 'task.completed', taskId: rootId });
+    expect(rootEvents.map((event) => event.data.seq)).toEqual(rootEvents.map((_, index) => index + 1));
+    // Each subtask has its own stream too.
+    expect((await eventsOf(stack, root.children![0]!.id)).map((event) => event.type)).toEqual(['task.queued', 'task.started', 'llm.request', 'llm.response', 'step.completed', 'task.completed']);
+    // No model call between subtasks: one plan, four agents, one final answer.
+    expect(stack.double.requests).toHaveLength(6);
+  });
+
+  it('accepts a plan of one subtask', async () => {
+    stack = await startStack({ rules: scenario({ plans: [planJson([{ id: 'only', agent: 'casual', task: 'step solo', need: [] }])], agents: [{ when: 'step solo', reply: { content: 'result of solo' } }] }) });
+    const [rootId] = await stack.submit([{ prompt: 'small' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body).toMatchObject({ status: 'completed', result: 'FINAL from: result of solo' });
+  });
+
+  const good = planJson([{ id: '1', agent: 'casual', task: 'step fine', need: [] }]);
+  it.each([
+    ['an unknown agent', planJson([{ id: '1', agent: 'wizard', task: 't', need: [] }]), 'subtask 1 uses agent "wizard", which does not exist: use one of coder, file, casual, web'],
+    ['a need that does not exist', planJson([{ id: '1', agent: 'casual', task: 'a', need: [] }, { id: '2', agent: 'casual', task: 'b', need: [] }, { id: '3', agent: 'casual', task: 'c', need: ['7'] }]), 'subtask 3 needs 7, which does not exist'],
+    ['a duplicate id', planJson([{ id: '1', agent: 'casual', task: 'a', need: [] }, { id: '1', agent: 'casual', task: 'b', need: [] }]), 'subtask id 1 is used twice: give every subtask its own id'],
+    ['a cycle', planJson([{ id: '1', agent: 'casual', task: 'a', need: ['2'] }, { id: '2', agent: 'casual', task: 'b', need: ['1'] }]), 'subtasks 1 -> 2 -> 1 need each other in a cycle'],
+    ['a subtask that needs itself', planJson([{ id: '1', agent: 'casual', task: 'a', need: ['1'] }]), 'subtask 1 needs itself'],
+    ['a missing field', planJson([{ id: '1', agent: 'casual', need: [] }]), 'subtask #1 field "task": '],
+    ['an empty plan', planJson([]), 'plan: must hold at least one subtask'],
+    ['too many subtasks', planJson(Array.from({ length: 4 }, (_, index) => ({ id: String(index + 1), agent: 'casual', task: 't', need: [] }))), 'the plan has 4 subtasks; at most 3 are allowed: merge some'],
+    ['an answer that is not JSON', { content: '```json\n{"plan": [ {"id": 1,\n```' }, 'The plan is not valid JSON'],
+  ])('answers %s with the exact error, and runs the fixed plan', async (_case, bad, error) => {
+    stack = await startStack({ env: { AGENTQ_MAX_SUBTASKS: '3' }, rules: scenario({ plans: [bad, good], agents: [{ when: 'step fine', reply: { content: 'result of fine' } }] }) });
+    const [rootId] = await stack.submit([{ prompt: 'plan it' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const asks = plannerAsks(stack);
+    expect(asks).toHaveLength(2);
+    const feedback = String(asks[1]!.messages.at(-1)!.content);
+    expect(feedback).toMatch(/^The plan was not accepted:\n- /);
+    expect(feedback).toContain(error);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body).toMatchObject({ status: 'completed', result: 'FINAL from: result of fine' });
+  });
+
+  it('fails with the errors when the model never fixes its plan', async () => {
+    stack = await startStack({ env: { AGENTQ_PLAN_ATTEMPTS: '2' }, rules: scenario({ plans: [planJson([{ id: '1', agent: 'casual', task: 'a', need: ['9'] }])], agents: [] }) });
+    const [rootId] = await stack.submit([{ prompt: 'plan it' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root).toMatchObject({ status: 'failed', error: { code: 'invalid_plan', message: 'The planner gave no valid plan in 2 attempts: subtask 1 needs 9, which does not exist' } });
+    expect(plannerAsks(stack)).toHaveLength(2);
+  });
+
+  it('skips the subtasks that need a failed one while an independent branch completes', async () => {
+    stack = await startStack({
+      env: { AGENTQ_REPLANS: '0' },
+      rules: scenario({
+        plans: [
+          planJson([
+            { id: '1', agent: 'casual', task: 'step doomed', need: [] },
+            { id: '2', agent: 'casual', task: 'step after', need: ['1'] },
+            { id: '3', agent: 'casual', task: 'step later', need: ['2'] },
+            { id: '4', agent: 'casual', task: 'step free', need: [] },
+          ]),
+        ],
+        agents: [
+          { when: 'step doomed', reply: { error: { status: 400, message: 'context too long' } } },
+          { when: 'step free', reply: { content: 'result of free', delayMs: 300 } },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'partly doomed' }]);
+    const rootEvents = await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root.children!.map((child) => [child.planId, child.status])).toEqual([['1', 'failed'], ['2', 'skipped'], ['3', 'skipped'], ['4', 'completed']]);
+    expect(root).toMatchObject({ status: 'failed', error: { code: 'subtasks_failed' } });
+    expect(root.error!.message).toMatch(/^3 of 4 steps did not complete: step 1 failed \(The LLM endpoint answered 400: .*context too long\); step 2 skipped \(skipped: it needs subtask 1, which failed\); step 3 skipped \(skipped: it needs subtask 2, which was skipped\)/);
+    expect(root.result).toMatch(/Partial results:[\s\S]*### Step 4 \(casual, completed\): step free\nresult of free/);
+    const skipped = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![1]!.id}`)).body;
+    expect(skipped.error).toEqual({ code: 'needs_failed', message: 'skipped: it needs subtask 1, which failed' });
+    expect(rootEvents.filter((event) => event.event === 'task.failed' && event.data.taskId !== rootId).map((event) => event.data.data.status)).toEqual(expect.arrayContaining(['failed', 'skipped', 'skipped']));
+    // No subtask of a failed need was ever sent to the model.
+    expect(stack.double.requests.some((request) => promptOf(request).startsWith('step after'))).toBe(false);
+  });
+
+  it('re-plans once around a failure', async () => {
+    stack = await startStack({
+      rules: scenario({
+        plans: [planJson([{ id: '1', agent: 'casual', task: 'step doomed', need: [] }]), planJson([{ id: 'a', agent: 'casual', task: 'step rescue', need: [] }])],
+        agents: [
+          { when: 'step doomed', reply: { error: { status: 400, message: 'nope' } } },
+          { when: 'step rescue', reply: { content: 'result of rescue' } },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'try twice' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root).toMatchObject({ status: 'completed', result: 'FINAL from: result of rescue' });
+    expect(root.plan!.map((node) => [node.id, node.version])).toEqual([['1', 1], ['a', 2]]);
+    expect(String(plannerAsks(stack)[1]!.messages.at(-1)!.content)).toMatch(/^Some steps did not complete: step 1 failed/);
+  });
+
+  it('cancelling the root cancels every subtask, running or waiting for its needs', async () => {
+    stack = await startStack({
+      env: { AGENTQ_CONCURRENCY: '2' },
+      rules: scenario({
+        plans: [planJson([{ id: '1', agent: 'casual', task: 'step slow1', need: [] }, { id: '2', agent: 'coder', task: 'step slow2', need: [] }, { id: '3', agent: 'casual', task: 'step later', need: ['1'] }])],
+        agents: [
+          { when: 'step slow1', reply: { content: 'late', delayMs: 30_000 } },
+          { when: 'step slow2', reply: { content: 'late', delayMs: 30_000 } },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'long haul' }]);
+    await expect.poll(() => stack!.double.requests.filter((request) => promptOf(request).startsWith('step slow')).length, { timeout: 10_000 }).toBe(2);
+    const cancelledAt = Date.now();
+    expect((await fetch(`${stack.api.url}/v1/tasks/${rootId}/cancel`, { method: 'POST' })).status).toBe(202);
+    await expect
+      .poll(async () => ((await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${rootId}`)).body.children ?? []).map((child) => child.status), { timeout: 5_000 })
+      .toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(Date.now() - cancelledAt).toBeLessThan(3_000);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body.status).toBe('cancelled');
+  });
+
+  it('shares memory between subtasks: one writes, the next reads', async () => {
+    const toolResult = (request: DoubleRequest) => request.messages.find((message) => message.role === 'tool')?.content;
+    stack = await startStack({
+      rules: scenario({
+        plans: [planJson([{ id: '1', agent: 'coder', task: 'step write', need: [] }, { id: '2', agent: 'file', task: 'step read', need: ['1'] }])],
+        agents: [
+          { when: 'step write', reply: (request) => (toolResult(request) ? { content: 'result of write' } : { toolCalls: [{ name: 'memory_set', arguments: { key: 'secret', value: 'forty-two' } }] }) },
+          { when: 'step read', reply: (request) => (toolResult(request) ? { content: `result of read: ${toolResult(request)}` } : { toolCalls: [{ name: 'memory_get', arguments: { key: 'secret' } }] }) },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'share' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![1]!.id}`)).body.result).toBe('result of read: forty-two');
+  });
+});
