@@ -1,0 +1,102 @@
+/** Per-pool settings (model), the web pool's search, and the removal of expired tasks' data. */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DoubleRequest } from '@agentq/llm';
+import { connectRedis, createKeys, expireTasks, TaskStore, type TaskView } from '@agentq/queue';
+import { waitForEnd } from '../helpers/sse.js';
+import { getJson, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const isPlanner = (request: DoubleRequest) => String(request.messages[0]?.content ?? '').startsWith('You are the planner');
+const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
+
+describe('pools', () => {
+  it('each pool calls its own model when AGENTQ_MODEL_<POOL> is set', async () => {
+    stack = await startStack({
+      env: { AGENTQ_MODEL_PLANNER: 'big-planner', AGENTQ_MODEL_CASUAL: 'small-chat' },
+      rules: [
+        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"say hi","need":[]}]}\n```' } },
+        { reply: { content: 'hi' } },
+      ],
+    });
+    const [rootId] = await stack.submit([{ prompt: 'greet' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    expect(stack.double.requests.map((request) => request.model)).toEqual(['big-planner', 'small-chat', 'big-planner']);
+  });
+
+  it('the web pool searches through the configured SearxNG and fetches pages', async () => {
+    const searx = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://x');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      if (url.pathname === '/search') {
+        response.end(JSON.stringify({ results: [{ title: `About ${url.searchParams.get('q')}`, url: `http://127.0.0.1:${(searx.address() as AddressInfo).port}/page`, content: 'a snippet' }] }));
+      } else {
+        response.end('{"page": "the full page"}');
+      }
+    });
+    await new Promise<void>((resolve) => searx.listen(0, '127.0.0.1', resolve));
+    try {
+      stack = await startStack({
+        env: { AGENTQ_SEARCH_URL: `http://127.0.0.1:${(searx.address() as AddressInfo).port}` },
+        rules: [
+          { match: (request) => !hasTool(request), reply: { toolCalls: [{ name: 'web_search', arguments: { query: 'redis streams' } }] } },
+          { match: (request) => request.messages.filter((message) => message.role === 'tool').length === 1, reply: (request) => ({ toolCalls: [{ name: 'http_fetch', arguments: { url: String(request.messages.at(-1)!.content).match(/http:\S+\/page/)![0] } }] }) },
+          { reply: (request) => ({ content: `read: ${String(request.messages.at(-1)!.content)}` }) },
+        ],
+      });
+      const [taskId] = await stack.submit([{ prompt: 'look it up', agent: 'web' }]);
+      await waitForEnd(stack.api.url, taskId!);
+      const first = stack.double.requests[0]!;
+      expect(first.tools!.map((tool) => tool.function.name)).toEqual(['web_search', 'http_fetch', 'memory_set', 'memory_get', 'memory_list', 'ask_user']);
+      expect(String(stack.double.requests[1]!.messages.at(-1)!.content)).toMatch(/^1\. About redis streams\n/);
+      expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.result).toBe('read: HTTP 200 OK (application/json)\n\n{"page": "the full page"}');
+    } finally {
+      searx.closeAllConnections();
+      searx.close();
+    }
+  });
+});
+
+describe('retention', () => {
+  it('removes an ended task with its subtasks, memory, events, shared memory and work directories', async () => {
+    stack = await startStack({
+      env: { AGENTQ_RETENTION_HOURS: '1' },
+      rules: [
+        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"coder","task":"note it","need":[]}]}\n```' } },
+        { match: (request) => !hasTool(request) && request.tools !== undefined, reply: { toolCalls: [{ name: 'memory_set', arguments: { key: 'k', value: 'v' } }, { name: 'write_file', arguments: { path: 'f.txt', content: 'x' } }] } },
+        { reply: { content: 'done' } },
+      ],
+    });
+    const [rootId] = await stack.submit([{ prompt: 'keep for an hour' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    const subtaskId = root.children![0]!.id;
+    const redis = new Redis(stack.config.REDIS_URL);
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
+    const before = await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`);
+    expect(before).toEqual(expect.arrayContaining([keys.task(rootId!), keys.task(subtaskId), keys.scratchpad(rootId!), keys.events(subtaskId)]));
+    expect(existsSync(path.join(stack.dataDir, 'work', subtaskId, 'f.txt'))).toBe(true);
+
+    const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), keys);
+    // Not yet: the hour is not over.
+    expect(await expireTasks({ store })).toEqual([]);
+    const { rm } = await import('node:fs/promises');
+    const removed = await expireTasks({ store, now: Date.now() + 3601_000, onRemoved: (id) => rm(path.join(stack!.dataDir, 'work', id), { recursive: true, force: true }) });
+    expect(removed).toEqual([rootId]);
+    expect(await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`)).toEqual([]);
+    expect(await redis.zcard(keys.allTasks)).toBe(0);
+    expect(existsSync(path.join(stack.dataDir, 'work', subtaskId))).toBe(false);
+    expect((await fetch(`${stack.api.url}/v1/tasks/${rootId}`)).status).toBe(404);
+    redis.disconnect();
+    store.redis.disconnect();
+  });
+});
