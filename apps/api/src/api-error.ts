@@ -4,7 +4,7 @@
  */
 import type { ErrorRequestHandler } from 'express';
 
-export type ApiErrorCode = 'invalid_request' | 'invalid_json' | 'payload_too_large' | 'not_found' | 'conflict' | 'unavailable' | 'internal';
+export type ApiErrorCode = 'invalid_request' | 'invalid_json' | 'unauthorized' | 'payload_too_large' | 'not_found' | 'conflict' | 'unavailable' | 'internal';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -22,6 +22,8 @@ export function statusFor(code: ApiErrorCode): number {
     case 'invalid_request':
     case 'invalid_json':
       return 400;
+    case 'unauthorized':
+      return 401;
     case 'not_found':
       return 404;
     case 'conflict':

@@ -1,18 +1,32 @@
-/** The express app: JSON API, health checks, and errors in one shape. */
+/**
+ * The express app: the JSON API, health checks, the dashboard's files at `/`, bull-board at
+ * `/admin/queues`, API keys when configured, and errors in one shape.
+ */
+import { fileURLToPath } from 'node:url';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
-import type { AgentQueues, EventHub, TaskStore } from '@agentq/queue';
+import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
+import { requireApiKey } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { eventsRouter } from './routes/events.js';
+import { poolsRouter } from './routes/pools.js';
 import { tasksRouter } from './routes/tasks.js';
+
+const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 
 export interface CreateAppOptions {
   store: TaskStore;
   queues: AgentQueues;
   hub: EventHub;
   redis: Redis;
+  keys: Keys;
   /** Largest JSON body, e.g. `10mb`. */
   bodyLimit: string;
+  /** When given, /v1 and /admin/queues need one of these keys. Default: open. */
+  apiKeys?: readonly string[];
 }
 
 export function createApp(options: CreateAppOptions): Express {
@@ -31,8 +45,25 @@ export function createApp(options: CreateAppOptions): Express {
       response.status(503).json({ error: { code: 'unavailable', message: `Redis does not answer: ${(error as Error).message}` } });
     }
   });
+
+  if (options.apiKeys?.length) {
+    const auth = requireApiKey(options.apiKeys);
+    app.use('/v1', auth);
+    app.use('/admin', auth);
+  }
   app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis }));
   app.use(eventsRouter({ store: options.store, hub: options.hub }));
+  app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
+
+  const board = new ExpressAdapter();
+  board.setBasePath('/admin/queues');
+  createBullBoard({ queues: Object.values(options.queues).map((queue) => new BullMQAdapter(queue, { readOnlyMode: false })), serverAdapter: board });
+  app.use('/admin/queues', board.getRouter());
+
+  // The dashboard: plain files, built by `npm run build` (no build step at run time).
+  app.use('/assets', express.static(`${DASHBOARD}dist`, { index: false }));
+  app.use(express.static(`${DASHBOARD}public`));
+
   app.use((request) => {
     throw new ApiError('not_found', `No route ${request.method} ${request.path}.`);
   });

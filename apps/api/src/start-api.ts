@@ -19,7 +19,7 @@ export async function startApi(options: { config: Config; host?: string }): Prom
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);
-  const app = createApp({ store, queues, hub, redis, bodyLimit: config.AGENTQ_BODY_LIMIT });
+  const app = createApp({ store, queues, hub, redis, keys, bodyLimit: config.AGENTQ_BODY_LIMIT, ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}) });
   const host = options.host ?? '0.0.0.0';
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.PORT, host, () => resolve(listening));

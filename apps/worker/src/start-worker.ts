@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { Worker } from 'bullmq';
+import { MetricsTime, Worker } from 'bullmq';
 import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
 import {
@@ -15,7 +15,10 @@ import {
   createAgentQueues,
   createKeys,
   expireTasks,
+  HEARTBEAT_TTL_MS,
   onSubtaskFinished,
+  removeHeartbeat,
+  sendHeartbeat,
   TaskStore,
   type AgentJob,
   type AgentPool,
@@ -80,6 +83,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       stalledInterval: config.AGENTQ_JOB_LOCK_MS,
       // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
       maxStalledCount: 3,
+      // Per-minute counts of finished jobs, for the dashboard's throughput.
+      metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
     });
     worker.on('error', (error) => console.error(`[worker ${pool}] ${error.message}`));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
@@ -101,10 +106,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 
+  const identity = {
+    id: workerId,
+    host: hostname(),
+    pid: process.pid,
+    pools: [...options.pools],
+    concurrency: Object.fromEntries(options.pools.map((pool) => [pool, options.concurrency ?? concurrencyFor(config, pool)])),
+    startedAt: new Date().toISOString(),
+  };
+  const beat = () => sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) => console.error(`[worker] heartbeat failed: ${String(error)}`));
+  await beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_TTL_MS / 3);
+  heartbeat.unref();
+
   return {
     id: workerId,
     async close() {
       clearInterval(sweeper);
+      clearInterval(heartbeat);
+      await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
       await Promise.all([...workers.values()].map((worker) => worker.close()));
       await closeQueues(queues);
       await Promise.all([redis.quit(), subscriber.quit()]);

@@ -71,6 +71,18 @@ const configSchema = z.object({
    * up by another worker after about this long, and resume at their last completed step.
    */
   AGENTQ_JOB_LOCK_MS: positiveInt(30_000),
+  /**
+   * API keys, comma-separated. When set, every /v1 call and /admin/queues needs one (as
+   * `Authorization: Bearer <key>`, `x-api-key`, or the dashboard's cookie). Default: no auth.
+   */
+  AGENTQ_API_KEYS: z
+    .string()
+    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+    .optional(),
+  /** Where the `agentq` CLI finds the API. */
+  AGENTQ_URL: z.string().url().default('http://127.0.0.1:8080'),
+  /** The key the `agentq` CLI sends. */
+  AGENTQ_API_KEY: z.string().min(1).optional(),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

@@ -12,3 +12,5 @@ export * from './plan.js';
 export * from './subtasks.js';
 export * from './redis-scratchpad.js';
 export * from './expire-tasks.js';
+export * from './worker-registry.js';
+export * from './retry-task.js';

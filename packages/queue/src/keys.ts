@@ -22,6 +22,9 @@ export interface Keys {
   doneNeeds(subtaskId: string): string;
   /** The shared scratchpad of a root task's subtasks. */
   scratchpad(rootId: string): string;
+  /** Worker processes online: a set of ids, and one short-lived heartbeat key each. */
+  workers: string;
+  worker(workerId: string): string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -41,5 +44,7 @@ export function createKeys(prefix: string): Keys {
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,
     scratchpad: (rootId) => `${prefix}:task:${rootId}:scratchpad`,
+    workers: `${prefix}:workers`,
+    worker: (workerId) => `${prefix}:worker:${workerId}`,
   };
 }

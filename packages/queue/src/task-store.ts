@@ -38,7 +38,12 @@ export interface ListTasksOptions {
   limit: number;
   /** From a previous page's `nextCursor`. */
   cursor?: string;
+  /** Only tasks whose prompt contains this text (any case). */
+  q?: string;
 }
+
+/** How many tasks a search reads at most per page before it answers with what it found. */
+const SEARCH_SCAN_LIMIT = 5_000;
 
 export class TaskStore {
   /**
@@ -146,20 +151,30 @@ export class TaskStore {
 
   async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
     const key = options.status ? this.keys.tasksWithStatus(options.status) : this.keys.allTasks;
-    const max = options.cursor ? `(${options.cursor}` : '+inf';
-    const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, options.limit);
-    const ids: string[] = [];
-    const scores: string[] = [];
-    for (let index = 0; index < entries.length; index += 2) {
-      ids.push(entries[index]!);
-      scores.push(entries[index + 1]!);
+    const needle = options.q?.toLowerCase();
+    const found: TaskView[] = [];
+    let max = options.cursor ? `(${options.cursor}` : '+inf';
+    let scanned = 0;
+    // Pages of the index, newest first, until the page is full (a search may read several).
+    for (;;) {
+      const batch = needle ? 200 : options.limit;
+      const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, batch);
+      const ids = entries.filter((_, index) => index % 2 === 0);
+      const scores = entries.filter((_, index) => index % 2 === 1);
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.hgetall(this.keys.task(id));
+      const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
+      for (const [index, hash] of hashes.entries()) {
+        max = `(${scores[index]}`;
+        if (!hash.id || (needle && !(hash.prompt ?? '').toLowerCase().includes(needle))) continue;
+        found.push(toView(hash));
+        if (found.length === options.limit) return { tasks: found, nextCursor: scores[index]! };
+      }
+      scanned += ids.length;
+      if (ids.length < batch || scanned >= SEARCH_SCAN_LIMIT) {
+        return { tasks: found, nextCursor: ids.length < batch ? null : max.slice(1) };
+      }
     }
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.task(id));
-    const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
-    const tasks = hashes.filter((hash) => hash.id).map(toView);
-    const nextCursor = ids.length === options.limit ? (scores.at(-1) ?? null) : null;
-    return { tasks, nextCursor };
   }
 
   async messages(taskId: string): Promise<MemoryEntry[]> {

@@ -2,13 +2,14 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { answerSchema, answerTask, cancelTask, enqueueTasks, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { answerSchema, answerTask, cancelTask, enqueueTasks, retryTask, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
 import { ApiError } from '../api-error.js';
 
 const listQuerySchema = z.object({
   status: z.enum(TASK_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
+  q: z.string().trim().min(1).max(200).optional(),
 });
 
 export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
@@ -49,6 +50,13 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: request.params.id });
     if (!result.found) throw notFound(request.params.id);
     response.status(202).json({ id: request.params.id, status: result.status });
+  });
+
+  router.post('/v1/tasks/:id/retry', async (request, response) => {
+    const result = await retryTask({ store, queues, taskId: request.params.id });
+    if (!result.found) throw notFound(request.params.id);
+    if (!result.newId) throw new ApiError('conflict', `Task "${request.params.id}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
+    response.status(202).json({ id: result.newId, status: 'queued', retryOf: request.params.id });
   });
 
   router.post('/v1/tasks/:id/input', async (request, response) => {

@@ -1,0 +1,123 @@
+/**
+ * The dashboard's client of the agentq API. With API keys configured, the key the user gives is kept
+ * in this browser (localStorage) and sent as a header, and as a cookie so /admin/queues opens too.
+ */
+
+export interface Task {
+  id: string;
+  rootId: string;
+  parentId: string | null;
+  status: string;
+  agent: string;
+  prompt: string;
+  priority: number;
+  result: string | null;
+  error: { code: string; message: string } | null;
+  question: string | null;
+  steps: number;
+  usage: { promptTokens: number; completionTokens: number };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
+  children?: Array<{ id: string; planId: string; agent: string; status: string }>;
+  progress?: { done: number; total: number };
+}
+
+export interface TaskEvent {
+  id: string;
+  taskId: string;
+  rootId: string;
+  seq: number;
+  ts: string;
+  type: string;
+  agent?: string;
+  worker?: string;
+  step?: number;
+  data: Record<string, unknown>;
+}
+
+export interface Pool {
+  name: string;
+  counts: { waiting: number; active: number; delayed: number; failed: number; completed: number };
+  jobsPerMinute: number;
+  throughput: number[];
+  workers: Array<{ id: string; host: string; pid: number; concurrency: number; lastSeen: string }>;
+  concurrency: number;
+}
+
+const KEY = 'agentq_key';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Called when the API asks for a key. */
+export let onUnauthorized: () => void = () => undefined;
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+export function setApiKey(key: string): void {
+  localStorage.setItem(KEY, key);
+  document.cookie = `${KEY}=${encodeURIComponent(key)}; path=/; SameSite=Strict`;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = localStorage.getItem(KEY);
+  return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
+}
+
+export async function request<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+  const response = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    ...(init.signal ? { signal: init.signal } : {}),
+  });
+  if (response.status === 401) onUnauthorized();
+  const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
+  if (!response.ok) throw new ApiError(response.status, body.error?.message ?? `HTTP ${response.status}`);
+  return body as T;
+}
+
+/**
+ * Follows a task's events (Server-Sent Events read with fetch, so the key can go in a header), from
+ * the start, until the stream ends or `signal` aborts.
+ */
+export async function followEvents(taskId: string, onEvent: (event: TaskEvent) => void, signal: AbortSignal): Promise<void> {
+  let after = 0;
+  // Reconnect after a dropped connection, from the last event seen.
+  while (!signal.aborted) {
+    try {
+      const response = await fetch(`/v1/tasks/${encodeURIComponent(taskId)}/events?after=${after}`, { headers: headers({ accept: 'text/event-stream' }), signal });
+      if (response.status === 401) onUnauthorized();
+      if (!response.ok || !response.body) return;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block.split('\n').find((line) => line.startsWith('data: '));
+          if (!data) continue;
+          const event = JSON.parse(data.slice(6)) as TaskEvent;
+          after = event.seq;
+          onEvent(event);
+        }
+      }
+    } catch {
+      if (signal.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}

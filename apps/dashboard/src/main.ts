@@ -1,0 +1,42 @@
+/** The dashboard's entry: a hash router over three views, and the API key prompt when one is needed. */
+import { setApiKey, setUnauthorizedHandler } from './api.js';
+import { h, replaceChildren } from './dom.js';
+import { poolsView } from './views/pools-view.js';
+import { taskView } from './views/task-view.js';
+import { tasksView } from './views/tasks-view.js';
+
+const app = document.getElementById('app')!;
+let current: AbortController | undefined;
+
+function route(): void {
+  current?.abort();
+  current = new AbortController();
+  const hash = location.hash.replace(/^#/, '') || '/';
+  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('active', (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/' : hash}`);
+  const task = /^\/tasks\/(.+)$/.exec(hash);
+  if (task) taskView(app, decodeURIComponent(task[1]!), current.signal);
+  else if (hash === '/pools') poolsView(app, current.signal);
+  else tasksView(app, current.signal);
+}
+
+setUnauthorizedHandler(() => {
+  if (document.getElementById('key-dialog')) return;
+  const input = h('input', { type: 'password', placeholder: 'API key', id: 'api-key' });
+  const dialog = h(
+    'form',
+    { id: 'key-dialog', class: 'card key-dialog', onsubmit: (event: Event) => {
+      event.preventDefault();
+      setApiKey(input.value.trim());
+      dialog.remove();
+      route();
+    } },
+    h('strong', {}, 'This agentq API needs a key.'),
+    input,
+    h('button', { type: 'submit', class: 'primary' }, 'Use key'),
+  );
+  document.body.prepend(dialog);
+});
+
+window.addEventListener('hashchange', route);
+replaceChildren(document.getElementById('nav')!, h('a', { href: '#/' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'), h('a', { href: '/admin/queues', target: '_blank' }, 'Queues'));
+route();

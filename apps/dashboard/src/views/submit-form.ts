@@ -1,0 +1,67 @@
+/** Batch submit from the page: paste prompts (one per line) or JSONL, or pick a .jsonl file. */
+import { request } from '../api.js';
+import { h } from '../dom.js';
+
+const AGENTS = ['', 'coder', 'file', 'casual', 'web'];
+
+export function parseBatch(text: string, defaults: { agent?: string; priority?: number }): Array<Record<string, unknown>> {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line, index) => {
+      if (line.startsWith('{')) {
+        try {
+          return { ...defaultsOf(defaults), ...(JSON.parse(line) as Record<string, unknown>) };
+        } catch {
+          throw new Error(`Line ${index + 1} starts with "{" but is not valid JSON.`);
+        }
+      }
+      return { prompt: line, ...defaultsOf(defaults) };
+    });
+}
+
+function defaultsOf(defaults: { agent?: string; priority?: number }): Record<string, unknown> {
+  return { ...(defaults.agent ? { agent: defaults.agent } : {}), ...(defaults.priority ? { priority: defaults.priority } : {}) };
+}
+
+export function submitForm(onSubmitted: (ids: string[]) => void): HTMLElement {
+  const text = h('textarea', { id: 'batch-text', rows: 4, placeholder: 'One prompt per line, or one JSON task per line: {"prompt": "...", "agent": "coder"}' });
+  const agent = h('select', { id: 'batch-agent', title: 'Agent' }, ...AGENTS.map((name) => h('option', { value: name }, name || 'planner (auto)')));
+  const priority = h('input', { id: 'batch-priority', type: 'number', min: 1, max: 10, value: 5, title: 'Priority: 1 lowest, 10 highest' });
+  const file = h('input', { type: 'file', accept: '.jsonl,.txt,application/x-ndjson,text/plain', title: 'A .jsonl file' });
+  const message = h('span', { class: 'form-message', role: 'status' });
+  const button = h('button', { type: 'submit', class: 'primary', id: 'batch-submit' }, 'Submit');
+  file.addEventListener('change', async () => {
+    const chosen = file.files?.[0];
+    if (chosen) text.value = await chosen.text();
+  });
+  const form = h(
+    'form',
+    {
+      class: 'submit-form card',
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        message.textContent = '';
+        message.className = 'form-message';
+        try {
+          const tasks = parseBatch(text.value, { agent: agent.value, priority: Number(priority.value) });
+          if (tasks.length === 0) throw new Error('Write at least one prompt.');
+          button.disabled = true;
+          const answer = await request<{ tasks: Array<{ id: string }> }>('/v1/tasks', { method: 'POST', body: { tasks } });
+          text.value = '';
+          message.textContent = `Queued ${answer.tasks.length} task${answer.tasks.length === 1 ? '' : 's'}.`;
+          onSubmitted(answer.tasks.map((task) => task.id));
+        } catch (error) {
+          message.textContent = (error as Error).message;
+          message.className = 'form-message error';
+        } finally {
+          button.disabled = false;
+        }
+      },
+    },
+    text,
+    h('div', { class: 'form-row' }, h('label', {}, 'Agent ', agent), h('label', {}, 'Priority ', priority), file, h('span', { class: 'spacer' }), message, button),
+  );
+  return form;
+}

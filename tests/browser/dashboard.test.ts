@@ -1,0 +1,138 @@
+/** The dashboard in a real browser, against the real API, workers and Redis. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import type { DoubleRequest } from '@agentq/llm';
+import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
+import { waitForEnd } from '../helpers/sse.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
+const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
+const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+
+let browser: Browser;
+let stack: Stack | undefined;
+let page: Page;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await page?.close();
+  await stack?.close();
+  stack = undefined;
+});
+
+async function open(url: string): Promise<Page> {
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  return Object.assign(page, { errors });
+}
+
+describe('the dashboard', () => {
+  it('loads fast, submits a batch, and shows a task reach completed with its steps', async () => {
+    stack = await startStack({
+      rules: [
+        { match: (request) => promptOf(request).startsWith('slow'), reply: { content: 'too late', delayMs: 30_000 } },
+        { match: (request) => toolResults(request) === 0 && (request.tools?.length ?? 0) > 3, reply: { content: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'line\n'.repeat(40) } }] } },
+        { match: (request) => toolResults(request) === 1, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat notes.txt' } }] } },
+        { reply: { content: 'All written.', reasoning: 'The file is there.' } },
+      ],
+    });
+    const started = Date.now();
+    await open(stack.api.url);
+    await page.waitForSelector('table.tasks');
+    const loadMs = Date.now() - started;
+    const domReady = await page.evaluate(() => performance.getEntriesByType('navigation')[0]!.toJSON().domContentLoadedEventEnd as number);
+    console.log(`dashboard: DOMContentLoaded at ${Math.round(domReady)} ms, task table shown after ${loadMs} ms`);
+    expect(domReady).toBeLessThan(1_000);
+
+    await page.fill('#batch-text', 'write the notes file\n{"prompt": "slow: think for a long time", "agent": "casual"}');
+    await page.selectOption('#batch-agent', 'coder');
+    await page.click('#batch-submit');
+    await page.waitForSelector('text=Queued 2 tasks.');
+    await page.waitForSelector('tr.task-row >> text=write the notes file');
+    await page.click('tr.task-row >> text=write the notes file');
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    await page.waitForSelector('#timeline .event[data-type="task.completed"]');
+    const timeline = await page.locator('#timeline .event').evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
+    expect(timeline).toEqual(expect.arrayContaining(['task.started', 'llm.request', 'llm.response', 'tool.call', 'step.completed', 'reasoning', 'task.completed']));
+    expect(await page.locator('#timeline .tool-name').allTextContents()).toEqual(['write_file', 'bash']);
+    // Long output is folded, with a way to expand it.
+    const fold = page.locator('#timeline details.fold.output');
+    expect(await fold.locator('summary').textContent()).toMatch(/^output: \d+ lines/);
+    await fold.locator('summary').click();
+    expect(await fold.locator('pre').textContent()).toContain('line\nline');
+    expect(await page.locator('#task-result').textContent()).toBe('All written.');
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-task.png`, fullPage: true });
+
+    // Cancel the slow one from its page.
+    await page.click('a.back');
+    await page.click('tr.task-row >> text=slow: think for a long time');
+    await page.waitForSelector('.task-summary .badge[data-status="running"]');
+    await page.click('#cancel-task');
+    await page.waitForSelector('.task-summary .badge[data-status="cancelled"]');
+    await page.waitForSelector('#retry-task');
+    await page.click('a.back');
+    await page.click('.chip[data-status="cancelled"]');
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 1);
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-list.png` });
+    expect(page.errors).toEqual([]);
+  });
+
+  it('shows what a model or a user wrote as text, never as HTML', async () => {
+    stack = await startStack({ rules: [{ reply: { content: XSS_ANSWER } }] });
+    const [taskId] = await stack.submit([{ prompt: XSS_PROMPT, agent: 'casual' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    await open(stack.api.url);
+    await page.waitForSelector('tr.task-row');
+    expect(await page.locator('tr.task-row td.prompt').textContent()).toBe(XSS_PROMPT);
+    await page.click('tr.task-row');
+    await page.waitForSelector('#task-result');
+    expect(await page.locator('#task-result').textContent()).toBe(XSS_ANSWER);
+    await page.locator('#task-result').hover();
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.locator('#app img, #app script, #app b').count()).toBe(0);
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-xss.png`, fullPage: true });
+  });
+
+  it('shows a plan as a graph with the subtasks coloured by status', async () => {
+    const isPlanner = (request: DoubleRequest) => String(request.messages[0]?.content ?? '').startsWith('You are the planner');
+    stack = await startStack({
+      rules: [
+        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"gather","need":[]},{"id":"2","agent":"casual","task":"check","need":[]},{"id":"3","agent":"casual","task":"report","need":["1","2"]}]}\n```' } },
+        { reply: { content: 'ok' } },
+      ],
+    });
+    const [rootId] = await stack.submit([{ prompt: 'plan and report' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    await open(`${stack.api.url}/#/tasks/${rootId}`);
+    await page.waitForSelector('.plan-graph .node.status-completed');
+    expect(await page.locator('.plan-graph .node').count()).toBe(3);
+    expect(await page.locator('.plan-graph .edge').count()).toBe(2);
+    expect(await page.locator('.plan-graph .node.status-completed').count()).toBe(3);
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-plan.png`, fullPage: true });
+    await page.click('.plan-graph .node[data-plan-id="3"]');
+    await page.waitForSelector('text=Part of');
+  });
+
+  it('shows the pools with their workers, and asks for the API key when keys are configured', async () => {
+    stack = await startStack({ env: { AGENTQ_API_KEYS: 'k-123' }, rules: [{ reply: { content: 'ok' } }] });
+    await open(`${stack.api.url}/#/pools`);
+    await page.waitForSelector('#key-dialog');
+    await page.fill('#api-key', 'k-123');
+    await page.click('#key-dialog button');
+    await page.waitForSelector('.pool[data-pool="coder"] .workers li');
+    expect(await page.locator('.pool').count()).toBe(5);
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-pools.png` });
+    // The key also opens bull-board, as a cookie.
+    const board = await page.goto(`${stack.api.url}/admin/queues`);
+    expect(board?.status()).toBe(200);
+  });
+});
