@@ -14,11 +14,12 @@ export interface AgentqProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function spawnAgentq(args: string[], env: Record<string, string>): AgentqProcess {
+export function spawnAgentq(args: string[], env: Record<string, string>, options: { input?: string } = {}): AgentqProcess {
   const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.input !== undefined) child.stdin!.end(options.input);
   let output = '';
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {

@@ -37,7 +37,7 @@ export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentP
   });
   const api = await startApi({ config, host: '127.0.0.1' });
   const pools = options.pools ?? [...AGENT_POOLS];
-  const worker = pools.length ? await startWorker({ config, pools }) : undefined;
+  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200 }) : undefined;
   return {
     api,
     worker,

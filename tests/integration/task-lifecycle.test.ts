@@ -167,3 +167,29 @@ describe('cancellation', () => {
     expect(existsSync(stack.dataDir)).toBe(true);
   });
 });
+
+describe('a worker that shuts down', () => {
+  it('hands its running task back to the queue, and another worker finishes it', async () => {
+    stack = await startStack({
+      pools: [],
+      rules: [
+        { times: 1, reply: { content: 'never delivered', delayMs: 30_000 } },
+        { reply: { content: 'finished by the second worker' } },
+      ],
+    });
+    const { startWorker } = await import('@agentq/worker');
+    const first = await startWorker({ config: stack.config, pools: ['casual'], shutdownGraceMs: 100 });
+    const [taskId] = await stack.submit([{ prompt: 'long think', agent: 'casual' }]);
+    await expect.poll(() => stack!.double.requests.length, { timeout: 10_000 }).toBe(1);
+    const closing = Date.now();
+    await first.close();
+    expect(Date.now() - closing).toBeLessThan(5_000);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('queued');
+    const second = await startWorker({ config: stack.config, pools: ['casual'], shutdownGraceMs: 100 });
+    const events = await waitForEnd(stack.api.url, taskId!);
+    await second.close();
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'finished by the second worker' });
+    expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.started', 'llm.request', 'task.queued', 'task.started', 'llm.request', 'llm.response', 'step.completed', 'task.completed']);
+    expect(events[3]!.data.data).toEqual({ reason: 'its worker shut down; it resumes on another' });
+  });
+});

@@ -1,57 +1,105 @@
 #!/usr/bin/env node
 /**
- * `agentq`: the one entry point of every process.
- *   agentq start                       API + one worker per pool (what `npm start` runs)
- *   agentq api                         the HTTP API alone
- *   agentq worker [--pools coder,file] [--concurrency N]
- *   agentq demo                        start against a built-in scripted model
+ * `agentq`: the one entry point of every process, and the terminal client of the API.
+ *   agentq start | api | worker | demo         run agentq
+ *   agentq submit | watch | status | cancel | retry   talk to a running agentq
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '@agentq/config';
+import { ConfigError, loadConfig, type Config } from '@agentq/config';
+import { ApiClient, ClientError } from './api-client.js';
 import { apiCommand } from './commands/api.js';
 import { demoCommand } from './commands/demo.js';
+import { cancelCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
+import { submitCommand } from './commands/submit.js';
+import { watchCommand } from './commands/watch.js';
 import { workerCommand } from './commands/worker.js';
 import { UsageError } from './usage-error.js';
 
 const HELP = `usage: agentq <command>
+
+Run agentq:
   start                                   the API and one worker process per pool
   api                                     the HTTP API alone
-  worker [--pools coder,file,casual] [--concurrency N]
+  worker [--pools planner,coder,...] [--concurrency N]
                                           a worker process for those pools (default: all)
   demo                                    start against a built-in scripted model (no LLM needed)
+
+Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
+  submit FILE.jsonl|- [--agent A] [--priority N] [--watch]
+                                          one task per line (JSON or a plain prompt); prints the ids;
+                                          --watch shows the batch's progress, exits 1 if any failed
+  watch ID                                the task's steps as they happen, then its answer
+  status                                  pools, queue depths, workers online
+  cancel ID                               cancel a task (and its subtasks)
+  retry ID                                run a failed or cancelled task again; prints the new id
+
 Configuration comes from the environment (and ./.env); see the README.`;
 
-async function main(argv: string[]): Promise<void> {
+async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { pools: { type: 'string' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      pools: { type: 'string' },
+      concurrency: { type: 'string' },
+      url: { type: 'string' },
+      'api-key': { type: 'string' },
+      agent: { type: 'string' },
+      priority: { type: 'string' },
+      watch: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
-  const command = positionals[0];
+  const [command, argument] = positionals;
   if (values.help || !command) {
     console.log(HELP);
-    return;
+    return 0;
   }
+  const client = (config: Config) => {
+    const apiKey = values['api-key'] ?? config.AGENTQ_API_KEY;
+    return new ApiClient({ url: values.url ?? config.AGENTQ_URL, ...(apiKey ? { apiKey } : {}) });
+  };
   switch (command) {
     case 'start':
-      return startCommand({ config: loadConfig() });
+      await startCommand({ config: loadConfig() });
+      return -1;
     case 'api':
-      return apiCommand(loadConfig());
+      await apiCommand(loadConfig());
+      return -1;
     case 'worker':
-      return workerCommand(loadConfig(), values);
+      await workerCommand(loadConfig(), values);
+      return -1;
     case 'demo':
-      return demoCommand();
+      await demoCommand();
+      return -1;
+    case 'submit':
+      return submitCommand(client(loadConfig()), argument, values);
+    case 'watch':
+      return watchCommand(client(loadConfig()), argument, values);
+    case 'status':
+      return statusCommand(client(loadConfig()), values);
+    case 'cancel':
+      return cancelCommand(client(loadConfig()), argument, values);
+    case 'retry':
+      return retryCommand(client(loadConfig()), argument, values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    console.error(`agentq: ${(error as Error).message}`);
-    process.exit(2);
-  }
-  console.error('agentq:', error);
-  process.exit(1);
-});
+main(process.argv.slice(2)).then(
+  // Long-running commands return -1 and keep the process alive; the others exit with their status.
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof ClientError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`agentq: ${(error as Error).message}`);
+      process.exit(error instanceof ClientError ? 1 : 2);
+    }
+    console.error('agentq:', error);
+    process.exit(1);
+  },
+);

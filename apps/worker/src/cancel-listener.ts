@@ -20,6 +20,15 @@ export class CancelListener {
     await this.subscriber.subscribe(this.channel);
   }
 
+  /** True once `interruptAll` ran: the process is shutting down, its runs must go back to the queue. */
+  interrupted = false;
+
+  /** Stops every run of this process (shutdown); they are not cancelled, and resume elsewhere. */
+  interruptAll(): void {
+    this.interrupted = true;
+    for (const controller of this.running.values()) controller.abort(new Error('worker shutting down'));
+  }
+
   /** The controller for a task this process starts running; call `release` when it ends. */
   register(taskId: string): { controller: AbortController; release: () => void } {
     const controller = new AbortController();

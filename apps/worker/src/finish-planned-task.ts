@@ -3,15 +3,16 @@
  * final answer from the goal and the results; some failed -> re-plan around them (bounded, once by
  * default) or fail the task with the partial results. No model call happens between subtasks.
  */
+import type { Job } from 'bullmq';
 import { nativeProtocol, takeModelTurn } from '@agentq/core';
 import type { Message } from '@agentq/protocol';
 import { startPlan, storedPlan } from '@agentq/queue';
 import { askForPlan } from './ask-for-plan.js';
-import { failOnModelError, holdRoot } from './planner-run.js';
+import { failOnModelError, holdRoot, requeueIfInterrupted } from './planner-run.js';
 import type { PlannerJobContext } from './run-planner-job.js';
 import { readPrompt } from './system-prompts.js';
 
-export async function finishPlannedTask(options: PlannerJobContext & { record: Record<string, string>; attempt: number }): Promise<string> {
+export async function finishPlannedTask(options: PlannerJobContext & { record: Record<string, string>; attempt: number; job: Job; token: string | undefined }): Promise<string> {
   const { store, record } = options;
   const taskId = record.id!;
   const plan = storedPlan(record);
@@ -92,6 +93,7 @@ export async function finishPlannedTask(options: PlannerJobContext & { record: R
     });
     return 'failed';
   } catch (error) {
+    await requeueIfInterrupted({ cancels: options.cancels, job: options.job, token: options.token });
     return failOnModelError({ store, taskId, run, workerId: options.workerId, error });
   } finally {
     run.release();

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentJournal } from '@agentq/core';
 import { LlmError } from '@agentq/llm';
+import { DelayedError, type Job } from 'bullmq';
 import { createRedisJournal, type TaskStore } from '@agentq/queue';
 import type { CancelListener } from './cancel-listener.js';
 
@@ -65,4 +66,11 @@ export async function failOnModelError(options: { store: TaskStore; taskId: stri
     events: [{ type: 'task.failed', agent: 'planner', worker: options.workerId, data: { error: failure } }],
   });
   return 'failed';
+}
+
+/** A planner job stopped by its worker's shutdown goes back to the queue, without using an attempt. */
+export async function requeueIfInterrupted(options: { cancels: CancelListener; job: Job; token: string | undefined }): Promise<void> {
+  if (!options.cancels.interrupted) return;
+  await options.job.moveToDelayed(Date.now(), options.token);
+  throw new DelayedError();
 }

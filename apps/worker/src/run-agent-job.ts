@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { toolProtocolFor, type Config } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import { LlmError, type LanguageModel } from '@agentq/llm';
@@ -32,7 +32,7 @@ export interface AgentJobContext {
 /** How long the pool pauses after a 429 that outlasted the SDK's retries, when the provider gave no Retry-After. */
 const DEFAULT_RATE_LIMIT_MS = 5_000;
 
-export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext): Promise<string> {
+export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, token?: string): Promise<string> {
   const parsed = agentJobSchema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`Invalid job payload: ${parsed.error.message}`);
   const { taskId } = parsed.data;
@@ -144,6 +144,19 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext):
     release();
   }
 
+  if (outcome.status === 'cancelled' && context.cancels.interrupted) {
+    // This worker is shutting down, nobody cancelled the task: it goes back to the queue, without
+    // using an attempt, and another worker resumes it at its last completed step.
+    await store.commit({
+      taskId,
+      runToken,
+      expect: ['running'],
+      status: 'queued',
+      events: [{ type: 'task.queued', agent, worker: context.workerId, data: { reason: 'its worker shut down; it resumes on another' } }],
+    });
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
   await recordOutcome({ store, taskId, runToken, agent, workerId: context.workerId, protocol: protocolName, outcome });
   if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
   return outcome.status;

@@ -4,7 +4,7 @@
  * call that sees the goal and every result), re-plan around failures (bounded), or fail with the
  * partial results.
  */
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import type { Message } from '@agentq/protocol';
@@ -12,7 +12,7 @@ import { agentJobSchema, FINISH_JOB, releaseSubtask, startPlan, storedPlan, TERM
 import { askForPlan } from './ask-for-plan.js';
 import type { CancelListener } from './cancel-listener.js';
 import { finishPlannedTask } from './finish-planned-task.js';
-import { failOnModelError, holdRoot } from './planner-run.js';
+import { failOnModelError, holdRoot, requeueIfInterrupted } from './planner-run.js';
 import { plannerPrompt } from './planner-prompt.js';
 
 export interface PlannerJobContext {
@@ -26,14 +26,14 @@ export interface PlannerJobContext {
   offerTool: boolean;
 }
 
-export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobContext): Promise<string> {
+export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobContext, token?: string): Promise<string> {
   const parsed = agentJobSchema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`Invalid job payload: ${parsed.error.message}`);
   const { taskId } = parsed.data;
   const { store } = context;
   const record = await store.getRecord(taskId);
   if (!record || TERMINAL_STATUSES.has(record.status as never)) return 'skipped';
-  if (job.name === FINISH_JOB) return finishPlannedTask({ ...context, record, attempt: job.attemptsMade + 1 });
+  if (job.name === FINISH_JOB) return finishPlannedTask({ ...context, record, attempt: job.attemptsMade + 1, job, token });
 
   // Planned already (this job is re-run after a crash): make sure what can run was queued.
   if (record.plan) {
@@ -62,7 +62,10 @@ export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobConte
       offerTool: context.offerTool,
       signal: run.signal,
     });
-    if (run.signal.aborted) return 'cancelled';
+    if (run.signal.aborted) {
+      await requeueIfInterrupted({ cancels: context.cancels, job, token });
+      return 'cancelled';
+    }
     if (!answer.ok) {
       const error = { code: 'invalid_plan', message: `The planner gave no valid plan in ${context.config.AGENTQ_PLAN_ATTEMPTS} attempts: ${answer.errors.join('; ')}` };
       await store.commit({
@@ -78,6 +81,7 @@ export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobConte
     await startPlan({ store, queues: context.queues, rootId: taskId, plan: answer.plan, version: 1 });
     return 'planned';
   } catch (error) {
+    if (!(error instanceof DelayedError)) await requeueIfInterrupted({ cancels: context.cancels, job, token });
     return failOnModelError({ store, taskId, run, workerId: context.workerId, error });
   } finally {
     run.release();

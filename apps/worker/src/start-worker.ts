@@ -37,6 +37,11 @@ export interface StartWorkerOptions {
   concurrency?: number;
   /** How often expired tasks are swept. Default 60000 ms. */
   sweepIntervalMs?: number;
+  /**
+   * On `close`, how long running jobs may take to finish before they are interrupted and put back in
+   * the queue for another worker. Default 10000 ms.
+   */
+  shutdownGraceMs?: number;
 }
 
 export interface WorkerHandle {
@@ -71,10 +76,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     const model = modelOf(pool);
     const processor =
       pool === 'planner'
-        ? (job: Parameters<typeof runPlannerJob>[0]) =>
-            runPlannerJob(job, { store, queues, model, cancels, workerId, config, offerTool: toolProtocolFor(config, 'planner') === 'native' })
-        : (job: Parameters<typeof runAgentJob>[0]) =>
-            runAgentJob(job, { store, queues, model, cancels, workerId, config, rateLimit: (ms) => workers.get(pool)!.rateLimit(ms) });
+        ? (job: Parameters<typeof runPlannerJob>[0], token?: string) =>
+            runPlannerJob(job, { store, queues, model, cancels, workerId, config, offerTool: toolProtocolFor(config, 'planner') === 'native' }, token)
+        : (job: Parameters<typeof runAgentJob>[0], token?: string) =>
+            runAgentJob(job, { store, queues, model, cancels, workerId, config, rateLimit: (ms) => workers.get(pool)!.rateLimit(ms) }, token);
     const worker = new Worker<AgentJob>(pool, processor, {
       connection: redis,
       prefix: keys.bullPrefix,
@@ -125,7 +130,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       clearInterval(sweeper);
       clearInterval(heartbeat);
       await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
-      await Promise.all([...workers.values()].map((worker) => worker.close()));
+      const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), options.shutdownGraceMs ?? 10_000).unref());
+      if ((await Promise.race([closed, grace])) === 'late') cancels.interruptAll();
+      await closed;
       await closeQueues(queues);
       await Promise.all([redis.quit(), subscriber.quit()]);
     },

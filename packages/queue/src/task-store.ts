@@ -177,6 +177,14 @@ export class TaskStore {
     }
   }
 
+  /** The status of many tasks at once; an unknown id has status `null`. */
+  async statuses(ids: readonly string[]): Promise<Array<{ id: string; status: TaskStatus | null }>> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(this.keys.task(id), 'status');
+    const results = (await pipeline.exec()) ?? [];
+    return ids.map((id, index) => ({ id, status: (results[index]?.[1] as TaskStatus | null) ?? null }));
+  }
+
   async messages(taskId: string): Promise<MemoryEntry[]> {
     const raw = await this.redis.lrange(this.keys.messages(taskId), 0, -1);
     return raw.map((entry) => JSON.parse(entry) as MemoryEntry);

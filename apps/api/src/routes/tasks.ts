@@ -12,6 +12,8 @@ const listQuerySchema = z.object({
   q: z.string().trim().min(1).max(200).optional(),
 });
 
+const statusesSchema = z.object({ ids: z.array(z.string().min(1)).min(1).max(10_000) });
+
 export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
   const { store, queues } = options;
   const router = Router();
@@ -38,6 +40,13 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
     response.json(await store.list(parsed.data));
+  });
+
+  // Many statuses in one call, for clients that watch a batch (the CLI's progress bar).
+  router.post('/v1/tasks/statuses', async (request, response) => {
+    const parsed = statusesSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    response.json({ tasks: await store.statuses(parsed.data.ids) });
   });
 
   router.get('/v1/tasks/:id', async (request, response) => {

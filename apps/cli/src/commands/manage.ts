@@ -1,0 +1,40 @@
+/** `agentq status`, `agentq cancel ID`, `agentq retry ID`. */
+import type { ApiClient } from '../api-client.js';
+import { paint } from '../terminal.js';
+import { UsageError } from '../usage-error.js';
+
+interface PoolRow {
+  name: string;
+  counts: { waiting: number; active: number; delayed: number; failed: number };
+  jobsPerMinute: number;
+  workers: unknown[];
+  concurrency: number;
+}
+
+export async function statusCommand(client: ApiClient, flags: { json?: boolean }): Promise<number> {
+  const answer = await client.call<{ pools: PoolRow[]; workers: number }>('GET', '/v1/pools');
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+    return 0;
+  }
+  const header = ['pool', 'waiting', 'active', 'delayed', 'failed', 'jobs/min', 'workers', 'concurrency'];
+  const rows = answer.pools.map((pool) => [pool.name, pool.counts.waiting, pool.counts.active, pool.counts.delayed, pool.counts.failed, pool.jobsPerMinute, pool.workers.length, pool.concurrency].map(String));
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const format = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  process.stdout.write(`${paint.bold(format(header))}\n${rows.map(format).join('\n')}\n${paint.dim(`${answer.workers} worker process${answer.workers === 1 ? '' : 'es'} online`)}\n`);
+  return 0;
+}
+
+export async function cancelCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
+  if (!taskId) throw new UsageError('usage: agentq cancel ID');
+  const answer = await client.call<{ id: string; status: string }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/cancel`, {});
+  process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `cancel requested: ${answer.id} is ${answer.status}\n`);
+  return 0;
+}
+
+export async function retryCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
+  if (!taskId) throw new UsageError('usage: agentq retry ID');
+  const answer = await client.call<{ id: string; retryOf: string }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/retry`, {});
+  process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${answer.id}\n`);
+  return 0;
+}

@@ -1,0 +1,103 @@
+/**
+ * `agentq submit FILE.jsonl|-`: one task per line (a JSON task, or a plain prompt), prints the ids,
+ * and with `--watch` a progress bar of the batch until it ends. Exits 1 when any task did not complete.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ApiClient } from '../api-client.js';
+import { paint, statusLine } from '../terminal.js';
+import { UsageError } from '../usage-error.js';
+
+export interface SubmitFlags {
+  agent?: string;
+  priority?: string;
+  watch?: boolean;
+  json?: boolean;
+}
+
+const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
+const POLL_MS = 500;
+
+export function parseTasks(text: string, flags: SubmitFlags): Array<Record<string, unknown>> {
+  const defaults = { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) };
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line, index) => {
+      if (!line.startsWith('{')) return { prompt: line, ...defaults };
+      try {
+        return { ...defaults, ...(JSON.parse(line) as Record<string, unknown>) };
+      } catch (error) {
+        throw new UsageError(`Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`);
+      }
+    });
+}
+
+export async function submitCommand(client: ApiClient, source: string | undefined, flags: SubmitFlags): Promise<number> {
+  if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--watch] [--json]');
+  const text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
+  const tasks = parseTasks(text, flags);
+  if (tasks.length === 0) throw new UsageError(`${source === '-' ? 'Standard input' : source} holds no task.`);
+  const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks });
+  const ids = created.map((task) => task.id);
+  if (!flags.watch) {
+    process.stdout.write(flags.json ? `${JSON.stringify({ tasks: created })}\n` : `${ids.join('\n')}\n`);
+    return 0;
+  }
+  if (!flags.json) process.stdout.write(paint.dim(`submitted ${ids.length} task${ids.length === 1 ? '' : 's'}\n`));
+  const statuses = await watchBatch(client, ids, !flags.json);
+  const counts = countBy(statuses);
+  if (flags.json) process.stdout.write(`${JSON.stringify({ tasks: ids.map((id) => ({ id, status: statuses.get(id) })), counts })}\n`);
+  const unsuccessful = ids.filter((id) => statuses.get(id) !== 'completed');
+  if (!flags.json && unsuccessful.length) {
+    process.stdout.write(`${paint.red(`${unsuccessful.length} did not complete`)}: ${unsuccessful.slice(0, 10).map((id) => `${id} (${statuses.get(id)})`).join(', ')}${unsuccessful.length > 10 ? ', …' : ''}\n`);
+  }
+  return unsuccessful.length ? 1 : 0;
+}
+
+/** Polls the batch's statuses and draws the progress bar until every task ended. */
+async function watchBatch(client: ApiClient, ids: string[], draw: boolean): Promise<Map<string, string>> {
+  const statuses = new Map<string, string>();
+  const line = statusLine();
+  const started = Date.now();
+  for (;;) {
+    const open = ids.filter((id) => !ENDED.has(statuses.get(id) ?? ''));
+    for (let index = 0; index < open.length; index += 10_000) {
+      const { tasks } = await client.call<{ tasks: Array<{ id: string; status: string | null }> }>('POST', '/v1/tasks/statuses', { ids: open.slice(index, index + 10_000) });
+      for (const task of tasks) statuses.set(task.id, task.status ?? 'missing');
+    }
+    const counts = countBy(statuses);
+    if (draw) line.update(progress(counts, ids.length, Date.now() - started));
+    if (ids.every((id) => ENDED.has(statuses.get(id) ?? ''))) break;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  line.done();
+  return statuses;
+}
+
+function progress(counts: Record<string, number>, total: number, elapsedMs: number): string {
+  const done = (counts.completed ?? 0) + (counts.failed ?? 0) + (counts.skipped ?? 0) + (counts.cancelled ?? 0);
+  const width = 28;
+  const filled = Math.round((done / total) * width);
+  const rate = done / Math.max(elapsedMs / 1000, 0.001);
+  const eta = done && done < total ? ` · ETA ${Math.ceil((total - done) / rate)}s` : '';
+  const failed = (counts.failed ?? 0) + (counts.cancelled ?? 0) + (counts.skipped ?? 0);
+  return [
+    `[${paint.green('#'.repeat(filled))}${'-'.repeat(width - filled)}] ${done}/${total} done`,
+    failed ? paint.red(`${failed} failed`) : '0 failed',
+    `${(counts.running ?? 0) + (counts.waiting ?? 0)} running`,
+    `${rate.toFixed(1)} tasks/s${eta}`,
+  ].join(' · ');
+}
+
+function countBy(statuses: Map<string, string>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const status of statuses.values()) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

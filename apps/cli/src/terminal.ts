@@ -1,0 +1,42 @@
+/** Writing to a terminal: colour only on a TTY, and a line that redraws in place. */
+
+const tty = process.stdout.isTTY === true;
+
+export const paint = {
+  dim: (text: string) => (tty ? `\x1b[2m${text}\x1b[0m` : text),
+  bold: (text: string) => (tty ? `\x1b[1m${text}\x1b[0m` : text),
+  green: (text: string) => (tty ? `\x1b[32m${text}\x1b[0m` : text),
+  red: (text: string) => (tty ? `\x1b[31m${text}\x1b[0m` : text),
+  yellow: (text: string) => (tty ? `\x1b[33m${text}\x1b[0m` : text),
+  cyan: (text: string) => (tty ? `\x1b[36m${text}\x1b[0m` : text),
+};
+
+/** On a TTY the line is redrawn in place; elsewhere (a log, a pipe) it is printed when it changes. */
+export function statusLine(): { update(text: string): void; done(): void } {
+  let last = '';
+  return {
+    update(text) {
+      if (text === last) return;
+      last = text;
+      if (tty) process.stdout.write(`\r\x1b[2K${text}`);
+      else process.stdout.write(`${text}\n`);
+    },
+    done() {
+      if (tty && last) process.stdout.write('\n');
+    },
+  };
+}
+
+/** The first lines of a long text, and how much was left out. */
+export function foldText(text: string, lines = 6): string {
+  const all = text.split('\n');
+  if (all.length <= lines) return text;
+  return `${all.slice(0, lines).join('\n')}\n${paint.dim(`… ${all.length - lines} more lines`)}`;
+}
+
+export function indent(text: string, prefix = '    '): string {
+  return text
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
+}

@@ -1,0 +1,134 @@
+/** The `agentq` command as a user runs it, against a real API, workers and Redis. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DoubleRequest } from '@agentq/llm';
+import type { TaskView } from '@agentq/queue';
+import { spawnAgentq } from '../helpers/processes.js';
+import { waitForEnd } from '../helpers/sse.js';
+import { getJson, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack | undefined;
+let folder: string;
+beforeEach(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'agentq-cli-'));
+});
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+  await rm(folder, { recursive: true, force: true });
+});
+
+const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
+const rules = [
+  { match: (request: DoubleRequest) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'bad request for this one' } } },
+  { match: (request: DoubleRequest) => promptOf(request).startsWith('slow'), reply: { content: 'late', delayMs: 30_000 } },
+  { match: (request: DoubleRequest) => promptOf(request).startsWith('use a tool') && !hasTool(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 20' } }] } },
+  { reply: (request: DoubleRequest) => ({ content: `answer to: ${promptOf(request)}` }) },
+];
+
+async function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
+  const agentq = spawnAgentq([...args, '--url', stack!.api.url], options.env ?? {}, options.input === undefined ? {} : { input: options.input });
+  const code = await agentq.exited;
+  return { code, output: agentq.output() };
+}
+
+describe('agentq submit', () => {
+  it('submits a JSONL file and watches the batch to the end with a progress bar', async () => {
+    stack = await startStack({ rules });
+    const file = path.join(folder, 'batch.jsonl');
+    await writeFile(file, 'first plain prompt\n{"prompt": "second as json", "agent": "casual"}\n# a comment\n\n{"prompt": "third", "priority": 9}\n');
+    const { code, output } = await run(['submit', file, '--agent', 'casual', '--watch']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/^submitted 3 tasks$/m);
+    expect(output).toMatch(/\[#{28}\] 3\/3 done · 0 failed · 0 running · [\d.]+ tasks\/s/);
+    const { body } = await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`);
+    expect(body.tasks.map((task) => [task.prompt, task.agent, task.priority, task.status])).toEqual([
+      ['third', 'casual', 9, 'completed'],
+      ['second as json', 'casual', 5, 'completed'],
+      ['first plain prompt', 'casual', 5, 'completed'],
+    ]);
+  });
+
+  it('exits 1 and names the tasks that did not complete', async () => {
+    stack = await startStack({ rules });
+    const { code, output } = await run(['submit', '-', '--agent', 'casual', '--watch'], { input: 'fine one\nfail this one\n' });
+    expect(code).toBe(1);
+    expect(output).toMatch(/2\/2 done · 1 failed/);
+    expect(output).toMatch(/1 did not complete: [\w-]+ \(failed\)/);
+  });
+
+  it('reads standard input and prints the ids, or JSON', async () => {
+    stack = await startStack({ rules });
+    const plain = await run(['submit', '-', '--agent', 'casual'], { input: 'one\ntwo\n' });
+    expect(plain.code).toBe(0);
+    const ids = plain.output.trim().split('\n');
+    expect(ids).toHaveLength(2);
+    await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
+    const json = await run(['submit', '-', '--agent', 'casual', '--json'], { input: 'three\n' });
+    expect(JSON.parse(json.output)).toEqual({ tasks: [{ id: expect.any(String), status: 'queued' }] });
+  });
+
+  it('says what is wrong with a bad line or a bad task', async () => {
+    stack = await startStack({ rules });
+    const badLine = await run(['submit', '-'], { input: 'ok\n{"prompt": broken\n' });
+    expect(badLine).toMatchObject({ code: 2, output: expect.stringMatching(/Line 2 starts with "\{" but is not valid JSON/) });
+    const badTask = await run(['submit', '-', '--agent', 'wizard'], { input: 'ok\n' });
+    expect(badTask.code).toBe(1);
+    expect(badTask.output).toMatch(/agentq: The request body is invalid: tasks\.0\.agent: /);
+  });
+});
+
+describe('agentq watch, status, cancel, retry', () => {
+  it('watch shows the steps as they happen and ends with the answer', async () => {
+    stack = await startStack({ rules });
+    const [taskId] = await stack.submit([{ prompt: 'use a tool please', agent: 'coder' }]);
+    const { code, output } = await run(['watch', taskId!]);
+    expect(code).toBe(0);
+    expect(output).toMatch(/step 1 · asking test-model/);
+    expect(output).toMatch(/→ bash \{"command":"seq 1 20"\}/);
+    expect(output).toMatch(/ok \d+ ms\n {4}1\n {4}2\n[\s\S]*… 14 more lines/);
+    expect(output).toMatch(/completed\n\nAnswer\nanswer to: use a tool please\n$/);
+  });
+
+  it('status lists the pools with their workers', async () => {
+    stack = await startStack({ rules });
+    const { code, output } = await run(['status']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/^pool +waiting +active +delayed +failed +jobs\/min +workers +concurrency$/m);
+    expect(output).toMatch(/^coder +0 +0 +0 +0 +0 +1 +4$/m);
+    expect(output).toMatch(/1 worker process online/);
+  });
+
+  it('cancel stops a task and retry runs it again as a new task', async () => {
+    stack = await startStack({ rules });
+    const [taskId] = await stack.submit([{ prompt: 'slow work', agent: 'casual' }]);
+    await expect.poll(() => stack!.double.requests.length, { timeout: 10_000 }).toBe(1);
+    const cancelled = await run(['cancel', taskId!]);
+    expect(cancelled.code).toBe(0);
+    await waitForEnd(stack.api.url, taskId!);
+    const retried = await run(['retry', taskId!, '--json']);
+    expect(retried.code).toBe(0);
+    const { id } = JSON.parse(retried.output) as { id: string };
+    const fresh = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body;
+    expect(fresh).toMatchObject({ prompt: 'slow work', agent: 'casual', metadata: { retryOf: taskId } });
+    expect((await run(['retry', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a failed or cancelled task/);
+  });
+
+  it('sends its API key, and says so when the API wants one', async () => {
+    stack = await startStack({ rules, env: { AGENTQ_API_KEYS: 'secret-1,secret-2' } });
+    const refused = await run(['status']);
+    expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This API needs a key/) });
+    expect((await run(['status', '--api-key', 'secret-2'])).code).toBe(0);
+    expect((await run(['status'], { env: { AGENTQ_API_KEY: 'secret-1' } })).code).toBe(0);
+    expect((await run(['status', '--api-key', 'wrong'])).output).toMatch(/The API key is not valid/);
+  });
+
+  it('explains when it cannot reach agentq', async () => {
+    const agentq = spawnAgentq(['status', '--url', 'http://127.0.0.1:9'], {});
+    expect(await agentq.exited).toBe(1);
+    expect(agentq.output()).toMatch(/Could not reach agentq at http:\/\/127\.0\.0\.1:9.*Is it running\? Set --url or AGENTQ_URL\./);
+  });
+});
