@@ -1,33 +1,12 @@
 /** The CLI's client of an agentq API (local or remote), with its key when one is needed. */
+import type { TaskEvent } from '@agentq/queue';
 
 export interface ClientOptions {
   url: string;
   apiKey?: string;
 }
 
-export interface TaskSummary {
-  id: string;
-  status: string;
-  agent: string;
-  prompt: string;
-  result: string | null;
-  error: { code: string; message: string } | null;
-  question: string | null;
-  steps: number;
-  usage: { promptTokens: number; completionTokens: number };
-  children?: Array<{ id: string; planId: string; agent: string; status: string }>;
-}
-
-export interface StreamedEvent {
-  seq: number;
-  taskId: string;
-  ts: string;
-  type: string;
-  agent?: string;
-  worker?: string;
-  step?: number;
-  data: Record<string, unknown>;
-}
+export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/queue';
 
 export class ClientError extends Error {
   override readonly name = 'ClientError';
@@ -58,7 +37,7 @@ export class ApiClient {
   }
 
   /** Every event of a task, from the start, as it happens, until the task ends. */
-  async *events(taskId: string): AsyncGenerator<StreamedEvent> {
+  async *events(taskId: string): AsyncGenerator<TaskEvent> {
     const response = await fetch(new URL(`/v1/tasks/${encodeURIComponent(taskId)}/events`, this.options.url), { headers: this.headers({ accept: 'text/event-stream' }) });
     if (!response.ok || !response.body) {
       const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
@@ -71,7 +50,7 @@ export class ApiClient {
       while ((end = buffer.indexOf('\n\n')) !== -1) {
         const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
         buffer = buffer.slice(end + 2);
-        if (data) yield JSON.parse(data.slice(6)) as StreamedEvent;
+        if (data) yield JSON.parse(data.slice(6)) as TaskEvent;
       }
     }
   }

@@ -3,39 +3,9 @@
  * in this browser (localStorage) and sent as a header, and as a cookie so /admin/queues opens too.
  */
 
-export interface Task {
-  id: string;
-  rootId: string;
-  parentId: string | null;
-  status: string;
-  agent: string;
-  prompt: string;
-  priority: number;
-  result: string | null;
-  error: { code: string; message: string } | null;
-  question: string | null;
-  steps: number;
-  usage: { promptTokens: number; completionTokens: number };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
-  children?: Array<{ id: string; planId: string; agent: string; status: string }>;
-  progress?: { done: number; total: number };
-}
-
-export interface TaskEvent {
-  id: string;
-  taskId: string;
-  rootId: string;
-  seq: number;
-  ts: string;
-  type: string;
-  agent?: string;
-  worker?: string;
-  step?: number;
-  data: Record<string, unknown>;
-}
+/** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
+import type { TaskEvent } from '@agentq/queue';
+export type { TaskEvent, TaskView as Task } from '@agentq/queue';
 
 export interface Pool {
   name: string;

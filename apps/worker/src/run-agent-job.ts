@@ -8,23 +8,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
-import { toolProtocolFor, type Config } from '@agentq/config';
+import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
-import { LlmError, type LanguageModel } from '@agentq/llm';
-import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, TERMINAL_STATUSES, type AgentJob, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { LlmError } from '@agentq/llm';
+import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, TERMINAL_STATUSES, type AgentJob } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
-import type { CancelListener } from './cancel-listener.js';
+import type { JobContext } from './job-context.js';
 import { recordOutcome } from './record-outcome.js';
 import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 
-export interface AgentJobContext {
-  store: TaskStore;
-  queues: AgentQueues;
-  model: LanguageModel;
-  cancels: CancelListener;
-  workerId: string;
-  config: Config;
+export interface AgentJobContext extends JobContext {
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
 }

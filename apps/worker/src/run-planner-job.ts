@@ -5,23 +5,15 @@
  * partial results.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { Config } from '@agentq/config';
-import type { LanguageModel } from '@agentq/llm';
 import type { Message } from '@agentq/protocol';
-import { agentJobSchema, FINISH_JOB, releaseSubtask, startPlan, storedPlan, TERMINAL_STATUSES, type AgentJob, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { agentJobSchema, FINISH_JOB, releaseSubtask, startPlan, storedPlan, TERMINAL_STATUSES, type AgentJob } from '@agentq/queue';
 import { askForPlan } from './ask-for-plan.js';
-import type { CancelListener } from './cancel-listener.js';
+import type { JobContext } from './job-context.js';
 import { finishPlannedTask } from './finish-planned-task.js';
 import { failOnModelError, holdRoot, requeueIfInterrupted } from './planner-run.js';
 import { plannerPrompt } from './planner-prompt.js';
 
-export interface PlannerJobContext {
-  store: TaskStore;
-  queues: AgentQueues;
-  model: LanguageModel;
-  cancels: CancelListener;
-  workerId: string;
-  config: Config;
+export interface PlannerJobContext extends JobContext {
   /** Offer `submit_plan` as a native tool (the planner pool's protocol is native). */
   offerTool: boolean;
 }

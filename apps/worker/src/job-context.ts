@@ -1,0 +1,15 @@
+/** What every job of a worker process gets: the stores, the pool's model, the cancel signals, the config. */
+import type { Config } from '@agentq/config';
+import type { LanguageModel } from '@agentq/llm';
+import type { AgentQueues, TaskStore } from '@agentq/queue';
+import type { CancelListener } from './cancel-listener.js';
+
+export interface JobContext {
+  store: TaskStore;
+  queues: AgentQueues;
+  /** The model of the job's pool. */
+  model: LanguageModel;
+  cancels: CancelListener;
+  workerId: string;
+  config: Config;
+}
