@@ -65,6 +65,8 @@ describe('a planned task', () => {
     expect(root.result).toMatch(/^FINAL from: result of one, result of two, result of three, result of four/);
     expect(root.plan!.map((node) => [node.id, node.agent, node.need])).toEqual([['1', 'coder', []], ['2', 'coder', ['1']], ['3', 'casual', ['1']], ['4', 'casual', ['2', '3']]]);
     expect(root.children!.map((child) => [child.planId, child.status])).toEqual([['1', 'completed'], ['2', 'completed'], ['3', 'completed'], ['4', 'completed']]);
+    const childUsage = await Promise.all(root.children!.map(async (child) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${child.id}`)).body.usage));
+    expect(root.totalUsage!.promptTokens).toBe(root.usage.promptTokens + childUsage.reduce((sum, usage) => sum + usage.promptTokens, 0));
 
     // 4 received both results in its prompt.
     const four = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![3]!.id}`)).body;

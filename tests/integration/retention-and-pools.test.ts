@@ -46,7 +46,8 @@ describe('pools', () => {
     await new Promise<void>((resolve) => searx.listen(0, '127.0.0.1', resolve));
     try {
       stack = await startStack({
-        env: { AGENTQ_SEARCH_URL: `http://127.0.0.1:${(searx.address() as AddressInfo).port}` },
+        // The fake search engine and its page are on this machine: let http_fetch reach it.
+        env: { AGENTQ_SEARCH_URL: `http://127.0.0.1:${(searx.address() as AddressInfo).port}`, AGENTQ_FETCH_PRIVATE: 'true' },
         rules: [
           { match: (request) => !hasTool(request), reply: { toolCalls: [{ name: 'web_search', arguments: { query: 'redis streams' } }] } },
           { match: (request) => request.messages.filter((message) => message.role === 'tool').length === 1, reply: (request) => ({ toolCalls: [{ name: 'http_fetch', arguments: { url: String(request.messages.at(-1)!.content).match(/http:\S+\/page/)![0] } }] }) },

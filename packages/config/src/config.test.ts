@@ -18,6 +18,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads booleans and lists', () => {
+    const config = loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_API_KEYS: ' a, b ,,c ' } });
+    expect(config.AGENTQ_FETCH_PRIVATE).toBe(true);
+    expect(config.AGENTQ_API_KEYS).toEqual(['a', 'b', 'c']);
+    expect(() => loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'yes' } })).toThrow(/AGENTQ_FETCH_PRIVATE="yes": true or false/);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ env: { OPENAI_API_KEY: '', PORT: '' } }).PORT).toBe(8080);
   });

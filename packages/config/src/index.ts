@@ -40,6 +40,11 @@ const configSchema = z.object({
   ...perPool('AGENTQ_CONCURRENCY', z.coerce.number().int().positive().optional()),
   /** A SearxNG instance for the web pool's `web_search` tool, e.g. http://127.0.0.1:8888. */
   AGENTQ_SEARCH_URL: z.string().url().optional(),
+  /** Let `http_fetch` reach loopback and private-network addresses (e.g. an intranet). Default false. */
+  AGENTQ_FETCH_PRIVATE: z
+    .enum(['true', 'false', '1', '0'], { message: 'true or false' })
+    .transform((value) => value === 'true' || value === '1')
+    .default(false),
   /** Subtasks one plan may have. */
   AGENTQ_MAX_SUBTASKS: positiveInt(20),
   /** Times the planner may answer with an invalid plan before the task fails. */

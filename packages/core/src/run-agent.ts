@@ -48,6 +48,8 @@ export interface RunAgentOptions {
   toolOutputLimit?: number;
   /** The shared memory of the task's subtasks, for the memory tools. Default none. */
   scratchpad?: Scratchpad;
+  /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
+  allowPrivateNetwork?: boolean;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
 }
@@ -72,6 +74,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     timeoutMs: options.toolTimeoutMs ?? 60_000,
     outputLimit: options.toolOutputLimit ?? 20_000,
     ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
+    ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();

@@ -67,6 +67,8 @@ export interface TaskView {
   plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
   children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
   progress?: { done: number; total: number };
+  /** A planned task: its own tokens and those of every subtask. */
+  totalUsage?: { promptTokens: number; completionTokens: number };
 }
 
 export const answerSchema = z.object({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });

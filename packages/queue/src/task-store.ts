@@ -130,8 +130,8 @@ export class TaskStore {
     if (!hash.children) return view;
     const ids = JSON.parse(hash.children) as string[];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId');
-    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as [string | null, string | null, string | null]);
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId', 'promptTokens', 'completionTokens');
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
     const children = ids.map((id, index) => {
       const [agent, status, planId] = rows[index] ?? [null, null, null];
       return { id, planId: planId ?? '', agent: agent ?? '', status: (status ?? 'pending') as TaskStatus };
@@ -140,7 +140,11 @@ export class TaskStore {
       ({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }),
     );
     const done = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
-    return { ...view, plan, children, progress: { done, total: children.length } };
+    const totalUsage = rows.reduce(
+      (total, row) => ({ promptTokens: total.promptTokens + Number(row[3] ?? 0), completionTokens: total.completionTokens + Number(row[4] ?? 0) }),
+      { ...view.usage },
+    );
+    return { ...view, plan, children, progress: { done, total: children.length }, totalUsage };
   }
 
   /** The raw record, with internal fields such as `cancelRequested`. */

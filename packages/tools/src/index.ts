@@ -19,3 +19,4 @@ export * from './interactive-guard.js';
 export * from './run-code.js';
 export * from './memory-tools.js';
 export * from './web-search-tool.js';
+export * from './private-address.js';

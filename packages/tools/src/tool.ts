@@ -24,6 +24,8 @@ export interface ToolContext {
   outputLimit: number;
   /** The shared memory of the task this run belongs to, when it has one. */
   scratchpad?: Scratchpad;
+  /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
+  allowPrivateNetwork?: boolean;
 }
 
 export interface ToolResult {

@@ -155,16 +155,23 @@ describe('node and http_fetch', () => {
   it('http_fetch gets a page with its status, caps the body, and times out', async () => {
     const server = createServer((request, response) => {
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 5_000);
+      if (request.url === '/redirect') return void response.writeHead(302, { location: '/' }).end();
       response.writeHead(request.url === '/missing' ? 404 : 200, { 'content-type': 'text/plain' });
       response.end(request.url === '/big' ? 'y'.repeat(10_000) : 'hello from the server');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const local = { ...context, allowPrivateNetwork: true };
     try {
-      expect(await httpFetchTool.run({ url: `${base}/` }, context)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
-      expect(await httpFetchTool.run({ url: `${base}/missing` }, context)).toMatchObject({ ok: false, output: expect.stringMatching(/^HTTP 404 Not Found/) });
-      expect((await httpFetchTool.run({ url: `${base}/big` }, context)).output).toMatch(/characters omitted/);
-      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...context, timeoutMs: 200 })).toEqual({ ok: false, output: `Could not fetch ${base}/slow: timed out after 200 ms` });
+      expect(await httpFetchTool.run({ url: `${base}/` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
+      expect(await httpFetchTool.run({ url: `${base}/missing` }, local)).toMatchObject({ ok: false, output: expect.stringMatching(/^HTTP 404 Not Found/) });
+      expect((await httpFetchTool.run({ url: `${base}/big` }, local)).output).toMatch(/characters omitted/);
+      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...local, timeoutMs: 200 })).toEqual({ ok: false, output: `Could not fetch ${base}/slow: timed out after 200 ms` });
+      expect(await httpFetchTool.run({ url: `${base}/redirect` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
+      // By default the model cannot reach this machine or its private network, by name, number or redirect.
+      for (const url of [`${base}/`, `http://localhost:${(server.address() as AddressInfo).port}/`, 'http://10.1.2.3/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/']) {
+        expect((await httpFetchTool.run({ url }, { ...context, timeoutMs: 2_000 })).output).toMatch(/^Refused: .* is a private or local address \(.+\); http_fetch only reaches the public web\.$/);
+      }
       expect((await httpFetchTool.run({ url: 'file:///etc/passwd' }, context)).output).toMatch(/Only http:\/\/ and https:\/\/ URLs/);
     } finally {
       server.closeAllConnections();

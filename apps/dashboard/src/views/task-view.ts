@@ -83,6 +83,7 @@ function renderSummary(element: HTMLElement, task: Task, refresh: () => Promise<
       ...fact('Agent', task.agent),
       ...fact('Steps', String(task.steps)),
       ...fact('Tokens', `${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)`),
+      ...(task.totalUsage ? fact('With subtasks', `${tokens(task.totalUsage)} tokens`) : []),
       ...fact('Duration', taskDuration(task) || '—'),
       ...fact('Priority', String(task.priority)),
       ...(task.parentId ? fact('Part of', h('a', { href: `#/tasks/${encodeURIComponent(task.parentId)}` }, shortId(task.parentId))) : []),
