@@ -64,6 +64,8 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     expect(fromHeader[0]!.data.seq).toBe(8);
     const fromQuery = await readSse(`${stack.api.url}/v1/tasks/${taskId}/events?after=14`);
     expect(fromQuery.map((event) => event.event)).toEqual(all.slice(14).map((event) => event.event));
+    // Resuming after the last event of a task that ended: nothing more, and the stream closes.
+    expect(await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`, { 'last-event-id': String(all.length) })).toEqual([]);
     const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } });
     expect(((await response.json()) as TaskEvent[]).map((event) => event.seq)).toEqual(all.map((event) => event.data.seq));
   });

@@ -9,7 +9,7 @@ import type { AgentQueues } from './agent-queues.js';
 import { bullPriority } from './agent-queues.js';
 import { dependentsOf, type PlannedSubtask } from './plan.js';
 import type { TaskStore } from './task-store.js';
-import type { AgentPool, TaskStatus } from './task-schemas.js';
+import { TERMINAL_STATUSES, type AgentPool, type TaskStatus } from './task-schemas.js';
 
 /** A plan as stored on its root: every subtask of every version, with its task id. */
 export interface StoredSubtask extends PlannedSubtask {
@@ -94,6 +94,8 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
   const self = plan.find((subtask) => subtask.taskId === taskId);
   if (!self) return;
   const status = record.status as TaskStatus;
+  // Only an end has consequences (a run that lost its task to another worker is not one).
+  if (!TERMINAL_STATUSES.has(status)) return;
   const redis = store.redis;
   await redis.sadd(store.keys.finishedSubtasks(root.id!), taskId);
   await mirrorEnd(store, root.id!, record);

@@ -4,7 +4,7 @@
  */
 import { Router, type Response } from 'express';
 import { TERMINAL_EVENT_TYPES } from '@agentq/core';
-import type { EventHub, TaskEvent, TaskStore } from '@agentq/queue';
+import { TERMINAL_STATUSES, type EventHub, type TaskEvent, type TaskStatus, type TaskStore } from '@agentq/queue';
 import { notFound } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -48,6 +48,12 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
     const held = pending;
     pending = undefined;
     for (const event of held) send(event);
+    // A task that already ended (a client resuming after its last event): send what is left, and close.
+    const record = await store.getRecord(taskId);
+    if (!ended && TERMINAL_STATUSES.has(record?.status as TaskStatus)) {
+      for (const event of await store.events(taskId, lastSeq)) send(event);
+      end();
+    }
   });
 
   return router;
