@@ -34,7 +34,7 @@ const main = new URL('../apps/cli/dist/main.js', import.meta.url).pathname;
 // coder tasks: write a file, run bash, answer (3 model calls, 2 tools); casual: one model call.
 const double = await startOpenAIDouble({
   rules: [
-    { match: (r) => (r.tools?.length ?? 0) > 0 && !r.messages.some((m) => m.role === 'tool'), reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } },
+    { match: (r) => (r.tools ?? []).some((t) => t.function.name === 'write_file') && !r.messages.some((m) => m.role === 'tool'), reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } },
     { match: (r) => r.messages.filter((m) => m.role === 'tool').length === 1, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat a.txt' } }] } },
     { reply: { content: 'done' } },
   ],
