@@ -1,7 +1,9 @@
 /**
- * A worker process killed mid-task: its job is picked up by another worker process and resumes at
- * its last completed step, without repeating the model calls already answered.
+ * Worker processes seen from outside: one killed mid-task (its job is picked up by another worker
+ * process and resumes at its last completed step, without repeating the model calls already
+ * answered), and a cancel that must reach the process that holds a task.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +22,7 @@ let dataDir: string | undefined;
 const prefix = freshPrefix('crash');
 
 afterEach(async () => {
-  await Promise.all(running.map((process) => process.stop('SIGKILL')));
+  await Promise.all(running.splice(0).map((process) => process.stop('SIGKILL')));
   await double?.close();
   await deletePrefix(prefix);
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -74,3 +76,50 @@ it('resumes a crashed worker\'s task on another worker at its last completed ste
   expect(starts[0]!.worker).not.toBe(starts[1]!.worker);
   expect(events.filter((event) => event.event === 'step.completed').map((event) => event.data.step)).toEqual([1, 2]);
 });
+
+it('a cancel reaches the worker process that holds the task within a second, and kills its tool', async () => {
+  double = await startOpenAIDouble({
+    rules: [
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo $$ > shell.pid; sleep 60' } }] } },
+      { reply: { content: 'never' } },
+    ],
+  });
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-cancel-'));
+  const env = {
+    PORT: String(await freePort()),
+    REDIS_URL: redisUrl(),
+    AGENTQ_REDIS_PREFIX: prefix,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double.baseURL,
+    AGENTQ_MODEL: 'cancel-model',
+  };
+  const api = spawnAgentq(['api'], env);
+  const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
+  running.push(api, worker);
+  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  await worker.waitFor(/serving coder/);
+  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'sleep', agent: 'coder' }] }) });
+  const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+  const pidFile = path.join(dataDir, 'work', taskId, 'shell.pid');
+  await expect.poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { timeout: 10_000 }).toBe(true);
+  const shellPid = Number(readFileSync(pidFile, 'utf8'));
+
+  const cancelledAt = Date.now();
+  await fetch(`${baseUrl}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
+  const events = await waitForEnd(baseUrl, taskId);
+  expect(Date.now() - cancelledAt).toBeLessThan(1_000);
+  expect(events.at(-1)!.event).toBe('task.cancelled');
+  // What ran stays recorded, and the tool's process is gone.
+  expect(events.find((event) => event.event === 'tool.result')!.data.data).toMatchObject({ ok: false, output: expect.stringMatching(/\[cancelled: the task was cancelled while this ran\]/) });
+  await expect.poll(() => alive(shellPid), { timeout: 2_000 }).toBe(false);
+  expect(double.requests).toHaveLength(1);
+});
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
