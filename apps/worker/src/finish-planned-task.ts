@@ -7,10 +7,14 @@ import type { Job } from 'bullmq';
 import { nativeProtocol, takeModelTurn } from '@agentq/core';
 import type { Message } from '@agentq/protocol';
 import { startPlan, storedPlan } from '@agentq/queue';
+import { capOutput } from '@agentq/tools';
 import { askForPlan } from './ask-for-plan.js';
 import { failOnModelError, holdRoot, requeueIfInterrupted } from './planner-run.js';
 import type { PlannerJobContext } from './run-planner-job.js';
 import { readPrompt } from './system-prompts.js';
+
+/** Characters of each subtask's result the final answer (and a re-plan) sees. */
+const RESULT_LIMIT = 6_000;
 
 export async function finishPlannedTask(options: PlannerJobContext & { record: Record<string, string>; attempt: number; job: Job; token: string | undefined }): Promise<string> {
   const { store, record } = options;
@@ -21,7 +25,8 @@ export async function finishPlannedTask(options: PlannerJobContext & { record: R
   const current = children.filter((child) => child.subtask.version === version);
   const failed = current.filter((child) => child.record.status !== 'completed');
   const report = children.map(({ subtask, record: child }) => {
-    const outcome = child.status === 'completed' ? child.result ?? '' : `${child.status}: ${child.error ? (JSON.parse(child.error) as { message: string }).message : 'no result'}`;
+    // Each result is capped (head and tail kept), so many long results still fit one request.
+    const outcome = child.status === 'completed' ? capOutput(child.result ?? '', RESULT_LIMIT) : `${child.status}: ${child.error ? (JSON.parse(child.error) as { message: string }).message : 'no result'}`;
     return `### Step ${subtask.id} (${subtask.agent}, ${child.status}): ${subtask.task}\n${outcome}`;
   });
 

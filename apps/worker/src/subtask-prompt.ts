@@ -3,6 +3,10 @@
  * needs (they flow along the plan's edges).
  */
 import type { TaskStore } from '@agentq/queue';
+import { capOutput } from '@agentq/tools';
+
+/** Characters of each needed subtask's result a subtask sees (head and tail kept). */
+const NEED_RESULT_LIMIT = 8_000;
 
 export async function subtaskPrompt(options: { store: TaskStore; record: Record<string, string> }): Promise<string> {
   const { store, record } = options;
@@ -14,7 +18,7 @@ export async function subtaskPrompt(options: { store: TaskStore; record: Record<
     const results = await Promise.all(needs.map((id) => store.getRecord(id)));
     parts.push(
       'Results of the steps this one builds on:',
-      ...results.map((need) => `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${need?.result ?? '(no result)'}`),
+      ...results.map((need) => `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${capOutput(need?.result ?? '(no result)', NEED_RESULT_LIMIT)}`),
     );
   }
   parts.push('The shared memory of the task (memory_get, memory_list) may hold notes from the other steps.');
