@@ -123,6 +123,24 @@ describe('the dashboard', () => {
     await page.waitForSelector('text=Part of');
   });
 
+  it('answers a task that waits for its user', async () => {
+    const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
+    stack = await startStack({
+      rules: [
+        { match: (request) => !hasTool(request), reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } },
+        { reply: (request) => ({ content: `Painting it ${String(request.messages.at(-1)!.content).replace('The user answered: ', '')}.` }) },
+      ],
+    });
+    const [taskId] = await stack.submit([{ prompt: 'paint the fence', agent: 'casual' }]);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('.task-summary .badge[data-status="waiting"]');
+    expect(await page.locator('.answer .question').textContent()).toBe('Which colour?');
+    await page.fill('#answer-text', 'green');
+    await page.click('.answer button');
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    expect(await page.locator('#task-result').textContent()).toBe('Painting it green.');
+  });
+
   it('shows the pools with their workers, and asks for the API key when keys are configured', async () => {
     stack = await startStack({ env: { AGENTQ_API_KEYS: 'k-123' }, rules: [{ reply: { content: 'ok' } }] });
     await open(`${stack.api.url}/#/pools`);
