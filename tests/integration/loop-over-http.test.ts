@@ -128,3 +128,21 @@ describe('a cancelled task', () => {
     expect(stack.double.requests).toHaveLength(1);
   });
 });
+
+describe('the bubblewrap sandbox', () => {
+  it('runs a task\'s tools jailed in its work directory when AGENTQ_SANDBOX=bwrap', async () => {
+    stack = await startStack({
+      env: { AGENTQ_SANDBOX: 'bwrap' },
+      rules: [
+        { match: (request) => !hasToolResult(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo jailed > proof.txt; ls /home 2>&1; ls ..' } }] } },
+        { reply: (request) => ({ content: String(request.messages.at(-1)!.content) }) },
+      ],
+    });
+    const [taskId] = await stack.submit([{ prompt: 'prove it', agent: 'coder' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    const task = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body;
+    expect(task.status).toBe('completed');
+    expect(task.result).toBe(`ls: cannot access '/home': No such file or directory\n${taskId}`);
+    expect(readFileSync(path.join(stack.dataDir, 'work', taskId!, 'proof.txt'), 'utf8')).toBe('jailed\n');
+  });
+});

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
-import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
+import { ConfigError, concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -23,7 +23,7 @@ import {
   type AgentJob,
   type AgentPool,
 } from '@agentq/queue';
-import { resolveInterpreters } from '@agentq/tools';
+import { bwrapAvailable, resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { runAgentJob } from './run-agent-job.js';
 import { runPlannerJob } from './run-planner-job.js';
@@ -52,6 +52,9 @@ export interface WorkerHandle {
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
+  if (config.AGENTQ_SANDBOX === 'bwrap' && !bwrapAvailable()) {
+    throw new ConfigError('AGENTQ_SANDBOX=bwrap needs bubblewrap on this machine: apt-get install -y bubblewrap (or set AGENTQ_SANDBOX=none).');
+  }
   resolveInterpreters();
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });

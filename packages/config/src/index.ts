@@ -40,6 +40,11 @@ const configSchema = z.object({
   ...perPool('AGENTQ_CONCURRENCY', z.coerce.number().int().positive().optional()),
   /** A SearxNG instance for the web pool's `web_search` tool, e.g. http://127.0.0.1:8888. */
   AGENTQ_SEARCH_URL: z.string().url().optional(),
+  /**
+   * `bwrap` runs bash, python and node inside bubblewrap: the system read-only, the task's work
+   * directory read-write, nothing else of the machine. `none`: path checks and a scrubbed environment.
+   */
+  AGENTQ_SANDBOX: z.enum(['none', 'bwrap']).default('none'),
   /** Let `http_fetch` reach loopback and private-network addresses (e.g. an intranet). Default false. */
   AGENTQ_FETCH_PRIVATE: z
     .enum(['true', 'false', '1', '0'], { message: 'true or false' })

@@ -50,6 +50,8 @@ export interface RunAgentOptions {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
+  /** Run the process tools inside bubblewrap. Default 'none'. */
+  sandbox?: 'none' | 'bwrap';
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
 }
@@ -75,6 +77,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     outputLimit: options.toolOutputLimit ?? 20_000,
     ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
     ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();

@@ -20,3 +20,4 @@ export * from './run-code.js';
 export * from './memory-tools.js';
 export * from './web-search-tool.js';
 export * from './private-address.js';
+export * from './process-sandbox.js';

@@ -26,6 +26,8 @@ export interface ToolContext {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
+  /** Run bash, python and node inside a bubblewrap jail. Default 'none'. */
+  sandbox?: 'none' | 'bwrap';
 }
 
 export interface ToolResult {
