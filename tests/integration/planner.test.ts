@@ -207,6 +207,21 @@ describe('a planned task', () => {
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body.status).toBe('cancelled');
   });
 
+  it('a 429 on the planner pauses the planner pool instead of failing the task', async () => {
+    stack = await startStack({
+      env: { AGENTQ_CONCURRENCY_PLANNER: '1' },
+      rules: [
+        { match: isPlanner, times: 1, reply: { error: { status: 429, message: 'Rate limit reached', headers: { 'retry-after': '2' } } } },
+        ...scenario({ plans: [planJson([{ id: '1', agent: 'casual', task: 'step any', need: [] }])], agents: [{ when: 'step any', reply: { content: 'result of any' } }] }),
+      ],
+    });
+    const roots = await stack.submit([{ prompt: 'first' }, { prompt: 'second' }]);
+    await Promise.all(roots.map((id) => waitForEnd(stack!.api.url, id)));
+    for (const id of roots) expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body.status).toBe('completed');
+    const plannerTimes = stack.double.requests.flatMap((request, index) => (isPlanner(request) ? [stack!.double.receivedAt[index]!] : []));
+    expect(plannerTimes[1]! - plannerTimes[0]!).toBeGreaterThanOrEqual(1_900);
+  });
+
   it('shares memory between subtasks: one writes, the next reads', async () => {
     const toolResult = (request: DoubleRequest) => request.messages.find((message) => message.role === 'tool')?.content;
     stack = await startStack({

@@ -99,7 +99,7 @@ export async function finishPlannedTask(options: PlannerJobContext & { record: R
     return 'failed';
   } catch (error) {
     await requeueIfInterrupted({ cancels: options.cancels, job: options.job, token: options.token });
-    return failOnModelError({ store, taskId, run, workerId: options.workerId, error });
+    return failOnModelError({ store, taskId, run, workerId: options.workerId, error, rateLimit: options.rateLimit });
   } finally {
     run.release();
   }

@@ -12,4 +12,6 @@ export interface JobContext {
   cancels: CancelListener;
   workerId: string;
   config: Config;
+  /** Pauses the whole pool (every worker of it, on every machine) for this long. */
+  rateLimit(ms: number): Promise<void>;
 }

@@ -8,6 +8,7 @@ import { LlmError } from '@agentq/llm';
 import { DelayedError, type Job } from 'bullmq';
 import { createRedisJournal, type TaskStore } from '@agentq/queue';
 import type { CancelListener } from './cancel-listener.js';
+import { pausePool } from './pause-pool.js';
 
 export interface PlannerRun {
   runToken: string;
@@ -51,10 +52,18 @@ export async function holdRoot(options: {
 
 /**
  * A model error the planner cannot get past by trying again (400/401/403/404) fails the task at once;
- * anything else is thrown again, for BullMQ to retry the job.
+ * a 429 pauses the pool; anything else is thrown again, for BullMQ to retry the job.
  */
-export async function failOnModelError(options: { store: TaskStore; taskId: string; run: PlannerRun; workerId: string; error: unknown }): Promise<string> {
+export async function failOnModelError(options: {
+  store: TaskStore;
+  taskId: string;
+  run: PlannerRun;
+  workerId: string;
+  error: unknown;
+  rateLimit: (ms: number) => Promise<void>;
+}): Promise<string> {
   const { error } = options;
+  if (error instanceof LlmError && error.code === 'rate_limited') return pausePool(error, options.rateLimit);
   if (!(error instanceof LlmError) || error.retryable || error.code === 'aborted') throw error;
   const failure = { code: 'error', message: error.message };
   await options.store.commit({

@@ -7,24 +7,20 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import { LlmError } from '@agentq/llm';
 import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, TERMINAL_STATUSES, type AgentJob } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import type { JobContext } from './job-context.js';
+import { pausePool } from './pause-pool.js';
 import { recordOutcome } from './record-outcome.js';
 import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 
-export interface AgentJobContext extends JobContext {
-  /** Pauses the whole pool (every worker of it, on every machine) for this long. */
-  rateLimit(ms: number): Promise<void>;
-}
+export type AgentJobContext = JobContext;
 
-/** How long the pool pauses after a 429 that outlasted the SDK's retries, when the provider gave no Retry-After. */
-const DEFAULT_RATE_LIMIT_MS = 5_000;
 
 export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, token?: string): Promise<string> {
   const parsed = agentJobSchema.safeParse(job.data);
@@ -120,8 +116,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, 
         status: 'queued',
         events: [{ type: 'task.queued', agent, worker: context.workerId, data: { reason: error.message, rateLimited: true } }],
       });
-      await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
-      throw new RateLimitError();
+      return pausePool(error, context.rateLimit);
     }
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (!lastAttempt) {

@@ -74,7 +74,7 @@ export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobConte
     return 'planned';
   } catch (error) {
     if (!(error instanceof DelayedError)) await requeueIfInterrupted({ cancels: context.cancels, job, token });
-    return failOnModelError({ store, taskId, run, workerId: context.workerId, error });
+    return failOnModelError({ store, taskId, run, workerId: context.workerId, error, rateLimit: context.rateLimit });
   } finally {
     run.release();
   }

@@ -76,13 +76,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   const workers = new Map<AgentPool, Worker<AgentJob>>();
   for (const pool of options.pools) {
-    const model = modelOf(pool);
+    const context = { store, queues, model: modelOf(pool), cancels, workerId, config, rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms) };
     const processor =
       pool === 'planner'
-        ? (job: Parameters<typeof runPlannerJob>[0], token?: string) =>
-            runPlannerJob(job, { store, queues, model, cancels, workerId, config, offerTool: toolProtocolFor(config, 'planner') === 'native' }, token)
-        : (job: Parameters<typeof runAgentJob>[0], token?: string) =>
-            runAgentJob(job, { store, queues, model, cancels, workerId, config, rateLimit: (ms) => workers.get(pool)!.rateLimit(ms) }, token);
+        ? (job: Parameters<typeof runPlannerJob>[0], token?: string) => runPlannerJob(job, { ...context, offerTool: toolProtocolFor(config, 'planner') === 'native' }, token)
+        : (job: Parameters<typeof runAgentJob>[0], token?: string) => runAgentJob(job, context, token);
     const worker = new Worker<AgentJob>(pool, processor, {
       connection: redis,
       prefix: keys.bullPrefix,
