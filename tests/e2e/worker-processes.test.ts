@@ -11,7 +11,7 @@ import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import type { TaskView } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
-import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { isAlive, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 
@@ -28,6 +28,28 @@ afterEach(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
+/** The API and one coder worker as processes on the double; submits one task and returns its id. */
+async function startProcesses(options: { label: string; prompt: string; env?: Record<string, string> }) {
+  dataDir = await mkdtemp(path.join(tmpdir(), `agentq-${options.label}-`));
+  const env = {
+    PORT: String(await freePort()),
+    REDIS_URL: redisUrl(),
+    AGENTQ_REDIS_PREFIX: prefix,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double!.baseURL,
+    AGENTQ_MODEL: `${options.label}-model`,
+    ...options.env,
+  };
+  const api = spawnAgentq(['api'], env);
+  const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
+  running.push(api, worker);
+  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  await worker.waitFor(/serving coder/);
+  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: options.prompt, agent: 'coder' }] }) });
+  const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+  return { env, worker, baseUrl, taskId, dataDir };
+}
+
 it('resumes a crashed worker\'s task on another worker at its last completed step', async () => {
   double = await startOpenAIDouble({
     rules: [
@@ -37,24 +59,7 @@ it('resumes a crashed worker\'s task on another worker at its last completed ste
       { reply: { content: 'finished after the crash' } },
     ],
   });
-  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-crash-'));
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double.baseURL,
-    AGENTQ_MODEL: 'crash-model',
-    AGENTQ_JOB_LOCK_MS: '2000',
-  };
-  const api = spawnAgentq(['api'], env);
-  const first = spawnAgentq(['worker', '--pools', 'coder'], env);
-  running.push(api, first);
-  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
-  await first.waitFor(/serving coder/);
-
-  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'survive', agent: 'coder' }] }) });
-  const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+  const { env, worker: first, baseUrl, taskId } = await startProcesses({ label: 'crash', prompt: 'survive', env: { AGENTQ_JOB_LOCK_MS: '2000' } });
 
   // Wait until step 2's model call has reached the model, then kill the worker outright.
   await expect.poll(() => double!.requests.filter((request) => toolResults(request) === 1).length, { timeout: 20_000 }).toBe(1);
@@ -84,23 +89,8 @@ it('a cancel reaches the worker process that holds the task within a second, and
       { reply: { content: 'never' } },
     ],
   });
-  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-cancel-'));
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double.baseURL,
-    AGENTQ_MODEL: 'cancel-model',
-  };
-  const api = spawnAgentq(['api'], env);
-  const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
-  running.push(api, worker);
-  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
-  await worker.waitFor(/serving coder/);
-  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'sleep', agent: 'coder' }] }) });
-  const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
-  const pidFile = path.join(dataDir, 'work', taskId, 'shell.pid');
+  const { baseUrl, taskId, dataDir: workRoot } = await startProcesses({ label: 'cancel', prompt: 'sleep' });
+  const pidFile = path.join(workRoot, 'work', taskId, 'shell.pid');
   await expect.poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { timeout: 10_000 }).toBe(true);
   const shellPid = Number(readFileSync(pidFile, 'utf8'));
 
@@ -111,15 +101,7 @@ it('a cancel reaches the worker process that holds the task within a second, and
   expect(events.at(-1)!.event).toBe('task.cancelled');
   // What ran stays recorded, and the tool's process is gone.
   expect(events.find((event) => event.event === 'tool.result')!.data.data).toMatchObject({ ok: false, output: expect.stringMatching(/\[cancelled: the task was cancelled while this ran\]/) });
-  await expect.poll(() => alive(shellPid), { timeout: 2_000 }).toBe(false);
+  await expect.poll(() => isAlive(shellPid), { timeout: 2_000 }).toBe(false);
   expect(double.requests).toHaveLength(1);
 });
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}

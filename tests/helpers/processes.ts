@@ -1,5 +1,6 @@
 /** Runs agentq's real entry point as child processes, and waits on what they print. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
@@ -63,4 +64,14 @@ export function spawnAgentq(args: string[], env: Record<string, string>, options
       return exited;
     },
   };
+}
+
+/** Whether a process still runs (a zombie waiting to be reaped counts as gone). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }

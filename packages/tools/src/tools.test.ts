@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isAlive } from '../../../tests/helpers/processes.js';
 import { bashTool } from './bash-tool.js';
 import { httpFetchTool } from './http-fetch-tool.js';
 import { nodeTool } from './node-tool.js';
@@ -17,15 +17,6 @@ import { resolveInWorkdir } from './sandbox-path.js';
 import type { ToolContext } from './tool.js';
 import { toolEnvironment } from './tool-environment.js';
 import { writeFileTool } from './write-file-tool.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 let workdir: string;
 let context: ToolContext;
