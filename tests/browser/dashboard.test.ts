@@ -141,17 +141,32 @@ describe('the dashboard', () => {
     expect(await page.locator('#task-result').textContent()).toBe('Painting it green.');
   });
 
-  it('shows the pools with their workers, and asks for the API key when keys are configured', async () => {
-    stack = await startStack({ env: { AGENTQ_API_KEYS: 'k-123' }, rules: [{ reply: { content: 'ok' } }] });
+  it('shows the pools with their workers and isolation, and asks for the API key when keys are configured', async () => {
+    stack = await startStack({ env: { AGENTQ_API_KEYS: 'k-tenant=acme', AGENTQ_ADMIN_KEYS: 'k-admin' }, rules: [{ reply: { content: 'ok' } }] });
     await open(`${stack.api.url}/#/pools`);
     await page.waitForSelector('#key-dialog');
-    await page.fill('#api-key', 'k-123');
+    await page.fill('#api-key', 'k-admin');
     await page.click('#key-dialog button');
     await page.waitForSelector('.pool[data-pool="coder"] .workers li');
     expect(await page.locator('.pool').count()).toBe(5);
+    expect(await page.locator('.pool[data-pool="coder"] .badge.isolation-jail').textContent()).toBe('jailed');
+    expect(await page.locator('.isolation-warning').count()).toBe(0);
+    await page.waitForSelector('nav a[href="/admin/queues"]');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-pools.png` });
-    // The key also opens bull-board, as a cookie.
-    const board = await page.goto(`${stack.api.url}/admin/queues`);
-    expect(board?.status()).toBe(200);
+    // The key also opens bull-board, as a cookie: an admin's does.
+    expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(200);
+
+    // A tenant's key sees the counts, not the machines, and bull-board is closed to it.
+    await page.goto(`${stack.api.url}/#/pools`);
+    await page.evaluate(() => {
+      localStorage.setItem('agentq_key', 'k-tenant');
+      document.cookie = 'agentq_key=k-tenant; path=/';
+    });
+    await page.reload();
+    await page.waitForSelector('.pool[data-pool="coder"] .badge.isolation-jail');
+    expect(await page.locator('.pool[data-pool="coder"] .workers li').count()).toBe(0);
+    expect(await page.locator('.pool[data-pool="coder"]').textContent()).toMatch(/1 worker online/);
+    expect(await page.locator('nav a[href="/admin/queues"]').count()).toBe(0);
+    expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(403);
   });
 });

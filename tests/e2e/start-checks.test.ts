@@ -1,6 +1,6 @@
 /** What `agentq start` says when something it needs is missing, and its private Redis. */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,10 +50,24 @@ describe('agentq start checks', () => {
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
       AGENTQ_MODEL: 'm',
     });
-    await agentq.waitFor(/starting a private redis-server/);
+    await agentq.waitFor(/started a private redis-server on loopback, with a generated password/);
     const url = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
     expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
     expect(existsSync(path.join(dataDir, 'redis', 'appendonlydir'))).toBe(true);
+    // Its password is agentq's alone: a file only its user reads, never printed, and needed.
+    const passwordFile = path.join(dataDir, 'redis', 'password');
+    expect((await stat(passwordFile)).mode & 0o777).toBe(0o600);
+    const password = (await readFile(passwordFile, 'utf8')).trim();
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    expect(agentq.output()).not.toContain(password);
+    const anonymous = new Redis(redisAt, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    anonymous.on('error', () => undefined);
+    await anonymous.connect();
+    await expect(anonymous.ping()).rejects.toThrow(/NOAUTH/);
+    anonymous.disconnect();
+    const withPassword = new Redis(redisAt.replace('redis://', `redis://:${password}@`), { maxRetriesPerRequest: 0 });
+    expect(await withPassword.config('GET', 'bind')).toEqual(['bind', '127.0.0.1 -::1']);
+    withPassword.disconnect();
     expect(await agentq.stop()).toBe(0);
     // Stopping agentq stops its Redis too.
     const probe = new Redis(redisAt, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -11,7 +11,7 @@ import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import type { TaskView } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
-import { isAlive, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { processesMatching, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 
@@ -83,16 +83,17 @@ it('resumes a crashed worker\'s task on another worker at its last completed ste
 });
 
 it('a cancel reaches the worker process that holds the task within a second, and kills its tool', async () => {
+  const marker = `6${Date.now() % 1_000_000}`;
   double = await startOpenAIDouble({
     rules: [
-      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo $$ > shell.pid; sleep 60' } }] } },
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: `echo $$ > shell.pid; sleep ${marker}` } }] } },
       { reply: { content: 'never' } },
     ],
   });
   const { baseUrl, taskId, dataDir: workRoot } = await startProcesses({ label: 'cancel', prompt: 'sleep' });
   const pidFile = path.join(workRoot, 'work', taskId, 'shell.pid');
   await expect.poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { timeout: 10_000 }).toBe(true);
-  const shellPid = Number(readFileSync(pidFile, 'utf8'));
+  expect(processesMatching(`sleep ${marker}`).length).toBeGreaterThan(0);
 
   const cancelledAt = Date.now();
   await fetch(`${baseUrl}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
@@ -101,7 +102,7 @@ it('a cancel reaches the worker process that holds the task within a second, and
   expect(events.at(-1)!.event).toBe('task.cancelled');
   // What ran stays recorded, and the tool's process is gone.
   expect(events.find((event) => event.event === 'tool.result')!.data.data).toMatchObject({ ok: false, output: expect.stringMatching(/\[cancelled: the task was cancelled while this ran\]/) });
-  await expect.poll(() => isAlive(shellPid), { timeout: 2_000 }).toBe(false);
+  await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 2_000 }).toEqual([]);
   expect(double.requests).toHaveLength(1);
 });
 

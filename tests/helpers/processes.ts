@@ -1,5 +1,5 @@
 /** Runs agentq's real entry point as child processes, and waits on what they print. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -73,5 +73,17 @@ export function isAlive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** Host processes whose command line contains `marker` (pgrep itself left out), as `pid command` lines. */
+export function processesMatching(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', marker], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter((line) => !line.includes('pgrep'));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
   }
 }

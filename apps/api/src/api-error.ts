@@ -4,7 +4,7 @@
  */
 import type { ErrorRequestHandler } from 'express';
 
-export type ApiErrorCode = 'invalid_request' | 'invalid_json' | 'unauthorized' | 'payload_too_large' | 'not_found' | 'conflict' | 'unavailable' | 'internal';
+export type ApiErrorCode = 'invalid_request' | 'invalid_json' | 'unauthorized' | 'forbidden' | 'payload_too_large' | 'not_found' | 'conflict' | 'unavailable' | 'internal';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -24,6 +24,8 @@ export function statusFor(code: ApiErrorCode): number {
       return 400;
     case 'unauthorized':
       return 401;
+    case 'forbidden':
+      return 403;
     case 'not_found':
       return 404;
     case 'conflict':

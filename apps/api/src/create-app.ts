@@ -1,6 +1,6 @@
 /**
  * The express app: the JSON API, health checks, the dashboard's files at `/`, bull-board at
- * `/admin/queues`, API keys when configured, and errors in one shape.
+ * `/admin/queues` (admins only), API keys and tenants when configured, and errors in one shape.
  */
 import { fileURLToPath } from 'node:url';
 import { createBullBoard } from '@bull-board/api';
@@ -8,8 +8,9 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
+import type { ApiKey } from '@agentq/config';
 import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
-import { requireApiKey } from './api-auth.js';
+import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { eventsRouter } from './routes/events.js';
 import { poolsRouter } from './routes/pools.js';
@@ -25,8 +26,12 @@ export interface CreateAppOptions {
   keys: Keys;
   /** Largest JSON body, e.g. `10mb`. */
   bodyLimit: string;
-  /** When given, /v1 and /admin/queues need one of these keys. Default: open. */
-  apiKeys?: readonly string[];
+  /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
+  apiKeys?: readonly ApiKey[];
+  /** Keys that see every tenant and open bull-board. Default none. */
+  adminKeys?: readonly ApiKey[];
+  /** Without keys, answer requests whatever host they name (a public AGENTQ_HOST). Default false. */
+  allowAnyHost?: boolean;
 }
 
 export function createApp(options: CreateAppOptions): Express {
@@ -46,11 +51,12 @@ export function createApp(options: CreateAppOptions): Express {
     }
   });
 
-  if (options.apiKeys?.length) {
-    const auth = requireApiKey(options.apiKeys);
-    app.use('/v1', auth);
-    app.use('/admin', auth);
-  }
+  const auth = authenticate({ keys: options.apiKeys ?? [], adminKeys: options.adminKeys ?? [], ...(options.allowAnyHost ? { allowAnyHost: true } : {}) });
+  app.use('/v1', auth);
+  app.use('/admin', auth, requireAdmin);
+  app.get('/v1/me', (_request, response) => {
+    response.json(principalOf(response));
+  });
   app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis }));
   app.use(eventsRouter({ store: options.store, hub: options.hub }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

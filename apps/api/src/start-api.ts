@@ -1,34 +1,61 @@
-/** Starts the API on a port, with its Redis connections; `close` stops it cleanly. */
+/**
+ * Starts the API on its address, with its Redis connections; `close` stops it cleanly. It listens on
+ * loopback unless told otherwise, and refuses to open any other address without API keys.
+ */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '@agentq/config';
+import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, TaskStore } from '@agentq/queue';
 import { createApp } from './create-app.js';
 
 export interface ApiHandle {
+  /** Where a client on this machine reaches it (loopback when it listens on every interface). */
   url: string;
+  /** The address it really listens on, e.g. `127.0.0.1:8080` or `0.0.0.0:8080`. */
+  listening: string;
   port: number;
   close(): Promise<void>;
 }
 
 export async function startApi(options: { config: Config; host?: string }): Promise<ApiHandle> {
   const { config } = options;
+  const host = options.host ?? config.AGENTQ_HOST;
+  const keyed = Boolean(config.AGENTQ_API_KEYS?.length || config.AGENTQ_ADMIN_KEYS?.length);
+  if (!isLoopbackHost(host) && !keyed && !config.AGENTQ_ALLOW_NO_AUTH) {
+    throw new ConfigError(
+      `AGENTQ_HOST=${host} would let anyone who reaches this port run code through the agents, and no API keys are set. ` +
+        'Set AGENTQ_API_KEYS (e.g. AGENTQ_API_KEYS=<long random key>=<tenant>), or keep the default AGENTQ_HOST=127.0.0.1; ' +
+        'AGENTQ_ALLOW_NO_AUTH=1 opens it without keys anyway.',
+    );
+  }
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);
-  const app = createApp({ store, queues, hub, redis, keys, bodyLimit: config.AGENTQ_BODY_LIMIT, ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}) });
-  const host = options.host ?? '0.0.0.0';
+  const app = createApp({
+    store,
+    queues,
+    hub,
+    redis,
+    keys,
+    bodyLimit: config.AGENTQ_BODY_LIMIT,
+    ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
+    ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
+    allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
+  });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.PORT, host, () => resolve(listening));
     listening.once('error', reject);
   });
-  const { port } = server.address() as AddressInfo;
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const everywhere = address.address === '0.0.0.0' || address.address === '::';
   return {
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
-    port,
+    url: `http://${everywhere ? '127.0.0.1' : shown}:${address.port}`,
+    listening: `${shown}:${address.port}`,
+    port: address.port,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

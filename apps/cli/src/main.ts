@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from '@agentq/config';
 import { ApiClient, ClientError } from './api-client.js';
 import { apiCommand } from './commands/api.js';
 import { demoCommand } from './commands/demo.js';
+import { doctorCommand } from './commands/doctor.js';
 import { cancelCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
@@ -24,6 +25,7 @@ Run agentq:
   worker [--pools planner,coder,...] [--concurrency N]
                                           a worker process for those pools (default: all)
   demo                                    start against a built-in scripted model (no LLM needed)
+  doctor                                  what isolation each pool's tools get here, Redis, the API's access
 
 Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
   submit FILE.jsonl|- [--agent A] [--priority N] [--watch]
@@ -74,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
     case 'demo':
       await demoCommand();
       return -1;
+    case 'doctor':
+      return doctorCommand(loadConfig(), values);
     case 'submit':
       return submitCommand(client(loadConfig()), argument, values);
     case 'watch':

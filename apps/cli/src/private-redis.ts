@@ -1,21 +1,39 @@
 /**
- * A Redis of agentq's own for `agentq start` when none answers at REDIS_URL: `redis-server` from the
- * PATH, its files under the data directory, append-only file on so tasks survive a restart.
+ * A Redis of agentq's own for `agentq start` when none answers at a loopback REDIS_URL: `redis-server`
+ * from the PATH, bound to loopback only, with a password generated once and kept in the data directory
+ * (mode 0600), its files there too, append-only file on so tasks survive a restart. Code a task runs
+ * cannot reach it from the jail, and without the password nothing else on this machine can use it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { redisAnswers } from './redis-probe.js';
 
-export async function startPrivateRedis(options: { url: string; dataDir: string }): Promise<ChildProcess> {
-  const { hostname, port } = new URL(options.url);
+export interface PrivateRedis {
+  child: ChildProcess;
+  /** REDIS_URL with the password, for agentq's own processes. */
+  url: string;
+  passwordFile: string;
+}
+
+export async function startPrivateRedis(options: { url: string; dataDir: string }): Promise<PrivateRedis> {
   const dir = path.resolve(options.dataDir, 'redis');
-  mkdirSync(dir, { recursive: true });
-  const child = spawn(
-    'redis-server',
-    ['--port', port || '6379', '--bind', hostname || '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--logfile', 'redis.log'],
-    { stdio: 'ignore' },
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const passwordFile = path.join(dir, 'password');
+  const password = privatePassword(dir);
+  const url = withPassword(options.url, password);
+  const port = new URL(options.url).port || '6379';
+  // The password goes in a config file only agentq's user can read, never on a command line (`ps` shows those).
+  const conf = path.join(dir, 'redis.conf');
+  writeFileSync(
+    conf,
+    [`port ${port}`, 'bind 127.0.0.1 -::1', 'protected-mode yes', `requirepass ${password}`, `dir ${dir}`, 'appendonly yes', 'save ""', 'logfile redis.log', ''].join('\n'),
+    { mode: 0o600 },
   );
+  chmodSync(conf, 0o600);
+  const child = spawn('redis-server', [conf], { stdio: 'ignore' });
   const exited = new Promise<never>((_, reject) => {
     child.once('error', (error) => reject(new Error(`Could not run redis-server: ${error.message}`)));
     child.once('exit', (code) => reject(new Error(`redis-server exited with code ${code}; see ${path.join(dir, 'redis.log')}`)));
@@ -23,13 +41,29 @@ export async function startPrivateRedis(options: { url: string; dataDir: string 
   const deadline = Date.now() + 10_000;
   const ready = (async () => {
     while (Date.now() < deadline) {
-      if (await redisAnswers(options.url, 200)) return;
+      if (await redisAnswers(url, 200)) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error('redis-server did not answer within 10 s');
   })();
   await Promise.race([ready, exited]);
-  return child;
+  return { child, url, passwordFile };
+}
+
+/** The private Redis's password: generated the first time, then read from `<dir>/password`. */
+export function privatePassword(dir: string): string {
+  const file = path.join(dir, 'password');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const password = randomBytes(24).toString('base64url');
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+/** A Redis URL with this password (and the user it named, if any). */
+export function withPassword(url: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.password = password;
+  return parsed.toString().replace(/\/$/, '');
 }
 
 /** Whether an executable of that name is on the PATH. */

@@ -1,5 +1,5 @@
 /** The dashboard's entry: a hash router over three views, and the API key prompt when one is needed. */
-import { setApiKey, setUnauthorizedHandler } from './api.js';
+import { request, setApiKey, setUnauthorizedHandler, type Me } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { poolsView } from './views/pools-view.js';
 import { taskView } from './views/task-view.js';
@@ -28,6 +28,7 @@ setUnauthorizedHandler(() => {
       event.preventDefault();
       setApiKey(input.value.trim());
       dialog.remove();
+      showNav();
       route();
     } },
     h('strong', {}, 'This agentq API needs a key.'),
@@ -38,5 +39,14 @@ setUnauthorizedHandler(() => {
 });
 
 window.addEventListener('hashchange', route);
-replaceChildren(document.getElementById('nav')!, h('a', { href: '#/' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'), h('a', { href: '/admin/queues', target: '_blank' }, 'Queues'));
+/** The menu; bull-board opens only for an admin key, so its link shows for admins. */
+function showNav(): void {
+  const nav = document.getElementById('nav')!;
+  replaceChildren(nav, h('a', { href: '#/' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'));
+  void request<Me>('/v1/me')
+    .then((me) => me.admin && nav.append(h('a', { href: '/admin/queues', target: '_blank' }, 'Queues')))
+    .catch(() => undefined);
+}
+
+showNav();
 route();

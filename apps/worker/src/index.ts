@@ -2,3 +2,4 @@ export * from './start-worker.js';
 export * from './run-agent-job.js';
 export * from './cancel-listener.js';
 export * from './system-prompts.js';
+export * from './tool-isolation.js';

@@ -2,6 +2,7 @@
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import type { AgentQueues, TaskStore } from '@agentq/queue';
+import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
 
 export interface JobContext {
@@ -12,6 +13,8 @@ export interface JobContext {
   cancels: CancelListener;
   workerId: string;
   config: Config;
+  /** How the pool's process tools run. */
+  isolation: ProcessIsolation;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
 }

@@ -5,7 +5,6 @@
  * attempt resume where this one stopped.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { toolProtocolFor } from '@agentq/config';
@@ -18,6 +17,7 @@ import { pausePool } from './pause-pool.js';
 import { recordOutcome } from './record-outcome.js';
 import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
+import { prepareWorkdir } from './tool-isolation.js';
 
 export type AgentJobContext = JobContext;
 
@@ -50,7 +50,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, 
 
   const { config } = context;
   const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
-  await mkdir(workdir, { recursive: true });
+  await prepareWorkdir(context.isolation, workdir);
   const resumed = Number(record.steps ?? 0) > 0 || record.status === 'running';
   const runToken = randomUUID();
   const started = await store.commit({
@@ -99,7 +99,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, 
       startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
       compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
       allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
-      sandbox: config.AGENTQ_SANDBOX,
+      isolation: context.isolation,
       toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
       toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
       signal: controller.signal,

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
-import { ConfigError, concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
+import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -23,10 +23,11 @@ import {
   type AgentJob,
   type AgentPool,
 } from '@agentq/queue';
-import { bwrapAvailable, resolveInterpreters } from '@agentq/tools';
+import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { runAgentJob } from './run-agent-job.js';
 import { runPlannerJob } from './run-planner-job.js';
+import { isolationForPools, type PoolTools } from './tool-isolation.js';
 
 export interface StartWorkerOptions {
   config: Config;
@@ -46,16 +47,16 @@ export interface StartWorkerOptions {
 
 export interface WorkerHandle {
   id: string;
+  /** How each pool's process tools run (for the start-up log). */
+  tools: ReadonlyMap<AgentPool, PoolTools>;
   /** Stops taking jobs, waits for the running ones, and disconnects. */
   close(): Promise<void>;
 }
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
-  if (config.AGENTQ_SANDBOX === 'bwrap' && !bwrapAvailable()) {
-    throw new ConfigError('AGENTQ_SANDBOX=bwrap needs bubblewrap on this machine: apt-get install -y bubblewrap (or set AGENTQ_SANDBOX=none).');
-  }
   resolveInterpreters();
+  const poolTools = await isolationForPools({ config, pools: options.pools });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
@@ -76,7 +77,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   const workers = new Map<AgentPool, Worker<AgentJob>>();
   for (const pool of options.pools) {
-    const context = { store, queues, model: modelOf(pool), cancels, workerId, config, rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms) };
+    const context = { store, queues, model: modelOf(pool), cancels, workerId, config, isolation: poolTools.get(pool)!.isolation, rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms) };
     const processor =
       pool === 'planner'
         ? (job: Parameters<typeof runPlannerJob>[0], token?: string) => runPlannerJob(job, { ...context, offerTool: toolProtocolFor(config, 'planner') === 'native' }, token)
@@ -118,6 +119,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     pid: process.pid,
     pools: [...options.pools],
     concurrency: Object.fromEntries(options.pools.map((pool) => [pool, options.concurrency ?? concurrencyFor(config, pool)])),
+    isolation: Object.fromEntries(options.pools.map((pool) => [pool, poolTools.get(pool)!.summary])),
     startedAt: new Date().toISOString(),
   };
   const beat = () => sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) => console.error(`[worker] heartbeat failed: ${String(error)}`));
@@ -127,6 +129,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   return {
     id: workerId,
+    tools: poolTools,
     async close() {
       clearInterval(sweeper);
       clearInterval(heartbeat);

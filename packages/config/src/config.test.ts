@@ -5,6 +5,8 @@ describe('loadConfig', () => {
   it('gives every default', () => {
     const config = loadConfig({ env: {} });
     expect(config).toMatchObject({ PORT: 8080, REDIS_URL: 'redis://127.0.0.1:6379', AGENTQ_DATA_DIR: './.agentq', AGENTQ_TOOL_PROTOCOL: 'native' });
+    // Safe by default: tools jailed without network, the API on loopback without keys.
+    expect(config).toMatchObject({ AGENTQ_SANDBOX: 'auto', AGENTQ_TOOL_NETWORK: 'none', AGENTQ_HOST: '127.0.0.1', AGENTQ_ALLOW_NO_AUTH: false });
     expect(llmConfigured(config)).toBe(false);
   });
 
@@ -19,9 +21,17 @@ describe('loadConfig', () => {
   });
 
   it('reads booleans and lists', () => {
-    const config = loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_API_KEYS: ' a, b ,,c ' } });
+    const config = loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_API_KEYS: ' a, b=team-1 ,,c2Vj==,d=x=ops ', AGENTQ_ADMIN_KEYS: 'root-key' } });
     expect(config.AGENTQ_FETCH_PRIVATE).toBe(true);
-    expect(config.AGENTQ_API_KEYS).toEqual(['a', 'b', 'c']);
+    // key=tenant; a bare key is tenant default; base64 padding stays part of the key.
+    expect(config.AGENTQ_API_KEYS).toEqual([
+      { key: 'a', tenant: 'default' },
+      { key: 'b', tenant: 'team-1' },
+      { key: 'c2Vj==', tenant: 'default' },
+      { key: 'd=x', tenant: 'ops' },
+    ]);
+    expect(config.AGENTQ_ADMIN_KEYS).toEqual([{ key: 'root-key', tenant: 'default' }]);
+    expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'has space' } })).toThrow(/AGENTQ_API_KEYS=.*a key may not contain spaces/);
     expect(() => loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'yes' } })).toThrow(/AGENTQ_FETCH_PRIVATE="yes": true or false/);
   });
 

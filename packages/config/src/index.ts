@@ -10,12 +10,40 @@ export const POOLS = ['planner', 'coder', 'file', 'casual', 'web'] as const;
 export type PoolName = (typeof POOLS)[number];
 
 const toolProtocol = z.enum(['native', 'fences']);
+const toolNetwork = z.enum(['none', 'egress']);
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'], { message: 'true or false' })
+    .transform((value) => value === 'true' || value === '1')
+    .default(fallback);
 
 /** `NAME_<POOL>` variables for every pool, each optional. */
 function perPool<Schema extends z.ZodType>(name: string, schema: Schema): Record<`${string}_${Uppercase<PoolName>}`, Schema> {
   return Object.fromEntries(POOLS.map((pool) => [`${name}_${pool.toUpperCase()}`, schema])) as Record<`${string}_${Uppercase<PoolName>}`, Schema>;
 }
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** A tenant's name: it is part of Redis keys, so a plain word. */
+const TENANT = /^[\w.-]{1,64}$/;
+
+export interface ApiKey {
+  key: string;
+  tenant: string;
+}
+
+/** `key=tenant,key2,...`: a key without a tenant belongs to tenant `default`. */
+const apiKeyList = z.string().transform((value, context): ApiKey[] => {
+  const keys: ApiKey[] = [];
+  for (const entry of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+    // Split on the last "=", so keys may contain "=" (base64 padding) when a tenant is named.
+    const at = entry.lastIndexOf('=');
+    const tenant = at > 0 ? entry.slice(at + 1) : '';
+    if (at > 0 && TENANT.test(tenant)) keys.push({ key: entry.slice(0, at), tenant });
+    else if (/\s/.test(entry)) context.addIssue({ code: 'custom', message: 'a key may not contain spaces' });
+    else keys.push({ key: entry, tenant: 'default' });
+  }
+  return keys;
+});
 
 const configSchema = z.object({
   /** HTTP port of the API. */
@@ -41,15 +69,23 @@ const configSchema = z.object({
   /** A SearxNG instance for the web pool's `web_search` tool, e.g. http://127.0.0.1:8888. */
   AGENTQ_SEARCH_URL: z.string().url().optional(),
   /**
-   * `bwrap` runs bash, python and node inside bubblewrap: the system read-only, the task's work
-   * directory read-write, nothing else of the machine. `none`: path checks and a scrubbed environment.
+   * How process tools (bash, python, node) are isolated. `auto`: jailed with bubblewrap when this
+   * machine allows it, else those tools are refused with a message saying how to fix it. `bwrap`: the
+   * jail or the worker does not start. `none`: no jail (an explicit opt-out, warned about).
    */
-  AGENTQ_SANDBOX: z.enum(['none', 'bwrap']).default('none'),
+  AGENTQ_SANDBOX: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+  /** Network of jailed tools: `none` (only the jail's own loopback) or `egress` (internet, never this host or private ranges). */
+  AGENTQ_TOOL_NETWORK: toolNetwork.default('none'),
+  /** Per pool (`AGENTQ_TOOL_NETWORK_CODER` ...), overriding AGENTQ_TOOL_NETWORK. */
+  ...perPool('AGENTQ_TOOL_NETWORK', toolNetwork.optional()),
+  /** Processes (and threads) one jailed tool run may have at once. */
+  AGENTQ_TOOL_PROCESSES: positiveInt(128),
+  /** Memory (data segment) of each jailed process, in MiB. */
+  AGENTQ_TOOL_MEMORY_MB: positiveInt(1024),
+  /** Largest file a jailed tool may write, and the size of its private /tmp, in MiB. */
+  AGENTQ_TOOL_FILE_MB: positiveInt(512),
   /** Let `http_fetch` reach loopback and private-network addresses (e.g. an intranet). Default false. */
-  AGENTQ_FETCH_PRIVATE: z
-    .enum(['true', 'false', '1', '0'], { message: 'true or false' })
-    .transform((value) => value === 'true' || value === '1')
-    .default(false),
+  AGENTQ_FETCH_PRIVATE: flag(false),
   /** Subtasks one plan may have. */
   AGENTQ_MAX_SUBTASKS: positiveInt(20),
   /** Times the planner may answer with an invalid plan before the task fails. */
@@ -81,14 +117,18 @@ const configSchema = z.object({
    * up by another worker after about this long, and resume at their last completed step.
    */
   AGENTQ_JOB_LOCK_MS: positiveInt(30_000),
+  /** Address the API listens on. Anything but loopback needs API keys (or AGENTQ_ALLOW_NO_AUTH). */
+  AGENTQ_HOST: z.string().min(1).default('127.0.0.1'),
   /**
-   * API keys, comma-separated. When set, every /v1 call and /admin/queues needs one (as
-   * `Authorization: Bearer <key>`, `x-api-key`, or the dashboard's cookie). Default: no auth.
+   * API keys, comma-separated, each `key=tenant` (a bare key is tenant `default`). When set, every /v1
+   * call needs one (`Authorization: Bearer <key>`, `x-api-key`, or the dashboard's cookie), and a
+   * tenant sees only its own tasks. Default: no keys (the API then serves loopback only).
    */
-  AGENTQ_API_KEYS: z
-    .string()
-    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
-    .optional(),
+  AGENTQ_API_KEYS: apiKeyList.optional(),
+  /** Keys that see every tenant's tasks and open bull-board, in the same form. */
+  AGENTQ_ADMIN_KEYS: apiKeyList.optional(),
+  /** Serve a non-loopback AGENTQ_HOST without API keys (anyone who reaches the port can run code). */
+  AGENTQ_ALLOW_NO_AUTH: flag(false),
   /** Where the `agentq` CLI finds the API. */
   AGENTQ_URL: z.string().url().default('http://127.0.0.1:8080'),
   /** The key the `agentq` CLI sends. */
@@ -147,6 +187,18 @@ Put them in the environment or in ./.env. To try agentq without a model: npm run
 
 function poolSetting(config: Config, name: string, pool: string): unknown {
   return (config as Record<string, unknown>)[`${name}_${pool.toUpperCase()}`];
+}
+
+/** The network of a pool's jailed tools: its own setting, else the global one. */
+export function toolNetworkFor(config: Config, pool: string): 'none' | 'egress' {
+  const own = poolSetting(config, 'AGENTQ_TOOL_NETWORK', pool);
+  return own === 'none' || own === 'egress' ? own : config.AGENTQ_TOOL_NETWORK;
+}
+
+/** Whether a host name or address is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 /** The tool protocol of a pool: its own setting, else the global one. */

@@ -4,10 +4,8 @@
  * running tool's process tree). With fences, the first failure stops the remaining blocks. The step
  * completes in the same commit as its last result, so a resumed job never completes a step twice.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Message } from '@agentq/protocol';
-import { ASK_USER_TOOL, resolveInWorkdir, ToolError, type Tool, type ToolContext } from '@agentq/tools';
+import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
 import type { AgentEventInput } from './agent-events.js';
 import type { AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
@@ -99,9 +97,8 @@ async function runPlannedCall(call: PlannedCall, tools: readonly Tool[], context
   if (call.error) return { call, status: 'failed', output: call.error };
   if (call.savePath !== undefined) {
     try {
-      const file = await resolveInWorkdir({ workdir: context.workdir, path: call.savePath });
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, call.saveContent ?? '');
+      const owner = fileOwner(context);
+      await writeWorkdirFile({ workdir: context.workdir, path: call.savePath, content: call.saveContent ?? '', ...(owner ? { owner } : {}) });
     } catch (error) {
       return { call, status: 'failed', output: error instanceof ToolError ? error.message : `Could not save ${call.savePath}: ${(error as Error).message}` };
     }

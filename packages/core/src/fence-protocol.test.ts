@@ -29,6 +29,7 @@ async function run(script: ScriptStep[], options: { toolTimeoutMs?: number } = {
     systemPrompt: 'sys',
     prompt: 'goal',
     workdir,
+    isolation: { kind: 'none' },
     maxSteps: 10,
     signal: new AbortController().signal,
     ...options,

@@ -24,6 +24,7 @@ const base = (overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'model
   systemPrompt: 'sys',
   prompt: 'the goal',
   workdir,
+  isolation: { kind: 'none' },
   maxSteps: 20,
   signal: new AbortController().signal,
   ...overrides,

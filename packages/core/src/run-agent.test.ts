@@ -23,6 +23,7 @@ function options(overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'mo
     systemPrompt: 'You are a test agent.',
     prompt: 'Do the thing.',
     workdir,
+    isolation: { kind: 'none' },
     maxSteps: 10,
     signal: new AbortController().signal,
     ...overrides,

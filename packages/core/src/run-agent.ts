@@ -10,7 +10,7 @@
  */
 import { LlmError, type LanguageModel } from '@agentq/llm';
 import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
-import type { Scratchpad, Tool, ToolContext } from '@agentq/tools';
+import type { ProcessIsolation, Scratchpad, Tool, ToolContext } from '@agentq/tools';
 import type { AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -50,8 +50,8 @@ export interface RunAgentOptions {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
-  /** Run the process tools inside bubblewrap. Default 'none'. */
-  sandbox?: 'none' | 'bwrap';
+  /** How bash, python and node run: in the jail, without one (an explicit opt-out), or refused. */
+  isolation: ProcessIsolation;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
 }
@@ -77,7 +77,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     outputLimit: options.toolOutputLimit ?? 20_000,
     ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
     ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
-    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    isolation: options.isolation,
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();

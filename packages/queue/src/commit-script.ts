@@ -1,13 +1,13 @@
 /**
  * The one write path of a task's state, as a Lua script so that everything in a commit lands
  * together or not at all: a guarded status change (by expected status, and by the run token of the
- * worker that holds the task) (with the status indexes), fields, token usage,
+ * worker that holds the task) (with the status indexes, global and per tenant), fields, token usage,
  * appended messages, and events. Each event gets the next `seq` (no gaps) as its stream id, and is
  * published on the task's channel for live followers.
  */
 
 export const COMMIT_SCRIPT = `
-local task, messagesKey, eventsKey, statusPrefix, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local task, messagesKey, eventsKey, statusPrefix, expiryKey, tenantPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local c = cjson.decode(ARGV[1])
 local current = redis.call('HGET', task, 'status')
 if not current then return {-2, '', '0'} end
@@ -26,6 +26,11 @@ if c.status and c.status ~= current then
     local order = redis.call('HGET', task, 'order')
     redis.call('ZREM', statusPrefix .. current, c.taskId)
     redis.call('ZADD', statusPrefix .. c.status, order, c.taskId)
+    local tenant = redis.call('HGET', task, 'tenant')
+    if tenant then
+      redis.call('ZREM', tenantPrefix .. tenant .. ':tasks:status:' .. current, c.taskId)
+      redis.call('ZADD', tenantPrefix .. tenant .. ':tasks:status:' .. c.status, order, c.taskId)
+    end
     -- A submitted task that ended is removed with its subtasks once its retention is over.
     if c.expireAt then redis.call('ZADD', expiryKey, c.expireAt, c.taskId) end
   end

@@ -14,6 +14,10 @@ export interface Keys {
   statusPrefix: string;
   tasksWithStatus(status: string): string;
   orderCounter: string;
+  /** The same indexes per tenant: `tenantTasks(t)`, and by status under `tenantPrefix`. */
+  tenantTasks(tenant: string): string;
+  tenantTasksWithStatus(tenant: string, status: string): string;
+  tenantPrefix: string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** The subtasks of a root that reached an end. */
@@ -40,6 +44,9 @@ export function createKeys(prefix: string): Keys {
     statusPrefix: `${prefix}:tasks:status:`,
     tasksWithStatus: (status) => `${prefix}:tasks:status:${status}`,
     orderCounter: `${prefix}:tasks:order`,
+    tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
+    tenantTasksWithStatus: (tenant, status) => `${prefix}:tenant:${tenant}:tasks:status:${status}`,
+    tenantPrefix: `${prefix}:tenant:`,
     expiry: `${prefix}:tasks:expiry`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,

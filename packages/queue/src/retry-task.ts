@@ -4,7 +4,7 @@
  */
 import { enqueueTasks, type AgentQueues } from './agent-queues.js';
 import type { TaskStore } from './task-store.js';
-import { AGENT_KINDS, type AgentKind, type TaskStatus } from './task-schemas.js';
+import { AGENT_KINDS, DEFAULT_TENANT, type AgentKind, type TaskStatus } from './task-schemas.js';
 
 const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 
@@ -14,7 +14,9 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   if (!RETRYABLE.has(record.status ?? '') || record.parentId) return { found: true, status: record.status as TaskStatus };
   const agent = (AGENT_KINDS as readonly string[]).includes(record.agent ?? '') ? (record.agent as AgentKind) : undefined;
   const metadata = { ...(JSON.parse(record.metadata ?? '{}') as Record<string, unknown>), retryOf: options.taskId };
-  const [created] = await options.store.create([{ prompt: record.prompt ?? '', ...(agent ? { agent } : {}), priority: Number(record.priority ?? 5), metadata }]);
+  const [created] = await options.store.create([{ prompt: record.prompt ?? '', ...(agent ? { agent } : {}), priority: Number(record.priority ?? 5), metadata }], {
+    tenant: record.tenant ?? DEFAULT_TENANT,
+  });
   await enqueueTasks({ queues: options.queues, tasks: [created!] });
   return { found: true, status: 'queued', newId: created!.id };
 }

@@ -9,7 +9,7 @@ import type { AgentQueues } from './agent-queues.js';
 import { bullPriority } from './agent-queues.js';
 import { dependentsOf, type PlannedSubtask } from './plan.js';
 import type { TaskStore } from './task-store.js';
-import { TERMINAL_STATUSES, type AgentPool, type TaskStatus } from './task-schemas.js';
+import { DEFAULT_TENANT, TERMINAL_STATUSES, type AgentPool, type TaskStatus } from './task-schemas.js';
 
 /** A plan as stored on its root: every subtask of every version, with its task id. */
 export interface StoredSubtask extends PlannedSubtask {
@@ -39,6 +39,7 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
       id: subtask.taskId,
       rootId,
       parentId: rootId,
+      tenant: root.tenant ?? DEFAULT_TENANT,
       planId: subtask.id,
       agent: subtask.agent,
       prompt: subtask.task,

@@ -10,6 +10,9 @@ export type AgentKind = (typeof AGENT_KINDS)[number];
 /** Every queue: the planner's, and one per agent kind. */
 export const AGENT_POOLS = ['planner', ...AGENT_KINDS] as const;
 export type AgentPool = (typeof AGENT_POOLS)[number];
+/** The tenant of tasks submitted without API keys, and of keys that name none. */
+export const DEFAULT_TENANT = 'default';
+
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
@@ -49,6 +52,8 @@ export interface TaskView {
   /** The task this one belongs to (itself for a submitted task), and its direct parent. */
   rootId: string;
   parentId: string | null;
+  /** Whose task it is: only this tenant's keys (and admin keys) see it. */
+  tenant: string;
   status: TaskStatus;
   agent: string;
   prompt: string;

@@ -9,7 +9,7 @@ import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT } from './commit-script.js';
 import type { Keys } from './keys.js';
 import { readEvents, type TaskEvent } from './task-events.js';
-import { DEFAULT_POOL, TERMINAL_STATUSES, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
+import { DEFAULT_POOL, DEFAULT_TENANT, TERMINAL_STATUSES, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
 
 export interface CommitOptions {
   taskId: string;
@@ -40,6 +40,8 @@ export interface ListTasksOptions {
   cursor?: string;
   /** Only tasks whose prompt contains this text (any case). */
   q?: string;
+  /** Only this tenant's tasks. Default: every tenant's. */
+  tenant?: string;
 }
 
 /** How many tasks a search reads at most per page before it answers with what it found. */
@@ -54,11 +56,12 @@ export class TaskStore {
     readonly keys: Keys,
     readonly retentionMs = 7 * 24 * 3600 * 1000,
   ) {
-    redis.defineCommand('agentqCommit', { numberOfKeys: 5, lua: COMMIT_SCRIPT });
+    redis.defineCommand('agentqCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
   }
 
-  /** Stores new tasks as `queued`, each with its `task.queued` event; returns their ids in order. */
-  async create(inputs: readonly TaskInput[]): Promise<Array<{ id: string; agent: string; priority: number }>> {
+  /** Stores new tasks of a tenant as `queued`, each with its `task.queued` event; returns their ids in order. */
+  async create(inputs: readonly TaskInput[], options: { tenant?: string } = {}): Promise<Array<{ id: string; agent: string; priority: number }>> {
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const lastOrder = await this.redis.incrby(this.keys.orderCounter, inputs.length);
     const now = new Date().toISOString();
     const pipeline = this.redis.pipeline();
@@ -70,6 +73,7 @@ export class TaskStore {
       pipeline.hset(this.keys.task(id), {
         id,
         rootId: id,
+        tenant,
         agent,
         prompt: input.prompt,
         priority: String(priority),
@@ -85,6 +89,8 @@ export class TaskStore {
       });
       pipeline.zadd(this.keys.allTasks, order, id);
       pipeline.zadd(this.keys.tasksWithStatus('queued'), order, id);
+      pipeline.zadd(this.keys.tenantTasks(tenant), order, id);
+      pipeline.zadd(this.keys.tenantTasksWithStatus(tenant, 'queued'), order, id);
       const event: TaskEvent = { id: `${id}:1`, seq: 1, taskId: id, rootId: id, ts: now, type: 'task.queued', agent, data: { priority } };
       pipeline.xadd(this.keys.events(id), '1-0', 'event', JSON.stringify(event));
       return { id, agent, priority };
@@ -117,6 +123,7 @@ export class TaskStore {
       this.keys.events(taskId),
       this.keys.statusPrefix,
       this.keys.expiry,
+      this.keys.tenantPrefix,
       JSON.stringify(payload),
     )) as [number, string, string];
     return { applied: seq >= 0, status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1' };
@@ -154,7 +161,15 @@ export class TaskStore {
   }
 
   async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
-    const key = options.status ? this.keys.tasksWithStatus(options.status) : this.keys.allTasks;
+    const { tenant, status } = options;
+    const key =
+      tenant === undefined
+        ? status
+          ? this.keys.tasksWithStatus(status)
+          : this.keys.allTasks
+        : status
+          ? this.keys.tenantTasksWithStatus(tenant, status)
+          : this.keys.tenantTasks(tenant);
     const needle = options.q?.toLowerCase();
     const found: TaskView[] = [];
     let max = options.cursor ? `(${options.cursor}` : '+inf';
@@ -181,12 +196,16 @@ export class TaskStore {
     }
   }
 
-  /** The status of many tasks at once; an unknown id has status `null`. */
-  async statuses(ids: readonly string[]): Promise<Array<{ id: string; status: TaskStatus | null }>> {
+  /** The status of many tasks at once; an unknown id (or another tenant's, given `viewer`) has status `null`. */
+  async statuses(ids: readonly string[], viewer?: { tenant: string; admin: boolean }): Promise<Array<{ id: string; status: TaskStatus | null }>> {
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hget(this.keys.task(id), 'status');
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'tenant');
     const results = (await pipeline.exec()) ?? [];
-    return ids.map((id, index) => ({ id, status: (results[index]?.[1] as TaskStatus | null) ?? null }));
+    return ids.map((id, index) => {
+      const [status, tenant] = (results[index]?.[1] as Array<string | null> | undefined) ?? [null, null];
+      const visible = !viewer || viewer.admin || (tenant ?? DEFAULT_TENANT) === viewer.tenant;
+      return { id, status: visible ? ((status as TaskStatus | null) ?? null) : null };
+    });
   }
 
   async messages(taskId: string): Promise<MemoryEntry[]> {
@@ -212,6 +231,7 @@ function toView(hash: Record<string, string>): TaskView {
     id: hash.id!,
     rootId: hash.rootId ?? hash.id!,
     parentId: hash.parentId || null,
+    tenant: hash.tenant ?? DEFAULT_TENANT,
     status: hash.status as TaskStatus,
     agent: hash.agent ?? '',
     prompt: hash.prompt ?? '',

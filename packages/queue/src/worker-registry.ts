@@ -5,6 +5,13 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 
+/** How a worker runs a pool's process tools, as the pools page shows it. */
+export type PoolIsolation =
+  | { kind: 'jail'; network: 'none' | 'egress' }
+  | { kind: 'none' }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'not-needed' };
+
 export interface WorkerInfo {
   id: string;
   host: string;
@@ -12,6 +19,8 @@ export interface WorkerInfo {
   pools: string[];
   /** Jobs at once, per pool. */
   concurrency: Record<string, number>;
+  /** Per pool: how its process tools are isolated. */
+  isolation?: Record<string, PoolIsolation>;
   startedAt: string;
   lastSeen: string;
 }

@@ -1,7 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { resolveInWorkdir } from './sandbox-path.js';
-import { defineTool } from './tool.js';
+import { defineTool, type ToolResult } from './tool.js';
+import { openInWorkdir, replaceContent } from './workdir-files.js';
+
+const MAX_EDIT_BYTES = 16 * 1024 * 1024;
 
 export const editFileTool = defineTool({
   name: 'edit_file',
@@ -14,19 +16,28 @@ export const editFileTool = defineTool({
     replace_all: z.boolean().optional().describe('Replace every match. Default false'),
   }),
   async run(args, context) {
-    const file = await resolveInWorkdir({ workdir: context.workdir, path: args.path });
-    const text = await readFile(file, 'utf8');
-    const matches = text.split(args.old_text).length - 1;
-    if (matches === 0) {
-      return { ok: false, output: `old_text was not found in ${args.path}. Read the file again and copy the exact text, including spaces.` };
+    const file = await openInWorkdir({ workdir: context.workdir, path: args.path, access: 'update' });
+    try {
+      return await edit(file, args);
+    } finally {
+      await file.close();
     }
-    if (matches > 1 && !args.replace_all) {
-      return {
-        ok: false,
-        output: `old_text matches ${matches} places in ${args.path}. Include more surrounding lines so it matches once, or set replace_all to true.`,
-      };
-    }
-    await writeFile(file, args.replace_all ? text.replaceAll(args.old_text, () => args.new_text) : text.replace(args.old_text, () => args.new_text));
-    return { ok: true, output: `Replaced ${args.replace_all ? matches : 1} occurrence(s) in ${args.path}` };
   },
 });
+
+async function edit(file: FileHandle, args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined }): Promise<ToolResult> {
+  if ((await file.stat()).size > MAX_EDIT_BYTES) return { ok: false, output: `${args.path} is larger than ${MAX_EDIT_BYTES} bytes: edit it with bash (sed, python).` };
+  const text = await file.readFile('utf8');
+  const matches = text.split(args.old_text).length - 1;
+  if (matches === 0) {
+    return { ok: false, output: `old_text was not found in ${args.path}. Read the file again and copy the exact text, including spaces.` };
+  }
+  if (matches > 1 && !args.replace_all) {
+    return {
+      ok: false,
+      output: `old_text matches ${matches} places in ${args.path}. Include more surrounding lines so it matches once, or set replace_all to true.`,
+    };
+  }
+  await replaceContent(file, args.replace_all ? text.replaceAll(args.old_text, () => args.new_text) : text.replace(args.old_text, () => args.new_text));
+  return { ok: true, output: `Replaced ${args.replace_all ? matches : 1} occurrence(s) in ${args.path}` };
+}

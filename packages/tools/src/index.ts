@@ -1,6 +1,6 @@
 export * from './tool.js';
 export * from './errors.js';
-export * from './sandbox-path.js';
+export * from './workdir-files.js';
 export * from './cap-output.js';
 export * from './tool-environment.js';
 export * from './run-process.js';
@@ -20,4 +20,8 @@ export * from './run-code.js';
 export * from './memory-tools.js';
 export * from './web-search-tool.js';
 export * from './private-address.js';
-export * from './process-sandbox.js';
+export * from './process-isolation.js';
+export * from './jail.js';
+export * from './jail-identity.js';
+export type { JailLimits } from './jail-files.js';
+export { egressRules } from './jail-egress.js';

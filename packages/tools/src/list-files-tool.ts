@@ -1,9 +1,9 @@
-import { readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { resolveInWorkdir } from './sandbox-path.js';
 import { defineTool } from './tool.js';
+import { resolveInWorkdir } from './workdir-files.js';
 
 const MAX_ENTRIES = 500;
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules', '__pycache__']);
@@ -17,6 +17,7 @@ export const listFilesTool = defineTool({
   }),
   async run(args, context) {
     const folder = await resolveInWorkdir({ workdir: context.workdir, path: args.path ?? '.' });
+    if (!(await lstat(folder)).isDirectory()) return { ok: false, output: `${args.path} is a file, not a folder: read it with read_file.` };
     const matches = args.glob ? picomatch(args.glob, { dot: true }) : () => true;
     const found: string[] = [];
     let truncated = false;

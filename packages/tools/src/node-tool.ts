@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { resolveInterpreters } from './interpreters.js';
 import { runCode } from './run-code.js';
 import { defineTool } from './tool.js';
 
@@ -9,5 +8,5 @@ export const nodeTool = defineTool({
     "Run a JavaScript program with Node.js in the task's work directory and get what it prints (console.log). Nothing can be typed in.",
   schema: z.object({ code: z.string().min(1).describe('The whole program (CommonJS; use import() for ES modules)') }),
   fence: { tags: ['node', 'javascript', 'js'], toArguments: (block) => ({ code: block.code }) },
-  run: (args, context) => runCode({ language: 'node', code: args.code, file: resolveInterpreters().node, args: ['-'], input: args.code, context }),
+  run: (args, context) => runCode({ language: 'node', code: args.code, program: 'node', context }),
 });

@@ -7,22 +7,23 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
+/** Loopback, RFC 1918, link-local, carrier-grade NAT, "this network", IPv6 loopback and unique-local. */
+export const PRIVATE_RANGES: ReadonlyArray<{ network: string; prefix: number; family: 'ipv4' | 'ipv6' }> = [
+  { network: '0.0.0.0', prefix: 8, family: 'ipv4' },
+  { network: '10.0.0.0', prefix: 8, family: 'ipv4' },
+  { network: '100.64.0.0', prefix: 10, family: 'ipv4' },
+  { network: '127.0.0.0', prefix: 8, family: 'ipv4' },
+  { network: '169.254.0.0', prefix: 16, family: 'ipv4' },
+  { network: '172.16.0.0', prefix: 12, family: 'ipv4' },
+  { network: '192.168.0.0', prefix: 16, family: 'ipv4' },
+  { network: '::1', prefix: 128, family: 'ipv6' },
+  { network: '::', prefix: 128, family: 'ipv6' },
+  { network: 'fc00::', prefix: 7, family: 'ipv6' },
+  { network: 'fe80::', prefix: 10, family: 'ipv6' },
+];
+
 const privateRanges = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  privateRanges.addSubnet(network, prefix, 'ipv4');
-}
-privateRanges.addAddress('::1', 'ipv6');
-privateRanges.addAddress('::', 'ipv6');
-privateRanges.addSubnet('fc00::', 7, 'ipv6');
-privateRanges.addSubnet('fe80::', 10, 'ipv6');
+for (const range of PRIVATE_RANGES) privateRanges.addSubnet(range.network, range.prefix, range.family);
 
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);

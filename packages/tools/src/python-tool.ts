@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { resolveInterpreters } from './interpreters.js';
 import { runCode } from './run-code.js';
 import { defineTool } from './tool.js';
 
@@ -9,5 +8,5 @@ export const pythonTool = defineTool({
     "Run a Python 3 program in the task's work directory and get what it prints. Put values in variables and print results to stdout: nothing can be typed in.",
   schema: z.object({ code: z.string().min(1).describe('The whole program') }),
   fence: { tags: ['python', 'py', 'python3'], toArguments: (block) => ({ code: block.code }) },
-  run: (args, context) => runCode({ language: 'python', code: args.code, file: resolveInterpreters().python, args: ['-'], input: args.code, context }),
+  run: (args, context) => runCode({ language: 'python', code: args.code, program: 'python', context }),
 });

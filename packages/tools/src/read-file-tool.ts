@@ -1,8 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { capOutput } from './cap-output.js';
-import { resolveInWorkdir } from './sandbox-path.js';
 import { defineTool } from './tool.js';
+import { readWorkdirFile } from './workdir-files.js';
+
+/** Larger files are read with bash, in parts: the whole file would sit in the worker's memory. */
+const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 export const readFileTool = defineTool({
   name: 'read_file',
@@ -13,8 +15,7 @@ export const readFileTool = defineTool({
     limit: z.number().int().min(1).optional().describe('How many lines to show. Default 2000'),
   }),
   async run(args, context) {
-    const file = await resolveInWorkdir({ workdir: context.workdir, path: args.path });
-    const lines = (await readFile(file, 'utf8')).split('\n');
+    const lines = (await readWorkdirFile({ workdir: context.workdir, path: args.path, maxBytes: MAX_READ_BYTES })).split('\n');
     const first = args.offset ?? 1;
     const shown = lines.slice(first - 1, first - 1 + (args.limit ?? 2000));
     if (shown.length === 0) return { ok: true, output: `(${args.path} has ${lines.length} lines; nothing at line ${first})` };

@@ -1,7 +1,7 @@
 /** Runs a program through an interpreter in the work directory: guard, run, and report by exit status. */
 import { refuseInteractive, type GuardedLanguage } from './interactive-guard.js';
 import { resolveInterpreters } from './interpreters.js';
-import { sandboxed } from './process-sandbox.js';
+import type { JailProgram } from './jail.js';
 import { processResult } from './process-result.js';
 import { runProcess } from './run-process.js';
 import type { ToolContext, ToolResult } from './tool.js';
@@ -10,28 +10,36 @@ import { toolEnvironment } from './tool-environment.js';
 export async function runCode(options: {
   language: GuardedLanguage;
   code: string;
-  file: string;
-  args: readonly string[];
-  /** The program on stdin (so no file lands in the work directory). */
-  input?: string;
+  program: JailProgram;
+  /** bash runs `code` as its command; python and node read it from stdin (so no file lands in the work directory). */
   context: ToolContext;
 }): Promise<ToolResult> {
   const { context } = options;
   const refusal = refuseInteractive({ language: options.language, code: options.code });
   if (refusal) return { ok: false, output: refusal };
-  const command =
-    context.sandbox === 'bwrap'
-      ? sandboxed({ file: options.file, args: options.args, workdir: context.workdir, interpreters: Object.values(resolveInterpreters()) })
-      : { file: options.file, args: options.args };
-  const outcome = await runProcess({
-    file: command.file,
-    args: command.args,
-    ...(options.input !== undefined ? { input: options.input } : {}),
-    cwd: context.workdir,
-    env: toolEnvironment({ workdir: context.workdir }),
+  const { isolation } = context;
+  if (isolation.kind === 'unavailable') {
+    return {
+      ok: false,
+      output: `${options.program} is disabled on this worker: it runs code only inside a jail, and the jail cannot run here (${isolation.reason}). Do without ${options.program} for this task, and tell the user that the operator must fix the worker.`,
+    };
+  }
+  const bash = options.program === 'bash';
+  const run = {
+    ...(bash ? {} : { input: options.code }),
     timeoutMs: context.timeoutMs,
     outputLimit: context.outputLimit,
     signal: context.signal,
-  });
-  return processResult(outcome, context.timeoutMs);
+  };
+  const outcome =
+    isolation.kind === 'jail'
+      ? await isolation.jail.run({ program: options.program, ...(bash ? { command: options.code } : { args: ['-'] }), workdir: context.workdir, ...run })
+      : await runProcess({
+          file: resolveInterpreters()[options.program],
+          args: bash ? ['-c', options.code] : ['-'],
+          cwd: context.workdir,
+          env: toolEnvironment({ workdir: context.workdir }),
+          ...run,
+        });
+  return processResult(outcome, { timeoutMs: context.timeoutMs, ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}) });
 }

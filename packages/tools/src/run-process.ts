@@ -3,7 +3,7 @@
  * (a shell and everything it started), not just the shell. Output (stdout and stderr interleaved)
  * is capped while it streams.
  */
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import { OutputCollector } from './cap-output.js';
 
 export interface RunProcessOptions {
@@ -16,6 +16,16 @@ export interface RunProcessOptions {
   timeoutMs: number;
   outputLimit: number;
   signal: AbortSignal;
+  /** Run as this host user (the worker must be root). Default: the worker's own. */
+  uid?: number;
+  gid?: number;
+  /**
+   * Runs once the process has started and before it gets its stdin; the process is expected to wait
+   * for one byte on stdin first (bubblewrap's `--block-fd 0`), which is sent when this resolves. Its
+   * file descriptor 3 is a pipe (bubblewrap's `--info-fd 3`). What it returns is called at the end.
+   * When it throws, the process is killed and the error is thrown.
+   */
+  beforeStart?: (child: ResultPromise) => Promise<() => void>;
 }
 
 export interface ProcessOutcome {
@@ -32,6 +42,7 @@ const KILL_GRACE_MS = 500;
 export async function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> {
   const started = performance.now();
   const collector = new OutputCollector(options.outputLimit);
+  const gated = options.beforeStart !== undefined;
   const child = execa(options.file, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -41,7 +52,9 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     all: true,
     buffer: false,
     stripFinalNewline: false,
-    ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
+    ...(options.uid !== undefined ? { uid: options.uid } : {}),
+    ...(options.gid !== undefined ? { gid: options.gid } : {}),
+    ...(gated ? { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] as const } : options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
   });
   child.all?.setEncoding('utf8');
   child.all?.on('data', (chunk: string) => collector.push(chunk));
@@ -64,7 +77,19 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
 
+  let release: (() => void) | undefined;
   try {
+    if (gated) {
+      try {
+        release = await options.beforeStart!(child);
+      } catch (error) {
+        killTree();
+        await child;
+        throw error;
+      }
+      // The byte the process waits for, then its input.
+      child.stdin?.end(`x${options.input ?? ''}`);
+    }
     const result = await child;
     return {
       exitCode: result.exitCode,
@@ -75,6 +100,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     };
   } finally {
     clearTimeout(timer);
+    release?.();
     options.signal.removeEventListener('abort', onAbort);
   }
 }

@@ -4,6 +4,8 @@
  * inside the task's work directory.
  */
 import type { z } from 'zod';
+import type { HostIdentity } from './jail-identity.js';
+import type { ProcessIsolation } from './process-isolation.js';
 
 /** Notes the subtasks of one task share (a Redis hash in production). */
 export interface Scratchpad {
@@ -26,8 +28,8 @@ export interface ToolContext {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
-  /** Run bash, python and node inside a bubblewrap jail. Default 'none'. */
-  sandbox?: 'none' | 'bwrap';
+  /** How bash, python and node run: jailed, unjailed (the operator opted out), or refused. */
+  isolation: ProcessIsolation;
 }
 
 export interface ToolResult {
@@ -63,4 +65,9 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
 /** Helps TypeScript infer `args` from the schema. */
 export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool {
   return tool as unknown as Tool;
+}
+
+/** Who files the file tools create must belong to, so that the jailed tools (which run as it) can change them. */
+export function fileOwner(context: ToolContext): HostIdentity | undefined {
+  return context.isolation.kind === 'jail' ? context.isolation.jail.identity(context.workdir) : undefined;
 }

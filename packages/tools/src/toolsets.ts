@@ -33,6 +33,13 @@ export function toolsFor(agent: string, options: { searchUrl?: string } = {}): r
   return tools;
 }
 
+/** The tools that run code as a process: the ones the jail is for. */
+const PROCESS_TOOLS: ReadonlySet<string> = new Set([bashTool.name, pythonTool.name, nodeTool.name]);
+
+export function runsProcesses(tools: readonly Tool[]): boolean {
+  return tools.some((tool) => PROCESS_TOOLS.has(tool.name));
+}
+
 export interface ToolSchema {
   name: string;
   description: string;

@@ -1,8 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import { resolveInWorkdir } from './sandbox-path.js';
-import { defineTool } from './tool.js';
+import { defineTool, fileOwner } from './tool.js';
+import { writeWorkdirFile } from './workdir-files.js';
 
 export const writeFileTool = defineTool({
   name: 'write_file',
@@ -17,9 +15,8 @@ export const writeFileTool = defineTool({
       block.savePath ? { path: block.savePath, content: block.code.endsWith('\n') ? block.code : `${block.code}\n` } : 'A ```file block needs a path on its fence line, e.g. ```file:notes/todo.md',
   },
   async run(args, context) {
-    const file = await resolveInWorkdir({ workdir: context.workdir, path: args.path });
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, args.content);
+    const owner = fileOwner(context);
+    await writeWorkdirFile({ workdir: context.workdir, path: args.path, content: args.content, ...(owner ? { owner } : {}) });
     return { ok: true, output: `Wrote ${Buffer.byteLength(args.content)} bytes to ${args.path}` };
   },
 });

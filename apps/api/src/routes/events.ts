@@ -5,7 +5,8 @@
 import { Router, type Response } from 'express';
 import { TERMINAL_EVENT_TYPES } from '@agentq/core';
 import { TERMINAL_STATUSES, type EventHub, type TaskEvent, type TaskStatus, type TaskStore } from '@agentq/queue';
-import { notFound } from './tasks.js';
+import { principalOf } from '../api-auth.js';
+import { visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -16,7 +17,7 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
   router.get('/v1/tasks/:id/events', async (request, response) => {
     const taskId = request.params.id;
     const after = Number(request.get('last-event-id') ?? request.query.after ?? 0) || 0;
-    if (!(await store.getRecord(taskId))) throw notFound(taskId);
+    await visibleRecord(store, principalOf(response), taskId);
     if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
       response.json(await store.events(taskId, after));
       return;

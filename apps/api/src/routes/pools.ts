@@ -1,7 +1,8 @@
 /** Per pool: queue depths, throughput, and the worker processes online. */
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { AGENT_POOLS, onlineWorkers, type AgentQueues, type Keys } from '@agentq/queue';
+import { AGENT_POOLS, onlineWorkers, type AgentQueues, type Keys, type PoolIsolation } from '@agentq/queue';
+import { principalOf } from '../api-auth.js';
 
 /** Minutes of throughput history shown. */
 const HISTORY_MINUTES = 15;
@@ -9,6 +10,8 @@ const HISTORY_MINUTES = 15;
 export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: Keys }): Router {
   const router = Router();
   router.get('/v1/pools', async (_request, response) => {
+    // A tenant sees the counts; which machines and processes serve them is the operator's business.
+    const { admin } = principalOf(response);
     const workers = await onlineWorkers({ redis: options.redis, keys: options.keys });
     const pools = await Promise.all(
       AGENT_POOLS.map(async (name) => {
@@ -35,12 +38,24 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
           },
           jobsPerMinute: perMinute.at(-1) ?? 0,
           throughput: perMinute,
-          workers: serving.map(({ id, host, pid, startedAt, lastSeen, concurrency }) => ({ id, host, pid, startedAt, lastSeen, concurrency: concurrency[name] ?? 0 })),
+          workers: admin ? serving.map(({ id, host, pid, startedAt, lastSeen, concurrency }) => ({ id, host, pid, startedAt, lastSeen, concurrency: concurrency[name] ?? 0 })) : [],
+          workersOnline: serving.length,
           concurrency: serving.reduce((total, worker) => total + (worker.concurrency[name] ?? 0), 0),
+          isolation: distinctIsolation(serving.map((worker) => worker.isolation?.[name]).filter((one): one is PoolIsolation => one !== undefined), admin),
         };
       }),
     );
     response.json({ pools, workers: workers.length });
   });
   return router;
+}
+
+/** How the workers of a pool run its tools, each way once (a reason only for admins: it names paths). */
+function distinctIsolation(all: readonly PoolIsolation[], admin: boolean): PoolIsolation[] {
+  const seen = new Map<string, PoolIsolation>();
+  for (const one of all) {
+    const shown = one.kind === 'unavailable' && !admin ? { kind: one.kind, reason: 'see the worker logs' } : one;
+    seen.set(JSON.stringify(shown), shown);
+  }
+  return [...seen.values()];
 }

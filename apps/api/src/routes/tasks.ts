@@ -3,6 +3,7 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { answerSchema, answerTask, cancelTask, enqueueTasks, retryTask, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
 const listQuerySchema = z.object({
@@ -21,7 +22,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   router.post('/v1/tasks', async (request, response) => {
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const created = await store.create(parsed.data.tasks);
+    const created = await store.create(parsed.data.tasks, { tenant: principalOf(response).tenant });
     try {
       await enqueueTasks({ queues, tasks: created });
     } catch (error) {
@@ -39,29 +40,32 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   router.get('/v1/tasks', async (request, response) => {
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
-    response.json(await store.list(parsed.data));
+    const principal = principalOf(response);
+    response.json(await store.list({ ...parsed.data, ...(principal.admin ? {} : { tenant: principal.tenant }) }));
   });
 
   // Many statuses in one call, for clients that watch a batch (the CLI's progress bar).
   router.post('/v1/tasks/statuses', async (request, response) => {
     const parsed = statusesSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    response.json({ tasks: await store.statuses(parsed.data.ids) });
+    response.json({ tasks: await store.statuses(parsed.data.ids, principalOf(response)) });
   });
 
   router.get('/v1/tasks/:id', async (request, response) => {
     const task = await store.get(request.params.id);
-    if (!task) throw notFound(request.params.id);
+    if (!task || !canSee(principalOf(response), task)) throw notFound(request.params.id);
     response.json(task);
   });
 
   router.post('/v1/tasks/:id/cancel', async (request, response) => {
+    await visibleRecord(store, principalOf(response), request.params.id);
     const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: request.params.id });
     if (!result.found) throw notFound(request.params.id);
     response.status(202).json({ id: request.params.id, status: result.status });
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
+    await visibleRecord(store, principalOf(response), request.params.id);
     const result = await retryTask({ store, queues, taskId: request.params.id });
     if (!result.found) throw notFound(request.params.id);
     if (!result.newId) throw new ApiError('conflict', `Task "${request.params.id}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
@@ -69,6 +73,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   router.post('/v1/tasks/:id/input', async (request, response) => {
+    await visibleRecord(store, principalOf(response), request.params.id);
     const parsed = answerSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const result = await answerTask({ store, queues, taskId: request.params.id, text: parsed.data.text });
@@ -80,6 +85,13 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   return router;
+}
+
+/** The task's record when the caller may see it; another tenant's task is as unknown as a missing one. */
+export async function visibleRecord(store: TaskStore, principal: Principal, taskId: string): Promise<Record<string, string>> {
+  const record = await store.getRecord(taskId);
+  if (!record || !canSee(principal, record)) throw notFound(taskId);
+  return record;
 }
 
 export function notFound(taskId: string): ApiError {

@@ -7,7 +7,7 @@ interface PoolRow {
   name: string;
   counts: { waiting: number; active: number; delayed: number; failed: number };
   jobsPerMinute: number;
-  workers: unknown[];
+  workersOnline: number;
   concurrency: number;
 }
 
@@ -18,7 +18,7 @@ export async function statusCommand(client: ApiClient, flags: { json?: boolean }
     return 0;
   }
   const header = ['pool', 'waiting', 'active', 'delayed', 'failed', 'jobs/min', 'workers', 'concurrency'];
-  const rows = answer.pools.map((pool) => [pool.name, pool.counts.waiting, pool.counts.active, pool.counts.delayed, pool.counts.failed, pool.jobsPerMinute, pool.workers.length, pool.concurrency].map(String));
+  const rows = answer.pools.map((pool) => [pool.name, pool.counts.waiting, pool.counts.active, pool.counts.delayed, pool.counts.failed, pool.jobsPerMinute, pool.workersOnline, pool.concurrency].map(String));
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   process.stdout.write(`${paint.bold(format(header))}\n${rows.map(format).join('\n')}\n${paint.dim(`${answer.workers} worker process${answer.workers === 1 ? '' : 'es'} online`)}\n`);

@@ -4,11 +4,13 @@
  * Redis when none answers, and refuses to start without an LLM endpoint, saying how to set one.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
+import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
 import { AGENT_POOLS } from '@agentq/queue';
-import { onPath, startPrivateRedis } from '../private-redis.js';
-import { redisAnswers } from '../redis-probe.js';
+import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
+import { probeRedis } from '../redis-probe.js';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';
 
@@ -37,16 +39,7 @@ export async function startCommand(options: StartOptions): Promise<void> {
   };
   onShutdown(stopAll);
 
-  if (!(await redisAnswers(config.REDIS_URL))) {
-    if (!onPath('redis-server')) {
-      throw new UsageError(
-        `Nothing answers at REDIS_URL=${config.REDIS_URL} and redis-server is not on the PATH.\n` +
-          'Start a Redis (e.g. `docker run -p 6379:6379 redis:7`, or `apt-get install redis-server`), or point REDIS_URL at one.',
-      );
-    }
-    console.log(`[agentq] nothing answers at ${config.REDIS_URL}: starting a private redis-server (data in ${config.AGENTQ_DATA_DIR}/redis, append-only file on)`);
-    children.push(await startPrivateRedis({ url: config.REDIS_URL, dataDir: config.AGENTQ_DATA_DIR }));
-  }
+  env.REDIS_URL = await redisFor({ config, onStarted: (child) => children.push(child) });
 
   const spawnChild = (args: string[]) => {
     const child = fork(MAIN, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -56,8 +49,8 @@ export async function startCommand(options: StartOptions): Promise<void> {
       console.error(`[agentq] \`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
       void stopAll().finally(() => process.exit(1));
     });
-    return new Promise<{ url?: string }>((resolve) => {
-      child.on('message', (message: { type?: string; url?: string }) => {
+    return new Promise<{ url?: string; listening?: string }>((resolve) => {
+      child.on('message', (message: { type?: string; url?: string; listening?: string }) => {
         if (message?.type === 'ready') resolve(message);
       });
     });
@@ -67,7 +60,8 @@ export async function startCommand(options: StartOptions): Promise<void> {
     spawnChild(['api']),
     ...AGENT_POOLS.map((pool) => spawnChild(['worker', '--pools', pool])),
   ]);
-  console.log(`[agentq] ready: API at ${api.url} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`);
+  const where = api.url && api.listening && !api.url.includes(api.listening) ? ` (listening on ${api.listening}, every interface)` : '';
+  console.log(`[agentq] ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`);
   console.log(`[agentq] try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`);
 }
 
@@ -81,4 +75,43 @@ function stopChild(child: ChildProcess): Promise<void> {
     });
     child.kill('SIGTERM');
   });
+}
+
+/**
+ * The Redis the processes use: the one at REDIS_URL; or, when a private one from an earlier start still
+ * runs there, that one with its password; or, when nothing answers at a loopback address, a new private one.
+ */
+async function redisFor(options: { config: Config; onStarted: (child: ChildProcess) => void }): Promise<string> {
+  const { config } = options;
+  const url = config.REDIS_URL;
+  const dir = path.resolve(config.AGENTQ_DATA_DIR, 'redis');
+  const probe = await probeRedis(url);
+  if (probe === 'ok') return url;
+  if (probe === 'auth') {
+    const stored = existsSync(path.join(dir, 'password')) && !new URL(url).password ? withPassword(url, privatePassword(dir)) : undefined;
+    if (stored && (await probeRedis(stored)) === 'ok') return stored;
+    throw new UsageError(`The Redis at REDIS_URL=${redacted(url)} wants a password: put it in REDIS_URL, e.g. redis://:<password>@host:port (or redis://<user>:<password>@host:port for an ACL user).`);
+  }
+  if (!isLoopbackHost(new URL(url).hostname)) {
+    throw new UsageError(`Nothing answers at REDIS_URL=${redacted(url)}. Start that Redis, or point REDIS_URL at one that runs.`);
+  }
+  if (!onPath('redis-server')) {
+    throw new UsageError(
+      `Nothing answers at REDIS_URL=${redacted(url)} and redis-server is not on the PATH.\n` +
+        'Start a Redis (e.g. `docker run -p 6379:6379 redis:7`, or `apt-get install redis-server`), or point REDIS_URL at one.',
+    );
+  }
+  const started = await startPrivateRedis({ url, dataDir: config.AGENTQ_DATA_DIR });
+  options.onStarted(started.child);
+  console.log(
+    `[agentq] nothing answers at ${redacted(url)}: started a private redis-server on loopback, with a generated password (in ${started.passwordFile}); data in ${dir}, append-only file on`,
+  );
+  return started.url;
+}
+
+/** A Redis URL fit to print: its password replaced. */
+function redacted(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString().replace(/\/$/, '');
 }

@@ -13,6 +13,12 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
   }
   const worker = await startWorker({ config, pools, ...(concurrency ? { concurrency } : {}) });
   console.log(`[agentq worker ${worker.id}] serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`);
+  for (const [pool, tools] of worker.tools) {
+    if (tools.summary.kind === 'not-needed') continue;
+    const line = `[agentq worker ${worker.id}] ${pool} tools: ${tools.description}`;
+    if (tools.summary.kind === 'jail') console.log(line);
+    else console.warn(`${line.replace('] ', '] WARNING: ')}`);
+  }
   process.send?.({ type: 'ready' });
   onShutdown(() => worker.close());
 }

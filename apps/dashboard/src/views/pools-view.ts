@@ -1,11 +1,16 @@
 /** Per pool: queue depth, jobs per minute, workers online and concurrency, and recent throughput. */
-import { request, type Pool } from '../api.js';
+import { request, type Pool, type PoolIsolation } from '../api.js';
 import { h, replaceChildren, svg } from '../dom.js';
 import { ago } from '../format.js';
 
 export function poolsView(container: HTMLElement, signal: AbortSignal): void {
   const body = h('div', { class: 'pools' }, 'Loading…');
-  replaceChildren(container, h('p', { class: 'muted' }, 'Raw BullMQ view: ', h('a', { href: '/admin/queues', target: '_blank' }, '/admin/queues')), body);
+  const rawView = h('p', { class: 'muted' });
+  replaceChildren(container, rawView, body);
+  // bull-board is for admins only: a tenant's key would get a 403 there.
+  void request<{ admin: boolean }>('/v1/me', { signal })
+    .then((me) => me.admin && replaceChildren(rawView, 'Raw BullMQ view: ', h('a', { href: '/admin/queues', target: '_blank' }, '/admin/queues')))
+    .catch(() => undefined);
   const refresh = async () => {
     try {
       const { pools } = await request<{ pools: Pool[] }>('/v1/pools', { signal });
@@ -24,7 +29,14 @@ function poolCard(pool: Pool): HTMLElement {
   return h(
     'section',
     { class: 'card pool', 'data-pool': pool.name },
-    h('div', { class: 'title-row' }, h('h2', {}, pool.name), h('span', { class: 'spacer' }), h('span', { class: 'muted' }, `${pool.workers.length} worker${pool.workers.length === 1 ? '' : 's'} online · concurrency ${pool.concurrency}`)),
+    h(
+      'div',
+      { class: 'title-row' },
+      h('h2', {}, pool.name),
+      ...pool.isolation.map(isolationBadge),
+      h('span', { class: 'spacer' }),
+      h('span', { class: 'muted' }, `${pool.workersOnline} worker${pool.workersOnline === 1 ? '' : 's'} online · concurrency ${pool.concurrency}`),
+    ),
     h(
       'div',
       { class: 'stats' },
@@ -35,9 +47,36 @@ function poolCard(pool: Pool): HTMLElement {
       stat('jobs this minute', pool.jobsPerMinute),
     ),
     sparkline(pool.throughput),
+    ...pool.isolation.filter((one) => one.kind === 'none' || one.kind === 'unavailable').map(isolationWarning),
     pool.workers.length
       ? h('ul', { class: 'workers' }, ...pool.workers.map((worker) => h('li', { class: 'mono' }, `${worker.id} · ${worker.concurrency} at once · seen ${ago(worker.lastSeen)}`)))
-      : h('p', { class: 'muted' }, 'No worker serves this pool: start one with `agentq worker --pools ' + pool.name + '`.'),
+      : pool.workersOnline
+        ? h('p', { class: 'muted' }, `${pool.workersOnline} worker process${pool.workersOnline === 1 ? '' : 'es'}`)
+        : h('p', { class: 'muted' }, 'No worker serves this pool: start one with `agentq worker --pools ' + pool.name + '`.'),
+  );
+}
+
+/** A short label of how a pool's process tools run. */
+function isolationBadge(isolation: PoolIsolation): HTMLElement | string {
+  switch (isolation.kind) {
+    case 'jail':
+      return h('span', { class: 'badge isolation-jail', title: 'bash, python and node run in a bubblewrap jail' }, isolation.network === 'egress' ? 'jailed · internet' : 'jailed');
+    case 'none':
+      return h('span', { class: 'badge isolation-none' }, 'no jail');
+    case 'unavailable':
+      return h('span', { class: 'badge isolation-none' }, 'tools refused');
+    case 'not-needed':
+      return '';
+  }
+}
+
+function isolationWarning(isolation: PoolIsolation): HTMLElement {
+  return h(
+    'p',
+    { class: 'error isolation-warning' },
+    isolation.kind === 'none'
+      ? 'AGENTQ_SANDBOX=none: this pool runs bash, python and node without a jail, as the worker\'s user. A task\'s code can read what that user can and reach the network and Redis.'
+      : `This pool refuses bash, python and node: the jail cannot run on its worker (${isolation.kind === 'unavailable' ? isolation.reason : ''}).`,
   );
 }
 

@@ -1,0 +1,87 @@
+/**
+ * The isolation of each pool's process tools, decided once when a worker starts: one jail per tool
+ * network in use, each tried for real before the worker takes a job. Pools whose agents run no
+ * process (casual, web, the planner) need none.
+ */
+import { lookup } from 'node:dns/promises';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { toolNetworkFor, type Config } from '@agentq/config';
+import type { AgentPool, PoolIsolation } from '@agentq/queue';
+import { chooseIsolation, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+
+export interface PoolTools {
+  isolation: ProcessIsolation;
+  /** What the pools page and `agentq doctor` show. */
+  summary: PoolIsolation;
+  /** One line for the start-up log. */
+  description: string;
+}
+
+const NOT_NEEDED: ProcessIsolation = { kind: 'unavailable', reason: 'this agent runs no process tools' };
+
+export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[] }): Promise<Map<AgentPool, PoolTools>> {
+  const { config } = options;
+  const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
+  await mkdir(workRoot, { recursive: true });
+  const deny = await redisAddresses(config.REDIS_URL);
+  const byNetwork = new Map<ToolNetwork, Promise<ProcessIsolation>>();
+  const result = new Map<AgentPool, PoolTools>();
+  for (const pool of options.pools) {
+    if (!runsProcesses(toolsFor(pool))) {
+      result.set(pool, { isolation: NOT_NEEDED, summary: { kind: 'not-needed' }, description: 'runs no process tools' });
+      continue;
+    }
+    const network = toolNetworkFor(config, pool);
+    if (!byNetwork.has(network)) {
+      byNetwork.set(
+        network,
+        chooseIsolation({
+          mode: config.AGENTQ_SANDBOX,
+          workRoot,
+          jail: {
+            network,
+            deny,
+            limits: {
+              processes: config.AGENTQ_TOOL_PROCESSES,
+              memoryMb: config.AGENTQ_TOOL_MEMORY_MB,
+              fileMb: config.AGENTQ_TOOL_FILE_MB,
+              cpuSeconds: Math.ceil(config.AGENTQ_TOOL_TIMEOUT_MS / 1000),
+            },
+          },
+        }),
+      );
+    }
+    const isolation = await byNetwork.get(network)!;
+    result.set(pool, { isolation, summary: summarise(isolation), description: describeIsolation(isolation) });
+  }
+  return result;
+}
+
+function summarise(isolation: ProcessIsolation): PoolIsolation {
+  switch (isolation.kind) {
+    case 'jail':
+      return { kind: 'jail', network: isolation.jail.network };
+    case 'none':
+      return { kind: 'none' };
+    case 'unavailable':
+      return { kind: 'unavailable', reason: isolation.reason };
+  }
+}
+
+/** Redis's addresses when they are not private already: the egress network refuses them too. */
+async function redisAddresses(url: string): Promise<string[]> {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const addresses = (await lookup(host, { all: true })).map((entry) => entry.address);
+    return addresses.filter((address) => !isPrivateAddress(address));
+  } catch {
+    return [];
+  }
+}
+
+/** Makes a task's work directory, owned by whoever its jailed tools run as. */
+export async function prepareWorkdir(isolation: ProcessIsolation, workdir: string): Promise<void> {
+  if (isolation.kind === 'jail') await isolation.jail.prepareWorkdir(workdir);
+  else await mkdir(workdir, { recursive: true });
+}

@@ -1,0 +1,179 @@
+/** The jail of process tools, attacked from inside with real bwrap processes. */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bashTool } from './bash-tool.js';
+import { jailIdentity } from './jail-identity.js';
+import { nodeTool } from './node-tool.js';
+import { chooseIsolation, type ProcessIsolation } from './process-isolation.js';
+import { pythonTool } from './python-tool.js';
+import type { ToolContext } from './tool.js';
+import { writeFileTool } from './write-file-tool.js';
+import { processesMatching } from '../../../tests/helpers/processes.js';
+
+let root: string;
+let isolation: ProcessIsolation;
+let workdir: string;
+let context: ToolContext;
+const limits = { processes: 64, memoryMb: 512, fileMb: 64, cpuSeconds: 20 };
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'agentq-jail-'));
+  isolation = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits } });
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  workdir = path.join(root, `task-${Math.random().toString(36).slice(2)}`);
+  if (isolation.kind === 'jail') await isolation.jail.prepareWorkdir(workdir);
+  context = { workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 8_000, isolation };
+});
+
+const bash = (command: string, overrides: Partial<ToolContext> = {}) => bashTool.run({ command }, { ...context, ...overrides });
+
+/** Host processes running as a uid. */
+function processesOf(uid: number): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '-u', String(uid)], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
+}
+
+describe('the jail', () => {
+  it('runs bash, python and node in the work directory, which is all they can write', async () => {
+    expect(isolation.kind).toBe('jail');
+    expect(await bash('pwd; echo made > out.txt; id -u')).toEqual({ ok: true, output: `${workdir}\n1000` });
+    expect(await readFile(path.join(workdir, 'out.txt'), 'utf8')).toBe('made\n');
+    expect(await pythonTool.run({ code: 'print(open("out.txt").read().strip(), 6 * 7)' }, context)).toEqual({ ok: true, output: 'made 42' });
+    expect(await nodeTool.run({ code: 'console.log(require("fs").readdirSync(".").join(","))' }, context)).toEqual({ ok: true, output: 'out.txt' });
+    const writes = await bash('touch /usr/evil 2>&1; touch /evil 2>&1; echo tmp > /tmp/t && cat /tmp/t');
+    expect(writes.output).toMatch(/touch: cannot touch '\/usr\/evil': Read-only file system/);
+    expect(writes.output).toMatch(/touch: cannot touch '\/evil': Read-only file system/);
+    expect(writes.output).toMatch(/\ntmp$/);
+  });
+
+  it('shows none of the rest of the machine: homes, secrets, other tasks, the host /proc', async () => {
+    const other = path.join(root, 'other-task');
+    await mkdir(other);
+    await writeFile(path.join(other, 'private.txt'), 'not yours');
+    const result = await bash(`ls /home /root 2>&1; cat /etc/shadow 2>&1; cat ${other}/private.txt 2>&1; ls ${root}; ls /proc | grep -c '^[0-9]'`);
+    expect(result.output).toMatch(/ls: cannot access '\/home': No such file or directory/);
+    expect(result.output).toMatch(/ls: cannot access '\/root': No such file or directory/);
+    expect(result.output).toMatch(/cat: \/etc\/shadow: No such file or directory/);
+    expect(result.output).toMatch(/private\.txt: No such file or directory/);
+    expect(result.output).not.toMatch(/not yours/);
+    // The parent folder shows only this task's own directory; /proc only the jail's few processes.
+    const lines = result.output.split('\n');
+    expect(lines.at(-2)).toBe(path.basename(workdir));
+    expect(Number(lines.at(-1))).toBeLessThan(10);
+  });
+
+  it('gives no process the worker\'s environment', async () => {
+    process.env.AGENTQ_TEST_SECRET_KEY = 'sk-leak-me';
+    try {
+      const result = await bash('env; tr "\\0" "\\n" < /proc/1/environ; tr "\\0" "\\n" < /proc/$PPID/environ; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"');
+      expect(result.ok).toBe(true);
+      expect(result.output).not.toMatch(/sk-leak-me|OPENAI_API_KEY|REDIS_URL|AGENTQ_TEST/);
+      expect(result.output).toMatch(/HOME=/);
+    } finally {
+      delete process.env.AGENTQ_TEST_SECRET_KEY;
+    }
+  });
+
+  it('has no capability: CapEff is 0 and mknod fails', async () => {
+    const result = await bash('grep CapEff /proc/self/status; mknod dev-null c 1 3 2>&1; echo "mknod=$?"');
+    expect(result.output).toMatch(/CapEff:\s+0000000000000000/);
+    expect(result.output).toMatch(/mknod=1/);
+  });
+
+  it('has no network but its own loopback', async () => {
+    const server = createServer((socket) => socket.end('reached'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const result = await bash(`(exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3) 2>&1; echo "rc=$?"; ls /sys/class/net 2>/dev/null; cat /proc/net/dev | tail -n +3 | cut -d: -f1`);
+      expect(result.output).toMatch(/Connection refused/);
+      expect(result.output).not.toMatch(/reached/);
+      expect(result.output.trim().split('\n').at(-1)!.trim()).toBe('lo');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('leaves nothing running after the call: setsid, nohup and double forks included', async () => {
+    const marker = `98${Math.floor(Math.random() * 1e6)}`;
+    const result = await bash(`setsid sleep ${marker}1 & nohup sleep ${marker}2 >/dev/null 2>&1 & (sleep ${marker}3 &) ; sleep 0.2; echo started`);
+    expect(result).toEqual({ ok: true, output: 'started' });
+    await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 3_000 }).toEqual([]);
+  });
+
+  it('ends a fork bomb at its process limit, and leaves nothing behind', async () => {
+    const started = Date.now();
+    const result = await bash(':(){ :|:& };: ; sleep 1; echo survived', { timeoutMs: 5_000 });
+    expect(result.output).toMatch(/limit of 64 processes was reached|timed out/);
+    expect(Date.now() - started).toBeLessThan(9_000);
+    const identity = jailIdentity(workdir);
+    if (identity) await expect.poll(() => processesOf(identity.uid), { timeout: 3_000 }).toEqual([]);
+    // The next call of the task runs as usual.
+    expect(await bash('echo fine')).toEqual({ ok: true, output: 'fine' });
+  });
+
+  it('refuses 2 GB of memory and files past the size limit', async () => {
+    const python = await pythonTool.run({ code: 'x = bytearray(2 * 1024 ** 3)\nprint("allocated")' }, context);
+    expect(python.ok).toBe(false);
+    expect(python.output).toMatch(/MemoryError/);
+    const node = await nodeTool.run({ code: 'const b = Buffer.alloc(2 * 1024 ** 3, 1); console.log("allocated", b.length)' }, context);
+    expect(node.ok).toBe(false);
+    expect(node.output).not.toMatch(/allocated/);
+    const big = await bash('head -c 100M /dev/zero > big.bin; echo "rc=$?"; head -c 100M /dev/zero > /tmp/big.bin; echo "tmp=$?"');
+    expect(big.output).toMatch(/File size limit exceeded|rc=1\d\d/);
+    expect((await stat(path.join(workdir, 'big.bin'))).size).toBeLessThanOrEqual(64 * 1024 * 1024);
+    expect(big.output).toMatch(/tmp=1/);
+  });
+
+  it('runs a root worker\'s task as its own unprivileged uid, which owns what the file tools write', async () => {
+    const identity = jailIdentity(workdir);
+    if (!identity) return expect(process.getuid?.()).not.toBe(0);
+    expect(identity.uid).toBeGreaterThanOrEqual(2_000_000_000);
+    expect((await stat(workdir)).uid).toBe(identity.uid);
+    await writeFileTool.run({ path: 'notes/a.txt', content: 'one\n' }, context);
+    expect((await stat(path.join(workdir, 'notes/a.txt'))).uid).toBe(identity.uid);
+    expect(await bash('echo two >> notes/a.txt && mkdir notes/more && cat notes/a.txt')).toEqual({ ok: true, output: 'one\ntwo' });
+    expect((await stat(path.join(workdir, 'notes/more'))).uid).toBe(identity.uid);
+    expect(jailIdentity(path.join(root, 'another-task'))!.uid).not.toBe(identity.uid);
+  });
+
+  it('still kills the whole tree on timeout', async () => {
+    const started = Date.now();
+    const result = await bash('sleep 30 & sleep 30; wait', { timeoutMs: 300 });
+    expect(result.output).toMatch(/timed out after 300 ms/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('choosing the isolation', () => {
+  it('auto refuses process tools, with the reason and the fix, where the jail cannot run', async () => {
+    // mkdtemp makes a folder only its owner can search; agentq opens up its data and work folders, not their parents.
+    const blocked = await mkdtemp(path.join(tmpdir(), 'agentq-blocked-'));
+    const workRoot = path.join(blocked, 'data', 'work');
+    try {
+      const choice = await chooseIsolation({ mode: 'auto', workRoot, jail: { network: 'none', limits } });
+      if (process.getuid?.() !== 0) return expect(choice.kind).toBe('jail');
+      expect(choice).toMatchObject({ kind: 'unavailable', reason: expect.stringMatching(/cannot be reached by other users .* Set AGENTQ_DATA_DIR/) });
+      const refused = await bashTool.run({ command: 'echo hi' }, { ...context, isolation: choice });
+      expect(refused).toEqual({ ok: false, output: expect.stringMatching(/^bash is disabled on this worker: it runs code only inside a jail, and the jail cannot run here/) });
+      await expect(chooseIsolation({ mode: 'bwrap', workRoot, jail: { network: 'none', limits } })).rejects.toThrow(/AGENTQ_SANDBOX=bwrap, but the jail cannot run here/);
+    } finally {
+      await rm(blocked, { recursive: true, force: true });
+    }
+  });
+
+  it('none is the explicit opt-out', async () => {
+    expect(await chooseIsolation({ mode: 'none', workRoot: root, jail: { network: 'none', limits } })).toEqual({ kind: 'none' });
+  });
+});

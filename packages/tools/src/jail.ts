@@ -1,0 +1,257 @@
+/**
+ * The jail every process tool (bash, python, node) runs in, with bubblewrap. What a jailed process has:
+ *
+ * - its own user namespace, as uid 1000 with no capability (and no way to make more namespaces); on
+ *   the host an unprivileged uid of its own when the worker is root (see jail-identity.ts);
+ * - its own PID namespace: nothing it starts outlives the tool call (a `setsid`, `nohup` or double fork
+ *   included), and nothing survives the worker (`--die-with-parent`);
+ * - its own network namespace: only its own loopback, or the filtered `egress` (jail-egress.ts);
+ * - the system read-only (`/usr`, a short list of `/etc`, the interpreters), the task's work directory
+ *   read-write at its real path, a private `/tmp`, its own `/proc`; nothing else of the machine: no home
+ *   folders, no other task, no host `/proc`, no worker environment;
+ * - limits (hard rlimits, set by the bash that starts every program): processes, memory, CPU time,
+ *   file size.
+ */
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { chown, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { ResultPromise } from 'execa';
+import { ToolError } from './errors.js';
+import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
+import { JAIL_UID, limitsLine, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
+import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
+import { resolveInterpreters, type Interpreters } from './interpreters.js';
+import { runProcess, type ProcessOutcome } from './run-process.js';
+
+export type ToolNetwork = 'none' | 'egress';
+export type JailProgram = keyof Interpreters;
+
+export interface JailOptions {
+  /** `none`: only the jail's own loopback. `egress`: the internet, never this host or private ranges. */
+  network: ToolNetwork;
+  limits: JailLimits;
+  /** More addresses or prefixes the egress network refuses (e.g. Redis's, when it is not private). Default none. */
+  deny?: readonly string[];
+  /** Default: the worker's, resolved once. */
+  interpreters?: Interpreters;
+  /** Default: /usr/bin/bwrap, else /bin/bwrap. */
+  bwrap?: string;
+}
+
+export interface JailRunOptions {
+  program: JailProgram;
+  /** For bash: the command. */
+  command?: string;
+  /** For python and node: their arguments. */
+  args?: readonly string[];
+  /** Written to the program's stdin. */
+  input?: string;
+  workdir: string;
+  timeoutMs: number;
+  outputLimit: number;
+  signal: AbortSignal;
+}
+
+/** The parts of /etc a program needs (DNS, TLS, time zone, alternatives, the linker), and nothing else. */
+const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types'];
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+export function findBwrap(): string | undefined {
+  return ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].find((file) => existsSync(file));
+}
+
+export class Jail {
+  readonly network: ToolNetwork;
+  readonly limits: JailLimits;
+  /** The interpreters a jailed process can run; a missing one says why in `unavailable`. */
+  readonly interpreters: Partial<Interpreters>;
+  readonly unavailable: Partial<Record<JailProgram, string>> = {};
+  private readonly bwrap: string;
+  private readonly files: JailFiles;
+  private readonly limitsLine: string;
+  private readonly egress: EgressTools | undefined;
+  private readonly rules: string;
+  private readonly baseArgs: string[];
+  private readonly endArgs: string[];
+
+  constructor(options: JailOptions) {
+    const bwrap = options.bwrap ?? findBwrap();
+    if (!bwrap) throw new ToolError('tool_unavailable', 'bubblewrap is not installed');
+    this.bwrap = bwrap;
+    this.network = options.network;
+    this.limits = options.limits;
+    this.files = writeJailFiles();
+    this.limitsLine = limitsLine(options.limits);
+    if (options.network === 'egress') {
+      const tools = findEgressTools();
+      if ('missing' in tools) throw new ToolError('tool_unavailable', `the egress network needs ${tools.missing.join(', ')} (apt-get install -y slirp4netns nftables util-linux)`);
+      this.egress = tools;
+    }
+    this.rules = egressRules({ ...(options.deny ? { deny: options.deny } : {}) });
+
+    const asRoot = process.getuid?.() === 0;
+    const wanted = options.interpreters ?? resolveInterpreters();
+    const roots = new Set<string>();
+    this.interpreters = { bash: wanted.bash };
+    for (const program of ['python', 'node'] as const) {
+      const found = usableInterpreter({ program, wanted: wanted[program], asRoot });
+      if ('reason' in found) this.unavailable[program] = found.reason;
+      else {
+        this.interpreters[program] = found.file;
+        if (found.root) roots.add(found.root);
+      }
+    }
+
+    const binds = ['--ro-bind', '/usr', '/usr'];
+    for (const top of ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']) {
+      const host = `/${top}`;
+      if (!existsSync(host)) continue;
+      // Merged /usr: the top folders are links into it; elsewhere they are folders of their own.
+      if (lstatSync(host).isSymbolicLink()) binds.push('--symlink', `usr/${top}`, host);
+      else binds.push('--ro-bind', host, host);
+    }
+    for (const entry of ETC_ENTRIES) if (existsSync(`/etc/${entry}`)) binds.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
+    binds.push('--ro-bind', this.files.passwd, '/etc/passwd', '--ro-bind', this.files.group, '/etc/group');
+    const resolvConf = options.network === 'egress' ? this.files.resolvConf : existsSync('/etc/resolv.conf') ? '/etc/resolv.conf' : undefined;
+    if (resolvConf) binds.push('--ro-bind', resolvConf, '/etc/resolv.conf');
+    for (const root of roots) binds.push('--ro-bind', root, root);
+
+    const fileBytes = String(options.limits.fileMb * 1024 * 1024);
+    const pathDirs = [...[...roots].map((root) => path.join(root, 'bin')), ...SYSTEM_PATH];
+    this.baseArgs = [
+      '--unshare-all',
+      '--unshare-user',
+      // A worker that is not root must enter the jail's own user namespace to give it a network.
+      ...(asRoot || options.network === 'none' ? ['--disable-userns'] : []),
+      '--uid', String(JAIL_UID),
+      '--gid', String(JAIL_UID),
+      '--hostname', 'agentq',
+      '--cap-drop', 'ALL',
+      '--die-with-parent',
+      '--new-session',
+      ...binds,
+      '--proc', '/proc',
+      '--dev', '/dev',
+      '--size', fileBytes, '--tmpfs', '/dev/shm',
+      '--size', fileBytes, '--tmpfs', '/tmp',
+      '--clearenv',
+      '--setenv', 'PATH', pathDirs.join(':'),
+      '--setenv', 'TMPDIR', '/tmp',
+      '--setenv', 'TERM', 'dumb',
+      '--setenv', 'USER', 'agentq',
+      '--setenv', 'LOGNAME', 'agentq',
+      '--setenv', 'LANG', 'C.UTF-8',
+      '--setenv', 'PYTHONUNBUFFERED', '1',
+      '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
+    ];
+    // Last: the root of the jail becomes read-only once every mount point in it exists.
+    this.endArgs = ['--remount-ro', '/'];
+  }
+
+  /** One line for logs and `agentq doctor`. */
+  describe(): string {
+    const { processes, memoryMb, fileMb, cpuSeconds } = this.limits;
+    const identity = process.getuid?.() === 0 ? 'an unprivileged uid per task' : `uid ${process.getuid?.() ?? '?'} (the worker's own)`;
+    const missing = Object.entries(this.unavailable).map(([program, reason]) => `; no ${program}: ${reason}`);
+    return `bubblewrap jail as ${identity}, network ${this.network}, limits ${processes} processes, ${memoryMb} MiB memory and ${fileMb} MiB files per process, ${cpuSeconds} s CPU${missing.join('')}`;
+  }
+
+  /** The host user a work directory's tools run as, when that is not the worker's own. */
+  identity(workdir: string): HostIdentity | undefined {
+    return jailIdentity(workdir);
+  }
+
+  /** Creates a task's work directory, owned by the user its tools run as. */
+  async prepareWorkdir(workdir: string): Promise<void> {
+    await mkdir(workdir, { recursive: true, mode: 0o700 });
+    const identity = this.identity(workdir);
+    if (identity) await chown(workdir, identity.uid, identity.gid);
+  }
+
+  async run(options: JailRunOptions): Promise<ProcessOutcome> {
+    const interpreter = this.interpreters[options.program];
+    if (!interpreter) {
+      throw new ToolError(
+        'tool_unavailable',
+        `${options.program} cannot run on this worker (${this.unavailable[options.program] ?? 'not installed'}). Use another tool for this step.`,
+      );
+    }
+    const bash = this.interpreters.bash!;
+    // bash starts every jailed program and sets the limits before anything else runs: in front of a
+    // bash command on the same line, or before it replaces itself with the interpreter.
+    const launch =
+      options.program === 'bash'
+        ? [bash, '-c', `${this.limitsLine}${options.command ?? ''}`]
+        : [bash, '-c', `${this.limitsLine}exec "$0" "$@"`, interpreter, ...(options.args ?? [])];
+    const egress = this.egress;
+    const identity = this.identity(options.workdir);
+    return runProcess({
+      file: this.bwrap,
+      args: [
+        ...this.baseArgs,
+        '--bind', options.workdir, options.workdir,
+        '--chdir', options.workdir,
+        '--setenv', 'HOME', options.workdir,
+        ...(egress ? ['--info-fd', '3', '--block-fd', '0'] : []),
+        ...this.endArgs,
+        '--',
+        ...launch,
+      ],
+      cwd: '/',
+      env: { PATH: SYSTEM_PATH.join(':') },
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      timeoutMs: options.timeoutMs,
+      outputLimit: options.outputLimit,
+      signal: options.signal,
+      ...(identity ?? {}),
+      ...(egress ? { beforeStart: (child: ResultPromise) => this.connect(child, egress) } : {}),
+    });
+  }
+
+  /** Waits for the jail to report its process, then gives its namespace the egress network. */
+  private async connect(child: ResultPromise, tools: EgressTools): Promise<() => void> {
+    const pid = await new Promise<number>((resolve, reject) => {
+      // fd 3 is a pipe (see runProcess's beforeStart); execa's types only know stdio 0-2 here.
+      const info = (child.stdio as unknown as Readable[])[3]!;
+      let text = '';
+      info.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        const match = /"child-pid":\s*(\d+)/.exec(text);
+        if (match) resolve(Number(match[1]));
+      });
+      info.once('close', () => reject(new ToolError('tool_unavailable', 'the jail ended before it started its program')));
+    });
+    try {
+      return await attachEgress({ pid, tools, rules: this.rules, asOwner: process.getuid?.() !== 0 });
+    } catch (error) {
+      throw new ToolError('tool_unavailable', `The jail's network could not be set up: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** Where an interpreter the jail can run lives, and the folder to bind for it (outside /usr). */
+function usableInterpreter(options: { program: 'python' | 'node'; wanted: string; asRoot: boolean }): { file: string; root?: string } | { reason: string } {
+  const candidates = [options.wanted, options.program === 'python' ? '/usr/bin/python3' : '/usr/bin/node'];
+  let reason = `${options.wanted} was not found`;
+  for (const candidate of candidates) {
+    if (!path.isAbsolute(candidate) || !existsSync(candidate)) continue;
+    const real = realpathSync(candidate);
+    if (real.startsWith('/usr/')) return { file: real };
+    const root = interpreterRoot(real);
+    // A root worker's jails run as another uid, and bubblewrap opens what it binds as that uid.
+    if (options.asRoot && !reachableByOthers(root)) {
+      reason = `${root} cannot be read by other users, and a root worker's tools run as their own uid`;
+      continue;
+    }
+    return { file: real, root };
+  }
+  return { reason };
+}
+
+/** The folder an interpreter needs: a Python's prefix (its standard library), a Node's install prefix. */
+function interpreterRoot(real: string): string {
+  // bin/python3.11 -> the prefix above bin/, which holds lib/python3.11 (pyenv, conda, nvm, a tarball).
+  const prefix = path.dirname(path.dirname(real));
+  return prefix.split(path.sep).filter(Boolean).length >= 2 ? prefix : path.dirname(real);
+}

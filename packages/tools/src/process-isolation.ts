@@ -1,0 +1,98 @@
+/**
+ * How a worker runs process tools, decided once at start-up: in the jail (the default wherever the
+ * machine allows it), without one (only when the operator opts out), or not at all (the jail was
+ * wanted and cannot work here: the tools answer with why, and the operator is told how to fix it).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { findBwrap, Jail, type JailOptions } from './jail.js';
+import { firstUnreachable } from './jail-identity.js';
+
+export type ProcessIsolation =
+  | { kind: 'jail'; jail: Jail }
+  /** The operator's explicit opt-out (AGENTQ_SANDBOX=none). */
+  | { kind: 'none' }
+  /** AGENTQ_SANDBOX=auto on a machine where the jail cannot run: process tools are refused. */
+  | { kind: 'unavailable'; reason: string };
+
+export type SandboxMode = 'auto' | 'bwrap' | 'none';
+
+export class SandboxError extends Error {
+  override readonly name = 'SandboxError';
+  readonly code = 'sandbox_unavailable';
+}
+
+export const UNJAILED_WARNING =
+  'AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail, as this worker\'s user: a task\'s code can read what that user can, reach the network, this host\'s services and Redis, and leave processes behind.';
+
+/**
+ * Decides the isolation of a worker's process tools, trying the jail for real in a work directory
+ * under `workRoot`. `bwrap` throws a SandboxError when the jail cannot run; `auto` answers
+ * `unavailable` with the reason.
+ */
+export async function chooseIsolation(options: { mode: SandboxMode; workRoot: string; jail: JailOptions }): Promise<ProcessIsolation> {
+  if (options.mode === 'none') return { kind: 'none' };
+  const failure = (reason: string): ProcessIsolation => {
+    if (options.mode === 'bwrap') throw new SandboxError(`AGENTQ_SANDBOX=bwrap, but the jail cannot run here: ${reason}`);
+    return { kind: 'unavailable', reason };
+  };
+  if (!findBwrap()) return failure(`bubblewrap is not installed. ${INSTALL_HELP}`);
+  let jail: Jail;
+  try {
+    jail = new Jail(options.jail);
+  } catch (error) {
+    return failure((error as Error).message);
+  }
+  const problem = await tryJail(jail, options.workRoot);
+  return problem ? failure(problem) : { kind: 'jail', jail };
+}
+
+const INSTALL_HELP =
+  'Install it (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap), or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).';
+
+/** Runs a command in the jail once, as a task would; the reason it failed, if it did. */
+async function tryJail(jail: Jail, workRoot: string): Promise<string | undefined> {
+  const workdir = path.resolve(workRoot, `.jail-check-${randomBytes(4).toString('hex')}`);
+  try {
+    await mkdir(workRoot, { recursive: true });
+    if (jail.identity(workdir)) await openForSearch(workRoot);
+    await jail.prepareWorkdir(workdir);
+    if (jail.identity(workdir)) {
+      const blocked = firstUnreachable(path.dirname(workdir));
+      if (blocked) {
+        return `the work directories under ${path.resolve(workRoot)} cannot be reached by other users (${blocked} is not searchable), and a root worker's tools run as their own unprivileged uid. Set AGENTQ_DATA_DIR to a folder others can search (e.g. /var/lib/agentq), or chmod o+x ${blocked}.`;
+      }
+    }
+    const outcome = await jail.run({ program: 'bash', command: 'echo jailed', workdir, timeoutMs: 10_000, outputLimit: 4_000, signal: new AbortController().signal });
+    if (outcome.exitCode === 0 && outcome.output.trim() === 'jailed') return undefined;
+    return `bubblewrap failed (${outcome.output.trim() || `exit status ${outcome.exitCode}`}). It needs user namespaces: on a host, check that user.max_user_namespaces > 0 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); in a container, run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (see the README, "Security model"). Or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).`;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await rm(workdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A root worker's jails run as other uids, which must reach their own work directory: the work root
+ * (and the data directory holding it, both agentq's own) become searchable, never listable, by others.
+ */
+async function openForSearch(workRoot: string): Promise<void> {
+  for (const folder of [path.resolve(workRoot), path.dirname(path.resolve(workRoot))]) {
+    const { mode } = await stat(folder);
+    if ((mode & 0o001) === 0) await chmod(folder, (mode & 0o7777) | 0o001);
+  }
+}
+
+/** One line per isolation, for logs, `agentq doctor` and the pools page. */
+export function describeIsolation(isolation: ProcessIsolation): string {
+  switch (isolation.kind) {
+    case 'jail':
+      return isolation.jail.describe();
+    case 'none':
+      return `no jail. ${UNJAILED_WARNING}`;
+    case 'unavailable':
+      return `process tools refused: ${isolation.reason}`;
+  }
+}
