@@ -1,5 +1,5 @@
 /** The jail of process tools, attacked from inside with real bwrap processes. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from './bash-tool.js';
 import { jailIdentity } from './jail-identity.js';
 import { nodeTool } from './node-tool.js';
+import { egressRules } from './jail-egress.js';
 import { chooseIsolation, type ProcessIsolation } from './process-isolation.js';
 import { pythonTool } from './python-tool.js';
 import type { ToolContext } from './tool.js';
@@ -175,5 +176,92 @@ describe('choosing the isolation', () => {
 
   it('none is the explicit opt-out', async () => {
     expect(await chooseIsolation({ mode: 'none', workRoot: root, jail: { network: 'none', limits } })).toEqual({ kind: 'none' });
+  });
+});
+
+/**
+ * A stand-in for the internet: a network namespace of the test's own, reached from this host by a
+ * veth pair, with a server at 198.51.100.2. Needs root (`ip netns`); it is removed afterwards.
+ */
+async function withPublicServer(run: (address: string, port: number) => Promise<void>): Promise<void> {
+  const name = `agentq-pub-${process.pid}`;
+  const ip = (...args: string[]) => execFileSync('ip', args, { stdio: 'pipe' });
+  const hostSide = `aq${process.pid % 100000}h`;
+  ip('netns', 'add', name);
+  try {
+    ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', 'pub0', 'netns', name);
+    ip('addr', 'add', '198.51.100.1/24', 'dev', hostSide);
+    ip('link', 'set', hostSide, 'up');
+    ip('-n', name, 'addr', 'add', '198.51.100.2/24', 'dev', 'pub0');
+    ip('-n', name, 'link', 'set', 'pub0', 'up');
+    ip('-n', name, 'link', 'set', 'lo', 'up');
+    // The server runs inside that namespace: a one-line Python HTTP answer.
+    const port = 18080;
+    const server = spawn('ip', ['netns', 'exec', name, '/usr/bin/python3', '-c', `
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("198.51.100.2", ${port})); s.listen()
+print("listening", flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"from the internet\\n"); c.close()
+`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => server.stdout.once('data', () => resolve()));
+    try {
+      await run('198.51.100.2', port);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  } finally {
+    try {
+      ip('link', 'del', hostSide);
+    } catch {
+      // Gone with the namespace.
+    }
+    ip('netns', 'del', name);
+  }
+}
+
+describe('the egress network', () => {
+  const asRoot = process.getuid?.() === 0;
+
+  it.skipIf(!asRoot)('reaches the internet, never this host, its loopback or private ranges', async () => {
+    await withPublicServer(async (address, port) => {
+      const egress = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits } });
+      expect(egress.kind).toBe('jail');
+      const local = createServer((socket) => socket.end('reached the host'));
+      await new Promise<void>((resolve) => local.listen(0, '0.0.0.0', resolve));
+      const localPort = (local.address() as AddressInfo).port;
+      try {
+        const probe = (target: string, targetPort: number) => `(exec 3<>/dev/tcp/${target}/${targetPort} && timeout 2 cat <&3 || echo "refused ${target}") 2>/dev/null`;
+        const result = await bash(
+          [
+            probe(address, port),
+            probe('127.0.0.1', localPort),
+            probe('198.51.100.1', localPort),
+            probe('10.0.2.2', localPort),
+            probe('169.254.169.254', 80),
+            probe('192.168.1.1', 80),
+            probe('10.1.2.3', 80),
+            'grep nameserver /etc/resolv.conf',
+          ].join('; '),
+          { isolation: egress, timeoutMs: 20_000 },
+        );
+        expect(result.output).toMatch(/^from the internet$/m);
+        expect(result.output).not.toMatch(/reached the host/);
+        for (const target of ['127.0.0.1', '198.51.100.1', '10.0.2.2', '169.254.169.254', '192.168.1.1', '10.1.2.3']) {
+          expect(result.output).toContain(`refused ${target}`);
+        }
+        expect(result.output).toMatch(/nameserver 10\.0\.2\.3/);
+        // Every address this host has is refused (here its own public-looking one).
+        expect(egressRules()).toMatch(/ip daddr 198\.51\.100\.1 reject/);
+      } finally {
+        local.close();
+      }
+    });
+  });
+
+  it('with network none the same call reaches nothing', async () => {
+    const result = await bash('(exec 3<>/dev/tcp/198.51.100.2/18080 && echo reached) 2>&1; echo done');
+    expect(result.output).toMatch(/Network is unreachable|Connection refused/);
+    expect(result.output).not.toMatch(/reached/);
   });
 });

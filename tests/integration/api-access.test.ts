@@ -1,0 +1,201 @@
+/** Who may use the API: binding, keys, tenants on every route, admins and bull-board. */
+import { networkInterfaces } from 'node:os';
+import { request as httpRequest } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApi } from '@agentq/api';
+import { ConfigError, loadConfig } from '@agentq/config';
+import type { DoubleRequest } from '@agentq/llm';
+import type { TaskView } from '@agentq/queue';
+import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { waitForEnd } from '../helpers/sse.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const KEYS = { AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex', AGENTQ_ADMIN_KEYS: 'key-admin' };
+const as = (key: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+
+async function submitAs(key: string, tasks: unknown[]): Promise<string[]> {
+  const response = await fetch(`${stack!.api.url}/v1/tasks`, as(key, { method: 'POST', body: JSON.stringify({ tasks }) }));
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+}
+
+/** A public address of this machine, if it has one (the API must not answer there by default). */
+function publicAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+}
+
+describe('where the API listens', () => {
+  const base = () => ({ PORT: '0', REDIS_URL: redisUrl(), AGENTQ_REDIS_PREFIX: freshPrefix('bind') });
+
+  it('listens on loopback by default, and says where it really listens', async () => {
+    const api = await startApi({ config: loadConfig({ env: base() }) });
+    try {
+      expect(api.listening).toBe(`127.0.0.1:${api.port}`);
+      expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+      const outside = publicAddress();
+      if (outside) await expect(fetch(`http://${outside}:${api.port}/healthz`)).rejects.toThrow();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('refuses a public address without keys, unless told to open it', async () => {
+    await expect(startApi({ config: loadConfig({ env: { ...base(), AGENTQ_HOST: '0.0.0.0' } }) })).rejects.toThrow(ConfigError);
+    await expect(startApi({ config: loadConfig({ env: { ...base(), AGENTQ_HOST: '0.0.0.0' } }) })).rejects.toThrow(
+      /AGENTQ_HOST=0\.0\.0\.0 would let anyone who reaches this port run code .* Set AGENTQ_API_KEYS .* AGENTQ_ALLOW_NO_AUTH=1/,
+    );
+    for (const env of [{ AGENTQ_API_KEYS: 'k1=a' }, { AGENTQ_ALLOW_NO_AUTH: '1' }]) {
+      const api = await startApi({ config: loadConfig({ env: { ...base(), AGENTQ_HOST: '0.0.0.0', ...env } }) });
+      expect(api.listening).toBe(`0.0.0.0:${api.port}`);
+      expect(api.url).toBe(`http://127.0.0.1:${api.port}`);
+      await api.close();
+    }
+  });
+
+  it('without keys, answers only requests that name a loopback host (no DNS rebinding)', async () => {
+    const prefix = freshPrefix('host');
+    const api = await startApi({ config: loadConfig({ env: { ...base(), AGENTQ_REDIS_PREFIX: prefix } }) });
+    try {
+      const status = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const request = httpRequest({ host: '127.0.0.1', port: api.port, path: '/v1/tasks', headers: { host } }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          });
+          request.on('error', reject);
+          request.end();
+        });
+      expect(await status(`localhost:${api.port}`)).toBe(200);
+      expect(await status(`127.0.0.1:${api.port}`)).toBe(200);
+      expect(await status(`[::1]:${api.port}`)).toBe(200);
+      expect(await status('attacker.example:80')).toBe(403);
+    } finally {
+      await api.close();
+      await deletePrefix(prefix);
+    }
+  });
+});
+
+describe('API keys', () => {
+  it('takes the key as Bearer in any case, x-api-key or the cookie; a bad or malformed one is a 401', async () => {
+    stack = await startStack({ pools: [], env: KEYS });
+    const url = `${stack.api.url}/v1/tasks`;
+    const status = async (headers: Record<string, string>) => (await fetch(url, { headers })).status;
+    expect(await status({ authorization: 'Bearer key-acme' })).toBe(200);
+    expect(await status({ authorization: 'bearer key-acme' })).toBe(200);
+    expect(await status({ authorization: 'BEARER   key-acme' })).toBe(200);
+    expect(await status({ 'x-api-key': 'key-acme' })).toBe(200);
+    expect(await status({ cookie: 'theme=dark; agentq_key=key-acme' })).toBe(200);
+    const bad: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic a2V5LWFjbWU=' }, { authorization: 'Bearer' }, { authorization: 'Bearer a b' }, { cookie: 'agentq_key=%E0%A4%A' }, { cookie: 'agentq_key=' }, { 'x-api-key': ' ' }];
+    for (const headers of bad) {
+      const response = await fetch(url, { headers });
+      expect(response.status, JSON.stringify(headers)).toBe(401);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+    }
+    // Health checks and the dashboard's files stay open.
+    expect((await fetch(`${stack.api.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${stack.api.url}/`)).status).toBe(200);
+  });
+
+  it('says who the key belongs to', async () => {
+    stack = await startStack({ pools: [], env: KEYS });
+    expect(await (await fetch(`${stack.api.url}/v1/me`, as('key-acme'))).json()).toEqual({ tenant: 'acme', admin: false });
+    expect(await (await fetch(`${stack.api.url}/v1/me`, as('key-admin'))).json()).toEqual({ tenant: 'default', admin: true });
+  });
+});
+
+describe('tenants', () => {
+  const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
+
+  it('a tenant sees, lists, streams, cancels, retries and answers only its own tasks', async () => {
+    stack = await startStack({
+      env: KEYS,
+      pools: ['casual'],
+      rules: [
+        { match: (request) => !hasTool(request) && JSON.stringify(request.messages).includes('ask me'), reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which?' } }] } },
+        { reply: { content: 'answered' } },
+      ],
+    });
+    const url = stack.api.url;
+    const [done] = await submitAs('key-acme', [{ prompt: 'acme task', agent: 'casual' }]);
+    await waitForEnd(url, done!).catch(() => undefined);
+    const [waiting] = await submitAs('key-acme', [{ prompt: 'ask me something', agent: 'casual' }]);
+    await expect.poll(async () => ((await (await fetch(`${url}/v1/tasks/${waiting}`, as('key-acme'))).json()) as TaskView).status, { timeout: 10_000 }).toBe('waiting');
+    const [theirs] = await submitAs('key-globex', [{ prompt: 'ask me too', agent: 'casual' }]);
+
+    // The owner sees its task, with its tenant.
+    expect(((await (await fetch(`${url}/v1/tasks/${done}`, as('key-acme'))).json()) as TaskView).tenant).toBe('acme');
+    // Another tenant: every route answers as if the task did not exist.
+    const foreign = [
+      fetch(`${url}/v1/tasks/${done}`, as('key-globex')),
+      fetch(`${url}/v1/tasks/${done}/events`, as('key-globex', { headers: { accept: 'application/json' } })),
+      fetch(`${url}/v1/tasks/${done}/events`, as('key-globex', { headers: { accept: 'text/event-stream' } })),
+      fetch(`${url}/v1/tasks/${done}/events?after=3`, as('key-globex')),
+      fetch(`${url}/v1/tasks/${waiting}/cancel`, as('key-globex', { method: 'POST' })),
+      fetch(`${url}/v1/tasks/${done}/retry`, as('key-globex', { method: 'POST' })),
+      fetch(`${url}/v1/tasks/${waiting}/input`, as('key-globex', { method: 'POST', body: JSON.stringify({ text: 'hijacked' }) })),
+    ];
+    for (const response of await Promise.all(foreign)) {
+      expect(response.status, response.url).toBe(404);
+      expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'not_found', message: expect.stringMatching(/^No task with id/) });
+    }
+    const listed = (key: string) => fetch(`${url}/v1/tasks`, as(key)).then(async (response) => ((await response.json()) as { tasks: TaskView[] }).tasks.map((task) => task.id));
+    expect((await listed('key-acme')).sort()).toEqual([done, waiting].sort());
+    expect(await listed('key-globex')).toEqual([theirs]);
+    expect((await listed('key-admin')).sort()).toEqual([done, waiting, theirs].sort());
+    await expect.poll(async () => ((await (await fetch(`${url}/v1/tasks/${theirs}`, as('key-globex'))).json()) as TaskView).status, { timeout: 10_000 }).toBe('waiting');
+    const waitingOf = (key: string) => fetch(`${url}/v1/tasks?status=waiting`, as(key)).then(async (response) => ((await response.json()) as { tasks: TaskView[] }).tasks.map((task) => task.id));
+    expect(await waitingOf('key-globex')).toEqual([theirs]);
+    expect(await waitingOf('key-acme')).toEqual([waiting]);
+    const statuses = await fetch(`${url}/v1/tasks/statuses`, as('key-globex', { method: 'POST', body: JSON.stringify({ ids: [done, theirs] }) })).then((response) => response.json());
+    expect(statuses).toEqual({ tasks: [{ id: done, status: null }, { id: theirs, status: expect.any(String) }] });
+
+    // The waiting task is still waiting for its own tenant's answer; the admin may see and act on it.
+    expect(((await (await fetch(`${url}/v1/tasks/${waiting}`, as('key-acme'))).json()) as TaskView).status).toBe('waiting');
+    expect((await fetch(`${url}/v1/tasks/${theirs}`, as('key-admin'))).status).toBe(200);
+    expect((await fetch(`${url}/v1/tasks/${waiting}/input`, as('key-acme', { method: 'POST', body: JSON.stringify({ text: 'mine' }) }))).status).toBe(202);
+    // A retry stays with the task's tenant, whoever asks.
+    const cancelled = await fetch(`${url}/v1/tasks/${theirs}/cancel`, as('key-globex', { method: 'POST' }));
+    expect(cancelled.status).toBe(202);
+    await waitForEnd(url, theirs!).catch(() => undefined);
+    const retry = (await (await fetch(`${url}/v1/tasks/${theirs}/retry`, as('key-admin', { method: 'POST' }))).json()) as { id: string };
+    expect(((await (await fetch(`${url}/v1/tasks/${retry.id}`, as('key-globex'))).json()) as TaskView).tenant).toBe('globex');
+  });
+
+  it('the pools show a tenant only counts; bull-board opens for admins only', async () => {
+    stack = await startStack({ env: KEYS, pools: ['coder'] });
+    const pools = (key: string) => fetch(`${stack!.api.url}/v1/pools`, as(key)).then((response) => response.json() as Promise<{ pools: Array<{ name: string; workers: unknown[]; workersOnline: number; isolation: unknown[] }> }>);
+    const coder = (await pools('key-acme')).pools.find((pool) => pool.name === 'coder')!;
+    expect(coder).toMatchObject({ workers: [], workersOnline: 1, isolation: [{ kind: 'jail', network: 'none' }] });
+    expect((await pools('key-admin')).pools.find((pool) => pool.name === 'coder')!.workers).toHaveLength(1);
+    expect((await fetch(`${stack.api.url}/admin/queues`, as('key-acme'))).status).toBe(403);
+    expect((await fetch(`${stack.api.url}/admin/queues`)).status).toBe(401);
+    expect((await fetch(`${stack.api.url}/admin/queues`, as('key-admin'))).status).toBe(200);
+  });
+
+  it('a planned task\'s subtasks belong to its tenant', async () => {
+    stack = await startStack({
+      env: KEYS,
+      pools: ['planner', 'casual'],
+      rules: [
+        { match: (request) => String(request.messages[0]?.content ?? '').startsWith('You are the planner'), reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"say hi","need":[]}]}\n```' } },
+        { reply: { content: 'hi' } },
+      ],
+    });
+    const [root] = await submitAs('key-acme', [{ prompt: 'plan something' }]);
+    await expect.poll(async () => ((await (await fetch(`${stack!.api.url}/v1/tasks/${root}`, as('key-acme'))).json()) as TaskView).children?.length ?? 0, { timeout: 15_000 }).toBe(1);
+    const task = (await (await fetch(`${stack.api.url}/v1/tasks/${root}`, as('key-acme'))).json()) as TaskView;
+    const subtask = task.children![0]!.id;
+    expect(((await (await fetch(`${stack.api.url}/v1/tasks/${subtask}`, as('key-acme'))).json()) as TaskView).tenant).toBe('acme');
+    expect((await fetch(`${stack.api.url}/v1/tasks/${subtask}`, as('key-globex'))).status).toBe(404);
+    expect((await fetch(`${stack.api.url}/v1/tasks/${subtask}/events`, as('key-globex', { headers: { accept: 'application/json' } }))).status).toBe(404);
+  });
+});

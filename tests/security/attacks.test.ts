@@ -1,0 +1,210 @@
+/**
+ * A task's code, attacking. Each attack is a task the wire double asks tool calls for, run through the
+ * real loop by a real worker process with the default settings (the jail on, no network), against a
+ * Redis of its own that wants a password (so REDIS_URL with credentials is exercised too). Every
+ * attack must be refused or contained, and nothing it starts may outlive its tool call.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAIDouble, type DoubleRequest, type DoubleToolCall, type OpenAIDouble } from '@agentq/llm';
+import type { TaskView } from '@agentq/queue';
+import { freePort } from '../setup/redis-server.js';
+import { processesMatching, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { waitForEnd, type SseMessage } from '../helpers/sse.js';
+
+const CANARY = 'sk-attack-canary-0123456789';
+const PASSWORD = `redis-pw-${process.pid}-${Date.now()}`;
+const marker = `7${Date.now() % 1_000_000}`;
+
+let redisServer: ChildProcess;
+let redisPort: number;
+let redisUrl: string;
+let double: OpenAIDouble;
+let dataDir: string;
+let api: AgentqProcess;
+let worker: AgentqProcess;
+let baseUrl: string;
+let env: Record<string, string>;
+let victim: { id: string; workdir: string };
+
+/** Each attack: the tool calls the model asks for, by the task's prompt. */
+const attacks = new Map<string, DoubleToolCall[]>();
+const firstUser = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const toolResultsIn = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+
+beforeAll(async () => {
+  redisPort = await freePort();
+  redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD], { stdio: 'ignore' });
+  redisUrl = `redis://:${PASSWORD}@127.0.0.1:${redisPort}`;
+  const probe = new Redis(redisUrl, { retryStrategy: (times) => (times > 100 ? null : 20) });
+  probe.on('error', () => undefined);
+  await probe.ping();
+  probe.disconnect();
+
+  double = await startOpenAIDouble({
+    rules: [
+      { match: (request) => toolResultsIn(request) === 0 && attacks.has(firstUser(request)), reply: (request) => ({ toolCalls: attacks.get(firstUser(request))! }) },
+      { reply: { content: 'done' } },
+    ],
+  });
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-attacks-'));
+  env = {
+    PORT: String(await freePort()),
+    REDIS_URL: redisUrl,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double.baseURL,
+    OPENAI_API_KEY: CANARY,
+    AGENTQ_MODEL: 'attacker',
+    AGENTQ_CONCURRENCY: '8',
+    AGENTQ_TOOL_TIMEOUT_MS: '15000',
+  };
+  api = spawnAgentq(['api'], env);
+  worker = spawnAgentq(['worker', '--pools', 'coder'], env);
+  baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  await worker.waitFor(/coder tools: bubblewrap jail/);
+
+  attacks.set('victim', [{ name: 'write_file', arguments: { path: 'secret.txt', content: 'the victim secret' } }]);
+  const [id] = await submit(['victim']);
+  await waitForEnd(baseUrl, id!);
+  victim = { id: id!, workdir: path.join(dataDir, 'work', id!) };
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([api, worker].filter(Boolean).map((process) => process.stop('SIGKILL')));
+  await double?.close();
+  redisServer?.kill('SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function submit(prompts: string[]): Promise<string[]> {
+  const response = await fetch(`${baseUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: prompts.map((prompt) => ({ prompt, agent: 'coder' })) }),
+  });
+  return ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+}
+
+/** Runs attacks as tasks at once; answers each one's tool outputs, in order. */
+async function attack(named: Record<string, DoubleToolCall[]>): Promise<Record<string, string[]>> {
+  for (const [name, calls] of Object.entries(named)) attacks.set(name, calls);
+  const names = Object.keys(named);
+  const ids = await submit(names);
+  const ends = await Promise.all(ids.map((id) => waitForEnd(baseUrl, id)));
+  return Object.fromEntries(names.map((name, index) => [name, outputs(ends[index]!)]));
+}
+
+function outputs(events: SseMessage[]): string[] {
+  return events.filter((event) => event.event === 'tool.result').map((event) => String((event.data.data as { output?: unknown }).output ?? ''));
+}
+
+const bash = (command: string): DoubleToolCall => ({ name: 'bash', arguments: { command } });
+const unreachable = /Connection refused|Network is unreachable|Could not connect|No route to host/;
+
+describe('a task attacking from its jail, with the default settings', () => {
+  it('cannot reach Redis, the API or anything else on this host, password or not', async () => {
+    const apiPort = env.PORT!;
+    const results = await attack({
+      'redis by /dev/tcp': [bash(`exec 3<>/dev/tcp/127.0.0.1/${redisPort} && printf 'AUTH ${PASSWORD}\\r\\nFLUSHALL\\r\\n' >&3 && timeout 2 cat <&3; echo "rc=$?"`)],
+      'redis by redis-cli': [bash(`redis-cli -p ${redisPort} -a ${PASSWORD} --no-auth-warning FLUSHALL 2>&1; redis-cli -p ${redisPort} -a ${PASSWORD} --no-auth-warning DEL task:${victim.id} 2>&1`)],
+      'the API port': [bash(`(exec 3<>/dev/tcp/127.0.0.1/${apiPort} && printf 'GET /v1/tasks HTTP/1.0\\r\\n\\r\\n' >&3 && timeout 2 cat <&3) 2>&1; echo "rc=$?"`)],
+    });
+    expect(results['redis by /dev/tcp']![0]).toMatch(unreachable);
+    expect(results['redis by /dev/tcp']![0]).not.toMatch(/\+OK/);
+    expect(results['redis by redis-cli']![0]).toMatch(unreachable);
+    expect(results['the API port']![0]).toMatch(unreachable);
+    expect(results['the API port']![0]).not.toMatch(/HTTP\/1/);
+    // Nothing was wiped: the victim task is still there.
+    const task = (await (await fetch(`${baseUrl}/v1/tasks/${victim.id}`)).json()) as TaskView;
+    expect(task.status).toBe('completed');
+  });
+
+  it('sees no secret: not the worker\'s environment, not /etc/shadow, not another task\'s files', async () => {
+    const results = await attack({
+      environ: [bash('tr "\\0" "\\n" </proc/$PPID/environ; tr "\\0" "\\n" </proc/1/environ; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"; env')],
+      shadow: [bash('cat /etc/shadow 2>&1; ls /root /home 2>&1')],
+      'another task': [
+        bash(`cat ${victim.workdir}/secret.txt 2>&1; echo "--- listing"; ls ${path.dirname(victim.workdir)} 2>&1; find / -name secret.txt 2>/dev/null; echo searched`),
+        { name: 'read_file', arguments: { path: `${victim.workdir}/secret.txt` } },
+        { name: 'read_file', arguments: { path: `../${victim.id}/secret.txt` } },
+      ],
+    });
+    const environ = results.environ![0]!;
+    expect(environ).toMatch(/HOME=/);
+    expect(environ).not.toContain(CANARY);
+    expect(environ).not.toContain(PASSWORD);
+    expect(environ).not.toMatch(/OPENAI|REDIS_URL|AGENTQ_/);
+    expect(results.shadow![0]).toMatch(/cat: \/etc\/shadow: No such file or directory/);
+    const [shell, absolute, relative] = results['another task']!;
+    expect(shell).not.toContain('the victim secret');
+    expect(shell).toMatch(/secret\.txt: No such file or directory/);
+    // The work directories' folder shows this task's own directory only.
+    expect(shell!.split('--- listing')[1]).not.toContain(victim.id);
+    expect(shell).toMatch(/--- listing\n[\w-]+\nsearched$/);
+    expect(absolute).toMatch(/Refused: .* is outside the task's work directory/);
+    expect(relative).toMatch(/Refused: .* is outside the task's work directory/);
+  });
+
+  it('cannot write outside through a dangling link, a link swapped in after a check, or a hard link', async () => {
+    const planted = path.join(dataDir, 'planted.txt');
+    const results = await attack({
+      'dangling link': [bash(`ln -s ${planted} dl && ln -s ../../planted-too.txt dl2 && ls -l dl dl2 | wc -l`), { name: 'write_file', arguments: { path: 'dl', content: 'owned' } }, { name: 'write_file', arguments: { path: 'dl2', content: 'owned' } }],
+      'swapped link': [
+        // A loop that keeps turning sub/ into a link out and back, left running for the file tool's turn.
+        bash(`mkdir -p sub; (while true; do rm -rf sub; ln -sfn ${dataDir} sub; rm -f sub; mkdir -p sub; done) >/dev/null 2>&1 & sleep 0.3; echo racing`),
+        ...Array.from({ length: 10 }, () => ({ name: 'write_file', arguments: { path: 'sub/pwned.txt', content: 'owned' } })),
+      ],
+      'hard link': [bash(`ln ${victim.workdir}/secret.txt hl 2>&1; ln /etc/passwd hl2 2>&1; ls`), { name: 'read_file', arguments: { path: 'hl2' } }],
+    });
+    expect(existsSync(planted)).toBe(false);
+    expect(existsSync(path.join(dataDir, 'planted-too.txt'))).toBe(false);
+    expect(results['dangling link']!.slice(1)).toEqual([expect.stringMatching(/^Refused: "dl" is outside/), expect.stringMatching(/^Refused: "dl2" is outside/)]);
+    // The swapping loop did not outlive its call: every write landed inside, none outside.
+    expect(existsSync(path.join(dataDir, 'pwned.txt'))).toBe(false);
+    // Each write landed inside, or was refused when the loop had left sub/ a link out when it died.
+    for (const output of results['swapped link']!.slice(1)) expect(output).toMatch(/^(Wrote 5 bytes to sub\/pwned\.txt|Refused: "sub\/pwned\.txt" is outside the task's work directory.*)$/);
+    const [links, read] = results['hard link']!;
+    expect(links).toMatch(/ln: failed to access '.*secret\.txt': No such file or directory/);
+    expect(links).toMatch(/ln: failed to create hard link 'hl2' => '\/etc\/passwd': (Invalid cross-device link|Operation not permitted)/);
+    expect(read).toMatch(/No such file/);
+    expect(await readFile(path.join(victim.workdir, 'secret.txt'), 'utf8')).toBe('the victim secret');
+  });
+
+  it('leaves nothing running after its tool call, and has no capability', async () => {
+    const results = await attack({
+      'setsid and nohup': [bash(`setsid sleep ${marker}1 & nohup sleep ${marker}2 >/dev/null 2>&1 & (sleep ${marker}3 &) ; sleep 0.3; echo started`)],
+      capabilities: [bash('grep CapEff /proc/self/status; mknod dev-null c 1 3 2>&1; echo "mknod=$?"; id')],
+    });
+    expect(results['setsid and nohup']![0]).toBe('started');
+    await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 3_000 }).toEqual([]);
+    expect(results.capabilities![0]).toMatch(/CapEff:\s+0000000000000000/);
+    expect(results.capabilities![0]).toMatch(/mknod: dev-null: Operation not permitted\nmknod=1/);
+    expect(results.capabilities![0]).toMatch(/uid=1000\(agentq\)/);
+  });
+
+  it('a fork bomb and 2 GB of memory end as tool errors, and the worker goes on', async () => {
+    const results = await attack({
+      'fork bomb': [bash(`:(){ :|:& };: ; sleep 2; echo "the shell is still here"`)],
+      memory: [{ name: 'python', arguments: { code: 'x = bytearray(2 * 1024 ** 3)\nprint("allocated 2 GB")' } }],
+    });
+    expect(results['fork bomb']![0]).toMatch(/the jail's limit of 128 processes was reached/);
+    expect(results.memory![0]).toMatch(/MemoryError/);
+    expect(results.memory![0]).not.toMatch(/allocated 2 GB/);
+    // The worker survived both and still runs tasks.
+    expect((await attack({ after: [bash('echo still serving')] })).after).toEqual(['still serving']);
+  });
+
+  it('leaves no orphan when its worker is killed mid-tool', async () => {
+    attacks.set('long tool', [bash(`sleep ${marker}9`)]);
+    const [id] = await submit(['long tool']);
+    await expect.poll(() => processesMatching(`sleep ${marker}9`).length, { timeout: 15_000 }).toBeGreaterThan(0);
+    await worker.stop('SIGKILL');
+    await expect.poll(() => processesMatching(`sleep ${marker}9`), { timeout: 3_000 }).toEqual([]);
+    expect(id).toBeDefined();
+  });
+});
