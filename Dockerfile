@@ -1,7 +1,10 @@
 # One image for every agentq process: the API and each worker pool run it with another command.
 FROM node:20-bookworm-slim
-# Tools the agents run: bash is there; python3 for the python tool.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 ca-certificates && rm -rf /var/lib/apt/lists/*
+# Tools the agents run: bash is there; python3 for the python tool. The jail: bubblewrap; for pools
+# with AGENTQ_TOOL_NETWORK=egress, slirp4netns and nftables (util-linux brings nsenter).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 ca-certificates bubblewrap slirp4netns nftables \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages

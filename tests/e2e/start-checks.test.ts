@@ -1,16 +1,17 @@
 /** What `agentq start` says when something it needs is missing, and its private Redis. */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../setup/redis-server.js';
-import { spawnAgentq } from '../helpers/processes.js';
+import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
 import { redisUrl } from '../helpers/redis.js';
 
 let dataDir: string | undefined;
 afterEach(async () => {
+  await stopSpawned();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   dataDir = undefined;
 });
@@ -73,5 +74,35 @@ describe('agentq start checks', () => {
     const probe = new Redis(redisAt, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
     await expect(probe.connect()).rejects.toThrow();
+  });
+
+  it('agentq api refuses a public address without keys, and says how to open it', async () => {
+    const agentq = spawnAgentq(['api'], { REDIS_URL: redisUrl(), AGENTQ_HOST: '0.0.0.0', PORT: String(await freePort()) });
+    expect(await agentq.exited).toBe(2);
+    expect(agentq.output()).toMatch(/AGENTQ_HOST=0\.0\.0\.0 would let anyone who reaches this port run code/);
+    expect(agentq.output()).toMatch(/Set AGENTQ_API_KEYS/);
+  });
+
+  it('agentq doctor says how each pool runs its tools, and fails where the jail cannot run', async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-doctor-'));
+    const good = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir });
+    expect(await good.exited).toBe(0);
+    expect(good.output()).toMatch(/ok +coder +bubblewrap jail as .*network none, limits 128 processes/);
+    expect(good.output()).toMatch(/ok +casual +runs no process tools/);
+    expect(good.output()).toMatch(/listens on 127\.0\.0\.1:8080; no keys/);
+
+    const unjailed = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir, AGENTQ_SANDBOX: 'none' });
+    expect(await unjailed.exited).toBe(0);
+    expect(unjailed.output()).toMatch(/warn +coder +no jail\. AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail/);
+
+    if (process.getuid?.() === 0) {
+      // A data directory that the per-task uids cannot reach: the tools would be refused, and doctor says why.
+      const hidden = path.join(dataDir, 'hidden', 'data');
+      await mkdir(hidden, { recursive: true });
+      await chmod(path.join(dataDir, 'hidden'), 0o700);
+      const blocked = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: hidden });
+      expect(await blocked.exited).toBe(1);
+      expect(blocked.output()).toMatch(/FAIL +coder +process tools refused: the work directories under .* cannot be reached by other users/);
+    }
   });
 });

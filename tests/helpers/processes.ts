@@ -15,6 +15,20 @@ export interface AgentqProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Every process spawned and not yet ended, for `stopSpawned`. */
+const spawned = new Set<AgentqProcess>();
+
+/** Stops whatever a test left running (after a failure, say): SIGTERM, so `start` stops its children, then SIGKILL. */
+export async function stopSpawned(): Promise<void> {
+  await Promise.all(
+    [...spawned].map(async (process) => {
+      const killer = setTimeout(() => process.child.kill('SIGKILL'), 5_000);
+      await process.stop('SIGTERM');
+      clearTimeout(killer);
+    }),
+  );
+}
+
 export function spawnAgentq(args: string[], env: Record<string, string>, options: { input?: string } = {}): AgentqProcess {
   const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
@@ -30,7 +44,7 @@ export function spawnAgentq(args: string[], env: Record<string, string>, options
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
+  const handle: AgentqProcess = {
     child,
     output: () => output,
     exited,
@@ -64,6 +78,9 @@ export function spawnAgentq(args: string[], env: Record<string, string>, options
       return exited;
     },
   };
+  spawned.add(handle);
+  void exited.then(() => spawned.delete(handle));
+  return handle;
 }
 
 /** Whether a process still runs (a zombie waiting to be reaped counts as gone). */

@@ -129,10 +129,9 @@ describe('a cancelled task', () => {
   });
 });
 
-describe('the bubblewrap sandbox', () => {
-  it('runs a task\'s tools jailed in its work directory when AGENTQ_SANDBOX=bwrap', async () => {
+describe('the jail', () => {
+  it('runs a task\'s tools jailed in its work directory by default', async () => {
     stack = await startStack({
-      env: { AGENTQ_SANDBOX: 'bwrap' },
       rules: [
         { match: (request) => !hasToolResult(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo jailed > proof.txt; ls /home 2>&1; ls ..' } }] } },
         { reply: (request) => ({ content: String(request.messages.at(-1)!.content) }) },

@@ -67,15 +67,15 @@ export function egressRules(options: { deny?: readonly string[] } = {}): string 
  * Gives the network namespace of a jailed process (still waiting to run its command) its firewall,
  * then its way out. Returns what ends the NAT; it also ends by itself if this process dies.
  */
-export async function attachEgress(options: { pid: number; tools: EgressTools; rules: string; asOwner: boolean }): Promise<() => void> {
+export async function attachEgress(options: { pid: number; tools: EgressTools; rules: string }): Promise<() => void> {
   const { pid, tools } = options;
   const netns = `/proc/${pid}/ns/net`;
-  // A worker that is not root enters the jail's user namespace, whose owner it is, to hold the capability.
-  const enter = options.asOwner ? [`--user=/proc/${pid}/ns/user`, '--preserve-credentials'] : [];
   await new Promise<void>((resolve, reject) => {
-    const child = execFile(tools.nsenter, [...enter, `--net=${netns}`, tools.nft, '-f', '-'], { timeout: 10_000 }, (error, _stdout, stderr) =>
+    const child = execFile(tools.nsenter, [`--net=${netns}`, tools.nft, '-f', '-'], { timeout: 10_000 }, (error, _stdout, stderr) =>
       error ? reject(new Error(`the jail's firewall could not be set: ${stderr.trim() || error.message}`)) : resolve(),
     );
+    // nsenter may fail before it reads the rules: its error, not a broken pipe, is the news.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.rules);
   });
   const slirp = spawn(
@@ -87,7 +87,6 @@ export async function attachEgress(options: { pid: number; tools: EgressTools; r
       '--ready-fd=3',
       '--exit-fd=4',
       '--netns-type=path',
-      ...(options.asOwner ? [`--userns-path=/proc/${pid}/ns/user`] : []),
       netns,
       'tap0',
     ],

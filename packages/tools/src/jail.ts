@@ -84,6 +84,8 @@ export class Jail {
     this.files = writeJailFiles();
     this.limitsLine = limitsLine(options.limits);
     if (options.network === 'egress') {
+      // The firewall goes into the jail's namespace from outside, which takes CAP_SYS_ADMIN here.
+      if (process.getuid?.() !== 0) throw new ToolError('tool_unavailable', 'AGENTQ_TOOL_NETWORK=egress needs the worker to run as root (it sets the firewall of each jail from outside)');
       const tools = findEgressTools();
       if ('missing' in tools) throw new ToolError('tool_unavailable', `the egress network needs ${tools.missing.join(', ')} (apt-get install -y slirp4netns nftables util-linux)`);
       this.egress = tools;
@@ -122,8 +124,7 @@ export class Jail {
     this.baseArgs = [
       '--unshare-all',
       '--unshare-user',
-      // A worker that is not root must enter the jail's own user namespace to give it a network.
-      ...(asRoot || options.network === 'none' ? ['--disable-userns'] : []),
+      '--disable-userns',
       '--uid', String(JAIL_UID),
       '--gid', String(JAIL_UID),
       '--hostname', 'agentq',
@@ -223,9 +224,12 @@ export class Jail {
       info.once('close', () => reject(new ToolError('tool_unavailable', 'the jail ended before it started its program')));
     });
     try {
-      return await attachEgress({ pid, tools, rules: this.rules, asOwner: process.getuid?.() !== 0 });
+      return await attachEgress({ pid, tools, rules: this.rules });
     } catch (error) {
-      throw new ToolError('tool_unavailable', `The jail's network could not be set up: ${(error as Error).message}`);
+      throw new ToolError(
+        'tool_unavailable',
+        `The jail's network could not be set up: ${(error as Error).message} (the egress network needs a root worker with CAP_SYS_ADMIN; in a container, cap_add: [SYS_ADMIN])`,
+      );
     }
   }
 }
