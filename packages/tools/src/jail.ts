@@ -81,7 +81,6 @@ export class Jail {
     this.bwrap = bwrap;
     this.network = options.network;
     this.limits = options.limits;
-    this.files = writeJailFiles();
     this.limitsLine = limitsLine(options.limits);
     if (options.network === 'egress') {
       // The firewall goes into the jail's namespace from outside, which takes CAP_SYS_ADMIN here.
@@ -91,6 +90,7 @@ export class Jail {
       this.egress = tools;
     }
     this.rules = egressRules({ ...(options.deny ? { deny: options.deny } : {}) });
+    this.files = writeJailFiles();
 
     const asRoot = process.getuid?.() === 0;
     const wanted = options.interpreters ?? resolveInterpreters();

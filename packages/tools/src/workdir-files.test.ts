@@ -1,6 +1,8 @@
 /** The file tools never leave the work directory, whatever links the task planted. */
 import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -105,6 +107,20 @@ describe('paths in the work directory', () => {
     await rm(path.join(workdir, 'a'), { recursive: true });
     await symlink(path.join(base, 'elsewhere'), path.join(workdir, 'a'));
     await expect(openResolved({ workdir, target: notes, path: 'a/b/notes.txt', access: 'read' })).rejects.toThrow(refused);
+  });
+
+  it('refuses a FIFO or a socket at once, never hanging on it', async () => {
+    execFileSync('mkfifo', [path.join(workdir, 'pipe')]);
+    await expect(readFileTool.run({ path: 'pipe' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
+    await expect(writeFileTool.run({ path: 'pipe', content: 'x' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
+    await expect(editFileTool.run({ path: 'pipe', old_text: 'a', new_text: 'b' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(workdir, 'sock'), resolve));
+    try {
+      await expect(readFileTool.run({ path: 'sock' }, context)).rejects.toThrow(/"sock" is not a regular file/);
+    } finally {
+      server.close();
+    }
   });
 
   it('list_files lists links without following them, and refuses a folder outside', async () => {

@@ -88,7 +88,8 @@ export async function openResolved(options: { workdir: string; target: string; p
     await checkInside(root, folder, options.path);
     const name = path.basename(target);
     const at = FD_PATHS ? `/proc/self/fd/${folder.fd}/${name}` : target;
-    const flags = { read: constants.O_RDONLY, update: constants.O_RDWR, write: constants.O_WRONLY | constants.O_CREAT }[options.access] | constants.O_NOFOLLOW;
+    // O_NONBLOCK: a FIFO the task planted must not hang the worker in open(); regular files ignore it.
+    const flags = { read: constants.O_RDONLY, update: constants.O_RDWR, write: constants.O_WRONLY | constants.O_CREAT }[options.access] | constants.O_NOFOLLOW | constants.O_NONBLOCK;
     let created = false;
     let file: FileHandle;
     try {
@@ -101,14 +102,17 @@ export async function openResolved(options: { workdir: string; target: string; p
         file = await open(at, flags);
       }
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
       // O_NOFOLLOW: a link was put in place of the file after the path was resolved.
-      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw outside(options.path);
+      if (code === 'ELOOP') throw outside(options.path);
+      // A FIFO without a reader, or a socket.
+      if (code === 'ENXIO') throw notRegular(options.path);
       throw error;
     }
     try {
       const stats = await file.stat();
       if (stats.isDirectory()) throw Object.assign(new Error(`${options.path} is a folder`), { code: 'EISDIR' });
-      if (!stats.isFile()) throw new ToolError('invalid_arguments', `"${options.path}" is not a regular file (a device, socket or pipe); file tools only handle regular files.`);
+      if (!stats.isFile()) throw notRegular(options.path);
       if (stats.nlink > 1) {
         throw new ToolError(
           'path_outside_workdir',
@@ -193,6 +197,10 @@ function partsOf(root: string, requested: string): string[] | undefined {
   if (requested === root) return [];
   if (!requested.startsWith(`${root}/`)) return undefined;
   return requested.slice(root.length + 1).split('/');
+}
+
+function notRegular(requested: string): ToolError {
+  return new ToolError('invalid_arguments', `"${requested}" is not a regular file (a device, socket or pipe); file tools only handle regular files.`);
 }
 
 function outside(requested: string): ToolError {
