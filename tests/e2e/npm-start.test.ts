@@ -42,6 +42,8 @@ beforeAll(async () => {
     AGENTQ_BODY_LIMIT: '200kb',
   });
   baseUrl = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
+  // The endpoint answers GET /models: no warning about it.
+  expect(agentq.output()).not.toMatch(/warning: the model endpoint/);
 });
 
 afterAll(async () => {

@@ -1,10 +1,24 @@
 /**
  * Errors the API answers with, as plain data: `{ "error": { "code", "message", "details" } }`.
- * The status follows from the code in one exhaustive switch.
+ * The status follows from the code in one exhaustive switch. A client's mistake, whoever caught it
+ * (a route, the body parser, the router decoding the path), is a 4xx that says what to fix; only
+ * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
 
-export type ApiErrorCode = 'invalid_request' | 'invalid_json' | 'unauthorized' | 'forbidden' | 'payload_too_large' | 'not_found' | 'conflict' | 'unavailable' | 'internal';
+export type ApiErrorCode =
+  | 'invalid_request'
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'uri_too_long'
+  | 'unsupported_media_type'
+  | 'headers_too_large'
+  | 'unavailable'
+  | 'internal';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -32,6 +46,12 @@ export function statusFor(code: ApiErrorCode): number {
       return 409;
     case 'payload_too_large':
       return 413;
+    case 'uri_too_long':
+      return 414;
+    case 'unsupported_media_type':
+      return 415;
+    case 'headers_too_large':
+      return 431;
     case 'unavailable':
       return 503;
     case 'internal':
@@ -39,24 +59,50 @@ export function statusFor(code: ApiErrorCode): number {
   }
 }
 
-/** Turns anything thrown in a route (or by the body parser) into the error shape. */
-export const errorHandler: ErrorRequestHandler = (error: unknown, _request, response, _next) => {
-  const apiError = toApiError(error);
-  if (apiError.code === 'internal') console.error('[api]', error);
-  response.status(statusFor(apiError.code)).json({
-    error: { code: apiError.code, message: apiError.message, ...(apiError.details !== undefined ? { details: apiError.details } : {}) },
-  });
-};
+/** The JSON body of an error, for the places that answer without Express (a malformed request line). */
+export function errorBody(error: ApiError): string {
+  return JSON.stringify({ error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } });
+}
 
-function toApiError(error: unknown): ApiError {
+/**
+ * Turns anything thrown in a route (or by the body parser or the router) into the error shape.
+ * @param options.redisReady whether Redis answers now: a failure while it does not is a 503, not a 500.
+ */
+export function errorHandler(options: { redisReady: () => boolean }): ErrorRequestHandler {
+  return (error: unknown, _request, response, _next) => {
+    let apiError = toApiError(error);
+    if (apiError.code === 'internal' && !options.redisReady()) apiError = new ApiError('unavailable', 'Redis does not answer; try again shortly.');
+    if (apiError.code === 'internal') console.error('[api]', error);
+    if (response.headersSent) {
+      // An error after a stream began (SSE): nothing more can be said in its shape.
+      response.end();
+      return;
+    }
+    if (apiError.code === 'unavailable') response.set('retry-after', '2');
+    response.status(statusFor(apiError.code)).type('application/json').send(errorBody(apiError));
+  };
+}
+
+export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const type = (error as { type?: string }).type;
-  if (type === 'entity.too.large') {
-    const limit = (error as { limit?: number }).limit;
-    return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send fewer tasks per request.`);
+  const { type, status, statusCode } = (error ?? {}) as { type?: string; status?: number; statusCode?: number };
+  switch (type) {
+    case 'entity.too.large': {
+      const limit = (error as { limit?: number }).limit;
+      return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send fewer tasks per request.`);
+    }
+    case 'entity.parse.failed':
+      return new ApiError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
+    case 'charset.unsupported':
+      return new ApiError('unsupported_media_type', `The body's charset "${(error as { charset?: string }).charset}" is not supported: send JSON in UTF-8 (content-type: application/json).`);
+    case 'encoding.unsupported':
+      return new ApiError('unsupported_media_type', `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`);
   }
-  if (type === 'entity.parse.failed') {
-    return new ApiError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
+  if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
+  const code = status ?? statusCode;
+  // Anything else Express or its parsers marked as the client's (http-errors): its status and message.
+  if (typeof code === 'number' && code >= 400 && code < 500) {
+    return new ApiError(code === 413 ? 'payload_too_large' : code === 415 ? 'unsupported_media_type' : code === 404 ? 'not_found' : 'invalid_request', (error as Error).message);
   }
   return new ApiError('internal', 'Internal error; see the API logs.');
 }

@@ -16,6 +16,8 @@ import { eventsRouter } from './routes/events.js';
 import { poolsRouter } from './routes/pools.js';
 import { tasksRouter } from './routes/tasks.js';
 
+/** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
+const MAX_URL_LENGTH = 8 * 1024;
 const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 
 export interface CreateAppOptions {
@@ -37,6 +39,9 @@ export interface CreateAppOptions {
 export function createApp(options: CreateAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use((request, _response, next) => {
+    next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
+  });
   app.use(express.json({ limit: options.bodyLimit }));
 
   app.get('/healthz', (_request, response) => {
@@ -44,7 +49,8 @@ export function createApp(options: CreateAppOptions): Express {
   });
   app.get('/readyz', async (_request, response) => {
     try {
-      await options.redis.ping();
+      // Within a second either way: a Redis that accepts and never answers is not ready either.
+      await Promise.race([options.redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 1 s')), 1_000).unref())]);
       response.json({ status: 'ready' });
     } catch (error) {
       response.status(503).json({ error: { code: 'unavailable', message: `Redis does not answer: ${(error as Error).message}` } });
@@ -73,6 +79,6 @@ export function createApp(options: CreateAppOptions): Express {
   app.use((request) => {
     throw new ApiError('not_found', `No route ${request.method} ${request.path}.`);
   });
-  app.use(errorHandler);
+  app.use(errorHandler({ redisReady: () => options.redis.status === 'ready' }));
   return app;
 }

@@ -6,6 +6,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, TaskStore } from '@agentq/queue';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, errorBody, statusFor } from './api-error.js';
 import { createApp } from './create-app.js';
 
 export interface ApiHandle {
@@ -29,7 +32,9 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     );
   }
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
-  const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api' });
+  const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api', failFast: true });
+  // Errors are answered per request (503) and reconnection is ioredis's; nothing to do with them here.
+  redis.on('error', () => undefined);
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
@@ -49,6 +54,7 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     const listening = app.listen(config.PORT, host, () => resolve(listening));
     listening.once('error', reject);
   });
+  server.on('clientError', answerClientError);
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const everywhere = address.address === '0.0.0.0' || address.address === '::';
@@ -63,4 +69,22 @@ export async function startApi(options: { config: Config; host?: string }): Prom
       await Promise.all([redis.quit(), subscriber.quit()]);
     },
   };
+}
+
+/**
+ * A request Node's HTTP parser refused before Express saw it (a request head over 16 KiB, broken
+ * HTTP): answered in the same JSON shape rather than with an empty reply.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const apiError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large', 'The request line and headers are larger than 16 KiB: shorten the URL (task ids are short) and the headers.')
+      : new ApiError('invalid_request', `The request is not valid HTTP (${error.code ?? error.message}).`);
+  const status = statusFor(apiError.code);
+  const body = errorBody(apiError);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }

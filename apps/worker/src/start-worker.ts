@@ -73,6 +73,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
       timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
       maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
+      deadlineMs: config.AGENTQ_LLM_DEADLINE_MS,
     });
 
   const workers = new Map<AgentPool, Worker<AgentJob>>();

@@ -110,8 +110,13 @@ const configSchema = z.object({
   AGENTQ_TOOL_OUTPUT_LIMIT: positiveInt(20_000),
   /** Timeout of one LLM request, in milliseconds. */
   AGENTQ_LLM_TIMEOUT_MS: positiveInt(120_000),
-  /** Retries of one LLM request on 408/409/429/5xx and connection errors (the SDK honours Retry-After). */
+  /** Retries of one LLM request on 408/409/429/5xx, timeouts, connection errors and broken 2xx bodies (Retry-After honoured). */
   AGENTQ_LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(3),
+  /**
+   * The whole of one model call, every retry included, in milliseconds: the longest a hung endpoint
+   * holds a task before it fails (it is not tried again). Default 5 minutes.
+   */
+  AGENTQ_LLM_DEADLINE_MS: positiveInt(300_000),
   /**
    * How long a worker's hold on a job lasts without renewal. When a worker dies, its jobs are picked
    * up by another worker after about this long, and resume at their last completed step.

@@ -1,6 +1,7 @@
 /**
  * The llm package's one error family. `retryable` is derived from the status in one place
- * (408, 409, 429 and 5xx, timeouts and connection errors); the rest fail at once.
+ * (408, 409, 429 and 5xx, timeouts and connection errors, and a 2xx whose body is broken: cut off,
+ * not JSON, no choices); the rest fail at once.
  */
 
 export type LlmErrorCode =
@@ -13,7 +14,9 @@ export type LlmErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'aborted'
-  | 'bad_response';
+  | 'bad_response'
+  /** No answer within the call's whole deadline, retries included: not tried again. */
+  | 'deadline_exceeded';
 
 export interface LlmErrorOptions {
   code: LlmErrorCode;
@@ -47,7 +50,7 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 function isRetryableCode(code: LlmErrorCode): boolean {
-  return code === 'rate_limited' || code === 'server_error' || code === 'timeout' || code === 'connection';
+  return code === 'rate_limited' || code === 'server_error' || code === 'timeout' || code === 'connection' || code === 'bad_response';
 }
 
 export function codeForStatus(status: number): LlmErrorCode {

@@ -45,7 +45,15 @@ export interface DoubleError {
   headers?: Record<string, string>;
 }
 
-export type DoubleReply = DoubleAnswer | { error: DoubleError };
+/**
+ * A reply that breaks the wire instead of answering: a body cut off mid-way (`truncated`), a 200 that
+ * is not JSON (`not-json`), a completion with no choices (`no-choices`), a stream that stops before
+ * `[DONE]` (`no-done`, a truncated body when not streamed), or no answer at all until the client gives
+ * up (`hang`).
+ */
+export type DoubleFault = 'truncated' | 'not-json' | 'no-choices' | 'no-done' | 'hang';
+
+export type DoubleReply = DoubleAnswer | { error: DoubleError } | { fault: DoubleFault };
 
 export interface DoubleRule {
   /** Which requests this rule answers. Default: every request. */
@@ -90,6 +98,10 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url?.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ object: 'list', data: [{ id: 'double', object: 'model', created: 0, owned_by: 'agentq' }] }));
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       return sendError(res, { status: 404, message: `No route ${req.method} ${req.url}`, type: 'not_found' });
     }
@@ -108,11 +120,12 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
     rule.used++;
     const reply = typeof rule.reply === 'function' ? rule.reply(request) : rule.reply;
     if ('error' in reply) return sendError(res, reply.error);
+    const id = `chatcmpl-double-${nextId++}`;
+    if ('fault' in reply) return sendFault(res, id, request, reply.fault);
     if (reply.delayMs) {
       const closed = await waitUnlessClosed(res, reply.delayMs);
       if (closed) return;
     }
-    const id = `chatcmpl-double-${nextId++}`;
     if (request.stream) return sendStream(res, id, request, reply);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(completionBody(id, request, reply)));
@@ -155,6 +168,34 @@ function waitUnlessClosed(res: ServerResponse, ms: number): Promise<boolean> {
     };
     res.once('close', onClose);
   });
+}
+
+async function sendFault(res: ServerResponse, id: string, request: DoubleRequest, fault: DoubleFault): Promise<void> {
+  const body = JSON.stringify(completionBody(id, request, { content: 'this answer never arrives whole' }));
+  switch (fault) {
+    case 'hang':
+      await waitUnlessClosed(res, 24 * 3600 * 1000);
+      return;
+    case 'not-json':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('<html><body>502 Bad Gateway</body></html>');
+    case 'no-choices':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ ...JSON.parse(body), choices: [] }));
+    case 'no-done':
+      if (request.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'this ans' }, finish_reason: null }] })}\n\n`);
+        return void res.socket?.destroy();
+      }
+    // falls through: without a stream, the same as a cut-off body
+    case 'truncated':
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+      res.write(body.slice(0, Math.floor(body.length / 2)));
+      // Give the half a moment on the wire, then cut the connection as a dying proxy would.
+      setTimeout(() => res.socket?.destroy(), 10);
+      return;
+  }
 }
 
 function sendError(res: ServerResponse, error: DoubleError): void {

@@ -140,4 +140,39 @@ describe('LLM errors', () => {
     await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
     expect(double.receivedAt[1]! - double.receivedAt[0]!).toBeGreaterThanOrEqual(950);
   });
+
+  it.each(['truncated', 'not-json', 'no-choices'] as const)('retries a 200 whose body is broken (%s), then succeeds', async (fault) => {
+    double.setRules([{ times: 2, reply: { fault } }, { reply: { content: 'whole at last' } }]);
+    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe('whole at last');
+    expect(double.requests).toHaveLength(3);
+  });
+
+  it('gives up on broken bodies after its retries with a retryable error naming the endpoint', async () => {
+    double.setRules([{ reply: { fault: 'not-json' } }]);
+    const error = (await model()
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught)) as LlmError;
+    expect(error).toMatchObject({ code: 'bad_response', retryable: true });
+    expect(error.message).toContain(`${double.baseURL} (model test-model)`);
+    expect(double.requests).toHaveLength(3);
+  });
+
+  it('bounds a hung endpoint by the call\'s deadline, retries included, and never names the key', async () => {
+    double.setRules([{ reply: { fault: 'hang' } }]);
+    const started = Date.now();
+    const error = (await createOpenAIModel({ model: 'slow-model', baseURL: double.baseURL, apiKey: 'sk-secret-key', timeoutMs: 300, maxRetries: 5, deadlineMs: 1_000 })
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught)) as LlmError;
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(error).toMatchObject({ code: 'deadline_exceeded', retryable: false });
+    expect(error.message).toMatch(new RegExp(`^The model endpoint ${double.baseURL.replace(/[.]/g, '\\.')} \\(model slow-model\\) gave no usable answer within 1 s`));
+    expect(error.message).not.toContain('sk-secret-key');
+    // It was tried more than once in that time: each attempt timed out on its own.
+    expect(double.requests.length).toBeGreaterThan(1);
+  });
+
+  it('keeps an answer with an unpaired surrogate as the model wrote it', async () => {
+    double.setRules([{ reply: { content: 'half an emoji: \ud83d!' } }]);
+    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe('half an emoji: \ud83d!');
+  });
 });

@@ -1,7 +1,10 @@
 /**
  * A `LanguageModel` over the official `openai` SDK, for any OpenAI-compatible endpoint
- * (OpenAI, DeepSeek, Ollama, vLLM, llama.cpp server). Retries on 408/409/429/5xx and connection
- * errors are the SDK's own (exponential backoff with jitter, honouring Retry-After).
+ * (OpenAI, DeepSeek, Ollama, vLLM, llama.cpp server). Retries on 408/409/429/5xx, timeouts and
+ * connection errors are the SDK's own (exponential backoff with jitter, honouring Retry-After); a 2xx
+ * whose body is broken (cut off, not JSON, no choices) is retried here the same way, since the SDK
+ * does not. One deadline bounds the whole call, retries included, so a hung endpoint holds a task for
+ * a known time at most. Errors name the endpoint and the model, never the key.
  */
 import OpenAI from 'openai';
 import type {
@@ -24,34 +27,70 @@ export interface OpenAIModelOptions {
   timeoutMs?: number;
   /** Retries on retryable errors. Default 3. */
   maxRetries?: number;
+  /** The whole call, every attempt included, in milliseconds. Default 300000. */
+  deadlineMs?: number;
 }
 
 export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
-  const client = new OpenAI({
-    baseURL: options.baseURL,
-    apiKey: options.apiKey ?? 'not-needed',
-    timeout: options.timeoutMs ?? 120_000,
-    maxRetries: options.maxRetries ?? 3,
-  });
+  const maxRetries = options.maxRetries ?? 3;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const deadlineMs = options.deadlineMs ?? 300_000;
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries });
+  const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
   return {
     modelId: options.model,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      let completion: ChatCompletion;
-      try {
-        completion = await client.chat.completions.create(
-          {
-            model: options.model,
-            messages: request.messages.map(toOpenAIMessage),
-            ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
-          },
-          { signal: request.signal },
-        );
-      } catch (error) {
-        throw toLlmError(error, request.signal);
+      const deadline = AbortSignal.timeout(deadlineMs);
+      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const completion: ChatCompletion = await client.chat.completions.create(
+            {
+              model: options.model,
+              messages: request.messages.map(toOpenAIMessage),
+              ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
+            },
+            { signal },
+          );
+          return fromCompletion(completion, endpoint);
+        } catch (error) {
+          if (deadline.aborted && !request.signal?.aborted) {
+            throw new LlmError({
+              code: 'deadline_exceeded',
+              message: `The model endpoint ${endpoint} gave no usable answer within ${Math.round(deadlineMs / 1000)} s (AGENTQ_LLM_DEADLINE_MS; each attempt may take ${Math.round(timeoutMs / 1000)} s).`,
+              cause: error,
+            });
+          }
+          const failure = toLlmError(error, request.signal, endpoint);
+          // The SDK retried what it knows; a broken 2xx body it does not, so it is retried here alike.
+          if (failure.code !== 'bad_response' || attempt >= maxRetries) throw failure;
+          await sleep(backoffMs(attempt), signal).catch(() => undefined);
+        }
       }
-      return fromCompletion(completion);
     },
   };
+}
+
+/** The SDK's own schedule: 0.5 s doubling up to 8 s, less up to a quarter of jitter. */
+function backoffMs(attempt: number): number {
+  return Math.min(500 * 2 ** attempt, 8_000) * (1 - Math.random() * 0.25);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+}
+
+/** Where the endpoint is, to name it in errors: scheme, host and path, never credentials in the URL. */
+function endpointOf(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
+  } catch {
+    return 'the configured endpoint';
+  }
 }
 
 function toOpenAIMessage(message: Message): ChatCompletionMessageParam {
@@ -82,10 +121,10 @@ function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
 }
 
-function fromCompletion(completion: ChatCompletion): ModelResponse {
+function fromCompletion(completion: ChatCompletion, endpoint: string): ModelResponse {
   const choice = completion.choices?.[0];
-  if (!choice) {
-    throw new LlmError({ code: 'bad_response', message: 'The model endpoint answered with no choices.' });
+  if (!choice?.message) {
+    throw new LlmError({ code: 'bad_response', message: `The model endpoint ${endpoint} answered with no choices.` });
   }
   const toolCalls: ToolCall[] = [];
   for (const call of choice.message.tool_calls ?? []) {
@@ -106,26 +145,27 @@ function fromCompletion(completion: ChatCompletion): ModelResponse {
   };
 }
 
-function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
+function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: string): LlmError {
   if (error instanceof LlmError) return error;
   if (error instanceof OpenAI.APIUserAbortError || signal?.aborted) {
     return new LlmError({ code: 'aborted', message: 'The LLM request was aborted.', cause: error });
   }
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError({ code: 'timeout', message: 'The LLM request timed out.', cause: error });
+    return new LlmError({ code: 'timeout', message: `The LLM request to ${endpoint} timed out.`, cause: error });
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError({ code: 'connection', message: `Could not reach the LLM endpoint: ${error.message}`, cause: error });
+    return new LlmError({ code: 'connection', message: `Could not reach the LLM endpoint ${endpoint}: ${error.message}`, cause: error });
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const retryAfter = Number(error.headers?.get?.('retry-after'));
     return new LlmError({
       code: codeForStatus(error.status),
       status: error.status,
-      message: `The LLM endpoint answered ${error.status}: ${error.message}`,
+      message: `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
       ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
       cause: error,
     });
   }
-  return new LlmError({ code: 'bad_response', message: `LLM call failed: ${String(error)}`, cause: error });
+  // A 2xx the SDK could not read: a body cut off, or not JSON.
+  return new LlmError({ code: 'bad_response', message: `The LLM endpoint ${endpoint} sent a broken answer: ${(error as Error)?.message ?? String(error)}`, cause: error });
 }

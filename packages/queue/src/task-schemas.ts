@@ -23,13 +23,50 @@ export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 
 
 export const MAX_TASKS_PER_SUBMIT = 10_000;
 
+/** What a task id looks like: a UUID, and for a subtask `<root>.v<plan version>.s<n>`. */
+export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.v\d{1,6}\.s\d{1,6})?$/;
+
+export function isTaskId(value: string): boolean {
+  return TASK_ID_PATTERN.test(value);
+}
+
+/** How deep and how large a task's `metadata` may be: it is stored and sent back with the task. */
+export const METADATA_MAX_DEPTH = 20;
+export const METADATA_MAX_BYTES = 64 * 1024;
+
+/** How deeply a JSON value nests, counted without recursion (a hostile value may nest thousands deep). */
+export function jsonDepth(value: unknown, stopAt: number): number {
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  while (stack.length) {
+    const { value: current, depth } = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > stopAt) return deepest;
+    for (const child of Object.values(current)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return deepest;
+}
+
 export const taskInputSchema = z.object({
   prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
   /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
   agent: z.enum(AGENT_KINDS).optional(),
   /** 1 (lowest) to 10 (highest); default 5. */
   priority: z.number().int().min(1).max(10).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
+  metadata: z
+    .record(z.string(), z.unknown())
+    .superRefine((metadata, context) => {
+      const depth = jsonDepth(metadata, METADATA_MAX_DEPTH);
+      if (depth > METADATA_MAX_DEPTH) {
+        context.addIssue({ code: 'custom', message: `is nested more than ${METADATA_MAX_DEPTH} levels deep: flatten it` });
+        return;
+      }
+      const bytes = Buffer.byteLength(JSON.stringify(metadata));
+      if (bytes > METADATA_MAX_BYTES) context.addIssue({ code: 'custom', message: `is ${bytes} bytes of JSON, more than ${METADATA_MAX_BYTES}: keep large data elsewhere and put a reference here` });
+    })
+    .optional(),
 });
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
@@ -75,6 +112,9 @@ export interface TaskView {
   /** A planned task: its own tokens and those of every subtask. */
   totalUsage?: { promptTokens: number; completionTokens: number };
 }
+
+/** Which tasks `POST /v1/tasks/statuses` asks about. */
+export const statusesSchema = z.object({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });
 
 export const answerSchema = z.object({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
 

@@ -124,7 +124,7 @@ export class TaskStore {
       this.keys.statusPrefix,
       this.keys.expiry,
       this.keys.tenantPrefix,
-      JSON.stringify(payload),
+      wellFormedJson(JSON.stringify(payload)),
     )) as [number, string, string];
     return { applied: seq >= 0, status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1' };
   }
@@ -220,6 +220,17 @@ export class TaskStore {
   async requestCancel(taskId: string): Promise<CommitResult> {
     return this.commit({ taskId, expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
   }
+}
+
+/**
+ * JSON.stringify writes a lone surrogate (half an emoji a model cut off) as a `\udXXX` escape, and only
+ * then (pairs stay raw characters); Redis's Lua JSON decoder refuses those, and with them the whole
+ * commit. Each becomes U+FFFD, the replacement character; an escaped backslash before it is kept apart.
+ */
+const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
+
+export function wellFormedJson(json: string): string {
+  return json.replace(LONE_SURROGATE, '$1\\ufffd');
 }
 
 interface CommitCommand {

@@ -6,7 +6,8 @@ import { Router, type Response } from 'express';
 import { TERMINAL_EVENT_TYPES } from '@agentq/core';
 import { TERMINAL_STATUSES, type EventHub, type TaskEvent, type TaskStatus, type TaskStore } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
-import { visibleRecord } from './tasks.js';
+import { ApiError } from '../api-error.js';
+import { taskIdOf, visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -15,9 +16,14 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
   const router = Router();
 
   router.get('/v1/tasks/:id/events', async (request, response) => {
-    const taskId = request.params.id;
-    const after = Number(request.get('last-event-id') ?? request.query.after ?? 0) || 0;
+    const taskId = taskIdOf(request);
+    const after = afterOf(request.get('last-event-id') ?? request.query.after);
     await visibleRecord(store, principalOf(response), taskId);
+    if (request.method === 'HEAD') {
+      // What a GET would start with, and nothing to follow.
+      response.status(200).type(request.accepts(['text/event-stream', 'application/json']) === 'application/json' ? 'application/json' : 'text/event-stream').end();
+      return;
+    }
     if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
       response.json(await store.events(taskId, after));
       return;
@@ -58,6 +64,13 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
   });
 
   return router;
+}
+
+/** `Last-Event-ID` or `?after=`: the seq of an event already seen, a whole number (0: from the start). */
+function afterOf(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  throw new ApiError('invalid_request', `Last-Event-ID (or after) must be the seq of an event already seen, a whole number such as 12; got ${JSON.stringify(value).slice(0, 40)}.`);
 }
 
 function writeEvent(response: Response, event: TaskEvent): void {

@@ -2,7 +2,8 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { answerSchema, answerTask, cancelTask, enqueueTasks, retryTask, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { answerSchema, answerTask, cancelTask, enqueueTasks, isTaskId, retryTask, statusesSchema, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import type { Request } from 'express';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
@@ -13,7 +14,6 @@ const listQuerySchema = z.object({
   q: z.string().trim().min(1).max(200).optional(),
 });
 
-const statusesSchema = z.object({ ids: z.array(z.string().min(1)).min(1).max(10_000) });
 
 export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
   const { store, queues } = options;
@@ -52,39 +52,46 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   router.get('/v1/tasks/:id', async (request, response) => {
-    const task = await store.get(request.params.id);
-    if (!task || !canSee(principalOf(response), task)) throw notFound(request.params.id);
+    const task = await store.get(taskIdOf(request));
+    if (!task || !canSee(principalOf(response), task)) throw notFound(taskIdOf(request));
     response.json(task);
   });
 
   router.post('/v1/tasks/:id/cancel', async (request, response) => {
-    await visibleRecord(store, principalOf(response), request.params.id);
-    const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: request.params.id });
-    if (!result.found) throw notFound(request.params.id);
-    response.status(202).json({ id: request.params.id, status: result.status });
+    await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: taskIdOf(request) });
+    if (!result.found) throw notFound(taskIdOf(request));
+    response.status(202).json({ id: taskIdOf(request), status: result.status });
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
-    await visibleRecord(store, principalOf(response), request.params.id);
-    const result = await retryTask({ store, queues, taskId: request.params.id });
-    if (!result.found) throw notFound(request.params.id);
-    if (!result.newId) throw new ApiError('conflict', `Task "${request.params.id}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
-    response.status(202).json({ id: result.newId, status: 'queued', retryOf: request.params.id });
+    await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const result = await retryTask({ store, queues, taskId: taskIdOf(request) });
+    if (!result.found) throw notFound(taskIdOf(request));
+    if (!result.newId) throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
+    response.status(202).json({ id: result.newId, status: 'queued', retryOf: taskIdOf(request) });
   });
 
   router.post('/v1/tasks/:id/input', async (request, response) => {
-    await visibleRecord(store, principalOf(response), request.params.id);
+    await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = answerSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const result = await answerTask({ store, queues, taskId: request.params.id, text: parsed.data.text });
-    if (!result.found) throw notFound(request.params.id);
+    const result = await answerTask({ store, queues, taskId: taskIdOf(request), text: parsed.data.text });
+    if (!result.found) throw notFound(taskIdOf(request));
     if (!result.answered) {
-      throw new ApiError('conflict', `Task "${request.params.id}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`);
+      throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`);
     }
-    response.status(202).json({ id: request.params.id, status: result.status });
+    response.status(202).json({ id: taskIdOf(request), status: result.status });
   });
 
   return router;
+}
+
+/** The `:id` of a route, checked to be a task id before it goes near Redis (it is part of key names). */
+export function taskIdOf(request: Request): string {
+  const id = String(request.params.id ?? '');
+  if (!isTaskId(id)) throw new ApiError('invalid_request', `"${id.length > 80 ? `${id.slice(0, 80)}…` : id}" is not a task id: ids look like 01f6dd9a-1890-458d-a3e8-10066049cecf, or <that>.v1.s2 for a subtask.`);
+  return id;
 }
 
 /** The task's record when the caller may see it; another tenant's task is as unknown as a missing one. */

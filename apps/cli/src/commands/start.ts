@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
 import { AGENT_POOLS } from '@agentq/queue';
 import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
+import { probeModelEndpoint } from '../probe-model.js';
 import { probeRedis } from '../redis-probe.js';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';
@@ -40,6 +41,8 @@ export async function startCommand(options: StartOptions): Promise<void> {
   onShutdown(stopAll);
 
   env.REDIS_URL = await redisFor({ config, onStarted: (child) => children.push(child) });
+  const modelProblem = await probeModelEndpoint(config);
+  if (modelProblem) console.warn(`[agentq] warning: the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
 
   const spawnChild = (args: string[]) => {
     const child = fork(MAIN, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
