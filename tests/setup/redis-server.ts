@@ -48,7 +48,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitForRedis(url: string): Promise<void> {
+export async function waitForRedis(url: string): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, TaskStore } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorBody, statusFor } from './api-error.js';
@@ -32,10 +32,11 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     );
   }
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api', failFast: true });
-  // Errors are answered per request (503) and reconnection is ioredis's; nothing to do with them here.
-  redis.on('error', () => undefined);
+  watchRedis(redis, { label: 'agentq api' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
+  subscriber.on('error', () => undefined);
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);

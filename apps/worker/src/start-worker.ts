@@ -20,6 +20,7 @@ import {
   removeHeartbeat,
   sendHeartbeat,
   TaskStore,
+  watchRedis,
   type AgentJob,
   type AgentPool,
 } from '@agentq/queue';
@@ -59,7 +60,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const poolTools = await isolationForPools({ config, pools: options.pools });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
+  const connection = watchRedis(redis, { label: 'agentq worker' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
+  subscriber.on('error', () => undefined);
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
@@ -94,7 +97,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       // Per-minute counts of finished jobs, for the dashboard's throughput.
       metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
     });
-    worker.on('error', (error) => console.error(`[worker ${pool}] ${error.message}`));
+    // While Redis is away every pool says so on every attempt: the connection's watcher says it once.
+    worker.on('error', (error) => connection.lost() || console.error(`[worker ${pool}] ${error.message}`));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
     worker.on('failed', (job, error) => {
       if (!job) return;

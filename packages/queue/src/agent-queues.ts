@@ -21,10 +21,12 @@ export type AgentQueues = Record<AgentPool, Queue<AgentJob>>;
 
 export function createAgentQueues(options: { connection: Redis; keys: Keys }): AgentQueues {
   return Object.fromEntries(
-    AGENT_POOLS.map((pool) => [
-      pool,
-      new Queue<AgentJob>(pool, { connection: options.connection, prefix: options.keys.bullPrefix, defaultJobOptions: AGENT_JOB_OPTIONS }),
-    ]),
+    AGENT_POOLS.map((pool) => {
+      const queue = new Queue<AgentJob>(pool, { connection: options.connection, prefix: options.keys.bullPrefix, defaultJobOptions: AGENT_JOB_OPTIONS });
+      // Its errors are its connection's (watchRedis says those once); a failed call fails where it was made.
+      queue.on('error', () => undefined);
+      return [pool, queue];
+    }),
   ) as AgentQueues;
 }
 

@@ -1,4 +1,5 @@
 /** Every Redis key and channel agentq uses, in one place, under one prefix. */
+import { createHash } from 'node:crypto';
 
 export interface Keys {
   prefix: string;
@@ -18,6 +19,8 @@ export interface Keys {
   tenantTasks(tenant: string): string;
   tenantTasksWithStatus(tenant: string, status: string): string;
   tenantPrefix: string;
+  /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
+  idempotency(tenant: string, key: string): string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** The subtasks of a root that reached an end. */
@@ -47,6 +50,7 @@ export function createKeys(prefix: string): Keys {
     tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
     tenantTasksWithStatus: (tenant, status) => `${prefix}:tenant:${tenant}:tasks:status:${status}`,
     tenantPrefix: `${prefix}:tenant:`,
+    idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     expiry: `${prefix}:tasks:expiry`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,

@@ -11,3 +11,23 @@ export function connectRedis(options: { url: string; name?: string; failFast?: b
     ...(options.name ? { connectionName: options.name } : {}),
   });
 }
+
+/**
+ * Says once when a connection to Redis is lost and once when it is back (ioredis reconnects by
+ * itself), instead of an error per attempt. `lost()` tells whether it is away now.
+ */
+export function watchRedis(redis: Redis, options: { label: string; log?: (line: string) => void }): { lost(): boolean } {
+  const log = options.log ?? ((line: string) => console.warn(line));
+  let lost = false;
+  redis.on('error', (error: Error) => {
+    if (lost) return;
+    lost = true;
+    log(`[${options.label}] Redis connection lost (${error.message}); reconnecting`);
+  });
+  redis.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    log(`[${options.label}] Redis connection back`);
+  });
+  return { lost: () => lost };
+}

@@ -54,6 +54,11 @@ export const taskInputSchema = z.object({
   agent: z.enum(AGENT_KINDS).optional(),
   /** 1 (lowest) to 10 (highest); default 5. */
   priority: z.number().int().min(1).max(10).optional(),
+  /**
+   * The client's own name for this submission: the same key again (same tenant, within the retention)
+   * answers the task it first created and creates nothing, so a POST may be retried safely.
+   */
+  idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
   /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
   metadata: z
     .record(z.string(), z.unknown())

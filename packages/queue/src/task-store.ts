@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { AgentEventInput } from '@agentq/core';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT } from './commit-script.js';
+import { CREATE_KEYED_SCRIPT } from './create-keyed-script.js';
 import type { Keys } from './keys.js';
 import { readEvents, type TaskEvent } from './task-events.js';
 import { DEFAULT_POOL, DEFAULT_TENANT, TERMINAL_STATUSES, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
@@ -57,10 +58,15 @@ export class TaskStore {
     readonly retentionMs = 7 * 24 * 3600 * 1000,
   ) {
     redis.defineCommand('agentqCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
+    redis.defineCommand('agentqCreateKeyed', { numberOfKeys: 5, lua: CREATE_KEYED_SCRIPT });
   }
 
-  /** Stores new tasks of a tenant as `queued`, each with its `task.queued` event; returns their ids in order. */
-  async create(inputs: readonly TaskInput[], options: { tenant?: string } = {}): Promise<Array<{ id: string; agent: string; priority: number }>> {
+  /**
+   * Stores new tasks of a tenant as `queued`, each with its `task.queued` event; answers them in order.
+   * A task whose `idempotencyKey` already names a task of this tenant (within the retention) is not
+   * created again: that task comes back, with `existing` set to its status.
+   */
+  async create(inputs: readonly TaskInput[], options: { tenant?: string } = {}): Promise<CreatedTask[]> {
     const tenant = options.tenant ?? DEFAULT_TENANT;
     const lastOrder = await this.redis.incrby(this.keys.orderCounter, inputs.length);
     const now = new Date().toISOString();
@@ -70,7 +76,7 @@ export class TaskStore {
       const order = lastOrder - inputs.length + index + 1;
       const agent = input.agent ?? DEFAULT_POOL;
       const priority = input.priority ?? 5;
-      pipeline.hset(this.keys.task(id), {
+      const fields = {
         id,
         rootId: id,
         tenant,
@@ -86,17 +92,43 @@ export class TaskStore {
         completionTokens: '0',
         createdAt: now,
         seq: '1',
-      });
+      };
+      const event: TaskEvent = { id: `${id}:1`, seq: 1, taskId: id, rootId: id, ts: now, type: 'task.queued', agent, data: { priority } };
+      if (input.idempotencyKey !== undefined) {
+        (pipeline as unknown as CreateKeyedCommand).agentqCreateKeyed(
+          this.keys.idempotency(tenant, input.idempotencyKey),
+          this.keys.allTasks,
+          this.keys.tasksWithStatus('queued'),
+          this.keys.tenantTasks(tenant),
+          this.keys.tenantTasksWithStatus(tenant, 'queued'),
+          this.keys.task(''),
+          id,
+          String(order),
+          wellFormedJson(JSON.stringify(fields)),
+          wellFormedJson(JSON.stringify(event)),
+          String(this.retentionMs),
+        );
+        return { id, agent, priority, keyed: true };
+      }
+      pipeline.hset(this.keys.task(id), fields);
       pipeline.zadd(this.keys.allTasks, order, id);
       pipeline.zadd(this.keys.tasksWithStatus('queued'), order, id);
       pipeline.zadd(this.keys.tenantTasks(tenant), order, id);
       pipeline.zadd(this.keys.tenantTasksWithStatus(tenant, 'queued'), order, id);
-      const event: TaskEvent = { id: `${id}:1`, seq: 1, taskId: id, rootId: id, ts: now, type: 'task.queued', agent, data: { priority } };
       pipeline.xadd(this.keys.events(id), '1-0', 'event', JSON.stringify(event));
-      return { id, agent, priority };
+      return { id, agent, priority, keyed: false };
     });
-    await pipeline.exec();
-    return created;
+    const results = (await pipeline.exec()) ?? [];
+    const failed = results.find(([error]) => error);
+    if (failed) throw failed[0]!;
+    // Keyed tasks answer with their script's reply, in pipeline order.
+    const keyedReplies = results.filter(([, reply]) => Array.isArray(reply)).map(([, reply]) => reply as [string, string]);
+    let next = 0;
+    return created.map(({ keyed, ...task }) => {
+      if (!keyed) return task;
+      const [id, status] = keyedReplies[next++]!;
+      return status === 'created' ? task : { ...task, id, existing: status as TaskStatus };
+    });
   }
 
   async commit(options: CommitOptions): Promise<CommitResult> {
@@ -231,6 +263,18 @@ const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
 export function wellFormedJson(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
+}
+
+/** A task `create` stored, or found by its idempotency key (then `existing` is its status). */
+export interface CreatedTask {
+  id: string;
+  agent: string;
+  priority: number;
+  existing?: TaskStatus;
+}
+
+interface CreateKeyedCommand {
+  agentqCreateKeyed(...args: string[]): unknown;
 }
 
 interface CommitCommand {

@@ -22,19 +22,23 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   router.post('/v1/tasks', async (request, response) => {
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const created = await store.create(parsed.data.tasks, { tenant: principalOf(response).tenant });
+    const tasks = await store.create(parsed.data.tasks, { tenant: principalOf(response).tenant });
+    // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
+    const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
     try {
-      await enqueueTasks({ queues, tasks: created });
+      await enqueueTasks({ queues, tasks: toQueue });
     } catch (error) {
       const failure = { code: 'enqueue_failed', message: `Could not enqueue: ${(error as Error).message}` };
+      // A task with an idempotency key stays queued: the client's retry of this request queues it.
+      const abandoned = parsed.data.tasks.flatMap((input, index) => (input.idempotencyKey === undefined && tasks[index]!.existing === undefined ? [tasks[index]!] : []));
       await Promise.all(
-        created.map((task) =>
+        abandoned.map((task) =>
           store.commit({ taskId: task.id, expect: ['queued'], status: 'failed', fields: { error: JSON.stringify(failure) }, events: [{ type: 'task.failed', data: { error: failure } }] }),
         ),
-      );
-      throw new ApiError('unavailable', `${failure.message}. Nothing was queued; submit again.`);
+      ).catch(() => undefined);
+      throw new ApiError('unavailable', `${failure.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
     }
-    response.status(202).json({ tasks: created.map((task) => ({ id: task.id, status: 'queued' })) });
+    response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
 
   router.get('/v1/tasks', async (request, response) => {
