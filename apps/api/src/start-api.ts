@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, TaskStore, watchRedis } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorBody, statusFor } from './api-error.js';
@@ -37,6 +37,8 @@ export async function startApi(options: { config: Config; host?: string }): Prom
   watchRedis(redis, { label: 'agentq api' });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
   subscriber.on('error', () => undefined);
+  // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
+  await redisReady(redis, 5_000);
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);

@@ -31,3 +31,18 @@ export function watchRedis(redis: Redis, options: { label: string; log?: (line: 
   });
   return { lost: () => lost };
 }
+
+/** Resolves when the connection is ready, or after `timeoutMs` whatever its state (true when ready). */
+export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.once('ready', onReady);
+  });
+}
