@@ -61,7 +61,7 @@ describe('a planned task', () => {
     const rootEvents = await waitForEnd(stack.api.url, rootId!);
 
     const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
-    expect(root).toMatchObject({ status: 'completed', agent: 'planner', progress: { done: 4, total: 4 } });
+    expect(root).toMatchObject({ status: 'completed', agent: 'planner', progress: { done: 4, ended: 4, total: 4 } });
     expect(root.result).toMatch(/^FINAL from: result of one, result of two, result of three, result of four/);
     expect(root.plan!.map((node) => [node.id, node.agent, node.need])).toEqual([['1', 'coder', []], ['2', 'coder', ['1']], ['3', 'casual', ['1']], ['4', 'casual', ['2', '3']]]);
     expect(root.children!.map((child) => [child.planId, child.status])).toEqual([['1', 'completed'], ['2', 'completed'], ['3', 'completed'], ['4', 'completed']]);
@@ -158,7 +158,7 @@ describe('a planned task', () => {
     const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
     expect(root.children!.map((child) => [child.planId, child.status])).toEqual([['1', 'failed'], ['2', 'skipped'], ['3', 'skipped'], ['4', 'completed']]);
     expect(root).toMatchObject({ status: 'failed', error: { code: 'subtasks_failed' } });
-    expect(root.error!.message).toMatch(/^3 of 4 steps did not complete: step 1 failed \(The LLM endpoint answered 400: .*context too long\); step 2 skipped \(skipped: it needs subtask 1, which failed\); step 3 skipped \(skipped: it needs subtask 2, which was skipped\)/);
+    expect(root.error!.message).toMatch(/^3 of 4 steps did not complete: step 1 failed \(The LLM endpoint http:\/\/127\.0\.0\.1:\d+\/v1 \(model test-model\) answered 400: .*context too long\); step 2 skipped \(skipped: it needs subtask 1, which failed\); step 3 skipped \(skipped: it needs subtask 2, which was skipped\)/);
     expect(root.result).toMatch(/Partial results:[\s\S]*### Step 4 \(casual, completed\): step free\nresult of free/);
     const skipped = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![1]!.id}`)).body;
     expect(skipped.error).toEqual({ code: 'needs_failed', message: 'skipped: it needs subtask 1, which failed' });

@@ -2,11 +2,14 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
 import { connectRedis, createKeys, expireTasks, TaskStore, type TaskView } from '@agentq/queue';
+import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
@@ -90,7 +93,6 @@ describe('retention', () => {
     const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), keys);
     // Not yet: the hour is not over.
     expect(await expireTasks({ store })).toEqual([]);
-    const { rm } = await import('node:fs/promises');
     const removed = await expireTasks({ store, now: Date.now() + 3601_000, onRemoved: (id) => rm(path.join(stack!.dataDir, 'work', id), { recursive: true, force: true }) });
     expect(removed).toEqual([rootId]);
     expect(await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`)).toEqual([]);
@@ -100,4 +102,41 @@ describe('retention', () => {
     redis.disconnect();
     store.redis.disconnect();
   });
+
+  it('workers share the sweep, each task removed once, at well over 20,000 tasks a minute', async () => {
+    const prefix = freshPrefix('sweep');
+    const keys = createKeys(prefix);
+    // Tasks that ended with no retention left: due at once.
+    const store = new TaskStore(connectRedis({ url: redisUrl() }), keys, 0);
+    const count = 6_000;
+    const ids: string[] = [];
+    for (let start = 0; start < count; start += 1_000) {
+      const created = await store.create(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })));
+      await Promise.all(created.map((task) => store.commit({ taskId: task.id, status: 'completed', fields: { result: 'ok' }, events: [{ type: 'task.completed', data: {} }] })));
+      ids.push(...created.map((task) => task.id));
+    }
+    const seen = new Map<string, number>();
+    // As a worker does: each task's work directory removed too (here none exists, as for most tasks).
+    const workRoot = path.join(tmpdir(), `agentq-sweep-${prefix}`);
+    const onRemoved = async (id: string) => {
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      await rm(path.join(workRoot, id), { recursive: true, force: true });
+    };
+    const sweepers = [store, new TaskStore(connectRedis({ url: redisUrl() }), keys, 0)];
+    const started = performance.now();
+    const removed = await Promise.all(sweepers.map((sweeper) => expireTasks({ store: sweeper, onRemoved })));
+    const seconds = (performance.now() - started) / 1000;
+    expect(removed[0]!.length + removed[1]!.length).toBe(count);
+    expect(removed[0]!.length).toBeGreaterThan(0);
+    expect(removed[1]!.length).toBeGreaterThan(0);
+    expect([...seen.values()].every((times) => times === 1)).toBe(true);
+    expect(seen.size).toBe(count);
+    const left = await store.redis.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 100_000);
+    expect(left[1].filter((key) => !key.endsWith(':tasks:order'))).toEqual([]);
+    const perMinute = Math.round((count / seconds) * 60);
+    console.log(`retention sweep: ${count} ended tasks removed by 2 sweepers in ${seconds.toFixed(2)} s: ${perMinute} tasks a minute`);
+    expect(perMinute).toBeGreaterThan(20_000);
+    await deletePrefix(prefix);
+    sweepers.forEach((sweeper) => sweeper.redis.disconnect());
+  }, 60_000);
 });

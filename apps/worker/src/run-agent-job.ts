@@ -150,5 +150,7 @@ export async function runAgentJob(job: Job<AgentJob>, context: AgentJobContext, 
   }
   await recordOutcome({ store, taskId, runToken, agent, workerId: context.workerId, protocol: protocolName, outcome });
   if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
+  // A failed task is a failed job in BullMQ's counts too; it is recorded already, so not tried again.
+  if (outcome.status === 'failed') throw new UnrecoverableError(outcome.message);
   return outcome.status;
 }

@@ -37,7 +37,7 @@ export interface StartWorkerOptions {
   model?: LanguageModel;
   /** Jobs at once per pool. Default: each pool's concurrency setting. */
   concurrency?: number;
-  /** How often expired tasks are swept. Default 60000 ms. */
+  /** How often expired tasks are swept (each sweep runs until nothing is due). Default 10000 ms. */
   sweepIntervalMs?: number;
   /**
    * On `close`, how long running jobs may take to finish before they are interrupted and put back in
@@ -90,8 +90,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       connection: redis,
       prefix: keys.bullPrefix,
       concurrency: options.concurrency ?? concurrencyFor(config, pool),
-      lockDuration: config.AGENTQ_JOB_LOCK_MS,
-      stalledInterval: config.AGENTQ_JOB_LOCK_MS,
+      ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
       // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
       maxStalledCount: 3,
       // Per-minute counts of finished jobs, for the dashboard's throughput.
@@ -115,7 +114,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     expireTasks({ store, onRemoved: (taskId) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true }) }).catch((error: unknown) =>
       console.error(`[worker] sweeping expired tasks failed: ${String(error)}`),
     );
-  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
+  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();
 
   const identity = {
@@ -147,6 +146,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       await Promise.all([redis.quit(), subscriber.quit()]);
     },
   };
+}
+
+/**
+ * BullMQ's lock settings for "a dead worker's job is running again within AGENTQ_JOB_LOCK_MS". A job
+ * is taken back by the first stalled check after its lock expired; a lock expires at most
+ * `lockDuration` after the last renewal. So: the lock lasts 3/4 of the setting and is renewed every
+ * quarter of it, and every worker checks for stalled jobs every fifth: 0.75 + 0.2 of the setting at
+ * worst, plus the moment another worker takes the job. (BullMQ's defaults, lock = check interval,
+ * renewed at half, make it up to twice the setting.)
+ */
+export function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
+  const lockDuration = Math.round(lockMs * 0.75);
+  return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
 }
 
 async function failTask(options: { store: TaskStore; queues: ReturnType<typeof createAgentQueues>; taskId: string; error: Error; workerId: string }): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * One BullMQ queue per agent pool, with the job options every agent job shares: retries with
- * backoff for transient failures (a crashed worker's job resumes from its journal), and finished
- * jobs trimmed (the task record in Redis is the durable result).
+ * backoff for transient failures (a crashed worker's job resumes from its journal); a completed job
+ * removed at once (the task record holds the outcome, and a job id added again finds its task ended),
+ * a failed one kept a day for bull-board.
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -13,7 +14,7 @@ export const AGENT_JOB_NAME = 'agent';
 export const AGENT_JOB_OPTIONS: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 2_000 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: true,
   removeOnFail: { age: 24 * 3600 },
 };
 

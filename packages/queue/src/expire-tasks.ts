@@ -1,33 +1,70 @@
 /**
- * Removes the data of submitted tasks whose retention is over: their records, memory, events,
- * shared memory and DAG state, and those of their subtasks. Idempotent, so every worker process can
- * sweep without coordination.
+ * Removes the data of submitted tasks whose retention is over: their records, memory, events, shared
+ * memory and DAG state, and those of their subtasks, with their index entries. Every worker process
+ * sweeps, and they share the work: a batch of due tasks is claimed in one Lua call that moves them to
+ * a short lease (so no other sweeper reads them), removed in one pipeline, and then dropped from the
+ * due set. A sweeper that dies mid-batch leaves its lease to run out: the batch is due again.
  */
 import type { TaskStore } from './task-store.js';
-import { DEFAULT_TENANT, TASK_STATUSES } from './task-schemas.js';
+import { DEFAULT_TENANT, TERMINAL_STATUSES, type TaskStatus } from './task-schemas.js';
 
-/** Returns the ids of the tasks removed (roots only). `onRemoved` gets every removed task id, for files. */
-export async function expireTasks(options: { store: TaskStore; now?: number; limit?: number; onRemoved?: (taskId: string) => Promise<void> }): Promise<string[]> {
+/** Takes up to ARGV[2] tasks due at ARGV[1] out of the due set's reach until ARGV[3]. */
+const CLAIM_SCRIPT = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], id) end
+return due
+`;
+
+/** How long a claimed batch is a sweeper's before another may take it. */
+const LEASE_MS = 5 * 60_000;
+
+export interface ExpireTasksOptions {
+  store: TaskStore;
+  /** What counts as now (ms since the epoch). Default the clock. */
+  now?: number;
+  /** Tasks per claim. Default 500. */
+  batchSize?: number;
+  /** Claims at most, before returning (the next sweep goes on). Default: until nothing is due. */
+  maxBatches?: number;
+  /** Called with every removed task's id, subtasks included (for their work directories). */
+  onRemoved?: (taskId: string) => Promise<void>;
+}
+
+/** Returns the ids of the submitted tasks removed. */
+export async function expireTasks(options: ExpireTasksOptions): Promise<string[]> {
   const { store } = options;
   const { redis, keys } = store;
-  const due = await redis.zrangebyscore(keys.expiry, '-inf', options.now ?? Date.now(), 'LIMIT', 0, options.limit ?? 200);
-  for (const rootId of due) {
-    const [childList, tenant] = await redis.hmget(keys.task(rootId), 'children', 'tenant');
-    const children = JSON.parse(childList ?? '[]') as string[];
-    const ids = [rootId, ...children];
-    const doomed = ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.doneNeeds(id)]);
-    doomed.push(keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
-    const pipeline = redis.pipeline();
-    pipeline.del(...doomed);
-    pipeline.zrem(keys.allTasks, rootId);
-    pipeline.zrem(keys.tenantTasks(tenant ?? DEFAULT_TENANT), rootId);
-    for (const status of TASK_STATUSES) {
-      pipeline.zrem(keys.tasksWithStatus(status), rootId);
-      pipeline.zrem(keys.tenantTasksWithStatus(tenant ?? DEFAULT_TENANT, status), rootId);
-    }
-    pipeline.zrem(keys.expiry, rootId);
-    await pipeline.exec();
-    for (const id of ids) await options.onRemoved?.(id);
+  const batchSize = options.batchSize ?? 500;
+  const removed: string[] = [];
+  for (let batch = 0; batch < (options.maxBatches ?? Infinity); batch++) {
+    const now = options.now ?? Date.now();
+    const roots = (await redis.eval(CLAIM_SCRIPT, 1, keys.expiry, String(now), String(batchSize), String(Date.now() + LEASE_MS))) as string[];
+    if (roots.length === 0) break;
+    const read = redis.pipeline();
+    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'status');
+    const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
+
+    const remove = redis.pipeline();
+    const everyId: string[] = [];
+    roots.forEach((rootId, index) => {
+      const [children, tenant, status] = records[index] ?? [null, null, null];
+      const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
+      everyId.push(...ids);
+      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
+      const owner = tenant ?? DEFAULT_TENANT;
+      remove.zrem(keys.allTasks, rootId);
+      remove.zrem(keys.tenantTasks(owner), rootId);
+      // An ended task is in its final status's indexes only; a record already gone, in none we know.
+      if (status && TERMINAL_STATUSES.has(status as TaskStatus)) {
+        remove.zrem(keys.tasksWithStatus(status), rootId);
+        remove.zrem(keys.tenantTasksWithStatus(owner, status), rootId);
+      }
+      remove.zrem(keys.expiry, rootId);
+    });
+    await remove.exec();
+    if (options.onRemoved) await Promise.all(everyId.map((id) => options.onRemoved!(id)));
+    removed.push(...roots);
+    if (roots.length < batchSize) break;
   }
-  return due;
+  return removed;
 }

@@ -113,7 +113,8 @@ export interface TaskView {
   /** A planned task: its plan (every version), its subtasks, and how many have ended. */
   plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
   children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
-  progress?: { done: number; total: number };
+  /** `done`: subtasks completed; `ended`: those that ended any way (completed, failed, skipped, cancelled). */
+  progress?: { done: number; ended: number; total: number };
   /** A planned task: its own tokens and those of every subtask. */
   totalUsage?: { promptTokens: number; completionTokens: number };
 }

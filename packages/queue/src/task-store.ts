@@ -178,12 +178,14 @@ export class TaskStore {
     const plan = (JSON.parse(hash.plan ?? '[]') as Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>).map(
       ({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }),
     );
-    const done = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
+    // Done is completed: a cancelled or failed subtask has ended, but is not done.
+    const done = children.filter((child) => child.status === 'completed').length;
+    const ended = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
     const totalUsage = rows.reduce(
       (total, row) => ({ promptTokens: total.promptTokens + Number(row[3] ?? 0), completionTokens: total.completionTokens + Number(row[4] ?? 0) }),
       { ...view.usage },
     );
-    return { ...view, plan, children, progress: { done, total: children.length }, totalUsage };
+    return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage };
   }
 
   /** The raw record, with internal fields such as `cancelRequested`. */

@@ -17,16 +17,15 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
       AGENT_POOLS.map(async (name) => {
         const queue = options.queues[name];
         const [counts, completed, failed] = await Promise.all([
-          queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'),
+          queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
           queue.getMetrics('completed', 0, HISTORY_MINUTES - 2),
           queue.getMetrics('failed', 0, HISTORY_MINUTES - 2),
         ]);
         const serving = workers.filter((worker) => worker.pools.includes(name));
-        // BullMQ writes a minute's data point when a later minute begins, newest first; what finished
-        // since then is the running minute. The chart reads oldest first.
-        const thisMinute = completed.meta.count - completed.meta.prevCount + (failed.meta.count - failed.meta.prevCount);
-        const past = Array.from({ length: HISTORY_MINUTES - 1 }, (_, index) => (completed.data[index] ?? 0) + (failed.data[index] ?? 0)).reverse();
-        const perMinute = [...past, thisMinute];
+        const now = Date.now();
+        const done = finishedPerMinute(completed, now);
+        const failures = finishedPerMinute(failed, now);
+        const perMinute = done.map((count, index) => count + failures[index]!);
         return {
           name,
           counts: {
@@ -34,7 +33,8 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
             active: counts.active ?? 0,
             delayed: counts.delayed ?? 0,
             failed: counts.failed ?? 0,
-            completed: counts.completed ?? 0,
+            // Completed jobs are removed at once (the task holds the outcome): this is how many ever.
+            completed: completed.meta.count,
           },
           jobsPerMinute: perMinute.at(-1) ?? 0,
           throughput: perMinute,
@@ -48,6 +48,23 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
     response.json({ pools, workers: workers.length });
   });
   return router;
+}
+
+interface Metrics {
+  meta: { count: number; prevTS: number; prevCount: number };
+  data: number[];
+}
+
+/**
+ * Jobs finished in each of the last minutes, oldest first, the running minute last. BullMQ writes a
+ * minute's count (newest first) only when a job finishes in a later minute: what finished since is
+ * `count - prevCount`, all in the minute of `prevTS`, and the quiet minutes after it have no point
+ * yet, so they are zeros here, and an idle pool's rate falls to 0.
+ */
+export function finishedPerMinute(metrics: Metrics, now: number): number[] {
+  const quietMinutes = Math.min(HISTORY_MINUTES, Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)));
+  const newestFirst = [...new Array<number>(quietMinutes).fill(0), metrics.meta.count - metrics.meta.prevCount, ...metrics.data];
+  return Array.from({ length: HISTORY_MINUTES }, (_, index) => newestFirst[index] ?? 0).reverse();
 }
 
 /** How the workers of a pool run its tools, each way once (a reason only for admins: it names paths). */

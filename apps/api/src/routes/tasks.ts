@@ -91,10 +91,15 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   return router;
 }
 
-/** The `:id` of a route, checked to be a task id before it goes near Redis (it is part of key names). */
+/**
+ * The `:id` of a route, checked to be a task id before it goes near Redis (it is part of key names):
+ * what cannot be a task id names no task, a 404 that says what ids look like.
+ */
 export function taskIdOf(request: Request): string {
   const id = String(request.params.id ?? '');
-  if (!isTaskId(id)) throw new ApiError('invalid_request', `"${id.length > 80 ? `${id.slice(0, 80)}…` : id}" is not a task id: ids look like 01f6dd9a-1890-458d-a3e8-10066049cecf, or <that>.v1.s2 for a subtask.`);
+  if (!isTaskId(id)) {
+    throw new ApiError('not_found', `No task with id "${id.length > 80 ? `${id.slice(0, 80)}…` : id}": task ids look like 01f6dd9a-1890-458d-a3e8-10066049cecf, or that followed by .v1.s2 for a subtask.`);
+  }
   return id;
 }
 

@@ -23,7 +23,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
       renderSummary(summary, task, refresh);
       const drawn = planGraph(task);
       graph.hidden = !drawn;
-      if (drawn) replaceChildren(graph, h('h2', {}, `Plan · ${task.progress?.done ?? 0}/${task.progress?.total ?? 0} done`), h('div', { class: 'graph-scroll' }, drawn));
+      if (drawn) replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
     } catch (error) {
       if (!signal.aborted) replaceChildren(summary, h('p', { class: 'error' }, `Could not load task ${taskId}: ${(error as Error).message}`));
     }
@@ -99,4 +99,10 @@ function renderSummary(element: HTMLElement, task: Task, refresh: () => Promise<
 
 function fact(label: string, value: string | Node): Node[] {
   return [h('dt', {}, label), h('dd', {}, value)];
+}
+
+/** "Plan · 3/4 done", and how many ended otherwise (failed, skipped, cancelled). */
+function planTitle(progress: { done: number; ended: number; total: number } | undefined): string {
+  const { done = 0, ended = 0, total = 0 } = progress ?? {};
+  return `Plan · ${done}/${total} done${ended > done ? ` · ${ended - done} ended without completing` : ''}`;
 }
