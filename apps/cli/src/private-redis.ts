@@ -33,7 +33,8 @@ export async function startPrivateRedis(options: { url: string; dataDir: string 
     { mode: 0o600 },
   );
   chmodSync(conf, 0o600);
-  const child = spawn('redis-server', [conf], { stdio: 'ignore' });
+  // Its own process group: a Ctrl-C in the terminal must not stop it before the workers have handed back.
+  const child = spawn('redis-server', [conf], { stdio: 'ignore', detached: true });
   const exited = new Promise<never>((_, reject) => {
     child.once('error', (error) => reject(new Error(`Could not run redis-server: ${error.message}`)));
     child.once('exit', (code) => reject(new Error(`redis-server exited with code ${code}; see ${path.join(dir, 'redis.log')}`)));

@@ -1,4 +1,8 @@
-/** Runs `close` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
+/**
+ * Runs `close` once on SIGINT/SIGTERM, then exits; a second signal exits at once. A process that
+ * `agentq start` forked also closes when `start` goes away (its IPC channel closes), so that nothing
+ * it started outlives it, a SIGKILL of `start` included.
+ */
 export function onShutdown(close: () => Promise<void>): void {
   let closing = false;
   const handler = (signal: NodeJS.Signals) => {
@@ -10,4 +14,5 @@ export function onShutdown(close: () => Promise<void>): void {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+  if (process.send) process.once('disconnect', () => handler('SIGTERM'));
 }

@@ -28,6 +28,7 @@ import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { runAgentJob } from './run-agent-job.js';
 import { runPlannerJob } from './run-planner-job.js';
+import { throttledLog } from './throttled-log.js';
 import { isolationForPools, type PoolTools } from './tool-isolation.js';
 
 export interface StartWorkerOptions {
@@ -41,7 +42,7 @@ export interface StartWorkerOptions {
   sweepIntervalMs?: number;
   /**
    * On `close`, how long running jobs may take to finish before they are interrupted and put back in
-   * the queue for another worker. Default 10000 ms.
+   * the queue for another worker. Default AGENTQ_SHUTDOWN_GRACE_MS (10000 ms).
    */
   shutdownGraceMs?: number;
 }
@@ -96,8 +97,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       // Per-minute counts of finished jobs, for the dashboard's throughput.
       metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
     });
-    // While Redis is away every pool says so on every attempt: the connection's watcher says it once.
-    worker.on('error', (error) => connection.lost() || console.error(`[worker ${pool}] ${error.message}`));
+    // While Redis is away every pool says so on every attempt: the connection's watcher says it once;
+    // after it, a line every 10 s at most (lost locks are reported per job, and BullMQ recovers them).
+    const report = throttledLog({ intervalMs: 10_000, write: (line) => console.error(line) });
+    worker.on('error', (error) => connection.lost() || report(`[worker ${pool}] ${error.message}`));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
     worker.on('failed', (job, error) => {
       if (!job) return;
@@ -139,7 +142,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       clearInterval(heartbeat);
       await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
-      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), options.shutdownGraceMs ?? 10_000).unref());
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), options.shutdownGraceMs ?? config.AGENTQ_SHUTDOWN_GRACE_MS).unref());
       if ((await Promise.race([closed, grace])) === 'late') cancels.interruptAll();
       await closed;
       await closeQueues(queues);

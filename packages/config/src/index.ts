@@ -122,6 +122,8 @@ const configSchema = z.object({
    * up by another worker after about this long, and resume at their last completed step.
    */
   AGENTQ_JOB_LOCK_MS: positiveInt(30_000),
+  /** On SIGTERM, how long a worker lets its running tasks go on before it hands them back to the queue. */
+  AGENTQ_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Address the API listens on. Anything but loopback needs API keys (or AGENTQ_ALLOW_NO_AUTH). */
   AGENTQ_HOST: z.string().min(1).default('127.0.0.1'),
   /**

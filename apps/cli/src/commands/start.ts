@@ -31,22 +31,38 @@ export async function startCommand(options: StartOptions): Promise<void> {
   const env = { ...(options.env ?? process.env) };
   if (!llmConfigured(config)) throw new UsageError(LLM_SETUP_HELP);
 
-  const children: ChildProcess[] = [];
+  // Each child in a process group of its own, so a Ctrl-C in the terminal reaches only this process,
+  // which stops them in order: workers first (they hand their running tasks back, through Redis),
+  // then the API, then Redis.
+  const workers: ChildProcess[] = [];
+  const services: ChildProcess[] = [];
+  let redis: ChildProcess | undefined;
   let stopping = false;
   const stopAll = async () => {
+    if (stopping) return;
     stopping = true;
+    console.log('[agentq] stopping: the workers hand their running tasks back to the queue, then the API and Redis stop');
+    // Past the workers' grace for running jobs, so that they hand them back before any SIGKILL.
+    await Promise.all(workers.map((child) => stopChild(child, config.AGENTQ_SHUTDOWN_GRACE_MS + 10_000)));
+    await Promise.all(services.map((child) => stopChild(child, 10_000)));
     await options.onStop?.();
-    await Promise.all(children.map((child) => stopChild(child)));
+    if (redis) await stopChild(redis, 10_000);
+    console.log('[agentq] stopped');
   };
   onShutdown(stopAll);
 
-  env.REDIS_URL = await redisFor({ config, onStarted: (child) => children.push(child) });
+  env.REDIS_URL = await redisFor({
+    config,
+    onStarted: (child) => {
+      redis = child;
+    },
+  });
   const modelProblem = await probeModelEndpoint(config);
   if (modelProblem) console.warn(`[agentq] warning: the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
 
   const spawnChild = (args: string[]) => {
-    const child = fork(MAIN, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.push(child);
+    const child = fork(MAIN, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+    (args[0] === 'worker' ? workers : services).push(child);
     child.once('exit', (code, signal) => {
       if (stopping) return;
       console.error(`[agentq] \`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
@@ -68,10 +84,10 @@ export async function startCommand(options: StartOptions): Promise<void> {
   console.log(`[agentq] try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`);
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess, forceAfterMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const force = setTimeout(() => child.kill('SIGKILL'), forceAfterMs);
     child.once('exit', () => {
       clearTimeout(force);
       resolve();

@@ -1,0 +1,88 @@
+/**
+ * `agentq start` stopped (Ctrl-C) while its workers are in the middle of tasks: the workers hand their
+ * tasks back to the queue first, then the API and the private Redis stop; one line says so, and no
+ * error or stack trace is printed. And the demo keeps its data apart from real runs.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, expect, it } from 'vitest';
+import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
+import type { TaskEvent } from '@agentq/queue';
+import { freePort, waitForRedis } from '../setup/redis-server.js';
+import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
+
+let double: OpenAIDouble | undefined;
+let dataDir: string | undefined;
+afterEach(async () => {
+  await stopSpawned();
+  await double?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+
+it('hands running tasks back before Redis stops, with one line and no stack trace', async () => {
+  double = await startOpenAIDouble({
+    rules: [
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }] } },
+      { reply: { content: 'done' } },
+    ],
+  });
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-shutdown-'));
+  const redisPort = await freePort();
+  const agentq = spawnAgentq(['start'], {
+    PORT: String(await freePort()),
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double.baseURL,
+    AGENTQ_MODEL: 'shutdown-model',
+    AGENTQ_SHUTDOWN_GRACE_MS: '300',
+  });
+  const baseUrl = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
+  const response = await fetch(`${baseUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: Array.from({ length: 4 }, (_, index) => ({ prompt: `busy ${index}`, agent: 'coder' })) }),
+  });
+  const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+  const events = async (id: string) => (await (await fetch(`${baseUrl}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json()) as TaskEvent[];
+  for (const id of ids) await expect.poll(async () => (await events(id)).some((event) => event.type === 'tool.call'), { timeout: 15_000 }).toBe(true);
+
+  const before = agentq.output().length;
+  agentq.child.kill('SIGINT');
+  expect(await agentq.exited).toBe(130);
+  const shutdown = agentq.output().slice(before);
+  expect(shutdown).toMatch(/\[agentq\] stopping: the workers hand their running tasks back to the queue, then the API and Redis stop/);
+  expect(shutdown).toMatch(/\[agentq\] stopped/);
+  expect(shutdown).not.toMatch(/^\s+at /m);
+  expect(shutdown).not.toMatch(/Error|ECONNREFUSED|Missing lock|Connection is closed/);
+
+  // Its Redis, started again from its files: every task was handed back (queued), none left running.
+  const redis = spawn('redis-server', [path.join(dataDir, 'redis', 'redis.conf')], { stdio: 'ignore', detached: true });
+  try {
+    const password = (await readFile(path.join(dataDir, 'redis', 'password'), 'utf8')).trim();
+    const url = `redis://:${password}@127.0.0.1:${redisPort}`;
+    await waitForRedis(url);
+    const client = new Redis(url);
+    const statuses = await Promise.all(ids.map((id) => client.hget(`agentq:task:${id}`, 'status')));
+    client.disconnect();
+    expect(statuses).toEqual(ids.map(() => 'queued'));
+  } finally {
+    redis.kill('SIGKILL');
+  }
+}, 60_000);
+
+it('the demo keeps its data apart: its own data directory, Redis and key prefix', async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-demo-'));
+  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+  await demo.waitFor(/ready: API at (http\S+)/);
+  expect(demo.output()).toMatch(/started a private redis-server .* data in .*\/demo\/redis/);
+  expect(existsSync(path.join(dataDir, 'demo', 'redis', 'password'))).toBe(true);
+  expect(existsSync(path.join(dataDir, 'redis'))).toBe(false);
+  demo.child.kill('SIGINT');
+  expect(await demo.exited).toBe(130);
+});

@@ -1,0 +1,86 @@
+/**
+ * Redis killed while tasks are in their tools, and restarted from its append-only file after their
+ * locks have run out: every task ends, and no BullMQ job is left `active` ("Missing lock") for a task
+ * that has ended.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startApi, type ApiHandle } from '@agentq/api';
+import { loadConfig } from '@agentq/config';
+import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, TERMINAL_STATUSES, type TaskStatus, type TaskView } from '@agentq/queue';
+import { startWorker, type WorkerHandle } from '@agentq/worker';
+import { freePort, waitForRedis } from '../setup/redis-server.js';
+import { waitForEnd } from '../helpers/sse.js';
+
+let dir: string;
+let port: number;
+let redis: ChildProcess | undefined;
+let double: OpenAIDouble;
+let api: ApiHandle;
+let worker: WorkerHandle;
+
+async function startRedis(): Promise<void> {
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+  await waitForRedis(`redis://127.0.0.1:${port}`);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'agentq-restart-'));
+  port = await freePort();
+  await startRedis();
+  const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+  double = await startOpenAIDouble({
+    rules: [
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] } },
+      { reply: { content: 'done' } },
+    ],
+  });
+  const config = loadConfig({ env: { PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_JOB_LOCK_MS: '3000', AGENTQ_CONCURRENCY: '10' } });
+  api = await startApi({ config });
+  worker = await startWorker({ config, pools: ['coder'], shutdownGraceMs: 200 });
+});
+
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+  await double?.close();
+  redis?.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('ends every task and leaves no job active for an ended task after Redis restarts mid-tool', async () => {
+  const response = await fetch(`${api.url}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: Array.from({ length: 8 }, (_, index) => ({ prompt: `restart ${index}`, agent: 'coder' })) }),
+  });
+  const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+  // Every task is in its tool when Redis dies.
+  await expect.poll(() => double.requests.length, { timeout: 10_000 }).toBe(8);
+  const exited = new Promise((resolve) => redis!.once('exit', resolve));
+  redis!.kill('SIGKILL');
+  await exited;
+  // Down for longer than a job's lock lasts (3/4 of AGENTQ_JOB_LOCK_MS): the locks are gone when it is back.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  await startRedis();
+  await expect.poll(async () => (await fetch(`${api.url}/readyz`)).status, { timeout: 15_000, interval: 100 }).toBe(200);
+
+  await Promise.all(ids.map((id) => waitForEnd(api.url, id)));
+  const tasks = await Promise.all(ids.map(async (id) => (await (await fetch(`${api.url}/v1/tasks/${id}`)).json()) as TaskView));
+  expect(tasks.every((task) => TERMINAL_STATUSES.has(task.status as TaskStatus))).toBe(true);
+  expect(tasks.filter((task) => task.status !== 'completed').map((task) => [task.status, task.error])).toEqual([]);
+
+  const connection = connectRedis({ url: `redis://127.0.0.1:${port}` });
+  const queues = createAgentQueues({ connection, keys: createKeys('agentq') });
+  try {
+    // Within a stalled check or two, nothing is active any more.
+    await expect.poll(async () => (await queues.coder.getJobs(['active'])).map((job) => job.id), { timeout: 10_000, interval: 200 }).toEqual([]);
+  } finally {
+    await closeQueues(queues);
+    connection.disconnect();
+  }
+}, 60_000);
