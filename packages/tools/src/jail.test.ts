@@ -113,6 +113,19 @@ describe('the jail', () => {
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 3_000 }).toEqual([]);
   });
 
+  it('leaves nothing when cancelled while the jail is still starting', async () => {
+    const marker = `97${Math.floor(Math.random() * 1e6)}`;
+    for (let round = 0; round < 30; round++) {
+      const controller = new AbortController();
+      const running = bash(`sleep ${marker}`, { signal: controller.signal });
+      // 0 to 5 ms in: bubblewrap is still making the jail, its first process maybe not yet watching its parent.
+      setTimeout(() => controller.abort(), round % 6);
+      expect((await running).ok).toBe(false);
+    }
+    // Nothing to wait for: a run that was killed returns once its jail is gone.
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
   it('ends a fork bomb at its process limit, and leaves nothing behind', async () => {
     const started = Date.now();
     const result = await bash(':(){ :|:& };: ; sleep 1; echo survived', { timeoutMs: 5_000 });

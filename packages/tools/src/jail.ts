@@ -20,6 +20,7 @@ import type { ResultPromise } from 'execa';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
 import { JAIL_UID, limitsLine, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
+import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
 import { runProcess, type ProcessOutcome } from './run-process.js';
@@ -187,6 +188,7 @@ export class Jail {
         : [bash, '-c', `${this.limitsLine}exec "$0" "$@"`, interpreter, ...(options.args ?? [])];
     const egress = this.egress;
     const identity = this.identity(options.workdir);
+    let info: Promise<JailInfo | undefined> = Promise.resolve(undefined);
     return runProcess({
       file: this.bwrap,
       args: [
@@ -194,7 +196,8 @@ export class Jail {
         '--bind', options.workdir, options.workdir,
         '--chdir', options.workdir,
         '--setenv', 'HOME', options.workdir,
-        ...(egress ? ['--info-fd', '3', '--block-fd', '0'] : []),
+        '--info-fd', '3',
+        ...(egress ? ['--block-fd', '0'] : []),
         ...this.endArgs,
         '--',
         ...launch,
@@ -206,25 +209,24 @@ export class Jail {
       outputLimit: options.outputLimit,
       signal: options.signal,
       ...(identity ?? {}),
-      ...(egress ? { beforeStart: (child: ResultPromise) => this.connect(child, egress) } : {}),
+      infoPipe: true,
+      // fd 3 is the info pipe; execa's types only know stdio 0-2 here.
+      onSpawn: (child: ResultPromise) => (info = readJailInfo((child.stdio as unknown as Readable[])[3]!)),
+      // Killing bwrap's process group does not reach the jail's own sessions: end its namespace.
+      onKill: async () => {
+        const reported = await info;
+        if (reported) killPidNamespace(reported.pidNamespace);
+      },
+      ...(egress ? { beforeStart: () => this.connect(info, egress) } : {}),
     });
   }
 
   /** Waits for the jail to report its process, then gives its namespace the egress network. */
-  private async connect(child: ResultPromise, tools: EgressTools): Promise<() => void> {
-    const pid = await new Promise<number>((resolve, reject) => {
-      // fd 3 is a pipe (see runProcess's beforeStart); execa's types only know stdio 0-2 here.
-      const info = (child.stdio as unknown as Readable[])[3]!;
-      let text = '';
-      info.on('data', (chunk: Buffer) => {
-        text += chunk.toString('utf8');
-        const match = /"child-pid":\s*(\d+)/.exec(text);
-        if (match) resolve(Number(match[1]));
-      });
-      info.once('close', () => reject(new ToolError('tool_unavailable', 'the jail ended before it started its program')));
-    });
+  private async connect(info: Promise<JailInfo | undefined>, tools: EgressTools): Promise<() => void> {
+    const reported = await info;
+    if (!reported) throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
     try {
-      return await attachEgress({ pid, tools, rules: this.rules });
+      return await attachEgress({ pid: reported.childPid, tools, rules: this.rules });
     } catch (error) {
       throw new ToolError(
         'tool_unavailable',

@@ -19,13 +19,21 @@ export interface RunProcessOptions {
   /** Run as this host user (the worker must be root). Default: the worker's own. */
   uid?: number;
   gid?: number;
+  /** Give the process a pipe as file descriptor 3 (bubblewrap's `--info-fd 3`), for `onSpawn` to read. */
+  infoPipe?: boolean;
+  /** Called as soon as the process exists. */
+  onSpawn?: (child: ResultPromise) => void;
   /**
    * Runs once the process has started and before it gets its stdin; the process is expected to wait
-   * for one byte on stdin first (bubblewrap's `--block-fd 0`), which is sent when this resolves. Its
-   * file descriptor 3 is a pipe (bubblewrap's `--info-fd 3`). What it returns is called at the end.
-   * When it throws, the process is killed and the error is thrown.
+   * for one byte on stdin first (bubblewrap's `--block-fd 0`), which is sent when this resolves. What
+   * it returns is called at the end. When it throws, the process is killed and the error is thrown.
    */
   beforeStart?: (child: ResultPromise) => Promise<() => void>;
+  /**
+   * Called when a timeout or a cancel kills the process group, and awaited before a killed run
+   * returns: to end what the group kill cannot reach (a jail's own sessions). Default none.
+   */
+  onKill?: () => Promise<void>;
 }
 
 export interface ProcessOutcome {
@@ -54,17 +62,25 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     stripFinalNewline: false,
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    ...(gated ? { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] as const } : options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
+    stdio: [gated || options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(options.infoPipe ? ['pipe' as const] : [])],
   });
+  options.onSpawn?.(child);
+  // The program waits for nothing else: its input at once (a gated one gets it with its start byte).
+  if (!gated && options.input !== undefined) {
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input);
+  }
   child.all?.setEncoding('utf8');
   child.all?.on('data', (chunk: string) => collector.push(chunk));
 
   let timedOut = false;
   let cancelled = false;
+  let killed: Promise<void> | undefined;
   const killTree = () => {
     if (child.pid === undefined) return;
     signalGroup(child.pid, 'SIGTERM');
     setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS).unref();
+    killed ??= options.onKill?.().catch(() => undefined);
   };
   const timer = setTimeout(() => {
     timedOut = true;
@@ -91,6 +107,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
       child.stdin?.end(`x${options.input ?? ''}`);
     }
     const result = await child;
+    if (timedOut || cancelled) await killed;
     return {
       exitCode: result.exitCode,
       output: collector.text(),
