@@ -1,10 +1,10 @@
 /** The `agentq` command as a user runs it, against a real API, workers and Redis. */
+import type { TaskView } from '@agentq/contract';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';

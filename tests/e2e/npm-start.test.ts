@@ -2,12 +2,12 @@
  * End to end: the same processes `npm start` spawns (API + one worker process per pool), a real
  * Redis, the wire double as the LLM, and nothing but HTTP between the test and agentq.
  */
+import type { TaskView } from '@agentq/contract';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstUserText, startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
 import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';

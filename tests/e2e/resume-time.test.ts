@@ -2,12 +2,12 @@
  * How soon a SIGKILLed worker's task runs again on another worker: within AGENTQ_JOB_LOCK_MS of the
  * kill. Four kills in a row, each measured from the kill to the resumed task's `task.started` event.
  */
+import type { TaskEvent } from '@agentq/contract';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import type { TaskEvent } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
 import { spawnAgentq, stopSpawned, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';

@@ -3,6 +3,7 @@
  * tasks back to the queue first, then the API and the private Redis stop; one line says so, and no
  * error or stack trace is printed. And the demo keeps its data apart from real runs.
  */
+import type { TaskEvent } from '@agentq/contract';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -11,7 +12,6 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import type { TaskEvent } from '@agentq/queue';
 import { freePort, waitForRedis } from '../setup/redis-server.js';
 import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
 

@@ -3,13 +3,13 @@
  * process and resumes at its last completed step, without repeating the model calls already
  * answered), and a cancel that must reach the process that holds a task.
  */
+import type { TaskView } from '@agentq/contract';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
 import { processesMatching, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';

@@ -1,5 +1,4 @@
 /** Reads a task's Server-Sent Events over real HTTP until the stream closes. */
-import type { TaskEvent } from '@agentq/queue';
 
 export interface SseMessage {
   id: string;
@@ -23,4 +22,5 @@ export async function readSse(url: string, headers: Record<string, string> = {})
 /** Resolves with the task's events once its terminal event arrives (the stream closes after it). */
 export function waitForEnd(baseUrl: string, taskId: string): Promise<SseMessage[]> {
   return readSse(`${baseUrl}/v1/tasks/${taskId}/events`);
-}
+}import type { TaskEvent } from '@agentq/contract';
+

@@ -1,11 +1,11 @@
 /** The API and a worker in this process, on a fresh key prefix, with the wire double as the LLM. */
+import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig, type Config } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
-import { AGENT_POOLS, type AgentPool } from '@agentq/queue';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { deletePrefix, freshPrefix, redisUrl } from './redis.js';
 

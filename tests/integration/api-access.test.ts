@@ -1,11 +1,11 @@
 /** Who may use the API: binding, keys, tenants on every route, admins and bull-board. */
+import type { TaskView } from '@agentq/contract';
 import { networkInterfaces } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '@agentq/api';
 import { ConfigError, loadConfig } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -1,7 +1,8 @@
 /** Counts that must not lie: failed tasks as failed jobs, and a cancelled plan's progress. */
+import type { TaskView } from '@agentq/contract';
 import { afterEach, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, type TaskView } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

@@ -1,9 +1,10 @@
 /** Loop behaviours seen from the API: asking the user, the fences protocol per pool, 429 slowing a pool. */
+import type { TaskView } from '@agentq/contract';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, type TaskView } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
 import { readSse, waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
@@ -106,8 +107,8 @@ describe('rate limits', () => {
     const ids = await stack.submit([{ prompt: 'one', agent: 'casual' }, { prompt: 'two', agent: 'casual' }]);
     const ends = await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
     expect(ends.map((events) => events.at(-1)!.event)).toEqual(['task.completed', 'task.completed']);
-    const limited = ends.flat().find((event) => event.event === 'task.queued' && event.data.data.rateLimited);
-    expect(limited?.data.data.reason).toMatch(/429/);
+    const limited = ends.flat().map((event) => event.data).find((event) => event.type === 'task.queued' && event.data.rateLimited);
+    expect(limited?.type === 'task.queued' && limited.data.reason).toMatch(/429/);
     // Nothing reached the endpoint while the pool was paused.
     expect(stack.double.receivedAt[1]! - stack.double.receivedAt[0]!).toBeGreaterThanOrEqual(1_900);
   });

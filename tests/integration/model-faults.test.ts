@@ -2,9 +2,9 @@
  * The model's faults, injected on the wire: cut-off bodies, 200s that are not JSON, no choices, streams
  * without [DONE], endpoints that hang, and text that is not well-formed. None may lose a task.
  */
+import type { TaskView } from '@agentq/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleFault, DoubleReply, DoubleRequest } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

@@ -3,6 +3,7 @@
  * so at once (503, never a hang), recovers by itself, and a client's retried submission with an
  * idempotency key creates nothing twice.
  */
+import type { TaskView } from '@agentq/contract';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig } from '@agentq/config';
 import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { freePort, waitForRedis } from '../setup/redis-server.js';
 import { waitForEnd } from '../helpers/sse.js';

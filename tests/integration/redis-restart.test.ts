@@ -3,6 +3,7 @@
  * locks have run out: every task ends, and no BullMQ job is left `active` ("Missing lock") for a task
  * that has ended.
  */
+import { type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, TERMINAL_STATUSES, type TaskStatus, type TaskView } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { freePort, waitForRedis } from '../setup/redis-server.js';
 import { waitForEnd } from '../helpers/sse.js';

@@ -1,4 +1,5 @@
 /** Per-pool settings (model), the web pool's search, and the removal of expired tasks' data. */
+import type { TaskView } from '@agentq/contract';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +9,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { connectRedis, createKeys, expireTasks, TaskStore, type TaskView } from '@agentq/queue';
+import { connectRedis, createKeys, expireTasks, TaskStore } from '@agentq/queue';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
@@ -112,7 +113,7 @@ describe('retention', () => {
     const ids: string[] = [];
     for (let start = 0; start < count; start += 1_000) {
       const created = await store.create(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })));
-      await Promise.all(created.map((task) => store.commit({ taskId: task.id, status: 'completed', fields: { result: 'ok' }, events: [{ type: 'task.completed', data: {} }] })));
+      await Promise.all(created.map((task) => store.commit({ taskId: task.id, status: 'completed', fields: { result: 'ok' }, events: [{ type: 'task.completed', data: { result: 'ok' } }] })));
       ids.push(...created.map((task) => task.id));
     }
     const seen = new Map<string, number>();

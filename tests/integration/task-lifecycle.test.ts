@@ -1,8 +1,9 @@
+import type { TaskEvent, TaskView } from '@agentq/contract';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstUserText, type DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, type TaskEvent, type TaskView } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
 import { readSse, waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

@@ -4,6 +4,7 @@
  * Redis of its own that wants a password (so REDIS_URL with credentials is exercised too). Every
  * attack must be refused or contained, and nothing it starts may outlive its tool call.
  */
+import type { TaskView } from '@agentq/contract';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,7 +13,6 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type DoubleToolCall, type OpenAIDouble } from '@agentq/llm';
-import type { TaskView } from '@agentq/queue';
 import { freePort } from '../setup/redis-server.js';
 import { processesMatching, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { waitForEnd, type SseMessage } from '../helpers/sse.js';

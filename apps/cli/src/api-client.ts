@@ -1,12 +1,12 @@
 /** The CLI's client of an agentq API (local or remote), with its key when one is needed. */
-import type { TaskEvent } from '@agentq/queue';
 
 export interface ClientOptions {
   url: string;
   apiKey?: string;
 }
 
-export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/queue';
+import type { TaskEvent } from '@agentq/contract';
+export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
 export class ClientError extends Error {
   override readonly name = 'ClientError';

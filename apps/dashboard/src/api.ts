@@ -4,21 +4,8 @@
  */
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
-import type { PoolIsolation, TaskEvent } from '@agentq/queue';
-export type { PoolIsolation, TaskEvent, TaskView as Task } from '@agentq/queue';
-
-export interface Pool {
-  name: string;
-  counts: { waiting: number; active: number; delayed: number; failed: number; completed: number };
-  jobsPerMinute: number;
-  throughput: number[];
-  /** Empty for a tenant's key: only admins see which processes serve a pool. */
-  workers: Array<{ id: string; host: string; pid: number; concurrency: number; lastSeen: string }>;
-  workersOnline: number;
-  concurrency: number;
-  /** How the pool's workers run its process tools, each way once. */
-  isolation: PoolIsolation[];
-}
+import type { TaskEvent } from '@agentq/contract';
+export type { PoolIsolation, PoolView as Pool, TaskEvent, TaskView as Task } from '@agentq/contract';
 
 /** Who the key in use belongs to. */
 export interface Me {

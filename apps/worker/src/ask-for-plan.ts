@@ -4,10 +4,11 @@
  * exist"). The exchange is the root task's memory, so a resumed job does not ask again for what it
  * already has.
  */
+import { AGENT_KINDS } from '@agentq/contract';
 import { nativeProtocol, takeModelTurn, type AgentJournal } from '@agentq/core';
 import type { LanguageModel, ToolSpec } from '@agentq/llm';
 import { buildContextView, type MemoryEntry, type Message } from '@agentq/protocol';
-import { AGENT_KINDS, checkPlan, extractPlanJson, type PlannedSubtask } from '@agentq/queue';
+import { checkPlan, extractPlanJson, type PlannedSubtask } from '@agentq/queue';
 
 /** Offered as a native tool too, for models that prefer calling one. */
 export const SUBMIT_PLAN_TOOL: ToolSpec = {

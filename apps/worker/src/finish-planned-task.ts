@@ -3,6 +3,7 @@
  * final answer from the goal and the results; some failed -> re-plan around them (bounded, once by
  * default) or fail the task with the partial results. No model call happens between subtasks.
  */
+import type { TaskError } from '@agentq/contract';
 import type { Job } from 'bullmq';
 import { nativeProtocol, takeModelTurn } from '@agentq/core';
 import type { Message } from '@agentq/protocol';
@@ -87,7 +88,7 @@ export async function finishPlannedTask(options: PlannerJobContext & { record: R
       }
       problems.push(`re-planning failed: ${answer.errors.join('; ')}`);
     }
-    const error = { code: 'subtasks_failed', message: `${failed.length} of ${current.length} steps did not complete: ${problems.join('; ')}` };
+    const error: TaskError = { code: 'subtasks_failed', message: `${failed.length} of ${current.length} steps did not complete: ${problems.join('; ')}` };
     await store.commit({
       taskId,
       runToken: run.runToken,

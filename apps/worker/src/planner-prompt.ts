@@ -1,5 +1,5 @@
 /** The planner's system prompt: `prompts/planner.md` with the agents it may use and their tools. */
-import { AGENT_KINDS } from '@agentq/queue';
+import { AGENT_KINDS } from '@agentq/contract';
 import { toolsFor } from '@agentq/tools';
 import { readPrompt } from './system-prompts.js';
 

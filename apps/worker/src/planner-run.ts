@@ -2,6 +2,7 @@
  * What the planner's jobs share: taking hold of the root task (a run token, so a stale job cannot
  * write), its journal, and the cancel signal.
  */
+import type { TaskError } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { AgentJournal } from '@agentq/core';
 import { LlmError } from '@agentq/llm';
@@ -65,7 +66,7 @@ export async function failOnModelError(options: {
   const { error } = options;
   if (error instanceof LlmError && error.code === 'rate_limited') return pausePool(error, options.rateLimit);
   if (!(error instanceof LlmError) || error.retryable || error.code === 'aborted') throw error;
-  const failure = { code: 'error', message: error.message };
+  const failure: TaskError = { code: 'error', message: error.message };
   await options.store.commit({
     taskId: options.taskId,
     runToken: options.run.runToken,

@@ -4,13 +4,14 @@
  * down after the SDK's retries) are thrown so BullMQ tries the job again; the journal makes the next
  * attempt resume where this one stopped.
  */
+import { TERMINAL_STATUSES } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import { LlmError } from '@agentq/llm';
-import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, TERMINAL_STATUSES, type AgentJob } from '@agentq/queue';
+import { agentJobSchema, createRedisJournal, createRedisScratchpad, onSubtaskFinished, type AgentJob } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import type { JobContext } from './job-context.js';
 import { pausePool } from './pause-pool.js';

@@ -4,9 +4,10 @@
  * call that sees the goal and every result), re-plan around failures (bounded), or fail with the
  * partial results.
  */
+import { TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Message } from '@agentq/protocol';
-import { agentJobSchema, FINISH_JOB, releaseSubtask, startPlan, storedPlan, TERMINAL_STATUSES, type AgentJob } from '@agentq/queue';
+import { agentJobSchema, FINISH_JOB, releaseSubtask, startPlan, storedPlan, type AgentJob } from '@agentq/queue';
 import { askForPlan } from './ask-for-plan.js';
 import type { JobContext } from './job-context.js';
 import { finishPlannedTask } from './finish-planned-task.js';
@@ -59,7 +60,7 @@ export async function runPlannerJob(job: Job<AgentJob>, context: PlannerJobConte
       return 'cancelled';
     }
     if (!answer.ok) {
-      const error = { code: 'invalid_plan', message: `The planner gave no valid plan in ${context.config.AGENTQ_PLAN_ATTEMPTS} attempts: ${answer.errors.join('; ')}` };
+      const error: TaskError = { code: 'invalid_plan', message: `The planner gave no valid plan in ${context.config.AGENTQ_PLAN_ATTEMPTS} attempts: ${answer.errors.join('; ')}` };
       await store.commit({
         taskId,
         runToken: run.runToken,

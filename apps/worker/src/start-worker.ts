@@ -3,27 +3,14 @@
  * concurrency. Start more processes (here or on other machines) to go faster; Redis is the only
  * shared state. Each process also sweeps expired tasks' data now and then.
  */
+import { type AgentPool, type TaskError } from '@agentq/contract';
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
-import {
-  closeQueues,
-  connectRedis,
-  createAgentQueues,
-  createKeys,
-  expireTasks,
-  HEARTBEAT_TTL_MS,
-  onSubtaskFinished,
-  removeHeartbeat,
-  sendHeartbeat,
-  TaskStore,
-  watchRedis,
-  type AgentJob,
-  type AgentPool,
-} from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, expireTasks, HEARTBEAT_TTL_MS, onSubtaskFinished, removeHeartbeat, sendHeartbeat, TaskStore, watchRedis, type AgentJob } from '@agentq/queue';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { runAgentJob } from './run-agent-job.js';
@@ -166,7 +153,7 @@ export function lockTiming(lockMs: number): { lockDuration: number; lockRenewTim
 
 async function failTask(options: { store: TaskStore; queues: ReturnType<typeof createAgentQueues>; taskId: string; error: Error; workerId: string }): Promise<void> {
   const { store, taskId } = options;
-  const failure = { code: 'error', message: options.error.message };
+  const failure: TaskError = { code: 'error', message: options.error.message };
   const failed = await store.commit({
     taskId,
     expect: ['queued', 'running'],

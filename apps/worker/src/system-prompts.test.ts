@@ -1,5 +1,5 @@
+import { AGENT_KINDS } from '@agentq/contract';
 import { describe, expect, it } from 'vitest';
-import { AGENT_KINDS } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import { plannerPrompt } from './planner-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';

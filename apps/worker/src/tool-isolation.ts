@@ -3,11 +3,11 @@
  * network in use, each tried for real before the worker takes a job. Pools whose agents run no
  * process (casual, web, the planner) need none.
  */
+import type { AgentPool, PoolIsolation } from '@agentq/contract';
 import { lookup } from 'node:dns/promises';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import type { AgentPool, PoolIsolation } from '@agentq/queue';
 import { chooseIsolation, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
 
 export interface PoolTools {

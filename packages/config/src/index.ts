@@ -4,12 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { AGENT_POOLS as POOLS, TOOL_PROTOCOLS, type AgentPool as PoolName } from '@agentq/contract';
 
-/** Every pool: the planner, and one per agent kind. */
-export const POOLS = ['planner', 'coder', 'file', 'casual', 'web'] as const;
-export type PoolName = (typeof POOLS)[number];
-
-const toolProtocol = z.enum(['native', 'fences']);
+const toolProtocol = z.enum(TOOL_PROTOCOLS);
 const toolNetwork = z.enum(['none', 'egress']);
 const flag = (fallback: boolean) =>
   z

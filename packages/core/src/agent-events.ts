@@ -1,32 +1,6 @@
 /**
- * The event types of DESIGN.md, and what the loop hands its journal. The queue layer adds the
- * envelope (`id, taskId, rootId, seq, ts, agent, worker`) when it stores them.
+ * The events the loop hands its journal: the contract's event inputs (type, step, typed data). The
+ * queue layer adds the envelope (`id, taskId, rootId, seq, ts, agent, worker`) when it stores them.
  */
-
-export const EVENT_TYPES = [
-  'task.queued',
-  'task.started',
-  'plan.created',
-  'subtask.queued',
-  'llm.request',
-  'llm.response',
-  'reasoning',
-  'tool.call',
-  'tool.result',
-  'step.completed',
-  'compaction',
-  'task.waiting',
-  'task.completed',
-  'task.failed',
-  'task.cancelled',
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
-
-export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set(['task.completed', 'task.failed', 'task.cancelled']);
-
-export interface AgentEventInput {
-  type: EventType;
-  step?: number;
-  data: Record<string, unknown>;
-}
+export type { EventInput as AgentEventInput, EventType } from '@agentq/contract';
+export { TERMINAL_EVENT_TYPES } from '@agentq/contract';

@@ -4,10 +4,11 @@
  * removed at once (the task record holds the outcome, and a job id added again finds its task ended),
  * a failed one kept a day for bull-board.
  */
+import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
-import { AGENT_POOLS, type AgentJob, type AgentPool } from './task-schemas.js';
+import { type AgentJob } from './task-schemas.js';
 
 export const AGENT_JOB_NAME = 'agent';
 

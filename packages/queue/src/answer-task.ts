@@ -3,10 +3,11 @@
  * way the question was asked (a `tool` result of the `ask_user` call, or a user message with fences),
  * and the task is queued again to resume where it stopped.
  */
+import type { AgentPool, TaskStatus } from '@agentq/contract';
 import type { Message } from '@agentq/protocol';
 import { bullPriority, type AgentQueues } from './agent-queues.js';
 import type { TaskStore } from './task-store.js';
-import type { AgentPool, PendingQuestion, TaskStatus } from './task-schemas.js';
+import type { PendingQuestion } from './task-schemas.js';
 
 export async function answerTask(options: {
   store: TaskStore;

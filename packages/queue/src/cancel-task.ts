@@ -4,11 +4,11 @@
  * listens; the one holding it aborts the model call and kills the running tool) and also sees the
  * flag at its next commit. Cancelling a planned task cancels every subtask, running or waiting.
  */
+import type { AgentPool, TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { AgentQueues } from './agent-queues.js';
 import { onSubtaskFinished } from './subtasks.js';
 import type { TaskStore } from './task-store.js';
-import type { AgentPool, TaskStatus } from './task-schemas.js';
 
 export interface CancelTaskOptions {
   store: TaskStore;

@@ -2,9 +2,9 @@
  * Live events for many followers over one Redis subscriber connection: a process subscribes to a
  * task's channel while anyone follows it, and fans each event out in memory.
  */
+import type { TaskEvent } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
-import type { TaskEvent } from './task-events.js';
 
 export type EventListener = (event: TaskEvent) => void;
 

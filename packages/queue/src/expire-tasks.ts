@@ -5,8 +5,9 @@
  * a short lease (so no other sweeper reads them), removed in one pipeline, and then dropped from the
  * due set. A sweeper that dies mid-batch leaves its lease to run out: the batch is due again.
  */
+import { type TaskStatus, TERMINAL_STATUSES } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
-import { DEFAULT_TENANT, TERMINAL_STATUSES, type TaskStatus } from './task-schemas.js';
+import { DEFAULT_TENANT } from './task-schemas.js';
 
 /** Takes up to ARGV[2] tasks due at ARGV[1] out of the due set's reach until ARGV[3]. */
 const CLAIM_SCRIPT = `

@@ -2,9 +2,10 @@
  * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority and
  * metadata (plus `retryOf`): the old one keeps its history.
  */
+import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
 import { enqueueTasks, type AgentQueues } from './agent-queues.js';
 import type { TaskStore } from './task-store.js';
-import { AGENT_KINDS, DEFAULT_TENANT, type AgentKind, type TaskStatus } from './task-schemas.js';
+import { DEFAULT_TENANT } from './task-schemas.js';
 
 const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 

@@ -5,11 +5,12 @@
  * task ids), so the job that ran a finishing subtask can be re-run after a crash and loses nothing.
  * A subtask runs as soon as all of its needs completed, not in waves.
  */
+import { type AgentPool, type TaskError, type TaskStatus, TERMINAL_STATUSES } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import { bullPriority } from './agent-queues.js';
 import { dependentsOf, type PlannedSubtask } from './plan.js';
 import type { TaskStore } from './task-store.js';
-import { DEFAULT_TENANT, TERMINAL_STATUSES, type AgentPool, type TaskStatus } from './task-schemas.js';
+import { DEFAULT_TENANT } from './task-schemas.js';
 
 /** A plan as stored on its root: every subtask of every version, with its task id. */
 export interface StoredSubtask extends PlannedSubtask {
@@ -75,7 +76,7 @@ export async function releaseSubtask(options: DagOptions & { taskId: string }): 
   if (released.applied) {
     await store.commit({
       taskId: record.rootId!,
-      events: [{ type: 'subtask.queued', agent: record.agent, data: { subtaskId: taskId, planId: record.planId, agent: record.agent } }],
+      events: [{ type: 'subtask.queued', agent: record.agent ?? '', data: { subtaskId: taskId, planId: record.planId ?? '', agent: record.agent ?? '' } }],
     });
   }
 }
@@ -148,16 +149,16 @@ export async function finishRootIfDone(options: DagOptions & { rootId: string })
 /** A subtask's end, as an event of its root's stream (with the subtask's own task id). */
 async function mirrorEnd(store: TaskStore, rootId: string, record: Record<string, string>): Promise<void> {
   const status = record.status as TaskStatus;
-  const type = status === 'completed' ? 'task.completed' : status === 'cancelled' ? 'task.cancelled' : 'task.failed';
+  const end = { subtaskId: record.id!, planId: record.planId ?? '', status, ...(record.error ? { error: JSON.parse(record.error) as TaskError } : {}) };
+  const by = { taskId: record.id!, agent: record.agent ?? '' };
   await store.commit({
     taskId: rootId,
     events: [
-      {
-        type,
-        taskId: record.id!,
-        agent: record.agent!,
-        data: { subtaskId: record.id, planId: record.planId, status, ...(record.result ? { result: record.result } : {}), ...(record.error ? { error: JSON.parse(record.error) as unknown } : {}) },
-      },
+      status === 'completed'
+        ? { ...by, type: 'task.completed', data: { ...end, result: record.result ?? '' } }
+        : status === 'cancelled'
+          ? { ...by, type: 'task.cancelled', data: end }
+          : { ...by, type: 'task.failed', data: { ...end, ...(record.result ? { result: record.result } : {}) } },
     ],
   });
 }

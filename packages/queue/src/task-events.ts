@@ -1,19 +1,6 @@
-/** The event envelope of DESIGN.md, and reading a task's event stream back. */
+/** Reading a task's event stream back (the envelope is the contract's `TaskEvent`). */
 import type { Redis } from 'ioredis';
-import type { EventType } from '@agentq/core';
-
-export interface TaskEvent {
-  id: string;
-  taskId: string;
-  rootId: string;
-  seq: number;
-  ts: string;
-  type: EventType;
-  agent?: string;
-  worker?: string;
-  step?: number;
-  data: Record<string, unknown>;
-}
+import type { TaskEvent } from '@agentq/contract';
 
 /** Events with `seq` greater than `afterSeq`, oldest first, at most `count`. */
 export async function readEvents(options: { redis: Redis; key: string; afterSeq?: number; count?: number }): Promise<TaskEvent[]> {

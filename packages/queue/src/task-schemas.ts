@@ -4,22 +4,13 @@
  */
 import { z } from 'zod';
 
-/** The agent kinds: a task may name one, and a plan's subtasks use them. */
-export const AGENT_KINDS = ['coder', 'file', 'casual', 'web'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
-/** Every queue: the planner's, and one per agent kind. */
-export const AGENT_POOLS = ['planner', ...AGENT_KINDS] as const;
-export type AgentPool = (typeof AGENT_POOLS)[number];
+import { AGENT_KINDS, type AgentPool } from '@agentq/contract';
 /** The tenant of tasks submitted without API keys, and of keys that name none. */
 export const DEFAULT_TENANT = 'default';
 
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
-/** `pending`: a subtask waiting for the subtasks it needs; `skipped`: one whose needs failed. */
-export const TASK_STATUSES = ['pending', 'queued', 'running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 
 export const MAX_TASKS_PER_SUBMIT = 10_000;
 
@@ -82,42 +73,6 @@ export const submitSchema = z.object({
 /** The payload of every agent job: the task record holds the rest. */
 export const agentJobSchema = z.object({ taskId: z.string().min(1) });
 export type AgentJob = z.infer<typeof agentJobSchema>;
-
-/** An error as stored and shown: plain data. */
-export interface TaskError {
-  code: 'max_steps' | 'budget' | 'error' | 'enqueue_failed' | 'invalid_plan' | 'subtasks_failed' | 'needs_failed';
-  message: string;
-}
-
-export interface TaskView {
-  id: string;
-  /** The task this one belongs to (itself for a submitted task), and its direct parent. */
-  rootId: string;
-  parentId: string | null;
-  /** Whose task it is: only this tenant's keys (and admin keys) see it. */
-  tenant: string;
-  status: TaskStatus;
-  agent: string;
-  prompt: string;
-  priority: number;
-  metadata: Record<string, unknown>;
-  result: string | null;
-  error: TaskError | null;
-  /** While `waiting`: what the model asked the user. */
-  question: string | null;
-  steps: number;
-  usage: { promptTokens: number; completionTokens: number };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  /** A planned task: its plan (every version), its subtasks, and how many have ended. */
-  plan?: Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>;
-  children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
-  /** `done`: subtasks completed; `ended`: those that ended any way (completed, failed, skipped, cancelled). */
-  progress?: { done: number; ended: number; total: number };
-  /** A planned task: its own tokens and those of every subtask. */
-  totalUsage?: { promptTokens: number; completionTokens: number };
-}
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
 export const statusesSchema = z.object({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });

@@ -2,6 +2,7 @@
  * Task records in Redis: create (in bulk), read, list (newest first, paged, by status), and commit
  * changes through the one Lua script. Messages and events hang off each task's own keys.
  */
+import { type TaskError, type TaskEvent, type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AgentEventInput } from '@agentq/core';
@@ -9,8 +10,8 @@ import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT } from './commit-script.js';
 import { CREATE_KEYED_SCRIPT } from './create-keyed-script.js';
 import type { Keys } from './keys.js';
-import { readEvents, type TaskEvent } from './task-events.js';
-import { DEFAULT_POOL, DEFAULT_TENANT, TERMINAL_STATUSES, type PendingQuestion, type TaskError, type TaskInput, type TaskStatus, type TaskView } from './task-schemas.js';
+import { readEvents } from './task-events.js';
+import { DEFAULT_POOL, DEFAULT_TENANT, type PendingQuestion, type TaskInput } from './task-schemas.js';
 
 export interface CommitOptions {
   taskId: string;

@@ -3,14 +3,9 @@
  * process that dies drops out of the list within the heartbeat's lifetime.
  */
 import type { Redis } from 'ioredis';
+import type { PoolIsolation } from '@agentq/contract';
 import type { Keys } from './keys.js';
 
-/** How a worker runs a pool's process tools, as the pools page shows it. */
-export type PoolIsolation =
-  | { kind: 'jail'; network: 'none' | 'egress' }
-  | { kind: 'none' }
-  | { kind: 'unavailable'; reason: string }
-  | { kind: 'not-needed' };
 
 export interface WorkerInfo {
   id: string;

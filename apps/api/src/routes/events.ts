@@ -2,9 +2,9 @@
  * A task's events: Server-Sent Events that replay from `Last-Event-ID` (or `?after=`), follow live,
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
+import { type TaskEvent, type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
 import { Router, type Response } from 'express';
-import { TERMINAL_EVENT_TYPES } from '@agentq/core';
-import { TERMINAL_STATUSES, type EventHub, type TaskEvent, type TaskStatus, type TaskStore } from '@agentq/queue';
+import { type EventHub, type TaskStore } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { taskIdOf, visibleRecord } from './tasks.js';

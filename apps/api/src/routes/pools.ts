@@ -1,7 +1,8 @@
 /** Per pool: queue depths, throughput, and the worker processes online. */
+import { AGENT_POOLS, type PoolIsolation } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { AGENT_POOLS, onlineWorkers, type AgentQueues, type Keys, type PoolIsolation } from '@agentq/queue';
+import { onlineWorkers, type AgentQueues, type Keys } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 
 /** Minutes of throughput history shown. */

@@ -1,8 +1,9 @@
 /** Submit, read, list and cancel tasks. */
+import { TASK_STATUSES, type TaskError } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { answerSchema, answerTask, cancelTask, enqueueTasks, isTaskId, retryTask, statusesSchema, submitSchema, TASK_STATUSES, type AgentQueues, type TaskStore } from '@agentq/queue';
+import { answerSchema, answerTask, cancelTask, enqueueTasks, isTaskId, retryTask, statusesSchema, submitSchema, type AgentQueues, type TaskStore } from '@agentq/queue';
 import type { Request } from 'express';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
@@ -28,7 +29,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     try {
       await enqueueTasks({ queues, tasks: toQueue });
     } catch (error) {
-      const failure = { code: 'enqueue_failed', message: `Could not enqueue: ${(error as Error).message}` };
+      const failure: TaskError = { code: 'enqueue_failed', message: `Could not enqueue: ${(error as Error).message}` };
       // A task with an idempotency key stays queued: the client's retry of this request queues it.
       const abandoned = parsed.data.tasks.flatMap((input, index) => (input.idempotencyKey === undefined && tasks[index]!.existing === undefined ? [tasks[index]!] : []));
       await Promise.all(

@@ -3,8 +3,8 @@
  * pool's tools would be isolated (the jail is tried), whether Redis answers and asks for a password,
  * and whom the API would serve. Exits 1 when a pool's tools would be refused or the API would not start.
  */
+import { AGENT_POOLS } from '@agentq/contract';
 import { isLoopbackHost, type Config } from '@agentq/config';
-import { AGENT_POOLS } from '@agentq/queue';
 import { isolationForPools } from '@agentq/worker';
 import { probeRedis } from '../redis-probe.js';
 import { paint } from '../terminal.js';

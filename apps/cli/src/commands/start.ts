@@ -3,12 +3,12 @@
  * processes of this one, the same entry points a deployment scales one by one. Starts a private
  * Redis when none answers, and refuses to start without an LLM endpoint, saying how to set one.
  */
+import { AGENT_POOLS } from '@agentq/contract';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
-import { AGENT_POOLS } from '@agentq/queue';
 import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
 import { probeModelEndpoint } from '../probe-model.js';
 import { probeRedis } from '../redis-probe.js';

@@ -11,8 +11,7 @@ export async function watchCommand(client: ApiClient, taskId: string | undefined
       process.stdout.write(`${JSON.stringify(event)}\n`);
       continue;
     }
-    const usage = event.type === 'llm.response' ? (event.data.usage as { promptTokens: number; completionTokens: number } | null) : null;
-    if (usage) tokens += usage.promptTokens + usage.completionTokens;
+    if (event.type === 'llm.response' && event.data.usage) tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
     const line = describe(event, taskId, tokens);
     if (line) process.stdout.write(`${paint.dim(new Date(event.ts).toLocaleTimeString())} ${line}\n`);
   }
@@ -25,47 +24,48 @@ export async function watchCommand(client: ApiClient, taskId: string | undefined
 }
 
 function describe(event: StreamedEvent, taskId: string, tokens: number): string | undefined {
-  const data = event.data;
   if (event.taskId !== taskId) {
-    const status = String(data.status ?? event.type.replace('task.', ''));
-    return `${status === 'completed' ? paint.green('✓') : paint.red('✗')} step ${String(data.planId ?? '')} (${event.agent ?? ''}) ${status}`;
+    // A subtask's end, in its root's stream.
+    const data = event.type === 'task.completed' || event.type === 'task.failed' || event.type === 'task.cancelled' ? event.data : {};
+    const status = data.status ?? event.type.replace('task.', '');
+    return `${status === 'completed' ? paint.green('✓') : paint.red('✗')} step ${data.planId ?? ''} (${event.agent ?? ''}) ${status}`;
   }
   switch (event.type) {
     case 'task.queued':
-      return data.answer ? `answered: ${String(data.answer)}` : data.retry ? paint.yellow(`queued again (retry ${String(data.retry)}): ${String(data.reason ?? '')}`) : 'queued';
+      return event.data.answer ? `answered: ${event.data.answer}` : event.data.retry ? paint.yellow(`queued again (retry ${event.data.retry}): ${event.data.reason ?? ''}`) : 'queued';
     case 'task.started':
-      return `started on ${event.worker ?? '?'}${data.resumed ? ' (resumed)' : ''}`;
+      return `started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`;
     case 'llm.request':
-      return paint.cyan(`step ${event.step ?? ''} · asking ${String(data.model ?? 'the model')}`);
+      return paint.cyan(`step ${event.step ?? ''} · asking ${event.data.model}`);
     case 'llm.response': {
-      const calls = (data.toolCalls as Array<{ name: string }> | undefined) ?? [];
-      const text = data.content ? `\n${indent(foldText(String(data.content), 8))}` : '';
-      return `model answered in ${String(data.durationMs)} ms${calls.length ? ` · calls ${calls.map((call) => call.name).join(', ')}` : ''} · ${tokens} tokens so far${text}`;
+      const { toolCalls, content, durationMs } = event.data;
+      const text = content ? `\n${indent(foldText(content, 8))}` : '';
+      return `model answered in ${durationMs} ms${toolCalls.length ? ` · calls ${toolCalls.map((call) => call.name).join(', ')}` : ''} · ${tokens} tokens so far${text}`;
     }
     case 'reasoning':
-      return paint.dim(`(reasoning, ${String(data.text ?? '').length} characters)`);
+      return paint.dim(`(reasoning, ${event.data.text.length} characters)`);
     case 'tool.call':
-      return `${paint.bold(`→ ${String(data.label ?? data.name)}`)} ${paint.dim(clip(String(data.arguments ?? ''), 160))}`;
-    case 'tool.result':
-      return `${data.ok ? paint.green('  ok') : paint.red(data.skipped ? '  not run' : '  failed')} ${paint.dim(`${String(data.durationMs)} ms`)}\n${indent(foldText(String(data.output ?? '')))}`;
+      return `${paint.bold(`→ ${event.data.label ?? event.data.name}`)} ${paint.dim(clip(event.data.arguments, 160))}`;
+    case 'tool.result': {
+      const { ok, skipped, durationMs, output } = event.data;
+      return `${ok ? paint.green('  ok') : paint.red(skipped ? '  not run' : '  failed')} ${paint.dim(`${durationMs} ms`)}\n${indent(foldText(output))}`;
+    }
     case 'step.completed':
       return undefined;
     case 'compaction':
-      return paint.dim(`context summarised: ${String(data.tokensBefore)} → ${String(data.tokensAfter)} tokens`);
+      return paint.dim(`context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
     case 'plan.created':
-      return `plan: ${(data.plan as Array<{ id: string; agent: string; task: string; need: string[] }>).map((node) => `\n    ${node.id} [${node.agent}]${node.need.length ? ` after ${node.need.join(', ')}` : ''}: ${clip(node.task, 80)}`).join('')}`;
+      return `plan: ${event.data.plan.map((node) => `\n    ${node.id} [${node.agent}]${node.need.length ? ` after ${node.need.join(', ')}` : ''}: ${clip(node.task, 80)}`).join('')}`;
     case 'subtask.queued':
-      return `step ${String(data.planId)} queued in ${String(data.agent)}`;
+      return `step ${event.data.planId} queued in ${event.data.agent}`;
     case 'task.waiting':
-      return paint.yellow(`waiting for an answer: ${String(data.question ?? '')} (answer with POST /v1/tasks/${taskId}/input)`);
+      return paint.yellow(`waiting for an answer: ${event.data.question} (answer with POST /v1/tasks/${taskId}/input)`);
     case 'task.completed':
       return paint.green('completed');
     case 'task.failed':
-      return paint.red(`failed: ${String((data.error as { message?: string } | undefined)?.message ?? data.reason ?? '')}`);
+      return paint.red(`failed: ${event.data.error?.message ?? event.data.reason ?? ''}`);
     case 'task.cancelled':
       return paint.yellow('cancelled');
-    default:
-      return event.type;
   }
 }
 

@@ -1,5 +1,5 @@
+import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import type { Config } from '@agentq/config';
-import { AGENT_POOLS, type AgentPool } from '@agentq/queue';
 import { startWorker } from '@agentq/worker';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';

@@ -22,68 +22,70 @@ export class Timeline {
   }
 
   private render(event: TaskEvent): HTMLElement | undefined {
-    const data = event.data;
     const time = h('time', { datetime: event.ts, title: event.ts }, new Date(event.ts).toLocaleTimeString());
     const entry = (kind: string, ...children: Array<Node | string>) => h('li', { class: `event ${kind}`, 'data-type': event.type, 'data-seq': event.seq }, time, ...children);
     if (event.taskId !== this.taskId) {
       // A subtask's end, in its root's stream.
-      const label = `Step ${String(data.planId ?? '')} (${event.agent ?? ''}) ${String(data.status ?? event.type.replace('task.', ''))}`;
-      return entry('subtask-end', h('a', { href: `#/tasks/${encodeURIComponent(event.taskId)}` }, label), data.result ? fold(String(data.result), 'result') : '');
+      const data = event.type === 'task.completed' || event.type === 'task.failed' || event.type === 'task.cancelled' ? event.data : {};
+      const label = `Step ${data.planId ?? ''} (${event.agent ?? ''}) ${data.status ?? event.type.replace('task.', '')}`;
+      return entry('subtask-end', h('a', { href: `#/tasks/${encodeURIComponent(event.taskId)}` }, label), data.result ? fold(data.result, 'result') : '');
     }
     switch (event.type) {
-      case 'task.queued':
-        return entry('lifecycle', data.retry ? `Queued again (retry ${String(data.retry)}): ${String(data.reason ?? '')}` : data.answer ? `Answered: ${String(data.answer)}` : 'Queued');
+      case 'task.queued': {
+        const { retry, reason, answer } = event.data;
+        return entry('lifecycle', retry ? `Queued again (retry ${retry}): ${reason ?? ''}` : answer ? `Answered: ${answer}` : 'Queued');
+      }
       case 'task.started':
-        return entry('lifecycle', `Started on ${event.worker ?? '?'}${data.resumed ? ' (resumed)' : ''}`);
+        return entry('lifecycle', `Started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`);
       case 'llm.request':
-        return entry('llm-request', `Step ${event.step ?? ''}: model call (${String(data.model ?? '')}, ${String(data.messages ?? '')} messages)`);
+        return entry('llm-request', `Step ${event.step ?? ''}: model call (${event.data.model}, ${event.data.messages} messages)`);
       case 'llm.response': {
-        const usage = data.usage as { promptTokens: number; completionTokens: number } | null;
+        const { usage, toolCalls, durationMs, content } = event.data;
         if (usage && event.step) this.stepTokens.set(event.step, (this.stepTokens.get(event.step) ?? 0) + usage.promptTokens + usage.completionTokens);
-        const calls = (data.toolCalls as Array<{ name: string }> | undefined) ?? [];
         return entry(
           'llm-response',
-          h('div', { class: 'meta' }, `Model answered in ${duration(Number(data.durationMs))}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', calls.length ? ` · asks for ${calls.map((call) => call.name).join(', ')}` : ''),
-          data.content ? h('pre', { class: 'message' }, String(data.content)) : '',
+          h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
+          content ? h('pre', { class: 'message' }, content) : '',
         );
       }
       case 'reasoning':
-        return entry('reasoning', h('details', {}, h('summary', {}, 'Reasoning'), h('pre', {}, String(data.text ?? ''))));
+        return entry('reasoning', h('details', {}, h('summary', {}, 'Reasoning'), h('pre', {}, event.data.text)));
       case 'tool.call': {
         const result = h('div', { class: 'tool-result pending' }, 'running…');
-        this.toolCalls.set(String(data.id), result);
-        return entry('tool-call', h('div', { class: 'tool-name' }, `${String(data.label ?? data.name)}`), h('pre', { class: 'arguments' }, prettyJson(String(data.arguments ?? ''))), result);
+        this.toolCalls.set(event.data.id, result);
+        return entry('tool-call', h('div', { class: 'tool-name' }, event.data.label ?? event.data.name), h('pre', { class: 'arguments' }, prettyJson(event.data.arguments)), result);
       }
       case 'tool.result': {
-        const output = h('div', { class: `tool-result ${data.ok ? 'ok' : 'failed'}` }, h('div', { class: 'meta' }, data.skipped ? 'not run' : `${data.ok ? 'succeeded' : 'failed'} in ${duration(Number(data.durationMs))}`), fold(String(data.output ?? ''), 'output'));
-        const waiting = this.toolCalls.get(String(data.id));
+        const { ok, skipped, durationMs, output: text, id, name } = event.data;
+        const output = h('div', { class: `tool-result ${ok ? 'ok' : 'failed'}` }, h('div', { class: 'meta' }, skipped ? 'not run' : `${ok ? 'succeeded' : 'failed'} in ${duration(durationMs)}`), fold(text, 'output'));
+        const waiting = this.toolCalls.get(id);
         if (waiting) {
           waiting.replaceWith(output);
           return undefined;
         }
-        return entry('tool-call', h('div', { class: 'tool-name' }, String(data.name)), output);
+        return entry('tool-call', h('div', { class: 'tool-name' }, name), output);
       }
       case 'step.completed': {
         const used = event.step ? this.stepTokens.get(event.step) : undefined;
-        const errors = data.planErrors as string[] | undefined;
+        const errors = event.data.planErrors;
         return entry('step-end', `Step ${event.step ?? ''} done${used ? ` · ${used} tokens` : ''}`, errors ? h('pre', { class: 'plan-errors' }, `Plan not accepted:\n${errors.join('\n')}`) : '');
       }
       case 'compaction':
-        return entry('compaction', `Context summarised: ${String(data.tokensBefore)} → ${String(data.tokensAfter)} tokens`);
+        return entry('compaction', `Context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
       case 'plan.created':
-        return entry('plan', `Plan${Number(data.version) > 1 ? ` (re-plan ${String(data.version)})` : ''}: ${(data.plan as unknown[]).length} subtasks`);
-      case 'subtask.queued':
-        return entry('subtask', h('a', { href: `#/tasks/${encodeURIComponent(String(data.subtaskId))}` }, `Step ${String(data.planId)} queued in ${String(data.agent)} (${shortId(String(data.subtaskId))})`));
+        return entry('plan', `Plan${event.data.version > 1 ? ` (re-plan ${event.data.version})` : ''}: ${event.data.plan.length} subtasks`);
+      case 'subtask.queued': {
+        const { subtaskId, planId, agent } = event.data;
+        return entry('subtask', h('a', { href: `#/tasks/${encodeURIComponent(subtaskId)}` }, `Step ${planId} queued in ${agent} (${shortId(subtaskId)})`));
+      }
       case 'task.waiting':
-        return entry('waiting', `Waiting for the user: ${String(data.question ?? '')}`);
+        return entry('waiting', `Waiting for the user: ${event.data.question}`);
       case 'task.completed':
-        return entry('end completed', 'Completed', data.result ? fold(String(data.result), 'result') : '');
+        return entry('end completed', 'Completed', event.data.result ? fold(event.data.result, 'result') : '');
       case 'task.failed':
-        return entry('end failed', `Failed: ${String((data.error as { message?: string } | undefined)?.message ?? data.reason ?? '')}`);
+        return entry('end failed', `Failed: ${event.data.error?.message ?? event.data.reason ?? ''}`);
       case 'task.cancelled':
-        return entry('end cancelled', `Cancelled${data.reason ? `: ${String(data.reason)}` : ''}`);
-      default:
-        return entry('other', event.type);
+        return entry('end cancelled', `Cancelled${event.data.reason ? `: ${event.data.reason}` : ''}`);
     }
   }
 }

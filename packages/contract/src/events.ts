@@ -1,0 +1,82 @@
+/**
+ * The event envelope of DESIGN.md, and the `data` of each event type, typed: what a worker writes is
+ * what the API streams and what the dashboard and the CLI read, checked by the compiler on both ends.
+ */
+import type { PlannedSubtaskView, TaskError, TaskStatus, TokenUsageView } from './tasks.js';
+
+/** Each event type and its `data`. */
+export interface EventDataMap {
+  /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit or a hand-back. */
+  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean };
+  'task.started': { attempt: number; resumed: boolean };
+  'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>> };
+  'subtask.queued': { subtaskId: string; planId: string; agent: string };
+  'llm.request': { model: string; messages: number; tools: number };
+  'llm.response': {
+    content: string | null;
+    toolCalls: Array<{ id: string; name: string; arguments: string }>;
+    usage: TokenUsageView | null;
+    finishReason: string | null;
+    durationMs: number;
+  };
+  reasoning: { text: string };
+  'tool.call': { id: string; name: string; arguments: string; label?: string };
+  'tool.result': { id: string; name: string; ok: boolean; skipped?: boolean; output: string; durationMs: number };
+  /** `planErrors`: why the planner's plan of this step was not accepted. */
+  'step.completed': { step: number; planErrors?: string[] };
+  compaction: { tokensBefore: number; tokensAfter: number; summarised: number; summaries: number };
+  'task.waiting': { question: string; steps: number };
+  'task.completed': TaskEnd & { result: string; steps?: number; subtasks?: number };
+  'task.failed': TaskEnd & { error?: TaskError; steps?: number; skipped?: boolean; reason?: string };
+  'task.cancelled': TaskEnd & { reason?: string; steps?: number };
+}
+
+/** A subtask's end, repeated in its root's stream, says which subtask (the envelope has its task id). */
+export interface TaskEnd {
+  subtaskId?: string;
+  planId?: string;
+  status?: TaskStatus;
+  result?: string;
+  error?: TaskError;
+}
+
+export type EventType = keyof EventDataMap;
+
+export const EVENT_TYPES = [
+  'task.queued',
+  'task.started',
+  'plan.created',
+  'subtask.queued',
+  'llm.request',
+  'llm.response',
+  'reasoning',
+  'tool.call',
+  'tool.result',
+  'step.completed',
+  'compaction',
+  'task.waiting',
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+] as const satisfies readonly EventType[];
+
+export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set(['task.completed', 'task.failed', 'task.cancelled']);
+
+/** An event as written by a part that knows its task: the store adds the rest of the envelope. */
+export type EventInput = { [Type in EventType]: { type: Type; step?: number; data: EventDataMap[Type] } }[EventType];
+
+/** An event as stored and streamed. `taskId` may be a subtask's, in its root's stream. */
+export type TaskEvent = { [Type in EventType]: EventEnvelope & { type: Type; data: EventDataMap[Type] } }[EventType];
+
+export interface EventEnvelope {
+  /** `<taskId>:<seq>`. */
+  id: string;
+  taskId: string;
+  rootId: string;
+  /** From 1, one more per event of the stream, no gaps. */
+  seq: number;
+  ts: string;
+  agent?: string;
+  worker?: string;
+  step?: number;
+}

@@ -1,0 +1,2 @@
+export * from './tasks.js';
+export * from './events.js';

@@ -1,0 +1,105 @@
+/** What a task is, as every part sees it: its kinds, statuses, errors and view. */
+
+/** The agent kinds: a task may name one, and a plan's subtasks use them. */
+export const AGENT_KINDS = ['coder', 'file', 'casual', 'web'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+/** Every queue: the planner's, and one per agent kind. */
+export const AGENT_POOLS = ['planner', ...AGENT_KINDS] as const;
+export type AgentPool = (typeof AGENT_POOLS)[number];
+
+/** How a model asks for tools: OpenAI tool calls, or code fences for small local models. */
+export const TOOL_PROTOCOLS = ['native', 'fences'] as const;
+export type ToolProtocolName = (typeof TOOL_PROTOCOLS)[number];
+
+/** `pending`: a subtask waiting for the subtasks it needs; `skipped`: one whose needs failed. */
+export const TASK_STATUSES = ['pending', 'queued', 'running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
+
+/** Why a task failed (or was skipped): one union, so the compiler checks every place that writes one. */
+export type TaskErrorCode =
+  /** It used its AGENTQ_MAX_STEPS model calls. */
+  | 'max_steps'
+  /** Its token or time budget ran out. */
+  | 'budget'
+  /** The model endpoint refused it, or something else went wrong. */
+  | 'error'
+  /** Its jobs could not be queued (Redis away). */
+  | 'enqueue_failed'
+  /** The planner answered with no acceptable plan. */
+  | 'invalid_plan'
+  /** Some of its subtasks did not complete. */
+  | 'subtasks_failed'
+  /** A subtask it needs did not complete: it never ran. */
+  | 'needs_failed';
+
+/** An error as stored and shown: plain data. */
+export interface TaskError {
+  code: TaskErrorCode;
+  message: string;
+}
+
+export interface TokenUsageView {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface PlannedSubtaskView {
+  id: string;
+  agent: string;
+  task: string;
+  need: string[];
+  taskId: string;
+  version: number;
+}
+
+export interface TaskView {
+  id: string;
+  /** The task this one belongs to (itself for a submitted task), and its direct parent. */
+  rootId: string;
+  parentId: string | null;
+  /** Whose task it is: only this tenant's keys (and admin keys) see it. */
+  tenant: string;
+  status: TaskStatus;
+  agent: string;
+  prompt: string;
+  priority: number;
+  metadata: Record<string, unknown>;
+  result: string | null;
+  error: TaskError | null;
+  /** While `waiting`: what the model asked the user. */
+  question: string | null;
+  steps: number;
+  usage: TokenUsageView;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** A planned task: its plan (every version), its subtasks, and how far they got. */
+  plan?: PlannedSubtaskView[];
+  children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
+  /** `done`: subtasks completed; `ended`: those that ended any way (completed, failed, skipped, cancelled). */
+  progress?: { done: number; ended: number; total: number };
+  /** A planned task: its own tokens and those of every subtask. */
+  totalUsage?: TokenUsageView;
+}
+
+/** How a worker runs a pool's process tools, as the pools page shows it. */
+export type PoolIsolation =
+  | { kind: 'jail'; network: 'none' | 'egress' }
+  | { kind: 'none' }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'not-needed' };
+
+/** A pool as `GET /v1/pools` shows it. */
+export interface PoolView {
+  name: AgentPool;
+  counts: { waiting: number; active: number; delayed: number; failed: number; completed: number };
+  jobsPerMinute: number;
+  throughput: number[];
+  /** Empty for a tenant's key: only admins see which processes serve a pool. */
+  workers: Array<{ id: string; host: string; pid: number; startedAt: string; lastSeen: string; concurrency: number }>;
+  workersOnline: number;
+  concurrency: number;
+  isolation: PoolIsolation[];
+}
