@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { connectRedis, createKeys, expireTasks, TaskStore } from '@agentq/queue';
+import { connectRedis, createKeys, expireTasks, TaskStore, Transitions } from '@agentq/queue';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
@@ -111,9 +111,16 @@ describe('retention', () => {
     const store = new TaskStore(connectRedis({ url: redisUrl() }), keys, 0);
     const count = 6_000;
     const ids: string[] = [];
+    const transitions = new Transitions(store);
     for (let start = 0; start < count; start += 1_000) {
-      const created = await store.create(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })));
-      await Promise.all(created.map((task) => store.commit({ taskId: task.id, status: 'completed', fields: { result: 'ok' }, events: [{ type: 'task.completed', data: { result: 'ok' } }] })));
+      const created = await transitions.submit(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })), { tenant: 'default' });
+      await Promise.all(
+        created.map(async ({ id }) => {
+          const task = { id, tenant: 'default', listed: true, startedAt: undefined };
+          await transitions.start(task, { runToken: 'run', attempt: 1, resumed: false });
+          await transitions.complete(task, { runToken: 'run', result: 'ok' });
+        }),
+      );
       ids.push(...created.map((task) => task.id));
     }
     const seen = new Map<string, number>();

@@ -1,8 +1,19 @@
 /**
  * Listens on the cancel channel and aborts the running task it names, if this process holds it.
- * One subscriber connection per worker process, whatever the number of jobs.
+ * One subscriber connection per worker process, whatever the number of jobs. Why a run was stopped
+ * travels as its abort signal's reason: a user's cancel, or this worker's shutdown (then the task is
+ * handed back to the queue, not cancelled).
  */
 import type { Redis } from 'ioredis';
+
+/** The abort reasons of a run. */
+export const CANCELLED = Object.freeze({ stop: 'cancelled' as const });
+export const SHUTDOWN = Object.freeze({ stop: 'shutdown' as const });
+
+/** Whether a run was stopped by its worker's shutdown (its signal's reason). */
+export function stoppedByShutdown(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason === SHUTDOWN;
+}
 
 export class CancelListener {
   private readonly running = new Map<string, AbortController>();
@@ -12,7 +23,7 @@ export class CancelListener {
     private readonly channel: string,
   ) {
     subscriber.on('message', (from: string, taskId: string) => {
-      if (from === channel) this.running.get(taskId)?.abort(new Error('cancelled'));
+      if (from === channel) this.running.get(taskId)?.abort(CANCELLED);
     });
   }
 
@@ -20,13 +31,9 @@ export class CancelListener {
     await this.subscriber.subscribe(this.channel);
   }
 
-  /** True once `interruptAll` ran: the process is shutting down, its runs must go back to the queue. */
-  interrupted = false;
-
   /** Stops every run of this process (shutdown); they are not cancelled, and resume elsewhere. */
   interruptAll(): void {
-    this.interrupted = true;
-    for (const controller of this.running.values()) controller.abort(new Error('worker shutting down'));
+    for (const controller of this.running.values()) controller.abort(SHUTDOWN);
   }
 
   /** The controller for a task this process starts running; call `release` when it ends. */

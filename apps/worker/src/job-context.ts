@@ -1,12 +1,14 @@
 /** What every job of a worker process gets: the stores, the pool's model, the cancel signals, the config. */
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
-import type { AgentQueues, TaskStore } from '@agentq/queue';
+import type { AgentQueues, TaskStore, Transitions } from '@agentq/queue';
 import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
 
 export interface JobContext {
   store: TaskStore;
+  /** The only way a job changes a task's status. */
+  transitions: Transitions;
   queues: AgentQueues;
   /** The model of the job's pool. */
   model: LanguageModel;

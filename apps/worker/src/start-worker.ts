@@ -3,18 +3,31 @@
  * concurrency. Start more processes (here or on other machines) to go faster; Redis is the only
  * shared state. Each process also sweeps expired tasks' data now and then.
  */
-import { type AgentPool, type TaskError } from '@agentq/contract';
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
+import type { AgentPool } from '@agentq/contract';
 import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, expireTasks, HEARTBEAT_TTL_MS, onSubtaskFinished, removeHeartbeat, sendHeartbeat, TaskStore, watchRedis, type AgentJob } from '@agentq/queue';
+import {
+  closeQueues,
+  connectRedis,
+  createAgentQueues,
+  createKeys,
+  expireTasks,
+  HEARTBEAT_TTL_MS,
+  onSubtaskFinished,
+  removeHeartbeat,
+  sendHeartbeat,
+  TaskStore,
+  Transitions,
+  watchRedis,
+  type AgentQueues,
+} from '@agentq/queue';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
-import { runAgentJob } from './run-agent-job.js';
-import { runPlannerJob } from './run-planner-job.js';
+import { processorFor } from './job-handlers.js';
 import { throttledLog } from './throttled-log.js';
 import { isolationForPools, type PoolTools } from './tool-isolation.js';
 
@@ -67,14 +80,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       deadlineMs: config.AGENTQ_LLM_DEADLINE_MS,
     });
 
-  const workers = new Map<AgentPool, Worker<AgentJob>>();
+  const transitions = new Transitions(store);
+  const workers = new Map<AgentPool, Worker>();
   for (const pool of options.pools) {
-    const context = { store, queues, model: modelOf(pool), cancels, workerId, config, isolation: poolTools.get(pool)!.isolation, rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms) };
-    const processor =
-      pool === 'planner'
-        ? (job: Parameters<typeof runPlannerJob>[0], token?: string) => runPlannerJob(job, { ...context, offerTool: toolProtocolFor(config, 'planner') === 'native' }, token)
-        : (job: Parameters<typeof runAgentJob>[0], token?: string) => runAgentJob(job, context, token);
-    const worker = new Worker<AgentJob>(pool, processor, {
+    const context = {
+      store,
+      transitions,
+      queues,
+      model: modelOf(pool),
+      cancels,
+      workerId,
+      config,
+      isolation: poolTools.get(pool)!.isolation,
+      rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
+      offerTool: toolProtocolFor(config, pool) === 'native',
+    };
+    const worker = new Worker(pool, processorFor(pool, context), {
       connection: redis,
       prefix: keys.bullPrefix,
       concurrency: options.concurrency ?? concurrencyFor(config, pool),
@@ -93,7 +114,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if (!job) return;
       void job
         .getState()
-        .then((state) => (state === 'failed' ? failTask({ store, queues, taskId: job.data.taskId, error, workerId }) : undefined))
+        .then((state) => (state === 'failed' ? failTask({ store, transitions, queues, taskId: (job.data as { taskId?: string }).taskId, error, workerId }) : undefined))
         .catch((failure: unknown) => console.error(`[worker ${pool}] could not record the failure of ${job.id}: ${String(failure)}`));
     });
     workers.set(pool, worker);
@@ -151,15 +172,10 @@ export function lockTiming(lockMs: number): { lockDuration: number; lockRenewTim
   return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
 }
 
-async function failTask(options: { store: TaskStore; queues: ReturnType<typeof createAgentQueues>; taskId: string; error: Error; workerId: string }): Promise<void> {
+async function failTask(options: { store: TaskStore; transitions: Transitions; queues: AgentQueues; taskId: string | undefined; error: Error; workerId: string }): Promise<void> {
   const { store, taskId } = options;
-  const failure: TaskError = { code: 'error', message: options.error.message };
-  const failed = await store.commit({
-    taskId,
-    expect: ['queued', 'running'],
-    status: 'failed',
-    fields: { error: JSON.stringify(failure), finishedAt: new Date().toISOString() },
-    events: [{ type: 'task.failed', worker: options.workerId, data: { error: failure } }],
-  });
-  if (failed.applied) await onSubtaskFinished({ store, queues: options.queues, taskId });
+  const record = taskId ? await store.getRecord(taskId) : undefined;
+  if (!record) return;
+  const failed = await options.transitions.fail(record, { from: ['queued', 'running'], worker: options.workerId, error: { code: 'error', message: options.error.message } });
+  if (failed.applied) await onSubtaskFinished({ store, queues: options.queues, taskId: record.id });
 }

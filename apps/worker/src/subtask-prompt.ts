@@ -2,18 +2,18 @@
  * The prompt of a subtask: its own task, the goal it is part of, and the results of the subtasks it
  * needs (they flow along the plan's edges).
  */
-import type { TaskStore } from '@agentq/queue';
+import type { TaskRecord, TaskStore } from '@agentq/queue';
 import { capOutput } from '@agentq/tools';
 
 /** Characters of each needed subtask's result a subtask sees (head and tail kept). */
 const NEED_RESULT_LIMIT = 8_000;
 
-export async function subtaskPrompt(options: { store: TaskStore; record: Record<string, string> }): Promise<string> {
+export async function subtaskPrompt(options: { store: TaskStore; record: TaskRecord }): Promise<string> {
   const { store, record } = options;
-  const root = record.rootId ? await store.getRecord(record.rootId) : undefined;
-  const parts = [record.prompt ?? ''];
+  const root = await store.getRecord(record.rootId);
+  const parts = [record.prompt];
   if (root?.prompt) parts.push(`This is one step of a larger task: ${root.prompt}`);
-  const needs = JSON.parse(record.needs ?? '[]') as string[];
+  const needs = record.needs ?? [];
   if (needs.length) {
     const results = await Promise.all(needs.map((id) => store.getRecord(id)));
     parts.push(

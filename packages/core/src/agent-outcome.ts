@@ -1,4 +1,5 @@
 /** How a run of the loop ended; the task's final status follows from it. */
+import { LlmError } from '@agentq/llm';
 
 export type FailureReason = 'max_steps' | 'budget' | 'error';
 
@@ -8,3 +9,14 @@ export type AgentOutcome =
   | { status: 'cancelled'; steps: number }
   /** The model asked the user something; the task resumes when the answer is in memory. */
   | { status: 'waiting'; question: string; callId: string; steps: number };
+
+/**
+ * What a model error means for a stage (the loop, planning, a final answer): the run was stopped
+ * (`cancelled`), or the model refused in a way that trying again cannot fix (`failed`). A retryable
+ * error (the SDK retried it already) is thrown again, for the job to be tried again later.
+ */
+export function modelErrorOutcome(error: unknown, signal: AbortSignal): { status: 'cancelled' } | { status: 'failed'; reason: 'error'; message: string } {
+  if (signal.aborted || (error instanceof LlmError && error.code === 'aborted')) return { status: 'cancelled' };
+  if (error instanceof LlmError && !error.retryable) return { status: 'failed', reason: 'error', message: error.message };
+  throw error;
+}

@@ -10,6 +10,11 @@ import type { AgentEventInput } from './agent-events.js';
 import type { AgentJournal } from './journal.js';
 import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
 
+/** The agent loop's turns: a reply goes back to the model, and an answer that asks for no tool ends the step. */
+function defaultCompletion(protocol: ToolProtocol): NonNullable<ModelTurnOptions['completeWith']> {
+  return (plan) => ({ messages: plan.kind === 'reply' ? [protocol.replyMessage(plan.text)] : [], completesStep: plan.kind !== 'tools' });
+}
+
 export interface ModelTurnOptions {
   model: LanguageModel;
   context: readonly Message[];
@@ -21,10 +26,20 @@ export interface ModelTurnOptions {
   step: number;
   signal: AbortSignal;
   /**
-   * Whether an answer that asks for no tool completes the step in the same commit. Default true;
-   * the planner completes its steps itself, once it has checked the plan.
+   * What the answer's own commit adds, once it is known what the answer asks for: messages that
+   * answer it, events, and whether the step completes with it. Default: a reply's message, and an
+   * answer that asks for no tool completes its step.
    */
-  completeFinalStep?: boolean;
+  completeWith?: (plan: TurnPlan, answer: AssistantMessage) => TurnCompletion;
+}
+
+/** What a turn's commit adds to the answer (see `completeWith`). */
+export interface TurnCompletion {
+  messages?: Message[];
+  events?: AgentEventInput[];
+  completesStep: boolean;
+  /** More for the `step.completed` event (why a plan was not accepted). */
+  stepData?: { planErrors?: string[] };
 }
 
 export interface ModelTurn {
@@ -63,10 +78,11 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
       durationMs,
     },
   });
-  const committed: Message[] = [message];
-  if (plan.kind === 'reply') committed.push(options.protocol.replyMessage(plan.text));
-  const completes = plan.kind !== 'tools' && options.completeFinalStep !== false;
-  if (completes) events.push({ type: 'step.completed', step, data: { step } });
+  const completion = (options.completeWith ?? defaultCompletion(options.protocol))(plan, message);
+  const committed: Message[] = [message, ...(completion.messages ?? [])];
+  events.push(...(completion.events ?? []));
+  const completes = completion.completesStep;
+  if (completes) events.push({ type: 'step.completed', step, data: { step, ...completion.stepData } });
   await journal.commit({
     messages: committed,
     events,

@@ -12,3 +12,6 @@ export * from './call-model.js';
 export * from './compact-context.js';
 export * from './execute-tools.js';
 export * from './run-agent.js';
+export * from './plan.js';
+export * from './plan-task.js';
+export * from './final-answer.js';

@@ -8,10 +8,10 @@
  *                                                     ▲                                    │ tools
  *                                                     └──── results committed ◄── run tools ◄┘ (ask_user ─► waiting)
  */
-import { LlmError, type LanguageModel } from '@agentq/llm';
+import type { LanguageModel } from '@agentq/llm';
 import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
 import type { ProcessIsolation, Scratchpad, Tool, ToolContext } from '@agentq/tools';
-import type { AgentOutcome } from './agent-outcome.js';
+import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
 import { countMessageTokens } from './count-tokens.js';
@@ -157,10 +157,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
         if (stopped) return stopped;
       }
     } catch (error) {
-      if (signal.aborted || (error instanceof LlmError && error.code === 'aborted')) return { status: 'cancelled', steps };
-      // Retryable errors (the SDK already retried) go up so the job is tried again later.
-      if (error instanceof LlmError && !error.retryable) return { status: 'failed', reason: 'error', message: error.message, steps };
-      throw error;
+      return { ...modelErrorOutcome(error, signal), steps };
     }
   }
 }

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { AgentQueues } from './agent-queues.js';
 import { onSubtaskFinished } from './subtasks.js';
 import type { TaskStore } from './task-store.js';
+import { Transitions } from './transitions.js';
 
 export interface CancelTaskOptions {
   store: TaskStore;
@@ -19,18 +20,15 @@ export interface CancelTaskOptions {
 
 export async function cancelTask(options: CancelTaskOptions): Promise<{ found: boolean; status: TaskStatus | undefined }> {
   const { store, taskId } = options;
-  const requested = await store.requestCancel(taskId);
+  const transitions = new Transitions(store);
+  const found = await store.getRecord(taskId);
+  if (!found) return { found: false, status: undefined };
+  const requested = await transitions.requestCancel(found);
   if (requested.status === undefined) return { found: false, status: undefined };
   if (!requested.applied) return { found: true, status: requested.status };
   const record = (await store.getRecord(taskId))!;
-  const end = async (expect: TaskStatus, reason: string) => {
-    const result = await store.commit({
-      taskId,
-      expect: [expect],
-      status: 'cancelled',
-      fields: { finishedAt: new Date().toISOString() },
-      events: [{ type: 'task.cancelled', data: { reason } }],
-    });
+  const end = async (from: TaskStatus, reason: string) => {
+    const result = await transitions.cancel(record, { from: [from], reason });
     if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
     return result;
   };
@@ -40,7 +38,7 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
     const result = await end(requested.status!, 'cancelled with its subtasks');
     // Subtasks still waiting for their needs first, so that none of them is skipped, rather than
     // cancelled, when a running one it needs stops.
-    const children = JSON.parse(record.children) as string[];
+    const children = record.children;
     const statuses = await Promise.all(children.map(async (child) => (await store.getRecord(child))?.status));
     const order = children.map((child, index) => ({ child, pending: statuses[index] === 'pending' })).sort((a, b) => Number(b.pending) - Number(a.pending));
     for (const { child } of order) await cancelTask({ ...options, taskId: child });
@@ -61,5 +59,5 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
     }
   }
   await options.publisher.publish(store.keys.cancelChannel, taskId);
-  return { found: true, status: (await store.getRecord(taskId))?.status as TaskStatus };
+  return { found: true, status: (await store.getRecord(taskId))?.status };
 }

@@ -8,9 +8,12 @@ export * from './cancel-task.js';
 export * from './event-hub.js';
 export * from './redis-connection.js';
 export * from './answer-task.js';
-export * from './plan.js';
+
 export * from './subtasks.js';
 export * from './redis-scratchpad.js';
 export * from './expire-tasks.js';
 export * from './worker-registry.js';
 export * from './retry-task.js';
+export * from './task-record.js';
+export * from './transitions.js';
+export * from './jobs.js';

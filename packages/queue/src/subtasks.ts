@@ -5,20 +5,15 @@
  * task ids), so the job that ran a finishing subtask can be re-run after a crash and loses nothing.
  * A subtask runs as soon as all of its needs completed, not in waves.
  */
-import { type AgentPool, type TaskError, type TaskStatus, TERMINAL_STATUSES } from '@agentq/contract';
+import { type AgentPool, type TaskError, TERMINAL_STATUSES } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
-import { bullPriority } from './agent-queues.js';
-import { dependentsOf, type PlannedSubtask } from './plan.js';
+import { enqueue } from './jobs.js';
+import { dependentsOf, type PlannedSubtask } from '@agentq/core';
+import type { StoredSubtask, TaskRecord } from './task-record.js';
 import type { TaskStore } from './task-store.js';
-import { DEFAULT_TENANT } from './task-schemas.js';
+import { Transitions } from './transitions.js';
 
-/** A plan as stored on its root: every subtask of every version, with its task id. */
-export interface StoredSubtask extends PlannedSubtask {
-  taskId: string;
-  version: number;
-}
-
-export const FINISH_JOB = 'finish';
+export type { StoredSubtask } from './task-record.js';
 
 interface DagOptions {
   store: TaskStore;
@@ -30,32 +25,10 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
   const { store, rootId, version } = options;
   const root = await store.getRecord(rootId);
   if (!root) throw new Error(`No root task ${rootId}`);
-  const earlier = storedPlan(root);
+  const earlier = root.plan ?? [];
   const taskIdOf = new Map(options.plan.map((subtask, index) => [subtask.id, `${rootId}.v${version}.s${index + 1}`]));
   const stored: StoredSubtask[] = options.plan.map((subtask) => ({ ...subtask, taskId: taskIdOf.get(subtask.id)!, version }));
-  const now = new Date().toISOString();
-  const pipeline = store.redis.pipeline();
-  for (const subtask of stored) {
-    pipeline.hset(store.keys.task(subtask.taskId), {
-      id: subtask.taskId,
-      rootId,
-      parentId: rootId,
-      tenant: root.tenant ?? DEFAULT_TENANT,
-      planId: subtask.id,
-      agent: subtask.agent,
-      prompt: subtask.task,
-      priority: root.priority ?? '5',
-      metadata: '{}',
-      needs: JSON.stringify(subtask.need.map((need) => taskIdOf.get(need)!)),
-      status: 'pending',
-      steps: '0',
-      promptTokens: '0',
-      completionTokens: '0',
-      createdAt: now,
-      seq: '0',
-    });
-  }
-  await pipeline.exec();
+  await new Transitions(store).addSubtasks(root, stored);
   const all = [...earlier, ...stored];
   await store.commit({
     taskId: rootId,
@@ -69,14 +42,16 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
 /** Queues a pending subtask (its needs are done); queues again a queued one whose job may be missing. */
 export async function releaseSubtask(options: DagOptions & { taskId: string }): Promise<void> {
   const { store, taskId } = options;
-  const released = await store.commit({ taskId, expect: ['pending'], status: 'queued', events: [{ type: 'task.queued', data: {} }] });
+  const pending = await store.getRecord(taskId);
+  if (!pending) return;
+  const released = await new Transitions(store).release(pending);
   const record = await store.getRecord(taskId);
   if (!record || record.status !== 'queued') return;
-  await options.queues[record.agent as AgentPool].add('agent', { taskId }, { jobId: taskId, priority: bullPriority(Number(record.priority ?? 5)) });
+  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent as AgentPool, payload: { taskId }, priority: record.priority }]);
   if (released.applied) {
     await store.commit({
-      taskId: record.rootId!,
-      events: [{ type: 'subtask.queued', agent: record.agent ?? '', data: { subtaskId: taskId, planId: record.planId ?? '', agent: record.agent ?? '' } }],
+      taskId: record.rootId,
+      events: [{ type: 'subtask.queued', agent: record.agent, data: { subtaskId: taskId, planId: record.planId ?? '', agent: record.agent } }],
     });
   }
 }
@@ -92,15 +67,15 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
   if (!record?.parentId) return;
   const root = await store.getRecord(record.parentId);
   if (!root) return;
-  const plan = storedPlan(root);
+  const plan = root.plan ?? [];
   const self = plan.find((subtask) => subtask.taskId === taskId);
   if (!self) return;
-  const status = record.status as TaskStatus;
+  const status = record.status;
   // Only an end has consequences (a run that lost its task to another worker is not one).
   if (!TERMINAL_STATUSES.has(status)) return;
   const redis = store.redis;
-  await redis.sadd(store.keys.finishedSubtasks(root.id!), taskId);
-  await mirrorEnd(store, root.id!, record);
+  await redis.sadd(store.keys.finishedSubtasks(root.id), taskId);
+  await mirrorEnd(store, root.id, record);
 
   const samePlan = plan.filter((subtask) => subtask.version === self.version);
   if (status === 'completed') {
@@ -112,28 +87,24 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
     }
   } else {
     // Dependents in the order they are reached, each blaming the need it cannot get.
+    const transitions = new Transitions(store);
     const unavailable = new Set([self.id]);
     for (const id of dependentsOf(samePlan, self.id)) {
       const dependent = samePlan.find((subtask) => subtask.id === id)!;
       const blocker = dependent.need.find((need) => unavailable.has(need)) ?? self.id;
       unavailable.add(id);
       const what = blocker === self.id ? (status === 'skipped' ? 'was skipped' : status) : 'was skipped';
-      const reason = `skipped: it needs subtask ${blocker}, which ${what}`;
-      const skipped = await store.commit({
-        taskId: dependent.taskId,
-        expect: ['pending'],
-        status: 'skipped',
-        fields: { error: JSON.stringify({ code: 'needs_failed', message: reason }), finishedAt: new Date().toISOString() },
-        events: [{ type: 'task.failed', agent: dependent.agent, data: { skipped: true, reason } }],
-      });
+      const dependentRecord = await store.getRecord(dependent.taskId);
+      if (!dependentRecord) continue;
+      const skipped = await transitions.skip(dependentRecord, { agent: dependent.agent, reason: `skipped: it needs subtask ${blocker}, which ${what}` });
       if (skipped.applied) {
-        await redis.sadd(store.keys.finishedSubtasks(root.id!), dependent.taskId);
+        await redis.sadd(store.keys.finishedSubtasks(root.id), dependent.taskId);
         const skippedRecord = await store.getRecord(dependent.taskId);
-        if (skippedRecord) await mirrorEnd(store, root.id!, skippedRecord);
+        if (skippedRecord) await mirrorEnd(store, root.id, skippedRecord);
       }
     }
   }
-  await finishRootIfDone({ ...options, rootId: root.id! });
+  await finishRootIfDone({ ...options, rootId: root.id });
 }
 
 /** Queues the planner's finishing job once every subtask of the root has ended. */
@@ -141,16 +112,15 @@ export async function finishRootIfDone(options: DagOptions & { rootId: string })
   const { store, rootId } = options;
   const root = await store.getRecord(rootId);
   if (!root?.children) return;
-  const children = JSON.parse(root.children) as string[];
-  if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < children.length) return;
-  await options.queues.planner.add(FINISH_JOB, { taskId: rootId }, { jobId: `${rootId}-finish-v${root.planVersion ?? 1}`, priority: bullPriority(Number(root.priority ?? 5)) });
+  if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < root.children.length) return;
+  await enqueue(options.queues, [{ kind: 'finish', pool: 'planner', payload: { taskId: rootId }, jobId: `${rootId}-finish-v${root.planVersion}`, priority: root.priority }]);
 }
 
 /** A subtask's end, as an event of its root's stream (with the subtask's own task id). */
-async function mirrorEnd(store: TaskStore, rootId: string, record: Record<string, string>): Promise<void> {
-  const status = record.status as TaskStatus;
-  const end = { subtaskId: record.id!, planId: record.planId ?? '', status, ...(record.error ? { error: JSON.parse(record.error) as TaskError } : {}) };
-  const by = { taskId: record.id!, agent: record.agent ?? '' };
+async function mirrorEnd(store: TaskStore, rootId: string, record: TaskRecord): Promise<void> {
+  const { status } = record;
+  const end = { subtaskId: record.id, planId: record.planId ?? '', status, ...(record.error ? { error: record.error satisfies TaskError } : {}) };
+  const by = { taskId: record.id, agent: record.agent };
   await store.commit({
     taskId: rootId,
     events: [
@@ -161,8 +131,4 @@ async function mirrorEnd(store: TaskStore, rootId: string, record: Record<string
           : { ...by, type: 'task.failed', data: { ...end, ...(record.result ? { result: record.result } : {}) } },
     ],
   });
-}
-
-export function storedPlan(root: Record<string, string>): StoredSubtask[] {
-  return root.plan ? (JSON.parse(root.plan) as StoredSubtask[]) : [];
 }

@@ -70,9 +70,6 @@ export const submitSchema = z.object({
   tasks: z.array(taskInputSchema).min(1, 'must hold at least one task').max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
 });
 
-/** The payload of every agent job: the task record holds the rest. */
-export const agentJobSchema = z.object({ taskId: z.string().min(1) });
-export type AgentJob = z.infer<typeof agentJobSchema>;
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
 export const statusesSchema = z.object({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });

@@ -1,17 +1,20 @@
 /**
- * Task records in Redis: create (in bulk), read, list (newest first, paged, by status), and commit
- * changes through the one Lua script. Messages and events hang off each task's own keys.
+ * Task records in Redis: create (in bulk), read (parsed), list (newest first, paged, by status), and
+ * write, always through the scripts of commit-script.ts. Which changes a task may go through is the
+ * transitions module's business; this is the storage under it. Messages and events hang off each
+ * task's own keys.
  */
-import { type TaskError, type TaskEvent, type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
-import { randomUUID } from 'node:crypto';
+import { TASK_STATUSES, TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskView } from '@agentq/contract';
 import type { Redis } from 'ioredis';
-import type { AgentEventInput } from '@agentq/core';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
-import { COMMIT_SCRIPT } from './commit-script.js';
-import { CREATE_KEYED_SCRIPT } from './create-keyed-script.js';
+import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import type { Keys } from './keys.js';
 import { readEvents } from './task-events.js';
-import { DEFAULT_POOL, DEFAULT_TENANT, type PendingQuestion, type TaskInput } from './task-schemas.js';
+import { parseTaskRecord, taskView, type TaskRecord } from './task-record.js';
+import { DEFAULT_TENANT } from './task-schemas.js';
+
+/** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
+export type StoredEventInput = EventInput & { agent?: string; worker?: string; taskId?: string };
 
 export interface CommitOptions {
   taskId: string;
@@ -21,18 +24,37 @@ export interface CommitOptions {
   expect?: readonly TaskStatus[];
   /** Commit only while this run token is the task's: the worker that wrote it still holds the task. */
   runToken?: string;
+  /** For a status change of a submitted task: its tenant, whose indexes change too. */
+  tenant?: string;
   fields?: Record<string, string>;
   usage?: TokenUsage;
   steps?: number;
   messages?: readonly MemoryEntry[];
-  events?: ReadonlyArray<AgentEventInput & { agent?: string; worker?: string; taskId?: string }>;
+  events?: readonly StoredEventInput[];
 }
 
+/** What a commit did: `applied`, or why nothing was written. */
+export type CommitOutcome = 'applied' | 'missing' | 'wrong_status' | 'stale_token';
+
 export interface CommitResult {
-  /** False when `expect` or `runToken` did not hold, or the task does not exist. */
+  outcome: CommitOutcome;
+  /** `outcome === 'applied'`. */
   applied: boolean;
+  /** The status after the commit (before it, when nothing was written); undefined for a missing task. */
   status: TaskStatus | undefined;
   cancelRequested: boolean;
+  /** The last event's number. */
+  seq: number;
+}
+
+/** A new task's record: its fields, the first event, and whether it is in the lists (a submitted task). */
+export interface NewTask {
+  fields: Record<string, string> & { id: string; rootId: string; status: TaskStatus };
+  /** Submitted tasks are listed (by tenant and status); subtasks are reached through their root. */
+  listed?: { tenant: string; order: number };
+  event?: StoredEventInput;
+  /** An idempotency key of the tenant: when it names a live task, nothing is created. */
+  idempotencyKey?: string;
 }
 
 export interface ListTasksOptions {
@@ -49,6 +71,11 @@ export interface ListTasksOptions {
 /** How many tasks a search reads at most per page before it answers with what it found. */
 const SEARCH_SCAN_LIMIT = 5_000;
 
+interface ScriptCommands {
+  agentqCommit(...args: string[]): Promise<[CommitOutcome, number, string, string]>;
+  agentqCreate(...args: string[]): Promise<['created' | 'existing', string, string]>;
+}
+
 export class TaskStore {
   /**
    * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
@@ -58,87 +85,55 @@ export class TaskStore {
     readonly keys: Keys,
     readonly retentionMs = 7 * 24 * 3600 * 1000,
   ) {
-    redis.defineCommand('agentqCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
-    redis.defineCommand('agentqCreateKeyed', { numberOfKeys: 5, lua: CREATE_KEYED_SCRIPT });
+    redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
+    redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
   }
 
-  /**
-   * Stores new tasks of a tenant as `queued`, each with its `task.queued` event; answers them in order.
-   * A task whose `idempotencyKey` already names a task of this tenant (within the retention) is not
-   * created again: that task comes back, with `existing` set to its status.
-   */
-  async create(inputs: readonly TaskInput[], options: { tenant?: string } = {}): Promise<CreatedTask[]> {
-    const tenant = options.tenant ?? DEFAULT_TENANT;
-    const lastOrder = await this.redis.incrby(this.keys.orderCounter, inputs.length);
-    const now = new Date().toISOString();
-    const pipeline = this.redis.pipeline();
-    const created = inputs.map((input, index) => {
-      const id = randomUUID();
-      const order = lastOrder - inputs.length + index + 1;
-      const agent = input.agent ?? DEFAULT_POOL;
-      const priority = input.priority ?? 5;
-      const fields = {
-        id,
-        rootId: id,
-        tenant,
-        agent,
-        prompt: input.prompt,
-        priority: String(priority),
-        metadata: JSON.stringify(input.metadata ?? {}),
-        status: 'queued',
-        listed: '1',
-        order: String(order),
-        steps: '0',
-        promptTokens: '0',
-        completionTokens: '0',
-        createdAt: now,
-        seq: '1',
+  /** Stores new tasks, one script call each (pipelined); answers `created`, or `existing` with the task an idempotency key named. */
+  async create(tasks: readonly NewTask[]): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
+    const pipeline = this.redis.pipeline() as unknown as ScriptCommands & { exec(): Promise<Array<[Error | null, unknown]> | null> };
+    const ts = new Date().toISOString();
+    for (const task of tasks) {
+      const { id } = task.fields;
+      const indexes = task.listed
+        ? [this.keys.allTasks, this.keys.tasksWithStatus(task.fields.status), this.keys.tenantTasks(task.listed.tenant), this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status)]
+        : [];
+      const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
+      const payload = {
+        taskId: id,
+        taskPrefix: this.keys.task(''),
+        channel: this.keys.eventsChannel(id),
+        fields: { seq: '0', ...task.fields, ...(task.listed ? { listed: '1', order: String(task.listed.order) } : {}) },
+        order: task.listed?.order ?? 0,
+        ts,
+        events: task.event ? [eventPayload(task.event)] : [],
+        indexes: indexes.length,
+        idempotent: idempotency.length > 0,
+        idempotencyTtlMs: this.retentionMs,
       };
-      const event: TaskEvent = { id: `${id}:1`, seq: 1, taskId: id, rootId: id, ts: now, type: 'task.queued', agent, data: { priority } };
-      if (input.idempotencyKey !== undefined) {
-        (pipeline as unknown as CreateKeyedCommand).agentqCreateKeyed(
-          this.keys.idempotency(tenant, input.idempotencyKey),
-          this.keys.allTasks,
-          this.keys.tasksWithStatus('queued'),
-          this.keys.tenantTasks(tenant),
-          this.keys.tenantTasksWithStatus(tenant, 'queued'),
-          this.keys.task(''),
-          id,
-          String(order),
-          wellFormedJson(JSON.stringify(fields)),
-          wellFormedJson(JSON.stringify(event)),
-          String(this.retentionMs),
-        );
-        return { id, agent, priority, keyed: true };
-      }
-      pipeline.hset(this.keys.task(id), fields);
-      pipeline.zadd(this.keys.allTasks, order, id);
-      pipeline.zadd(this.keys.tasksWithStatus('queued'), order, id);
-      pipeline.zadd(this.keys.tenantTasks(tenant), order, id);
-      pipeline.zadd(this.keys.tenantTasksWithStatus(tenant, 'queued'), order, id);
-      pipeline.xadd(this.keys.events(id), '1-0', 'event', JSON.stringify(event));
-      return { id, agent, priority, keyed: false };
-    });
+      void pipeline.agentqCreate(String(2 + indexes.length + idempotency.length), this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency, wellFormedJson(JSON.stringify(payload)));
+    }
     const results = (await pipeline.exec()) ?? [];
-    const failed = results.find(([error]) => error);
-    if (failed) throw failed[0]!;
-    // Keyed tasks answer with their script's reply, in pipeline order.
-    const keyedReplies = results.filter(([, reply]) => Array.isArray(reply)).map(([, reply]) => reply as [string, string]);
-    let next = 0;
-    return created.map(({ keyed, ...task }) => {
-      if (!keyed) return task;
-      const [id, status] = keyedReplies[next++]!;
-      return status === 'created' ? task : { ...task, id, existing: status as TaskStatus };
+    return results.map(([error, reply]) => {
+      if (error) throw error;
+      const [outcome, id, status] = reply as ['created' | 'existing', string, string];
+      return { id, outcome, status: status as TaskStatus };
     });
   }
 
+  /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
     const { taskId } = options;
-    const ts = new Date().toISOString();
+    const indexKeys =
+      options.status && options.tenant !== undefined
+        ? [...TASK_STATUSES.map((status) => this.keys.tasksWithStatus(status)), ...TASK_STATUSES.map((status) => this.keys.tenantTasksWithStatus(options.tenant!, status))]
+        : [];
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
+      ts: new Date().toISOString(),
       ...(options.status ? { status: options.status } : {}),
+      ...(indexKeys.length ? { indexStatuses: TASK_STATUSES } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(options.fields ? { fields: options.fields } : {}),
@@ -146,29 +141,27 @@ export class TaskStore {
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       messages: (options.messages ?? []).map((message) => JSON.stringify(message)),
-      // The script puts `id`, `seq` and `rootId` in front. An event may name another task (a subtask's
-      // event mirrored into its root's stream).
-      events: (options.events ?? []).map((event) => JSON.stringify({ taskId, ts, ...event })),
+      events: (options.events ?? []).map(eventPayload),
     };
-    const [seq, status, cancelRequested] = (await (this.redis as unknown as CommitCommand).agentqCommit(
+    const [outcome, seq, status, cancelRequested] = await (this.redis as unknown as ScriptCommands).agentqCommit(
+      String(4 + indexKeys.length),
       this.keys.task(taskId),
       this.keys.messages(taskId),
       this.keys.events(taskId),
-      this.keys.statusPrefix,
       this.keys.expiry,
-      this.keys.tenantPrefix,
+      ...indexKeys,
       wellFormedJson(JSON.stringify(payload)),
-    )) as [number, string, string];
-    return { applied: seq >= 0, status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1' };
+    );
+    return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
   }
 
   /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */
   async get(taskId: string): Promise<TaskView | undefined> {
-    const hash = await this.redis.hgetall(this.keys.task(taskId));
-    if (!hash.id) return undefined;
-    const view = toView(hash);
-    if (!hash.children) return view;
-    const ids = JSON.parse(hash.children) as string[];
+    const record = await this.getRecord(taskId);
+    if (!record) return undefined;
+    const view = taskView(record);
+    if (!record.children) return view;
+    const ids = record.children;
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId', 'promptTokens', 'completionTokens');
     const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
@@ -176,9 +169,7 @@ export class TaskStore {
       const [agent, status, planId] = rows[index] ?? [null, null, null];
       return { id, planId: planId ?? '', agent: agent ?? '', status: (status ?? 'pending') as TaskStatus };
     });
-    const plan = (JSON.parse(hash.plan ?? '[]') as Array<{ id: string; agent: string; task: string; need: string[]; taskId: string; version: number }>).map(
-      ({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }),
-    );
+    const plan = (record.plan ?? []).map(({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }));
     // Done is completed: a cancelled or failed subtask has ended, but is not done.
     const done = children.filter((child) => child.status === 'completed').length;
     const ended = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
@@ -189,10 +180,9 @@ export class TaskStore {
     return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage };
   }
 
-  /** The raw record, with internal fields such as `cancelRequested`. */
-  async getRecord(taskId: string): Promise<Record<string, string> | undefined> {
-    const hash = await this.redis.hgetall(this.keys.task(taskId));
-    return hash.id ? hash : undefined;
+  /** The task's record, parsed; undefined when there is none. */
+  async getRecord(taskId: string): Promise<TaskRecord | undefined> {
+    return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
   }
 
   async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
@@ -220,8 +210,9 @@ export class TaskStore {
       const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
       for (const [index, hash] of hashes.entries()) {
         max = `(${scores[index]}`;
-        if (!hash.id || (needle && !(hash.prompt ?? '').toLowerCase().includes(needle))) continue;
-        found.push(toView(hash));
+        const record = parseTaskRecord(hash);
+        if (!record || (needle && !record.prompt.toLowerCase().includes(needle))) continue;
+        found.push(taskView(record));
         if (found.length === options.limit) return { tasks: found, nextCursor: scores[index]! };
       }
       scanned += ids.length;
@@ -251,10 +242,18 @@ export class TaskStore {
   async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
     return readEvents({ redis: this.redis, key: this.keys.events(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
+}
 
-  async requestCancel(taskId: string): Promise<CommitResult> {
-    return this.commit({ taskId, expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
-  }
+/** An event as the scripts take it: the envelope's parts, and its data as JSON text (kept as it is). */
+function eventPayload(event: StoredEventInput): Record<string, unknown> {
+  return {
+    type: event.type,
+    data: JSON.stringify(event.data),
+    ...(event.taskId ? { taskId: event.taskId } : {}),
+    ...(event.agent ? { agent: event.agent } : {}),
+    ...(event.worker ? { worker: event.worker } : {}),
+    ...(event.step !== undefined ? { step: event.step } : {}),
+  };
 }
 
 /**
@@ -266,42 +265,4 @@ const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
 export function wellFormedJson(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
-}
-
-/** A task `create` stored, or found by its idempotency key (then `existing` is its status). */
-export interface CreatedTask {
-  id: string;
-  agent: string;
-  priority: number;
-  existing?: TaskStatus;
-}
-
-interface CreateKeyedCommand {
-  agentqCreateKeyed(...args: string[]): unknown;
-}
-
-interface CommitCommand {
-  agentqCommit(...args: string[]): Promise<unknown>;
-}
-
-function toView(hash: Record<string, string>): TaskView {
-  return {
-    id: hash.id!,
-    rootId: hash.rootId ?? hash.id!,
-    parentId: hash.parentId || null,
-    tenant: hash.tenant ?? DEFAULT_TENANT,
-    status: hash.status as TaskStatus,
-    agent: hash.agent ?? '',
-    prompt: hash.prompt ?? '',
-    priority: Number(hash.priority ?? 5),
-    metadata: hash.metadata ? (JSON.parse(hash.metadata) as Record<string, unknown>) : {},
-    result: hash.result ?? null,
-    error: hash.error ? (JSON.parse(hash.error) as TaskError) : null,
-    question: hash.status === 'waiting' && hash.pending ? (JSON.parse(hash.pending) as PendingQuestion).question : null,
-    steps: Number(hash.steps ?? 0),
-    usage: { promptTokens: Number(hash.promptTokens ?? 0), completionTokens: Number(hash.completionTokens ?? 0) },
-    createdAt: hash.createdAt ?? '',
-    startedAt: hash.startedAt ?? null,
-    finishedAt: hash.finishedAt ?? null,
-  };
 }

@@ -1,10 +1,22 @@
 /** Submit, read, list and cancel tasks. */
-import { TASK_STATUSES, type TaskError } from '@agentq/contract';
-import { Router } from 'express';
+import { TASK_STATUSES, type AgentPool } from '@agentq/contract';
+import { Router, type Request } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { answerSchema, answerTask, cancelTask, enqueueTasks, isTaskId, retryTask, statusesSchema, submitSchema, type AgentQueues, type TaskStore } from '@agentq/queue';
-import type { Request } from 'express';
+import {
+  answerSchema,
+  answerTask,
+  cancelTask,
+  enqueue,
+  isTaskId,
+  retryTask,
+  statusesSchema,
+  submitSchema,
+  Transitions,
+  type AgentQueues,
+  type TaskRecord,
+  type TaskStore,
+} from '@agentq/queue';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
@@ -18,26 +30,26 @@ const listQuerySchema = z.object({
 
 export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
   const { store, queues } = options;
+  const transitions = new Transitions(store);
   const router = Router();
 
   router.post('/v1/tasks', async (request, response) => {
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const tasks = await store.create(parsed.data.tasks, { tenant: principalOf(response).tenant });
+    const tenant = principalOf(response).tenant;
+    const tasks = await transitions.submit(parsed.data.tasks, { tenant });
     // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
     const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
     try {
-      await enqueueTasks({ queues, tasks: toQueue });
+      await enqueue(queues, toQueue.map((task) => ({ kind: 'agent', pool: task.agent as AgentPool, payload: { taskId: task.id }, priority: task.priority })));
     } catch (error) {
-      const failure: TaskError = { code: 'enqueue_failed', message: `Could not enqueue: ${(error as Error).message}` };
+      const message = `Could not enqueue: ${(error as Error).message}`;
       // A task with an idempotency key stays queued: the client's retry of this request queues it.
       const abandoned = parsed.data.tasks.flatMap((input, index) => (input.idempotencyKey === undefined && tasks[index]!.existing === undefined ? [tasks[index]!] : []));
       await Promise.all(
-        abandoned.map((task) =>
-          store.commit({ taskId: task.id, expect: ['queued'], status: 'failed', fields: { error: JSON.stringify(failure) }, events: [{ type: 'task.failed', data: { error: failure } }] }),
-        ),
+        abandoned.map((task) => transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } })),
       ).catch(() => undefined);
-      throw new ApiError('unavailable', `${failure.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
+      throw new ApiError('unavailable', `${message}. Submit again (tasks with an idempotencyKey are not created twice).`);
     }
     response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
@@ -105,7 +117,7 @@ export function taskIdOf(request: Request): string {
 }
 
 /** The task's record when the caller may see it; another tenant's task is as unknown as a missing one. */
-export async function visibleRecord(store: TaskStore, principal: Principal, taskId: string): Promise<Record<string, string>> {
+export async function visibleRecord(store: TaskStore, principal: Principal, taskId: string): Promise<TaskRecord> {
   const record = await store.getRecord(taskId);
   if (!record || !canSee(principal, record)) throw notFound(taskId);
   return record;

@@ -1,0 +1,104 @@
+/**
+ * The planner pool's `finish` job, once every subtask of a planned task ended: all completed -> one
+ * model call writes the final answer from the goal and the results; some did not -> re-plan around
+ * them (bounded, once by default), or fail the task with the partial results. No model call happens
+ * between subtasks.
+ */
+import type { Job } from 'bullmq';
+import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
+import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
+import { startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { capOutput } from '@agentq/tools';
+import { holdTask } from './hold-task.js';
+import type { PlannerContext } from './plan-job.js';
+import { readPrompt } from './system-prompts.js';
+
+/** Characters of each subtask's result the final answer (and a re-plan) sees. */
+const RESULT_LIMIT = 6_000;
+
+type Finish = { kind: 'answer'; outcome: FinalAnswerOutcome } | { kind: 'replan'; outcome: PlanOutcome } | { kind: 'give_up' };
+
+export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, context: PlannerContext, token?: string): Promise<string> {
+  const { store, transitions, config } = context;
+  const record = await store.getRecord(payload.taskId);
+  if (!record || TERMINAL_STATUSES.has(record.status)) return 'skipped';
+  const plan = record.plan ?? [];
+  const children = await Promise.all(plan.map(async (subtask) => ({ subtask, record: await store.getRecord(subtask.taskId) })));
+  const current = children.filter((child) => child.subtask.version === record.planVersion);
+  const failed = current.filter((child) => child.record?.status !== 'completed');
+  const report = children.map(({ subtask, record: child }) => {
+    // Each result is capped (head and tail kept), so many long results still fit one request.
+    const outcome = child?.status === 'completed' ? capOutput(child.result ?? '', RESULT_LIMIT) : `${child?.status ?? 'missing'}: ${child?.error?.message ?? 'no result'}`;
+    return `### Step ${subtask.id} (${subtask.agent}, ${child?.status ?? 'missing'}): ${subtask.task}\n${outcome}`;
+  });
+  const problems = failed.map(({ subtask, record: child }) => `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`);
+  const mayReplan = record.replans < config.AGENTQ_REPLANS;
+
+  const end = await holdTask<Finish>({
+    job,
+    token,
+    context,
+    record,
+    agent: 'planner',
+    resumed: Boolean(record.startedAt),
+    announce: record.status === 'queued',
+    run: async (held) => {
+      if (failed.length === 0) {
+        const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
+        return { kind: 'answer', outcome: await writeFinalAnswer({ model: context.model, journal: held.journal, systemPrompt: readPrompt('planner-final'), results, signal: held.signal }) };
+      }
+      if (!mayReplan) return { kind: 'give_up' };
+      await store.commit({ taskId: record.id, runToken: held.by.runToken, fields: { replans: String(record.replans + 1) } });
+      const outcome = await replanTask({
+        model: context.model,
+        journal: held.journal,
+        feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far:\n\n${report.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
+        attempts: config.AGENTQ_PLAN_ATTEMPTS,
+        maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
+        agents: AGENT_KINDS,
+        offerTool: context.offerTool,
+        signal: held.signal,
+      });
+      return { kind: 'replan', outcome };
+    },
+  });
+  if (end.ended === 'not_held') return 'skipped';
+  const by = end.by;
+  const finish: Finish = end.ended === 'ran' ? end.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: end.message } };
+  const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
+  if (outcome?.status === 'cancelled') {
+    await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while its end was written' });
+    return 'cancelled';
+  }
+  if (outcome?.status === 'failed' && outcome.reason === 'error') {
+    await transitions.fail(record, { ...by, error: { code: 'error', message: outcome.message } });
+    return 'failed';
+  }
+  if (finish.kind === 'answer' && outcome?.status === 'completed') {
+    await transitions.complete(record, { ...by, result: outcome.answer, subtasks: children.length });
+    return 'completed';
+  }
+  if (outcome?.status === 'planned') {
+    await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: record.planVersion + 1 });
+    return 'replanned';
+  }
+  if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
+  return failWithPartialResults({ context, record, by, failed: failed.length, of: current.length, problems, report });
+}
+
+async function failWithPartialResults(options: {
+  context: PlannerContext;
+  record: TaskRecord;
+  by: { runToken: string; agent?: string; worker?: string };
+  failed: number;
+  of: number;
+  problems: string[];
+  report: string[];
+}): Promise<string> {
+  await options.context.transitions.fail(options.record, {
+    ...options.by,
+    error: { code: 'subtasks_failed', message: `${options.failed} of ${options.of} steps did not complete: ${options.problems.join('; ')}` },
+    result: `Partial results:\n\n${options.report.join('\n\n')}`,
+  });
+  return 'failed';
+}

@@ -1,0 +1,24 @@
+/**
+ * Which handler runs each kind of job of the catalog (`@agentq/queue`'s jobs.ts), per pool: the
+ * agent loop for an agent pool's tasks; planning and a planned task's end for the planner's.
+ */
+import type { Job } from 'bullmq';
+import type { AgentPool } from '@agentq/contract';
+import { readJob } from '@agentq/queue';
+import { runFinishJob } from './finish-job.js';
+import type { JobContext } from './job-context.js';
+import { runPlanJob } from './plan-job.js';
+import { runAgentJob } from './run-agent-job.js';
+
+/** The BullMQ processor of a pool: each job read (and checked) by its kind, then handled. */
+export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean }): (job: Job, token?: string) => Promise<string> {
+  return async (job, token) => {
+    const { kind, payload } = readJob(job, pool);
+    switch (kind) {
+      case 'agent':
+        return pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, token);
+      case 'finish':
+        return runFinishJob(job, payload, context, token);
+    }
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The planner pool's `agent` job: ask the model for a plan of a submitted task (core's planning
+ * stage), and start it as a DAG of subtasks across the pools, or record why there is none.
+ */
+import type { Job } from 'bullmq';
+import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
+import { planTask } from '@agentq/core';
+import { releaseSubtask, startPlan, type JobPayload } from '@agentq/queue';
+import { holdTask } from './hold-task.js';
+import type { JobContext } from './job-context.js';
+import { plannerPrompt } from './planner-prompt.js';
+
+export interface PlannerContext extends JobContext {
+  /** Offer `submit_plan` as a native tool (the planner pool's protocol is native). */
+  offerTool: boolean;
+}
+
+export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context: PlannerContext, token?: string): Promise<string> {
+  const { store, transitions, config } = context;
+  const record = await store.getRecord(payload.taskId);
+  if (!record || TERMINAL_STATUSES.has(record.status)) return 'skipped';
+  // Planned already (this job is re-run after a crash): make sure what can run was queued.
+  if (record.plan) {
+    for (const subtask of record.plan) if (subtask.need.length === 0) await releaseSubtask({ store, queues: context.queues, taskId: subtask.taskId });
+    return 'planned';
+  }
+  const end = await holdTask({
+    job,
+    token,
+    context,
+    record,
+    agent: 'planner',
+    resumed: Boolean(record.startedAt),
+    announce: record.status === 'queued',
+    run: (held) =>
+      planTask({
+        model: context.model,
+        journal: held.journal,
+        systemPrompt: plannerPrompt(config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}),
+        prompt: record.prompt,
+        attempts: config.AGENTQ_PLAN_ATTEMPTS,
+        maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
+        agents: AGENT_KINDS,
+        offerTool: context.offerTool,
+        signal: held.signal,
+      }),
+  });
+  if (end.ended === 'not_held') return 'skipped';
+  const outcome = end.ended === 'ran' ? end.value : ({ status: 'failed', reason: 'error', message: end.message } as const);
+  switch (outcome.status) {
+    case 'planned':
+      await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: 1 });
+      return 'planned';
+    case 'cancelled':
+      await transitions.cancel(record, { ...end.by, from: ['running'], reason: 'cancelled while it was being planned' });
+      return 'cancelled';
+    case 'failed':
+      await transitions.fail(record, { ...end.by, error: { code: outcome.reason, message: outcome.message } });
+      return 'failed';
+  }
+}

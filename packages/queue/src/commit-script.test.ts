@@ -1,0 +1,80 @@
+/** The commit script's contract, against a real Redis: named outcomes, the envelope, `seq` without gaps. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
+import { createKeys } from './keys.js';
+import { connectRedis } from './redis-connection.js';
+import { TaskStore } from './task-store.js';
+import { Transitions } from './transitions.js';
+
+const prefix = freshPrefix('commit');
+let store: TaskStore;
+let other: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  const keys = createKeys(prefix);
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  other = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  other.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+async function newTask() {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  return (await store.getRecord(created!.id))!;
+}
+
+describe('the commit script', () => {
+  it('refuses a stale run token, a wrong status and a missing task, by name, writing nothing', async () => {
+    const task = await newTask();
+    expect(await transitions.start(task, { runToken: 'first', attempt: 1, resumed: false })).toMatchObject({ outcome: 'applied', status: 'running' });
+    // Another run took the task over: the first one's writes are refused.
+    await transitions.start({ ...task, startedAt: 'x' }, { runToken: 'second', attempt: 2, resumed: true });
+    expect(await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] })).toMatchObject({ outcome: 'stale_token', applied: false });
+    expect(await transitions.release(task)).toMatchObject({ outcome: 'wrong_status', applied: false, status: 'running' });
+    expect(await store.commit({ taskId: `${task.id.slice(0, -1)}0`, fields: { x: '1' } })).toMatchObject({ outcome: 'missing', applied: false, status: undefined });
+    expect(await store.messages(task.id)).toEqual([]);
+    // The run that holds it writes.
+    expect(await transitions.complete(task, { runToken: 'second', result: 'done' })).toMatchObject({ outcome: 'applied', status: 'completed' });
+  });
+
+  it('builds every event envelope itself, with the data kept as written', async () => {
+    const task = await newTask();
+    await store.commit({ taskId: task.id, events: [{ type: 'tool.result', step: 2, agent: 'coder', worker: 'w:1', data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 } }] });
+    const events = await store.events(task.id);
+    expect(events).toEqual([
+      { id: `${task.id}:1`, taskId: task.id, rootId: task.id, seq: 1, ts: expect.any(String), type: 'task.queued', agent: 'casual', data: { priority: 5 } },
+      { id: `${task.id}:2`, taskId: task.id, rootId: task.id, seq: 2, ts: expect.any(String), type: 'tool.result', step: 2, agent: 'coder', worker: 'w:1', data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 } },
+    ]);
+  });
+
+  it('numbers events with no gap and no repeat under concurrent commits from two connections', async () => {
+    const task = await newTask();
+    const commit = (through: TaskStore, index: number) =>
+      through.commit({ taskId: task.id, events: [0, 1].map((part) => ({ type: 'reasoning' as const, data: { text: `${index}.${part}` } })) });
+    await Promise.all(Array.from({ length: 100 }, (_, index) => commit(index % 2 ? store : other, index)));
+    const events = await store.events(task.id);
+    expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 201 }, (_, index) => index + 1));
+    expect(new Set(events.map((event) => event.id)).size).toBe(201);
+    // Each commit's events are together: its two parts are next to each other.
+    for (let index = 1; index < 201; index += 2) {
+      const [first, second] = [events[index]!, events[index + 1]!];
+      expect(first.type === 'reasoning' && second.type === 'reasoning' && first.data.text.split('.')[0] === second.data.text.split('.')[0]).toBe(true);
+    }
+  });
+
+  it('moves a submitted task between the status indexes, its tenant\'s too', async () => {
+    const task = await newTask();
+    await transitions.start(task, { runToken: 'r', attempt: 1, resumed: false });
+    const keys = store.keys;
+    expect(await store.redis.zscore(keys.tasksWithStatus('running'), task.id)).not.toBeNull();
+    expect(await store.redis.zscore(keys.tenantTasksWithStatus('acme', 'running'), task.id)).not.toBeNull();
+    expect(await store.redis.zscore(keys.tenantTasksWithStatus('acme', 'queued'), task.id)).toBeNull();
+    // Without its tenant, a status change of a submitted task is refused rather than leaving the indexes wrong.
+    await expect(store.commit({ taskId: task.id, status: 'failed' })).rejects.toThrow(/needs its index keys/);
+  });
+});

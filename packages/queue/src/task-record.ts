@@ -1,0 +1,119 @@
+/**
+ * A task's record as Redis holds it (a hash of strings), parsed with zod where it is read: numbers as
+ * numbers, JSON fields as what they hold, absent fields as undefined. Nothing reads a raw hash.
+ */
+import { z } from 'zod';
+import { TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
+import { DEFAULT_TENANT, type PendingQuestion } from './task-schemas.js';
+
+const json = <Schema extends z.ZodType>(schema: Schema) =>
+  z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+const count = z.coerce.number().int().min(0).catch(0);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined);
+
+const taskErrorSchema = z.object({ code: z.string(), message: z.string() }).transform((error) => error as TaskError);
+const pendingSchema = z.object({ callId: z.string(), protocol: z.enum(['native', 'fences']), question: z.string() }) satisfies z.ZodType<PendingQuestion>;
+const storedSubtaskSchema = z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()), taskId: z.string(), version: z.number() });
+
+const recordSchema = z.object({
+  id: z.string().min(1),
+  rootId: z.string().min(1),
+  parentId: optionalText,
+  tenant: z.string().default(DEFAULT_TENANT),
+  agent: z.string().default(''),
+  prompt: z.string().default(''),
+  priority: z.coerce.number().int().min(1).max(10).catch(5),
+  metadata: json(z.record(z.string(), z.unknown())).optional(),
+  status: z.enum(TASK_STATUSES),
+  /** A submitted task (in the lists); subtasks are reached through their root. */
+  listed: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  order: z.coerce.number().optional(),
+  steps: count.default(0),
+  promptTokens: count.default(0),
+  completionTokens: count.default(0),
+  createdAt: z.string().default(''),
+  startedAt: optionalText,
+  finishedAt: optionalText,
+  /** The last event's number. */
+  seq: count.default(0),
+  /** The run that holds the task, and its worker. */
+  runToken: optionalText,
+  worker: optionalText,
+  result: z.string().optional(),
+  error: json(taskErrorSchema).optional(),
+  /** While waiting: what the model asked, and how the answer goes back. */
+  pending: z
+    .string()
+    .optional()
+    .transform((text) => (text ? pendingSchema.parse(JSON.parse(text)) : undefined)),
+  cancelRequested: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  /** The job that runs the task now (`<id>-r<n>` after an answer). */
+  jobId: optionalText,
+  resumes: count.default(0),
+  /** A planned task: every subtask of every plan version, and their ids. */
+  plan: json(z.array(storedSubtaskSchema)).optional(),
+  children: json(z.array(z.string())).optional(),
+  planVersion: z.coerce.number().int().default(1),
+  replans: count.default(0),
+  /** A subtask: its id in the plan, and the task ids it needs. */
+  planId: optionalText,
+  needs: json(z.array(z.string())).optional(),
+});
+
+export type TaskRecord = z.infer<typeof recordSchema>;
+export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
+
+export class TaskRecordError extends Error {
+  override readonly name = 'TaskRecordError';
+  readonly code = 'invalid_record';
+}
+
+/** The record of a hash (HGETALL), or undefined when there is none. Throws on a malformed one. */
+export function parseTaskRecord(hash: Record<string, string>): TaskRecord | undefined {
+  if (!hash.id) return undefined;
+  const parsed = recordSchema.safeParse(hash);
+  if (!parsed.success) throw new TaskRecordError(`Task ${hash.id} has a malformed record: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/** What the API shows of a record (a planned task's plan and children are added by the store). */
+export function taskView(record: TaskRecord): TaskView {
+  return {
+    id: record.id,
+    rootId: record.rootId,
+    parentId: record.parentId ?? null,
+    tenant: record.tenant,
+    status: record.status,
+    agent: record.agent,
+    prompt: record.prompt,
+    priority: record.priority,
+    metadata: record.metadata ?? {},
+    result: record.result ?? null,
+    error: record.error ?? null,
+    question: record.status === 'waiting' ? (record.pending?.question ?? null) : null,
+    steps: record.steps,
+    usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
+    createdAt: record.createdAt,
+    startedAt: record.startedAt ?? null,
+    finishedAt: record.finishedAt ?? null,
+  };
+}
