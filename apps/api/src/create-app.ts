@@ -19,6 +19,8 @@ import { tasksRouter } from './routes/tasks.js';
 /** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
 const MAX_URL_LENGTH = 8 * 1024;
 const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
+/** The contract package's built code: the dashboard imports it in the browser (an import map names it). */
+const CONTRACT = fileURLToPath(new URL('../../../packages/contract/dist/', import.meta.url));
 
 export interface CreateAppOptions {
   store: TaskStore;
@@ -73,6 +75,7 @@ export function createApp(options: CreateAppOptions): Express {
   app.use('/admin/queues', board.getRouter());
 
   // The dashboard: plain files, built by `npm run build` (no build step at run time).
+  app.use('/assets/contract', express.static(CONTRACT, { index: false }));
   app.use('/assets', express.static(`${DASHBOARD}dist`, { index: false }));
   app.use(express.static(`${DASHBOARD}public`));
 

@@ -1,12 +1,14 @@
 /** The CLI's client of an agentq API (local or remote), with its key when one is needed. */
 
+import { createSseReader, TERMINAL_EVENT_TYPES, type TaskEvent } from '@agentq/contract';
+export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
+
 export interface ClientOptions {
   url: string;
   apiKey?: string;
+  /** How long to wait before opening a dropped event stream again (default 1 s). */
+  reconnectMs?: number;
 }
-
-import type { TaskEvent } from '@agentq/contract';
-export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
 export class ClientError extends Error {
   override readonly name = 'ClientError';
@@ -36,22 +38,48 @@ export class ApiClient {
     return parsed;
   }
 
-  /** Every event of a task, from the start, as it happens, until the task ends. */
+  /**
+   * Every event of a task, from the start, as it happens, until the task ends. A stream that drops
+   * (the API restarted, the network blinked) is opened again from the last event seen (`Last-Event-ID`).
+   */
   async *events(taskId: string): AsyncGenerator<TaskEvent> {
-    const response = await fetch(new URL(`/v1/tasks/${encodeURIComponent(taskId)}/events`, this.options.url), { headers: this.headers({ accept: 'text/event-stream' }) });
-    if (!response.ok || !response.body) {
-      const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
-      throw new ClientError(body.error?.message ?? `HTTP ${response.status}`);
-    }
-    let buffer = '';
-    for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (data) yield JSON.parse(data.slice(6)) as TaskEvent;
+    let lastSeq = 0;
+    for (let dropped = 0; ; ) {
+      let response: Response;
+      try {
+        response = await fetch(new URL(`/v1/tasks/${encodeURIComponent(taskId)}/events`, this.options.url), {
+          headers: this.headers({ accept: 'text/event-stream', ...(lastSeq ? { 'last-event-id': String(lastSeq) } : {}) }),
+        });
+      } catch (error) {
+        if (++dropped > RECONNECTS) throw new ClientError(`Lost the event stream of ${taskId} (${(error as Error).message}).`);
+        await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
+        continue;
       }
+      if (!response.ok || !response.body) {
+        const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
+        throw new ClientError(body.error?.message ?? `HTTP ${response.status}`);
+      }
+      const reader = createSseReader();
+      try {
+        for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+          for (const message of reader.push(chunk)) {
+            const event = JSON.parse(message.data) as TaskEvent;
+            lastSeq = event.seq;
+            dropped = 0;
+            yield event;
+            // The stream closes after the task's own end.
+            if (event.taskId === taskId && TERMINAL_EVENT_TYPES.has(event.type)) return;
+          }
+        }
+      } catch {
+        // Dropped mid-stream: opened again below.
+      }
+      if (++dropped > RECONNECTS) throw new ClientError(`The event stream of ${taskId} kept closing before the task ended.`);
+      await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
     }
   }
 }
+
+/** How often, and how soon, a dropped event stream is opened again. */
+const RECONNECTS = 30;
+const RECONNECT_MS = 1_000;

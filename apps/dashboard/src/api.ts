@@ -4,7 +4,7 @@
  */
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
-import type { TaskEvent } from '@agentq/contract';
+import { createSseReader, type TaskEvent } from '@agentq/contract';
 export type { PoolIsolation, PoolView as Pool, TaskEvent, TaskView as Task } from '@agentq/contract';
 
 /** Who the key in use belongs to. */
@@ -66,18 +66,12 @@ export async function followEvents(taskId: string, onEvent: (event: TaskEvent) =
       if (response.status === 401) onUnauthorized();
       if (!response.ok || !response.body) return;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
+      const sse = createSseReader();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = block.split('\n').find((line) => line.startsWith('data: '));
-          if (!data) continue;
-          const event = JSON.parse(data.slice(6)) as TaskEvent;
+        for (const message of sse.push(value)) {
+          const event = JSON.parse(message.data) as TaskEvent;
           after = event.seq;
           onEvent(event);
         }

@@ -1,2 +1,4 @@
 export * from './tasks.js';
 export * from './events.js';
+export * from './sse.js';
+export * from './batch.js';

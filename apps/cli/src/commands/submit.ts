@@ -3,6 +3,7 @@
  * and with `--watch` a progress bar of the batch until it ends. Exits 1 when any task did not complete.
  */
 import { readFile } from 'node:fs/promises';
+import { BatchLineError, parseBatch } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
 import { paint, statusLine } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -17,26 +18,15 @@ export interface SubmitFlags {
 const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 const POLL_MS = 500;
 
-export function parseTasks(text: string, flags: SubmitFlags): Array<Record<string, unknown>> {
-  const defaults = { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) };
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line, index) => {
-      if (!line.startsWith('{')) return { prompt: line, ...defaults };
-      try {
-        return { ...defaults, ...(JSON.parse(line) as Record<string, unknown>) };
-      } catch (error) {
-        throw new UsageError(`Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`);
-      }
-    });
-}
-
 export async function submitCommand(client: ApiClient, source: string | undefined, flags: SubmitFlags): Promise<number> {
   if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--watch] [--json]');
   const text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
-  const tasks = parseTasks(text, flags);
+  let tasks: Array<Record<string, unknown>>;
+  try {
+    tasks = parseBatch(text, { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) });
+  } catch (error) {
+    throw error instanceof BatchLineError ? new UsageError(error.message) : error;
+  }
   if (tasks.length === 0) throw new UsageError(`${source === '-' ? 'Standard input' : source} holds no task.`);
   const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks });
   const ids = created.map((task) => task.id);

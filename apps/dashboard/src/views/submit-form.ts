@@ -1,29 +1,9 @@
 /** Batch submit from the page: paste prompts (one per line) or JSONL, or pick a .jsonl file. */
+import { AGENT_KINDS, parseBatch } from '@agentq/contract';
 import { request } from '../api.js';
 import { h } from '../dom.js';
 
-const AGENTS = ['', 'coder', 'file', 'casual', 'web'];
-
-export function parseBatch(text: string, defaults: { agent?: string; priority?: number }): Array<Record<string, unknown>> {
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .map((line, index) => {
-      if (line.startsWith('{')) {
-        try {
-          return { ...defaultsOf(defaults), ...(JSON.parse(line) as Record<string, unknown>) };
-        } catch {
-          throw new Error(`Line ${index + 1} starts with "{" but is not valid JSON.`);
-        }
-      }
-      return { prompt: line, ...defaultsOf(defaults) };
-    });
-}
-
-function defaultsOf(defaults: { agent?: string; priority?: number }): Record<string, unknown> {
-  return { ...(defaults.agent ? { agent: defaults.agent } : {}), ...(defaults.priority ? { priority: defaults.priority } : {}) };
-}
+const AGENTS = ['', ...AGENT_KINDS];
 
 export function submitForm(onSubmitted: (ids: string[]) => void): HTMLElement {
   const text = h('textarea', { id: 'batch-text', rows: 4, placeholder: 'One prompt per line, or one JSON task per line: {"prompt": "...", "agent": "coder"}' });
