@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { seeded } from '../helpers/seeded.js';
 
 const KEY = 'fuzz-key';
 let stack: Stack;
@@ -27,17 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
 });
-
-/** mulberry32: the same requests on every run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface FuzzRequest {
   kind: string;

@@ -7,23 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleFault, DoubleReply, DoubleRequest } from '@agentq/llm';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { seeded } from '../helpers/seeded.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
 });
-
-/** A small seeded generator (mulberry32): the same faults in the same order on every run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
 

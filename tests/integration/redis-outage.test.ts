@@ -4,7 +4,7 @@
  * idempotency key creates nothing twice.
  */
 import type { TaskView } from '@agentq/contract';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,8 +13,9 @@ import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig } from '@agentq/config';
 import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
-import { freePort, waitForRedis } from '../setup/redis-server.js';
+import { freePort } from '../setup/redis-server.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { killRedis, startDurableRedis } from '../helpers/durable-redis.js';
 
 let dir: string;
 let port: number;
@@ -24,14 +25,7 @@ let api: ApiHandle;
 let worker: WorkerHandle;
 
 async function startRedis(): Promise<void> {
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
-  await waitForRedis(`redis://127.0.0.1:${port}`);
-}
-
-async function killRedis(): Promise<void> {
-  const exited = new Promise((resolve) => redis!.once('exit', resolve));
-  redis!.kill('SIGKILL');
-  await exited;
+  redis = await startDurableRedis({ port, dir });
 }
 
 beforeAll(async () => {
@@ -64,7 +58,7 @@ it('answers 503 at once while Redis is away, recovers by itself, and an idempote
   const id = first.tasks[0]!.id;
   await waitForEnd(api.url, id);
 
-  await killRedis();
+  await killRedis(redis!);
   const ready = await timed(() => fetch(`${api.url}/readyz`));
   expect(ready.value.status).toBe(503);
   expect(ready.ms).toBeLessThan(1_500);

@@ -4,7 +4,7 @@
  * that has ended.
  */
 import { type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,8 +14,9 @@ import { loadConfig } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
-import { freePort, waitForRedis } from '../setup/redis-server.js';
+import { freePort } from '../setup/redis-server.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { killRedis, startDurableRedis } from '../helpers/durable-redis.js';
 
 let dir: string;
 let port: number;
@@ -25,8 +26,7 @@ let api: ApiHandle;
 let worker: WorkerHandle;
 
 async function startRedis(): Promise<void> {
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
-  await waitForRedis(`redis://127.0.0.1:${port}`);
+  redis = await startDurableRedis({ port, dir });
 }
 
 beforeAll(async () => {
@@ -62,9 +62,7 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
   // Every task is in its tool when Redis dies.
   await expect.poll(() => double.requests.length, { timeout: 10_000 }).toBe(8);
-  const exited = new Promise((resolve) => redis!.once('exit', resolve));
-  redis!.kill('SIGKILL');
-  await exited;
+  await killRedis(redis!);
   // Down for longer than a job's lock lasts (3/4 of AGENTQ_JOB_LOCK_MS): the locks are gone when it is back.
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   await startRedis();

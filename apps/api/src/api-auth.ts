@@ -14,7 +14,7 @@ import { isLoopbackHost, type ApiKey } from '@agentq/config';
 import { DEFAULT_TENANT } from '@agentq/queue';
 import { ApiError } from './api-error.js';
 
-export const KEY_COOKIE = 'agentq_key';
+const KEY_COOKIE = 'agentq_key';
 
 export interface Principal {
   tenant: string;

@@ -83,7 +83,7 @@ export function errorHandler(options: { redisReady: () => boolean }): ErrorReque
   };
 }
 
-export function toApiError(error: unknown): ApiError {
+function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const { type, status, statusCode } = (error ?? {}) as { type?: string; status?: number; statusCode?: number };
   switch (type) {

@@ -55,7 +55,7 @@ export function createApp(options: CreateAppOptions): Express {
       await Promise.race([options.redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 1 s')), 1_000).unref())]);
       response.json({ status: 'ready' });
     } catch (error) {
-      response.status(503).json({ error: { code: 'unavailable', message: `Redis does not answer: ${(error as Error).message}` } });
+      throw new ApiError('unavailable', `Redis does not answer: ${(error as Error).message}`);
     }
   });
 

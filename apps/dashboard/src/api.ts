@@ -15,7 +15,7 @@ export interface Me {
 
 const KEY = 'agentq_key';
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -25,7 +25,7 @@ export class ApiError extends Error {
 }
 
 /** Called when the API asks for a key. */
-export let onUnauthorized: () => void = () => undefined;
+let onUnauthorized: () => void = () => undefined;
 export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 
 /** The abort reasons of a run. */
 export const CANCELLED = Object.freeze({ stop: 'cancelled' as const });
-export const SHUTDOWN = Object.freeze({ stop: 'shutdown' as const });
+const SHUTDOWN = Object.freeze({ stop: 'shutdown' as const });
 
 /** Whether a run was stopped by its worker's shutdown (its signal's reason). */
 export function stoppedByShutdown(signal: AbortSignal): boolean {

@@ -20,7 +20,7 @@ import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 
 /** How long a pool pauses when the provider gave no Retry-After. */
-export const DEFAULT_RATE_LIMIT_MS = 5_000;
+const DEFAULT_RATE_LIMIT_MS = 5_000;
 
 export interface HeldTask {
   by: ByRun;

@@ -167,7 +167,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
  * worst, plus the moment another worker takes the job. (BullMQ's defaults, lock = check interval,
  * renewed at half, make it up to twice the setting.)
  */
-export function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
+function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
   const lockDuration = Math.round(lockMs * 0.75);
   return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Tool } from '@agentq/tools';
 
-export const PROMPTS_DIR = fileURLToPath(new URL('../../../prompts/', import.meta.url));
+const PROMPTS_DIR = fileURLToPath(new URL('../../../prompts/', import.meta.url));
 
 const cache = new Map<string, string>();
 

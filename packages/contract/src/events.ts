@@ -42,24 +42,6 @@ export interface TaskEnd {
 
 export type EventType = keyof EventDataMap;
 
-export const EVENT_TYPES = [
-  'task.queued',
-  'task.started',
-  'plan.created',
-  'subtask.queued',
-  'llm.request',
-  'llm.response',
-  'reasoning',
-  'tool.call',
-  'tool.result',
-  'step.completed',
-  'compaction',
-  'task.waiting',
-  'task.completed',
-  'task.failed',
-  'task.cancelled',
-] as const satisfies readonly EventType[];
-
 export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set(['task.completed', 'task.failed', 'task.cancelled']);
 
 /** An event as written by a part that knows its task: the store adds the rest of the envelope. */

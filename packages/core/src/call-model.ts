@@ -6,7 +6,7 @@
 import type { LanguageModel, ToolSpec } from '@agentq/llm';
 import { normalizeMessages, splitReasoning, type AssistantMessage, type Message, type TokenUsage } from '@agentq/protocol';
 import type { Tool } from '@agentq/tools';
-import type { AgentEventInput } from './agent-events.js';
+import type { EventInput } from '@agentq/contract';
 import type { AgentJournal } from './journal.js';
 import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
 
@@ -36,7 +36,7 @@ export interface ModelTurnOptions {
 /** What a turn's commit adds to the answer (see `completeWith`). */
 export interface TurnCompletion {
   messages?: Message[];
-  events?: AgentEventInput[];
+  events?: EventInput[];
   completesStep: boolean;
   /** More for the `step.completed` event (why a plan was not accepted). */
   stepData?: { planErrors?: string[] };
@@ -65,7 +65,7 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
   const plan = options.protocol.plan(message, { step, tools: options.tools });
   const reasoningText = [response.reasoning, reasoning].filter(Boolean).join('\n\n');
 
-  const events: AgentEventInput[] = [];
+  const events: EventInput[] = [];
   if (reasoningText) events.push({ type: 'reasoning', step, data: { text: reasoningText } });
   events.push({
     type: 'llm.response',

@@ -6,7 +6,7 @@
  */
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
-import type { AgentEventInput } from './agent-events.js';
+import type { EventInput } from '@agentq/contract';
 import type { AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
@@ -28,12 +28,12 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   const { calls, protocol, journal, step, context } = options;
   const results: CallResult[] = [];
   const committed: Message[] = [];
-  const commit = async (messages: Message[], events: AgentEventInput[], completesStep: boolean) => {
+  const commit = async (messages: Message[], events: EventInput[], completesStep: boolean) => {
     if (completesStep) events.push({ type: 'step.completed', step, data: { step } });
     await journal.commit({ messages, events, ...(completesStep ? { steps: step } : {}) });
     committed.push(...messages);
   };
-  const resultEvent = (result: CallResult, durationMs: number): AgentEventInput => ({
+  const resultEvent = (result: CallResult, durationMs: number): EventInput => ({
     type: 'tool.result',
     step,
     data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), output: result.output, durationMs },

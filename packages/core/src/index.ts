@@ -1,4 +1,3 @@
-export * from './agent-events.js';
 export * from './agent-outcome.js';
 export * from './journal.js';
 export * from './stop-conditions.js';

@@ -4,12 +4,12 @@
  * worker starts from its last commit and never repeats an LLM call that was already answered.
  */
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
-import type { AgentEventInput } from './agent-events.js';
+import type { EventInput } from '@agentq/contract';
 
 export interface JournalEntry {
   /** Appended to memory: messages, and compactions. */
   messages?: MemoryEntry[];
-  events?: AgentEventInput[];
+  events?: EventInput[];
   usage?: TokenUsage;
   /** The number of completed steps after this commit. */
   steps?: number;
@@ -22,10 +22,10 @@ export interface AgentJournal {
 }
 
 /** A journal in memory, for tests and one-off runs. */
-export function createMemoryJournal(initial: MemoryEntry[] = []): AgentJournal & { messages: MemoryEntry[]; events: AgentEventInput[]; steps: number } {
+export function createMemoryJournal(initial: MemoryEntry[] = []): AgentJournal & { messages: MemoryEntry[]; events: EventInput[]; steps: number } {
   const journal = {
     messages: [...initial],
-    events: [] as AgentEventInput[],
+    events: [] as EventInput[],
     steps: 0,
     async load() {
       return [...journal.messages];

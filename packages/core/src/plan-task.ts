@@ -60,7 +60,7 @@ export async function replanTask(options: Omit<PlanTaskOptions, 'systemPrompt' |
 }
 
 /** Offered as a native tool too, for models that prefer calling one. */
-export function submitPlanTool(agents: readonly string[]): ToolSpec {
+function submitPlanTool(agents: readonly string[]): ToolSpec {
   return {
     name: 'submit_plan',
     description: 'Submit the plan: the subtasks, each with an id, an agent, a task and the ids it needs.',

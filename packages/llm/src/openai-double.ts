@@ -275,11 +275,6 @@ function splitInto(text: string, parts: number): string[] {
   return pieces;
 }
 
-/** The text of the last message of a request, for `match` functions. */
-export function lastMessageText(request: DoubleRequest): string {
-  return request.messages.at(-1)?.content ?? '';
-}
-
 /** The first user message of a request (the task's prompt), for `match` functions. */
 export function firstUserText(request: DoubleRequest): string {
   return request.messages.find((message) => message.role === 'user')?.content ?? '';

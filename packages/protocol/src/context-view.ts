@@ -36,7 +36,7 @@ export function buildContextView(entries: readonly MemoryEntry[]): ContextItem[]
   return items;
 }
 
-export function summaryMessage(summary: string): AssistantMessage {
+function summaryMessage(summary: string): AssistantMessage {
   return { role: 'assistant', content: `${SUMMARY_MARKER}\n${summary}` };
 }
 

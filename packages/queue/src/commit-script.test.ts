@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /** The commit script's contract, against a real Redis: named outcomes, the envelope, `seq` without gaps. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
@@ -36,7 +37,7 @@ describe('the commit script', () => {
     await transitions.start({ ...task, startedAt: 'x' }, { runToken: 'second', attempt: 2, resumed: true });
     expect(await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] })).toMatchObject({ outcome: 'stale_token', applied: false });
     expect(await transitions.release(task)).toMatchObject({ outcome: 'wrong_status', applied: false, status: 'running' });
-    expect(await store.commit({ taskId: `${task.id.slice(0, -1)}0`, fields: { x: '1' } })).toMatchObject({ outcome: 'missing', applied: false, status: undefined });
+    expect(await store.commit({ taskId: randomUUID(), fields: { x: '1' } })).toMatchObject({ outcome: 'missing', applied: false, status: undefined });
     expect(await store.messages(task.id)).toEqual([]);
     // The run that holds it writes.
     expect(await transitions.complete(task, { runToken: 'second', result: 'done' })).toMatchObject({ outcome: 'applied', status: 'completed' });

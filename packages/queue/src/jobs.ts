@@ -43,7 +43,7 @@ export interface NewJob<Kind extends JobKind = JobKind> {
 }
 
 /** BullMQ runs 1 first; our API's 10 is the most urgent. */
-export function bullPriority(priority: number): number {
+function bullPriority(priority: number): number {
   return 11 - priority;
 }
 

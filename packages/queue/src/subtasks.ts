@@ -108,7 +108,7 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
 }
 
 /** Queues the planner's finishing job once every subtask of the root has ended. */
-export async function finishRootIfDone(options: DagOptions & { rootId: string }): Promise<void> {
+async function finishRootIfDone(options: DagOptions & { rootId: string }): Promise<void> {
   const { store, rootId } = options;
   const root = await store.getRecord(rootId);
   if (!root?.children) return;

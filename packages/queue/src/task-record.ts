@@ -82,7 +82,7 @@ const recordSchema = z.object({
 export type TaskRecord = z.infer<typeof recordSchema>;
 export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
 
-export class TaskRecordError extends Error {
+class TaskRecordError extends Error {
   override readonly name = 'TaskRecordError';
   readonly code = 'invalid_record';
 }

@@ -12,7 +12,7 @@ export const DEFAULT_TENANT = 'default';
 export const DEFAULT_POOL: AgentPool = 'planner';
 
 
-export const MAX_TASKS_PER_SUBMIT = 10_000;
+const MAX_TASKS_PER_SUBMIT = 10_000;
 
 /** What a task id looks like: a UUID, and for a subtask `<root>.v<plan version>.s<n>`. */
 export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.v\d{1,6}\.s\d{1,6})?$/;
@@ -22,11 +22,11 @@ export function isTaskId(value: string): boolean {
 }
 
 /** How deep and how large a task's `metadata` may be: it is stored and sent back with the task. */
-export const METADATA_MAX_DEPTH = 20;
-export const METADATA_MAX_BYTES = 64 * 1024;
+const METADATA_MAX_DEPTH = 20;
+const METADATA_MAX_BYTES = 64 * 1024;
 
 /** How deeply a JSON value nests, counted without recursion (a hostile value may nest thousands deep). */
-export function jsonDepth(value: unknown, stopAt: number): number {
+function jsonDepth(value: unknown, stopAt: number): number {
   let deepest = 0;
   const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
   while (stack.length) {

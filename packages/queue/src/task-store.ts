@@ -263,6 +263,6 @@ function eventPayload(event: StoredEventInput): Record<string, unknown> {
  */
 const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
-export function wellFormedJson(json: string): string {
+function wellFormedJson(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
 }

@@ -24,4 +24,3 @@ export * from './process-isolation.js';
 export * from './jail.js';
 export * from './jail-identity.js';
 export type { JailLimits } from './jail-files.js';
-export { egressRules } from './jail-egress.js';

@@ -13,7 +13,7 @@ function scratchpadOf(context: ToolContext) {
   return context.scratchpad;
 }
 
-export const memorySetTool = defineTool({
+const memorySetTool = defineTool({
   name: 'memory_set',
   description: "Save a note in the task's shared memory, for the other subtasks of the same task to read. Overwrites the key.",
   schema: z.object({
@@ -26,7 +26,7 @@ export const memorySetTool = defineTool({
   },
 });
 
-export const memoryGetTool = defineTool({
+const memoryGetTool = defineTool({
   name: 'memory_get',
   description: "Read a note from the task's shared memory.",
   schema: z.object({ key: z.string().trim().min(1).describe('The note\'s key') }),
@@ -40,7 +40,7 @@ export const memoryGetTool = defineTool({
   },
 });
 
-export const memoryListTool = defineTool({
+const memoryListTool = defineTool({
   name: 'memory_list',
   description: "List the notes in the task's shared memory, with the start of each.",
   schema: z.object({}),

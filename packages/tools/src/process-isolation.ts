@@ -18,12 +18,12 @@ export type ProcessIsolation =
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
 
-export class SandboxError extends Error {
+class SandboxError extends Error {
   override readonly name = 'SandboxError';
   readonly code = 'sandbox_unavailable';
 }
 
-export const UNJAILED_WARNING =
+const UNJAILED_WARNING =
   'AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail, as this worker\'s user: a task\'s code can read what that user can, reach the network, this host\'s services and Redis, and leave processes behind.';
 
 /**

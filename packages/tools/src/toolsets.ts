@@ -15,7 +15,7 @@ import { writeFileTool } from './write-file-tool.js';
 
 const fileTools = [readFileTool, writeFileTool, editFileTool, listFilesTool];
 
-export const TOOLSETS: Record<string, readonly Tool[]> = {
+const TOOLSETS: Record<string, readonly Tool[]> = {
   coder: [bashTool, pythonTool, nodeTool, ...fileTools, httpFetchTool, ...memoryTools, askUserTool],
   file: [bashTool, ...fileTools, ...memoryTools, askUserTool],
   casual: [...memoryTools, askUserTool],

@@ -123,7 +123,7 @@ export async function visibleRecord(store: TaskStore, principal: Principal, task
   return record;
 }
 
-export function notFound(taskId: string): ApiError {
+function notFound(taskId: string): ApiError {
   return new ApiError('not_found', `No task with id "${taskId}".`);
 }
 

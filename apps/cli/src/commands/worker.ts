@@ -23,7 +23,7 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
   onShutdown(() => worker.close());
 }
 
-export function parsePools(value: string | undefined): AgentPool[] {
+function parsePools(value: string | undefined): AgentPool[] {
   if (!value) return [...AGENT_POOLS];
   const pools = value.split(',').map((pool) => pool.trim()).filter(Boolean);
   const unknown = pools.filter((pool) => !(AGENT_POOLS as readonly string[]).includes(pool));

@@ -1,0 +1,64 @@
+/**
+ * The intended arrows of agentq (docs/ARCHITECTURE.md), checked by `npm run deps` in CI:
+ * apps -> queue -> core -> llm/protocol/tools, everything -> contract, the dashboard -> contract only,
+ * and no import circle between files.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Files that import each other, directly or round a loop, cannot be understood or changed one at a time.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'dashboard-imports-only-the-contract',
+      severity: 'error',
+      comment: 'The dashboard runs in a browser with no bundler: it may import itself and @agentq/contract, nothing else.',
+      from: { path: '^apps/dashboard/src/' },
+      to: { pathNot: '^(apps/dashboard/src/|packages/contract/)' },
+    },
+    {
+      name: 'contract-imports-nothing',
+      severity: 'error',
+      comment: 'The contract is shared by the browser and every process: no dependency of its own.',
+      from: { path: '^packages/contract/src/', pathNot: '\\.test\\.ts$' },
+      to: { pathNot: '^packages/contract/' },
+    },
+    {
+      name: 'core-knows-no-queue-nor-redis',
+      severity: 'error',
+      comment: 'The agent loop runs against a journal interface; the queue package implements it over Redis.',
+      from: { path: '^packages/core/src/' },
+      to: { path: '^(packages/(queue|config)/|apps/)|node_modules/(ioredis|bullmq)/' },
+    },
+    {
+      name: 'leaf-packages-stay-leaves',
+      severity: 'error',
+      comment: 'The model client, the tool protocol and the tools know nothing of the loop, the queue or the config.',
+      from: { path: '^packages/(llm|protocol|tools)/src/' },
+      to: { path: '^packages/(core|queue|config)/|node_modules/(ioredis|bullmq)/' },
+    },
+    {
+      name: 'every-import-resolves',
+      severity: 'error',
+      comment: 'An import that cannot be found (a typo, a package not built or not declared) would hide the arrows above.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'packages-never-import-apps',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^apps/' },
+    },
+  ],
+  options: {
+    // Another package is entered through its built files: its edges stop there (its own sources are cruised).
+    doNotFollow: { path: ['node_modules', '/dist/'] },
+    tsPreCompilationDeps: true,
+    combinedDependencies: true,
+  },
+};
