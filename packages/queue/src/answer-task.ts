@@ -3,7 +3,7 @@
  * way the question was asked (a `tool` result of the `ask_user` call, or a user message with fences),
  * and the task is queued again, as a new job, to resume where it stopped.
  */
-import type { AgentPool, TaskStatus } from '@agentq/contract';
+import type { TaskStatus } from '@agentq/contract';
 import type { Message } from '@agentq/protocol';
 import type { AgentQueues } from './agent-queues.js';
 import { enqueue } from './jobs.js';
@@ -30,6 +30,6 @@ export async function answerTask(options: {
   // The step that asked completes with its answer.
   const result = await new Transitions(store).answer(record, { text, message, step: record.steps + 1, jobId, resumes });
   if (!result.applied) return { found: true, status: result.status, answered: false };
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent as AgentPool, payload: { taskId }, jobId, priority: record.priority }]);
+  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId }, jobId, priority: record.priority }]);
   return { found: true, status: 'queued', answered: true };
 }

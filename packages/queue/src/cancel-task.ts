@@ -4,7 +4,7 @@
  * listens; the one holding it aborts the model call and kills the running tool) and also sees the
  * flag at its next commit. Cancelling a planned task cancels every subtask, running or waiting.
  */
-import type { AgentPool, TaskStatus } from '@agentq/contract';
+import type { TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { AgentQueues } from './agent-queues.js';
 import { onSubtaskFinished } from './subtasks.js';
@@ -50,7 +50,7 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
     if (result.applied) return { found: true, status: result.status };
   }
   if (requested.status === 'queued') {
-    const queue = options.queues[record.agent as AgentPool];
+    const queue = options.queues[record.agent];
     // 0 means a worker holds it now: it sees the flag when it starts.
     const removed = queue ? await queue.remove(record.jobId || taskId) : 0;
     if (removed === 1) {

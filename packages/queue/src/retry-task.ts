@@ -2,7 +2,7 @@
  * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority and
  * metadata (plus `retryOf`) in the same tenant: the old one keeps its history.
  */
-import { AGENT_KINDS, type AgentKind, type AgentPool, type TaskStatus } from '@agentq/contract';
+import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import { enqueue } from './jobs.js';
 import type { TaskStore } from './task-store.js';
@@ -17,6 +17,6 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   const agent = (AGENT_KINDS as readonly string[]).includes(record.agent) ? (record.agent as AgentKind) : undefined;
   const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
   const [created] = await new Transitions(options.store).submit([{ prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata }], { tenant: record.tenant });
-  await enqueue(options.queues, [{ kind: 'agent', pool: created!.agent as AgentPool, payload: { taskId: created!.id }, priority: created!.priority }]);
+  await enqueue(options.queues, [{ kind: 'agent', pool: created!.agent, payload: { taskId: created!.id }, priority: created!.priority }]);
   return { found: true, status: 'queued', newId: created!.id };
 }

@@ -5,7 +5,7 @@
  * task ids), so the job that ran a finishing subtask can be re-run after a crash and loses nothing.
  * A subtask runs as soon as all of its needs completed, not in waves.
  */
-import { type AgentPool, type TaskError, TERMINAL_STATUSES } from '@agentq/contract';
+import { type TaskError, TERMINAL_STATUSES } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import { enqueue } from './jobs.js';
 import { dependentsOf, type PlannedSubtask } from '@agentq/core';
@@ -47,7 +47,7 @@ export async function releaseSubtask(options: DagOptions & { taskId: string }): 
   const released = await new Transitions(store).release(pending);
   const record = await store.getRecord(taskId);
   if (!record || record.status !== 'queued') return;
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent as AgentPool, payload: { taskId }, priority: record.priority }]);
+  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId }, priority: record.priority }]);
   if (released.applied) {
     await store.commit({
       taskId: record.rootId,

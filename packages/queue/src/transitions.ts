@@ -11,7 +11,7 @@
  *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
  */
 import { randomUUID } from 'node:crypto';
-import type { TaskError, TaskStatus } from '@agentq/contract';
+import type { AgentPool, TaskError, TaskStatus } from '@agentq/contract';
 import type { Message } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import { DEFAULT_POOL, type PendingQuestion, type TaskInput } from './task-schemas.js';
@@ -44,11 +44,11 @@ export class Transitions {
   constructor(readonly store: TaskStore) {}
 
   /** New submitted tasks, `queued`; a task whose idempotency key names one already answers that one. */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<Array<{ id: string; agent: string; priority: number; existing?: TaskStatus }>> {
+  async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<Array<{ id: string; agent: AgentPool; priority: number; existing?: TaskStatus }>> {
     const { store } = this;
     const lastOrder = await store.redis.incrby(store.keys.orderCounter, inputs.length);
     const now = new Date().toISOString();
-    const tasks = inputs.map((input, index): NewTask & { agent: string; priority: number } => {
+    const tasks = inputs.map((input, index): NewTask & { agent: AgentPool; priority: number } => {
       const id = randomUUID();
       const agent = input.agent ?? DEFAULT_POOL;
       const priority = input.priority ?? 5;
