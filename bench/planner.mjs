@@ -6,43 +6,39 @@
  *   npm run bench:planner -- --tasks 100
  */
 import { parseArgs } from 'node:util';
-import { percentile, startAgentq } from './harness.mjs';
+import { startAgentq, until } from './lib/agentq.mjs';
+import { startModel } from './lib/model.mjs';
+import { startPrivateRedis } from './lib/private-redis.mjs';
+import { percentile } from './lib/stats.mjs';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '20' } } });
 const taskCount = Number(values.tasks);
-const plan = [
-  { id: '1', agent: 'casual', task: 'one', need: [] },
-  { id: '2', agent: 'casual', task: 'two', need: ['1'] },
-  { id: '3', agent: 'casual', task: 'three', need: ['1'] },
-  { id: '4', agent: 'casual', task: 'four', need: ['2', '3'] },
-];
-const agentq = await startAgentq({
-  name: 'planner',
-  concurrency: values.concurrency,
-  rules: [
-    { match: (r) => String(r.messages[0]?.content).startsWith('You are the planner'), reply: { content: `\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\`` } },
-    { reply: { content: 'done' } },
-  ],
-});
+const redis = await startPrivateRedis();
+const model = await startModel({ script: 'diamond' });
+const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'planner', pools: 'planner,casual', concurrency: Number(values.concurrency) });
+try {
+  const started = performance.now();
+  const ids = await agentq.submit(Array.from({ length: taskCount }, (_, index) => ({ prompt: `diamond ${index}` })));
+  // Subtasks are in the status indexes too: wait for the roots.
+  await until(async () => (await redis.client.zmscore(`planner:tasks:status:completed`, ...ids)).filter(Boolean).length + (await redis.client.zmscore(`planner:tasks:status:failed`, ...ids)).filter(Boolean).length, taskCount, 20);
+  const totalMs = performance.now() - started;
 
-const started = performance.now();
-const response = await fetch(`${agentq.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: Array.from({ length: taskCount }, (_, index) => ({ prompt: `diamond ${index}` })) }) });
-const ids = (await response.json()).tasks.map((task) => task.id);
-await agentq.waitForEnded(taskCount);
-const totalMs = performance.now() - started;
-
-const gaps = [];
-const spans = [];
-for (const id of ids) {
-  const events = await (await fetch(`${agentq.url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json();
-  const at = (predicate) => Date.parse(events.find(predicate)?.ts ?? '');
-  const endOf = (planId) => at((event) => event.taskId !== id && event.data.planId === planId && event.type.startsWith('task.'));
-  const queuedOf = (planId) => at((event) => event.type === 'subtask.queued' && event.data.planId === planId);
-  gaps.push(queuedOf('2') - endOf('1'), queuedOf('3') - endOf('1'), queuedOf('4') - Math.max(endOf('2'), endOf('3')));
-  spans.push(at((event) => event.type === 'task.completed' && event.taskId === id) - at((event) => event.type === 'task.queued'));
+  const gaps = [];
+  const spans = [];
+  for (const id of ids) {
+    const events = await (await fetch(`${agentq.api.url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json();
+    const at = (predicate) => Date.parse(events.find(predicate)?.ts ?? '');
+    const endOf = (planId) => at((event) => event.taskId !== id && event.data.planId === planId && event.type.startsWith('task.'));
+    const queuedOf = (planId) => at((event) => event.type === 'subtask.queued' && event.data.planId === planId);
+    gaps.push(queuedOf('2') - endOf('1'), queuedOf('3') - endOf('1'), queuedOf('4') - Math.max(endOf('2'), endOf('3')));
+    spans.push(at((event) => event.type === 'task.completed' && event.taskId === id) - at((event) => event.type === 'task.queued'));
+  }
+  console.log(`agentq planner: ${taskCount} planned diamonds (4 subtasks each), zero-latency model, 1 worker process, concurrency ${values.concurrency} per pool`);
+  console.log(`  all done:                         ${(totalMs / 1000).toFixed(2)} s -> ${(taskCount / (totalMs / 1000)).toFixed(1)} planned tasks/s, ${((taskCount * 4) / (totalMs / 1000)).toFixed(0)} subtasks/s`);
+  console.log(`  need ended -> dependent queued:   p50 ${percentile(gaps, 50)} ms, p95 ${percentile(gaps, 95)} ms, max ${percentile(gaps, 100)} ms`);
+  console.log(`  one planned task, end to end:     p50 ${percentile(spans, 50)} ms, p95 ${percentile(spans, 95)} ms`);
+} finally {
+  await agentq.stop();
+  await model.stop();
+  await redis.stop();
 }
-console.log(`agentq planner: ${taskCount} planned diamonds (4 subtasks each), zero-latency model, 1 worker process, concurrency ${values.concurrency} per pool`);
-console.log(`  all done:                         ${(totalMs / 1000).toFixed(2)} s -> ${(taskCount / (totalMs / 1000)).toFixed(1)} planned tasks/s, ${((taskCount * 4) / (totalMs / 1000)).toFixed(0)} subtasks/s`);
-console.log(`  need ended -> dependent queued:   p50 ${percentile(gaps, 50)} ms, p95 ${percentile(gaps, 95)} ms, max ${percentile(gaps, 100)} ms`);
-console.log(`  one planned task, end to end:     p50 ${percentile(spans, 50)} ms, p95 ${percentile(spans, 95)} ms`);
-await agentq.stop();

@@ -116,8 +116,8 @@ describe('retention', () => {
       const created = await transitions.submit(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })), { tenant: 'default' });
       await Promise.all(
         created.map(async ({ id }) => {
-          const task = { id, tenant: 'default', listed: true, startedAt: undefined };
-          await transitions.start(task, { runToken: 'run', attempt: 1, resumed: false });
+          const task = { id, tenant: 'default', listed: true };
+          await transitions.claim(task, { runToken: 'run' });
           await transitions.complete(task, { runToken: 'run', result: 'ok' });
         }),
       );

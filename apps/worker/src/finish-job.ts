@@ -7,7 +7,7 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
 import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
-import { startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { capOutput } from '@agentq/tools';
 import { holdTask } from './hold-task.js';
 import type { PlannerContext } from './plan-job.js';
@@ -34,14 +34,14 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
   const problems = failed.map(({ subtask, record: child }) => `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`);
   const mayReplan = record.replans < config.AGENTQ_REPLANS;
 
-  const end = await holdTask<Finish>({
+  const end = await holdTask<Finish, string>({
     job,
     token,
     context,
-    record,
+    task: { taskId: record.id, tenant: record.tenant },
     agent: 'planner',
-    resumed: Boolean(record.startedAt),
-    announce: record.status === 'queued',
+    resumed: (claimed) => Boolean(claimed.startedAt),
+    announce: (claimed) => claimed.status === 'queued',
     run: async (held) => {
       if (failed.length === 0) {
         const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
@@ -61,35 +61,36 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
       });
       return { kind: 'replan', outcome };
     },
+    settle: async (ran, { by }) => {
+      const finish: Finish = ran.ended === 'ran' ? ran.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: ran.message } };
+      const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
+      if (outcome?.status === 'cancelled') {
+        await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while its end was written' });
+        return 'cancelled';
+      }
+      if (outcome?.status === 'failed' && outcome.reason === 'error') {
+        await transitions.fail(record, { ...by, error: { code: 'error', message: outcome.message } });
+        return 'failed';
+      }
+      if (finish.kind === 'answer' && outcome?.status === 'completed') {
+        await transitions.complete(record, { ...by, result: outcome.answer, subtasks: children.length });
+        return 'completed';
+      }
+      if (outcome?.status === 'planned') {
+        await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: record.planVersion + 1 });
+        return 'replanned';
+      }
+      if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
+      return failWithPartialResults({ context, record, by, failed: failed.length, of: current.length, problems, report });
+    },
   });
-  if (end.ended === 'not_held') return 'skipped';
-  const by = end.by;
-  const finish: Finish = end.ended === 'ran' ? end.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: end.message } };
-  const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
-  if (outcome?.status === 'cancelled') {
-    await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while its end was written' });
-    return 'cancelled';
-  }
-  if (outcome?.status === 'failed' && outcome.reason === 'error') {
-    await transitions.fail(record, { ...by, error: { code: 'error', message: outcome.message } });
-    return 'failed';
-  }
-  if (finish.kind === 'answer' && outcome?.status === 'completed') {
-    await transitions.complete(record, { ...by, result: outcome.answer, subtasks: children.length });
-    return 'completed';
-  }
-  if (outcome?.status === 'planned') {
-    await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: record.planVersion + 1 });
-    return 'replanned';
-  }
-  if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
-  return failWithPartialResults({ context, record, by, failed: failed.length, of: current.length, problems, report });
+  return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
 }
 
 async function failWithPartialResults(options: {
   context: PlannerContext;
   record: TaskRecord;
-  by: { runToken: string; agent?: string; worker?: string };
+  by: ByRun;
   failed: number;
   of: number;
   problems: string[];

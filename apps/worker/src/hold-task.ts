@@ -1,21 +1,25 @@
 /**
  * The one place that decides how a job's run ends, whatever the job (an agent's task, a plan, a
- * planned task's end). A run holds its task under a new run token (a stale run can write nothing),
- * with the task's journal and an abort signal. Then:
+ * planned task's end). A run claims its task under a new run token (a stale run can write nothing),
+ * reading it in the same round trip, and gets the task's journal and an abort signal. Then:
  *
+ * - a cancel was asked for before it started: the task ends cancelled, nothing runs;
  * - stopped by this worker's shutdown (the signal's reason): the task goes back to the queue and the
  *   job is delayed, without using an attempt; another worker resumes it from its journal;
  * - a 429 that outlasted the SDK's retries: the task goes back to the queue and the whole pool pauses
  *   (BullMQ's rate limit, every worker of it on every machine), without using an attempt;
  * - another error: back to the queue for BullMQ to try again with backoff, or, at the last attempt,
  *   `gave_up` for the caller to record the failure;
- * - otherwise what the run answered (a cancel included) is the caller's to record.
+ * - otherwise what the run answered (a cancel included) is the caller's to record (`settle`).
+ *
+ * The run's `task.started`, and what its journal holds back, go out with its first write: the
+ * outcome's transition takes them (`by.takeHeld`), and anything left is written when it ends.
  */
 import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, type Job } from 'bullmq';
-import type { AgentJournal } from '@agentq/core';
+import type { TaskStatus } from '@agentq/contract';
 import { LlmError } from '@agentq/llm';
-import { createRedisJournal, type ByRun, type TaskRecord } from '@agentq/queue';
+import { createRedisJournal, type ByRun, type RedisJournal, type TaskRecord } from '@agentq/queue';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 
@@ -23,66 +27,94 @@ import type { JobContext } from './job-context.js';
 const DEFAULT_RATE_LIMIT_MS = 5_000;
 
 export interface HeldTask {
+  /** The run (its token, and what its journal held back for the outcome to take). */
   by: ByRun;
-  journal: AgentJournal;
+  /** The task as it was when the run claimed it. */
+  record: TaskRecord;
+  journal: RedisJournal;
   signal: AbortSignal;
 }
 
-/** How the run ended; `by` is the run (its token) that the caller records the outcome as. */
-export type RunEnd<T> = { ended: 'ran'; value: T; by: ByRun } | { ended: 'gave_up'; message: string; by: ByRun } | { ended: 'not_held' };
+/** How the run ended, for `settle` to record. */
+export type RunEnd<T> = { ended: 'ran'; value: T } | { ended: 'gave_up'; message: string };
 
-export async function holdTask<T>(options: {
+/** The run did not hold its task: it moved on (ended, waiting, missing), or a cancel came first. */
+export interface NotHeld {
+  held: false;
+  /** The task as it was (undefined when there is none). */
+  record: TaskRecord | undefined;
+  status: TaskStatus | undefined;
+  cancelled: boolean;
+}
+
+export async function holdTask<T, R>(options: {
   job: Job;
   token: string | undefined;
   context: JobContext;
-  record: TaskRecord;
+  task: { taskId: string; tenant?: string | undefined };
   agent: string;
   /** Whether this run continues one that began before (for the `task.started` event). */
-  resumed: boolean;
-  /** Say `task.started`. Default true. */
-  announce?: boolean;
+  resumed: (record: TaskRecord) => boolean;
+  /** Say `task.started`. Default yes. */
+  announce?: (record: TaskRecord) => boolean;
   run: (held: HeldTask) => Promise<T>;
-}): Promise<RunEnd<T>> {
-  const { job, context, record } = options;
+  /** Records how the run ended (its transitions take `held.by`). */
+  settle: (end: RunEnd<T>, held: HeldTask) => Promise<R>;
+}): Promise<{ held: true; value: R } | NotHeld> {
+  const { job, context } = options;
   const by: ByRun = { runToken: randomUUID(), agent: options.agent, worker: context.workerId };
-  const started = await context.transitions.start(record, { ...by, attempt: job.attemptsMade + 1, resumed: options.resumed, announce: options.announce ?? true });
+  const claim = await context.transitions.claim({ id: options.task.taskId, tenant: options.task.tenant }, by);
   // The task moved on meanwhile (cancelled, waiting for its user, ended): nothing to run.
-  if (!started.applied) return { ended: 'not_held' };
+  if (!claim.applied || !claim.record) return { held: false, record: claim.record, status: claim.status, cancelled: false };
+  const record = claim.record;
   const { controller, release } = context.cancels.register(record.id);
+  const announce = !claim.cancelRequested && (options.announce?.(record) ?? true);
   const journal = createRedisJournal({
     store: context.store,
     taskId: record.id,
     agent: options.agent,
     worker: context.workerId,
     runToken: by.runToken,
-    onCommit: (entry, { cancelRequested }) => {
+    memory: claim.memory,
+    heldEvents: announce ? [{ type: 'task.started', at: new Date().toISOString(), agent: options.agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed: options.resumed(record) } }] : [],
+    onCommit: (_entry, { cancelRequested }) => {
       if (cancelRequested) controller.abort(CANCELLED);
-      if (entry.steps !== undefined) void job.updateProgress({ steps: entry.steps }).catch(() => undefined);
     },
   });
-  const handBack = async (): Promise<never> => {
-    await context.transitions.requeue(record, { ...by, why: { kind: 'handed_back' } });
-    await job.moveToDelayed(Date.now(), options.token);
-    throw new DelayedError();
-  };
+  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal };
   try {
-    const value = await options.run({ by, journal, signal: controller.signal });
-    if (stoppedByShutdown(controller.signal)) await handBack();
-    return { ended: 'ran', value, by };
-  } catch (error) {
-    if (error instanceof DelayedError) throw error;
-    if (stoppedByShutdown(controller.signal)) await handBack();
-    if (error instanceof LlmError && error.code === 'rate_limited') {
-      await context.transitions.requeue(record, { ...by, why: { kind: 'rate_limited', message: error.message } });
-      await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
-      throw new RateLimitError();
+    if (claim.cancelRequested) {
+      await context.transitions.cancel(record, { ...held.by, from: ['running'], reason: 'cancelled before it started' });
+      return { held: false, record, status: 'cancelled', cancelled: true };
     }
-    if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
-      await context.transitions.requeue(record, { ...by, why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message } });
-      throw error;
+    const handBack = async (): Promise<never> => {
+      await context.transitions.requeue(record, { ...held.by, why: { kind: 'handed_back' } });
+      await job.moveToDelayed(Date.now(), options.token);
+      throw new DelayedError();
+    };
+    let end: RunEnd<T>;
+    try {
+      const value = await options.run(held);
+      if (stoppedByShutdown(controller.signal)) await handBack();
+      end = { ended: 'ran', value };
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      if (stoppedByShutdown(controller.signal)) await handBack();
+      if (error instanceof LlmError && error.code === 'rate_limited') {
+        await context.transitions.requeue(record, { ...held.by, why: { kind: 'rate_limited', message: error.message } });
+        await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
+        throw new RateLimitError();
+      }
+      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+        await context.transitions.requeue(record, { ...held.by, why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message } });
+        throw error;
+      }
+      end = { ended: 'gave_up', message: (error as Error).message };
     }
-    return { ended: 'gave_up', message: (error as Error).message, by };
+    return { held: true, value: await options.settle(end, held) };
   } finally {
+    // Left by a run that ended without a transition of its own (a plan started): written now.
+    await journal.flush().catch(() => undefined);
     release();
   }
 }

@@ -16,7 +16,7 @@ export function processorFor(pool: AgentPool, context: JobContext & { offerTool:
     const { kind, payload } = readJob(job, pool);
     switch (kind) {
       case 'agent':
-        return pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, token);
+        return pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, pool, token);
       case 'finish':
         return runFinishJob(job, payload, context, token);
     }

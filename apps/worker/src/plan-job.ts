@@ -28,10 +28,10 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
     job,
     token,
     context,
-    record,
+    task: { taskId: record.id, tenant: record.tenant },
     agent: 'planner',
-    resumed: Boolean(record.startedAt),
-    announce: record.status === 'queued',
+    resumed: (claimed) => Boolean(claimed.startedAt),
+    announce: (claimed) => claimed.status === 'queued',
     run: (held) =>
       planTask({
         model: context.model,
@@ -44,18 +44,20 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
         offerTool: context.offerTool,
         signal: held.signal,
       }),
+    settle: async (ran, { by }) => {
+      const outcome = ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
+      switch (outcome.status) {
+        case 'planned':
+          await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: 1 });
+          return 'planned';
+        case 'cancelled':
+          await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while it was being planned' });
+          return 'cancelled';
+        case 'failed':
+          await transitions.fail(record, { ...by, error: { code: outcome.reason, message: outcome.message } });
+          return 'failed';
+      }
+    },
   });
-  if (end.ended === 'not_held') return 'skipped';
-  const outcome = end.ended === 'ran' ? end.value : ({ status: 'failed', reason: 'error', message: end.message } as const);
-  switch (outcome.status) {
-    case 'planned':
-      await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: 1 });
-      return 'planned';
-    case 'cancelled':
-      await transitions.cancel(record, { ...end.by, from: ['running'], reason: 'cancelled while it was being planned' });
-      return 'cancelled';
-    case 'failed':
-      await transitions.fail(record, { ...end.by, error: { code: outcome.reason, message: outcome.message } });
-      return 'failed';
-  }
+  return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
 }

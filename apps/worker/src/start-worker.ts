@@ -60,11 +60,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   resolveInterpreters();
   const poolTools = await isolationForPools({ config, pools: options.pools });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
+  const data = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-data', pipelined: true });
   const connection = watchRedis(redis, { label: 'agentq worker' });
+  data.on('error', () => undefined);
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
   subscriber.on('error', () => undefined);
-  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
+  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
@@ -154,7 +157,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if ((await Promise.race([closed, grace])) === 'late') cancels.interruptAll();
       await closed;
       await closeQueues(queues);
-      await Promise.all([redis.quit(), subscriber.quit()]);
+      await Promise.all([redis.quit(), data.quit(), subscriber.quit()]);
     },
   };
 }

@@ -10,6 +10,9 @@ import type { EventInput } from '@agentq/contract';
 import type { AgentJournal } from './journal.js';
 import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
 
+/** How long a model call's `llm.request` may wait to go out with the answer: below it, no one could tell. */
+const ANNOUNCE_WITHIN_MS = 300;
+
 /** The agent loop's turns: a reply goes back to the model, and an answer that asks for no tool ends the step. */
 function defaultCompletion(protocol: ToolProtocol): NonNullable<ModelTurnOptions['completeWith']> {
   return (plan) => ({ messages: plan.kind === 'reply' ? [protocol.replyMessage(plan.text)] : [], completesStep: plan.kind !== 'tools' });
@@ -31,6 +34,11 @@ export interface ModelTurnOptions {
    * answer that asks for no tool completes its step.
    */
   completeWith?: (plan: TurnPlan, answer: AssistantMessage) => TurnCompletion;
+  /**
+   * A final answer is the run's last write before its outcome: commit it lazily, to go out with the
+   * outcome (a crash in between asks the model again). Default false.
+   */
+  holdFinalAnswer?: boolean;
 }
 
 /** What a turn's commit adds to the answer (see `completeWith`). */
@@ -52,8 +60,11 @@ export interface ModelTurn {
 export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTurn> {
   const { model, journal, step } = options;
   const messages = normalizeMessages(options.context);
+  // For those who watch: written with the answer, or by itself if the call takes long enough to see.
   await journal.commit({
     events: [{ type: 'llm.request', step, data: { model: model.modelId, messages: messages.length, tools: options.toolSpecs.length } }],
+    lazy: true,
+    writeWithinMs: ANNOUNCE_WITHIN_MS,
   });
   const started = performance.now();
   const response = await model.generate({ messages, tools: options.toolSpecs, signal: options.signal });
@@ -88,6 +99,7 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
     events,
     ...(response.usage ? { usage: response.usage } : {}),
     ...(completes ? { steps: step } : {}),
+    ...(options.holdFinalAnswer && plan.kind === 'final' ? { lazy: true } : {}),
   });
   return { plan, committed, usage: response.usage };
 }

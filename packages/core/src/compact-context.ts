@@ -6,10 +6,10 @@
  * is left without its call.
  */
 import type { LanguageModel } from '@agentq/llm';
-import { buildContextView, isUserSaid, splitReasoning, SUMMARY_MARKER, type CompactionEntry, type ContextItem, type MemoryEntry, type TokenUsage } from '@agentq/protocol';
+import { buildContextView, isUserSaid, splitReasoning, SUMMARY_MARKER, type CompactionEntry, type ContextItem, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
 import { capOutput } from '@agentq/tools';
 import type { AgentJournal } from './journal.js';
-import { countMessageTokens } from './count-tokens.js';
+import { countMessageTokens, tokenUpperBound } from './count-tokens.js';
 
 export interface CompactionSettings {
   /** Past this many tokens (counted, or as the provider reported), older steps are summarised. */
@@ -24,8 +24,8 @@ export interface CompactOptions {
   settings: CompactionSettings;
   model: LanguageModel;
   entries: readonly MemoryEntry[];
-  /** The provider's own count of the context, if one is known beyond the local count. */
-  reportedTokens: number;
+  /** The provider's count of the context at its last call, and the messages added since. */
+  reported?: { tokens: number; since: readonly Message[] };
   journal: AgentJournal;
   step: number;
   signal: AbortSignal;
@@ -35,8 +35,11 @@ export interface CompactOptions {
 export async function compactContext(options: CompactOptions): Promise<CompactionEntry[]> {
   const { settings, entries } = options;
   const view = buildContextView(entries);
-  const counted = countMessageTokens(view.map((item) => item.message));
-  const tokensBefore = Math.max(counted, options.reportedTokens);
+  const messages = view.map((item) => item.message);
+  const { reported } = options;
+  // Under the limit by a bound that needs no tokenizer: nothing to count.
+  if (tokenUpperBound(messages) <= settings.limit && (!reported || reported.tokens + tokenUpperBound(reported.since) <= settings.limit)) return [];
+  const tokensBefore = Math.max(await countMessageTokens(messages), reported ? reported.tokens + (await countMessageTokens(reported.since)) : 0);
   if (tokensBefore <= settings.limit) return [];
 
   const segments = segmentsToSummarise(view, settings.keepSteps ?? 2);
@@ -56,7 +59,7 @@ export async function compactContext(options: CompactOptions): Promise<Compactio
     const summary = splitReasoning(response.message.content ?? '').answer || '(the summariser returned nothing)';
     compactions.push({ role: 'compaction', summary, from: segment[0]!.from, to: segment.at(-1)!.to });
   }
-  const tokensAfter = countMessageTokens(buildContextView([...entries, ...compactions]).map((item) => item.message));
+  const tokensAfter = await countMessageTokens(buildContextView([...entries, ...compactions]).map((item) => item.message));
   await options.journal.commit({
     messages: compactions,
     usage,

@@ -95,6 +95,11 @@ function readQuestion(call: PlannedCall): string | undefined {
 
 async function runPlannedCall(call: PlannedCall, tools: readonly Tool[], context: ToolContext): Promise<CallResult> {
   if (call.error) return { call, status: 'failed', output: call.error };
+  try {
+    await context.prepareWorkdir?.();
+  } catch (error) {
+    return { call, status: 'failed', output: `The work directory could not be made (${(error as Error).message}); nothing ran.` };
+  }
   if (call.savePath !== undefined) {
     try {
       const owner = fileOwner(context);

@@ -1,7 +1,10 @@
 /**
  * Where the loop keeps what happened: the task's messages and its events. Each commit is written
  * whole (messages, events and usage together) before the loop goes on, so a job resumed on another
- * worker starts from its last commit and never repeats an LLM call that was already answered.
+ * worker starts from its last commit and never repeats an LLM call that was already answered. A
+ * `lazy` commit is the exception: what could be made again if it were lost (a task's first messages,
+ * a final answer just before the run's outcome) or only tells (that a model call began), which a
+ * journal may write with its next write; `writeWithinMs` bounds how long it may wait for one.
  */
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import type { EventInput } from '@agentq/contract';
@@ -13,6 +16,10 @@ export interface JournalEntry {
   usage?: TokenUsage;
   /** The number of completed steps after this commit. */
   steps?: number;
+  /** May be written with the journal's next write instead of now (see above). */
+  lazy?: boolean;
+  /** A lazy commit is written by itself if no other write took it within this long. Default: no limit. */
+  writeWithinMs?: number;
 }
 
 export interface AgentJournal {

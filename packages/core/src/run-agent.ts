@@ -14,7 +14,6 @@ import type { ProcessIsolation, Scratchpad, Tool, ToolContext } from '@agentq/to
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
-import { countMessageTokens } from './count-tokens.js';
 import { executeTools, type ExecuteToolsOutcome } from './execute-tools.js';
 import type { AgentJournal } from './journal.js';
 import { nativeProtocol } from './native-protocol.js';
@@ -30,6 +29,8 @@ export interface RunAgentOptions {
   prompt: string;
   /** The task's work directory: tools run there and cannot leave it. */
   workdir: string;
+  /** Makes the work directory, once, before the first tool runs. Default: it is there already. */
+  prepareWorkdir?: () => Promise<void>;
   /** Hard cap on model calls. */
   maxSteps: number;
   /** How the model asks for tools. Default native tool calls. */
@@ -65,7 +66,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       { role: 'system', content: options.systemPrompt },
       { role: 'user', content: options.prompt },
     ];
-    await journal.commit({ messages: initial });
+    // Made again from the task if lost: they go out with the first model request's event.
+    await journal.commit({ messages: initial, lazy: true });
     entries.push(...initial);
   }
   const stopConditions = [stepCountIs(options.maxSteps), ...(options.stopWhen ?? [])];
@@ -78,6 +80,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
     ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
     isolation: options.isolation,
+    ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();
@@ -124,7 +127,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
           settings: options.compaction,
           model: options.model,
           entries,
-          reportedTokens: reported.tokens ? reported.tokens + countMessageTokens(sinceReport) : 0,
+          ...(reported.tokens ? { reported: { tokens: reported.tokens, since: sinceReport } } : {}),
           journal,
           step: steps + 1,
           signal,
@@ -143,6 +146,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
         journal,
         step: steps + 1,
         signal,
+        holdFinalAnswer: true,
       });
       steps++;
       entries.push(...turn.committed);
@@ -160,4 +164,14 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       return { ...modelErrorOutcome(error, signal), steps };
     }
   }
+}
+
+/** `make` run at most once while it succeeds; a failure is tried again by the next caller. */
+function once(make: () => Promise<void>): () => Promise<void> {
+  let made: Promise<void> | undefined;
+  return () =>
+    (made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    }));
 }

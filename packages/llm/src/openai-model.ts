@@ -14,6 +14,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Message, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
 
 export interface OpenAIModelOptions {
@@ -35,37 +36,55 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   const maxRetries = options.maxRetries ?? 3;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const deadlineMs = options.deadlineMs ?? 300_000;
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries });
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries, fetch: keepAliveFetch });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
+  /** Every attempt of one call, until an answer, an error not worth retrying, or the deadline. */
+  const call = async (request: ModelRequest, signal: AbortSignal, deadline: { passed: boolean }): Promise<ModelResponse> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const completion: ChatCompletion = await client.chat.completions.create(
+          {
+            model: options.model,
+            messages: request.messages.map(toOpenAIMessage),
+            ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
+          },
+          { signal },
+        );
+        return fromCompletion(completion, endpoint);
+      } catch (error) {
+        if (deadline.passed && !request.signal?.aborted) {
+          throw new LlmError({
+            code: 'deadline_exceeded',
+            message: `The model endpoint ${endpoint} gave no usable answer within ${Math.round(deadlineMs / 1000)} s (AGENTQ_LLM_DEADLINE_MS; each attempt may take ${Math.round(timeoutMs / 1000)} s).`,
+            cause: error,
+          });
+        }
+        const failure = toLlmError(error, request.signal, endpoint);
+        // The SDK retried what it knows; a broken 2xx body it does not, so it is retried here alike.
+        if (failure.code !== 'bad_response' || attempt >= maxRetries) throw failure;
+        await sleep(backoffMs(attempt), signal).catch(() => undefined);
+      }
+    }
+  };
   return {
     modelId: options.model,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      const deadline = AbortSignal.timeout(deadlineMs);
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const completion: ChatCompletion = await client.chat.completions.create(
-            {
-              model: options.model,
-              messages: request.messages.map(toOpenAIMessage),
-              ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
-            },
-            { signal },
-          );
-          return fromCompletion(completion, endpoint);
-        } catch (error) {
-          if (deadline.aborted && !request.signal?.aborted) {
-            throw new LlmError({
-              code: 'deadline_exceeded',
-              message: `The model endpoint ${endpoint} gave no usable answer within ${Math.round(deadlineMs / 1000)} s (AGENTQ_LLM_DEADLINE_MS; each attempt may take ${Math.round(timeoutMs / 1000)} s).`,
-              cause: error,
-            });
-          }
-          const failure = toLlmError(error, request.signal, endpoint);
-          // The SDK retried what it knows; a broken 2xx body it does not, so it is retried here alike.
-          if (failure.code !== 'bad_response' || attempt >= maxRetries) throw failure;
-          await sleep(backoffMs(attempt), signal).catch(() => undefined);
-        }
+      // One controller, aborted by the caller's signal or the deadline: AbortSignal.any and
+      // AbortSignal.timeout cost more per call than the rest of a call's client side.
+      const controller = new AbortController();
+      const deadline = { passed: false };
+      const timer = setTimeout(() => {
+        deadline.passed = true;
+        controller.abort(new DOMException('The deadline passed', 'TimeoutError'));
+      }, deadlineMs);
+      const forward = () => controller.abort(request.signal?.reason);
+      if (request.signal?.aborted) forward();
+      else request.signal?.addEventListener('abort', forward, { once: true });
+      try {
+        return await call(request, controller.signal, deadline);
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', forward);
       }
     },
   };

@@ -30,6 +30,6 @@ export async function answerTask(options: {
   // The step that asked completes with its answer.
   const result = await new Transitions(store).answer(record, { text, message, step: record.steps + 1, jobId, resumes });
   if (!result.applied) return { found: true, status: result.status, answered: false };
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId }, jobId, priority: record.priority }]);
+  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority }]);
   return { found: true, status: 'queued', answered: true };
 }

@@ -32,9 +32,9 @@ async function newTask() {
 describe('the commit script', () => {
   it('refuses a stale run token, a wrong status and a missing task, by name, writing nothing', async () => {
     const task = await newTask();
-    expect(await transitions.start(task, { runToken: 'first', attempt: 1, resumed: false })).toMatchObject({ outcome: 'applied', status: 'running' });
+    expect(await transitions.claim(task, { runToken: 'first' })).toMatchObject({ outcome: 'applied', status: 'running' });
     // Another run took the task over: the first one's writes are refused.
-    await transitions.start({ ...task, startedAt: 'x' }, { runToken: 'second', attempt: 2, resumed: true });
+    await transitions.claim(task, { runToken: 'second' });
     expect(await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] })).toMatchObject({ outcome: 'stale_token', applied: false });
     expect(await transitions.release(task)).toMatchObject({ outcome: 'wrong_status', applied: false, status: 'running' });
     expect(await store.commit({ taskId: randomUUID(), fields: { x: '1' } })).toMatchObject({ outcome: 'missing', applied: false, status: undefined });
@@ -70,7 +70,7 @@ describe('the commit script', () => {
 
   it('moves a submitted task between the status indexes, its tenant\'s too', async () => {
     const task = await newTask();
-    await transitions.start(task, { runToken: 'r', attempt: 1, resumed: false });
+    await transitions.claim(task, { runToken: 'r' });
     const keys = store.keys;
     expect(await store.redis.zscore(keys.tasksWithStatus('running'), task.id)).not.toBeNull();
     expect(await store.redis.zscore(keys.tenantTasksWithStatus('acme', 'running'), task.id)).not.toBeNull();

@@ -2,41 +2,54 @@
  * The write path of a task's state, as Lua scripts, so that everything in a change lands together or
  * not at all. The contract (docs/DESIGN.md, "The commit script"):
  *
- * COMMIT: KEYS = [task, messages, events, expiry, ...status index keys]; ARGV = [payload JSON].
+ * COMMIT: KEYS = [task, messages, events, expiry, ...status index keys]; ARGV = [payload JSON, then
+ * each message to append (JSON text), then each event's data (JSON text)]: what may be long goes as
+ * it is, not inside the payload, so nothing decodes it.
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
  *   and by `runToken` (the run that holds the task), and carry fields, usage, steps, messages to
  *   append and events to add. The status index keys are passed for a status change of a submitted
  *   task: for each status of `indexStatuses`, the global index, then the tenant's, in that order.
- * - Returns `{outcome, seq, status, cancelRequested}`: `outcome` is `applied`, `missing` (no such
- *   task), `wrong_status` (`expect` did not hold) or `stale_token` (another run holds the task);
- *   nothing is written unless it is `applied`. `seq` is the last event's number, `status` the
- *   status after the commit.
+ * - Returns `{outcome, seq, status, cancelRequested, record?, messages?}`: `outcome` is `applied`,
+ *   `missing` (no such task), `wrong_status` (`expect` did not hold) or `stale_token` (another run
+ *   holds the task); nothing is written unless it is `applied`. `seq` is the last event's number,
+ *   `status` the status after the commit. With `read`, also the record as it was before the commit
+ *   (flat field/value pairs; refused commits too) and, when applied, its memory: a run's claim reads
+ *   its task in the same round trip.
  *
- * CREATE: KEYS = [task, events, ...index keys, idempotency key (if any)]; ARGV = [payload JSON]. Stores a
- * new record (its fields), adds it to the indexes given, and its first event if any; with an
- * idempotency key that already names a live task, it writes nothing and answers that task.
- * Returns `{outcome, id, status}`: `created`, or `existing` with the task the key named.
+ * CREATE: KEYS = for each task [task, events, ...its index keys, its idempotency key (if any)];
+ * ARGV = [payload JSON]. Stores each new record (its fields), adds it to its indexes, and its first
+ * event if any; a task whose idempotency key already names a live task writes nothing and answers
+ * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
+ * key named.
  *
  * Events are built here only (ENVELOPE): the stream owner's id and the next `seq` make the event's
- * id; `seq` increases by one per event of the stream, with no gaps; each event is also published on
- * the owner's channel for live followers. An event's `data` arrives as JSON text and is kept as it is.
+ * id; `seq` increases by one per event of the stream, with no gaps. The events of one write are one
+ * stream entry (id `<last seq>-0`, field `events`: one JSON event per line) and one message on the
+ * owner's channel (the same lines), so a write costs one XADD and one PUBLISH however many events it
+ * has. An event's `data` arrives as JSON text and is kept as it is.
+ *
+ * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
+ * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
  */
 
-/** `{"id","taskId","rootId","seq","ts","type","agent"?,"worker"?,"step"?,"data"}`, then XADD and PUBLISH. */
+/** Builds the events' lines, then one XADD and one PUBLISH; returns the new last `seq`. */
 const ENVELOPE = `
-local function addEvents(task, eventsKey, channel, owner, rootId, ts, events)
-  local seq = tonumber(redis.call('HGET', task, 'seq') or '0')
-  for _, event in ipairs(events or {}) do
-    seq = redis.call('HINCRBY', task, 'seq', 1)
+local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
+  if not events or #events == 0 then return seq end
+  local lines = {}
+  local head = ',"rootId":' .. cjson.encode(rootId) .. ',"ts":'
+  for index, event in ipairs(events) do
+    seq = seq + 1
     local text = '{"id":' .. cjson.encode(owner .. ':' .. seq) .. ',"taskId":' .. cjson.encode(event.taskId or owner)
-      .. ',"rootId":' .. cjson.encode(rootId) .. ',"seq":' .. seq .. ',"ts":' .. cjson.encode(ts) .. ',"type":' .. cjson.encode(event.type)
+      .. head .. cjson.encode(event.at or ts) .. ',"seq":' .. seq .. ',"type":' .. cjson.encode(event.type)
     if event.agent then text = text .. ',"agent":' .. cjson.encode(event.agent) end
     if event.worker then text = text .. ',"worker":' .. cjson.encode(event.worker) end
     if event.step then text = text .. ',"step":' .. string.format('%d', event.step) end
-    text = text .. ',"data":' .. event.data .. '}'
-    redis.call('XADD', eventsKey, seq .. '-0', 'event', text)
-    redis.call('PUBLISH', channel, text)
+    lines[index] = text .. ',"data":' .. event.data .. '}'
   end
+  local text = table.concat(lines, '\\n')
+  redis.call('XADD', eventsKey, seq .. '-0', 'events', text)
+  if channel then redis.call('PUBLISH', channel, text) end
   return seq
 end
 `;
@@ -44,29 +57,45 @@ end
 export const COMMIT_SCRIPT = `${ENVELOPE}
 local task, messagesKey, eventsKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local c = cjson.decode(ARGV[1])
-local current = redis.call('HGET', task, 'status')
+local record, fields
+local current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory
+if c.read then
+  record = redis.call('HGETALL', task)
+  fields = {}
+  for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
+  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory =
+    fields.status, fields.cancelRequested, fields.seq, fields.runToken, fields.listed, fields.order, fields.rootId, fields.promptTokens, fields.completionTokens, fields.memory
+else
+  local h = redis.call('HMGET', task, 'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'promptTokens', 'completionTokens', 'memory')
+  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory = h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10]
+end
 if not current then return {'missing', 0, '', '0'} end
-local cancelRequested = redis.call('HGET', task, 'cancelRequested') or '0'
-local seqNow = tonumber(redis.call('HGET', task, 'seq') or '0')
+cancelRequested = cancelRequested or '0'
+local seq = tonumber(seqText or '0')
 if c.expect then
   local allowed = false
   for _, status in ipairs(c.expect) do if status == current then allowed = true end end
-  if not allowed then return {'wrong_status', seqNow, current, cancelRequested} end
+  if not allowed then return {'wrong_status', seq, current, cancelRequested, record} end
 end
 -- A worker that lost its job (it stalled and another worker took over) may not write any more.
-if c.runToken and redis.call('HGET', task, 'runToken') ~= c.runToken then
-  return {'stale_token', seqNow, current, cancelRequested}
+if c.runToken and runToken ~= c.runToken then
+  return {'stale_token', seq, current, cancelRequested, record}
 end
+local set = {}
+local function put(name, value)
+  set[#set + 1] = name
+  set[#set + 1] = value
+end
+local status = current
 if c.status and c.status ~= current then
-  if redis.call('HGET', task, 'listed') == '1' then
+  if listed == '1' then
     local statuses = c.indexStatuses
     if not statuses or #KEYS < 4 + 2 * #statuses then return redis.error_reply('a status change of a submitted task needs its index keys') end
-    local order = redis.call('HGET', task, 'order')
-    for index, status in ipairs(statuses) do
-      if status == current then
+    for index, name in ipairs(statuses) do
+      if name == current then
         redis.call('ZREM', KEYS[4 + index], c.taskId)
         redis.call('ZREM', KEYS[4 + #statuses + index], c.taskId)
-      elseif status == c.status then
+      elseif name == c.status then
         redis.call('ZADD', KEYS[4 + index], order, c.taskId)
         redis.call('ZADD', KEYS[4 + #statuses + index], order, c.taskId)
       end
@@ -74,36 +103,60 @@ if c.status and c.status ~= current then
     -- A submitted task that ended is removed with its subtasks once its retention is over.
     if c.expireAt then redis.call('ZADD', expiryKey, c.expireAt, c.taskId) end
   end
-  redis.call('HSET', task, 'status', c.status)
+  status = c.status
+  put('status', status)
 end
 if c.fields then
-  for name, value in pairs(c.fields) do redis.call('HSET', task, name, value) end
+  for name, value in pairs(c.fields) do put(name, value) end
+end
+-- (read mode only: the record is at hand)
+if c.firstTime then
+  for name, value in pairs(c.firstTime) do if not fields[name] then put(name, value) end end
 end
 if c.usage then
-  redis.call('HINCRBY', task, 'promptTokens', c.usage[1])
-  redis.call('HINCRBY', task, 'completionTokens', c.usage[2])
+  put('promptTokens', tonumber(promptTokens or '0') + c.usage[1])
+  put('completionTokens', tonumber(completionTokens or '0') + c.usage[2])
 end
-if c.steps then redis.call('HSET', task, 'steps', c.steps) end
-for _, message in ipairs(c.messages or {}) do redis.call('RPUSH', messagesKey, message) end
-local rootId = redis.call('HGET', task, 'rootId') or c.taskId
-local seq = addEvents(task, eventsKey, c.channel, c.taskId, rootId, c.ts, c.events)
-return {'applied', seq, redis.call('HGET', task, 'status'), cancelRequested}
+if c.steps then put('steps', c.steps) end
+local messages
+if c.read and tonumber(memory or '1') > 0 then messages = redis.call('LRANGE', messagesKey, 0, -1) end
+local messageCount = c.messages or 0
+if messageCount > 0 then
+  put('memory', redis.call('RPUSH', messagesKey, unpack(ARGV, 2, 1 + messageCount)))
+end
+for index, event in ipairs(c.events or {}) do event.data = ARGV[1 + messageCount + index] end
+local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, c.ts, c.events, seq)
+if last ~= seq then put('seq', last) end
+if #set > 0 then redis.call('HSET', task, unpack(set)) end
+if c.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
+return {'applied', last, status, cancelRequested}
 `;
 
 export const CREATE_SCRIPT = `${ENVELOPE}
-local task, eventsKey = KEYS[1], KEYS[2]
 local c = cjson.decode(ARGV[1])
-local idempotencyKey = c.idempotent and KEYS[#KEYS] or nil
-if idempotencyKey then
-  local existing = redis.call('GET', idempotencyKey)
-  if existing then
-    local status = redis.call('HGET', c.taskPrefix .. existing, 'status')
-    if status then return {'existing', existing, status} end
+local answers = {}
+local next = 1
+for index, t in ipairs(c.tasks) do
+  local task, eventsKey = KEYS[next], KEYS[next + 1]
+  local idempotencyKey = t.idempotent and KEYS[next + 2 + t.indexes] or nil
+  local existing = idempotencyKey and redis.call('GET', idempotencyKey)
+  local status = existing and redis.call('HGET', c.taskPrefix .. existing, 'status')
+  if status then
+    answers[index] = {'existing', existing, status}
+  else
+    local fields = t.fields
+    if #t.events > 0 then
+      fields[#fields + 1] = 'seq'
+      fields[#fields + 1] = #t.events
+    end
+    redis.call('HSET', task, unpack(fields))
+    for key = next + 2, next + 1 + t.indexes do redis.call('ZADD', KEYS[key], t.order, t.taskId) end
+    -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
+    addEvents(eventsKey, nil, t.taskId, t.rootId, c.ts, t.events, 0)
+    if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end
+    answers[index] = {'created', t.taskId, t.status}
   end
+  next = next + 2 + t.indexes + (t.idempotent and 1 or 0)
 end
-for name, value in pairs(c.fields) do redis.call('HSET', task, name, value) end
-for index = 3, 2 + c.indexes do redis.call('ZADD', KEYS[index], c.order, c.taskId) end
-addEvents(task, eventsKey, c.channel, c.taskId, c.fields.rootId, c.ts, c.events)
-if idempotencyKey then redis.call('SET', idempotencyKey, c.taskId, 'PX', c.idempotencyTtlMs) end
-return {'created', c.taskId, c.fields.status}
+return answers
 `;

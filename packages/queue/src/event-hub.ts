@@ -1,12 +1,13 @@
 /**
  * Live events for many followers over one Redis subscriber connection: a process subscribes to a
- * task's channel while anyone follows it, and fans each event out in memory.
+ * task's channel while anyone follows it, and fans each event out in memory, parsed once and with
+ * its JSON text as written (followers pass it on without writing it out again).
  */
-import type { TaskEvent } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
+import { parseEventLines, type StoredEvent } from './task-events.js';
 
-export type EventListener = (event: TaskEvent) => void;
+export type EventListener = (event: StoredEvent) => void;
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<EventListener>>();
@@ -18,8 +19,8 @@ export class EventHub {
     subscriber.on('message', (channel: string, payload: string) => {
       const followers = this.listeners.get(channel);
       if (!followers) return;
-      const event = JSON.parse(payload) as TaskEvent;
-      for (const listener of followers) listener(event);
+      // A write's events come as one message, one per line.
+      for (const event of parseEventLines(payload)) for (const listener of followers) listener(event);
     });
   }
 

@@ -10,7 +10,8 @@ import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import { TASK_ID_PATTERN } from './task-schemas.js';
 
-const taskJob = z.object({ taskId: z.string().regex(TASK_ID_PATTERN, 'is not a task id') });
+/** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
+const taskJob = z.object({ taskId: z.string().regex(TASK_ID_PATTERN, 'is not a task id'), tenant: z.string().min(1).optional() });
 
 /** Transient failures are tried again with backoff; the next attempt resumes from the task's journal. */
 const RETRIED: JobsOptions = {
@@ -54,7 +55,9 @@ export async function enqueue(queues: AgentQueues, jobs: readonly NewJob[]): Pro
     const kind = JOB_CATALOG[job.kind];
     if (!(kind.pools as readonly AgentPool[]).includes(job.pool)) throw new Error(`A ${job.kind} job cannot run in the ${job.pool} pool`);
     kind.payload.parse(job.payload);
-    byPool.set(job.pool, [...(byPool.get(job.pool) ?? []), job]);
+    const list = byPool.get(job.pool);
+    if (list) list.push(job);
+    else byPool.set(job.pool, [job]);
   }
   await Promise.all(
     [...byPool].map(([pool, list]) =>

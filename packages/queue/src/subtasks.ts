@@ -47,7 +47,7 @@ export async function releaseSubtask(options: DagOptions & { taskId: string }): 
   const released = await new Transitions(store).release(pending);
   const record = await store.getRecord(taskId);
   if (!record || record.status !== 'queued') return;
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId }, priority: record.priority }]);
+  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, priority: record.priority }]);
   if (released.applied) {
     await store.commit({
       taskId: record.rootId,
@@ -113,7 +113,7 @@ async function finishRootIfDone(options: DagOptions & { rootId: string }): Promi
   const root = await store.getRecord(rootId);
   if (!root?.children) return;
   if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < root.children.length) return;
-  await enqueue(options.queues, [{ kind: 'finish', pool: 'planner', payload: { taskId: rootId }, jobId: `${rootId}-finish-v${root.planVersion}`, priority: root.priority }]);
+  await enqueue(options.queues, [{ kind: 'finish', pool: 'planner', payload: { taskId: rootId, tenant: root.tenant }, jobId: `${rootId}-finish-v${root.planVersion}`, priority: root.priority }]);
 }
 
 /** A subtask's end, as an event of its root's stream (with the subtask's own task id). */

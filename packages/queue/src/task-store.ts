@@ -9,12 +9,13 @@ import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import type { Keys } from './keys.js';
-import { readEvents } from './task-events.js';
+import { readEvents, type StoredEvent } from './task-events.js';
 import { parseTaskRecord, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
 
 /** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
-export type StoredEventInput = EventInput & { agent?: string; worker?: string; taskId?: string };
+/** `at`: when it happened, for an event held back and written later (default: when it is written). */
+export type StoredEventInput = EventInput & { agent?: string; worker?: string; taskId?: string; at?: string };
 
 export interface CommitOptions {
   taskId: string;
@@ -27,6 +28,8 @@ export interface CommitOptions {
   /** For a status change of a submitted task: its tenant, whose indexes change too. */
   tenant?: string;
   fields?: Record<string, string>;
+  /** Fields written only when the task has none of that name yet (`commitAndRead` only). */
+  firstTime?: Record<string, string>;
   usage?: TokenUsage;
   steps?: number;
   messages?: readonly MemoryEntry[];
@@ -45,6 +48,12 @@ export interface CommitResult {
   cancelRequested: boolean;
   /** The last event's number. */
   seq: number;
+}
+
+/** A commit that also read the task (`commitAndRead`): its record before the commit, and its memory. */
+export interface ReadCommitResult extends CommitResult {
+  record?: TaskRecord;
+  memory?: MemoryEntry[];
 }
 
 /** A new task's record: its fields, the first event, and whether it is in the lists (a submitted task). */
@@ -71,9 +80,14 @@ export interface ListTasksOptions {
 /** How many tasks a search reads at most per page before it answers with what it found. */
 const SEARCH_SCAN_LIMIT = 5_000;
 
+/** How many new tasks one CREATE call stores: a call holds Redis for its whole run. */
+const CREATE_BATCH = 500;
+
+type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
+
 interface ScriptCommands {
-  agentqCommit(...args: string[]): Promise<[CommitOutcome, number, string, string]>;
-  agentqCreate(...args: string[]): Promise<['created' | 'existing', string, string]>;
+  agentqCommit(...args: string[]): Promise<CommitReply>;
+  agentqCreate(...args: string[]): Promise<Array<['created' | 'existing', string, string]>>;
 }
 
 export class TaskStore {
@@ -89,61 +103,87 @@ export class TaskStore {
     redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
   }
 
-  /** Stores new tasks, one script call each (pipelined); answers `created`, or `existing` with the task an idempotency key named. */
+  /** Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an idempotency key named. */
   async create(tasks: readonly NewTask[]): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
-    const pipeline = this.redis.pipeline() as unknown as ScriptCommands & { exec(): Promise<Array<[Error | null, unknown]> | null> };
     const ts = new Date().toISOString();
-    for (const task of tasks) {
-      const { id } = task.fields;
-      const indexes = task.listed
-        ? [this.keys.allTasks, this.keys.tasksWithStatus(task.fields.status), this.keys.tenantTasks(task.listed.tenant), this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status)]
-        : [];
-      const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
-      const payload = {
-        taskId: id,
-        taskPrefix: this.keys.task(''),
-        channel: this.keys.eventsChannel(id),
-        fields: { seq: '0', ...task.fields, ...(task.listed ? { listed: '1', order: String(task.listed.order) } : {}) },
-        order: task.listed?.order ?? 0,
-        ts,
-        events: task.event ? [eventPayload(task.event)] : [],
-        indexes: indexes.length,
-        idempotent: idempotency.length > 0,
-        idempotencyTtlMs: this.retentionMs,
-      };
-      void pipeline.agentqCreate(String(2 + indexes.length + idempotency.length), this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency, wellFormedJson(JSON.stringify(payload)));
+    const calls: Array<Promise<Array<['created' | 'existing', string, string]>>> = [];
+    for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
+      const keys: string[] = [];
+      const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
+        const { id } = task.fields;
+        const indexes = task.listed
+          ? [this.keys.allTasks, this.keys.tasksWithStatus(task.fields.status), this.keys.tenantTasks(task.listed.tenant), this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status)]
+          : [];
+        const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
+        keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
+        const fields = { ...task.fields, ...(task.listed ? { listed: '1', order: String(task.listed.order) } : {}) };
+        return {
+          taskId: id,
+          rootId: task.fields.rootId,
+          status: task.fields.status,
+          fields: Object.entries(fields).flat(),
+          order: task.listed?.order ?? 0,
+          events: task.event ? [eventPayload(task.event)] : [],
+          indexes: indexes.length,
+          idempotent: idempotency.length > 0,
+        };
+      });
+      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads };
+      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload))));
     }
-    const results = (await pipeline.exec()) ?? [];
-    return results.map(([error, reply]) => {
-      if (error) throw error;
-      const [outcome, id, status] = reply as ['created' | 'existing', string, string];
-      return { id, outcome, status: status as TaskStatus };
-    });
+    return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
 
   /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
+    const [outcome, seq, status, cancelRequested] = await this.runCommit(options, false);
+    return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
+  }
+
+  /**
+   * A commit that also reads the task in the same round trip: its record as it was before the commit
+   * (when there is one) and its memory (when the commit is applied). A run's claim of its task.
+   */
+  async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
+    const [outcome, seq, status, cancelRequested, flat, memory] = await this.runCommit(options, true);
+    const result: ReadCommitResult = { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
+    if (flat) {
+      const hash: Record<string, string> = {};
+      for (let index = 0; index < flat.length; index += 2) hash[flat[index]!] = flat[index + 1]!;
+      const record = parseTaskRecord(hash);
+      if (record) result.record = record;
+    }
+    if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
+    return result;
+  }
+
+  private runCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
     const { taskId } = options;
+    if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
     const indexKeys =
       options.status && options.tenant !== undefined
         ? [...TASK_STATUSES.map((status) => this.keys.tasksWithStatus(status)), ...TASK_STATUSES.map((status) => this.keys.tenantTasksWithStatus(options.tenant!, status))]
         : [];
+    const messages = options.messages ?? [];
+    const events = options.events ?? [];
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
       ts: new Date().toISOString(),
+      ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status } : {}),
       ...(indexKeys.length ? { indexStatuses: TASK_STATUSES } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(options.fields ? { fields: options.fields } : {}),
+      ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
-      messages: (options.messages ?? []).map((message) => JSON.stringify(message)),
-      events: (options.events ?? []).map(eventPayload),
+      ...(messages.length ? { messages: messages.length } : {}),
+      ...(events.length ? { events: events.map(eventEnvelope) } : {}),
     };
-    const [outcome, seq, status, cancelRequested] = await (this.redis as unknown as ScriptCommands).agentqCommit(
+    return (this.redis as unknown as ScriptCommands).agentqCommit(
       String(4 + indexKeys.length),
       this.keys.task(taskId),
       this.keys.messages(taskId),
@@ -151,8 +191,10 @@ export class TaskStore {
       this.keys.expiry,
       ...indexKeys,
       wellFormedJson(JSON.stringify(payload)),
+      // Passed as they are, never decoded by the script: a lone surrogate's escape stays as written.
+      ...messages.map((message) => JSON.stringify(message)),
+      ...events.map((event) => JSON.stringify(event.data)),
     );
-    return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
   }
 
   /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */
@@ -240,20 +282,30 @@ export class TaskStore {
   }
 
   async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
+    return (await this.storedEvents(taskId, afterSeq)).map((stored) => stored.event);
+  }
+
+  /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
+  storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
     return readEvents({ redis: this.redis, key: this.keys.events(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
 }
 
-/** An event as the scripts take it: the envelope's parts, and its data as JSON text (kept as it is). */
-function eventPayload(event: StoredEventInput): Record<string, unknown> {
+/** An event's envelope parts, as the scripts take them (its data goes apart, as JSON text). */
+function eventEnvelope(event: StoredEventInput): Record<string, unknown> {
   return {
     type: event.type,
-    data: JSON.stringify(event.data),
     ...(event.taskId ? { taskId: event.taskId } : {}),
     ...(event.agent ? { agent: event.agent } : {}),
     ...(event.worker ? { worker: event.worker } : {}),
     ...(event.step !== undefined ? { step: event.step } : {}),
+    ...(event.at ? { at: event.at } : {}),
   };
+}
+
+/** An event as CREATE takes it: its envelope parts and its data as JSON text, in the payload. */
+function eventPayload(event: StoredEventInput): Record<string, unknown> {
+  return { ...eventEnvelope(event), data: JSON.stringify(event.data) };
 }
 
 /**
@@ -264,5 +316,7 @@ function eventPayload(event: StoredEventInput): Record<string, unknown> {
 const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
 function wellFormedJson(json: string): string {
+  // Most text has no escaped surrogate at all: a plain search is enough to know.
+  if (!json.includes('\\ud') && !json.includes('\\uD')) return json;
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
 }

@@ -12,10 +12,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentPool, TaskError, TaskStatus } from '@agentq/contract';
-import type { Message } from '@agentq/protocol';
+import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import { DEFAULT_POOL, type PendingQuestion, type TaskInput } from './task-schemas.js';
-import type { CommitOptions, CommitResult, NewTask, TaskStore } from './task-store.js';
+import type { CommitOptions, CommitResult, NewTask, StoredEventInput, TaskStore } from './task-store.js';
 
 /** Which task a transition changes: what it needs of its record. */
 export type TaskRef = Pick<TaskRecord, 'id' | 'tenant' | 'listed'>;
@@ -29,6 +29,25 @@ export interface By {
 /** A change made by the run that holds the task (its token). */
 export interface ByRun extends By {
   runToken: string;
+  /**
+   * What the run's journal held back to write with its next write (redis-journal.ts): a transition
+   * by the run takes it and writes it first, in the same commit.
+   */
+  takeHeld?: () => HeldWrite | undefined;
+}
+
+/** Messages and events a run held back, to go out with its next write. */
+export interface HeldWrite {
+  messages: MemoryEntry[];
+  events: StoredEventInput[];
+  usage?: TokenUsage;
+  steps?: number;
+}
+
+/** A run's claim of its task: the task as it was before (when there is one) and its memory. */
+export interface Claim extends CommitResult {
+  record?: TaskRecord;
+  memory: MemoryEntry[];
 }
 
 /** Why a running task goes back to the queue. */
@@ -67,6 +86,7 @@ export class Transitions {
           steps: '0',
           promptTokens: '0',
           completionTokens: '0',
+          memory: '0',
           createdAt: now,
         },
         listed: { tenant: options.tenant, order: lastOrder - inputs.length + index + 1 },
@@ -103,26 +123,37 @@ export class Transitions {
           steps: '0',
           promptTokens: '0',
           completionTokens: '0',
+          memory: '0',
           createdAt: now,
         },
       })),
     );
   }
 
-  /** A run takes hold of the task: `running` under its new token (`announce`: say so in an event). */
-  start(task: TaskRef & Pick<TaskRecord, 'startedAt'>, options: ByRun & { attempt: number; resumed: boolean; announce?: boolean }): Promise<CommitResult> {
-    return this.change(task, {
+  /**
+   * A run takes hold of its task: `running` under its new token, and the task read in the same round
+   * trip (its record before the claim, and its memory). `tenant` is the task's, from its job; a job
+   * without one (queued by an older version) has its task read first. Says nothing itself: the run
+   * says `task.started` with its first write.
+   */
+  async claim(task: { id: string; tenant?: string | undefined }, options: ByRun): Promise<Claim> {
+    const tenant = task.tenant ?? (await this.store.getRecord(task.id))?.tenant;
+    const result = await this.store.commitAndRead({
+      taskId: task.id,
+      ...(tenant !== undefined ? { tenant } : {}),
       expect: ['queued', 'running'],
       status: 'running',
-      fields: { ...(task.startedAt ? {} : { startedAt: new Date().toISOString() }), worker: options.worker ?? '', runToken: options.runToken },
-      ...(options.announce === false ? {} : { events: [{ type: 'task.started', ...by(options), data: { attempt: options.attempt, resumed: options.resumed } }] }),
+      fields: { worker: options.worker ?? '', runToken: options.runToken },
+      firstTime: { startedAt: new Date().toISOString() },
     });
+    return { ...result, memory: result.memory ?? [] };
   }
 
   complete(task: TaskRef, options: ByRun & { result: string; steps?: number; subtasks?: number }): Promise<CommitResult> {
     const { result, steps, subtasks } = options;
     return this.change(task, {
       runToken: options.runToken,
+      takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'completed',
       fields: { finishedAt: new Date().toISOString(), result },
@@ -134,10 +165,10 @@ export class Transitions {
    * The task fails with `error`. By its run (`runToken`, from `running`), or from outside it: a job
    * BullMQ gave up on, a submission that could not be queued (`from`).
    */
-  fail(task: TaskRef, options: By & { error: TaskError; runToken?: string; from?: readonly TaskStatus[]; result?: string; steps?: number }): Promise<CommitResult> {
+  fail(task: TaskRef, options: By & Partial<ByRun> & { error: TaskError; from?: readonly TaskStatus[]; result?: string; steps?: number }): Promise<CommitResult> {
     const { error, steps } = options;
     return this.change(task, {
-      ...(options.runToken ? { runToken: options.runToken } : {}),
+      ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from ?? ['running'],
       status: 'failed',
       fields: { finishedAt: new Date().toISOString(), error: JSON.stringify(error), ...(options.result !== undefined ? { result: options.result } : {}) },
@@ -146,10 +177,10 @@ export class Transitions {
   }
 
   /** The task ends cancelled: by its run, which stopped at a cancel, or from a status where no job runs. */
-  cancel(task: TaskRef, options: By & { from: readonly TaskStatus[]; runToken?: string; reason?: string; steps?: number }): Promise<CommitResult> {
+  cancel(task: TaskRef, options: By & Partial<ByRun> & { from: readonly TaskStatus[]; reason?: string; steps?: number }): Promise<CommitResult> {
     const { reason, steps } = options;
     return this.change(task, {
-      ...(options.runToken ? { runToken: options.runToken } : {}),
+      ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from,
       status: 'cancelled',
       fields: { finishedAt: new Date().toISOString() },
@@ -161,6 +192,7 @@ export class Transitions {
   wait(task: TaskRef, options: ByRun & { pending: PendingQuestion; steps: number }): Promise<CommitResult> {
     return this.change(task, {
       runToken: options.runToken,
+      takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'waiting',
       fields: { pending: JSON.stringify(options.pending) },
@@ -177,7 +209,7 @@ export class Transitions {
         : why.kind === 'rate_limited'
           ? { reason: why.message, rateLimited: true }
           : { reason: 'its worker shut down; it resumes on another' };
-    return this.change(task, { runToken: options.runToken, expect: ['running'], status: 'queued', events: [{ type: 'task.queued', ...by(options), data }] });
+    return this.change(task, { runToken: options.runToken, takeHeld: options.takeHeld, expect: ['running'], status: 'queued', events: [{ type: 'task.queued', ...by(options), data }] });
   }
 
   /**
@@ -219,9 +251,20 @@ export class Transitions {
     return this.change(task, { expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
   }
 
-  private change(task: TaskRef, options: Omit<CommitOptions, 'taskId' | 'tenant'>): Promise<CommitResult> {
-    return this.store.commit({ ...options, taskId: task.id, ...(task.listed ? { tenant: task.tenant } : {}) });
+  private change(task: TaskRef, options: Omit<CommitOptions, 'taskId' | 'tenant'> & { takeHeld?: ByRun['takeHeld'] }): Promise<CommitResult> {
+    const { takeHeld, ...change } = options;
+    const held = takeHeld?.();
+    const own: HeldWrite = { messages: [...(change.messages ?? [])], events: [...(change.events ?? [])], ...(change.usage ? { usage: change.usage } : {}), ...(change.steps !== undefined ? { steps: change.steps } : {}) };
+    return this.store.commit({ ...change, ...(held ? joinWrites(held, own) : {}), taskId: task.id, ...(task.listed ? { tenant: task.tenant } : {}) });
   }
+}
+
+/** Two writes as one, the first's messages and events first; usage adds up, the later step count wins. */
+export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldWrite {
+  if (!first) return then;
+  const usage = first.usage && then.usage ? { promptTokens: first.usage.promptTokens + then.usage.promptTokens, completionTokens: first.usage.completionTokens + then.usage.completionTokens } : (then.usage ?? first.usage);
+  const steps = then.steps ?? first.steps;
+  return { messages: [...first.messages, ...then.messages], events: [...first.events, ...then.events], ...(usage ? { usage } : {}), ...(steps !== undefined ? { steps } : {}) };
 }
 
 function by(options: By): By {

@@ -30,6 +30,8 @@ export interface ToolContext {
   allowPrivateNetwork?: boolean;
   /** How bash, python and node run: jailed, unjailed (the operator opted out), or refused. */
   isolation: ProcessIsolation;
+  /** Makes the work directory if it is not there yet; called before each tool runs. Default: it is there. */
+  prepareWorkdir?: () => Promise<void>;
 }
 
 export interface ToolResult {

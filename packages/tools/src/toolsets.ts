@@ -46,9 +46,17 @@ export interface ToolSchema {
   parameters: Record<string, unknown>;
 }
 
+/** Tools are values made once, so is what a model sees of them: built at first use, then kept. */
+const schemas = new WeakMap<Tool, ToolSchema>();
+
 export function toolSchema(tool: Tool): ToolSchema {
-  const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
-  return { name: tool.name, description: tool.description, parameters };
+  let schema = schemas.get(tool);
+  if (!schema) {
+    const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
+    schema = { name: tool.name, description: tool.description, parameters };
+    schemas.set(tool, schema);
+  }
+  return schema;
 }
 
 /** Every fence tag the tools claim, mapped to its tool's name. */

@@ -2,9 +2,9 @@
  * A task's events: Server-Sent Events that replay from `Last-Event-ID` (or `?after=`), follow live,
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
-import { type TaskEvent, type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
-import { Router, type Response } from 'express';
-import { type EventHub, type TaskStore } from '@agentq/queue';
+import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
+import { Router } from 'express';
+import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
@@ -32,11 +32,12 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     let lastSeq = after;
     let ended = false;
-    let pending: TaskEvent[] | undefined = [];
-    const send = (event: TaskEvent) => {
+    let pending: StoredEvent[] | undefined = [];
+    const send = (stored: StoredEvent) => {
+      const { event } = stored;
       if (ended || event.seq <= lastSeq) return;
       lastSeq = event.seq;
-      writeEvent(response, event);
+      response.write(frameOf(stored));
       // A subtask's end shows in its root's stream too; only the task's own end closes the stream.
       if (TERMINAL_EVENT_TYPES.has(event.type) && event.taskId === taskId) end();
     };
@@ -51,14 +52,14 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
       response.end();
     };
     request.on('close', end);
-    for (const event of await store.events(taskId, after)) send(event);
+    for (const event of await store.storedEvents(taskId, after)) send(event);
     const held = pending;
     pending = undefined;
     for (const event of held) send(event);
     // A task that already ended (a client resuming after its last event): send what is left, and close.
     const record = await store.getRecord(taskId);
     if (!ended && TERMINAL_STATUSES.has(record?.status as TaskStatus)) {
-      for (const event of await store.events(taskId, lastSeq)) send(event);
+      for (const event of await store.storedEvents(taskId, lastSeq)) send(event);
       end();
     }
   });
@@ -73,6 +74,13 @@ function afterOf(value: unknown): number {
   throw new ApiError('invalid_request', `Last-Event-ID (or after) must be the seq of an event already seen, a whole number such as 12; got ${JSON.stringify(value).slice(0, 40)}.`);
 }
 
-function writeEvent(response: Response, event: TaskEvent): void {
-  response.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+/** An event's SSE frame, built once however many clients follow it: its JSON text is passed on as stored. */
+const frames = new WeakMap<StoredEvent, string>();
+function frameOf(stored: StoredEvent): string {
+  let frame = frames.get(stored);
+  if (frame === undefined) {
+    frame = `id: ${stored.event.seq}\nevent: ${stored.event.type}\ndata: ${stored.text}\n\n`;
+    frames.set(stored, frame);
+  }
+  return frame;
 }

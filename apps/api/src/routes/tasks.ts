@@ -41,7 +41,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
     const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
     try {
-      await enqueue(queues, toQueue.map((task) => ({ kind: 'agent', pool: task.agent, payload: { taskId: task.id }, priority: task.priority })));
+      await enqueue(queues, toQueue.map((task) => ({ kind: 'agent', pool: task.agent, payload: { taskId: task.id, tenant }, priority: task.priority })));
     } catch (error) {
       const message = `Could not enqueue: ${(error as Error).message}`;
       // A task with an idempotency key stays queued: the client's retry of this request queues it.

@@ -1,0 +1,68 @@
+/**
+ * The model of the benchmarks: the OpenAI-wire double in a process of its own, so that its work is
+ * not the measured process's. `--latency <ms>` delays every answer; `--script` picks the conversation:
+ *
+ *   single      every request is answered "done" (a single-step task)
+ *   three-step  write a file, run bash on it, then answer (a 3-step task with 2 tools)
+ *   diamond     the planner is answered with a diamond plan (1, then 2 and 3, then 4); the rest "done"
+ *
+ * IPC: it sends `{ ready: baseURL }`; `{ arrivals: [prompt...] }` is answered with when the first
+ * request of each prompt arrived (ms since the epoch, sub-millisecond); `{ count: true }` with the
+ * number of requests so far. With `--announce`, it sends `{ arrival: prompt, at }` as each first arrives.
+ */
+import { parseArgs } from 'node:util';
+import { firstUserText, startOpenAIDouble } from '@agentq/llm';
+
+const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false } } });
+const announce = values.announce;
+const delayMs = Number(values.latency);
+const answer = (reply) => (delayMs ? { ...reply, delayMs } : reply);
+const toolResults = (request) => request.messages.filter((message) => message.role === 'tool').length;
+
+const arrivals = new Map();
+let count = 0;
+const record = {
+  // Never answers: it notes the arrival of every request, then the rules below answer.
+  match: (request) => {
+    count++;
+    const prompt = firstUserText(request);
+    if (!arrivals.has(prompt)) {
+      const at = performance.timeOrigin + performance.now();
+      arrivals.set(prompt, at);
+      if (announce) process.send({ arrival: prompt, at });
+    }
+    return false;
+  },
+  reply: { content: '' },
+};
+const scripts = {
+  single: [{ reply: answer({ content: 'done' }) }],
+  'three-step': [
+    { match: (request) => toolResults(request) === 0, reply: answer({ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello from a benchmark' } }] }) },
+    { match: (request) => toolResults(request) === 1, reply: answer({ toolCalls: [{ name: 'bash', arguments: { command: 'wc -c a.txt' } }] }) },
+    { reply: answer({ content: 'The file has 22 bytes.' }) },
+  ],
+};
+const diamond = [
+  { id: '1', agent: 'casual', task: 'one', need: [] },
+  { id: '2', agent: 'casual', task: 'two', need: ['1'] },
+  { id: '3', agent: 'casual', task: 'three', need: ['1'] },
+  { id: '4', agent: 'casual', task: 'four', need: ['2', '3'] },
+];
+scripts.diamond = [
+  { match: (request) => String(request.messages[0]?.content).startsWith('You are the planner'), reply: answer({ content: `\`\`\`json\n${JSON.stringify({ plan: diamond })}\n\`\`\`` }) },
+  ...scripts.single,
+];
+const rules = scripts[values.script];
+if (!rules) throw new Error(`No script ${values.script}`);
+const double = await startOpenAIDouble({ rules: [record, ...rules] });
+// The double keeps every request for tests; a benchmark sends too many to keep.
+setInterval(() => double.requests.splice(0), 1_000).unref();
+setInterval(() => double.receivedAt.splice(0), 1_000).unref();
+
+process.on('message', (message) => {
+  if (message?.arrivals) process.send({ arrivals: message.arrivals.map((prompt) => arrivals.get(prompt) ?? null) });
+  if (message?.count) process.send({ count });
+});
+process.on('disconnect', () => process.exit(0));
+process.send({ ready: double.baseURL });

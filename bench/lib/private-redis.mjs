@@ -1,0 +1,66 @@
+/**
+ * A redis-server of the benchmark's own on a free port, so that its command counts and CPU are the
+ * benchmark's alone (the machine's Redis serves others). Nothing is saved.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export async function startPrivateRedis() {
+  const port = await freePort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 20 });
+  client.on('error', () => undefined);
+  for (let tries = 0; ; tries++) {
+    try {
+      await client.connect();
+      await client.ping();
+      break;
+    } catch (error) {
+      if (tries > 250) throw error;
+      client.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  return {
+    url,
+    client,
+    /** Every command Redis ran (those inside scripts included) and its CPU, since start or the last reset. */
+    async usage() {
+      const [commands, cpu] = await Promise.all([client.info('commandstats'), client.info('cpu')]);
+      let calls = 0;
+      const byCommand = {};
+      const usecByCommand = {};
+      for (const match of commands.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+        byCommand[match[1]] = Number(match[2]);
+        usecByCommand[match[1]] = Number(match[3]);
+        calls += Number(match[2]);
+      }
+      const seconds = (name) => Number(cpu.match(new RegExp(`^${name}:([\\d.]+)`, 'm'))?.[1] ?? 0);
+      return { calls, byCommand, usecByCommand, cpuMs: (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000 };
+    },
+    async resetStats() {
+      await client.config('RESETSTAT');
+    },
+    async flush() {
+      await client.flushall();
+    },
+    async stop() {
+      client.disconnect();
+      server.kill('SIGKILL');
+      await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once('exit', resolve)));
+    },
+  };
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * The benchmarked processes: agentq's own (`agentq api`, `agentq worker`, as `npm start` runs them)
+ * and the raw references, each a child with an IPC channel and the probe (probe.mjs) loaded.
+ */
+import { fork } from 'node:child_process';
+
+const AGENTQ_MAIN = new URL('../../apps/cli/dist/main.js', import.meta.url).pathname;
+const PROBE = new URL('./probe.mjs', import.meta.url).pathname;
+
+/**
+ * Starts a Node program with the probe; resolves once `ready(message)` accepts an IPC message or
+ * `readyLine` matches its standard output.
+ */
+export function startProcess({ script, args = [], env, readyLine, ready, execArgv = [] }) {
+  const child = fork(script, args, { env: { ...process.env, ...env }, execArgv: ['--import', PROBE, ...execArgv], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  let output = '';
+  const started = new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code} before it was ready:\n${output}`)));
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = readyLine && output.match(readyLine);
+      if (match) resolve(match);
+    });
+    child.on('message', (message) => {
+      if (ready?.(message)) resolve(message);
+    });
+  });
+  return {
+    child,
+    started,
+    /** CPU time, event-loop delay and peak RSS (see probe.mjs). */
+    probe() {
+      return request(child, { probe: 'read' }, (message) => message?.probe);
+    },
+    resetProbe() {
+      child.send({ probe: 'reset' });
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves with the first message of `child` that `pick` returns something for. */
+export function waitFor(child, pick) {
+  return new Promise((resolve) => {
+    const listener = (message) => {
+      const picked = pick(message);
+      if (picked === undefined) return;
+      child.off('message', listener);
+      resolve(picked);
+    };
+    child.on('message', listener);
+  });
+}
+
+/** Sends `message` and resolves with the first answer `pick` returns something for. */
+export function request(child, message, pick) {
+  const answer = waitFor(child, pick);
+  child.send(message);
+  return answer;
+}
+
+/** `agentq api` on a free port; resolves with its URL. */
+export async function startAgentqApi(env) {
+  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, readyLine: /listening on (http\S+)/ });
+  const [, url] = await api.started;
+  return { ...api, url };
+}
+
+/** `agentq worker --pools <pools> --concurrency <n>`. */
+export async function startAgentqWorker(env, { pools, concurrency }) {
+  // BENCH_WORKER_ARGS: Node flags for the worker alone, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const execArgv = process.env.BENCH_WORKER_ARGS?.split(' ').filter(Boolean) ?? [];
+  const worker = startProcess({ script: AGENTQ_MAIN, args: ['worker', '--pools', pools, '--concurrency', String(concurrency)], env, readyLine: /serving/, execArgv });
+  await worker.started;
+  return worker;
+}

@@ -1,0 +1,85 @@
+/**
+ * B7: one task's events followed by many SSE clients at once (`GET /v1/tasks/:id/events`), from the
+ * commit of an event to each client reading it, against as many plain Redis subscribers of a channel
+ * (the raw reference: Redis itself fanning a PUBLISH out). The clients are all in this process, for
+ * both.
+ */
+import { createSseReader } from '@agentq/contract';
+import { createKeys, TaskStore } from '@agentq/queue';
+import { Redis } from 'ioredis';
+import { startAgentq } from '../lib/agentq.mjs';
+import { alternate, percentile } from '../lib/stats.mjs';
+
+const now = () => performance.timeOrigin + performance.now();
+
+export async function measureEventFanout({ redis, quick }) {
+  const clients = quick ? 500 : 1_000;
+  const events = quick ? 15 : 40;
+  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b7', pools: null });
+  const connection = new Redis(redis.url);
+  const store = new TaskStore(connection, createKeys('b7'));
+  const [taskId] = await agentq.submit([{ prompt: 'followed by many', agent: 'web' }]);
+
+  // Every client calls `deliver(sentAt)` as an event reaches it; a round waits for all of them.
+  let round;
+  const deliver = (sentAt) => {
+    round.latencies.push(now() - sentAt);
+    if (round.latencies.length === clients) round.done();
+  };
+  const expectRound = () => {
+    let done;
+    const finished = new Promise((resolve) => (done = resolve));
+    round = { latencies: [], done };
+    return finished;
+  };
+
+  const streams = new AbortController();
+  let opened = 0;
+  let allOpen;
+  const open = new Promise((resolve) => (allOpen = resolve));
+  for (let index = 0; index < clients; index++) {
+    void (async () => {
+      const response = await fetch(`${agentq.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: streams.signal });
+      const reader = createSseReader();
+      for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+        for (const message of reader.push(chunk)) {
+          const event = JSON.parse(message.data);
+          if (event.type === 'task.queued' && ++opened === clients) allOpen();
+          if (event.type === 'reasoning') deliver(Number(event.data.text));
+        }
+      }
+    })().catch(() => undefined);
+  }
+  const subscribers = Array.from({ length: clients }, () => new Redis(redis.url));
+  await Promise.all(subscribers.map((subscriber) => subscriber.subscribe('b7-raw')));
+  for (const subscriber of subscribers) subscriber.on('message', (_channel, text) => deliver(JSON.parse(text).sentAt));
+  const publisher = new Redis(redis.url);
+  await open;
+
+  try {
+    const samples = await alternate(
+      {
+        agentq: async () => {
+          const finished = expectRound();
+          await store.commit({ taskId, events: [{ type: 'reasoning', data: { text: String(now()) } }] });
+          await finished;
+          return round.latencies;
+        },
+        raw: async () => {
+          const finished = expectRound();
+          await publisher.publish('b7-raw', JSON.stringify({ sentAt: now() }));
+          await finished;
+          return round.latencies;
+        },
+      },
+      events,
+    );
+    return { clients, events, agentq: { p50: percentile(samples.agentq, 50), p99: percentile(samples.agentq, 99) }, raw: { p50: percentile(samples.raw, 50), p99: percentile(samples.raw, 99) } };
+  } finally {
+    streams.abort();
+    for (const subscriber of subscribers) subscriber.disconnect();
+    publisher.disconnect();
+    connection.disconnect();
+    await agentq.stop();
+  }
+}

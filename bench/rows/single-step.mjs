@@ -1,0 +1,49 @@
+/**
+ * B1 and B2: single-step tasks (one model call, no tool) through one worker process at concurrency
+ * 50 with a 0 ms model, against no-op BullMQ jobs through one raw worker process at the same
+ * concurrency. Also what each task costs Redis: the commands it ran (those inside scripts included)
+ * and its CPU.
+ */
+import { startAgentq, until } from '../lib/agentq.mjs';
+import { startModel } from '../lib/model.mjs';
+import { startRawBullmq } from '../lib/raw-bullmq.mjs';
+import { alternate, median } from '../lib/stats.mjs';
+
+export async function measureSingleStep({ redis, quick }) {
+  const count = quick ? 1_000 : 4_000;
+  const rounds = quick ? 2 : 3;
+  const model = await startModel({ script: 'single' });
+  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b1', pools: 'casual', concurrency: 50 });
+  const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b1-raw', concurrency: 50 });
+  let batch = 0;
+  const runAgentq = async (n) => {
+    const before = (await agentq.ended(redis.client)).ended;
+    const tasks = Array.from({ length: n }, (_, index) => ({ prompt: `single ${batch} ${index}`, agent: 'casual' }));
+    batch++;
+    await agentq.submit(tasks);
+    await until(async () => (await agentq.ended(redis.client)).ended, before + n, 50);
+  };
+  const measured = (process, run) => async () => {
+    const [cpuBefore, redisBefore] = [await process.probe(), await redis.usage()];
+    const started = performance.now();
+    await run(count);
+    const seconds = (performance.now() - started) / 1000;
+    const [cpuAfter, redisAfter] = [await process.probe(), await redis.usage()];
+    return {
+      rate: count / seconds,
+      workerCpuMs: (cpuAfter.cpuMs - cpuBefore.cpuMs) / count,
+      commands: (redisAfter.calls - redisBefore.calls) / count,
+      redisCpuMs: (redisAfter.cpuMs - redisBefore.cpuMs) / count,
+    };
+  };
+  try {
+    // Warm-up: connections, scripts loaded, JIT.
+    await runAgentq(200);
+    await raw.run(200);
+    const samples = await alternate({ agentq: measured(agentq.worker, runAgentq), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
+    const of = (name, field) => median(samples[name].map((sample) => sample[field]));
+    return { count, rounds, agentq: { rate: of('agentq', 'rate'), workerCpuMs: of('agentq', 'workerCpuMs'), commands: of('agentq', 'commands'), redisCpuMs: of('agentq', 'redisCpuMs') }, raw: { rate: of('raw', 'rate'), workerCpuMs: of('raw', 'workerCpuMs'), commands: of('raw', 'commands'), redisCpuMs: of('raw', 'redisCpuMs') } };
+  } finally {
+    await Promise.all([agentq.stop(), raw.stop(), model.stop()]);
+  }
+}
