@@ -1,6 +1,6 @@
 /**
- * B8: what Redis holds for a 3-step task once it ended (write a file, run bash, answer): its record,
- * memory, events and job, and its share of the indexes; against a raw BullMQ job kept completed with
+ * B8: what Redis holds for a 3-step task once it ended (write a file, run bash, answer) and its events
+ * were compacted: its record, memory, events and job, and its share of the indexes; against a raw BullMQ job kept completed with
  * the same prompt as data and the same answer as return value.
  */
 import { startAgentq, until } from '../lib/agentq.mjs';
@@ -18,6 +18,8 @@ export async function measureBytesPerTask({ redis, quick }) {
     const prompts = Array.from({ length: count }, (_, index) => `Write a file and tell me its size (${index})`);
     const ids = await agentq.submit(prompts.map((prompt) => ({ prompt, agent: 'coder' })));
     await until(async () => (await agentq.ended(redis.client)).ended, count, 50);
+    // Once ended, each task's events are compacted by the worker in the background.
+    await until(async () => -(await redis.client.zcard('b8:tasks:to-compact')), 0, 50);
     const { completed } = await agentq.ended(redis.client);
     await raw.run(count, (index) => ({ prompt: prompts[index], answer: ANSWER }), { ...RAW_JOB_OPTIONS, removeOnComplete: false });
     return { count, completed, agentq: { bytes: await agentqBytes(redis.client, 'b8', ids) }, raw: { bytes: await raw.bytesPerJob(redis.client) } };

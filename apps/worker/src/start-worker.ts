@@ -15,6 +15,7 @@ import {
   connectRedis,
   createAgentQueues,
   createKeys,
+  compactEvents,
   expireTasks,
   HEARTBEAT_TTL_MS,
   onSubtaskFinished,
@@ -40,6 +41,8 @@ export interface StartWorkerOptions {
   concurrency?: number;
   /** How often expired tasks are swept (each sweep runs until nothing is due). Default 10000 ms. */
   sweepIntervalMs?: number;
+  /** How often ended tasks' events are compacted (each pass runs until none is left). Default 1000 ms. */
+  compactIntervalMs?: number;
   /**
    * On `close`, how long running jobs may take to finish before they are interrupted and put back in
    * the queue for another worker. Default AGENTQ_SHUTDOWN_GRACE_MS (10000 ms).
@@ -54,6 +57,9 @@ export interface WorkerHandle {
   /** Stops taking jobs, waits for the running ones, and disconnects. */
   close(): Promise<void>;
 }
+
+/** Ended tasks compacted per claim. */
+const COMPACT_BATCH = 200;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
@@ -130,6 +136,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     );
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();
+  // Ended tasks' event streams, compacted in batches until none is left (one pass at a time).
+  let compacting = false;
+  const compact = async () => {
+    if (compacting) return;
+    compacting = true;
+    try {
+      while ((await compactEvents({ redis, keys, batchSize: COMPACT_BATCH })) === COMPACT_BATCH);
+    } catch (error) {
+      if (!connection.lost()) console.error(`[worker] compacting ended tasks' events failed: ${String(error)}`);
+    } finally {
+      compacting = false;
+    }
+  };
+  const compactor = setInterval(() => void compact(), options.compactIntervalMs ?? 1_000);
+  compactor.unref();
 
   const identity = {
     id: workerId,
@@ -150,6 +171,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     tools: poolTools,
     async close() {
       clearInterval(sweeper);
+      clearInterval(compactor);
       clearInterval(heartbeat);
       await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));

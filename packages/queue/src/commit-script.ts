@@ -2,13 +2,14 @@
  * The write path of a task's state, as Lua scripts, so that everything in a change lands together or
  * not at all. The contract (docs/DESIGN.md, "The commit script"):
  *
- * COMMIT: KEYS = [task, messages, events, expiry, ...status index keys]; ARGV = [payload JSON, then
+ * COMMIT: KEYS = [task, messages, events, expiry, to-compact, ...status index keys]; ARGV = [payload JSON, then
  * each message to append (JSON text), then each event's data (JSON text)]: what may be long goes as
  * it is, not inside the payload, so nothing decodes it.
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
  *   and by `runToken` (the run that holds the task), and carry fields, usage, steps, messages to
  *   append and events to add. The status index keys are passed for a status change of a submitted
  *   task: for each status of `indexStatuses`, the global index, then the tenant's, in that order.
+ *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
  * - Returns `{outcome, seq, status, cancelRequested, record?, messages?}`: `outcome` is `applied`,
  *   `missing` (no such task), `wrong_status` (`expect` did not hold) or `stale_token` (another run
  *   holds the task); nothing is written unless it is `applied`. `seq` is the last event's number,
@@ -55,7 +56,7 @@ end
 `;
 
 export const COMMIT_SCRIPT = `${ENVELOPE}
-local task, messagesKey, eventsKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local record, fields
 local current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory
@@ -90,14 +91,14 @@ local status = current
 if c.status and c.status ~= current then
   if listed == '1' then
     local statuses = c.indexStatuses
-    if not statuses or #KEYS < 4 + 2 * #statuses then return redis.error_reply('a status change of a submitted task needs its index keys') end
+    if not statuses or #KEYS < 5 + 2 * #statuses then return redis.error_reply('a status change of a submitted task needs its index keys') end
     for index, name in ipairs(statuses) do
       if name == current then
-        redis.call('ZREM', KEYS[4 + index], c.taskId)
-        redis.call('ZREM', KEYS[4 + #statuses + index], c.taskId)
+        redis.call('ZREM', KEYS[5 + index], c.taskId)
+        redis.call('ZREM', KEYS[5 + #statuses + index], c.taskId)
       elseif name == c.status then
-        redis.call('ZADD', KEYS[4 + index], order, c.taskId)
-        redis.call('ZADD', KEYS[4 + #statuses + index], order, c.taskId)
+        redis.call('ZADD', KEYS[5 + index], order, c.taskId)
+        redis.call('ZADD', KEYS[5 + #statuses + index], order, c.taskId)
       end
     end
     -- A submitted task that ended is removed with its subtasks once its retention is over.
@@ -105,6 +106,8 @@ if c.status and c.status ~= current then
   end
   status = c.status
   put('status', status)
+  -- Its event stream is compacted once it ended (compact-events.ts).
+  if c.expireAt then redis.call('ZADD', toCompactKey, 0, c.taskId) end
 end
 if c.fields then
   for name, value in pairs(c.fields) do put(name, value) end

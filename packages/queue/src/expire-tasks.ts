@@ -1,20 +1,13 @@
 /**
  * Removes the data of submitted tasks whose retention is over: their records, memory, events, shared
  * memory and DAG state, and those of their subtasks, with their index entries. Every worker process
- * sweeps, and they share the work: a batch of due tasks is claimed in one Lua call that moves them to
- * a short lease (so no other sweeper reads them), removed in one pipeline, and then dropped from the
- * due set. A sweeper that dies mid-batch leaves its lease to run out: the batch is due again.
+ * sweeps, and they share the work (claim-due.ts): a claimed batch is removed in one pipeline, and then
+ * dropped from the due set.
  */
 import { type TaskStatus, TERMINAL_STATUSES } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
+import { claimDue } from './claim-due.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
-
-/** Takes up to ARGV[2] tasks due at ARGV[1] out of the due set's reach until ARGV[3]. */
-const CLAIM_SCRIPT = `
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], id) end
-return due
-`;
 
 /** How long a claimed batch is a sweeper's before another may take it. */
 const LEASE_MS = 5 * 60_000;
@@ -39,7 +32,7 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
   const removed: string[] = [];
   for (let batch = 0; batch < (options.maxBatches ?? Infinity); batch++) {
     const now = options.now ?? Date.now();
-    const roots = (await redis.eval(CLAIM_SCRIPT, 1, keys.expiry, String(now), String(batchSize), String(Date.now() + LEASE_MS))) as string[];
+    const roots = await claimDue(redis, keys.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
     if (roots.length === 0) break;
     const read = redis.pipeline();
     for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'status');
@@ -51,7 +44,7 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
       const [children, tenant, status] = records[index] ?? [null, null, null];
       const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
       everyId.push(...ids);
-      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
+      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
       const owner = tenant ?? DEFAULT_TENANT;
       remove.zrem(keys.allTasks, rootId);
       remove.zrem(keys.tenantTasks(owner), rootId);
@@ -61,6 +54,7 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
         remove.zrem(keys.tenantTasksWithStatus(owner, status), rootId);
       }
       remove.zrem(keys.expiry, rootId);
+      remove.zrem(keys.toCompact, ...ids);
     });
     await remove.exec();
     if (options.onRemoved) await Promise.all(everyId.map((id) => options.onRemoved!(id)));

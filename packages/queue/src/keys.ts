@@ -8,6 +8,8 @@ export interface Keys {
   task(taskId: string): string;
   messages(taskId: string): string;
   events(taskId: string): string;
+  /** An ended task's events, compacted: its stream's lines, deflated (compact-events.ts). */
+  packedEvents(taskId: string): string;
   eventsChannel(taskId: string): string;
   cancelChannel: string;
   /** Sorted sets of task ids by creation order: all tasks, and one per status. */
@@ -23,6 +25,8 @@ export interface Keys {
   idempotency(tenant: string, key: string): string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
+  /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
+  toCompact: string;
   /** The subtasks of a root that reached an end. */
   finishedSubtasks(rootId: string): string;
   /** The needs of a subtask that completed. */
@@ -41,6 +45,7 @@ export function createKeys(prefix: string): Keys {
     task: (taskId) => `${prefix}:task:${taskId}`,
     messages: (taskId) => `${prefix}:task:${taskId}:messages`,
     events: (taskId) => `${prefix}:task:${taskId}:events`,
+    packedEvents: (taskId) => `${prefix}:task:${taskId}:events:packed`,
     eventsChannel: (taskId) => `${prefix}:events:${taskId}`,
     cancelChannel: `${prefix}:cancel`,
     allTasks: `${prefix}:tasks`,
@@ -52,6 +57,7 @@ export function createKeys(prefix: string): Keys {
     tenantPrefix: `${prefix}:tenant:`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     expiry: `${prefix}:tasks:expiry`,
+    toCompact: `${prefix}:tasks:to-compact`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,
     scratchpad: (rootId) => `${prefix}:task:${rootId}:scratchpad`,

@@ -184,11 +184,12 @@ export class TaskStore {
       ...(events.length ? { events: events.map(eventEnvelope) } : {}),
     };
     return (this.redis as unknown as ScriptCommands).agentqCommit(
-      String(4 + indexKeys.length),
+      String(5 + indexKeys.length),
       this.keys.task(taskId),
       this.keys.messages(taskId),
       this.keys.events(taskId),
       this.keys.expiry,
+      this.keys.toCompact,
       ...indexKeys,
       wellFormedJson(JSON.stringify(payload)),
       // Passed as they are, never decoded by the script: a lone surrogate's escape stays as written.
@@ -287,7 +288,7 @@ export class TaskStore {
 
   /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
   storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
-    return readEvents({ redis: this.redis, key: this.keys.events(taskId), ...(afterSeq ? { afterSeq } : {}) });
+    return readEvents({ redis: this.redis, key: this.keys.events(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
 }
 

@@ -1,0 +1,18 @@
+/**
+ * Work shared by every worker process without a leader (the sweep of expired tasks, the compaction of
+ * ended tasks' events): a sorted set of ids by when each is due. A batch of due ids is claimed in one
+ * Lua call that moves them to a lease (so no other worker takes them) and is removed from the set
+ * once done. A worker that dies mid-batch leaves its lease to run out: the batch is due again.
+ */
+import type { Redis } from 'ioredis';
+
+/** Takes up to ARGV[2] ids due at ARGV[1] out of the others' reach until ARGV[3]. */
+const CLAIM_SCRIPT = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], id) end
+return due
+`;
+
+export async function claimDue(redis: Redis, key: string, options: { now: number; count: number; leaseMs: number }): Promise<string[]> {
+  return (await redis.eval(CLAIM_SCRIPT, 1, key, String(options.now), String(options.count), String(Date.now() + options.leaseMs))) as string[];
+}

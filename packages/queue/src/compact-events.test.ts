@@ -1,0 +1,79 @@
+/** Compacting an ended task's events, against a real Redis: the replay stays complete and in order. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
+import { compactEvents } from './compact-events.js';
+import { createKeys } from './keys.js';
+import { connectRedis } from './redis-connection.js';
+import { TaskStore } from './task-store.js';
+import { Transitions } from './transitions.js';
+
+const prefix = freshPrefix('compact');
+const keys = createKeys(prefix);
+let store: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+async function endedTask() {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  const task = (await store.getRecord(created!.id))!;
+  await transitions.claim(task, { runToken: 'run' });
+  for (let step = 1; step <= 3; step++) await store.commit({ taskId: task.id, runToken: 'run', events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }] });
+  await transitions.complete(task, { runToken: 'run', result: 'done' });
+  return task;
+}
+
+describe('compacting ended tasks', () => {
+  it('replaces the stream with one deflated string, and reads back the same events from any point', async () => {
+    const task = await endedTask();
+    const before = await store.events(task.id);
+    expect(await store.redis.zscore(keys.toCompact, task.id)).not.toBeNull();
+    const streamBytes = Number(await store.redis.memory('USAGE', keys.events(task.id)));
+
+    expect(await compactEvents({ redis: store.redis, keys })).toBeGreaterThanOrEqual(1);
+    expect(await store.redis.exists(keys.events(task.id))).toBe(0);
+    expect(await store.redis.zscore(keys.toCompact, task.id)).toBeNull();
+    const packedBytes = Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)));
+    console.log(`events of a task of ${before.length} events: stream ${streamBytes} B, compacted ${packedBytes} B`);
+    expect(packedBytes).toBeLessThan(streamBytes / 2);
+
+    expect(await store.events(task.id)).toEqual(before);
+    expect(await store.events(task.id, 3)).toEqual(before.slice(3));
+    // The stored text is passed through as it was.
+    expect((await store.storedEvents(task.id)).map((stored) => stored.text)).toEqual(before.map((event) => JSON.stringify(event)));
+  });
+
+  it('keeps the numbering when a compacted task gets events again (a retry), and compacts them in later', async () => {
+    const task = await endedTask();
+    await compactEvents({ redis: store.redis, keys });
+    await store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: 'after' } }] });
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+    // Not ended again, so not due; once it is, the new events join the compacted ones.
+    await store.redis.zadd(keys.toCompact, 0, task.id);
+    await compactEvents({ redis: store.redis, keys });
+    expect(await store.redis.exists(keys.events(task.id))).toBe(0);
+    expect(await store.events(task.id)).toEqual(all);
+  });
+
+  it('loses no event written while compaction runs', async () => {
+    const task = await endedTask();
+    const ended = (await store.events(task.id)).length;
+    const writes = Array.from({ length: 60 }, (_, index) => store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: `late ${index}` } }] }));
+    const passes = Array.from({ length: 20 }, async () => {
+      await store.redis.zadd(keys.toCompact, 0, task.id);
+      await compactEvents({ redis: store.redis, keys });
+    });
+    await Promise.all([...writes, ...passes]);
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual(Array.from({ length: ended + 60 }, (_, index) => index + 1));
+    expect(all.filter((event) => event.type === 'reasoning' && String((event.data as { text: string }).text).startsWith('late'))).toHaveLength(60);
+  });
+});
