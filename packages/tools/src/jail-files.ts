@@ -1,9 +1,12 @@
 /**
- * The few files a jail is given in place of the host's: a passwd and group that name only the jail's
- * user, and a resolv.conf for the egress network. Written once per process to a folder any uid can
- * read (a root worker's jails run as other uids). And the line that sets a jail's limits.
+ * The `/etc` a jail sees: a copy, made once per jail configuration, of the few host entries a program
+ * needs (DNS, TLS, time zone, alternatives, the linker), with a passwd and group that name only the
+ * jail's user and the resolv.conf of its network. One folder, so it is one mount per tool call (each
+ * mount costs a tool call about 0.1 ms). Written to a folder any uid can read (a root worker's jails
+ * run as other uids); restart the worker to see changes of the host's /etc. And the line that sets a
+ * jail's limits.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,35 +24,46 @@ export interface JailLimits {
   cpuSeconds: number;
 }
 
+/** The parts of the host's /etc a program needs, and nothing else (never a private key). */
+const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types'];
+const PRIVATE = new Set(['/etc/ssl/private', '/etc/pki/tls/private']);
+
 export interface JailFiles {
-  folder: string;
-  passwd: string;
-  group: string;
-  /** For the egress network: slirp4netns answers DNS at 10.0.2.3. */
-  resolvConf: string;
+  /** What is mounted, read-only, as the jail's /etc. */
+  etc: string;
 }
 
 /** Folders this process wrote, removed when it exits. */
 const written = new Set<string>();
 
-export function writeJailFiles(): JailFiles {
+/** `network`: `egress` gets slirp4netns's resolver (10.0.2.3); otherwise the host's resolv.conf. */
+export function writeJailFiles(options: { network: 'none' | 'egress' }): JailFiles {
   const folder = mkdtempSync(path.join(tmpdir(), 'agentq-jail-'));
   chmodSync(folder, 0o755);
+  const etc = path.join(folder, 'etc');
+  mkdirSync(etc, { mode: 0o755 });
+  chmodSync(etc, 0o755);
+  for (const entry of ETC_ENTRIES) {
+    const host = `/etc/${entry}`;
+    if (!existsSync(host)) continue;
+    // A link at the top (localtime, often) is copied as what it names: its target may be outside.
+    if (!lstatSync(host).isSymbolicLink() || !statSync(host).isDirectory()) {
+      if (statSync(host).isFile()) copyFileSync(realpathSync(host), path.join(etc, entry));
+      else cpSync(host, path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (source) => !PRIVATE.has(source) });
+    } else cpSync(realpathSync(host), path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (source) => !PRIVATE.has(source) });
+  }
   const write = (name: string, text: string) => {
-    const file = path.join(folder, name);
+    const file = path.join(etc, name);
     writeFileSync(file, text, { mode: 0o644 });
     chmodSync(file, 0o644);
-    return file;
   };
-  const files: JailFiles = {
-    folder,
-    passwd: write('passwd', `root:x:0:0:root:/root:/usr/sbin/nologin\nagentq:x:${JAIL_UID}:${JAIL_UID}:agentq task:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`),
-    group: write('group', `root:x:0:\nagentq:x:${JAIL_UID}:\nnogroup:x:65534:\n`),
-    resolvConf: write('resolv.conf', 'nameserver 10.0.2.3\n'),
-  };
+  write('passwd', `root:x:0:0:root:/root:/usr/sbin/nologin\nagentq:x:${JAIL_UID}:${JAIL_UID}:agentq task:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
+  write('group', `root:x:0:\nagentq:x:${JAIL_UID}:\nnogroup:x:65534:\n`);
+  if (options.network === 'egress') write('resolv.conf', 'nameserver 10.0.2.3\n');
+  else if (existsSync('/etc/resolv.conf')) copyFileSync(realpathSync('/etc/resolv.conf'), path.join(etc, 'resolv.conf'));
   if (written.size === 0) process.once('exit', () => written.forEach((each) => rmSync(each, { recursive: true, force: true })));
   written.add(folder);
-  return files;
+  return { etc };
 }
 
 /**

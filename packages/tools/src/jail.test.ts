@@ -1,5 +1,6 @@
 /** The jail of process tools, attacked from inside with real bwrap processes. */
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,16 @@ describe('the jail', () => {
     const lines = result.output.split('\n');
     expect(lines.at(-2)).toBe(path.basename(workdir));
     expect(Number(lines.at(-1))).toBeLessThan(10);
+  });
+
+  it('has an /etc of a few copied entries, read-only, with no private key', async () => {
+    const result = await bash('ls -A /etc | tr "\\n" " "; echo; ls /etc/ssl/private 2>&1; grep -c . /etc/passwd; touch /etc/x 2>&1; test -s /etc/ssl/certs/ca-certificates.crt && echo certs');
+    const [listing] = result.output.split('\n');
+    for (const name of listing!.trim().split(' ')) expect(['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types', 'passwd', 'group', 'resolv.conf']).toContain(name);
+    expect(result.output).toMatch(/ls: cannot access '\/etc\/ssl\/private': No such file or directory/);
+    expect(result.output).toMatch(/\n3\n/);
+    expect(result.output).toMatch(/touch: cannot touch '\/etc\/x': Read-only file system/);
+    if (existsSync('/etc/ssl/certs/ca-certificates.crt')) expect(result.output).toMatch(/certs$/);
   });
 
   it('gives no process the worker\'s environment', async () => {

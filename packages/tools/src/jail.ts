@@ -6,7 +6,7 @@
  * - its own PID namespace: nothing it starts outlives the tool call (a `setsid`, `nohup` or double fork
  *   included), and nothing survives the worker (`--die-with-parent`);
  * - its own network namespace: only its own loopback, or the filtered `egress` (jail-egress.ts);
- * - the system read-only (`/usr`, a short list of `/etc`, the interpreters), the task's work directory
+ * - the system read-only (`/usr`, a copy of a short list of `/etc` (jail-files.ts), the interpreters), the task's work directory
  *   read-write at its real path, a private `/tmp`, its own `/proc`; nothing else of the machine: no home
  *   folders, no other task, no host `/proc`, no worker environment;
  * - limits (hard rlimits, set by the bash that starts every program): processes, memory, CPU time,
@@ -54,8 +54,6 @@ export interface JailRunOptions {
   signal: AbortSignal;
 }
 
-/** The parts of /etc a program needs (DNS, TLS, time zone, alternatives, the linker), and nothing else. */
-const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types'];
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 export function findBwrap(): string | undefined {
@@ -91,7 +89,7 @@ export class Jail {
       this.egress = tools;
     }
     this.rules = egressRules({ ...(options.deny ? { deny: options.deny } : {}) });
-    this.files = writeJailFiles();
+    this.files = writeJailFiles({ network: options.network });
 
     const asRoot = process.getuid?.() === 0;
     const wanted = options.interpreters ?? resolveInterpreters();
@@ -114,10 +112,7 @@ export class Jail {
       if (lstatSync(host).isSymbolicLink()) binds.push('--symlink', `usr/${top}`, host);
       else binds.push('--ro-bind', host, host);
     }
-    for (const entry of ETC_ENTRIES) if (existsSync(`/etc/${entry}`)) binds.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
-    binds.push('--ro-bind', this.files.passwd, '/etc/passwd', '--ro-bind', this.files.group, '/etc/group');
-    const resolvConf = options.network === 'egress' ? this.files.resolvConf : existsSync('/etc/resolv.conf') ? '/etc/resolv.conf' : undefined;
-    if (resolvConf) binds.push('--ro-bind', resolvConf, '/etc/resolv.conf');
+    binds.push('--ro-bind', this.files.etc, '/etc');
     for (const root of roots) binds.push('--ro-bind', root, root);
 
     const fileBytes = String(options.limits.fileMb * 1024 * 1024);
