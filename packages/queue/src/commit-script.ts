@@ -17,7 +17,8 @@
  *   (flat field/value pairs; refused commits too) and, when applied, its memory: a run's claim reads
  *   its task in the same round trip.
  *
- * CREATE: KEYS = for each task [task, events, ...its index keys, its idempotency key (if any)];
+ * CREATE: KEYS = [the order counter, then for each task: task, events, ...its index keys, its
+ * idempotency key (if any)]; a listed task's `order` is the counter's next value;
  * ARGV = [payload JSON]. Stores each new record (its fields), adds it to its indexes, and its first
  * event if any; a task whose idempotency key already names a live task writes nothing and answers
  * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
@@ -138,7 +139,7 @@ return {'applied', last, status, cancelRequested}
 export const CREATE_SCRIPT = `${ENVELOPE}
 local c = cjson.decode(ARGV[1])
 local answers = {}
-local next = 1
+local next = 2
 for index, t in ipairs(c.tasks) do
   local task, eventsKey = KEYS[next], KEYS[next + 1]
   local idempotencyKey = t.idempotent and KEYS[next + 2 + t.indexes] or nil
@@ -148,12 +149,21 @@ for index, t in ipairs(c.tasks) do
     answers[index] = {'existing', existing, status}
   else
     local fields = t.fields
+    -- A listed task's place in the lists: the counter, so tasks created in one millisecond keep their order.
+    local order = 0
+    if t.listed then
+      order = redis.call('INCR', KEYS[1])
+      fields[#fields + 1] = 'listed'
+      fields[#fields + 1] = '1'
+      fields[#fields + 1] = 'order'
+      fields[#fields + 1] = order
+    end
     if #t.events > 0 then
       fields[#fields + 1] = 'seq'
       fields[#fields + 1] = #t.events
     end
     redis.call('HSET', task, unpack(fields))
-    for key = next + 2, next + 1 + t.indexes do redis.call('ZADD', KEYS[key], t.order, t.taskId) end
+    for key = next + 2, next + 1 + t.indexes do redis.call('ZADD', KEYS[key], order, t.taskId) end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(eventsKey, nil, t.taskId, t.rootId, c.ts, t.events, 0)
     if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end

@@ -60,7 +60,7 @@ export interface ReadCommitResult extends CommitResult {
 export interface NewTask {
   fields: Record<string, string> & { id: string; rootId: string; status: TaskStatus };
   /** Submitted tasks are listed (by tenant and status); subtasks are reached through their root. */
-  listed?: { tenant: string; order: number };
+  listed?: { tenant: string };
   event?: StoredEventInput;
   /** An idempotency key of the tenant: when it names a live task, nothing is created. */
   idempotencyKey?: string;
@@ -108,7 +108,7 @@ export class TaskStore {
     const ts = new Date().toISOString();
     const calls: Array<Promise<Array<['created' | 'existing', string, string]>>> = [];
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
-      const keys: string[] = [];
+      const keys: string[] = [this.keys.orderCounter];
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
@@ -116,13 +116,12 @@ export class TaskStore {
           : [];
         const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
-        const fields = { ...task.fields, ...(task.listed ? { listed: '1', order: String(task.listed.order) } : {}) };
         return {
           taskId: id,
           rootId: task.fields.rootId,
           status: task.fields.status,
-          fields: Object.entries(fields).flat(),
-          order: task.listed?.order ?? 0,
+          fields: Object.entries(task.fields).flat(),
+          listed: task.listed !== undefined,
           events: task.event ? [eventPayload(task.event)] : [],
           indexes: indexes.length,
           idempotent: idempotency.length > 0,

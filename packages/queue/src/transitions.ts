@@ -65,9 +65,8 @@ export class Transitions {
   /** New submitted tasks, `queued`; a task whose idempotency key names one already answers that one. */
   async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<Array<{ id: string; agent: AgentPool; priority: number; existing?: TaskStatus }>> {
     const { store } = this;
-    const lastOrder = await store.redis.incrby(store.keys.orderCounter, inputs.length);
     const now = new Date().toISOString();
-    const tasks = inputs.map((input, index): NewTask & { agent: AgentPool; priority: number } => {
+    const tasks = inputs.map((input): NewTask & { agent: AgentPool; priority: number } => {
       const id = randomUUID();
       const agent = input.agent ?? DEFAULT_POOL;
       const priority = input.priority ?? 5;
@@ -89,7 +88,7 @@ export class Transitions {
           memory: '0',
           createdAt: now,
         },
-        listed: { tenant: options.tenant, order: lastOrder - inputs.length + index + 1 },
+        listed: { tenant: options.tenant },
         event: { type: 'task.queued', agent, data: { priority } },
         ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
       };
