@@ -4,10 +4,10 @@
  * stream is removed. The replay stays complete (task-events.ts reads both). It runs in the
  * background of every worker process, off the tasks' own path, on batches shared through claim-due.ts.
  *
- * A batch: claim ids, read each one's packed string and stream in one pipeline, deflate (on libuv's
- * threads, not the event loop), then write each with a script that replaces the stream only if its
- * last entry is still the one read: an event added meanwhile (a retried task) keeps the task for a
- * later batch.
+ * A batch is three calls whatever its size: claim ids; read every one's packed string and stream in
+ * one script; deflate (on libuv's threads, not the event loop) and write them all with one script,
+ * which replaces a stream only if its last entry is still the one read: an event added meanwhile (a
+ * retried task) keeps the task for a later batch.
  */
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRawSync } from 'node:zlib';
@@ -17,46 +17,70 @@ import type { Keys } from './keys.js';
 
 const deflate = promisify(deflateRaw);
 
-/** KEYS = [stream, packed, to-compact]; ARGV = [last entry id read, deflated lines, task id]. */
-const REPLACE_SCRIPT = `
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if last and last[1] == ARGV[1] then
-  redis.call('SET', KEYS[2], ARGV[2])
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[3], ARGV[3])
-  return 1
+/** KEYS = for each task [packed, stream]; returns for each its packed string ('' for none) and its entries. */
+const READ_SCRIPT = `
+local out = {}
+for index = 1, #KEYS, 2 do
+  out[#out + 1] = redis.call('GET', KEYS[index]) or ''
+  out[#out + 1] = redis.call('XRANGE', KEYS[index + 1], '-', '+')
 end
--- Nothing to compact (the task was removed, or compacted already): it leaves the set.
-if not last then redis.call('ZREM', KEYS[3], ARGV[3]) end
-return 0
+return out
+`;
+
+/**
+ * KEYS = [to-compact, then for each task: stream, packed]; ARGV = for each task [id, last entry id
+ * read, deflated lines]. Returns how many were replaced. A task with no stream left (removed, or
+ * compacted already) leaves the set; one whose stream grew stays, for a later batch.
+ */
+const REPLACE_SCRIPT = `
+local replaced = 0
+for index = 1, #ARGV, 3 do
+  local stream, packed = KEYS[2 + (index - 1) / 3 * 2], KEYS[3 + (index - 1) / 3 * 2]
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  if last and last[1] == ARGV[index + 1] then
+    redis.call('SET', packed, ARGV[index + 2])
+    redis.call('DEL', stream)
+    replaced = replaced + 1
+  end
+  if not last or last[1] == ARGV[index + 1] then redis.call('ZREM', KEYS[1], ARGV[index]) end
+end
+return replaced
 `;
 
 /** How long a claimed batch is a worker's before another may take it again. */
 const LEASE_MS = 60_000;
 
-interface ReplaceCommand {
-  agentqReplaceEvents(stream: string, packed: string, toCompact: string, lastId: string, lines: Buffer, taskId: string): Promise<number>;
+type Entry = [Buffer, Buffer[]];
+
+interface CompactCommands {
+  agentqReadEventsBuffer(numberOfKeys: number, ...keys: string[]): Promise<Array<Buffer | Entry[]>>;
+  agentqReplaceEvents(numberOfKeys: number, ...args: Array<string | Buffer>): Promise<number>;
 }
 
 /** Compacts up to `batchSize` ended tasks' events; returns how many were compacted. */
 export async function compactEvents(options: { redis: Redis; keys: Keys; batchSize?: number }): Promise<number> {
   const { redis, keys } = options;
-  if (!(redis as unknown as Partial<ReplaceCommand>).agentqReplaceEvents) redis.defineCommand('agentqReplaceEvents', { numberOfKeys: 3, lua: REPLACE_SCRIPT });
+  if (!(redis as unknown as Partial<CompactCommands>).agentqReplaceEvents) {
+    redis.defineCommand('agentqReadEvents', { lua: READ_SCRIPT });
+    redis.defineCommand('agentqReplaceEvents', { lua: REPLACE_SCRIPT });
+  }
+  const commands = redis as unknown as CompactCommands;
   const ids = await claimDue(redis, keys.toCompact, { now: Date.now(), count: options.batchSize ?? 200, leaseMs: LEASE_MS });
   if (ids.length === 0) return 0;
-  const read = redis.pipeline();
-  for (const id of ids) read.getBuffer(keys.packedEvents(id)).xrange(keys.events(id), '-', '+');
-  const replies = (await read.exec()) ?? [];
-  const write = redis.pipeline() as unknown as ReplaceCommand & { exec(): Promise<Array<[Error | null, unknown]> | null> };
-  await Promise.all(
+  const read = await commands.agentqReadEventsBuffer(2 * ids.length, ...ids.flatMap((id) => [keys.packedEvents(id), keys.events(id)]));
+  const replacements = await Promise.all(
     ids.map(async (id, index) => {
-      const packed = replies[2 * index]?.[1] as Buffer | null;
-      const entries = (replies[2 * index + 1]?.[1] ?? []) as Array<[string, string[]]>;
-      const lastId = entries.at(-1)?.[0] ?? '';
-      const lines = [...(packed ? [inflateRawSync(packed).toString('utf8')] : []), ...entries.map(([, fields]) => fields[1] ?? '')].join('\n');
-      void write.agentqReplaceEvents(keys.events(id), keys.packedEvents(id), keys.toCompact, lastId, entries.length ? await deflate(lines) : Buffer.alloc(0), id);
+      const packed = read[2 * index] as Buffer;
+      const entries = read[2 * index + 1] as Entry[];
+      const lines = [...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []), ...entries.map(([, fields]) => fields[1]?.toString('utf8') ?? '')];
+      const lastId = entries.at(-1)?.[0].toString() ?? '';
+      return { id, lastId, blob: entries.length ? await deflate(lines.join('\n')) : Buffer.alloc(0) };
     }),
   );
-  const results = (await write.exec()) ?? [];
-  return results.filter(([error, compacted]) => !error && compacted === 1).length;
+  return commands.agentqReplaceEvents(
+    1 + 2 * ids.length,
+    keys.toCompact,
+    ...ids.flatMap((id) => [keys.events(id), keys.packedEvents(id)]),
+    ...replacements.flatMap(({ id, lastId, blob }) => [id, lastId, blob]),
+  );
 }
