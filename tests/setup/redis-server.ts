@@ -18,7 +18,7 @@ let server: ChildProcess | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawnRedisServer(port);
   const started = await new Promise<boolean>((resolve) => {
     child.once('error', () => resolve(false));
     child.once('spawn', () => resolve(true));
@@ -35,6 +35,11 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   server?.kill('SIGKILL');
+}
+
+/** A redis-server on `port` that keeps nothing on disk. */
+export function spawnRedisServer(port: number): ChildProcess {
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
 }
 
 export function freePort(): Promise<number> {

@@ -10,7 +10,7 @@ import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome
 import { startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { capOutput } from '@agentq/tools';
 import { holdTask } from './hold-task.js';
-import type { PlannerContext } from './plan-job.js';
+import { plannerHold, type PlannerContext } from './plan-job.js';
 import { readPrompt } from './system-prompts.js';
 
 /** Characters of each subtask's result the final answer (and a re-plan) sees. */
@@ -35,13 +35,7 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
   const mayReplan = record.replans < config.AGENTQ_REPLANS;
 
   const end = await holdTask<Finish, string>({
-    job,
-    token,
-    context,
-    task: { taskId: record.id, tenant: record.tenant },
-    agent: 'planner',
-    resumed: (claimed) => Boolean(claimed.startedAt),
-    announce: (claimed) => claimed.status === 'queued',
+    ...plannerHold(job, token, context, record),
     run: async (held) => {
       if (failed.length === 0) {
         const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;

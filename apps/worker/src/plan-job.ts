@@ -5,7 +5,7 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
 import { planTask } from '@agentq/core';
-import { releaseSubtask, startPlan, type JobPayload } from '@agentq/queue';
+import { releaseSubtask, startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { plannerPrompt } from './planner-prompt.js';
@@ -25,13 +25,7 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
     return 'planned';
   }
   const end = await holdTask({
-    job,
-    token,
-    context,
-    task: { taskId: record.id, tenant: record.tenant },
-    agent: 'planner',
-    resumed: (claimed) => Boolean(claimed.startedAt),
-    announce: (claimed) => claimed.status === 'queued',
+    ...plannerHold(job, token, context, record),
     run: (held) =>
       planTask({
         model: context.model,
@@ -60,4 +54,20 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
     },
   });
   return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
+}
+
+/**
+ * How the planner's jobs (a plan, a planned task's end) hold their root task: as `planner`, saying
+ * `task.started` only when the task comes from the queue (not when its subtasks' end wakes it).
+ */
+export function plannerHold(job: Job, token: string | undefined, context: PlannerContext, record: TaskRecord) {
+  return {
+    job,
+    token,
+    context,
+    task: { taskId: record.id, tenant: record.tenant },
+    agent: 'planner',
+    resumed: (claimed: TaskRecord) => Boolean(claimed.startedAt),
+    announce: (claimed: TaskRecord) => claimed.status === 'queued',
+  };
 }

@@ -18,7 +18,7 @@
  *   its task in the same round trip.
  *
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its index keys, its
- * idempotency key (if any)]; a listed task's `order` is the counter's next value;
+ * idempotency key (if any)]; listed tasks take their `order` from the counter, in their order;
  * ARGV = [payload JSON]. Stores each new record (its fields), adds it to its indexes, and its first
  * event if any; a task whose idempotency key already names a live task writes nothing and answers
  * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
@@ -140,7 +140,13 @@ export const CREATE_SCRIPT = `${ENVELOPE}
 local c = cjson.decode(ARGV[1])
 local answers = {}
 local next = 2
+-- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
+-- millisecond keep their order); a task that turns out to exist already leaves its number unused.
+local listed = 0
+for _, t in ipairs(c.tasks) do if t.listed then listed = listed + 1 end end
+local order = listed > 0 and redis.call('INCRBY', KEYS[1], listed) - listed or 0
 for index, t in ipairs(c.tasks) do
+  if t.listed then order = order + 1 end
   local task, eventsKey = KEYS[next], KEYS[next + 1]
   local idempotencyKey = t.idempotent and KEYS[next + 2 + t.indexes] or nil
   local existing = idempotencyKey and redis.call('GET', idempotencyKey)
@@ -149,10 +155,7 @@ for index, t in ipairs(c.tasks) do
     answers[index] = {'existing', existing, status}
   else
     local fields = t.fields
-    -- A listed task's place in the lists: the counter, so tasks created in one millisecond keep their order.
-    local order = 0
     if t.listed then
-      order = redis.call('INCR', KEYS[1])
       fields[#fields + 1] = 'listed'
       fields[#fields + 1] = '1'
       fields[#fields + 1] = 'order'

@@ -135,8 +135,7 @@ export class TaskStore {
 
   /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
-    const [outcome, seq, status, cancelRequested] = await this.runCommit(options, false);
-    return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
+    return commitResult(await this.runCommit(options, false));
   }
 
   /**
@@ -144,8 +143,9 @@ export class TaskStore {
    * (when there is one) and its memory (when the commit is applied). A run's claim of its task.
    */
   async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
-    const [outcome, seq, status, cancelRequested, flat, memory] = await this.runCommit(options, true);
-    const result: ReadCommitResult = { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
+    const reply = await this.runCommit(options, true);
+    const [, , , , flat, memory] = reply;
+    const result: ReadCommitResult = commitResult(reply);
     if (flat) {
       const hash: Record<string, string> = {};
       for (let index = 0; index < flat.length; index += 2) hash[flat[index]!] = flat[index + 1]!;
@@ -289,6 +289,10 @@ export class TaskStore {
   storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
     return readEvents({ redis: this.redis, key: this.keys.events(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
+}
+
+function commitResult([outcome, seq, status, cancelRequested]: CommitReply): CommitResult {
+  return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
 }
 
 /** An event's envelope parts, as the scripts take them (its data goes apart, as JSON text). */

@@ -253,8 +253,9 @@ export class Transitions {
   private change(task: TaskRef, options: Omit<CommitOptions, 'taskId' | 'tenant'> & { takeHeld?: ByRun['takeHeld'] }): Promise<CommitResult> {
     const { takeHeld, ...change } = options;
     const held = takeHeld?.();
-    const own: HeldWrite = { messages: [...(change.messages ?? [])], events: [...(change.events ?? [])], ...(change.usage ? { usage: change.usage } : {}), ...(change.steps !== undefined ? { steps: change.steps } : {}) };
-    return this.store.commit({ ...change, ...(held ? joinWrites(held, own) : {}), taskId: task.id, ...(task.listed ? { tenant: task.tenant } : {}) });
+    // What the run held back goes first, in the same commit.
+    const joined = held && joinWrites(held, { messages: [...(change.messages ?? [])], events: [...(change.events ?? [])], ...(change.usage ? { usage: change.usage } : {}), ...(change.steps !== undefined ? { steps: change.steps } : {}) });
+    return this.store.commit({ ...change, ...joined, taskId: task.id, ...(task.listed ? { tenant: task.tenant } : {}) });
   }
 }
 

@@ -6,7 +6,7 @@
  * run as other uids); restart the worker to see changes of the host's /etc. And the line that sets a
  * jail's limits.
  */
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -24,9 +24,8 @@ export interface JailLimits {
   cpuSeconds: number;
 }
 
-/** The parts of the host's /etc a program needs, and nothing else (never a private key). */
+/** The parts of the host's /etc a program needs, and nothing else (never a `private` key folder). */
 const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types'];
-const PRIVATE = new Set(['/etc/ssl/private', '/etc/pki/tls/private']);
 
 export interface JailFiles {
   /** What is mounted, read-only, as the jail's /etc. */
@@ -44,13 +43,12 @@ export function writeJailFiles(options: { network: 'none' | 'egress' }): JailFil
   mkdirSync(etc, { mode: 0o755 });
   chmodSync(etc, 0o755);
   for (const entry of ETC_ENTRIES) {
-    const host = `/etc/${entry}`;
-    if (!existsSync(host)) continue;
-    // A link at the top (localtime, often) is copied as what it names: its target may be outside.
-    if (!lstatSync(host).isSymbolicLink() || !statSync(host).isDirectory()) {
-      if (statSync(host).isFile()) copyFileSync(realpathSync(host), path.join(etc, entry));
-      else cpSync(host, path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (source) => !PRIVATE.has(source) });
-    } else cpSync(realpathSync(host), path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (source) => !PRIVATE.has(source) });
+    if (!existsSync(`/etc/${entry}`)) continue;
+    // An entry that is a link (localtime, often) is copied as what it names: its target may be outside.
+    // Links inside a folder are kept as links: they point into /usr or this same /etc.
+    const source = realpathSync(`/etc/${entry}`);
+    if (statSync(source).isFile()) copyFileSync(source, path.join(etc, entry));
+    else cpSync(source, path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (file) => path.basename(file) !== 'private' });
   }
   const write = (name: string, text: string) => {
     const file = path.join(etc, name);

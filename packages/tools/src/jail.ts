@@ -6,9 +6,10 @@
  * - its own PID namespace: nothing it starts outlives the tool call (a `setsid`, `nohup` or double fork
  *   included), and nothing survives the worker (`--die-with-parent`);
  * - its own network namespace: only its own loopback, or the filtered `egress` (jail-egress.ts);
- * - the system read-only (`/usr`, a copy of a short list of `/etc` (jail-files.ts), the interpreters), the task's work directory
- *   read-write at its real path, a private `/tmp`, its own `/proc`; nothing else of the machine: no home
- *   folders, no other task, no host `/proc`, no worker environment;
+ * - the system read-only (`/usr`, a copy of a short list of `/etc` made by jail-files.ts, the
+ *   interpreters), the task's work directory read-write at its real path, a private `/tmp`, its own
+ *   `/proc`; nothing else of the machine: no home folders, no other task, no host `/proc`, no worker
+ *   environment;
  * - limits (hard rlimits, set by the bash that starts every program): processes, memory, CPU time,
  *   file size.
  */
