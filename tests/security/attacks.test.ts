@@ -127,7 +127,7 @@ describe('a task attacking from its jail, with the default settings', () => {
   it('sees no secret: not the worker\'s environment, not /etc/shadow, not another task\'s files', async () => {
     const results = await attack({
       environ: [bash('tr "\\0" "\\n" </proc/$PPID/environ; tr "\\0" "\\n" </proc/1/environ; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"; env')],
-      shadow: [bash('cat /etc/shadow 2>&1; ls /root /home 2>&1')],
+      shadow: [bash('cat /etc/shadow 2>&1; ls /root /home 2>&1; ls /etc/ssl/private 2>&1; echo "evil::0:0::/:/bin/bash" >> /etc/passwd 2>&1; grep -c evil /etc/passwd')],
       'another task': [
         bash(`cat ${victim.workdir}/secret.txt 2>&1; echo "--- listing"; ls ${path.dirname(victim.workdir)} 2>&1; find / -name secret.txt 2>/dev/null; echo searched`),
         { name: 'read_file', arguments: { path: `${victim.workdir}/secret.txt` } },
@@ -140,6 +140,9 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect(environ).not.toContain(PASSWORD);
     expect(environ).not.toMatch(/OPENAI|REDIS_URL|AGENTQ_/);
     expect(results.shadow![0]).toMatch(/cat: \/etc\/shadow: No such file or directory/);
+    // The jail's /etc is a read-only copy of a few entries: no private keys, no writing a user in.
+    expect(results.shadow![0]).toMatch(/ls: cannot access '\/etc\/ssl\/private': No such file or directory/);
+    expect(results.shadow![0]).toMatch(/\/etc\/passwd: (Permission denied|Read-only file system)\n0\n/);
     const [shell, absolute, relative] = results['another task']!;
     expect(shell).not.toContain('the victim secret');
     expect(shell).toMatch(/secret\.txt: No such file or directory/);
