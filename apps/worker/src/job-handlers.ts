@@ -4,6 +4,7 @@
  */
 import type { Job } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
+import { loopTurn } from '@agentq/llm';
 import { readJob } from '@agentq/queue';
 import { runFinishJob } from './finish-job.js';
 import type { JobContext } from './job-context.js';
@@ -13,6 +14,8 @@ import { runAgentJob } from './run-agent-job.js';
 /** The BullMQ processor of a pool: each job read (and checked) by its kind, then handled. */
 export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean }): (job: Job, token?: string) => Promise<string> {
   return async (job, token) => {
+    // Jobs are fetched in bursts too: each starts in its turn (loop-turn.ts).
+    await loopTurn();
     const { kind, payload } = readJob(job, pool);
     switch (kind) {
       case 'agent':

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './openai-model.js';
 export * from './openai-double.js';
 export * from './scripted-model.js';
+export * from './loop-turn.js';

@@ -10,11 +10,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { loopTurn } from './loop-turn.js';
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
-};
+// Every free connection is kept (Node's default keeps 256): a worker running 2,000 loops would
+// otherwise close and reopen most of its connections on every call. Idle ones close after a minute.
+const AGENT_OPTIONS = { keepAlive: true, scheduling: 'lifo', maxFreeSockets: Infinity, timeout: 60_000 } as const;
+const agents = { 'http:': new http.Agent(AGENT_OPTIONS), 'https:': new https.Agent(AGENT_OPTIONS) };
 
 /** Statuses whose response has no body (a `Response` refuses one). */
 const NO_BODY = new Set([101, 204, 205, 304]);
@@ -45,7 +46,8 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
       if (streamed) return resolve(answer(Readable.toWeb(response) as ReadableStream<Uint8Array>));
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => resolve(answer(Buffer.concat(chunks))));
+      // Answers come in bursts: each is handled in its turn (loop-turn.ts), not all in one poll.
+      response.once('end', () => void loopTurn().then(() => resolve(answer(Buffer.concat(chunks)))));
       response.once('error', () => resolve(answer(brokenBody(Buffer.concat(chunks)))));
       response.once('aborted', () => resolve(answer(brokenBody(Buffer.concat(chunks)))));
     });

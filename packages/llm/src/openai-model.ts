@@ -15,6 +15,7 @@ import type {
 import type { Message, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
 
 export interface OpenAIModelOptions {
@@ -69,6 +70,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   return {
     modelId: options.model,
     async generate(request: ModelRequest): Promise<ModelResponse> {
+      // Building a request costs more CPU than anything else of a step: each waits for its turn.
+      await loopTurn();
       // One controller, aborted by the caller's signal or the deadline: AbortSignal.any and
       // AbortSignal.timeout cost more per call than the rest of a call's client side.
       const controller = new AbortController();

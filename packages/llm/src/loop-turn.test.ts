@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { loopTurn } from './loop-turn.js';
+
+/** Holds the CPU, as a step's work does. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+describe('loop turns', () => {
+  it('spreads a burst of work over several loop iterations, in order, so timers run in between', async () => {
+    const order: number[] = [];
+    let timerFiredAfter = -1;
+    setTimeout(() => (timerFiredAfter = order.length), 0);
+    // 60 steps of 1 ms each, all ready at once: run together they would hold the loop for 60 ms.
+    await Promise.all(
+      Array.from({ length: 60 }, async (_, index) => {
+        await loopTurn();
+        order.push(index);
+        busy(1);
+      }),
+    );
+    expect(order).toEqual(Array.from({ length: 60 }, (_, index) => index));
+    // The timer ran while the burst was still going, not after all of it.
+    expect(timerFiredAfter).toBeGreaterThan(0);
+    expect(timerFiredAfter).toBeLessThan(30);
+  });
+});

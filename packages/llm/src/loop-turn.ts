@@ -1,0 +1,40 @@
+/**
+ * Turns on the event loop for work that comes in bursts. A worker running thousands of loops gets
+ * hundreds of model answers in one poll of its sockets; run all at once, their steps hold the event
+ * loop for hundreds of milliseconds, and with it every lock renewal, cancel and timer. `loopTurn()`
+ * resolves in the check phase, within a budget of CPU time per loop iteration; what is over the
+ * budget waits for the next iteration, after the timers and I/O that came in between.
+ */
+
+/** CPU time the turns of one loop iteration may take, in milliseconds. */
+const BUDGET_MS = 4;
+
+let phaseStart = 0;
+/** A marker is queued to run first in the next check phase: it starts that phase's budget. */
+let markerQueued = false;
+/** The marker started this phase's budget (else the first turn of the phase starts it). */
+let startedByMarker = false;
+
+function marker(): void {
+  markerQueued = false;
+  startedByMarker = true;
+  phaseStart = performance.now();
+}
+
+function turn(resolve: () => void): void {
+  if (!markerQueued) {
+    if (!startedByMarker) phaseStart = performance.now();
+    startedByMarker = false;
+    // Queued before any deferred turn, so it runs ahead of them.
+    setImmediate(marker);
+    markerQueued = true;
+  }
+  // The previous turns' work ran between the immediates (microtasks run after each one).
+  if (performance.now() - phaseStart > BUDGET_MS) setImmediate(turn, resolve);
+  else resolve();
+}
+
+/** Waits for this loop iteration's check phase, or a later one when this one's budget is spent. */
+export function loopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(turn, resolve));
+}
