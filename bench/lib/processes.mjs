@@ -68,7 +68,9 @@ export function request(child, message, pick) {
 
 /** `agentq api` on a free port; resolves with its URL. */
 export async function startAgentqApi(env) {
-  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, readyLine: /listening on (http\S+)/ });
+  // BENCH_API_ARGS: Node flags for the API alone, as BENCH_WORKER_ARGS for the worker.
+  const execArgv = process.env.BENCH_API_ARGS?.split(' ').filter(Boolean) ?? [];
+  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, readyLine: /listening on (http\S+)/, execArgv });
   const [, url] = await api.started;
   return { ...api, url };
 }

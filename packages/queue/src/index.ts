@@ -17,4 +17,5 @@ export * from './worker-registry.js';
 export * from './retry-task.js';
 export * from './task-record.js';
 export * from './transitions.js';
+export * from './submit-tasks.js';
 export * from './jobs.js';

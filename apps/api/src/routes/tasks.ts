@@ -7,10 +7,11 @@ import {
   answerSchema,
   answerTask,
   cancelTask,
-  enqueue,
+  EnqueueError,
   isTaskId,
   retryTask,
   statusesSchema,
+  submitTasks,
   submitSchema,
   Transitions,
   type AgentQueues,
@@ -37,20 +38,10 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    const tasks = await transitions.submit(parsed.data.tasks, { tenant });
-    // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
-    const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
-    try {
-      await enqueue(queues, toQueue.map((task) => ({ kind: 'agent', pool: task.agent, payload: { taskId: task.id, tenant }, priority: task.priority })));
-    } catch (error) {
-      const message = `Could not enqueue: ${(error as Error).message}`;
-      // A task with an idempotency key stays queued: the client's retry of this request queues it.
-      const abandoned = parsed.data.tasks.flatMap((input, index) => (input.idempotencyKey === undefined && tasks[index]!.existing === undefined ? [tasks[index]!] : []));
-      await Promise.all(
-        abandoned.map((task) => transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } })),
-      ).catch(() => undefined);
-      throw new ApiError('unavailable', `${message}. Submit again (tasks with an idempotencyKey are not created twice).`);
-    }
+    const tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant }).catch((error: unknown) => {
+      if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
+      throw error;
+    });
     response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
 
