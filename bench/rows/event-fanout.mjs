@@ -2,8 +2,10 @@
  * B7: one task's events followed by many SSE clients at once (`GET /v1/tasks/:id/events`), from the
  * commit of an event to each client reading it, against as many plain Redis subscribers of a channel
  * (the raw reference: Redis itself fanning a PUBLISH out). The clients are all in this process, for
- * both.
+ * both, and alike: node:http read as text on one side, ioredis on the other (a client built on the
+ * global fetch and web streams spends more on its own side than the whole fan-out costs).
  */
+import http from 'node:http';
 import { createSseReader } from '@agentq/contract';
 import { createKeys, TaskStore } from '@agentq/queue';
 import { Redis } from 'ioredis';
@@ -33,22 +35,25 @@ export async function measureEventFanout({ redis, quick }) {
     return finished;
   };
 
-  const streams = new AbortController();
+  const requests = [];
   let opened = 0;
   let allOpen;
   const open = new Promise((resolve) => (allOpen = resolve));
   for (let index = 0; index < clients; index++) {
-    void (async () => {
-      const response = await fetch(`${agentq.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: streams.signal });
-      const reader = createSseReader();
-      for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+    const reader = createSseReader();
+    const request = http.get(`${agentq.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' } }, (response) => {
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => {
         for (const message of reader.push(chunk)) {
           const event = JSON.parse(message.data);
           if (event.type === 'task.queued' && ++opened === clients) allOpen();
           if (event.type === 'reasoning') deliver(Number(event.data.text));
         }
-      }
-    })().catch(() => undefined);
+      });
+      response.on('error', () => undefined);
+    });
+    request.on('error', () => undefined);
+    requests.push(request);
   }
   const subscribers = Array.from({ length: clients }, () => new Redis(redis.url));
   await Promise.all(subscribers.map((subscriber) => subscriber.subscribe('b7-raw')));
@@ -76,7 +81,7 @@ export async function measureEventFanout({ redis, quick }) {
     );
     return { clients, events, agentq: { p50: percentile(samples.agentq, 50), p99: percentile(samples.agentq, 99) }, raw: { p50: percentile(samples.raw, 50), p99: percentile(samples.raw, 99) } };
   } finally {
-    streams.abort();
+    for (const request of requests) request.destroy();
     for (const subscriber of subscribers) subscriber.disconnect();
     publisher.disconnect();
     connection.disconnect();

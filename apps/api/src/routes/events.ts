@@ -74,12 +74,15 @@ function afterOf(value: unknown): number {
   throw new ApiError('invalid_request', `Last-Event-ID (or after) must be the seq of an event already seen, a whole number such as 12; got ${JSON.stringify(value).slice(0, 40)}.`);
 }
 
-/** An event's SSE frame, built once however many clients follow it: its JSON text is passed on as stored. */
-const frames = new WeakMap<StoredEvent, string>();
-function frameOf(stored: StoredEvent): string {
+/**
+ * An event's SSE frame, built and encoded once however many clients follow it (its JSON text is
+ * passed on as stored): each client's write is then a copy of bytes, not another UTF-8 encoding.
+ */
+const frames = new WeakMap<StoredEvent, Buffer>();
+function frameOf(stored: StoredEvent): Buffer {
   let frame = frames.get(stored);
   if (frame === undefined) {
-    frame = `id: ${stored.event.seq}\nevent: ${stored.event.type}\ndata: ${stored.text}\n\n`;
+    frame = Buffer.from(`id: ${stored.event.seq}\nevent: ${stored.event.type}\ndata: ${stored.text}\n\n`);
     frames.set(stored, frame);
   }
   return frame;
