@@ -12,7 +12,11 @@ const BUDGET_MS = 4;
 let phaseStart = 0;
 /** A marker is queued to run first in the next check phase: it starts that phase's budget. */
 let markerQueued = false;
-/** The marker started this phase's budget (else the first turn of the phase starts it). */
+/**
+ * The marker started this phase's budget (else the first turn of the phase starts it). A marker that
+ * no turn followed leaves it set: the first turn after an idle spell then waits one iteration, which
+ * costs microseconds; a fresh marker starts the budget of that next iteration.
+ */
 let startedByMarker = false;
 
 function marker(): void {
