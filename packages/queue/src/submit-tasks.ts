@@ -4,22 +4,18 @@
  * instead of following each other (a 10,000-task POST costs little more than BullMQ's addBulk).
  * A job never exists before its task's record: each chunk's jobs are sent after its records' reply.
  */
-import type { AgentPool, TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import { enqueue } from './jobs.js';
 import type { TaskInput } from './task-schemas.js';
-import type { Transitions } from './transitions.js';
-
-/** Tasks per chunk: one CREATE call and one addBulk per pool. */
-const CHUNK = 500;
-
-export type SubmittedTask = { id: string; agent: AgentPool; priority: number; existing?: TaskStatus };
+import { CREATE_BATCH as CHUNK } from './task-store.js';
+import type { SubmittedTask, Transitions } from './transitions.js';
 
 /** Jobs could not be queued; the tasks that will not run were failed (`enqueue_failed`). */
 export class EnqueueError extends Error {}
 
 export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string }): Promise<SubmittedTask[]> {
   const { transitions, queues, inputs, tenant } = options;
+  // A chunk is one CREATE call.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => inputs.slice(index * CHUNK, (index + 1) * CHUNK));
   const stored = chunks.map((chunk) => transitions.submit(chunk, { tenant }));
   const queued = stored.map(async (submitted) => {

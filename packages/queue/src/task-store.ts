@@ -81,7 +81,7 @@ export interface ListTasksOptions {
 const SEARCH_SCAN_LIMIT = 5_000;
 
 /** How many new tasks one CREATE call stores: a call holds Redis for its whole run. */
-const CREATE_BATCH = 500;
+export const CREATE_BATCH = 500;
 
 type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
 

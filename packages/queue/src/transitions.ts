@@ -59,11 +59,19 @@ export type RequeueReason =
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
 
+/** A submitted task: new, or (`existing`) the live task its idempotency key named, with that one's status. */
+export interface SubmittedTask {
+  id: string;
+  agent: AgentPool;
+  priority: number;
+  existing?: TaskStatus;
+}
+
 export class Transitions {
   constructor(readonly store: TaskStore) {}
 
   /** New submitted tasks, `queued`; a task whose idempotency key names one already answers that one. */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<Array<{ id: string; agent: AgentPool; priority: number; existing?: TaskStatus }>> {
+  async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<SubmittedTask[]> {
     const { store } = this;
     const now = new Date().toISOString();
     const tasks = inputs.map((input): NewTask & { agent: AgentPool; priority: number } => {
