@@ -37,8 +37,8 @@ module.exports = {
     {
       name: 'leaf-packages-stay-leaves',
       severity: 'error',
-      comment: 'The model client, the tool protocol and the tools know nothing of the loop, the queue or the config.',
-      from: { path: '^packages/(llm|protocol|tools)/src/' },
+      comment: 'The model client, the tool protocol, the tools and the telemetry know nothing of the loop, the queue or the config.',
+      from: { path: '^packages/(llm|protocol|tools|telemetry)/src/' },
       to: { path: '^packages/(core|queue|config)/|node_modules/(ioredis|bullmq)/' },
     },
     {

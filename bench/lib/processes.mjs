@@ -8,19 +8,18 @@ const AGENTQ_MAIN = new URL('../../apps/cli/dist/main.js', import.meta.url).path
 const PROBE = new URL('./probe.mjs', import.meta.url).pathname;
 
 /**
- * Starts a Node program with the probe; resolves once `ready(message)` accepts an IPC message or
- * `readyLine` matches its standard output.
+ * Starts a Node program with the probe; resolves once `ready(message)` accepts an IPC message. Its
+ * stdout (agentq's log lines) is read from a pipe, as a log collector would, and dropped; the first
+ * 64 KiB are kept to say why it died, if it does before it is ready.
  */
-export function startProcess({ script, args = [], env, readyLine, ready, execArgv = [] }) {
+export function startProcess({ script, args = [], env, ready, execArgv = [] }) {
   const child = fork(script, args, { env: { ...process.env, ...env }, execArgv: ['--import', PROBE, ...execArgv], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let output = '';
+  child.stdout.on('data', (chunk) => {
+    if (output.length < 65_536) output += chunk;
+  });
   const started = new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code} before it was ready:\n${output}`)));
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = readyLine && output.match(readyLine);
-      if (match) resolve(match);
-    });
     child.on('message', (message) => {
       if (ready?.(message)) resolve(message);
     });
@@ -70,8 +69,9 @@ export function request(child, message, pick) {
 export async function startAgentqApi(env) {
   // BENCH_API_ARGS: Node flags for the API alone, as BENCH_WORKER_ARGS for the worker.
   const execArgv = process.env.BENCH_API_ARGS?.split(' ').filter(Boolean) ?? [];
-  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, readyLine: /listening on (http\S+)/, execArgv });
-  const [, url] = await api.started;
+  // Ready when it says so over IPC (what `agentq start` waits for too), whatever its log level.
+  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, ready: (message) => message?.type === 'ready', execArgv });
+  const { url } = await api.started;
   return { ...api, url };
 }
 
@@ -79,7 +79,7 @@ export async function startAgentqApi(env) {
 export async function startAgentqWorker(env, { pools, concurrency }) {
   // BENCH_WORKER_ARGS: Node flags for the worker alone, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const execArgv = process.env.BENCH_WORKER_ARGS?.split(' ').filter(Boolean) ?? [];
-  const worker = startProcess({ script: AGENTQ_MAIN, args: ['worker', '--pools', pools, '--concurrency', String(concurrency)], env, readyLine: /serving/, execArgv });
+  const worker = startProcess({ script: AGENTQ_MAIN, args: ['worker', '--pools', pools, '--concurrency', String(concurrency)], env, ready: (message) => message?.type === 'ready', execArgv });
   await worker.started;
   return worker;
 }

@@ -44,7 +44,7 @@ it(`runs a killed worker's task again within AGENTQ_JOB_LOCK_MS (${LOCK_MS} ms)`
     AGENTQ_JOB_LOCK_MS: String(LOCK_MS),
   };
   const api = spawnAgentq(['api'], env);
-  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
   const startWorker = async (): Promise<AgentqProcess> => {
     const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
     await worker.waitFor(/serving coder/);

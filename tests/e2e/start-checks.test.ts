@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../setup/redis-server.js';
-import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
+import { logLines, spawnAgentq, stopSpawned } from '../helpers/processes.js';
 import { redisUrl } from '../helpers/redis.js';
 
 let dataDir: string | undefined;
@@ -52,10 +52,12 @@ describe('agentq start checks', () => {
       AGENTQ_MODEL: 'm',
     });
     await agentq.waitFor(/started a private redis-server on loopback, with a generated password/);
-    const url = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
+    const url = (await agentq.waitFor(/ready: API at (http[^\s"]+)/))[1]!;
     expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
     // Nothing answers at the model endpoint here: said at start, naming it.
-    expect(agentq.output()).toMatch(/warning: the model endpoint http:\/\/127\.0\.0\.1:9\/v1 does not answer \(.+\); tasks wait and then fail until it answers/);
+    expect(logLines(agentq.output())).toContainEqual(
+      expect.objectContaining({ level: 'warn', name: 'agentq', msg: expect.stringMatching(/^the model endpoint http:\/\/127\.0\.0\.1:9\/v1 does not answer \(.+\); tasks wait and then fail until it answers/) }),
+    );
     expect(existsSync(path.join(dataDir, 'redis', 'appendonlydir'))).toBe(true);
     // Its password is agentq's alone: a file only its user reads, never printed, and needed.
     const passwordFile = path.join(dataDir, 'redis', 'password');

@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { freePort, waitForRedis } from '../setup/redis-server.js';
-import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
+import { logLines, spawnAgentq, stopSpawned } from '../helpers/processes.js';
 
 let double: OpenAIDouble | undefined;
 let dataDir: string | undefined;
@@ -42,7 +42,7 @@ it('hands running tasks back before Redis stops, with one line and no stack trac
     AGENTQ_MODEL: 'shutdown-model',
     AGENTQ_SHUTDOWN_GRACE_MS: '300',
   });
-  const baseUrl = (await agentq.waitFor(/ready: API at (http\S+)/))[1]!;
+  const baseUrl = (await agentq.waitFor(/ready: API at (http[^\s"]+)/))[1]!;
   const response = await fetch(`${baseUrl}/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -56,8 +56,9 @@ it('hands running tasks back before Redis stops, with one line and no stack trac
   agentq.child.kill('SIGINT');
   expect(await agentq.exited).toBe(130);
   const shutdown = agentq.output().slice(before);
-  expect(shutdown).toMatch(/\[agentq\] stopping: the workers hand their running tasks back to the queue, then the API and Redis stop/);
-  expect(shutdown).toMatch(/\[agentq\] stopped/);
+  const own = logLines(shutdown).filter((line) => line.name === 'agentq').map((line) => line.msg);
+  expect(own).toEqual(['stopping: the workers hand their running tasks back to the queue, then the API and Redis stop', 'stopped']);
+  expect(logLines(shutdown).filter((line) => line.level === 'error')).toEqual([]);
   expect(shutdown).not.toMatch(/^\s+at /m);
   expect(shutdown).not.toMatch(/Error|ECONNREFUSED|Missing lock|Connection is closed/);
 
@@ -79,7 +80,7 @@ it('hands running tasks back before Redis stops, with one line and no stack trac
 it('the demo keeps its data apart: its own data directory, Redis and key prefix', async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-demo-'));
   const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
-  await demo.waitFor(/ready: API at (http\S+)/);
+  await demo.waitFor(/ready: API at (http[^\s"]+)/);
   expect(demo.output()).toMatch(/started a private redis-server .* data in .*\/demo\/redis/);
   expect(existsSync(path.join(dataDir, 'demo', 'redis', 'password'))).toBe(true);
   expect(existsSync(path.join(dataDir, 'redis'))).toBe(false);

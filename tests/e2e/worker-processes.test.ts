@@ -43,7 +43,7 @@ async function startProcesses(options: { label: string; prompt: string; env?: Re
   const api = spawnAgentq(['api'], env);
   const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
   running.push(api, worker);
-  const baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
   await worker.waitFor(/serving coder/);
   const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: options.prompt, agent: 'coder' }] }) });
   const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;

@@ -5,6 +5,21 @@ import { fileURLToPath } from 'node:url';
 
 export const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
 
+/** A log line as the processes write it (pino JSON). */
+export type LogLine = Record<string, unknown> & { level: string; time: string; name: string; msg: string };
+
+/** The JSON log lines of some output (the lines that are not JSON, such as a usage error, left out). */
+export function logLines(output: string): LogLine[] {
+  return output.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
 export interface AgentqProcess {
   child: ChildProcess;
   output(): string;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig, type Config } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
+import type { Logger } from '@agentq/telemetry';
 import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { deletePrefix, freshPrefix, redisUrl } from './redis.js';
 
@@ -19,7 +20,8 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string> } = {}): Promise<Stack> {
+/** `logger`: where the API's and the worker's lines go (default: nowhere, AGENTQ_LOG_LEVEL=silent). */
+export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger } = {}): Promise<Stack> {
   const double = await startOpenAIDouble({ rules: options.rules ?? [] });
   const prefix = freshPrefix();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-stack-'));
@@ -32,12 +34,15 @@ export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentP
       OPENAI_BASE_URL: double.baseURL,
       AGENTQ_MODEL: 'test-model',
       AGENTQ_LLM_MAX_RETRIES: '0',
+      // In-process API and worker: their log lines would go straight to the test runner's output.
+      AGENTQ_LOG_LEVEL: 'silent',
       ...options.env,
     },
   });
-  const api = await startApi({ config, host: '127.0.0.1' });
+  const logged = options.logger ? { logger: options.logger } : {};
+  const api = await startApi({ config, host: '127.0.0.1', ...logged });
   const pools = options.pools ?? [...AGENT_POOLS];
-  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200 }) : undefined;
+  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200, ...logged }) : undefined;
   return {
     api,
     worker,

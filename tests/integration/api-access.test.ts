@@ -33,7 +33,7 @@ function publicAddress(): string | undefined {
 }
 
 describe('where the API listens', () => {
-  const base = () => ({ PORT: '0', REDIS_URL: redisUrl(), AGENTQ_REDIS_PREFIX: freshPrefix('bind') });
+  const base = () => ({ PORT: '0', AGENTQ_LOG_LEVEL: 'silent', REDIS_URL: redisUrl(), AGENTQ_REDIS_PREFIX: freshPrefix('bind') });
 
   it('listens on loopback by default, and says where it really listens', async () => {
     const api = await startApi({ config: loadConfig({ env: base() }) });

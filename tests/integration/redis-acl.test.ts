@@ -54,7 +54,7 @@ afterAll(async () => {
 const urlOf = (user: string, password: string) => `redis://${user}:${password}@127.0.0.1:${port}`;
 
 it('the API and a worker run a task as the least-privilege users, who can do nothing else', async () => {
-  const common = { PORT: '0', AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_LLM_MAX_RETRIES: '0' };
+  const common = { PORT: '0', AGENTQ_LOG_LEVEL: 'silent', AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_LLM_MAX_RETRIES: '0' };
   api = await startApi({ config: loadConfig({ env: { ...common, REDIS_URL: urlOf('agentq-api', secrets['<api password>']) } }) });
   worker = await startWorker({ config: loadConfig({ env: { ...common, REDIS_URL: urlOf('agentq-worker', secrets['<worker password>']) } }), pools: ['coder'], shutdownGraceMs: 200 });
   const response = await fetch(`${api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'hi', agent: 'coder' }] }) });

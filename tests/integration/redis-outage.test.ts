@@ -33,7 +33,7 @@ beforeAll(async () => {
   port = await freePort();
   await startRedis();
   double = await startOpenAIDouble({ rules: [{ reply: { content: 'done' } }] });
-  const config = loadConfig({ env: { PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' } });
+  const config = loadConfig({ env: { PORT: '0', AGENTQ_LOG_LEVEL: 'silent', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' } });
   api = await startApi({ config });
   worker = await startWorker({ config, pools: ['casual'], shutdownGraceMs: 200 });
 });

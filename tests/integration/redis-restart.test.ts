@@ -40,7 +40,7 @@ beforeAll(async () => {
       { reply: { content: 'done' } },
     ],
   });
-  const config = loadConfig({ env: { PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_JOB_LOCK_MS: '3000', AGENTQ_CONCURRENCY: '10' } });
+  const config = loadConfig({ env: { PORT: '0', AGENTQ_LOG_LEVEL: 'silent', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_JOB_LOCK_MS: '3000', AGENTQ_CONCURRENCY: '10' } });
   api = await startApi({ config });
   worker = await startWorker({ config, pools: ['coder'], shutdownGraceMs: 200 });
 });

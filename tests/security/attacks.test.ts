@@ -65,7 +65,7 @@ beforeAll(async () => {
   };
   api = spawnAgentq(['api'], env);
   worker = spawnAgentq(['worker', '--pools', 'coder'], env);
-  baseUrl = (await api.waitFor(/listening on (http\S+)/))[1]!;
+  baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
   await worker.waitFor(/coder tools: bubblewrap jail/);
 
   attacks.set('victim', [{ name: 'write_file', arguments: { path: 'secret.txt', content: 'the victim secret' } }]);

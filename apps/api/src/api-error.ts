@@ -5,6 +5,7 @@
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
+import type { Logger } from '@agentq/telemetry';
 
 export type ApiErrorCode =
   | 'invalid_request'
@@ -67,12 +68,13 @@ export function errorBody(error: ApiError): string {
 /**
  * Turns anything thrown in a route (or by the body parser or the router) into the error shape.
  * @param options.redisReady whether Redis answers now: a failure while it does not is a 503, not a 500.
+ * @param options.logger where an unexpected error is written (the client gets a 500 without its details).
  */
-export function errorHandler(options: { redisReady: () => boolean }): ErrorRequestHandler {
-  return (error: unknown, _request, response, _next) => {
+export function errorHandler(options: { redisReady: () => boolean; logger: Logger }): ErrorRequestHandler {
+  return (error: unknown, request, response, _next) => {
     let apiError = toApiError(error);
     if (apiError.code === 'internal' && !options.redisReady()) apiError = new ApiError('unavailable', 'Redis does not answer; try again shortly.');
-    if (apiError.code === 'internal') console.error('[api]', error);
+    if (apiError.code === 'internal') options.logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
     if (response.headersSent) {
       // An error after a stream began (SSE): nothing more can be said in its shape.
       response.end();

@@ -10,9 +10,12 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
 import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
+import type { Logger, Metrics } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
+import { requestLog } from './request-log.js';
 import { eventsRouter } from './routes/events.js';
+import { metricsRouter } from './routes/metrics.js';
 import { poolsRouter } from './routes/pools.js';
 import { tasksRouter } from './routes/tasks.js';
 
@@ -36,11 +39,14 @@ export interface CreateAppOptions {
   adminKeys?: readonly ApiKey[];
   /** Without keys, answer requests whatever host they name (a public AGENTQ_HOST). Default false. */
   allowAnyHost?: boolean;
+  logger: Logger;
+  metrics: Metrics;
 }
 
 export function createApp(options: CreateAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestLog({ logger: options.logger, metrics: options.metrics }));
   app.use((request, _response, next) => {
     next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
   });
@@ -65,8 +71,9 @@ export function createApp(options: CreateAppOptions): Express {
   app.get('/v1/me', (_request, response) => {
     response.json(principalOf(response));
   });
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis }));
-  app.use(eventsRouter({ store: options.store, hub: options.hub }));
+  app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics }));
+  app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 
   const board = new ExpressAdapter();
@@ -82,6 +89,6 @@ export function createApp(options: CreateAppOptions): Express {
   app.use((request) => {
     throw new ApiError('not_found', `No route ${request.method} ${request.path}.`);
   });
-  app.use(errorHandler({ redisReady: () => options.redis.status === 'ready' }));
+  app.use(errorHandler({ redisReady: () => options.redis.status === 'ready', logger: options.logger }));
   return app;
 }

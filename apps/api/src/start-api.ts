@@ -8,6 +8,7 @@ import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createLogger, createMetrics, TaskTelemetry, type Logger } from '@agentq/telemetry';
 import { ApiError, errorBody, statusFor } from './api-error.js';
 import { createApp } from './create-app.js';
 
@@ -17,10 +18,11 @@ export interface ApiHandle {
   /** The address it really listens on, e.g. `127.0.0.1:8080` or `0.0.0.0:8080`. */
   listening: string;
   port: number;
+  logger: Logger;
   close(): Promise<void>;
 }
 
-export async function startApi(options: { config: Config; host?: string }): Promise<ApiHandle> {
+export async function startApi(options: { config: Config; host?: string; logger?: Logger }): Promise<ApiHandle> {
   const { config } = options;
   const host = options.host ?? config.AGENTQ_HOST;
   const keyed = Boolean(config.AGENTQ_API_KEYS?.length || config.AGENTQ_ADMIN_KEYS?.length);
@@ -32,14 +34,19 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     );
   }
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  const logger = options.logger ?? createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
+  const metrics = createMetrics();
   // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api', failFast: true });
-  watchRedis(redis, { label: 'agentq api' });
+  watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
   subscriber.on('error', () => undefined);
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
+  // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
+  const telemetry = new TaskTelemetry({ logger, metrics });
+  store.observe((commit) => telemetry.observe(commit));
   const queues = createAgentQueues({ connection: redis, keys });
   const hub = new EventHub(subscriber, keys);
   const app = createApp({
@@ -52,6 +59,8 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
+    logger,
+    metrics,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.PORT, host, () => resolve(listening));
@@ -65,11 +74,14 @@ export async function startApi(options: { config: Config; host?: string }): Prom
     url: `http://${everywhere ? '127.0.0.1' : shown}:${address.port}`,
     listening: `${shown}:${address.port}`,
     port: address.port,
+    logger,
     async close() {
+      logger.info('stopping: closing connections');
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeQueues(queues);
       await Promise.all([redis.quit(), subscriber.quit()]);
+      logger.info('stopped');
     },
   };
 }

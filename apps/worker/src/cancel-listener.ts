@@ -31,6 +31,11 @@ export class CancelListener {
     await this.subscriber.subscribe(this.channel);
   }
 
+  /** How many runs this process holds now. */
+  count(): number {
+    return this.running.size;
+  }
+
   /** Stops every run of this process (shutdown); they are not cancelled, and resume elsewhere. */
   interruptAll(): void {
     for (const controller of this.running.values()) controller.abort(SHUTDOWN);

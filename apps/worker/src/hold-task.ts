@@ -82,6 +82,18 @@ export async function holdTask<T, R>(options: {
     },
   });
   const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal };
+  context.telemetry.runStarted({
+    taskId: record.id,
+    rootId: record.rootId,
+    agent: options.agent,
+    attempt: job.attemptsMade + 1,
+    resumed: options.resumed(record),
+    startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
+    promptTokens: record.promptTokens,
+    completionTokens: record.completionTokens,
+    announce,
+    ...(context.config.AGENTQ_LOG_PROMPTS ? { prompt: record.prompt } : {}),
+  });
   try {
     if (claim.cancelRequested) {
       await context.transitions.cancel(record, { ...held.by, from: ['running'], reason: 'cancelled before it started' });
@@ -116,5 +128,6 @@ export async function holdTask<T, R>(options: {
     // Left by a run that ended without a transition of its own (a plan started): written now.
     await journal.flush().catch(() => undefined);
     release();
+    context.telemetry.runReleased(record.id);
   }
 }

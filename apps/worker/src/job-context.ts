@@ -2,6 +2,7 @@
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import type { AgentQueues, TaskStore, Transitions } from '@agentq/queue';
+import type { Logger, TaskTelemetry } from '@agentq/telemetry';
 import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
 
@@ -17,6 +18,9 @@ export interface JobContext {
   config: Config;
   /** How the pool's process tools run. */
   isolation: ProcessIsolation;
+  logger: Logger;
+  /** Logs and metrics of the tasks this process runs (fed by the store's commits, told of each run's start). */
+  telemetry: TaskTelemetry;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
 }

@@ -6,22 +6,29 @@ import type { Job } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
 import { loopTurn } from '@agentq/llm';
 import { readJob } from '@agentq/queue';
+import type { Metrics } from '@agentq/telemetry';
 import { runFinishJob } from './finish-job.js';
 import type { JobContext } from './job-context.js';
 import { runPlanJob } from './plan-job.js';
 import { runAgentJob } from './run-agent-job.js';
 
 /** The BullMQ processor of a pool: each job read (and checked) by its kind, then handled. */
-export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean }): (job: Job, token?: string) => Promise<string> {
+export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean; metrics: Metrics }): (job: Job, token?: string) => Promise<string> {
+  const active = context.metrics.activeJobs.labels({ pool });
   return async (job, token) => {
-    // Jobs are fetched in bursts too: each starts in its turn (loop-turn.ts).
-    await loopTurn();
-    const { kind, payload } = readJob(job, pool);
-    switch (kind) {
-      case 'agent':
-        return pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, pool, token);
-      case 'finish':
-        return runFinishJob(job, payload, context, token);
+    active.inc();
+    try {
+      // Jobs are fetched in bursts too: each starts in its turn (loop-turn.ts).
+      await loopTurn();
+      const { kind, payload } = readJob(job, pool);
+      switch (kind) {
+        case 'agent':
+          return await (pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, pool, token));
+        case 'finish':
+          return await runFinishJob(job, payload, context, token);
+      }
+    } finally {
+      active.dec();
     }
   };
 }

@@ -26,6 +26,7 @@ import {
   watchRedis,
   type AgentQueues,
 } from '@agentq/queue';
+import { createLogger, createMetrics, serveMetrics, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { processorFor } from './job-handlers.js';
@@ -48,12 +49,17 @@ export interface StartWorkerOptions {
    * the queue for another worker. Default AGENTQ_SHUTDOWN_GRACE_MS (10000 ms).
    */
   shutdownGraceMs?: number;
+  /** Default: JSON lines on stdout, as the config says (AGENTQ_LOG_LEVEL, AGENTQ_LOG_FORMAT). */
+  logger?: Logger;
 }
 
 export interface WorkerHandle {
   id: string;
   /** How each pool's process tools run (for the start-up log). */
   tools: ReadonlyMap<AgentPool, PoolTools>;
+  logger: Logger;
+  /** Where its Prometheus metrics are served (AGENTQ_METRICS_PORT), if anywhere. */
+  metricsUrl?: string;
   /** Stops taking jobs, waits for the running ones, and disconnects. */
   close(): Promise<void>;
 }
@@ -69,15 +75,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
   const data = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-data', pipelined: true });
-  const connection = watchRedis(redis, { label: 'agentq worker' });
+  const connection = watchRedis(redis, { label: 'agentq worker', log: (line) => logger.warn(line) });
   data.on('error', () => undefined);
   const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
   subscriber.on('error', () => undefined);
+  const workerId = `${hostname()}:${process.pid}`;
+  const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });
+  const metrics = createMetrics();
+  const telemetry = new TaskTelemetry({ logger, metrics });
   const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
+  store.observe((commit) => telemetry.observe(commit));
   const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
-  const workerId = `${hostname()}:${process.pid}`;
   const modelOf = (pool: AgentPool): LanguageModel =>
     options.model ??
     createOpenAIModel({
@@ -100,6 +110,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       cancels,
       workerId,
       config,
+      logger,
+      telemetry,
+      metrics,
       isolation: poolTools.get(pool)!.isolation,
       rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
       offerTool: toolProtocolFor(config, pool) === 'native',
@@ -116,15 +129,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     });
     // While Redis is away every pool says so on every attempt: the connection's watcher says it once;
     // after it, a line every 10 s at most (lost locks are reported per job, and BullMQ recovers them).
-    const report = throttledLog({ intervalMs: 10_000, write: (line) => console.error(line) });
-    worker.on('error', (error) => connection.lost() || report(`[worker ${pool}] ${error.message}`));
+    const report = throttledLog({ intervalMs: 10_000, write: (line) => logger.error({ pool }, line) });
+    worker.on('error', (error) => connection.lost() || report(error.message));
     // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
     worker.on('failed', (job, error) => {
       if (!job) return;
       void job
         .getState()
         .then((state) => (state === 'failed' ? failTask({ store, transitions, queues, taskId: (job.data as { taskId?: string }).taskId, error, workerId }) : undefined))
-        .catch((failure: unknown) => console.error(`[worker ${pool}] could not record the failure of ${job.id}: ${String(failure)}`));
+        .catch((failure: unknown) => logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'));
     });
     workers.set(pool, worker);
   }
@@ -132,7 +145,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   const sweep = () =>
     expireTasks({ store, onRemoved: (taskId) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true }) }).catch((error: unknown) =>
-      console.error(`[worker] sweeping expired tasks failed: ${String(error)}`),
+      logger.error({ err: error }, 'sweeping expired tasks failed'),
     );
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();
@@ -144,7 +157,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     try {
       while ((await compactEvents({ redis, keys, batchSize: COMPACT_BATCH })) === COMPACT_BATCH);
     } catch (error) {
-      if (!connection.lost()) console.error(`[worker] compacting ended tasks' events failed: ${String(error)}`);
+      if (!connection.lost()) logger.error({ err: error }, "compacting ended tasks' events failed");
     } finally {
       compacting = false;
     }
@@ -161,25 +174,35 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     isolation: Object.fromEntries(options.pools.map((pool) => [pool, poolTools.get(pool)!.summary])),
     startedAt: new Date().toISOString(),
   };
-  const beat = () => sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) => console.error(`[worker] heartbeat failed: ${String(error)}`));
+  const beat = () => sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) => logger.error({ err: error }, 'heartbeat failed'));
   await beat();
   const heartbeat = setInterval(beat, HEARTBEAT_TTL_MS / 3);
   heartbeat.unref();
+  const metricsServer: MetricsServer | undefined =
+    config.AGENTQ_METRICS_PORT !== undefined ? await serveMetrics({ registry: metrics.registry, port: config.AGENTQ_METRICS_PORT, host: config.AGENTQ_METRICS_HOST }) : undefined;
 
   return {
     id: workerId,
     tools: poolTools,
+    logger,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     async close() {
       clearInterval(sweeper);
       clearInterval(compactor);
       clearInterval(heartbeat);
+      const graceMs = options.shutdownGraceMs ?? config.AGENTQ_SHUTDOWN_GRACE_MS;
+      logger.info({ graceMs }, 'stopping: no new jobs; running tasks may finish within the grace period');
       await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
-      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), options.shutdownGraceMs ?? config.AGENTQ_SHUTDOWN_GRACE_MS).unref());
-      if ((await Promise.race([closed, grace])) === 'late') cancels.interruptAll();
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), graceMs).unref());
+      if ((await Promise.race([closed, grace])) === 'late') {
+        logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
+        cancels.interruptAll();
+      }
       await closed;
       await closeQueues(queues);
-      await Promise.all([redis.quit(), data.quit(), subscriber.quit()]);
+      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close()]);
+      logger.info('stopped');
     },
   };
 }

@@ -137,6 +137,16 @@ const configSchema = z.object({
   AGENTQ_URL: z.string().url().default('http://127.0.0.1:8080'),
   /** The key the `agentq` CLI sends. */
   AGENTQ_API_KEY: z.string().min(1).optional(),
+  /** Least level of the log lines written: fatal, error, warn, info, debug, trace or silent. */
+  AGENTQ_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json`: one JSON object per line; `pretty`: human-readable; `auto`: pretty on a terminal, else JSON. */
+  AGENTQ_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** Put task prompts in the log lines (they may hold what users would not have in logs). Default false. */
+  AGENTQ_LOG_PROMPTS: flag(false),
+  /** A worker process serves Prometheus metrics at `http://<AGENTQ_METRICS_HOST>:<port>/metrics`. Default: off. */
+  AGENTQ_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Address of a worker's metrics port; `0.0.0.0` for a Prometheus on another machine. */
+  AGENTQ_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

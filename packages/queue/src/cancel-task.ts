@@ -28,7 +28,7 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
   if (!requested.applied) return { found: true, status: requested.status };
   const record = (await store.getRecord(taskId))!;
   const end = async (from: TaskStatus, reason: string) => {
-    const result = await transitions.cancel(record, { from: [from], reason });
+    const result = await transitions.cancel(record, { from: [from], reason, agent: record.agent });
     if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
     return result;
   };

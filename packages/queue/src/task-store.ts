@@ -90,7 +90,17 @@ interface ScriptCommands {
   agentqCreate(...args: string[]): Promise<Array<['created' | 'existing', string, string]>>;
 }
 
+/** What an applied commit wrote, for a process's logs and metrics (`TaskStore.observe`). */
+export interface AppliedCommit {
+  taskId: string;
+  status: TaskStatus | undefined;
+  events: readonly StoredEventInput[];
+}
+
 export class TaskStore {
+  /** Told of every applied commit this process makes (its logs and metrics); must not throw. */
+  private observer: ((commit: AppliedCommit) => void) | undefined;
+
   /**
    * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
    */
@@ -133,9 +143,14 @@ export class TaskStore {
     return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
 
+  /** Tells `observer` of every commit this store applies from now on. */
+  observe(observer: (commit: AppliedCommit) => void): void {
+    this.observer = observer;
+  }
+
   /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
-    return commitResult(await this.runCommit(options, false));
+    return this.observed(options, commitResult(await this.runCommit(options, false)));
   }
 
   /**
@@ -153,6 +168,11 @@ export class TaskStore {
       if (record) result.record = record;
     }
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
+    return this.observed(options, result);
+  }
+
+  private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
+    if (result.applied && this.observer && options.events?.length) this.observer({ taskId: options.taskId, status: result.status, events: options.events });
     return result;
   }
 

@@ -5,13 +5,14 @@
 import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
 import { Router } from 'express';
 import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
+import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
 
-export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Router {
+export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics: Metrics }): Router {
   const { store, hub } = options;
   const router = Router();
 
@@ -44,9 +45,11 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub }): Rout
     // Subscribe first and hold live events, then replay: nothing falls between the two.
     const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event)));
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    options.metrics.sseClients.inc();
     const end = () => {
       if (ended) return;
       ended = true;
+      options.metrics.sseClients.dec();
       clearInterval(heartbeat);
       unfollow();
       response.end();

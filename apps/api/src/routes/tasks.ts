@@ -18,6 +18,7 @@ import {
   type TaskRecord,
   type TaskStore,
 } from '@agentq/queue';
+import type { Metrics } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
@@ -29,7 +30,7 @@ const listQuerySchema = z.object({
 });
 
 
-export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis }): Router {
+export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics }): Router {
   const { store, queues } = options;
   const transitions = new Transitions(store);
   const router = Router();
@@ -42,6 +43,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
       if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
       throw error;
     });
+    for (const task of tasks) if (task.existing === undefined) options.metrics.tasksSubmitted.inc({ agent: task.agent });
     response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
 

@@ -7,8 +7,11 @@ import { AGENT_POOLS } from '@agentq/contract';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
+import { createLogger, prettyLogs, type Logger } from '@agentq/telemetry';
 import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
 import { probeModelEndpoint } from '../probe-model.js';
 import { probeRedis } from '../redis-probe.js';
@@ -30,6 +33,10 @@ export async function startCommand(options: StartOptions): Promise<void> {
   // eslint-disable-next-line no-restricted-properties -- the children parse their own config from this environment
   const env = { ...(options.env ?? process.env) };
   if (!llmConfigured(config)) throw new UsageError(LLM_SETUP_HELP);
+  const logger = createLogger({ name: 'agentq', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
+  // The children write to pipes, not this terminal: they are told which format this process chose.
+  const pretty = prettyLogs(config.AGENTQ_LOG_FORMAT);
+  env.AGENTQ_LOG_FORMAT = pretty ? 'pretty' : 'json';
 
   // Each child in a process group of its own, so a Ctrl-C in the terminal reaches only this process,
   // which stops them in order: workers first (they hand their running tasks back, through Redis),
@@ -41,31 +48,34 @@ export async function startCommand(options: StartOptions): Promise<void> {
   const stopAll = async () => {
     if (stopping) return;
     stopping = true;
-    console.log('[agentq] stopping: the workers hand their running tasks back to the queue, then the API and Redis stop');
+    logger.info('stopping: the workers hand their running tasks back to the queue, then the API and Redis stop');
     // Past the workers' grace for running jobs, so that they hand them back before any SIGKILL.
     await Promise.all(workers.map((child) => stopChild(child, config.AGENTQ_SHUTDOWN_GRACE_MS + 10_000)));
     await Promise.all(services.map((child) => stopChild(child, 10_000)));
     await options.onStop?.();
     if (redis) await stopChild(redis, 10_000);
-    console.log('[agentq] stopped');
+    logger.info('stopped');
   };
   onShutdown(stopAll);
 
   env.REDIS_URL = await redisFor({
     config,
+    logger,
     onStarted: (child) => {
       redis = child;
     },
   });
   const modelProblem = await probeModelEndpoint(config);
-  if (modelProblem) console.warn(`[agentq] warning: the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
+  if (modelProblem) logger.warn(`the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
 
-  const spawnChild = (args: string[]) => {
-    const child = fork(MAIN, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+  const spawnChild = (name: string, args: string[], childEnv: NodeJS.ProcessEnv = env) => {
+    const child = fork(MAIN, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    forwardLines(child.stdout!, name, pretty);
+    forwardLines(child.stderr!, name, pretty);
     (args[0] === 'worker' ? workers : services).push(child);
     child.once('exit', (code, signal) => {
       if (stopping) return;
-      console.error(`[agentq] \`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
+      logger.error(`\`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
       void stopAll().finally(() => process.exit(1));
     });
     return new Promise<{ url?: string; listening?: string }>((resolve) => {
@@ -75,13 +85,25 @@ export async function startCommand(options: StartOptions): Promise<void> {
     });
   };
 
+  // With AGENTQ_METRICS_PORT, each worker serves its metrics on a port of its own: the pools' order from it.
+  const metricsPort = config.AGENTQ_METRICS_PORT;
   const [api] = await Promise.all([
-    spawnChild(['api']),
-    ...AGENT_POOLS.map((pool) => spawnChild(['worker', '--pools', pool])),
+    spawnChild('api', ['api']),
+    ...AGENT_POOLS.map((pool, index) =>
+      spawnChild(`worker ${pool}`, ['worker', '--pools', pool], metricsPort ? { ...env, AGENTQ_METRICS_PORT: String(metricsPort + index) } : env),
+    ),
   ]);
   const where = api.url && api.listening && !api.url.includes(api.listening) ? ` (listening on ${api.listening}, every interface)` : '';
-  console.log(`[agentq] ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`);
-  console.log(`[agentq] try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`);
+  logger.info({ url: api.url, pools: AGENT_POOLS, model: config.AGENTQ_MODEL }, `ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`);
+  logger.info(`try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`);
+}
+
+/**
+ * A child's output, line by line, on this process's stdout: human-readable lines prefixed with the
+ * child's name; JSON lines as they are (each carries its process's name and pid).
+ */
+function forwardLines(stream: Readable, name: string, pretty: boolean): void {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => process.stdout.write(pretty ? `${name.padEnd(15)}| ${line}\n` : `${line}\n`));
 }
 
 function stopChild(child: ChildProcess, forceAfterMs: number): Promise<void> {
@@ -100,7 +122,7 @@ function stopChild(child: ChildProcess, forceAfterMs: number): Promise<void> {
  * The Redis the processes use: the one at REDIS_URL; or, when a private one from an earlier start still
  * runs there, that one with its password; or, when nothing answers at a loopback address, a new private one.
  */
-async function redisFor(options: { config: Config; onStarted: (child: ChildProcess) => void }): Promise<string> {
+async function redisFor(options: { config: Config; logger: Logger; onStarted: (child: ChildProcess) => void }): Promise<string> {
   const { config } = options;
   const url = config.REDIS_URL;
   const dir = path.resolve(config.AGENTQ_DATA_DIR, 'redis');
@@ -122,8 +144,8 @@ async function redisFor(options: { config: Config; onStarted: (child: ChildProce
   }
   const started = await startPrivateRedis({ url, dataDir: config.AGENTQ_DATA_DIR });
   options.onStarted(started.child);
-  console.log(
-    `[agentq] nothing answers at ${redacted(url)}: started a private redis-server on loopback, with a generated password (in ${started.passwordFile}); data in ${dir}, append-only file on`,
+  options.logger.info(
+    `nothing answers at ${redacted(url)}: started a private redis-server on loopback, with a generated password (in ${started.passwordFile}); data in ${dir}, append-only file on`,
   );
   return started.url;
 }

@@ -12,12 +12,12 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
     throw new UsageError(`--concurrency must be a positive whole number, got "${flags.concurrency}".`);
   }
   const worker = await startWorker({ config, pools, ...(concurrency ? { concurrency } : {}) });
-  console.log(`[agentq worker ${worker.id}] serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`);
+  const { logger } = worker;
+  logger.info({ concurrency: concurrency ?? config.AGENTQ_CONCURRENCY, ...(worker.metricsUrl ? { metrics: worker.metricsUrl } : {}) }, `serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`);
   for (const [pool, tools] of worker.tools) {
     if (tools.summary.kind === 'not-needed') continue;
-    const line = `[agentq worker ${worker.id}] ${pool} tools: ${tools.description}`;
-    if (tools.summary.kind === 'jail') console.log(line);
-    else console.warn(`${line.replace('] ', '] WARNING: ')}`);
+    if (tools.summary.kind === 'jail') logger.info({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
+    else logger.warn({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
   }
   process.send?.({ type: 'ready' });
   onShutdown(() => worker.close());

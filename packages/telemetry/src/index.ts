@@ -1,0 +1,4 @@
+export * from './logger.js';
+export * from './metrics.js';
+export * from './task-telemetry.js';
+export * from './metrics-server.js';

@@ -1,0 +1,66 @@
+/**
+ * Every process's log: one JSON object per line on stdout (pino), with an ISO time, the level's name,
+ * the process's name, and the fields of the line (a task id, a route, a duration...). On a terminal
+ * the same lines are shown human-readable (pino-pretty, in this thread). Secrets never reach a line:
+ * the fields that could hold one are redacted, and prompts are logged only when asked for.
+ */
+import { hostname } from 'node:os';
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { PinoPretty } from 'pino-pretty';
+
+export type { Logger };
+export type LogLevel = LevelWithSilent;
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Fields that may hold a secret: replaced before the line is written. No line of ours has them; this is
+ * the net under a mistake. Named paths only: a wildcard doubles what every line costs.
+ */
+const REDACTED = ['apiKey', 'key', 'password', 'authorization', 'cookie', 'headers.authorization', 'headers.cookie', 'headers["x-api-key"]', 'err.headers.authorization'];
+/**
+ * Lines are written asynchronously: a slow reader of stdout (a full pipe) must not stop the event loop
+ * (a sync write blocks until it drains). What is buffered is flushed at exit; past 16 MiB unread, lines
+ * are dropped rather than memory spent.
+ */
+const STDOUT = { fd: 1, sync: false, maxLength: 16 * 1024 * 1024 };
+
+export interface LoggerOptions {
+  /** The process's name on every line, e.g. `agentq-api`. */
+  name: string;
+  /** Default `info`. */
+  level?: LogLevel;
+  /** `auto` (default): pretty when stdout is a terminal, JSON lines otherwise. */
+  format?: LogFormat;
+  /** Fields on every line (e.g. the worker's id). */
+  base?: Record<string, unknown>;
+  /** Where lines go. Default: stdout. */
+  destination?: DestinationStream;
+}
+
+/** Whether `format` comes out human-readable here. */
+export function prettyLogs(format: LogFormat = 'auto'): boolean {
+  return format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const pretty = prettyLogs(options.format);
+  const destination =
+    options.destination ??
+    // pino-pretty colours only a terminal that wants colours (NO_COLOR is honoured).
+    (pretty ? PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination(STDOUT));
+  return pino(
+    {
+      name: options.name,
+      level: options.level ?? 'info',
+      base: { pid: process.pid, hostname: hostname(), ...options.base },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // The level by name ("info"), as log shippers and people read it.
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED, censor: '[redacted]' },
+    },
+    destination,
+  );
+}
+

@@ -1,0 +1,61 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import { TaskTelemetry } from './task-telemetry.js';
+
+function setup() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  const metrics = createMetrics();
+  const telemetry = new TaskTelemetry({ logger: createLogger({ name: 't', format: 'json', destination }), metrics });
+  const ended = async () => (await metrics.tasksEnded.get()).values.map(({ labels, value }) => ({ ...labels, value }));
+  return { lines, metrics, telemetry, ended };
+}
+
+describe('TaskTelemetry', () => {
+  it("counts a subtask's end once: its copy in its root's stream is not another end", async () => {
+    const { telemetry, ended, lines } = setup();
+    telemetry.observe({ taskId: 'sub', events: [{ type: 'task.completed', agent: 'coder', data: { result: 'ok', steps: 2 } }] });
+    telemetry.observe({ taskId: 'root', events: [{ type: 'task.completed', taskId: 'sub', agent: 'coder', data: { subtaskId: 'sub', result: 'ok' } }] });
+    expect(await ended()).toEqual([{ agent: 'coder', status: 'completed', reason: '', value: 1 }]);
+    expect(lines.filter((line) => line.msg === 'task ended')).toHaveLength(1);
+  });
+
+  it('says a subtask skipped for its needs is skipped, with the reason', async () => {
+    const { telemetry, ended } = setup();
+    telemetry.observe({ taskId: 'sub', events: [{ type: 'task.failed', data: { skipped: true, reason: 'a need failed' } }] });
+    expect(await ended()).toEqual([{ agent: 'unknown', status: 'skipped', reason: 'needs_failed', value: 1 }]);
+  });
+
+  it('adds a run to its earlier tokens, times it from its first start, and forgets it when it ends', () => {
+    const { telemetry, lines } = setup();
+    const startedAt = Date.now() - 5_000;
+    telemetry.runStarted({ taskId: 't', rootId: 'r', agent: 'casual', attempt: 2, resumed: true, startedAt, promptTokens: 100, completionTokens: 10, announce: true });
+    telemetry.observe({
+      taskId: 't',
+      events: [
+        { type: 'llm.request', data: { model: 'm', messages: 2, tools: 0 } },
+        { type: 'llm.response', data: { content: 'x', toolCalls: [], usage: { promptTokens: 7, completionTokens: 3 }, finishReason: 'stop', durationMs: 12 } },
+        { type: 'task.completed', data: { result: 'x', steps: 3 } },
+      ],
+    });
+    const end = lines.find((line) => line.msg === 'task ended');
+    expect(end).toMatchObject({ taskId: 't', rootId: 'r', agent: 'casual', status: 'completed', steps: 3, promptTokens: 107, completionTokens: 13 });
+    expect(end!.durationMs).toBeGreaterThanOrEqual(5_000);
+    // The run is forgotten: a later line about the task knows only what its events say.
+    telemetry.observe({ taskId: 't', events: [{ type: 'task.failed', data: { error: { code: 'error', message: 'x' } } }] });
+    expect(lines.at(-1)).not.toHaveProperty('rootId');
+  });
+
+  it('never throws into the write path, whatever an event holds', () => {
+    const { telemetry, lines } = setup();
+    expect(() => telemetry.observe({ taskId: 't', events: [{ type: 'llm.response', data: null }] })).not.toThrow();
+    expect(lines.at(-1)).toMatchObject({ level: 'warn', msg: 'telemetry could not read an event' });
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Logs and metrics from what a task's writes say. Every step of a task is already written as events
+ * (the task store's commits); this reads the events of each commit this process made, and turns them
+ * into log lines (a task's start, requeue, pause and end) and metrics (steps, model and tool calls,
+ * tokens, ends), so nothing is measured twice and nothing a user sees differs from what is counted.
+ *
+ * A run tells it what its claim read (`runStarted`): the task's root, when it first started and the
+ * tokens it had used, for the end's line. A task that ends outside a run (cancelled while queued, a
+ * skipped subtask) is logged with what its events say.
+ */
+import type { EventDataMap, EventType } from '@agentq/contract';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+
+/** An event as a commit wrote it (the store's StoredEventInput has this shape). */
+export interface ObservedEvent {
+  type: EventType;
+  data: unknown;
+  agent?: string;
+  taskId?: string;
+  at?: string;
+}
+
+/** One applied commit of a task. */
+export interface ObservedWrite {
+  taskId: string;
+  events?: readonly ObservedEvent[];
+}
+
+export interface RunStart {
+  taskId: string;
+  rootId: string;
+  agent: string;
+  attempt: number;
+  resumed: boolean;
+  /** When the task first started (an earlier run's start, for a resumed task). */
+  startedAt: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Say `task started` (a planned task's end, run by its planner, is not a new start). */
+  announce: boolean;
+  /** Logged only with AGENTQ_LOG_PROMPTS. */
+  prompt?: string;
+}
+
+interface Running extends RunStart {
+  model?: string;
+  lastStepAt: number;
+}
+
+const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = { 'task.completed': 'completed', 'task.failed': 'failed', 'task.cancelled': 'cancelled' };
+
+export class TaskTelemetry {
+  private readonly running = new Map<string, Running>();
+
+  constructor(private readonly options: { logger: Logger; metrics: Metrics }) {}
+
+  /** A run claimed its task. */
+  runStarted(start: RunStart): void {
+    const now = Date.now();
+    this.running.set(start.taskId, { ...start, lastStepAt: now });
+    const { taskId, rootId, agent, attempt, resumed, prompt } = start;
+    if (start.announce) this.options.logger.info({ taskId, rootId, agent, attempt, resumed, ...(prompt !== undefined ? { prompt } : {}) }, 'task started');
+  }
+
+  /** A run let go of its task without a transition (it moved on meanwhile): nothing more to say of it. */
+  runReleased(taskId: string): void {
+    this.running.delete(taskId);
+  }
+
+  /** What an applied commit wrote. Never throws: telemetry must not break a task's write path. */
+  observe(write: ObservedWrite): void {
+    try {
+      for (const event of write.events ?? []) this.event(write.taskId, event);
+    } catch (error) {
+      this.options.logger.warn({ err: error, taskId: write.taskId }, 'telemetry could not read an event');
+    }
+  }
+
+  private event(taskId: string, event: ObservedEvent): void {
+    // A subtask's end repeated in its root's stream was counted when the subtask's own was written.
+    if (event.taskId !== undefined && event.taskId !== taskId) return;
+    const { logger, metrics } = this.options;
+    const run = this.running.get(taskId);
+    const agent = event.agent ?? run?.agent ?? 'unknown';
+    switch (event.type) {
+      case 'llm.request': {
+        if (run) run.model = (event.data as EventDataMap['llm.request']).model;
+        return;
+      }
+      case 'llm.response': {
+        const data = event.data as EventDataMap['llm.response'];
+        const model = run?.model ?? 'unknown';
+        metrics.modelCallDuration.observe({ model }, data.durationMs / 1000);
+        if (data.usage) {
+          metrics.tokens.inc({ model, kind: 'prompt' }, data.usage.promptTokens);
+          metrics.tokens.inc({ model, kind: 'completion' }, data.usage.completionTokens);
+          if (run) {
+            run.promptTokens += data.usage.promptTokens;
+            run.completionTokens += data.usage.completionTokens;
+          }
+        }
+        return;
+      }
+      case 'tool.result': {
+        const data = event.data as EventDataMap['tool.result'];
+        if (!data.skipped) metrics.toolCallDuration.observe({ tool: data.name, ok: String(data.ok) }, data.durationMs / 1000);
+        return;
+      }
+      case 'step.completed': {
+        const at = timeOf(event);
+        if (run) {
+          metrics.stepDuration.observe({ agent }, Math.max(0, at - run.lastStepAt) / 1000);
+          run.lastStepAt = at;
+        }
+        return;
+      }
+      case 'task.queued': {
+        const data = event.data as EventDataMap['task.queued'];
+        // A requeue of a running task (a submission's and an answer's are not).
+        if (data.retry === undefined && !data.rateLimited && data.reason === undefined) return;
+        const reason = data.retry !== undefined ? 'retry' : data.rateLimited ? 'rate_limited' : 'handed_back';
+        metrics.tasksRequeued.inc({ agent, reason });
+        logger.warn({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, reason, ...(data.retry !== undefined ? { attempt: data.retry } : {}), detail: data.reason }, 'task requeued');
+        this.running.delete(taskId);
+        return;
+      }
+      case 'task.waiting': {
+        const data = event.data as EventDataMap['task.waiting'];
+        logger.info({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, steps: data.steps }, 'task paused: waiting for its user');
+        this.running.delete(taskId);
+        return;
+      }
+      default: {
+        const ended = ENDS[event.type];
+        if (ended) this.ended(taskId, event, ended, agent, run);
+      }
+    }
+  }
+
+  private ended(taskId: string, event: ObservedEvent, type: 'completed' | 'failed' | 'cancelled', agent: string, run: Running | undefined): void {
+    const data = event.data as EventDataMap['task.failed'] & EventDataMap['task.cancelled'];
+    const status = data.skipped ? 'skipped' : type;
+    const reason = type === 'failed' ? (data.error?.code ?? (data.skipped ? 'needs_failed' : 'error')) : type === 'cancelled' ? 'cancelled' : '';
+    this.options.metrics.tasksEnded.inc({ agent, status, reason });
+    const line = {
+      taskId,
+      ...(run ? { rootId: run.rootId } : {}),
+      agent,
+      status,
+      ...(reason ? { reason } : {}),
+      ...(data.steps !== undefined ? { steps: data.steps } : {}),
+      ...(run ? { promptTokens: run.promptTokens, completionTokens: run.completionTokens, durationMs: timeOf(event) - run.startedAt } : {}),
+      ...(type === 'failed' && data.error ? { error: data.error.message } : {}),
+    };
+    if (type === 'failed') this.options.logger.warn(line, 'task ended');
+    else this.options.logger.info(line, 'task ended');
+    this.running.delete(taskId);
+  }
+}
+
+/** When an event happened: a held event keeps its own time; the others happen as they are written. */
+function timeOf(event: ObservedEvent): number {
+  return event.at ? Date.parse(event.at) : Date.now();
+}
