@@ -7,19 +7,22 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from '@agentq/telemetry';
 
-export type ApiErrorCode =
-  | 'invalid_request'
-  | 'invalid_json'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'uri_too_long'
-  | 'unsupported_media_type'
-  | 'headers_too_large'
-  | 'unavailable'
-  | 'internal';
+/** Every error code the API answers with (the status follows from it, `statusFor`). */
+export const API_ERROR_CODES = [
+  'invalid_request',
+  'invalid_json',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'uri_too_long',
+  'unsupported_media_type',
+  'headers_too_large',
+  'unavailable',
+  'internal',
+] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';

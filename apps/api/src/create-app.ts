@@ -13,6 +13,7 @@ import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
 import type { Logger, Metrics } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
+import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { eventsRouter } from './routes/events.js';
 import { metricsRouter } from './routes/metrics.js';
@@ -63,6 +64,13 @@ export function createApp(options: CreateAppOptions): Express {
     } catch (error) {
       throw new ApiError('unavailable', `Redis does not answer: ${(error as Error).message}`);
     }
+  });
+
+  // The API described: public (it holds no data), built once.
+  let described: string | undefined;
+  app.get('/openapi.json', (_request, response) => {
+    described ??= JSON.stringify(openApiDocument());
+    response.type('application/json').send(described);
   });
 
   const auth = authenticate({ keys: options.apiKeys ?? [], adminKeys: options.adminKeys ?? [], ...(options.allowAnyHost ? { allowAnyHost: true } : {}) });

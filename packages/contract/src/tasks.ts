@@ -18,21 +18,23 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 
 /** Why a task failed (or was skipped): one union, so the compiler checks every place that writes one. */
-export type TaskErrorCode =
+export const TASK_ERROR_CODES = [
   /** It used its AGENTQ_MAX_STEPS model calls. */
-  | 'max_steps'
+  'max_steps',
   /** Its token or time budget ran out. */
-  | 'budget'
+  'budget',
   /** The model endpoint refused it, or something else went wrong. */
-  | 'error'
+  'error',
   /** Its jobs could not be queued (Redis away). */
-  | 'enqueue_failed'
+  'enqueue_failed',
   /** The planner answered with no acceptable plan. */
-  | 'invalid_plan'
+  'invalid_plan',
   /** Some of its subtasks did not complete. */
-  | 'subtasks_failed'
+  'subtasks_failed',
   /** A subtask it needs did not complete: it never ran. */
-  | 'needs_failed';
+  'needs_failed',
+] as const;
+export type TaskErrorCode = (typeof TASK_ERROR_CODES)[number];
 
 /** An error as stored and shown: plain data. */
 export interface TaskError {

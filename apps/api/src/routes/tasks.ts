@@ -22,7 +22,7 @@ import type { Metrics } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
-const listQuerySchema = z.object({
+export const listQuerySchema = z.object({
   status: z.enum(TASK_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),

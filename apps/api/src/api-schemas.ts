@@ -1,0 +1,119 @@
+/**
+ * What the API answers, as zod schemas, for its OpenAPI document (openapi.ts). The contract's types
+ * (TaskView, PoolView, TaskEvent...) are what the routes send; each schema here is checked against its
+ * type by the compiler, both ways (`Same` below), so the document cannot drift from the code.
+ */
+import { z } from 'zod';
+import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type PoolView, type TaskEvent, type TaskView } from '@agentq/contract';
+import { API_ERROR_CODES } from './api-error.js';
+
+/** True when A and B describe the same values. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+function sameType<A, B>(same: Same<A, B>): void {
+  void same;
+}
+
+const status = z.enum(TASK_STATUSES);
+const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
+
+export const errorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.enum(API_ERROR_CODES),
+      message: z.string().meta({ description: 'What went wrong and what to do about it.' }),
+      details: z.unknown().optional().meta({ description: 'For invalid_request: each bad field, with its path.' }),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export const taskViewSchema = z
+  .object({
+    id: z.string(),
+    rootId: z.string(),
+    parentId: z.string().nullable(),
+    tenant: z.string(),
+    status,
+    agent: z.string(),
+    prompt: z.string(),
+    priority: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    result: z.string().nullable(),
+    error: z.object({ code: z.enum(TASK_ERROR_CODES), message: z.string() }).nullable(),
+    question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
+    steps: z.number().int(),
+    usage,
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    plan: z.array(z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()), taskId: z.string(), version: z.number().int() })).optional(),
+    children: z.array(z.object({ id: z.string(), planId: z.string(), agent: z.string(), status })).optional(),
+    progress: z.object({ done: z.number().int(), ended: z.number().int(), total: z.number().int() }).optional(),
+    totalUsage: usage.optional(),
+  })
+  .meta({ id: 'Task' });
+sameType<z.infer<typeof taskViewSchema>, TaskView>(true);
+
+const EVENT_TYPES = [
+  'task.queued',
+  'task.started',
+  'plan.created',
+  'subtask.queued',
+  'llm.request',
+  'llm.response',
+  'reasoning',
+  'tool.call',
+  'tool.result',
+  'step.completed',
+  'compaction',
+  'task.waiting',
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+] as const;
+sameType<(typeof EVENT_TYPES)[number], EventType>(true);
+
+export const taskEventSchema = z
+  .object({
+    id: z.string().meta({ description: '`<taskId>:<seq>`' }),
+    taskId: z.string().meta({ description: "A subtask's id, for a subtask's end repeated in its root's stream." }),
+    rootId: z.string(),
+    seq: z.number().int().meta({ description: 'From 1, one more per event of the stream, no gaps.' }),
+    ts: z.string(),
+    type: z.enum(EVENT_TYPES),
+    agent: z.string().optional(),
+    worker: z.string().optional(),
+    step: z.number().int().optional(),
+    data: z.record(z.string(), z.unknown()).meta({ description: "The type's data (packages/contract/src/events.ts)." }),
+  })
+  .meta({ id: 'TaskEvent' });
+sameType<Omit<z.infer<typeof taskEventSchema>, 'data' | 'type'>, Omit<TaskEvent, 'data' | 'type'>>(true);
+
+const isolation = z.union([
+  z.object({ kind: z.literal('jail'), network: z.enum(['none', 'egress']) }),
+  z.object({ kind: z.literal('none') }),
+  z.object({ kind: z.literal('unavailable'), reason: z.string() }),
+  z.object({ kind: z.literal('not-needed') }),
+]);
+
+export const poolViewSchema = z
+  .object({
+    name: z.enum(AGENT_POOLS),
+    counts: z.object({ waiting: z.number().int(), active: z.number().int(), delayed: z.number().int(), failed: z.number().int(), completed: z.number().int() }),
+    jobsPerMinute: z.number().int(),
+    throughput: z.array(z.number().int()).meta({ description: 'Jobs finished in each of the last 15 minutes, oldest first.' }),
+    workers: z.array(z.object({ id: z.string(), host: z.string(), pid: z.number().int(), startedAt: z.string(), lastSeen: z.string(), concurrency: z.number().int() })),
+    workersOnline: z.number().int(),
+    concurrency: z.number().int(),
+    isolation: z.array(isolation),
+  })
+  .meta({ id: 'Pool' });
+sameType<z.infer<typeof poolViewSchema>, PoolView>(true);
+
+export const submittedSchema = z.object({
+  tasks: z.array(z.object({ id: z.string(), status, existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }) })),
+});
+export const taskListSchema = z.object({ tasks: z.array(taskViewSchema), nextCursor: z.string().nullable() });
+export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
+export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional() });
+export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });
+export const principalSchema = z.object({ tenant: z.string(), admin: z.boolean() });

@@ -1,0 +1,148 @@
+/**
+ * The API described (OpenAPI 3.1), served at `GET /openapi.json`. Built with zod-openapi from the same
+ * zod schemas the routes validate with (`@agentq/queue`'s submit, statuses and answer schemas, the
+ * list query), and from api-schemas.ts for what they answer. Nothing here is written as JSON Schema by
+ * hand; a test checks that every route of the app is in it and that it validates.
+ */
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { answerSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@agentq/queue';
+import {
+  errorBodySchema,
+  poolListSchema,
+  principalSchema,
+  statusListSchema,
+  submittedSchema,
+  taskActionSchema,
+  taskEventSchema,
+  taskListSchema,
+  taskViewSchema,
+} from './api-schemas.js';
+import { listQuerySchema } from './routes/tasks.js';
+
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+const error = (description: string) => ({ description, content: json(errorBodySchema) });
+
+/** What any /v1 route may answer besides its own: a bad key, Redis away. */
+const COMMON: ZodOpenApiResponsesObject = {
+  '401': error('No API key, or not a valid one (when keys are configured).'),
+  '503': error('Redis does not answer; try again shortly (Retry-After).'),
+};
+const NOT_FOUND = error('No such task, or not one this key may see (another tenant\'s task is a 404 too).');
+
+const taskIdParam = { path: z.object({ id: z.string().regex(TASK_ID_PATTERN).meta({ description: 'A task id: a UUID, or `<root>.v<n>.s<n>` for a subtask.' }) }) };
+
+function v1(operation: ZodOpenApiOperationObject): ZodOpenApiOperationObject {
+  return { ...operation, security: [{ bearer: [] }, { apiKeyHeader: [] }], responses: { ...operation.responses, ...COMMON } };
+}
+
+export function openApiDocument(): ReturnType<typeof createDocument> {
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'agentq',
+      version: '1',
+      description: 'Submit batches of LLM agent tasks, follow every step live, cancel, answer and retry them. Errors are `{ "error": { "code", "message", "details" } }`.',
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (AGENTQ_API_KEYS or AGENTQ_ADMIN_KEYS), when keys are configured.' },
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+      },
+    },
+    paths: {
+      '/v1/tasks': {
+        post: v1({
+          summary: 'Submit tasks (1 to 10,000)',
+          requestBody: { content: json(submitSchema) },
+          responses: {
+            '202': { description: 'Queued (or, for an idempotency key seen before, the task it named).', content: json(submittedSchema) },
+            '400': error('A field is wrong: `details` names each, with its index.'),
+            '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
+          },
+        }),
+        get: v1({
+          summary: 'List submitted tasks, newest first',
+          requestParams: { query: listQuerySchema },
+          responses: { '200': { description: 'A page of tasks; pass `nextCursor` back as `cursor` for the next.', content: json(taskListSchema) }, '400': error('A bad query parameter.') },
+        }),
+      },
+      '/v1/tasks/statuses': {
+        post: v1({
+          summary: 'The statuses of many tasks at once',
+          requestBody: { content: json(statusesSchema) },
+          responses: { '200': { description: 'Each id with its status (null: no such task visible to this key).', content: json(statusListSchema) }, '400': error('A bad id list.') },
+        }),
+      },
+      '/v1/tasks/{id}': {
+        get: v1({ summary: 'A task', requestParams: taskIdParam, responses: { '200': { description: 'The task.', content: json(taskViewSchema) }, '404': NOT_FOUND } }),
+      },
+      '/v1/tasks/{id}/events': {
+        get: v1({
+          summary: "A task's events: Server-Sent Events, or the events so far as JSON",
+          description:
+            'With `Accept: text/event-stream`: each event as an SSE message (`id:` its seq, `event:` its type, `data:` the TaskEvent as JSON), replayed after `Last-Event-ID` (or `after`), then live; the stream closes after the task\'s last event. With `Accept: application/json`: the events so far.',
+          requestParams: {
+            ...taskIdParam,
+            query: z.object({ after: z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'The seq of an event already seen (0: from the start).' }) }),
+            header: z.object({ 'last-event-id': z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'As `after`; sent by EventSource when it reconnects.' }) }),
+          },
+          responses: {
+            '200': {
+              description: 'The events.',
+              content: {
+                'text/event-stream': { schema: z.string().meta({ description: 'SSE messages whose `data` is a TaskEvent.' }) },
+                'application/json': { schema: z.array(taskEventSchema) },
+              },
+            },
+            '400': error('A bad Last-Event-ID or after.'),
+            '404': NOT_FOUND,
+          },
+        }),
+      },
+      '/v1/tasks/{id}/cancel': {
+        post: v1({ summary: 'Cancel a task', requestParams: taskIdParam, responses: { '202': { description: 'Cancelled, or asked to stop (a running task stops within a second).', content: json(taskActionSchema) }, '404': NOT_FOUND } }),
+      },
+      '/v1/tasks/{id}/retry': {
+        post: v1({
+          summary: 'Run a failed or cancelled task again, as a new task',
+          requestParams: taskIdParam,
+          responses: { '202': { description: 'The new task.', content: json(taskActionSchema) }, '404': NOT_FOUND, '409': error('The task is not failed or cancelled, or is a subtask.') },
+        }),
+      },
+      '/v1/tasks/{id}/input': {
+        post: v1({
+          summary: "Answer a waiting task's question",
+          requestParams: taskIdParam,
+          requestBody: { content: json(answerSchema) },
+          responses: { '202': { description: 'The answer is in; the task is queued again.', content: json(taskActionSchema) }, '400': error('No text.'), '404': NOT_FOUND, '409': error('The task is not waiting.') },
+        }),
+      },
+      '/v1/pools': {
+        get: v1({ summary: 'The pools: queue depths, throughput, workers online, tool isolation', responses: { '200': { description: 'Every pool.', content: json(poolListSchema) } } }),
+      },
+      '/v1/me': {
+        get: v1({ summary: "The key's tenant, and whether it is an admin's", responses: { '200': { description: 'Who this key is.', content: json(principalSchema) } } }),
+      },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics',
+          security: [{ bearer: [] }, { apiKeyHeader: [] }],
+          responses: {
+            '200': { description: 'The Prometheus text format.', content: { 'text/plain': { schema: z.string() } } },
+            '401': error('No valid key (when keys are configured).'),
+            '403': error('Not an admin key.'),
+          },
+        },
+      },
+      '/healthz': { get: { summary: 'The process is up', responses: { '200': { description: 'Up.', content: json(z.object({ status: z.literal('ok') })) } } } },
+      '/readyz': {
+        get: {
+          summary: 'Redis answers',
+          responses: { '200': { description: 'Ready.', content: json(z.object({ status: z.literal('ready') })) }, '503': error('Redis does not answer within a second.') },
+        },
+      },
+      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } } } },
+    },
+  });
+}
