@@ -10,7 +10,7 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
 import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
-import type { Logger, Metrics } from '@agentq/telemetry';
+import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { openApiDocument } from './openapi.js';
@@ -42,12 +42,15 @@ export interface CreateAppOptions {
   allowAnyHost?: boolean;
   logger: Logger;
   metrics: Metrics;
+  /** Default: off. */
+  tracing?: Tracing;
 }
 
 export function createApp(options: CreateAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(requestLog({ logger: options.logger, metrics: options.metrics }));
+  const tracing = options.tracing ?? startTracing({ serviceName: 'agentq-api' });
+  app.use(requestLog({ logger: options.logger, metrics: options.metrics, tracing }));
   app.use((request, _response, next) => {
     next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
   });
@@ -80,7 +83,7 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 

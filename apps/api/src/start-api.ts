@@ -8,7 +8,7 @@ import { ConfigError, isLoopbackHost, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createLogger, createMetrics, TaskTelemetry, type Logger } from '@agentq/telemetry';
+import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
 import { ApiError, errorBody, statusFor } from './api-error.js';
 import { createApp } from './create-app.js';
 
@@ -36,6 +36,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   const logger = options.logger ?? createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
   const metrics = createMetrics();
+  const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-api' });
   // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
   const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
@@ -61,6 +62,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
     logger,
     metrics,
+    tracing,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.PORT, host, () => resolve(listening));
@@ -80,7 +82,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeQueues(queues);
-      await Promise.all([redis.quit(), subscriber.quit()]);
+      await Promise.all([redis.quit(), subscriber.quit(), tracing.shutdown()]);
       logger.info('stopped');
     },
   };

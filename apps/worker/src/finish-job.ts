@@ -71,7 +71,7 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
         return 'completed';
       }
       if (outcome?.status === 'planned') {
-        await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: record.planVersion + 1 });
+        await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: record.planVersion + 1 });
         return 'replanned';
       }
       if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);

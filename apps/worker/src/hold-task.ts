@@ -92,6 +92,7 @@ export async function holdTask<T, R>(options: {
     promptTokens: record.promptTokens,
     completionTokens: record.completionTokens,
     announce,
+    traceparent: record.traceparent,
     ...(context.config.AGENTQ_LOG_PROMPTS ? { prompt: record.prompt } : {}),
   });
   try {
@@ -106,7 +107,8 @@ export async function holdTask<T, R>(options: {
     };
     let end: RunEnd<T>;
     try {
-      const value = await options.run(held);
+      // In the run's span (with tracing on), as its settling: what they start (a plan's subtasks) joins the task's trace.
+      const value = await context.telemetry.within(record.id, () => options.run(held));
       if (stoppedByShutdown(controller.signal)) await handBack();
       end = { ended: 'ran', value };
     } catch (error) {
@@ -123,7 +125,7 @@ export async function holdTask<T, R>(options: {
       }
       end = { ended: 'gave_up', message: (error as Error).message };
     }
-    return { held: true, value: await options.settle(end, held) };
+    return { held: true, value: await context.telemetry.within(record.id, () => options.settle(end, held)) };
   } finally {
     // Left by a run that ended without a transition of its own (a plan started): written now.
     await journal.flush().catch(() => undefined);

@@ -2,7 +2,7 @@
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import type { AgentQueues, TaskStore, Transitions } from '@agentq/queue';
-import type { Logger, TaskTelemetry } from '@agentq/telemetry';
+import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
 import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
 
@@ -21,6 +21,8 @@ export interface JobContext {
   logger: Logger;
   /** Logs and metrics of the tasks this process runs (fed by the store's commits, told of each run's start). */
   telemetry: TaskTelemetry;
+  /** Traces (on with OTEL_EXPORTER_OTLP_ENDPOINT). */
+  tracing: Tracing;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
 }

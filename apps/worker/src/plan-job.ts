@@ -42,7 +42,7 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
       const outcome = ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
       switch (outcome.status) {
         case 'planned':
-          await startPlan({ store, queues: context.queues, rootId: record.id, plan: outcome.plan, version: 1 });
+          await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: 1 });
           return 'planned';
         case 'cancelled':
           await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while it was being planned' });

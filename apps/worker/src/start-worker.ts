@@ -26,7 +26,7 @@ import {
   watchRedis,
   type AgentQueues,
 } from '@agentq/queue';
-import { createLogger, createMetrics, serveMetrics, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
+import { createLogger, createMetrics, serveMetrics, startTracing, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { processorFor } from './job-handlers.js';
@@ -82,7 +82,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const workerId = `${hostname()}:${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });
   const metrics = createMetrics();
-  const telemetry = new TaskTelemetry({ logger, metrics });
+  const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
+  const telemetry = new TaskTelemetry({ logger, metrics, tracing });
   const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
   store.observe((commit) => telemetry.observe(commit));
   const queues = createAgentQueues({ connection: redis, keys });
@@ -112,6 +113,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       config,
       logger,
       telemetry,
+      tracing,
       metrics,
       isolation: poolTools.get(pool)!.isolation,
       rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
@@ -201,7 +203,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       }
       await closed;
       await closeQueues(queues);
-      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close()]);
+      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close(), tracing.shutdown()]);
       logger.info('stopped');
     },
   };

@@ -147,6 +147,10 @@ const configSchema = z.object({
   AGENTQ_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Address of a worker's metrics port; `0.0.0.0` for a Prometheus on another machine. */
   AGENTQ_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** An OpenTelemetry collector (OTLP over HTTP, e.g. http://127.0.0.1:4318): traces are sent there. Default: no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The service name of the spans. Default `agentq-api`, `agentq-worker`. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

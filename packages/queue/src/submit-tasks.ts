@@ -13,11 +13,14 @@ import type { SubmittedTask, Transitions } from './transitions.js';
 /** Jobs could not be queued; the tasks that will not run were failed (`enqueue_failed`). */
 export class EnqueueError extends Error {}
 
-export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string }): Promise<SubmittedTask[]> {
-  const { transitions, queues, inputs, tenant } = options;
+/** `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. */
+export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
+  const { transitions, queues, inputs, tenant, traceparents } = options;
   // A chunk is one CREATE call.
-  const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => inputs.slice(index * CHUNK, (index + 1) * CHUNK));
-  const stored = chunks.map((chunk) => transitions.submit(chunk, { tenant }));
+  const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
+  const stored = chunks.map((start) =>
+    transitions.submit(inputs.slice(start, start + CHUNK), { tenant, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) }),
+  );
   const queued = stored.map(async (submitted) => {
     const tasks = await submitted;
     // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).

@@ -21,14 +21,15 @@ interface DagOptions {
 }
 
 /** Stores the subtasks of a (re)plan, links them to their root, and queues those that need nothing. */
-export async function startPlan(options: DagOptions & { rootId: string; plan: readonly PlannedSubtask[]; version: number }): Promise<StoredSubtask[]> {
+/** `traceparent`: the trace context the subtasks' runs continue (the planner's run, with tracing on). */
+export async function startPlan(options: DagOptions & { rootId: string; plan: readonly PlannedSubtask[]; version: number; traceparent?: string | undefined }): Promise<StoredSubtask[]> {
   const { store, rootId, version } = options;
   const root = await store.getRecord(rootId);
   if (!root) throw new Error(`No root task ${rootId}`);
   const earlier = root.plan ?? [];
   const taskIdOf = new Map(options.plan.map((subtask, index) => [subtask.id, `${rootId}.v${version}.s${index + 1}`]));
   const stored: StoredSubtask[] = options.plan.map((subtask) => ({ ...subtask, taskId: taskIdOf.get(subtask.id)!, version }));
-  await new Transitions(store).addSubtasks(root, stored);
+  await new Transitions(store).addSubtasks(root, stored, options.traceparent);
   const all = [...earlier, ...stored];
   await store.commit({
     taskId: rootId,

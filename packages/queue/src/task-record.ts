@@ -52,6 +52,8 @@ const recordSchema = z.object({
   finishedAt: optionalText,
   /** The last event's number. */
   seq: count.default(0),
+  /** The W3C trace context its runs continue (with tracing on). */
+  traceparent: optionalText,
   /** The run that holds the task, and its worker. */
   runToken: optionalText,
   worker: optionalText,

@@ -70,12 +70,16 @@ export interface SubmittedTask {
 export class Transitions {
   constructor(readonly store: TaskStore) {}
 
-  /** New submitted tasks, `queued`; a task whose idempotency key names one already answers that one. */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string }): Promise<SubmittedTask[]> {
+  /**
+   * New submitted tasks, `queued`; a task whose idempotency key names one already answers that one.
+   * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
+   */
+  async submit(inputs: readonly TaskInput[], options: { tenant: string; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
     const { store } = this;
     const now = new Date().toISOString();
-    const tasks = inputs.map((input): NewTask & { agent: AgentPool; priority: number } => {
+    const tasks = inputs.map((input, index): NewTask & { agent: AgentPool; priority: number } => {
       const id = randomUUID();
+      const traceparent = options.traceparents?.[index];
       const agent = input.agent ?? DEFAULT_POOL;
       const priority = input.priority ?? 5;
       return {
@@ -89,6 +93,7 @@ export class Transitions {
           prompt: input.prompt,
           priority: String(priority),
           ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
+          ...(traceparent ? { traceparent } : {}),
           status: 'queued',
           // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
           memory: '0',
@@ -108,8 +113,8 @@ export class Transitions {
     }));
   }
 
-  /** The subtasks of a (re)plan, `pending` until what they need has completed. */
-  async addSubtasks(root: TaskRecord, subtasks: readonly StoredSubtask[]): Promise<void> {
+  /** The subtasks of a (re)plan, `pending` until what they need has completed; `traceparent`: the trace they continue. */
+  async addSubtasks(root: TaskRecord, subtasks: readonly StoredSubtask[], traceparent?: string): Promise<void> {
     const now = new Date().toISOString();
     await this.store.create(
       subtasks.map((subtask) => ({
@@ -123,6 +128,7 @@ export class Transitions {
           prompt: subtask.task,
           priority: String(root.priority),
           needs: JSON.stringify(subtask.need.map((need) => subtasks.find((other) => other.id === need)!.taskId)),
+          ...(traceparent ? { traceparent } : {}),
           status: 'pending',
           memory: '0',
           createdAt: now,

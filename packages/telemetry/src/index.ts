@@ -2,3 +2,4 @@ export * from './logger.js';
 export * from './metrics.js';
 export * from './task-telemetry.js';
 export * from './metrics-server.js';
+export * from './tracing.js';

@@ -7,10 +7,16 @@
  * A run tells it what its claim read (`runStarted`): the task's root, when it first started and the
  * tokens it had used, for the end's line. A task that ends outside a run (cancelled while queued, a
  * skipped subtask) is logged with what its events say.
+ *
+ * With tracing on, a run is a span (`run <agent> task`) in its task's trace (the traceparent its record
+ * holds), and each model call (`chat <model>`, GenAI conventions) and tool call (`execute_tool <name>`)
+ * a child span, timed from its event: the loop itself knows nothing of tracing.
  */
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { EventDataMap, EventType } from '@agentq/contract';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { Tracing } from './tracing.js';
 
 /** An event as a commit wrote it (the store's StoredEventInput has this shape). */
 export interface ObservedEvent {
@@ -41,11 +47,14 @@ export interface RunStart {
   announce: boolean;
   /** Logged only with AGENTQ_LOG_PROMPTS. */
   prompt?: string;
+  /** The task's trace context, as its record holds it. */
+  traceparent?: string | undefined;
 }
 
 interface Running extends RunStart {
   model?: string;
   lastStepAt: number;
+  span?: Span;
 }
 
 const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = { 'task.completed': 'completed', 'task.failed': 'failed', 'task.cancelled': 'cancelled' };
@@ -53,18 +62,33 @@ const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = {
 export class TaskTelemetry {
   private readonly running = new Map<string, Running>();
 
-  constructor(private readonly options: { logger: Logger; metrics: Metrics }) {}
+  constructor(private readonly options: { logger: Logger; metrics: Metrics; tracing?: Tracing }) {}
 
   /** A run claimed its task. */
   runStarted(start: RunStart): void {
     const now = Date.now();
-    this.running.set(start.taskId, { ...start, lastStepAt: now });
+    const tracing = this.options.tracing;
+    const span = tracing?.enabled
+      ? tracing.tracer.startSpan(
+          `run ${start.agent} task`,
+          { kind: SpanKind.CONSUMER, attributes: { 'agentq.task.id': start.taskId, 'agentq.task.root_id': start.rootId, 'agentq.agent': start.agent, 'agentq.attempt': start.attempt, 'agentq.resumed': start.resumed } },
+          tracing.contextOf(start.traceparent),
+        )
+      : undefined;
+    this.running.set(start.taskId, { ...start, lastStepAt: now, ...(span ? { span } : {}) });
     const { taskId, rootId, agent, attempt, resumed, prompt } = start;
     if (start.announce) this.options.logger.info({ taskId, rootId, agent, attempt, resumed, ...(prompt !== undefined ? { prompt } : {}) }, 'task started');
   }
 
-  /** A run let go of its task without a transition (it moved on meanwhile): nothing more to say of it. */
+  /** Runs `work` as part of a run's span (what it starts, e.g. a plan's subtasks, joins the task's trace). */
+  within<T>(taskId: string, work: () => Promise<T>): Promise<T> {
+    const span = this.running.get(taskId)?.span;
+    return span ? context.with(trace.setSpan(context.active(), span), work) : work();
+  }
+
+  /** A run let go of its task: its span ends; nothing more is said of the run. */
   runReleased(taskId: string): void {
+    this.running.get(taskId)?.span?.end();
     this.running.delete(taskId);
   }
 
@@ -92,6 +116,12 @@ export class TaskTelemetry {
         const data = event.data as EventDataMap['llm.response'];
         const model = run?.model ?? 'unknown';
         metrics.modelCallDuration.observe({ model }, data.durationMs / 1000);
+        this.childSpan(run, `chat ${model}`, event, data.durationMs, {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': model,
+          ...(data.usage ? { 'gen_ai.usage.input_tokens': data.usage.promptTokens, 'gen_ai.usage.output_tokens': data.usage.completionTokens } : {}),
+          ...(data.finishReason ? { 'gen_ai.response.finish_reasons': [data.finishReason] } : {}),
+        });
         if (data.usage) {
           metrics.tokens.inc({ model, kind: 'prompt' }, data.usage.promptTokens);
           metrics.tokens.inc({ model, kind: 'completion' }, data.usage.completionTokens);
@@ -104,7 +134,9 @@ export class TaskTelemetry {
       }
       case 'tool.result': {
         const data = event.data as EventDataMap['tool.result'];
-        if (!data.skipped) metrics.toolCallDuration.observe({ tool: data.name, ok: String(data.ok) }, data.durationMs / 1000);
+        if (data.skipped) return;
+        metrics.toolCallDuration.observe({ tool: data.name, ok: String(data.ok) }, data.durationMs / 1000);
+        this.childSpan(run, `execute_tool ${data.name}`, event, data.durationMs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': data.name, 'gen_ai.tool.call.id': data.id }, !data.ok);
         return;
       }
       case 'step.completed': {
@@ -121,14 +153,15 @@ export class TaskTelemetry {
         if (data.retry === undefined && !data.rateLimited && data.reason === undefined) return;
         const reason = data.retry !== undefined ? 'retry' : data.rateLimited ? 'rate_limited' : 'handed_back';
         metrics.tasksRequeued.inc({ agent, reason });
+        run?.span?.addEvent('requeued', { reason });
         logger.warn({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, reason, ...(data.retry !== undefined ? { attempt: data.retry } : {}), detail: data.reason }, 'task requeued');
-        this.running.delete(taskId);
+        this.forget(taskId, run);
         return;
       }
       case 'task.waiting': {
         const data = event.data as EventDataMap['task.waiting'];
         logger.info({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, steps: data.steps }, 'task paused: waiting for its user');
-        this.running.delete(taskId);
+        this.forget(taskId, run);
         return;
       }
       default: {
@@ -143,6 +176,8 @@ export class TaskTelemetry {
     const status = data.skipped ? 'skipped' : type;
     const reason = type === 'failed' ? (data.error?.code ?? (data.skipped ? 'needs_failed' : 'error')) : type === 'cancelled' ? 'cancelled' : '';
     this.options.metrics.tasksEnded.inc({ agent, status, reason });
+    run?.span?.setAttributes({ 'agentq.task.status': status, ...(reason ? { 'agentq.task.reason': reason } : {}) });
+    if (type === 'failed') run?.span?.setStatus({ code: SpanStatusCode.ERROR, message: data.error?.message ?? reason });
     const line = {
       taskId,
       ...(run ? { rootId: run.rootId } : {}),
@@ -155,7 +190,22 @@ export class TaskTelemetry {
     };
     if (type === 'failed') this.options.logger.warn(line, 'task ended');
     else this.options.logger.info(line, 'task ended');
-    this.running.delete(taskId);
+    this.forget(taskId, run);
+  }
+
+  /** What a run said last: its span stays until the run lets go of its task (runReleased). */
+  private forget(taskId: string, run: Running | undefined): void {
+    if (!run?.span) this.running.delete(taskId);
+  }
+
+  /** A model or tool call of a run, as a span of its own, timed from its event (it ended as written). */
+  private childSpan(run: Running | undefined, name: string, event: ObservedEvent, durationMs: number, attributes: Record<string, string | number | string[]>, failed = false): void {
+    const tracing = this.options.tracing;
+    if (!run?.span || !tracing?.enabled) return;
+    const end = timeOf(event);
+    const span = tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: end - durationMs, attributes }, trace.setSpan(context.active(), run.span));
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end(end);
   }
 }
 

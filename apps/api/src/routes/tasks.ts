@@ -15,10 +15,12 @@ import {
   submitSchema,
   Transitions,
   type AgentQueues,
+  type SubmittedTask,
   type TaskRecord,
   type TaskStore,
 } from '@agentq/queue';
-import type { Metrics } from '@agentq/telemetry';
+import { SpanKind, trace, type Span } from '@opentelemetry/api';
+import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
@@ -30,7 +32,7 @@ export const listQuerySchema = z.object({
 });
 
 
-export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics }): Router {
+export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics; tracing: Tracing }): Router {
   const { store, queues } = options;
   const transitions = new Transitions(store);
   const router = Router();
@@ -39,10 +41,19 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    const tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant }).catch((error: unknown) => {
+    const spans = submitSpans(options.tracing, parsed.data.tasks);
+    let tasks: SubmittedTask[] = [];
+    try {
+      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
+    } catch (error) {
       if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
       throw error;
-    });
+    } finally {
+      spans?.forEach((span, index) => {
+        if (tasks[index]) span.setAttribute('agentq.task.id', tasks[index].id);
+        span.end();
+      });
+    }
     for (const task of tasks) if (task.existing === undefined) options.metrics.tasksSubmitted.inc({ agent: task.agent });
     response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
@@ -95,6 +106,18 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   return router;
+}
+
+/**
+ * With tracing on, each submitted task starts a trace of its own (`submit task`), linked to the
+ * request's span: its runs, on any worker, continue it (its record keeps the traceparent).
+ */
+function submitSpans(tracing: Tracing, inputs: ReadonlyArray<{ agent?: string | undefined }>): Span[] | undefined {
+  if (!tracing.enabled) return undefined;
+  const request = trace.getActiveSpan()?.spanContext();
+  return inputs.map((input) =>
+    tracing.tracer.startSpan('submit task', { root: true, kind: SpanKind.PRODUCER, attributes: { 'agentq.agent': input.agent ?? 'planner' }, ...(request ? { links: [{ context: request }] } : {}) }),
+  );
 }
 
 /**
