@@ -169,4 +169,84 @@ describe('the dashboard', () => {
     expect(await page.locator('nav a[href="/admin/queues"]').count()).toBe(0);
     expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(403);
   });
+
+  it('keeps what is typed in the answer box, its focus and a selection through live updates', async () => {
+    stack = await startStack({ rules: [{ reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } }] });
+    const [taskId] = await stack.submit([{ prompt: 'paint the shed', agent: 'casual' }]);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('.task-summary .badge[data-status="waiting"]');
+    await page.click('#answer-text');
+    await page.keyboard.type('half an ans');
+    await page.evaluate(() => window.getSelection()!.selectAllChildren(document.querySelector('.task-summary .prompt')!));
+    // The page fetches the task again (every 5 s while it is not ended) and redraws it: twice.
+    for (let refresh = 0; refresh < 2; refresh++) await page.waitForResponse((response) => response.url().endsWith(`/v1/tasks/${taskId}`) && response.request().method() === 'GET', { timeout: 15_000 });
+    await page.waitForFunction(() => document.querySelector('.task-summary .duration')?.textContent !== '—');
+    expect(await page.inputValue('#answer-text')).toBe('half an ans');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('answer-text');
+    expect(await page.evaluate(() => window.getSelection()!.toString())).toBe('paint the shed');
+  });
+
+  it('renders Markdown from text nodes: lists, code, tables and links, and nothing in it runs', async () => {
+    const answer = [
+      '### Plan',
+      '- **first** step',
+      '- second `step`',
+      '',
+      '```js',
+      'console.log("<b>not bold</b>")',
+      '```',
+      '',
+      '| name | size |',
+      '|---|---|',
+      '| a.txt | 3 B |',
+      '',
+      '<script>window.__xss=4</script>',
+      '',
+      '[harmless](javascript:window.__xss=5) [docs](https://example.com/docs) ![pixel](https://tracker.example/p.png)',
+      '',
+      '<img src=x onerror="window.__xss=6"> &amp; done',
+    ].join('\n');
+    stack = await startStack({ rules: [{ reply: { content: answer } }] });
+    const [taskId] = await stack.submit([{ prompt: 'describe it', agent: 'casual' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    const result = page.locator('#task-result .markdown');
+    await result.waitFor();
+    expect(await result.locator('h3').textContent()).toBe('Plan');
+    expect(await result.locator('ul > li').count()).toBe(2);
+    expect(await result.locator('li strong').textContent()).toBe('first');
+    expect(await result.locator('pre code').textContent()).toBe('console.log("<b>not bold</b>")');
+    expect(await result.locator('table td').allTextContents()).toEqual(['a.txt', '3 B']);
+    const links = result.locator('a');
+    expect(await links.count()).toBe(2); // the web page and the image, as a link; the javascript: one is text
+    expect(await links.first().getAttribute('href')).toBe('https://example.com/docs');
+    expect(await links.first().getAttribute('rel')).toContain('noopener');
+    expect(await result.textContent()).toContain('<script>window.__xss=4</script>');
+    expect(await result.textContent()).toContain('<img src=x onerror="window.__xss=6"> & done');
+    expect(await page.locator('#app script, #app img, #app b, #app iframe').count()).toBe(0);
+    // The model's answer in the timeline is Markdown too.
+    expect(await page.locator('#timeline .llm-response .markdown h3').textContent()).toBe('Plan');
+    await page.locator('#task-result a').first().hover();
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-markdown.png`, fullPage: true });
+  });
+
+  it('stops asking for an ended task', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'done' } }] });
+    const [taskId] = await stack.submit([{ prompt: 'quick one', agent: 'casual' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    page = await browser.newPage();
+    // A clock of the test's own: 10 minutes pass at once, and every timer of the page runs as it would.
+    await page.clock.install();
+    const reads: string[] = [];
+    page.on('request', (request) => request.url().includes(`/v1/tasks/${taskId}`) && reads.push(request.url()));
+    await page.goto(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    // Its event stream ended; the page looked once more and stopped.
+    await page.waitForSelector('.task-summary[data-live="off"]');
+    const before = reads.length;
+    await page.clock.runFor(10 * 60_000);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    expect(reads.length).toBe(before);
+  });
 });

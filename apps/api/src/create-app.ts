@@ -2,6 +2,9 @@
  * The express app: the JSON API, health checks, the dashboard's files at `/`, bull-board at
  * `/admin/queues` (admins only), API keys and tenants when configured, and errors in one shape.
  */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -25,6 +28,18 @@ const MAX_URL_LENGTH = 8 * 1024;
 const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 /** The contract package's built code: the dashboard imports it in the browser (an import map names it). */
 const CONTRACT = fileURLToPath(new URL('../../../packages/contract/dist/', import.meta.url));
+/** The dashboard's two libraries, served from where npm put them (ES modules, no build step). */
+const LIBRARIES = { 'lit-html': dashboardPackage('lit-html'), marked: dashboardPackage('marked') };
+
+/** The directory of a package the dashboard depends on, found as Node would find it from there. */
+function dashboardPackage(name: string): string {
+  const found = createRequire(`${DASHBOARD}package.json`)
+    .resolve.paths(name)
+    ?.map((modules) => path.join(modules, name))
+    .find((dir) => existsSync(path.join(dir, 'package.json')));
+  if (!found) throw new Error(`The dashboard's package ${name} is not installed: run npm install.`);
+  return found;
+}
 
 export interface CreateAppOptions {
   store: TaskStore;
@@ -94,6 +109,7 @@ export function createApp(options: CreateAppOptions): Express {
 
   // The dashboard: plain files, built by `npm run build` (no build step at run time).
   app.use('/assets/contract', express.static(CONTRACT, { index: false }));
+  for (const [name, dir] of Object.entries(LIBRARIES)) app.use(`/assets/${name}`, express.static(dir, { index: false }));
   app.use('/assets', express.static(`${DASHBOARD}dist`, { index: false }));
   app.use(express.static(`${DASHBOARD}public`));
 

@@ -1,12 +1,23 @@
-/** One task: what it is, its plan as a graph, its subtasks, and the timeline of every step, live. */
+/**
+ * One task: what it is, its plan as a graph, its subtasks, and the timeline of every step, live.
+ *
+ * The summary is a lit-html template patched in place: what a user types in the answer box, where the
+ * focus is and what is selected survive every update. Updates come from the task's event stream (and,
+ * while it runs, a slow refresh for its subtasks' progress and its duration); an ended task is fetched
+ * once more and then left alone. lit-html puts every value in a text node or an attribute: model text is
+ * never parsed as HTML; the result is shown as Markdown built from text nodes (markdown.ts).
+ */
+import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { followEvents, request, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { shortId, taskDuration, tokens } from '../format.js';
+import { markdown } from '../markdown.js';
 import { planGraph } from './plan-graph.js';
-import { statusBadge } from './status-badge.js';
 import { Timeline } from './timeline.js';
 
 const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
+/** While a task runs: its record again this often (its subtasks' progress), and its duration each second. */
+const REFRESH_MS = 5_000;
 
 export function taskView(container: HTMLElement, taskId: string, signal: AbortSignal): void {
   const summary = h('section', { class: 'task-summary card' }, 'Loading…');
@@ -14,91 +25,134 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   const timeline = new Timeline(taskId);
   replaceChildren(container, h('a', { href: '#/', class: 'back' }, '← All tasks'), summary, graph, h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element));
 
+  const state: SummaryState = { task: undefined, message: '', result: undefined };
+  const draw = () => {
+    if (!signal.aborted && state.task) render(summaryTemplate(state, actions), summary);
+  };
+  let graphKey = '';
   let refreshing: Promise<void> | undefined;
+  let ended = false;
   const refresh = () => (refreshing ??= load().finally(() => (refreshing = undefined)));
+  const timers = [window.setInterval(draw, 1_000), window.setInterval(() => void refresh(), REFRESH_MS)];
+  const stop = () => {
+    timers.forEach((timer) => window.clearInterval(timer));
+    // Said on the page, for whoever watches it (and the tests): nothing more is fetched.
+    summary.dataset.live = 'off';
+  };
+  signal.addEventListener('abort', stop);
 
   async function load(): Promise<void> {
     try {
       const task = await request<Task>(`/v1/tasks/${encodeURIComponent(taskId)}`, { signal });
-      renderSummary(summary, task, refresh);
-      const drawn = planGraph(task);
-      graph.hidden = !drawn;
-      if (drawn) replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
+      if (!state.task) summary.replaceChildren();
+      state.task = task;
+      draw();
+      // The graph is drawn again only when the plan or a subtask's status changed.
+      const key = JSON.stringify([task.plan?.length, task.children?.map((child) => child.status)]);
+      if (key !== graphKey) {
+        graphKey = key;
+        const drawn = planGraph(task);
+        graph.hidden = !drawn;
+        if (drawn) replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
+      }
+      if (ENDED.has(task.status) && ended) stop();
     } catch (error) {
-      if (!signal.aborted) replaceChildren(summary, h('p', { class: 'error' }, `Could not load task ${taskId}: ${(error as Error).message}`));
+      if (signal.aborted) return;
+      if (!state.task) replaceChildren(summary, h('p', { class: 'error' }, `Could not load task ${taskId}: ${(error as Error).message}`));
+      else console.error(`Could not show task ${taskId}:`, error);
     }
   }
+
+  const actions: Actions = {
+    post: async (path, body, after) => {
+      try {
+        const answer = await request<{ id?: string }>(path, { method: 'POST', body: body ?? {} });
+        state.message = '';
+        after?.(answer);
+        void refresh();
+      } catch (error) {
+        state.message = (error as Error).message;
+        draw();
+      }
+    },
+  };
 
   void refresh();
   void followEvents(taskId, (event) => {
     timeline.add(event);
     void refresh();
-  }, signal);
-  // Durations tick while the task runs.
-  const timer = window.setInterval(() => void refresh(), 2_000);
-  signal.addEventListener('abort', () => window.clearInterval(timer));
+  }, signal).then(async () => {
+    // The stream closes after the task's last event: one more look (after any in flight), then nothing more.
+    ended = true;
+    await refreshing;
+    await refresh();
+  });
 }
 
-function renderSummary(element: HTMLElement, task: Task, refresh: () => Promise<void>): void {
-  const actions = h('div', { class: 'actions' });
-  const message = h('span', { class: 'form-message', role: 'status' });
-  const act = (label: string, path: string, options: { id: string; body?: unknown; after?: (answer: { id?: string }) => void }) =>
-    h('button', { id: options.id, onclick: async () => {
-      try {
-        const answer = await request<{ id?: string }>(path, { method: 'POST', body: options.body ?? {} });
-        message.textContent = '';
-        options.after?.(answer);
-        void refresh();
-      } catch (error) {
-        message.textContent = (error as Error).message;
-      }
-    } }, label);
-  if (!ENDED.has(task.status)) actions.append(act('Cancel', `/v1/tasks/${encodeURIComponent(task.id)}/cancel`, { id: 'cancel-task' }));
-  if ((task.status === 'failed' || task.status === 'cancelled') && !task.parentId) {
-    actions.append(act('Retry', `/v1/tasks/${encodeURIComponent(task.id)}/retry`, { id: 'retry-task', after: (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`) }));
-  }
-  actions.append(message);
-
-  let answerForm: HTMLElement | string = '';
-  if (task.status === 'waiting') {
-    const input = h('input', { id: 'answer-text', placeholder: 'Your answer' });
-    answerForm = h('form', { class: 'answer', onsubmit: async (event: Event) => {
-      event.preventDefault();
-      try {
-        await request(`/v1/tasks/${encodeURIComponent(task.id)}/input`, { method: 'POST', body: { text: input.value } });
-        void refresh();
-      } catch (error) {
-        message.textContent = (error as Error).message;
-      }
-    } }, h('strong', {}, 'The agent asks: '), h('span', { class: 'question' }, task.question ?? ''), input, h('button', { type: 'submit', class: 'primary' }, 'Answer'));
-  }
-
-  replaceChildren(
-    element,
-    h('div', { class: 'title-row' }, h('h1', { class: 'mono' }, shortId(task.id)), statusBadge(task.status), h('span', { class: 'spacer' }), actions),
-    h('pre', { class: 'prompt' }, task.prompt),
-    h(
-      'dl',
-      { class: 'facts' },
-      ...fact('Agent', task.agent),
-      ...fact('Steps', String(task.steps)),
-      ...fact('Tokens', `${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)`),
-      ...(task.totalUsage ? fact('With subtasks', `${tokens(task.totalUsage)} tokens`) : []),
-      ...fact('Duration', taskDuration(task) || '—'),
-      ...fact('Priority', String(task.priority)),
-      ...(task.parentId ? fact('Part of', h('a', { href: `#/tasks/${encodeURIComponent(task.parentId)}` }, shortId(task.parentId))) : []),
-    ),
-    answerForm,
-    task.result ? h('div', { class: 'result' }, h('h2', {}, task.status === 'failed' ? 'Partial results' : 'Result'), h('pre', { id: 'task-result' }, task.result)) : '',
-    task.error ? h('div', { class: 'error-box' }, h('strong', {}, `${task.error.code}: `), task.error.message) : '',
-    task.children?.length
-      ? h('div', { class: 'children' }, h('h2', {}, 'Subtasks'), h('ul', {}, ...task.children.map((child) => h('li', {}, h('a', { href: `#/tasks/${encodeURIComponent(child.id)}` }, `Step ${child.planId} · ${child.agent}`), ' ', statusBadge(child.status)))))
-      : '',
-  );
+interface SummaryState {
+  task: Task | undefined;
+  message: string;
+  /** The result as Markdown, built once per text: the same node stays, and a selection in it too. */
+  result: { text: string; node: HTMLElement } | undefined;
 }
 
-function fact(label: string, value: string | Node): Node[] {
-  return [h('dt', {}, label), h('dd', {}, value)];
+interface Actions {
+  post(path: string, body?: unknown, after?: (answer: { id?: string }) => void): Promise<void>;
+}
+
+function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult {
+  const task = state.task!;
+  const id = encodeURIComponent(task.id);
+  if (task.result && state.result?.text !== task.result) state.result = { text: task.result, node: markdown(task.result) };
+  const answer = (event: Event) => {
+    event.preventDefault();
+    const input = (event.target as HTMLFormElement).querySelector('input')!;
+    void actions.post(`/v1/tasks/${id}/input`, { text: input.value }, () => (input.value = ''));
+  };
+  return html`
+    <div class="title-row">
+      <h1 class="mono">${shortId(task.id)}</h1>
+      <span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>
+      <span class="spacer"></span>
+      <div class="actions">
+        ${!ENDED.has(task.status) ? html`<button id="cancel-task" @click=${() => actions.post(`/v1/tasks/${id}/cancel`)}>Cancel</button>` : nothing}
+        ${(task.status === 'failed' || task.status === 'cancelled') && !task.parentId
+          ? html`<button id="retry-task" @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}>Retry</button>`
+          : nothing}
+        <span class="form-message" role="status">${state.message}</span>
+      </div>
+    </div>
+    <pre class="prompt">${task.prompt}</pre>
+    <dl class="facts">
+      <dt>Agent</dt><dd>${task.agent}</dd>
+      <dt>Steps</dt><dd>${task.steps}</dd>
+      <dt>Tokens</dt><dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
+      ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens</dd>` : nothing}
+      <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
+      <dt>Priority</dt><dd>${task.priority}</dd>
+      ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
+    </dl>
+    ${task.status === 'waiting'
+      ? html`<form class="answer" @submit=${answer}>
+          <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
+          <input id="answer-text" placeholder="Your answer" autocomplete="off" />
+          <button type="submit" class="primary">Answer</button>
+        </form>`
+      : nothing}
+    ${state.result ? html`<div class="result"><h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2><div id="task-result">${state.result.node}</div></div>` : nothing}
+    ${task.error ? html`<div class="error-box"><strong>${task.error.code}: </strong>${task.error.message}</div>` : nothing}
+    ${task.children?.length
+      ? html`<div class="children">
+          <h2>Subtasks</h2>
+          <ul>
+            ${task.children.map(
+              (child) =>
+                html`<li><a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a> <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span></li>`,
+            )}
+          </ul>
+        </div>`
+      : nothing}
+  `;
 }
 
 /** "Plan · 3/4 done", and how many ended otherwise (failed, skipped, cancelled). */

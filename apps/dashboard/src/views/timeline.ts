@@ -5,6 +5,7 @@
 import type { TaskEvent } from '../api.js';
 import { h } from '../dom.js';
 import { duration, shortId } from '../format.js';
+import { markdown } from '../markdown.js';
 
 const FOLD_LINES = 12;
 const FOLD_CHARS = 1_200;
@@ -45,7 +46,7 @@ export class Timeline {
         return entry(
           'llm-response',
           h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
-          content ? h('pre', { class: 'message' }, content) : '',
+          content ? h('div', { class: 'message' }, markdown(content)) : '',
         );
       }
       case 'reasoning':
@@ -81,7 +82,7 @@ export class Timeline {
       case 'task.waiting':
         return entry('waiting', `Waiting for the user: ${event.data.question}`);
       case 'task.completed':
-        return entry('end completed', 'Completed', event.data.result ? fold(event.data.result, 'result') : '');
+        return entry('end completed', 'Completed', event.data.result ? fold(event.data.result, 'result', markdown) : '');
       case 'task.failed':
         return entry('end failed', `Failed: ${event.data.error?.message ?? event.data.reason ?? ''}`);
       case 'task.cancelled':
@@ -90,11 +91,13 @@ export class Timeline {
   }
 }
 
-/** Long text folded: the first lines, and the rest behind a toggle. */
-function fold(text: string, label: string): HTMLElement {
+/** Long text folded: the first lines, and the rest behind a toggle. `show`: how (default: as it is, in a <pre>). */
+function fold(text: string, label: string, show: (text: string) => HTMLElement = (plain) => h('pre', {}, plain)): HTMLElement {
   const lines = text.split('\n');
-  if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return h('pre', { class: label }, text || '(empty)');
-  return h('details', { class: `fold ${label}` }, h('summary', {}, `${label}: ${lines.length} lines, ${text.length} characters (expand)`), h('pre', {}, text));
+  const shown = show(text || '(empty)');
+  shown.classList.add(label);
+  if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return shown;
+  return h('details', { class: `fold ${label}` }, h('summary', {}, `${label}: ${lines.length} lines, ${text.length} characters (expand)`), shown);
 }
 
 function prettyJson(text: string): string {
