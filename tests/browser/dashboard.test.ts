@@ -249,4 +249,35 @@ describe('the dashboard', () => {
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
     expect(reads.length).toBe(before);
   });
+
+  it('watches a batch as one: its tasks, why one failed, and a bulk cancel of what has not ended', async () => {
+    stack = await startStack({
+      pools: ['casual'],
+      rules: [
+        { match: (request) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'the model refused this one' } } },
+        { match: (request) => promptOf(request).startsWith('slow'), reply: { content: 'too late', delayMs: 30_000 } },
+        { reply: { content: 'ok' } },
+      ],
+    });
+    // Another batch, from elsewhere, that the filter leaves out.
+    await stack.submit([{ prompt: 'elsewhere', agent: 'casual' }]);
+    await open(stack.api.url);
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.selectOption('#batch-agent', 'casual');
+    await page.fill('#batch-text', 'fail at once\nslow: one\nslow: two');
+    await page.click('#batch-submit');
+    await page.waitForFunction(() => location.hash.startsWith('#/?batch=web-'));
+    const batch = decodeURIComponent(await page.evaluate(() => location.hash.split('batch=')[1]!));
+    expect(await page.inputValue('#batch-filter')).toBe(batch);
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 3);
+    await page.waitForSelector('tr.task-row td.status .reason');
+    expect(await page.locator('tr.task-row td.status .reason').textContent()).toMatch(/^error: The LLM endpoint http:\/\/127\.0\.0\.1:\d+\/v1 /);
+    expect(await page.locator('tr.task-row td.status .reason').getAttribute('title')).toContain('the model refused this one');
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="running"]').length === 2);
+    await page.click('#bulk-cancel');
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);
+    expect(await page.locator('#bulk-message').textContent()).toBe('Cancelled 2 tasks.');
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-batch.png` });
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -32,6 +32,7 @@ export const taskViewSchema = z
     rootId: z.string(),
     parentId: z.string().nullable(),
     tenant: z.string(),
+    batch: z.string().nullable(),
     status,
     agent: z.string(),
     prompt: z.string(),
@@ -110,10 +111,17 @@ export const poolViewSchema = z
 sameType<z.infer<typeof poolViewSchema>, PoolView>(true);
 
 export const submittedSchema = z.object({
+  batch: z.string().optional().meta({ description: 'The batch of the request, when it named one.' }),
   tasks: z.array(z.object({ id: z.string(), status, existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }) })),
 });
 export const taskListSchema = z.object({ tasks: z.array(taskViewSchema), nextCursor: z.string().nullable() });
 export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
 export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional() });
 export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });
+export const bulkResultSchema = z.object({
+  action: z.enum(['cancel', 'retry']),
+  matched: z.number().int().meta({ description: 'Tasks the filter matched that the action applies to (at most 10,000).' }),
+  changed: z.number().int().meta({ description: 'Cancelled (or asked to stop), or retried as new tasks.' }),
+  more: z.boolean().meta({ description: 'More tasks match: send the same request again.' }),
+});
 export const principalSchema = z.object({ tenant: z.string(), admin: z.boolean() });

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { answerSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@agentq/queue';
 import {
+  bulkResultSchema,
   errorBodySchema,
   poolListSchema,
   principalSchema,
@@ -18,7 +19,7 @@ import {
   taskListSchema,
   taskViewSchema,
 } from './api-schemas.js';
-import { listQuerySchema } from './routes/tasks.js';
+import { bulkSchema, listQuerySchema } from './routes/tasks.js';
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 const error = (description: string) => ({ description, content: json(errorBodySchema) });
@@ -65,6 +66,14 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'List submitted tasks, newest first',
           requestParams: { query: listQuerySchema },
           responses: { '200': { description: 'A page of tasks; pass `nextCursor` back as `cursor` for the next.', content: json(taskListSchema) }, '400': error('A bad query parameter.') },
+        }),
+      },
+      '/v1/tasks/bulk': {
+        post: v1({
+          summary: 'Cancel or retry every task of a batch, or of a status',
+          description: 'Cancel applies to the tasks not ended yet (pending, queued, running, waiting); retry to failed and cancelled ones (each runs again as a new task, in the same batch).',
+          requestBody: { content: json(bulkSchema) },
+          responses: { '202': { description: 'What was done.', content: json(bulkResultSchema) }, '400': error('No filter, or a status the action does not apply to.') },
         }),
       },
       '/v1/tasks/statuses': {

@@ -11,7 +11,7 @@ let current: AbortController | undefined;
 function route(): void {
   current?.abort();
   current = new AbortController();
-  const hash = location.hash.replace(/^#/, '') || '/';
+  const hash = location.hash.replace(/^#/, '').split('?')[0] || '/';
   for (const link of document.querySelectorAll('nav a')) link.classList.toggle('active', (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/' : hash}`);
   const task = /^\/tasks\/(.+)$/.exec(hash);
   if (task) taskView(app, decodeURIComponent(task[1]!), current.signal);

@@ -63,6 +63,8 @@ export interface TaskView {
   parentId: string | null;
   /** Whose task it is: only this tenant's keys (and admin keys) see it. */
   tenant: string;
+  /** The batch it was submitted in (`batch` of the POST), if any. */
+  batch: string | null;
   status: TaskStatus;
   agent: string;
   prompt: string;

@@ -35,19 +35,20 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
     const roots = await claimDue(redis, keys.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
     if (roots.length === 0) break;
     const read = redis.pipeline();
-    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'status');
+    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'status', 'batch');
     const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
 
     const remove = redis.pipeline();
     const everyId: string[] = [];
     roots.forEach((rootId, index) => {
-      const [children, tenant, status] = records[index] ?? [null, null, null];
+      const [children, tenant, status, batch] = records[index] ?? [null, null, null, null];
       const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
       everyId.push(...ids);
       remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
       const owner = tenant ?? DEFAULT_TENANT;
       remove.zrem(keys.allTasks, rootId);
       remove.zrem(keys.tenantTasks(owner), rootId);
+      if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
       // An ended task is in its final status's indexes only; a record already gone, in none we know.
       if (status && TERMINAL_STATUSES.has(status as TaskStatus)) {
         remove.zrem(keys.tasksWithStatus(status), rootId);

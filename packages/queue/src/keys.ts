@@ -21,6 +21,8 @@ export interface Keys {
   tenantTasks(tenant: string): string;
   tenantTasksWithStatus(tenant: string, status: string): string;
   tenantPrefix: string;
+  /** A tenant's tasks submitted with a batch id, by creation order. */
+  tenantBatch(tenant: string, batch: string): string;
   /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
   idempotency(tenant: string, key: string): string;
   /** Submitted tasks that ended, by the time their data expires. */
@@ -55,6 +57,7 @@ export function createKeys(prefix: string): Keys {
     tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
     tenantTasksWithStatus: (tenant, status) => `${prefix}:tenant:${tenant}:tasks:status:${status}`,
     tenantPrefix: `${prefix}:tenant:`,
+    tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,

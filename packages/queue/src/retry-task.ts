@@ -16,7 +16,7 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
   const agent = (AGENT_KINDS as readonly string[]).includes(record.agent) ? (record.agent as AgentKind) : undefined;
   const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
-  const [created] = await new Transitions(options.store).submit([{ prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata }], { tenant: record.tenant });
+  const [created] = await new Transitions(options.store).submit([{ prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata }], { tenant: record.tenant, batch: record.batch });
   await enqueue(options.queues, [{ kind: 'agent', pool: created!.agent, payload: { taskId: created!.id, tenant: record.tenant }, priority: created!.priority }]);
   return { found: true, status: 'queued', newId: created!.id };
 }

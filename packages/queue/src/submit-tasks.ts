@@ -14,12 +14,12 @@ import type { SubmittedTask, Transitions } from './transitions.js';
 export class EnqueueError extends Error {}
 
 /** `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. */
-export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
-  const { transitions, queues, inputs, tenant, traceparents } = options;
+export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
+  const { transitions, queues, inputs, tenant, batch, traceparents } = options;
   // A chunk is one CREATE call.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const stored = chunks.map((start) =>
-    transitions.submit(inputs.slice(start, start + CHUNK), { tenant, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) }),
+    transitions.submit(inputs.slice(start, start + CHUNK), { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) }),
   );
   const queued = stored.map(async (submitted) => {
     const tasks = await submitted;

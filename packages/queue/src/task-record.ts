@@ -52,6 +52,8 @@ const recordSchema = z.object({
   finishedAt: optionalText,
   /** The last event's number. */
   seq: count.default(0),
+  /** The batch it was submitted in, if any. */
+  batch: optionalText,
   /** The W3C trace context its runs continue (with tracing on). */
   traceparent: optionalText,
   /** The run that holds the task, and its worker. */
@@ -104,6 +106,7 @@ export function taskView(record: TaskRecord): TaskView {
     rootId: record.rootId,
     parentId: record.parentId ?? null,
     tenant: record.tenant,
+    batch: record.batch ?? null,
     status: record.status,
     agent: record.agent,
     prompt: record.prompt,

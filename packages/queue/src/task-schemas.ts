@@ -66,7 +66,13 @@ export const taskInputSchema = z.object({
 });
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
+/** A batch id: a client's name for tasks submitted together, to list and act on them as one. */
+export const BATCH_PATTERN = /^[\w.:-]{1,64}$/;
+export const batchSchema = z.string().regex(BATCH_PATTERN, 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
+
 export const submitSchema = z.object({
+  /** Every task of the request belongs to this batch (GET /v1/tasks?batch=...). */
+  batch: batchSchema.optional(),
   tasks: z.array(taskInputSchema).min(1, 'must hold at least one task').max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
 });
 

@@ -59,8 +59,8 @@ export interface ReadCommitResult extends CommitResult {
 /** A new task's record: its fields, the first event, and whether it is in the lists (a submitted task). */
 export interface NewTask {
   fields: Record<string, string> & { id: string; rootId: string; status: TaskStatus };
-  /** Submitted tasks are listed (by tenant and status); subtasks are reached through their root. */
-  listed?: { tenant: string };
+  /** Submitted tasks are listed (by tenant and status, and batch if any); subtasks are reached through their root. */
+  listed?: { tenant: string; batch?: string };
   event?: StoredEventInput;
   /** An idempotency key of the tenant: when it names a live task, nothing is created. */
   idempotencyKey?: string;
@@ -75,6 +75,8 @@ export interface ListTasksOptions {
   q?: string;
   /** Only this tenant's tasks. Default: every tenant's. */
   tenant?: string;
+  /** Only the tasks of this batch of `tenant` (the status filter then reads each task). */
+  batch?: string;
 }
 
 /** How many tasks a search reads at most per page before it answers with what it found. */
@@ -122,7 +124,13 @@ export class TaskStore {
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
-          ? [this.keys.allTasks, this.keys.tasksWithStatus(task.fields.status), this.keys.tenantTasks(task.listed.tenant), this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status)]
+          ? [
+              this.keys.allTasks,
+              this.keys.tasksWithStatus(task.fields.status),
+              this.keys.tenantTasks(task.listed.tenant),
+              this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status),
+              ...(task.listed.batch !== undefined ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)] : []),
+            ]
           : [];
         const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
@@ -248,9 +256,12 @@ export class TaskStore {
   }
 
   async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
-    const { tenant, status } = options;
-    const key =
-      tenant === undefined
+    const { tenant, status, batch } = options;
+    // A batch has one index (any status): its tasks are filtered by status as they are read.
+    const byBatch = batch !== undefined && tenant !== undefined;
+    const key = byBatch
+      ? this.keys.tenantBatch(tenant, batch)
+      : tenant === undefined
         ? status
           ? this.keys.tasksWithStatus(status)
           : this.keys.allTasks
@@ -262,9 +273,10 @@ export class TaskStore {
     let max = options.cursor ? `(${options.cursor}` : '+inf';
     let scanned = 0;
     // Pages of the index, newest first, until the page is full (a search may read several).
+    const filtered = needle !== undefined || (byBatch && status !== undefined);
     for (;;) {
-      const batch = needle ? 200 : options.limit;
-      const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, batch);
+      const page = filtered ? 200 : options.limit;
+      const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, page);
       const ids = entries.filter((_, index) => index % 2 === 0);
       const scores = entries.filter((_, index) => index % 2 === 1);
       const pipeline = this.redis.pipeline();
@@ -273,13 +285,13 @@ export class TaskStore {
       for (const [index, hash] of hashes.entries()) {
         max = `(${scores[index]}`;
         const record = parseTaskRecord(hash);
-        if (!record || (needle && !record.prompt.toLowerCase().includes(needle))) continue;
+        if (!record || (needle && !record.prompt.toLowerCase().includes(needle)) || (byBatch && status && record.status !== status)) continue;
         found.push(taskView(record));
         if (found.length === options.limit) return { tasks: found, nextCursor: scores[index]! };
       }
       scanned += ids.length;
-      if (ids.length < batch || scanned >= SEARCH_SCAN_LIMIT) {
-        return { tasks: found, nextCursor: ids.length < batch ? null : max.slice(1) };
+      if (ids.length < page || scanned >= SEARCH_SCAN_LIMIT) {
+        return { tasks: found, nextCursor: ids.length < page ? null : max.slice(1) };
       }
     }
   }

@@ -74,7 +74,7 @@ export class Transitions {
    * New submitted tasks, `queued`; a task whose idempotency key names one already answers that one.
    * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
    */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
+  async submit(inputs: readonly TaskInput[], options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
     const { store } = this;
     const now = new Date().toISOString();
     const tasks = inputs.map((input, index): NewTask & { agent: AgentPool; priority: number } => {
@@ -94,12 +94,13 @@ export class Transitions {
           priority: String(priority),
           ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
           ...(traceparent ? { traceparent } : {}),
+          ...(options.batch !== undefined ? { batch: options.batch } : {}),
           status: 'queued',
           // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
           memory: '0',
           createdAt: now,
         },
-        listed: { tenant: options.tenant },
+        listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
         event: { type: 'task.queued', agent, data: { priority } },
         ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
       };

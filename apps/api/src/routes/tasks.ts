@@ -1,11 +1,12 @@
 /** Submit, read, list and cancel tasks. */
-import { TASK_STATUSES } from '@agentq/contract';
+import { TASK_STATUSES, type TaskStatus } from '@agentq/contract';
 import { Router, type Request } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   answerSchema,
   answerTask,
+  batchSchema,
   cancelTask,
   EnqueueError,
   isTaskId,
@@ -24,7 +25,21 @@ import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 
+/** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
+const BULK_LIMIT = 10_000;
+const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(['pending', 'queued', 'running', 'waiting']);
+const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
+
+export const bulkSchema = z
+  .object({
+    action: z.enum(['cancel', 'retry']),
+    batch: batchSchema.optional(),
+    status: z.enum(TASK_STATUSES).optional(),
+  })
+  .refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
+
 export const listQuerySchema = z.object({
+  batch: batchSchema.optional(),
   status: z.enum(TASK_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
@@ -44,7 +59,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {
-      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
+      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, batch: parsed.data.batch, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
     } catch (error) {
       if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
       throw error;
@@ -55,14 +70,39 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
       });
     }
     for (const task of tasks) if (task.existing === undefined) options.metrics.tasksSubmitted.inc({ agent: task.agent });
-    response.status(202).json({ tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
+    response.status(202).json({ ...(parsed.data.batch !== undefined ? { batch: parsed.data.batch } : {}), tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
 
   router.get('/v1/tasks', async (request, response) => {
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
     const principal = principalOf(response);
-    response.json(await store.list({ ...parsed.data, ...(principal.admin ? {} : { tenant: principal.tenant }) }));
+    // A batch is the caller's tenant's (an admin's too: batch ids are each tenant's own names).
+    response.json(await store.list({ ...parsed.data, ...(principal.admin && parsed.data.batch === undefined ? {} : { tenant: principal.tenant }) }));
+  });
+
+  // One action on every task a filter matches: cancel (those not ended yet) or retry (failed or cancelled ones).
+  router.post('/v1/tasks/bulk', async (request, response) => {
+    const parsed = bulkSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const { action, batch, status } = parsed.data;
+    const principal = principalOf(response);
+    const wanted = action === 'cancel' ? CANCELLABLE : RETRYABLE;
+    if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${action === 'cancel' ? 'cancelled' : 'retried'}; got status ${status}.`);
+    const matched: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...(principal.admin && batch === undefined ? {} : { tenant: principal.tenant }) });
+      matched.push(...page.tasks.filter((task) => wanted.has(task.status)).map((task) => task.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && matched.length < BULK_LIMIT);
+    const ids = matched.slice(0, BULK_LIMIT);
+    let changed = 0;
+    for (const taskId of ids) {
+      const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
+      if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
+    }
+    response.status(202).json({ action, matched: ids.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
   });
 
   // Many statuses in one call, for clients that watch a batch (the CLI's progress bar).

@@ -5,7 +5,14 @@ import { h } from '../dom.js';
 
 const AGENTS = ['', ...AGENT_KINDS];
 
-export function submitForm(onSubmitted: (ids: string[]) => void): HTMLElement {
+/** A batch id for what this page submits: when, and a few random letters (`web-20261130-071502-k3x9`). */
+function newBatchId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `web-${stamp}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** `onSubmitted`: the new tasks' ids and their batch (every submit from the page is a batch of its own). */
+export function submitForm(onSubmitted: (ids: string[], batch: string) => void): HTMLElement {
   const text = h('textarea', { id: 'batch-text', rows: 4, placeholder: 'One prompt per line, or one JSON task per line: {"prompt": "...", "agent": "coder"}' });
   const agent = h('select', { id: 'batch-agent', title: 'Agent' }, ...AGENTS.map((name) => h('option', { value: name }, name || 'planner (auto)')));
   const priority = h('input', { id: 'batch-priority', type: 'number', min: 1, max: 10, value: 5, title: 'Priority: 1 lowest, 10 highest' });
@@ -28,10 +35,11 @@ export function submitForm(onSubmitted: (ids: string[]) => void): HTMLElement {
           const tasks = parseBatch(text.value, { agent: agent.value, priority: Number(priority.value) });
           if (tasks.length === 0) throw new Error('Write at least one prompt.');
           button.disabled = true;
-          const answer = await request<{ tasks: Array<{ id: string }> }>('/v1/tasks', { method: 'POST', body: { tasks } });
+          const batch = newBatchId();
+          const answer = await request<{ tasks: Array<{ id: string }> }>('/v1/tasks', { method: 'POST', body: { batch, tasks } });
           text.value = '';
-          message.textContent = `Queued ${answer.tasks.length} task${answer.tasks.length === 1 ? '' : 's'}.`;
-          onSubmitted(answer.tasks.map((task) => task.id));
+          message.textContent = `Queued ${answer.tasks.length} task${answer.tasks.length === 1 ? '' : 's'} as batch ${batch}.`;
+          onSubmitted(answer.tasks.map((task) => task.id), batch);
         } catch (error) {
           message.textContent = (error as Error).message;
           message.className = 'form-message error';

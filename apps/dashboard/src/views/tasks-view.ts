@@ -1,4 +1,7 @@
-/** The task list: newest first, filters by status, search over prompts, paging, live updates. */
+/**
+ * The task list: newest first, filters by status and batch (`#/?batch=<id>`), search over prompts,
+ * paging, live updates, why a task failed, and bulk actions on what the filter shows.
+ */
 import { request, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
@@ -12,6 +15,7 @@ const REFRESH_MS = 2_000;
 export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   let status = '';
   let query = '';
+  let batch = new URLSearchParams(location.hash.split('?')[1] ?? '').get('batch') ?? '';
   let shown = PAGE;
   let nextCursor: string | null = null;
 
@@ -40,10 +44,34 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     }, 250);
   } });
 
+  const batchInput = h('input', { type: 'search', id: 'batch-filter', placeholder: 'Batch id', value: batch, onchange: (event: Event) => showBatch((event.target as HTMLInputElement).value.trim()) });
+  const showBatch = (value: string) => {
+    batch = value;
+    batchInput.value = value;
+    shown = PAGE;
+    history.replaceState(null, '', value ? `#/?batch=${encodeURIComponent(value)}` : '#/');
+    void refresh();
+  };
+  const bulkMessage = h('span', { class: 'form-message', role: 'status', id: 'bulk-message' });
+  const bulk = (action: 'cancel' | 'retry', label: string, id: string) =>
+    h('button', { id, class: 'ghost', onclick: async () => {
+      const filter = { ...(batch ? { batch } : {}), ...(action === 'retry' ? { status: status === 'cancelled' ? 'cancelled' : 'failed' } : status ? { status } : {}) };
+      if (!window.confirm(`${label}: every task ${batch ? `of batch ${batch}` : ''}${status ? ` that is ${status}` : ''}?`)) return;
+      try {
+        const done = await request<{ changed: number; more: boolean }>('/v1/tasks/bulk', { method: 'POST', body: { action, ...filter } });
+        bulkMessage.textContent = `${action === 'cancel' ? 'Cancelled' : 'Retried'} ${done.changed} task${done.changed === 1 ? '' : 's'}${done.more ? ' (more match: do it again)' : ''}.`;
+        void refresh();
+      } catch (error) {
+        bulkMessage.textContent = (error as Error).message;
+      }
+    } }, label);
+  const bulkBar = h('div', { class: 'bulk', hidden: true }, bulk('cancel', 'Cancel unfinished', 'bulk-cancel'), bulk('retry', 'Retry failed', 'bulk-retry'), bulkMessage);
+
   replaceChildren(
     container,
-    submitForm(() => void refresh()),
-    h('div', { class: 'toolbar' }, chips, h('span', { class: 'spacer' }), search),
+    submitForm((_ids, submitted) => showBatch(submitted)),
+    h('div', { class: 'toolbar' }, chips, h('span', { class: 'spacer' }), batchInput, search),
+    bulkBar,
     h(
       'table',
       { class: 'tasks card' },
@@ -58,11 +86,14 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     const params = new URLSearchParams({ limit: String(Math.min(shown, 500)) });
     if (status) params.set('status', status);
     if (query) params.set('q', query);
+    if (batch) params.set('batch', batch);
+    // Bulk actions apply to a filter: a batch, or a status (never to everything).
+    bulkBar.hidden = !batch && !status;
     try {
       const page = await request<{ tasks: Task[]; nextCursor: string | null }>(`/v1/tasks?${params}`, { signal });
       nextCursor = page.nextCursor;
       replaceChildren(rows, ...page.tasks.map(taskRow));
-      empty.textContent = page.tasks.length ? '' : query || status ? 'No task matches.' : 'No tasks yet: submit a batch above.';
+      empty.textContent = page.tasks.length ? '' : query || status || batch ? 'No task matches.' : 'No tasks yet: submit a batch above.';
       more.hidden = !nextCursor;
     } catch (error) {
       if (!signal.aborted) empty.textContent = `Could not load the tasks: ${(error as Error).message}`;
@@ -82,7 +113,7 @@ function taskRow(task: Task): HTMLTableRowElement {
     h('td', { class: 'mono' }, h('a', { href: `#/tasks/${encodeURIComponent(task.id)}` }, shortId(task.id))),
     h('td', { class: 'prompt', title: task.prompt }, clip(task.prompt, 90)),
     h('td', {}, task.agent),
-    h('td', {}, statusBadge(task.status)),
+    h('td', { class: 'status' }, statusBadge(task.status), task.error ? h('div', { class: 'reason', title: task.error.message }, `${task.error.code}: ${clip(task.error.message, 70)}`) : ''),
     h('td', { class: 'num steps' }, task.steps),
     h('td', { class: 'num' }, tokens(task.usage)),
     h('td', { class: 'num' }, taskDuration(task)),
