@@ -47,7 +47,7 @@ describe('the dashboard', () => {
       ],
     });
     const started = Date.now();
-    await open(stack.api.url);
+    await open(`${stack.api.url}/#/tasks`);
     await page.waitForSelector('table.tasks');
     const loadMs = Date.now() - started;
     const domReady = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).domContentLoadedEventEnd);
@@ -57,7 +57,7 @@ describe('the dashboard', () => {
     await page.fill('#batch-text', 'write the notes file\n{"prompt": "slow: think for a long time", "agent": "casual"}');
     await page.selectOption('#batch-agent', 'coder');
     await page.click('#batch-submit');
-    await page.waitForSelector('text=Queued 2 tasks.');
+    await page.waitForSelector('text=/Queued 2 tasks as batch web-/');
     await page.waitForSelector('tr.task-row >> text=write the notes file');
     await page.click('tr.task-row >> text=write the notes file');
     await page.waitForSelector('.task-summary .badge[data-status="completed"]');
@@ -91,7 +91,7 @@ describe('the dashboard', () => {
     stack = await startStack({ rules: [{ reply: { content: XSS_ANSWER } }] });
     const [taskId] = await stack.submit([{ prompt: XSS_PROMPT, agent: 'casual' }]);
     await waitForEnd(stack.api.url, taskId!);
-    await open(stack.api.url);
+    await open(`${stack.api.url}/#/tasks`);
     await page.waitForSelector('tr.task-row');
     expect(await page.locator('tr.task-row td.prompt').textContent()).toBe(XSS_PROMPT);
     await page.click('tr.task-row');
@@ -261,12 +261,12 @@ describe('the dashboard', () => {
     });
     // Another batch, from elsewhere, that the filter leaves out.
     await stack.submit([{ prompt: 'elsewhere', agent: 'casual' }]);
-    await open(stack.api.url);
+    await open(`${stack.api.url}/#/tasks`);
     page.on('dialog', (dialog) => void dialog.accept());
     await page.selectOption('#batch-agent', 'casual');
     await page.fill('#batch-text', 'fail at once\nslow: one\nslow: two');
     await page.click('#batch-submit');
-    await page.waitForFunction(() => location.hash.startsWith('#/?batch=web-'));
+    await page.waitForFunction(() => location.hash.startsWith('#/tasks?batch=web-'));
     const batch = decodeURIComponent(await page.evaluate(() => location.hash.split('batch=')[1]!));
     expect(await page.inputValue('#batch-filter')).toBe(batch);
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 3);
@@ -278,6 +278,44 @@ describe('the dashboard', () => {
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);
     expect(await page.locator('#bulk-message').textContent()).toBe('Cancelled 2 tasks.');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-batch.png` });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("opens on the overview: a batch's tasks by status, the hour's jobs, tokens per model, failures and pools", async () => {
+    stack = await startStack({
+      pools: ['casual'],
+      rules: [
+        { match: (request) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'not this one' } } },
+        { match: (request) => promptOf(request).startsWith('long'), reply: { content: 'took a while', delayMs: 300, usage: { promptTokens: 900, completionTokens: 100 } } },
+        { reply: { content: 'ok', usage: { promptTokens: 10, completionTokens: 2 } } },
+      ],
+    });
+    const ids = await stack.submit(['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })));
+    await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
+    await open(stack.api.url);
+    await page.waitForSelector('#overview .tiles');
+    expect(await page.locator('.tile[data-status="completed"] .count').textContent()).toBe('3');
+    expect(await page.locator('.tile[data-status="failed"] .count').textContent()).toBe('2');
+    // The hour's bars add up to the batch: 3 completed and 2 failed jobs, with axes and a unit.
+    const bars = await page.locator('.time-chart.bars rect title').allTextContents();
+    const total = (name: string) => bars.filter((title) => title.startsWith(`${name}:`)).reduce((sum, title) => sum + Number(/: (\d+)/.exec(title)![1]), 0);
+    expect([total('completed'), total('failed')]).toEqual([3, 2]);
+    expect(await page.locator('.time-chart.bars .unit').textContent()).toBe('jobs/min');
+    expect(await page.locator('.time-chart.line .unit').textContent()).toBe('%');
+    // Tokens per model, from the newest ended tasks.
+    expect(await page.locator('table.models tbody tr td').allTextContents()).toEqual(['test-model', '5', '3', String(900 + 2 * 10), String(100 + 2 * 2), expect.stringMatching(/ms|s$/)]);
+    expect(await page.locator('table.failures tbody tr td').first().textContent()).toBe('error');
+    expect(await page.locator('table.failures tbody tr td.num').textContent()).toBe('2');
+    expect(await page.locator('table.slowest tbody tr').first().textContent()).toContain('long 1');
+    expect(await page.locator('table.costliest tbody tr').first().textContent()).toContain('1000 tokens');
+    expect(await page.locator('.pools-table tr[data-pool="casual"] td').nth(5).textContent()).toBe('1');
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-overview.png`, fullPage: true });
+    // At phone width nothing is wider than the screen.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.goto(`${stack.api.url}/#/tasks/${ids[2]}`);
+    await page.waitForSelector('#task-result');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * type by the compiler, both ways (`Same` below), so the document cannot drift from the code.
  */
 import { z } from 'zod';
-import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type PoolView, type TaskEvent, type TaskView } from '@agentq/contract';
+import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type OverviewView, type PoolView, type TaskEvent, type TaskView } from '@agentq/contract';
 import { API_ERROR_CODES } from './api-error.js';
 
 /** True when A and B describe the same values. */
@@ -124,4 +124,23 @@ export const bulkResultSchema = z.object({
   changed: z.number().int().meta({ description: 'Cancelled (or asked to stop), or retried as new tasks.' }),
   more: z.boolean().meta({ description: 'More tasks match: send the same request again.' }),
 });
+const brief = z.object({ id: z.string(), prompt: z.string(), agent: z.string(), status, durationMs: z.number(), tokens: z.number().int() });
+export const overviewSchema = z
+  .object({
+    counts: z.record(status, z.number().int()),
+    perMinute: z.object({ start: z.string(), completed: z.array(z.number().int()), failed: z.array(z.number().int()) }).meta({ description: 'Jobs finished per minute over the last hour, every pool, oldest first.' }),
+    sample: z
+      .object({
+        size: z.number().int(),
+        models: z.array(z.object({ model: z.string(), tasks: z.number().int(), calls: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), modelMsPerCall: z.number().nullable() })),
+        agents: z.array(z.object({ agent: z.string(), tasks: z.number().int(), failed: z.number().int(), calls: z.number().int(), modelMsPerCall: z.number().nullable() })),
+        slowest: z.array(brief),
+        costliest: z.array(brief),
+        failures: z.array(z.object({ code: z.string(), count: z.number().int(), example: z.object({ id: z.string(), message: z.string() }) })),
+      })
+      .meta({ description: 'Figures of the newest ended tasks (at most 200).' }),
+  })
+  .meta({ id: 'Overview' });
+sameType<z.infer<typeof overviewSchema>, OverviewView>(true);
+
 export const principalSchema = z.object({ tenant: z.string(), admin: z.boolean() });

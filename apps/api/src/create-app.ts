@@ -20,6 +20,7 @@ import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { eventsRouter } from './routes/events.js';
 import { metricsRouter } from './routes/metrics.js';
+import { overviewRouter } from './routes/overview.js';
 import { poolsRouter } from './routes/pools.js';
 import { tasksRouter } from './routes/tasks.js';
 
@@ -100,6 +101,7 @@ export function createApp(options: CreateAppOptions): Express {
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
   app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics }));
+  app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 
   const board = new ExpressAdapter();

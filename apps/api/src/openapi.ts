@@ -10,6 +10,7 @@ import { answerSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@ag
 import {
   bulkResultSchema,
   errorBodySchema,
+  overviewSchema,
   poolListSchema,
   principalSchema,
   statusListSchema,
@@ -126,6 +127,9 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestBody: { content: json(answerSchema) },
           responses: { '202': { description: 'The answer is in; the task is queued again.', content: json(taskActionSchema) }, '400': error('No text.'), '404': NOT_FOUND, '409': error('The task is not waiting.') },
         }),
+      },
+      '/v1/overview': {
+        get: v1({ summary: 'The landing page in one call: tasks by status, jobs per minute, and figures of the newest ended tasks', responses: { '200': { description: 'The overview.', content: json(overviewSchema) } } }),
       },
       '/v1/pools': {
         get: v1({ summary: 'The pools: queue depths, throughput, workers online, tool isolation', responses: { '200': { description: 'Every pool.', content: json(poolListSchema) } } }),

@@ -1,6 +1,7 @@
-/** The dashboard's entry: a hash router over three views, and the API key prompt when one is needed. */
+/** The dashboard's entry: a hash router over its views, and the API key prompt when one is needed. */
 import { request, setApiKey, setUnauthorizedHandler, type Me } from './api.js';
 import { h, replaceChildren } from './dom.js';
+import { overviewView } from './views/overview-view.js';
 import { poolsView } from './views/pools-view.js';
 import { taskView } from './views/task-view.js';
 import { tasksView } from './views/tasks-view.js';
@@ -12,11 +13,12 @@ function route(): void {
   current?.abort();
   current = new AbortController();
   const hash = location.hash.replace(/^#/, '').split('?')[0] || '/';
-  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('active', (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/' : hash}`);
+  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('active', (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/tasks' : hash}`);
   const task = /^\/tasks\/(.+)$/.exec(hash);
   if (task) taskView(app, decodeURIComponent(task[1]!), current.signal);
   else if (hash === '/pools') poolsView(app, current.signal);
-  else tasksView(app, current.signal);
+  else if (hash === '/tasks') tasksView(app, current.signal);
+  else overviewView(app, current.signal);
 }
 
 setUnauthorizedHandler(() => {
@@ -42,7 +44,7 @@ window.addEventListener('hashchange', route);
 /** The menu; bull-board opens only for an admin key, so its link shows for admins. */
 function showNav(): void {
   const nav = document.getElementById('nav')!;
-  replaceChildren(nav, h('a', { href: '#/' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'));
+  replaceChildren(nav, h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/tasks' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'));
   void request<Me>('/v1/me')
     .then((me) => me.admin && nav.append(h('a', { href: '/admin/queues', target: '_blank' }, 'Queues')))
     .catch(() => undefined);

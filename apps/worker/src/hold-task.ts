@@ -63,7 +63,7 @@ export async function holdTask<T, R>(options: {
 }): Promise<{ held: true; value: R } | NotHeld> {
   const { job, context } = options;
   const by: ByRun = { runToken: randomUUID(), agent: options.agent, worker: context.workerId };
-  const claim = await context.transitions.claim({ id: options.task.taskId, tenant: options.task.tenant }, by);
+  const claim = await context.transitions.claim({ id: options.task.taskId, tenant: options.task.tenant }, { ...by, model: context.model.modelId });
   // The task moved on meanwhile (cancelled, waiting for its user, ended): nothing to run.
   if (!claim.applied || !claim.record) return { held: false, record: claim.record, status: claim.status, cancelled: false };
   const record = claim.record;

@@ -107,3 +107,29 @@ export interface PoolView {
   concurrency: number;
   isolation: PoolIsolation[];
 }
+
+/** A task in the overview's tables. */
+export interface TaskBrief {
+  id: string;
+  prompt: string;
+  agent: string;
+  status: TaskStatus;
+  durationMs: number;
+  tokens: number;
+}
+
+/** What `GET /v1/overview` answers: the dashboard's landing page. */
+export interface OverviewView {
+  counts: Record<TaskStatus, number>;
+  /** Jobs finished per minute over the last hour, every pool, oldest first; `start` is the first minute. */
+  perMinute: { start: string; completed: number[]; failed: number[] };
+  /** Figures of the newest ended tasks (`size` of them). */
+  sample: {
+    size: number;
+    models: Array<{ model: string; tasks: number; calls: number; promptTokens: number; completionTokens: number; modelMsPerCall: number | null }>;
+    agents: Array<{ agent: string; tasks: number; failed: number; calls: number; modelMsPerCall: number | null }>;
+    slowest: TaskBrief[];
+    costliest: TaskBrief[];
+    failures: Array<{ code: string; count: number; example: { id: string; message: string } }>;
+  };
+}

@@ -52,6 +52,9 @@ const recordSchema = z.object({
   finishedAt: optionalText,
   /** The last event's number. */
   seq: count.default(0),
+  /** The model its runs called, and the time its model calls took in all (ms). */
+  model: optionalText,
+  modelMs: count.default(0),
   /** The batch it was submitted in, if any. */
   batch: optionalText,
   /** The W3C trace context its runs continue (with tracing on). */

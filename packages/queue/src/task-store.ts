@@ -193,6 +193,9 @@ export class TaskStore {
         : [];
     const messages = options.messages ?? [];
     const events = options.events ?? [];
+    // The time its model calls took, added up in the record (the overview's model latency).
+    let modelMs = 0;
+    for (const event of events) if (event.type === 'llm.response') modelMs += Math.max(0, Math.round(event.data.durationMs));
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
@@ -205,6 +208,7 @@ export class TaskStore {
       ...(options.fields ? { fields: options.fields } : {}),
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
+      ...(modelMs > 0 ? { modelMs } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),

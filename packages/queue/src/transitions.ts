@@ -144,14 +144,14 @@ export class Transitions {
    * without one (queued by an older version) has its task read first. Says nothing itself: the run
    * says `task.started` with its first write.
    */
-  async claim(task: { id: string; tenant?: string | undefined }, options: ByRun): Promise<Claim> {
+  async claim(task: { id: string; tenant?: string | undefined }, options: ByRun & { model?: string }): Promise<Claim> {
     const tenant = task.tenant ?? (await this.store.getRecord(task.id))?.tenant;
     const result = await this.store.commitAndRead({
       taskId: task.id,
       ...(tenant !== undefined ? { tenant } : {}),
       expect: ['queued', 'running'],
       status: 'running',
-      fields: { worker: options.worker ?? '', runToken: options.runToken },
+      fields: { worker: options.worker ?? '', runToken: options.runToken, ...(options.model ? { model: options.model } : {}) },
       firstTime: { startedAt: new Date().toISOString() },
     });
     return { ...result, memory: result.memory ?? [] };

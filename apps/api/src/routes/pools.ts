@@ -51,7 +51,7 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
   return router;
 }
 
-interface Metrics {
+export interface Metrics {
   meta: { count: number; prevTS: number; prevCount: number };
   data: number[];
 }
@@ -62,10 +62,10 @@ interface Metrics {
  * `count - prevCount`, all in the minute of `prevTS`, and the quiet minutes after it have no point
  * yet, so they are zeros here, and an idle pool's rate falls to 0.
  */
-export function finishedPerMinute(metrics: Metrics, now: number): number[] {
-  const quietMinutes = Math.min(HISTORY_MINUTES, Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)));
+export function finishedPerMinute(metrics: Metrics, now: number, minutes = HISTORY_MINUTES): number[] {
+  const quietMinutes = Math.min(minutes, Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)));
   const newestFirst = [...new Array<number>(quietMinutes).fill(0), metrics.meta.count - metrics.meta.prevCount, ...metrics.data];
-  return Array.from({ length: HISTORY_MINUTES }, (_, index) => newestFirst[index] ?? 0).reverse();
+  return Array.from({ length: minutes }, (_, index) => newestFirst[index] ?? 0).reverse();
 }
 
 /** How the workers of a pool run its tools, each way once (a reason only for admins: it names paths). */

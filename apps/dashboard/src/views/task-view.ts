@@ -23,7 +23,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   const summary = h('section', { class: 'task-summary card' }, 'Loading…');
   const graph = h('section', { class: 'graph card', hidden: true });
   const timeline = new Timeline(taskId);
-  replaceChildren(container, h('a', { href: '#/', class: 'back' }, '← All tasks'), summary, graph, h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element));
+  replaceChildren(container, h('a', { href: '#/tasks', class: 'back' }, '← All tasks'), summary, graph, h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element));
 
   const state: SummaryState = { task: undefined, message: '', result: undefined };
   const draw = () => {

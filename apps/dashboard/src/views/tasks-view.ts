@@ -13,9 +13,11 @@ const PAGE = 50;
 const REFRESH_MS = 2_000;
 
 export function tasksView(container: HTMLElement, signal: AbortSignal): void {
-  let status = '';
   let query = '';
-  let batch = new URLSearchParams(location.hash.split('?')[1] ?? '').get('batch') ?? '';
+  const linked = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  // A link may name a status (the overview's tiles) or a batch.
+  let status = STATUSES.includes(linked.get('status') ?? '') ? linked.get('status')! : '';
+  let batch = linked.get('batch') ?? '';
   let shown = PAGE;
   let nextCursor: string | null = null;
 
@@ -49,7 +51,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     batch = value;
     batchInput.value = value;
     shown = PAGE;
-    history.replaceState(null, '', value ? `#/?batch=${encodeURIComponent(value)}` : '#/');
+    history.replaceState(null, '', value ? `#/tasks?batch=${encodeURIComponent(value)}` : '#/tasks');
     void refresh();
   };
   const bulkMessage = h('span', { class: 'form-message', role: 'status', id: 'bulk-message' });

@@ -1,0 +1,96 @@
+/**
+ * `GET /v1/overview`: the dashboard's landing page in one call. Tasks by status (the status indexes),
+ * finished jobs per minute over the last hour (BullMQ's per-minute metrics, every pool), and, from the
+ * most recent ended tasks (a sample, read at once), tokens and model time per model, the slowest and
+ * the most expensive tasks, and why tasks failed. A tenant's key sees its own tasks; counts of jobs
+ * per minute are the pools' (as on the pools page).
+ */
+import { AGENT_POOLS, TASK_STATUSES, type OverviewView, type TaskStatus } from '@agentq/contract';
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { parseTaskRecord, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
+import { principalOf } from '../api-auth.js';
+import { finishedPerMinute } from './pools.js';
+
+/** Minutes of history in the charts. */
+const MINUTES = 60;
+/** Ended tasks read for the tables (the newest). */
+const SAMPLE = 200;
+const ENDED: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+const LISTED = 8;
+
+export function overviewRouter(options: { queues: AgentQueues; redis: Redis; keys: Keys }): Router {
+  const { redis, keys } = options;
+  const router = Router();
+  router.get('/v1/overview', async (_request, response) => {
+    const principal = principalOf(response);
+    const indexOf = (status: string) => (principal.admin ? keys.tasksWithStatus(status) : keys.tenantTasksWithStatus(principal.tenant, status));
+    const now = Date.now();
+    const [counts, perPool, recent] = await Promise.all([
+      Promise.all(TASK_STATUSES.map((status) => redis.zcard(indexOf(status)))),
+      Promise.all(AGENT_POOLS.map((pool) => Promise.all([options.queues[pool].getMetrics('completed', 0, MINUTES - 2), options.queues[pool].getMetrics('failed', 0, MINUTES - 2)]))),
+      Promise.all(ENDED.map((status) => redis.zrevrange(indexOf(status), 0, SAMPLE - 1, 'WITHSCORES'))),
+    ]);
+    const completed = new Array<number>(MINUTES).fill(0);
+    const failed = new Array<number>(MINUTES).fill(0);
+    for (const [done, failures] of perPool) {
+      finishedPerMinute(done, now, MINUTES).forEach((count, index) => (completed[index]! += count));
+      finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
+    }
+    // The newest ended tasks of any end, by their order.
+    const newest = recent
+      .flatMap((entries) => entries.filter((_, index) => index % 2 === 0).map((id, index) => ({ id, order: Number(entries[2 * index + 1]) })))
+      .sort((a, b) => b.order - a.order)
+      .slice(0, SAMPLE);
+    const read = redis.pipeline();
+    for (const { id } of newest) read.hgetall(keys.task(id));
+    const records = ((await read.exec()) ?? []).map(([, hash]) => parseTaskRecord(hash as Record<string, string>)).filter((record): record is TaskRecord => record !== undefined);
+    const body: OverviewView = {
+      counts: Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as OverviewView['counts'],
+      perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },
+      sample: summarise(records),
+    };
+    response.json(body);
+  });
+  return router;
+}
+
+const durationOf = (record: TaskRecord) => (record.startedAt && record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.startedAt) : 0);
+const tokensOf = (record: TaskRecord) => record.promptTokens + record.completionTokens;
+const brief = (record: TaskRecord) => ({ id: record.id, prompt: record.prompt.slice(0, 160), agent: record.agent, status: record.status, durationMs: durationOf(record), tokens: tokensOf(record) });
+
+function summarise(records: readonly TaskRecord[]): OverviewView['sample'] {
+  const models = new Map<string, { model: string; tasks: number; promptTokens: number; completionTokens: number; modelMs: number; calls: number }>();
+  const agents = new Map<string, { agent: string; modelMs: number; calls: number; tasks: number; failed: number }>();
+  const failures = new Map<string, { code: string; count: number; example: { id: string; message: string } }>();
+  for (const record of records) {
+    const model = record.model ?? 'unknown';
+    const byModel = models.get(model) ?? { model, tasks: 0, promptTokens: 0, completionTokens: 0, modelMs: 0, calls: 0 };
+    byModel.tasks++;
+    byModel.promptTokens += record.promptTokens;
+    byModel.completionTokens += record.completionTokens;
+    byModel.modelMs += record.modelMs;
+    byModel.calls += record.steps;
+    models.set(model, byModel);
+    const byAgent = agents.get(record.agent) ?? { agent: record.agent, modelMs: 0, calls: 0, tasks: 0, failed: 0 };
+    byAgent.tasks++;
+    byAgent.modelMs += record.modelMs;
+    byAgent.calls += record.steps;
+    if (record.status === 'failed') byAgent.failed++;
+    agents.set(record.agent, byAgent);
+    if (record.status === 'failed' && record.error) {
+      const failure = failures.get(record.error.code) ?? { code: record.error.code, count: 0, example: { id: record.id, message: record.error.message.slice(0, 300) } };
+      failure.count++;
+      failures.set(record.error.code, failure);
+    }
+  }
+  const latency = (entry: { modelMs: number; calls: number }) => (entry.calls ? Math.round(entry.modelMs / entry.calls) : null);
+  return {
+    size: records.length,
+    models: [...models.values()].sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens)).map(({ modelMs, calls, ...entry }) => ({ ...entry, calls, modelMsPerCall: latency({ modelMs, calls }) })),
+    agents: [...agents.values()].map(({ modelMs, calls, ...entry }) => ({ ...entry, calls, modelMsPerCall: latency({ modelMs, calls }) })),
+    slowest: [...records].sort((a, b) => durationOf(b) - durationOf(a)).slice(0, LISTED).map(brief),
+    costliest: [...records].sort((a, b) => tokensOf(b) - tokensOf(a)).slice(0, LISTED).map(brief),
+    failures: [...failures.values()].sort((a, b) => b.count - a.count),
+  };
+}

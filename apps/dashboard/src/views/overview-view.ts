@@ -1,0 +1,130 @@
+/**
+ * The landing page: tasks by status, jobs finished and the success rate over the last hour, tokens and
+ * model time per model, the slowest and the most expensive of the newest ended tasks, why tasks failed,
+ * and the pools (rate now, workers, failures, model time per call, how their tools run). A lit-html
+ * template, refreshed every 5 s in place.
+ */
+import { html, nothing, render, type TemplateResult } from 'lit-html';
+import type { OverviewView, PoolView, TaskBrief } from '@agentq/contract';
+import { request } from '../api.js';
+import { h, replaceChildren } from '../dom.js';
+import { clip, duration, shortId } from '../format.js';
+import { timeChart } from './time-chart.js';
+
+const REFRESH_MS = 5_000;
+const SHOWN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+
+export function overviewView(container: HTMLElement, signal: AbortSignal): void {
+  const root = h('div', { class: 'overview', id: 'overview' }, 'Loading…');
+  replaceChildren(container, root);
+  let first = true;
+  const load = async () => {
+    try {
+      const [overview, pools] = await Promise.all([request<OverviewView>('/v1/overview', { signal }), request<{ pools: PoolView[] }>('/v1/pools', { signal })]);
+      if (signal.aborted) return;
+      if (first) root.replaceChildren();
+      first = false;
+      render(template(overview, pools.pools), root);
+    } catch (error) {
+      if (!signal.aborted && first) replaceChildren(root, h('p', { class: 'error' }, `Could not load the overview: ${(error as Error).message}`));
+    }
+  };
+  void load();
+  const timer = window.setInterval(() => void load(), REFRESH_MS);
+  signal.addEventListener('abort', () => window.clearInterval(timer));
+}
+
+function template(overview: OverviewView, pools: readonly PoolView[]): TemplateResult {
+  const { counts, perMinute, sample } = overview;
+  const finished = perMinute.completed.map((done, index) => done + perMinute.failed[index]!);
+  const successRate = perMinute.completed.map((done, index) => (finished[index] ? Math.round((1000 * done) / finished[index]!) / 10 : null));
+  const lastHour = { done: sum(perMinute.completed), failed: sum(perMinute.failed) };
+  const agentOf = new Map(sample.agents.map((agent) => [agent.agent, agent]));
+  return html`
+    <section class="tiles">
+      ${SHOWN_STATUSES.map(
+        (status) => html`<a class="tile card" href="#/tasks?status=${status}" data-status=${status}><span class="count">${counts[status] ?? 0}</span><span class="badge status-${status}">${status}</span></a>`,
+      )}
+    </section>
+    <section class="charts">
+      <div class="card">
+        <h2>Jobs finished per minute · last hour: ${lastHour.done} completed, ${lastHour.failed} failed</h2>
+        ${timeChart({ kind: 'bars', start: perMinute.start, unit: 'jobs/min', label: 'Jobs finished per minute', series: [{ name: 'completed', class: 'completed', values: perMinute.completed }, { name: 'failed', class: 'failed', values: perMinute.failed }] })}
+      </div>
+      <div class="card">
+        <h2>Success rate · ${lastHour.done + lastHour.failed ? `${Math.round((100 * lastHour.done) / (lastHour.done + lastHour.failed))}% over the hour` : 'nothing finished this hour'}</h2>
+        ${timeChart({ kind: 'line', start: perMinute.start, unit: '%', max: 100, label: 'Share of finished jobs that completed, per minute', series: [{ name: 'completed', class: 'completed', values: successRate }] })}
+      </div>
+    </section>
+    <p class="muted">The tables below read the ${sample.size} newest ended tasks.</p>
+    <section class="tables">
+      <div class="card">
+        <h2>Tokens per model</h2>
+        ${sample.models.length
+          ? html`<table class="models">
+              <thead><tr><th>Model</th><th class="num">Tasks</th><th class="num">Calls</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Per call</th></tr></thead>
+              <tbody>${sample.models.map((model) => html`<tr><td>${model.model}</td><td class="num">${model.tasks}</td><td class="num">${model.calls}</td><td class="num">${model.promptTokens}</td><td class="num">${model.completionTokens}</td><td class="num">${model.modelMsPerCall === null ? '—' : duration(model.modelMsPerCall)}</td></tr>`)}</tbody>
+            </table>`
+          : html`<p class="muted">No ended task yet.</p>`}
+      </div>
+      <div class="card">
+        <h2>Why tasks failed</h2>
+        ${sample.failures.length
+          ? html`<table class="failures">
+              <thead><tr><th>Reason</th><th class="num">Tasks</th><th>For example</th></tr></thead>
+              <tbody>${sample.failures.map((failure) => html`<tr><td>${failure.code}</td><td class="num">${failure.count}</td><td><a href="#/tasks/${encodeURIComponent(failure.example.id)}" title=${failure.example.message}>${clip(failure.example.message, 80)}</a></td></tr>`)}</tbody>
+            </table>`
+          : html`<p class="muted">No failures.</p>`}
+      </div>
+      <div class="card">${briefTable('Slowest', 'slowest', sample.slowest, (task) => duration(task.durationMs) || '—')}</div>
+      <div class="card">${briefTable('Most tokens', 'costliest', sample.costliest, (task) => `${task.tokens} tokens`)}</div>
+    </section>
+    <section class="card">
+      <h2>Pools</h2>
+      <table class="pools-table">
+        <thead><tr><th>Pool</th><th class="num">Jobs/min now</th><th class="num">Waiting</th><th class="num">Running</th><th class="num">Failed</th><th class="num">Workers</th><th class="num">Model per call</th><th>Tools</th></tr></thead>
+        <tbody>
+          ${pools.map((pool) => {
+            const agent = agentOf.get(pool.name);
+            return html`<tr data-pool=${pool.name}>
+              <td><a href="#/pools">${pool.name}</a></td>
+              <td class="num rate">${pool.jobsPerMinute}</td>
+              <td class="num">${pool.counts.waiting}</td>
+              <td class="num">${pool.counts.active}</td>
+              <td class="num">${pool.counts.failed}</td>
+              <td class="num">${pool.workersOnline}</td>
+              <td class="num">${agent?.modelMsPerCall == null ? '—' : duration(agent.modelMsPerCall)}</td>
+              <td>${pool.isolation.length ? pool.isolation.map((one) => isolationLabel(one)).join(', ') : nothing}</td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </section>
+  `;
+}
+
+function briefTable(title: string, id: string, tasks: readonly TaskBrief[], figure: (task: TaskBrief) => string): TemplateResult {
+  return html`<h2>${title}</h2>
+    ${tasks.length
+      ? html`<table class=${id}>
+          <tbody>${tasks.map((task) => html`<tr><td class="mono"><a href="#/tasks/${encodeURIComponent(task.id)}">${shortId(task.id)}</a></td><td>${clip(task.prompt, 60)}</td><td><span class="badge status-${task.status}">${task.status}</span></td><td class="num">${figure(task)}</td></tr>`)}</tbody>
+        </table>`
+      : html`<p class="muted">No ended task yet.</p>`}`;
+}
+
+function isolationLabel(isolation: PoolView['isolation'][number]): string {
+  switch (isolation.kind) {
+    case 'jail':
+      return `jailed (network ${isolation.network})`;
+    case 'none':
+      return 'NOT jailed';
+    case 'unavailable':
+      return 'refused';
+    case 'not-needed':
+      return 'no process tools';
+  }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
