@@ -12,6 +12,10 @@ COPY apps ./apps
 COPY prompts ./prompts
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
 ENV AGENTQ_DATA_DIR=/data
+RUN mkdir -p /data && chown node:node /data
 VOLUME /data
+# Not root by default (the API); workers run as root in docker-compose.yml, so that the jail can give
+# each task an unprivileged uid of its own (see there). Logs: JSON lines on stdout.
+USER node
 ENTRYPOINT ["node", "apps/cli/dist/main.js"]
 CMD ["start"]

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { spawnAgentq } from '../helpers/processes.js';
+import { spawn } from 'node:child_process';
+import { AGENTQ_MAIN, spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
@@ -77,7 +78,17 @@ describe('agentq submit', () => {
     expect(badLine).toMatchObject({ code: 2, output: expect.stringMatching(/Line 2 starts with "\{" but is not valid JSON/) });
     const badTask = await run(['submit', '-', '--agent', 'wizard'], { input: 'ok\n' });
     expect(badTask.code).toBe(1);
-    expect(badTask.output).toMatch(/agentq: The request body is invalid: tasks\.0\.agent: /);
+    expect(badTask.output).toMatch(/agentq: The API refused the batch:\n {2}standard input line 1: agent: /);
+    // Said by the line of the file it came from (comments and blank lines counted), not by its index.
+    const file = path.join(folder, 'tasks.jsonl');
+    await writeFile(file, '# my tasks\nfine\n\n{"prompt": "x", "priority": 42}\n');
+    const located = await run(['submit', file]);
+    expect(located.code).toBe(1);
+    expect(located.output).toContain(`${file} line 4: priority: `);
+    // A file that is not there: said plainly, without a stack trace.
+    const missing = await run(['submit', path.join(folder, 'nope.jsonl')]);
+    expect(missing.code).toBe(2);
+    expect(missing.output).toBe(`agentq: No file ${path.join(folder, 'nope.jsonl')}: give a JSONL file of tasks, or - for standard input.\n`);
   });
 });
 
@@ -115,6 +126,28 @@ describe('agentq watch, status, cancel, retry', () => {
     const fresh = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body;
     expect(fresh).toMatchObject({ prompt: 'slow work', agent: 'casual', metadata: { retryOf: taskId } });
     expect((await run(['retry', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a failed or cancelled task/);
+    // A task that ended has nothing to cancel: said, and exit 1.
+    const again = await run(['cancel', taskId!]);
+    expect(again).toMatchObject({ code: 1, output: `${taskId} already ended (cancelled): nothing to cancel\n` });
+  });
+
+  it('says its version, and colours a terminal unless NO_COLOR is set', async () => {
+    stack = await startStack({ rules });
+    const version = await run(['--version']);
+    expect(version).toMatchObject({ code: 0, output: 'agentq 0.1.0\n' });
+    // `script` gives the command a terminal of its own.
+    const inTerminal = async (env: Record<string, string>) => {
+      const command = `${process.execPath} ${AGENTQ_MAIN} status --url ${stack!.api.url}`;
+      const terminal = spawn('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+      let output = '';
+      terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      await new Promise((resolve) => terminal.once('exit', resolve));
+      return output;
+    };
+    expect(await inTerminal({})).toContain('\x1b[1mpool');
+    const plain = await inTerminal({ NO_COLOR: '1' });
+    expect(plain).toMatch(/^pool +waiting/m);
+    expect(plain).not.toContain('\x1b[');
   });
 
   it('sends its API key, and says so when the API wants one', async () => {

@@ -12,6 +12,14 @@ export interface ClientOptions {
 
 export class ClientError extends Error {
   override readonly name = 'ClientError';
+  constructor(
+    message: string,
+    /** The HTTP status and the API's `details` (for a 400: each bad field, with its path). */
+    readonly status?: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
 }
 
 export class ApiClient {
@@ -33,8 +41,8 @@ export class ApiClient {
       throw new ClientError(`Could not reach agentq at ${this.options.url} (${(error as Error).cause ?? (error as Error).message}). Is it running? Set --url or AGENTQ_URL.`);
     }
     const text = await response.text();
-    const parsed = text ? (JSON.parse(text) as T & { error?: { message?: string } }) : ({} as T & { error?: { message?: string } });
-    if (!response.ok) throw new ClientError(parsed.error?.message ?? `HTTP ${response.status}`);
+    const parsed = text ? (JSON.parse(text) as T & { error?: { message?: string; details?: unknown } }) : ({} as T & { error?: { message?: string; details?: unknown } });
+    if (!response.ok) throw new ClientError(parsed.error?.message ?? `HTTP ${response.status}`, response.status, parsed.error?.details);
     return parsed;
   }
 

@@ -4,6 +4,7 @@
  *   agentq start | api | worker | demo         run agentq
  *   agentq submit | watch | status | cancel | retry   talk to a running agentq
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '@agentq/config';
 import { ApiClient, ClientError } from './api-client.js';
@@ -21,6 +22,7 @@ const HELP = `usage: agentq <command>
 
 Run agentq:
   start                                   the API and one worker process per pool
+  --version                               agentq's version
   api                                     the HTTP API alone
   worker [--pools planner,coder,...] [--concurrency N]
                                           a worker process for those pools (default: all)
@@ -52,9 +54,14 @@ async function main(argv: string[]): Promise<number> {
       watch: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
   const [command, argument] = positionals;
+  if (values.version) {
+    console.log(`agentq ${(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version}`);
+    return 0;
+  }
   if (values.help || !command) {
     console.log(HELP);
     return 0;
@@ -102,6 +109,12 @@ main(process.argv.slice(2)).then(
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof ClientError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       console.error(`agentq: ${(error as Error).message}`);
       process.exit(error instanceof ClientError ? 1 : 2);
+    }
+    // A file or a connection a user named that is not there: said plainly, no stack trace.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code && /^E[A-Z]+$/.test(code)) {
+      console.error(`agentq: ${(error as Error).message}`);
+      process.exit(1);
     }
     console.error('agentq:', error);
     process.exit(1);

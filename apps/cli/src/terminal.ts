@@ -1,6 +1,8 @@
 /** Writing to a terminal: colour only on a TTY, and a line that redraws in place. */
 
-const tty = process.stdout.isTTY === true;
+// Colours only on a terminal, and never when NO_COLOR is set (https://no-color.org).
+// eslint-disable-next-line no-restricted-properties -- read before any config: how to write, not what to do
+const tty = process.stdout.isTTY === true && !process.env.NO_COLOR;
 
 export const paint = {
   dim: (text: string) => (tty ? `\x1b[2m${text}\x1b[0m` : text),

@@ -15,17 +15,22 @@ export class BatchLineError extends Error {
 }
 
 export function parseBatch(text: string, defaults: { agent?: string; priority?: number } = {}): Array<Record<string, unknown>> {
+  return parseBatchLines(text, defaults).map((entry) => entry.task);
+}
+
+/** As `parseBatch`, with each task's line number (from 1), to say where a task the API refused was written. */
+export function parseBatchLines(text: string, defaults: { agent?: string; priority?: number } = {}): Array<{ line: number; task: Record<string, unknown> }> {
   const filled = { ...(defaults.agent ? { agent: defaults.agent } : {}), ...(defaults.priority ? { priority: defaults.priority } : {}) };
-  const tasks: Array<Record<string, unknown>> = [];
+  const tasks: Array<{ line: number; task: Record<string, unknown> }> = [];
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
     if (!line.startsWith('{')) {
-      tasks.push({ prompt: line, ...filled });
+      tasks.push({ line: index + 1, task: { prompt: line, ...filled } });
       return;
     }
     try {
-      tasks.push({ ...filled, ...(JSON.parse(line) as Record<string, unknown>) });
+      tasks.push({ line: index + 1, task: { ...filled, ...(JSON.parse(line) as Record<string, unknown>) } });
     } catch (error) {
       throw new BatchLineError(index + 1, `Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`);
     }

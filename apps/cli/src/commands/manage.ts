@@ -25,8 +25,16 @@ export async function statusCommand(client: ApiClient, flags: { json?: boolean }
   return 0;
 }
 
+const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
+
 export async function cancelCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq cancel ID');
+  // A task that already ended has nothing to cancel: said, and exit 1.
+  const task = await client.call<{ id: string; status: string }>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
+  if (ENDED.has(task.status)) {
+    process.stdout.write(flags.json ? `${JSON.stringify({ id: task.id, status: task.status, cancelled: false })}\n` : `${task.id} already ended (${task.status}): nothing to cancel\n`);
+    return 1;
+  }
   const answer = await client.call<{ id: string; status: string }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/cancel`, {});
   process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `cancel requested: ${answer.id} is ${answer.status}\n`);
   return 0;

@@ -3,8 +3,8 @@
  * and with `--watch` a progress bar of the batch until it ends. Exits 1 when any task did not complete.
  */
 import { readFile } from 'node:fs/promises';
-import { BatchLineError, parseBatch } from '@agentq/contract';
-import type { ApiClient } from '../api-client.js';
+import { BatchLineError, parseBatchLines } from '@agentq/contract';
+import { ClientError, type ApiClient } from '../api-client.js';
 import { paint, statusLine } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
@@ -20,15 +20,21 @@ const POLL_MS = 500;
 
 export async function submitCommand(client: ApiClient, source: string | undefined, flags: SubmitFlags): Promise<number> {
   if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--watch] [--json]');
-  const text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
-  let tasks: Array<Record<string, unknown>>;
+  const text = source === '-' ? await readStdin() : await readFile(source, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(error.code === 'ENOENT' ? `No file ${source}: give a JSONL file of tasks, or - for standard input.` : `Cannot read ${source}: ${error.message}`);
+  });
+  const name = source === '-' ? 'standard input' : source;
+  let lines: Array<{ line: number; task: Record<string, unknown> }>;
   try {
-    tasks = parseBatch(text, { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) });
+    lines = parseBatchLines(text, { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) });
   } catch (error) {
-    throw error instanceof BatchLineError ? new UsageError(error.message) : error;
+    throw error instanceof BatchLineError ? new UsageError(`${name}: ${error.message}`) : error;
   }
-  if (tasks.length === 0) throw new UsageError(`${source === '-' ? 'Standard input' : source} holds no task.`);
-  const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks });
+  if (lines.length === 0) throw new UsageError(`${name} holds no task.`);
+  const tasks = lines.map((entry) => entry.task);
+  const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks }).catch((error: unknown) => {
+    throw error instanceof ClientError ? withLines(error, name, lines) : error;
+  });
   const ids = created.map((task) => task.id);
   if (!flags.watch) {
     process.stdout.write(flags.json ? `${JSON.stringify({ tasks: created })}\n` : `${ids.join('\n')}\n`);
@@ -43,6 +49,21 @@ export async function submitCommand(client: ApiClient, source: string | undefine
     process.stdout.write(`${paint.red(`${unsuccessful.length} did not complete`)}: ${unsuccessful.slice(0, 10).map((id) => `${id} (${statuses.get(id)})`).join(', ')}${unsuccessful.length > 10 ? ', …' : ''}\n`);
   }
   return unsuccessful.length ? 1 : 0;
+}
+
+/**
+ * The API names a refused task by its index (`tasks.3.prompt`): said as the line of the file it came
+ * from, e.g. `tasks.jsonl line 7: prompt: must be a non-empty string`.
+ */
+function withLines(error: ClientError, name: string, lines: ReadonlyArray<{ line: number }>): ClientError {
+  const details = Array.isArray(error.details) ? (error.details as Array<{ path?: string; message?: string }>) : [];
+  const located = details.flatMap((detail) => {
+    const match = /^tasks\.(\d+)\.?(.*)$/.exec(detail.path ?? '');
+    const entry = match ? lines[Number(match[1])] : undefined;
+    return entry ? [`${name} line ${entry.line}: ${match![2] || 'task'}: ${detail.message ?? ''}`] : [];
+  });
+  if (!located.length) return error;
+  return new ClientError(`The API refused the batch:\n  ${located.slice(0, 10).join('\n  ')}${located.length > 10 ? `\n  (and ${located.length - 10} more)` : ''}`, error.status, error.details);
 }
 
 /** Polls the batch's statuses and draws the progress bar until every task ended. */
