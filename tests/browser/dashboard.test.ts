@@ -153,8 +153,16 @@ describe('the dashboard', () => {
     expect(await page.locator('.isolation-warning').count()).toBe(0);
     await page.waitForSelector('nav a[href="/admin/queues"]');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-pools.png` });
-    // The key also opens bull-board, as a cookie: an admin's does.
+    // The key also opens bull-board, as a cookie: an admin's does; and its page asks nothing of other hosts.
+    // (The browser stops its font request before it leaves: the page's policy allows only this host.)
+    const outside: string[] = [];
+    page.on('requestfinished', (request) => !request.url().startsWith(stack!.api.url) && !request.url().startsWith('data:') && outside.push(request.url()));
+    const blocked: string[] = [];
+    page.on('requestfailed', (request) => blocked.push(`${request.url()} ${request.failure()?.errorText ?? ''}`));
     expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(200);
+    await page.waitForLoadState('networkidle');
+    expect(outside).toEqual([]);
+    expect(blocked).toEqual([expect.stringMatching(/^https:\/\/fonts\.googleapis\.com\/.* csp$/)]);
 
     // A tenant's key sees the counts, not the machines, and bull-board is closed to it.
     await page.goto(`${stack.api.url}/#/pools`);

@@ -107,6 +107,12 @@ export function createApp(options: CreateAppOptions): Express {
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({ queues: Object.values(options.queues).map((queue) => new BullMQAdapter(queue, { readOnlyMode: false })), serverAdapter: board });
+  // bull-board's page asks Google for its fonts: a page of an admin's tools does not call outside (the
+  // browser then uses its own fonts).
+  app.use('/admin/queues', (_request, response, next) => {
+    response.set('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'");
+    next();
+  });
   app.use('/admin/queues', board.getRouter());
 
   // The dashboard: plain files, built by `npm run build` (no build step at run time).
