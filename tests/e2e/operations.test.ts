@@ -9,9 +9,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { freePort } from '../setup/redis-server.js';
-import { logLines, spawnAgentq, type AgentqProcess, type LogLine } from '../helpers/processes.js';
+import { logLines, processEnv, spawnAgentq, type AgentqProcess, type LogLine } from '../helpers/processes.js';
 import { scrape } from '../helpers/prometheus.js';
-import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { deletePrefix, freshPrefix } from '../helpers/redis.js';
 
 const MODEL_KEY = 'sk-model-key-marker-5f1d';
 const TENANT_KEY = 'tenant-key-marker-8c2e';
@@ -43,19 +43,13 @@ beforeAll(async () => {
   });
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-ops-'));
   const metricsPort = await freePort();
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double.baseURL,
-    OPENAI_API_KEY: MODEL_KEY,
-    AGENTQ_MODEL: 'ops-model',
-    AGENTQ_LLM_MAX_RETRIES: '0',
-    AGENTQ_API_KEYS: `${TENANT_KEY}=acme`,
-    AGENTQ_ADMIN_KEYS: ADMIN_KEY,
-    AGENTQ_METRICS_PORT: String(metricsPort),
-  };
+  const env = await processEnv({
+    prefix,
+    dataDir,
+    modelURL: double.baseURL,
+    model: 'ops-model',
+    extra: { OPENAI_API_KEY: MODEL_KEY, AGENTQ_LLM_MAX_RETRIES: '0', AGENTQ_API_KEYS: `${TENANT_KEY}=acme`, AGENTQ_ADMIN_KEYS: ADMIN_KEY, AGENTQ_METRICS_PORT: String(metricsPort) },
+  });
   api = spawnAgentq(['api'], env);
   worker = spawnAgentq(['worker', '--pools', 'casual,file'], env);
   baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;

@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import { freePort } from '../setup/redis-server.js';
-import { spawnAgentq, stopSpawned, type AgentqProcess } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { processEnv, spawnAgentq, stopSpawned, type AgentqProcess } from '../helpers/processes.js';
+import { deletePrefix, freshPrefix } from '../helpers/redis.js';
 
 const LOCK_MS = 2_000;
 const prefix = freshPrefix('resume');
@@ -34,15 +33,7 @@ it(`runs a killed worker's task again within AGENTQ_JOB_LOCK_MS (${LOCK_MS} ms)`
     ],
   });
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-resume-'));
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double.baseURL,
-    AGENTQ_MODEL: 'resume-model',
-    AGENTQ_JOB_LOCK_MS: String(LOCK_MS),
-  };
+  const env = await processEnv({ prefix, dataDir, modelURL: double.baseURL, model: 'resume-model', extra: { AGENTQ_JOB_LOCK_MS: String(LOCK_MS) } });
   const api = spawnAgentq(['api'], env);
   const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
   const startWorker = async (): Promise<AgentqProcess> => {

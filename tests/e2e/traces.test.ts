@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import { freePort } from '../setup/redis-server.js';
-import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { deletePrefix, freshPrefix } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 
 interface OtlpValue {
@@ -83,18 +82,8 @@ beforeAll(async () => {
     ],
   });
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-traces-'));
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double.baseURL,
-    AGENTQ_MODEL: 'trace-model',
-    AGENTQ_LLM_MAX_RETRIES: '0',
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-    // The SDK's batches go out every 100 ms (default 5 s).
-    OTEL_BSP_SCHEDULE_DELAY: '100',
-  };
+  // The SDK's batches go out every 100 ms (default 5 s).
+  const env = await processEnv({ prefix, dataDir, modelURL: double.baseURL, model: 'trace-model', extra: { AGENTQ_LLM_MAX_RETRIES: '0', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' } });
   const api = spawnAgentq(['api'], env);
   const planner = spawnAgentq(['worker', '--pools', 'planner'], env);
   const agents = spawnAgentq(['worker', '--pools', 'file,casual'], env);

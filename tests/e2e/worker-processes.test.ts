@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import { freePort } from '../setup/redis-server.js';
-import { processesMatching, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { processesMatching, processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { deletePrefix, freshPrefix } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 
 const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
@@ -31,15 +30,7 @@ afterEach(async () => {
 /** The API and one coder worker as processes on the double; submits one task and returns its id. */
 async function startProcesses(options: { label: string; prompt: string; env?: Record<string, string> }) {
   dataDir = await mkdtemp(path.join(tmpdir(), `agentq-${options.label}-`));
-  const env = {
-    PORT: String(await freePort()),
-    REDIS_URL: redisUrl(),
-    AGENTQ_REDIS_PREFIX: prefix,
-    AGENTQ_DATA_DIR: dataDir,
-    OPENAI_BASE_URL: double!.baseURL,
-    AGENTQ_MODEL: `${options.label}-model`,
-    ...options.env,
-  };
+  const env = await processEnv({ prefix, dataDir, modelURL: double!.baseURL, model: `${options.label}-model`, ...(options.env ? { extra: options.env } : {}) });
   const api = spawnAgentq(['api'], env);
   const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
   running.push(api, worker);

@@ -2,6 +2,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../setup/redis-server.js';
+import { redisUrl } from './redis.js';
 
 export const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
 
@@ -28,6 +30,22 @@ export interface AgentqProcess {
   /** Resolves with the exit code once the process ended. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * The environment of spawned agentq processes: a free API port, the tests' Redis under `prefix`, a data
+ * folder, and the wire double as the model; `extra` adds to it or overrides.
+ */
+export async function processEnv(options: { prefix: string; dataDir: string; modelURL: string; model: string; extra?: Record<string, string> }): Promise<Record<string, string>> {
+  return {
+    PORT: String(await freePort()),
+    REDIS_URL: redisUrl(),
+    AGENTQ_REDIS_PREFIX: options.prefix,
+    AGENTQ_DATA_DIR: options.dataDir,
+    OPENAI_BASE_URL: options.modelURL,
+    AGENTQ_MODEL: options.model,
+    ...options.extra,
+  };
 }
 
 /** Every process spawned and not yet ended, for `stopSpawned`. */
