@@ -69,7 +69,9 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
         span.end();
       });
     }
-    for (const task of tasks) if (task.existing === undefined) options.metrics.tasksSubmitted.inc({ agent: task.agent });
+    const perAgent = new Map<string, number>();
+    for (const task of tasks) if (task.existing === undefined) perAgent.set(task.agent, (perAgent.get(task.agent) ?? 0) + 1);
+    for (const [agent, count] of perAgent) options.metrics.tasksSubmitted.inc({ agent }, count);
     response.status(202).json({ ...(parsed.data.batch !== undefined ? { batch: parsed.data.batch } : {}), tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
   });
 
