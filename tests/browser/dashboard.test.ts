@@ -282,6 +282,13 @@ describe('the dashboard', () => {
     expect(await page.locator('tr.task-row td.status .reason').textContent()).toMatch(/^error: The LLM endpoint http:\/\/127\.0\.0\.1:\d+\/v1 /);
     expect(await page.locator('tr.task-row td.status .reason').getAttribute('title')).toContain('the model refused this one');
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="running"]').length === 2);
+    // The rows are patched in place: a selection in the list survives its next refresh.
+    await page.evaluate(() => window.getSelection()!.selectAllChildren(document.querySelector('tr.task-row td.prompt')!));
+    const selected = await page.evaluate(() => window.getSelection()!.toString());
+    await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
+    await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
+    expect(await page.evaluate(() => window.getSelection()!.toString())).toBe(selected);
+    await page.evaluate(() => window.getSelection()!.removeAllRanges());
     await page.click('#bulk-cancel');
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);
     expect(await page.locator('#bulk-message').textContent()).toBe('Cancelled 2 tasks.');

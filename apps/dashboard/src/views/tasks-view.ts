@@ -2,10 +2,11 @@
  * The task list: newest first, filters by status and batch (`#/?batch=<id>`), search over prompts,
  * paging, live updates, why a task failed, and bulk actions on what the filter shows.
  */
+import { html, render, type TemplateResult } from 'lit-html';
+import { repeat } from 'lit-html/directives/repeat.js';
 import { request, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
-import { statusBadge } from './status-badge.js';
 import { submitForm } from './submit-form.js';
 
 const STATUSES = ['', 'queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -94,7 +95,8 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     try {
       const page = await request<{ tasks: Task[]; nextCursor: string | null }>(`/v1/tasks?${params}`, { signal });
       nextCursor = page.nextCursor;
-      replaceChildren(rows, ...page.tasks.map(taskRow));
+      // Patched in place (rows keyed by task): a selection in the list survives its updates.
+      render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
       empty.textContent = page.tasks.length ? '' : query || status || batch ? 'No task matches.' : 'No tasks yet: submit a batch above.';
       more.hidden = !nextCursor;
     } catch (error) {
@@ -107,18 +109,22 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   signal.addEventListener('abort', () => window.clearInterval(timer));
 }
 
-function taskRow(task: Task): HTMLTableRowElement {
-  const open = () => (location.hash = `#/tasks/${encodeURIComponent(task.id)}`);
-  return h(
-    'tr',
-    { class: 'task-row', 'data-id': task.id, onclick: open },
-    h('td', { class: 'mono' }, h('a', { href: `#/tasks/${encodeURIComponent(task.id)}` }, shortId(task.id))),
-    h('td', { class: 'prompt', title: task.prompt }, clip(task.prompt, 90)),
-    h('td', {}, task.agent),
-    h('td', { class: 'status' }, statusBadge(task.status), task.error ? h('div', { class: 'reason', title: task.error.message }, `${task.error.code}: ${clip(task.error.message, 70)}`) : ''),
-    h('td', { class: 'num steps' }, task.steps),
-    h('td', { class: 'num' }, tokens(task.usage)),
-    h('td', { class: 'num' }, taskDuration(task)),
-    h('td', { class: 'muted', title: task.createdAt }, ago(task.createdAt)),
-  );
+function taskRow(task: Task): TemplateResult {
+  const href = `#/tasks/${encodeURIComponent(task.id)}`;
+  // A click on the row opens the task, unless it ends a text selection.
+  const open = () => {
+    if (!window.getSelection()?.toString()) location.hash = href;
+  };
+  return html`<tr class="task-row" data-id=${task.id} @click=${open}>
+    <td class="mono"><a href=${href}>${shortId(task.id)}</a></td>
+    <td class="prompt" title=${task.prompt}>${clip(task.prompt, 90)}</td>
+    <td>${task.agent}</td>
+    <td class="status"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${task.error
+      ? html`<div class="reason" title=${task.error.message}>${task.error.code}: ${clip(task.error.message, 70)}</div>`
+      : ''}</td>
+    <td class="num steps">${task.steps}</td>
+    <td class="num">${tokens(task.usage)}</td>
+    <td class="num">${taskDuration(task)}</td>
+    <td class="muted" title=${task.createdAt}>${ago(task.createdAt)}</td>
+  </tr>`;
 }
