@@ -318,7 +318,7 @@ describe('the dashboard', () => {
     expect(await page.locator('.time-chart.bars .unit').textContent()).toBe('jobs/min');
     expect(await page.locator('.time-chart.line .unit').textContent()).toBe('%');
     // Tokens per model, from the newest ended tasks.
-    expect(await page.locator('table.models tbody tr td').allTextContents()).toEqual(['test-model', '5', '3', String(900 + 2 * 10), String(100 + 2 * 2), expect.stringMatching(/ms|s$/)]);
+    expect(await page.locator('table.models tbody tr td').allTextContents()).toEqual(['test-model', '5', '3', String(900 + 2 * 10), String(100 + 2 * 2), '$0', expect.stringMatching(/ms|s$/)]);
     expect(await page.locator('table.failures tbody tr td').first().textContent()).toBe('error');
     expect(await page.locator('table.failures tbody tr td.num').textContent()).toBe('2');
     expect(await page.locator('table.slowest tbody tr').first().textContent()).toContain('long 1');

@@ -14,7 +14,7 @@ function sameType<A, B>(same: Same<A, B>): void {
 }
 
 const status = z.enum(TASK_STATUSES);
-const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
+const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), cachedPromptTokens: z.number().int().optional() });
 
 export const errorBodySchema = z
   .object({
@@ -43,6 +43,7 @@ export const taskViewSchema = z
     question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
     steps: z.number().int(),
     usage,
+    costUsd: z.number().meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
@@ -50,6 +51,7 @@ export const taskViewSchema = z
     children: z.array(z.object({ id: z.string(), planId: z.string(), agent: z.string(), status })).optional(),
     progress: z.object({ done: z.number().int(), ended: z.number().int(), total: z.number().int() }).optional(),
     totalUsage: usage.optional(),
+    totalCostUsd: z.number().optional(),
   })
   .meta({ id: 'Task' });
 sameType<z.infer<typeof taskViewSchema>, TaskView>(true);
@@ -132,7 +134,7 @@ export const overviewSchema = z
     sample: z
       .object({
         size: z.number().int(),
-        models: z.array(z.object({ model: z.string(), tasks: z.number().int(), calls: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), modelMsPerCall: z.number().nullable() })),
+        models: z.array(z.object({ model: z.string(), tasks: z.number().int(), calls: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), costUsd: z.number(), modelMsPerCall: z.number().nullable() })),
         agents: z.array(z.object({ agent: z.string(), tasks: z.number().int(), failed: z.number().int(), calls: z.number().int(), modelMsPerCall: z.number().nullable() })),
         slowest: z.array(brief),
         costliest: z.array(brief),

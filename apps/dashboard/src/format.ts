@@ -33,6 +33,12 @@ export function tokens(usage: { promptTokens: number; completionTokens: number }
   return total >= 10_000 ? `${(total / 1000).toFixed(1)}k` : String(total);
 }
 
+/** USD as people read small amounts: `$0.0042`, `$1.27`; `$0` for nothing (a model without a price). */
+export function usd(value: number): string {
+  if (!value) return '$0';
+  return value >= 1 ? `$${value.toFixed(2)}` : `$${value.toPrecision(2).replace(/0+$/, '')}`;
+}
+
 export function clip(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
 import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
-import { createOpenAIModel, type LanguageModel } from '@agentq/llm';
+import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
   connectRedis,
@@ -98,6 +98,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
       maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
       deadlineMs: config.AGENTQ_LLM_DEADLINE_MS,
+      prices: { ...DEFAULT_PRICES, ...config.AGENTQ_PRICES },
     });
 
   const transitions = new Transitions(store);

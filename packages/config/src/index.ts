@@ -2,7 +2,7 @@
  * The environment, parsed once at start-up into a typed object. Nothing else in agentq reads
  * `process.env`: apps call `loadConfig()` and pass what each part needs as options.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AGENT_POOLS as POOLS, TOOL_PROTOCOLS, type AgentPool as PoolName } from '@agentq/contract';
 
@@ -40,6 +40,36 @@ const apiKeyList = z.string().transform((value, context): ApiKey[] => {
     else keys.push({ key: entry, tenant: 'default' });
   }
   return keys;
+});
+
+/** A model's price, USD per million tokens. */
+const modelPrice = z.object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) }).strict();
+/**
+ * `AGENTQ_PRICES`: JSON (`{"my-model": {"input": 0.5, "output": 1.5}}`), or the path of a JSON file of it.
+ * Its entries add to the defaults or replace them.
+ */
+const priceTable = z.string().transform((value, context): Record<string, z.infer<typeof modelPrice>> => {
+  let text = value.trim();
+  if (!text.startsWith('{')) {
+    if (!existsSync(text)) {
+      context.addIssue({ code: 'custom', message: 'is neither JSON nor the path of a file' });
+      return z.NEVER;
+    }
+    text = readFileSync(text, 'utf8');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: `is not valid JSON (${(error as Error).message})` });
+    return z.NEVER;
+  }
+  const table = z.record(z.string().min(1), modelPrice).safeParse(parsed);
+  if (!table.success) {
+    context.addIssue({ code: 'custom', message: `must map model names to {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}: ${table.error.issues[0]?.path.join('.')} ${table.error.issues[0]?.message}` });
+    return z.NEVER;
+  }
+  return table.data;
 });
 
 const configSchema = z.object({
@@ -151,6 +181,8 @@ const configSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** The service name of the spans. Default `agentq-api`, `agentq-worker`. */
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** What model calls cost, by model (USD per million tokens), over the built-in table of common models. */
+  AGENTQ_PRICES: priceTable.optional(),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

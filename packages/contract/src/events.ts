@@ -18,6 +18,8 @@ export interface EventDataMap {
     usage: TokenUsageView | null;
     finishReason: string | null;
     durationMs: number;
+    /** What the call cost in USD (AGENTQ_PRICES); absent for a model without a price. */
+    costUsd?: number;
   };
   reasoning: { text: string };
   'tool.call': { id: string; name: string; arguments: string; label?: string };

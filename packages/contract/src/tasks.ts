@@ -45,6 +45,8 @@ export interface TaskError {
 export interface TokenUsageView {
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the provider served from its cache, when it says. */
+  cachedPromptTokens?: number;
 }
 
 export interface PlannedSubtaskView {
@@ -76,6 +78,8 @@ export interface TaskView {
   question: string | null;
   steps: number;
   usage: TokenUsageView;
+  /** What its model calls cost, in USD (0 for models without a price). */
+  costUsd: number;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -84,8 +88,9 @@ export interface TaskView {
   children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
   /** `done`: subtasks completed; `ended`: those that ended any way (completed, failed, skipped, cancelled). */
   progress?: { done: number; ended: number; total: number };
-  /** A planned task: its own tokens and those of every subtask. */
+  /** A planned task: its own tokens and those of every subtask, and what they cost. */
   totalUsage?: TokenUsageView;
+  totalCostUsd?: number;
 }
 
 /** How a worker runs a pool's process tools, as the pools page shows it. */
@@ -126,7 +131,7 @@ export interface OverviewView {
   /** Figures of the newest ended tasks (`size` of them). */
   sample: {
     size: number;
-    models: Array<{ model: string; tasks: number; calls: number; promptTokens: number; completionTokens: number; modelMsPerCall: number | null }>;
+    models: Array<{ model: string; tasks: number; calls: number; promptTokens: number; completionTokens: number; costUsd: number; modelMsPerCall: number | null }>;
     agents: Array<{ agent: string; tasks: number; failed: number; calls: number; modelMsPerCall: number | null }>;
     slowest: TaskBrief[];
     costliest: TaskBrief[];

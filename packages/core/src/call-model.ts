@@ -87,6 +87,7 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
       usage: response.usage ?? null,
       finishReason: response.finishReason ?? null,
       durationMs,
+      ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}),
     },
   });
   const completion = (options.completeWith ?? defaultCompletion(options.protocol))(plan, message);

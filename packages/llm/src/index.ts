@@ -4,3 +4,4 @@ export * from './openai-model.js';
 export * from './openai-double.js';
 export * from './scripted-model.js';
 export * from './loop-turn.js';
+export * from './prices.js';

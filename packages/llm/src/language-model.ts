@@ -27,6 +27,8 @@ export interface ModelResponse {
   finishReason?: string;
   /** The model that answered, as the provider named it. */
   model: string;
+  /** What the call cost in USD, when the model has a price. */
+  costUsd?: number;
 }
 
 export interface LanguageModel {

@@ -33,7 +33,7 @@ export interface DoubleAnswer {
   toolCalls?: DoubleToolCall[];
   /** Sent as `reasoning_content`, as DeepSeek does. */
   reasoning?: string;
-  usage?: { promptTokens: number; completionTokens: number };
+  usage?: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   /** Wait this long before answering (to script slow models and cancellation). */
   delayMs?: number;
 }
@@ -219,7 +219,8 @@ function usageOf(request: DoubleRequest, answer: DoubleAnswer) {
   const promptTokens = answer.usage?.promptTokens ?? Math.ceil(JSON.stringify(request.messages).length / 4);
   const completionTokens =
     answer.usage?.completionTokens ?? Math.ceil(((answer.content ?? '').length + JSON.stringify(answer.toolCalls ?? []).length) / 4);
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const cached = answer.usage?.cachedPromptTokens;
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, ...(cached ? { prompt_tokens_details: { cached_tokens: cached } } : {}) };
 }
 
 function completionBody(id: string, request: DoubleRequest, answer: DoubleAnswer) {

@@ -12,11 +12,12 @@ import type {
   ChatCompletionTool,
   ChatCompletion,
 } from 'openai/resources/chat/completions';
-import type { Message, ToolCall } from '@agentq/protocol';
+import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
+import { costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
 
 export interface OpenAIModelOptions {
   /** The model name the endpoint serves, e.g. `gpt-4o-mini` or `qwen2.5-coder:7b`. */
@@ -31,6 +32,8 @@ export interface OpenAIModelOptions {
   maxRetries?: number;
   /** The whole call, every attempt included, in milliseconds. Default 300000. */
   deadlineMs?: number;
+  /** What calls cost (USD per million tokens), by model. Default: DEFAULT_PRICES. */
+  prices?: PriceTable;
 }
 
 export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
@@ -39,6 +42,12 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   const deadlineMs = options.deadlineMs ?? 300_000;
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries, fetch: keepAliveFetch });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
+  // Priced as the operator named the model (the provider may answer with a dated name); unknown: 0.
+  const prices = options.prices ?? DEFAULT_PRICES;
+  const priced = (response: ModelResponse): ModelResponse => {
+    const price = priceOf(options.model, prices) ?? priceOf(response.model, prices);
+    return response.usage && price ? { ...response, costUsd: costOf(response.usage, price) } : response;
+  };
   /** Every attempt of one call, until an answer, an error not worth retrying, or the deadline. */
   const call = async (request: ModelRequest, signal: AbortSignal, deadline: { passed: boolean }): Promise<ModelResponse> => {
     for (let attempt = 0; ; attempt++) {
@@ -51,7 +60,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
           },
           { signal },
         );
-        return fromCompletion(completion, endpoint);
+        return priced(fromCompletion(completion, endpoint));
       } catch (error) {
         if (deadline.passed && !request.signal?.aborted) {
           throw new LlmError({
@@ -143,6 +152,12 @@ function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
 }
 
+/** A completion's usage; cached prompt tokens as OpenAI (`prompt_tokens_details`) or DeepSeek (`prompt_cache_hit_tokens`) say them. */
+function usageOf(usage: NonNullable<ChatCompletion['usage']>): TokenUsage {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? (usage as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens;
+  return { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, ...(cached ? { cachedPromptTokens: cached } : {}) };
+}
+
 function fromCompletion(completion: ChatCompletion, endpoint: string): ModelResponse {
   const choice = completion.choices?.[0];
   if (!choice?.message) {
@@ -159,9 +174,7 @@ function fromCompletion(completion: ChatCompletion, endpoint: string): ModelResp
   return {
     message: { role: 'assistant', content: choice.message.content ?? null, ...(toolCalls.length ? { toolCalls } : {}) },
     ...(typeof reasoning === 'string' && reasoning ? { reasoning } : {}),
-    ...(completion.usage
-      ? { usage: { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } }
-      : {}),
+    ...(completion.usage ? { usage: usageOf(completion.usage) } : {}),
     ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}),
     model: completion.model,
   };

@@ -42,6 +42,8 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the provider served from its cache (priced lower), when it says. */
+  cachedPromptTokens?: number;
 }
 
 /**

@@ -60,16 +60,16 @@ export const COMMIT_SCRIPT = `${ENVELOPE}
 local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local record, fields
-local current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs
+local current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd
 if c.read then
   record = redis.call('HGETALL', task)
   fields = {}
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
-  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs =
-    fields.status, fields.cancelRequested, fields.seq, fields.runToken, fields.listed, fields.order, fields.rootId, fields.promptTokens, fields.completionTokens, fields.memory, fields.modelMs
+  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd =
+    fields.status, fields.cancelRequested, fields.seq, fields.runToken, fields.listed, fields.order, fields.rootId, fields.promptTokens, fields.completionTokens, fields.memory, fields.modelMs, fields.costMicroUsd
 else
-  local h = redis.call('HMGET', task, 'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'promptTokens', 'completionTokens', 'memory', 'modelMs')
-  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs = h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11]
+  local h = redis.call('HMGET', task, 'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'promptTokens', 'completionTokens', 'memory', 'modelMs', 'costMicroUsd')
+  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd = h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11], h[12]
 end
 if not current then return {'missing', 0, '', '0'} end
 cancelRequested = cancelRequested or '0'
@@ -122,6 +122,7 @@ if c.usage then
   put('completionTokens', tonumber(completionTokens or '0') + c.usage[2])
 end
 if c.modelMs then put('modelMs', tonumber(modelMs or '0') + c.modelMs) end
+if c.costMicroUsd then put('costMicroUsd', string.format('%d', tonumber(costMicroUsd or '0') + c.costMicroUsd)) end
 if c.steps then put('steps', c.steps) end
 local messages
 if c.read and tonumber(memory or '1') > 0 then messages = redis.call('LRANGE', messagesKey, 0, -1) end

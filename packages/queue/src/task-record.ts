@@ -55,6 +55,8 @@ const recordSchema = z.object({
   /** The model its runs called, and the time its model calls took in all (ms). */
   model: optionalText,
   modelMs: count.default(0),
+  /** What its model calls cost, in micro-USD. */
+  costMicroUsd: count.default(0),
   /** The batch it was submitted in, if any. */
   batch: optionalText,
   /** The W3C trace context its runs continue (with tracing on). */
@@ -120,6 +122,7 @@ export function taskView(record: TaskRecord): TaskView {
     question: record.status === 'waiting' ? (record.pending?.question ?? null) : null,
     steps: record.steps,
     usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
+    costUsd: record.costMicroUsd / 1_000_000,
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,
     finishedAt: record.finishedAt ?? null,

@@ -195,7 +195,13 @@ export class TaskStore {
     const events = options.events ?? [];
     // The time its model calls took, added up in the record (the overview's model latency).
     let modelMs = 0;
-    for (const event of events) if (event.type === 'llm.response') modelMs += Math.max(0, Math.round(event.data.durationMs));
+    // And what they cost, in micro-USD: whole numbers add up exactly in Lua.
+    let costMicroUsd = 0;
+    for (const event of events) {
+      if (event.type !== 'llm.response') continue;
+      modelMs += Math.max(0, Math.round(event.data.durationMs));
+      costMicroUsd += Math.max(0, Math.round((event.data.costUsd ?? 0) * 1_000_000));
+    }
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
@@ -209,6 +215,7 @@ export class TaskStore {
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
       ...(modelMs > 0 ? { modelMs } : {}),
+      ...(costMicroUsd > 0 ? { costMicroUsd } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
@@ -237,7 +244,7 @@ export class TaskStore {
     if (!record.children) return view;
     const ids = record.children;
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId', 'promptTokens', 'completionTokens');
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId', 'promptTokens', 'completionTokens', 'costMicroUsd');
     const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
     const children = ids.map((id, index) => {
       const [agent, status, planId] = rows[index] ?? [null, null, null];
@@ -251,7 +258,8 @@ export class TaskStore {
       (total, row) => ({ promptTokens: total.promptTokens + Number(row[3] ?? 0), completionTokens: total.completionTokens + Number(row[4] ?? 0) }),
       { ...view.usage },
     );
-    return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage };
+    const totalCostUsd = rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
+    return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage, totalCostUsd };
   }
 
   /** The task's record, parsed; undefined when there is none. */

@@ -31,6 +31,7 @@ export function createMetrics() {
     stepDuration: new Histogram({ name: 'agentq_step_duration_seconds', help: 'Agent steps (a model call and the tools it asked for), by agent kind.', labelNames: ['agent'], buckets: LONG_BUCKETS, registers }),
     modelCallDuration: new Histogram({ name: 'agentq_model_call_duration_seconds', help: 'Model calls, retries included, by model.', labelNames: ['model'], buckets: LONG_BUCKETS, registers }),
     toolCallDuration: new Histogram({ name: 'agentq_tool_call_duration_seconds', help: 'Tool calls, by tool and whether it succeeded.', labelNames: ['tool', 'ok'], buckets: TOOL_BUCKETS, registers }),
+    cost: new Counter({ name: 'agentq_cost_usd_total', help: 'What model calls cost, in USD (AGENTQ_PRICES), by model.', labelNames: ['model'], registers }),
     tokens: new Counter({ name: 'agentq_tokens_total', help: 'Tokens the model reported, by model and kind (prompt, completion).', labelNames: ['model', 'kind'], registers }),
     activeJobs: new Gauge({ name: 'agentq_worker_active_jobs', help: 'Jobs this worker process is running now, by pool.', labelNames: ['pool'], registers }),
     queueJobs: new Gauge({ name: 'agentq_queue_jobs', help: 'Jobs in each pool by state (waiting, prioritized, active, delayed, failed), read from Redis when scraped.', labelNames: ['pool', 'state'], registers }),

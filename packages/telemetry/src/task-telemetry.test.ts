@@ -33,18 +33,19 @@ describe('TaskTelemetry', () => {
     expect(await ended()).toEqual([{ agent: 'unknown', status: 'skipped', reason: 'needs_failed', value: 1 }]);
   });
 
-  it('adds a run to its earlier tokens, times it from its first start, and forgets it when it ends', () => {
-    const { telemetry, lines } = setup();
+  it('adds a run to its earlier tokens, counts its cost, times it from its first start, and forgets it when it ends', async () => {
+    const { telemetry, lines, metrics } = setup();
     const startedAt = Date.now() - 5_000;
     telemetry.runStarted({ taskId: 't', rootId: 'r', agent: 'casual', attempt: 2, resumed: true, startedAt, promptTokens: 100, completionTokens: 10, announce: true });
     telemetry.observe({
       taskId: 't',
       events: [
         { type: 'llm.request', data: { model: 'm', messages: 2, tools: 0 } },
-        { type: 'llm.response', data: { content: 'x', toolCalls: [], usage: { promptTokens: 7, completionTokens: 3 }, finishReason: 'stop', durationMs: 12 } },
+        { type: 'llm.response', data: { content: 'x', toolCalls: [], usage: { promptTokens: 7, completionTokens: 3 }, finishReason: 'stop', durationMs: 12, costUsd: 0.25 } },
         { type: 'task.completed', data: { result: 'x', steps: 3 } },
       ],
     });
+    expect((await metrics.cost.get()).values).toEqual([{ labels: { model: 'm' }, value: 0.25 }]);
     const end = lines.find((line) => line.msg === 'task ended');
     expect(end).toMatchObject({ taskId: 't', rootId: 'r', agent: 'casual', status: 'completed', steps: 3, promptTokens: 107, completionTokens: 13 });
     expect(end!.durationMs).toBeGreaterThanOrEqual(5_000);

@@ -120,8 +120,10 @@ export class TaskTelemetry {
           'gen_ai.operation.name': 'chat',
           'gen_ai.request.model': model,
           ...(data.usage ? { 'gen_ai.usage.input_tokens': data.usage.promptTokens, 'gen_ai.usage.output_tokens': data.usage.completionTokens } : {}),
+          ...(data.costUsd !== undefined ? { 'agentq.cost_usd': data.costUsd } : {}),
           ...(data.finishReason ? { 'gen_ai.response.finish_reasons': [data.finishReason] } : {}),
         });
+        if (data.costUsd) metrics.cost.inc({ model }, data.costUsd);
         if (data.usage) {
           metrics.tokens.inc({ model, kind: 'prompt' }, data.usage.promptTokens);
           metrics.tokens.inc({ model, kind: 'completion' }, data.usage.completionTokens);

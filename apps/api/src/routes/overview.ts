@@ -60,12 +60,13 @@ const tokensOf = (record: TaskRecord) => record.promptTokens + record.completion
 const brief = (record: TaskRecord) => ({ id: record.id, prompt: record.prompt.slice(0, 160), agent: record.agent, status: record.status, durationMs: durationOf(record), tokens: tokensOf(record) });
 
 function summarise(records: readonly TaskRecord[]): OverviewView['sample'] {
-  const models = new Map<string, { model: string; tasks: number; promptTokens: number; completionTokens: number; modelMs: number; calls: number }>();
+  const models = new Map<string, { model: string; tasks: number; promptTokens: number; completionTokens: number; costMicroUsd: number; modelMs: number; calls: number }>();
   const agents = new Map<string, { agent: string; modelMs: number; calls: number; tasks: number; failed: number }>();
   const failures = new Map<string, { code: string; count: number; example: { id: string; message: string } }>();
   for (const record of records) {
     const model = record.model ?? 'unknown';
-    const byModel = models.get(model) ?? { model, tasks: 0, promptTokens: 0, completionTokens: 0, modelMs: 0, calls: 0 };
+    const byModel = models.get(model) ?? { model, tasks: 0, promptTokens: 0, completionTokens: 0, costMicroUsd: 0, modelMs: 0, calls: 0 };
+    byModel.costMicroUsd += record.costMicroUsd;
     byModel.tasks++;
     byModel.promptTokens += record.promptTokens;
     byModel.completionTokens += record.completionTokens;
@@ -87,7 +88,7 @@ function summarise(records: readonly TaskRecord[]): OverviewView['sample'] {
   const latency = (entry: { modelMs: number; calls: number }) => (entry.calls ? Math.round(entry.modelMs / entry.calls) : null);
   return {
     size: records.length,
-    models: [...models.values()].sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens)).map(({ modelMs, calls, ...entry }) => ({ ...entry, calls, modelMsPerCall: latency({ modelMs, calls }) })),
+    models: [...models.values()].sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens)).map(({ modelMs, calls, costMicroUsd, ...entry }) => ({ ...entry, calls, costUsd: costMicroUsd / 1_000_000, modelMsPerCall: latency({ modelMs, calls }) })),
     agents: [...agents.values()].map(({ modelMs, calls, ...entry }) => ({ ...entry, calls, modelMsPerCall: latency({ modelMs, calls }) })),
     slowest: [...records].sort((a, b) => durationOf(b) - durationOf(a)).slice(0, LISTED).map(brief),
     costliest: [...records].sort((a, b) => tokensOf(b) - tokensOf(a)).slice(0, LISTED).map(brief),

@@ -8,7 +8,7 @@ import { html, nothing, render, type TemplateResult } from 'lit-html';
 import type { OverviewView, PoolView, TaskBrief } from '@agentq/contract';
 import { request } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { clip, duration, shortId } from '../format.js';
+import { clip, duration, shortId, usd } from '../format.js';
 import { timeChart } from './time-chart.js';
 
 const REFRESH_MS = 5_000;
@@ -59,11 +59,11 @@ function template(overview: OverviewView, pools: readonly PoolView[]): TemplateR
     <p class="muted">The tables below read the ${sample.size} newest ended tasks.</p>
     <section class="tables">
       <div class="card">
-        <h2>Tokens per model</h2>
+        <h2>Tokens and cost per model</h2>
         ${sample.models.length
           ? html`<table class="models">
-              <thead><tr><th>Model</th><th class="num">Tasks</th><th class="num">Calls</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Per call</th></tr></thead>
-              <tbody>${sample.models.map((model) => html`<tr><td>${model.model}</td><td class="num">${model.tasks}</td><td class="num">${model.calls}</td><td class="num">${model.promptTokens}</td><td class="num">${model.completionTokens}</td><td class="num">${model.modelMsPerCall === null ? '—' : duration(model.modelMsPerCall)}</td></tr>`)}</tbody>
+              <thead><tr><th>Model</th><th class="num">Tasks</th><th class="num">Calls</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th><th class="num">Per call</th></tr></thead>
+              <tbody>${sample.models.map((model) => html`<tr><td>${model.model}</td><td class="num">${model.tasks}</td><td class="num">${model.calls}</td><td class="num">${model.promptTokens}</td><td class="num">${model.completionTokens}</td><td class="num cost">${usd(model.costUsd)}</td><td class="num">${model.modelMsPerCall === null ? '—' : duration(model.modelMsPerCall)}</td></tr>`)}</tbody>
             </table>`
           : html`<p class="muted">No ended task yet.</p>`}
       </div>

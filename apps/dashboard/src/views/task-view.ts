@@ -10,7 +10,7 @@
 import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { followEvents, request, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { shortId, taskDuration, tokens } from '../format.js';
+import { shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
 import { planGraph } from './plan-graph.js';
 import { Timeline } from './timeline.js';
@@ -127,7 +127,8 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       <dt>Agent</dt><dd>${task.agent}</dd>
       <dt>Steps</dt><dd>${task.steps}</dd>
       <dt>Tokens</dt><dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
-      ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens</dd>` : nothing}
+      <dt>Cost</dt><dd class="cost">${usd(task.costUsd)}</dd>
+      ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>` : nothing}
       <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
       <dt>Priority</dt><dd>${task.priority}</dd>
       ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}

@@ -4,7 +4,7 @@
  */
 import type { TaskEvent } from '../api.js';
 import { h } from '../dom.js';
-import { duration, shortId } from '../format.js';
+import { duration, shortId, usd } from '../format.js';
 import { markdown } from '../markdown.js';
 
 const FOLD_LINES = 12;
@@ -41,11 +41,11 @@ export class Timeline {
       case 'llm.request':
         return entry('llm-request', `Step ${event.step ?? ''}: model call (${event.data.model}, ${event.data.messages} messages)`);
       case 'llm.response': {
-        const { usage, toolCalls, durationMs, content } = event.data;
+        const { usage, toolCalls, durationMs, content, costUsd } = event.data;
         if (usage && event.step) this.stepTokens.set(event.step, (this.stepTokens.get(event.step) ?? 0) + usage.promptTokens + usage.completionTokens);
         return entry(
           'llm-response',
-          h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
+          h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', costUsd ? ` · ${usd(costUsd)}` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
           content ? h('div', { class: 'message' }, markdown(content)) : '',
         );
       }
