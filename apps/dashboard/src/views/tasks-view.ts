@@ -1,5 +1,5 @@
 /**
- * The task list: newest first, filters by status and batch (`#/?batch=<id>`), search over prompts,
+ * The task list: newest first, filters by status and batch (`#/tasks?batch=<id>`), search over prompts,
  * paging, live updates, why a task failed, and bulk actions on what the filter shows.
  */
 import { html, render, type TemplateResult } from 'lit-html';
