@@ -17,7 +17,7 @@ import { LlmError, codeForStatus } from './errors.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
-import { costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
+import { costOf, DEFAULT_PRICES, priceOf, type ModelPrice, type PriceTable } from './prices.js';
 
 export interface OpenAIModelOptions {
   /** The model name the endpoint serves, e.g. `gpt-4o-mini` or `qwen2.5-coder:7b`. */
@@ -42,10 +42,13 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   const deadlineMs = options.deadlineMs ?? 300_000;
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries, fetch: keepAliveFetch });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
-  // Priced as the operator named the model (the provider may answer with a dated name); unknown: 0.
+  // Priced as the operator named the model, else as the provider named it (looked up once per name); unknown: 0.
   const prices = options.prices ?? DEFAULT_PRICES;
+  const configured = priceOf(options.model, prices);
+  const answered = new Map<string, ModelPrice | undefined>();
   const priced = (response: ModelResponse): ModelResponse => {
-    const price = priceOf(options.model, prices) ?? priceOf(response.model, prices);
+    if (!configured && !answered.has(response.model)) answered.set(response.model, priceOf(response.model, prices));
+    const price = configured ?? answered.get(response.model);
     return response.usage && price ? { ...response, costUsd: costOf(response.usage, price) } : response;
   };
   /** Every attempt of one call, until an answer, an error not worth retrying, or the deadline. */

@@ -6,8 +6,9 @@
  * each message to append (JSON text), then each event's data (JSON text)]: what may be long goes as
  * it is, not inside the payload, so nothing decodes it.
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
- *   and by `runToken` (the run that holds the task), and carry fields, usage and model time (added to
- *   the task's), steps, messages to append and events to add. The status index keys are passed for a status change of a submitted
+ *   and by `runToken` (the run that holds the task), and carry fields, counters to add to the task's
+ *   (`add`: tokens, model time, cost), steps, messages to append and events to add. The status index
+ *   keys are passed for a status change of a submitted
  *   task: for each status of `indexStatuses`, the global index, then the tenant's, in that order.
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
  * - Returns `{outcome, seq, status, cancelRequested, record?, messages?}`: `outcome` is `applied`,
@@ -59,18 +60,20 @@ end
 export const COMMIT_SCRIPT = `${ENVELOPE}
 local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
-local record, fields
-local current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd
+local record
+local fields = {}
 if c.read then
   record = redis.call('HGETALL', task)
-  fields = {}
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
-  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd =
-    fields.status, fields.cancelRequested, fields.seq, fields.runToken, fields.listed, fields.order, fields.rootId, fields.promptTokens, fields.completionTokens, fields.memory, fields.modelMs, fields.costMicroUsd
 else
-  local h = redis.call('HMGET', task, 'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'promptTokens', 'completionTokens', 'memory', 'modelMs', 'costMicroUsd')
-  current, cancelRequested, seqText, runToken, listed, order, rootId, promptTokens, completionTokens, memory, modelMs, costMicroUsd = h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11], h[12]
+  -- What the script reads, and the counters the commit adds to.
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory'}
+  for name in pairs(c.add or {}) do names[#names + 1] = name end
+  local h = redis.call('HMGET', task, unpack(names))
+  for index, name in ipairs(names) do fields[name] = h[index] end
 end
+local current, cancelRequested, seqText, runToken, listed, order, rootId, memory =
+  fields.status, fields.cancelRequested, fields.seq, fields.runToken, fields.listed, fields.order, fields.rootId, fields.memory
 if not current then return {'missing', 0, '', '0'} end
 cancelRequested = cancelRequested or '0'
 local seq = tonumber(seqText or '0')
@@ -117,12 +120,8 @@ end
 if c.firstTime then
   for name, value in pairs(c.firstTime) do if not fields[name] then put(name, value) end end
 end
-if c.usage then
-  put('promptTokens', tonumber(promptTokens or '0') + c.usage[1])
-  put('completionTokens', tonumber(completionTokens or '0') + c.usage[2])
-end
-if c.modelMs then put('modelMs', tonumber(modelMs or '0') + c.modelMs) end
-if c.costMicroUsd then put('costMicroUsd', string.format('%d', tonumber(costMicroUsd or '0') + c.costMicroUsd)) end
+-- Counters (tokens, model time, cost): whole numbers, added to the task's.
+for name, value in pairs(c.add or {}) do put(name, string.format('%d', tonumber(fields[name] or '0') + value)) end
 if c.steps then put('steps', c.steps) end
 local messages
 if c.read and tonumber(memory or '1') > 0 then messages = redis.call('LRANGE', messagesKey, 0, -1) end

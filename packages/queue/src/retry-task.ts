@@ -8,7 +8,8 @@ import { enqueue } from './jobs.js';
 import type { TaskStore } from './task-store.js';
 import { Transitions } from './transitions.js';
 
-const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
+/** The statuses a task may be retried from. */
+export const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
 
 export async function retryTask(options: { store: TaskStore; queues: AgentQueues; taskId: string }): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
   const record = await options.store.getRecord(options.taskId);

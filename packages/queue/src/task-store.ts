@@ -95,7 +95,6 @@ interface ScriptCommands {
 /** What an applied commit wrote, for a process's logs and metrics (`TaskStore.observe`). */
 export interface AppliedCommit {
   taskId: string;
-  status: TaskStatus | undefined;
   events: readonly StoredEventInput[];
 }
 
@@ -180,7 +179,7 @@ export class TaskStore {
   }
 
   private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
-    if (result.applied && this.observer && options.events?.length) this.observer({ taskId: options.taskId, status: result.status, events: options.events });
+    if (result.applied && this.observer && options.events?.length) this.observer({ taskId: options.taskId, events: options.events });
     return result;
   }
 
@@ -193,15 +192,7 @@ export class TaskStore {
         : [];
     const messages = options.messages ?? [];
     const events = options.events ?? [];
-    // The time its model calls took, added up in the record (the overview's model latency).
-    let modelMs = 0;
-    // And what they cost, in micro-USD: whole numbers add up exactly in Lua.
-    let costMicroUsd = 0;
-    for (const event of events) {
-      if (event.type !== 'llm.response') continue;
-      modelMs += Math.max(0, Math.round(event.data.durationMs));
-      costMicroUsd += Math.max(0, Math.round((event.data.costUsd ?? 0) * 1_000_000));
-    }
+    const add = counters(options.usage, events);
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
@@ -213,9 +204,7 @@ export class TaskStore {
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(options.fields ? { fields: options.fields } : {}),
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
-      ...(options.usage ? { usage: [options.usage.promptTokens, options.usage.completionTokens] } : {}),
-      ...(modelMs > 0 ? { modelMs } : {}),
-      ...(costMicroUsd > 0 ? { costMicroUsd } : {}),
+      ...(add ? { add } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
@@ -349,6 +338,28 @@ function eventEnvelope(event: StoredEventInput): Record<string, unknown> {
     ...(event.step !== undefined ? { step: event.step } : {}),
     ...(event.at ? { at: event.at } : {}),
   };
+}
+
+/**
+ * What a commit adds to the task's counters, as whole numbers: its tokens, and from its `llm.response`
+ * events the time its model calls took (the overview's model latency) and what they cost in micro-USD
+ * (whole numbers add up exactly in Lua). Undefined when there is nothing to add.
+ */
+function counters(usage: TokenUsage | undefined, events: readonly StoredEventInput[]): Record<string, number> | undefined {
+  const add: Record<string, number> = {};
+  const count = (name: string, value: number) => {
+    if (value > 0) add[name] = (add[name] ?? 0) + Math.round(value);
+  };
+  if (usage) {
+    count('promptTokens', usage.promptTokens);
+    count('completionTokens', usage.completionTokens);
+  }
+  for (const event of events) {
+    if (event.type !== 'llm.response') continue;
+    count('modelMs', event.data.durationMs);
+    count('costMicroUsd', (event.data.costUsd ?? 0) * 1_000_000);
+  }
+  return Object.keys(add).length ? add : undefined;
 }
 
 /** An event as CREATE takes it: its envelope parts and its data as JSON text, in the payload. */

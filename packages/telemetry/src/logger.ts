@@ -12,7 +12,6 @@ export type { Logger };
 export type LogLevel = LevelWithSilent;
 export type LogFormat = 'auto' | 'json' | 'pretty';
 
-export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
  * Fields that may hold a secret: replaced before the line is written. No line of ours has them; this is

@@ -1,5 +1,5 @@
 /** Submit, read, list and cancel tasks. */
-import { TASK_STATUSES, type TaskStatus } from '@agentq/contract';
+import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import { Router, type Request } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import {
   cancelTask,
   EnqueueError,
   isTaskId,
+  RETRYABLE,
   retryTask,
   statusesSchema,
   submitTasks,
@@ -27,8 +28,8 @@ import { ApiError } from '../api-error.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
-const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(['pending', 'queued', 'running', 'waiting']);
-const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
+/** What a cancel applies to: every task not ended yet. */
+const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(TASK_STATUSES.filter((status) => !TERMINAL_STATUSES.has(status)));
 
 export const bulkSchema = z
   .object({
@@ -79,8 +80,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
     const principal = principalOf(response);
-    // A batch is the caller's tenant's (an admin's too: batch ids are each tenant's own names).
-    response.json(await store.list({ ...parsed.data, ...(principal.admin && parsed.data.batch === undefined ? {} : { tenant: principal.tenant }) }));
+    response.json(await store.list({ ...parsed.data, ...scopeOf(principal, parsed.data.batch) }));
   });
 
   // One action on every task a filter matches: cancel (those not ended yet) or retry (failed or cancelled ones).
@@ -94,7 +94,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const matched: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...(principal.admin && batch === undefined ? {} : { tenant: principal.tenant }) });
+      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch) });
       matched.push(...page.tasks.filter((task) => wanted.has(task.status)).map((task) => task.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
@@ -148,6 +148,14 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   return router;
+}
+
+/**
+ * Whose tasks a listing reads: an admin's reads every tenant's, a tenant's its own; a batch is always
+ * the caller's tenant's (an admin's too: batch ids are each tenant's own names).
+ */
+function scopeOf(principal: Principal, batch: string | undefined): { tenant?: string } {
+  return principal.admin && batch === undefined ? {} : { tenant: principal.tenant };
 }
 
 /**

@@ -4,11 +4,12 @@
  * and the pools (rate now, workers, failures, model time per call, how their tools run). A lit-html
  * template, refreshed every 5 s in place.
  */
-import { html, nothing, render, type TemplateResult } from 'lit-html';
+import { html, render, type TemplateResult } from 'lit-html';
 import type { OverviewView, PoolView, TaskBrief } from '@agentq/contract';
 import { request } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { clip, duration, shortId, usd } from '../format.js';
+import { isolationBadge } from './pools-view.js';
 import { timeChart } from './time-chart.js';
 
 const REFRESH_MS = 5_000;
@@ -94,7 +95,7 @@ function template(overview: OverviewView, pools: readonly PoolView[]): TemplateR
               <td class="num">${pool.counts.failed}</td>
               <td class="num">${pool.workersOnline}</td>
               <td class="num">${agent?.modelMsPerCall == null ? '—' : duration(agent.modelMsPerCall)}</td>
-              <td>${pool.isolation.length ? pool.isolation.map((one) => isolationLabel(one)).join(', ') : nothing}</td>
+              <td>${pool.isolation.map(isolationBadge)}</td>
             </tr>`;
           })}
         </tbody>
@@ -110,19 +111,6 @@ function briefTable(title: string, id: string, tasks: readonly TaskBrief[], figu
           <tbody>${tasks.map((task) => html`<tr><td class="mono"><a href="#/tasks/${encodeURIComponent(task.id)}">${shortId(task.id)}</a></td><td>${clip(task.prompt, 60)}</td><td><span class="badge status-${task.status}">${task.status}</span></td><td class="num">${figure(task)}</td></tr>`)}</tbody>
         </table>`
       : html`<p class="muted">No ended task yet.</p>`}`;
-}
-
-function isolationLabel(isolation: PoolView['isolation'][number]): string {
-  switch (isolation.kind) {
-    case 'jail':
-      return `jailed (network ${isolation.network})`;
-    case 'none':
-      return 'NOT jailed';
-    case 'unavailable':
-      return 'refused';
-    case 'not-needed':
-      return 'no process tools';
-  }
 }
 
 function sum(values: readonly number[]): number {

@@ -57,7 +57,8 @@ function poolCard(pool: Pool): HTMLElement {
 }
 
 /** A short label of how a pool's process tools run. */
-function isolationBadge(isolation: PoolIsolation): HTMLElement | string {
+/** How a pool's tools run, as a badge (the overview shows it too). */
+export function isolationBadge(isolation: PoolIsolation): HTMLElement | string {
   switch (isolation.kind) {
     case 'jail':
       return h('span', { class: 'badge isolation-jail', title: 'bash, python and node run in a bubblewrap jail' }, isolation.network === 'egress' ? 'jailed · internet' : 'jailed');
