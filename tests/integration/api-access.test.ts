@@ -170,6 +170,35 @@ describe('tenants', () => {
     expect(((await (await fetch(`${url}/v1/tasks/${retry.id}`, as('key-globex'))).json()) as TaskView).tenant).toBe('globex');
   });
 
+  it("a batch, a bulk action and the overview stay within a tenant, even with another tenant's batch name", async () => {
+    stack = await startStack({ env: KEYS, pools: [] });
+    const url = stack.api.url;
+    const submitBatch = async (key: string, prompts: string[]) => {
+      const response = await fetch(`${url}/v1/tasks`, as(key, { method: 'POST', body: JSON.stringify({ batch: 'nightly', tasks: prompts.map((prompt) => ({ prompt, agent: 'casual' })) }) }));
+      expect(response.status).toBe(202);
+      return ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    };
+    const acme = await submitBatch('key-acme', ['a1', 'a2']);
+    const globex = await submitBatch('key-globex', ['g1']);
+    const batchOf = (key: string) => fetch(`${url}/v1/tasks?batch=nightly`, as(key)).then(async (response) => ((await response.json()) as { tasks: TaskView[] }).tasks.map((task) => task.id).sort());
+    expect(await batchOf('key-acme')).toEqual([...acme].sort());
+    expect(await batchOf('key-globex')).toEqual(globex);
+    // Globex cancels "its" nightly batch, and everything queued it may see: acme's tasks stay queued.
+    const bulk = (key: string, body: unknown) => fetch(`${url}/v1/tasks/bulk`, as(key, { method: 'POST', body: JSON.stringify(body) })).then((response) => response.json());
+    expect(await bulk('key-globex', { action: 'cancel', batch: 'nightly' })).toMatchObject({ matched: 1, changed: 1 });
+    expect(await bulk('key-globex', { action: 'cancel', status: 'queued' })).toMatchObject({ matched: 0, changed: 0 });
+    const statusOf = async (id: string) => ((await (await fetch(`${url}/v1/tasks/${id}`, as('key-admin'))).json()) as TaskView).status;
+    expect(await Promise.all(acme.map(statusOf))).toEqual(['queued', 'queued']);
+    expect(await statusOf(globex[0]!)).toBe('cancelled');
+    // The overview counts a tenant's own tasks; the admin's, everyone's.
+    const counts = (key: string) => fetch(`${url}/v1/overview`, as(key)).then(async (response) => ((await response.json()) as { counts: Record<string, number> }).counts);
+    expect(await counts('key-globex')).toMatchObject({ queued: 0, cancelled: 1 });
+    expect(await counts('key-acme')).toMatchObject({ queued: 2, cancelled: 0 });
+    expect(await counts('key-admin')).toMatchObject({ queued: 2, cancelled: 1 });
+    // A batch name is part of a key name: what is not one is refused before it goes near Redis.
+    expect((await fetch(`${url}/v1/tasks?batch=${encodeURIComponent('nightly:*')}`, as('key-acme'))).status).toBe(400);
+  });
+
   it('the pools show a tenant only counts; bull-board opens for admins only', async () => {
     stack = await startStack({ env: KEYS, pools: ['coder'] });
     const pools = (key: string) => fetch(`${stack!.api.url}/v1/pools`, as(key)).then((response) => response.json() as Promise<{ pools: Array<{ name: string; workers: unknown[]; workersOnline: number; isolation: unknown[] }> }>);
