@@ -16,6 +16,6 @@ export async function readSse(url: string, headers: Record<string, string> = {})
 }
 
 /** Resolves with the task's events once its terminal event arrives (the stream closes after it). */
-export function waitForEnd(baseUrl: string, taskId: string): Promise<SseMessage[]> {
-  return readSse(`${baseUrl}/v1/tasks/${taskId}/events`);
+export function waitForEnd(baseUrl: string, taskId: string, headers: Record<string, string> = {}): Promise<SseMessage[]> {
+  return readSse(`${baseUrl}/v1/tasks/${taskId}/events`, headers);
 }

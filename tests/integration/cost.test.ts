@@ -65,7 +65,7 @@ it('costs nothing for a model without a price, and says so in no event', async (
 it('refuses a price table it cannot use, saying what is wrong', () => {
   const load = (value: string) => () => loadConfig({ env: { AGENTQ_PRICES: value } });
   expect(load('{"m": {"input": 1}}')).toThrow(ConfigError);
-  expect(load('{"m": {"input": 1}}')).toThrow(/AGENTQ_PRICES=.*must map model names to .*m\.output/);
+  expect(load('{"m": {"input": 1}}')).toThrow(/AGENTQ_PRICES=.*must be .*model.* m\.output/);
   expect(load('{"m": {"input": -1, "output": 1}}')).toThrow(/AGENTQ_PRICES/);
   expect(load('/no/such/prices.json')).toThrow(/is neither JSON nor the path of a file/);
   expect(load('{not json')).toThrow(/is not valid JSON/);

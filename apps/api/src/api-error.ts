@@ -19,6 +19,7 @@ export const API_ERROR_CODES = [
   'uri_too_long',
   'unsupported_media_type',
   'headers_too_large',
+  'limit_reached',
   'unavailable',
   'internal',
 ] as const;
@@ -30,6 +31,8 @@ export class ApiError extends Error {
     readonly code: ApiErrorCode,
     message: string,
     readonly details?: unknown,
+    /** Sent as `Retry-After`: when trying again can succeed. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -56,6 +59,8 @@ export function statusFor(code: ApiErrorCode): number {
       return 415;
     case 'headers_too_large':
       return 431;
+    case 'limit_reached':
+      return 429;
     case 'unavailable':
       return 503;
     case 'internal':
@@ -83,7 +88,8 @@ export function errorHandler(options: { redisReady: () => boolean; logger: Logge
       response.end();
       return;
     }
-    if (apiError.code === 'unavailable') response.set('retry-after', '2');
+    if (apiError.retryAfterSeconds !== undefined) response.set('retry-after', String(apiError.retryAfterSeconds));
+    else if (apiError.code === 'unavailable') response.set('retry-after', '2');
     response.status(statusFor(apiError.code)).type('application/json').send(errorBody(apiError));
   };
 }

@@ -44,6 +44,10 @@ export const taskViewSchema = z
     steps: z.number().int(),
     usage,
     costUsd: z.number().meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
+    budget: z
+      .object({ usd: z.number().nullable(), tokens: z.number().int().nullable(), spentUsd: z.number(), spentTokens: z.number().int(), spent: z.boolean() })
+      .nullable()
+      .meta({ description: 'What the task, with every subtask of its plan, may spend (set on submit) and spent; null without a budget.' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),

@@ -61,6 +61,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '202': { description: 'Queued (or, for an idempotency key seen before, the task it named).', content: json(submittedSchema) },
             '400': error('A field is wrong: `details` names each, with its index.'),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
+            '429': error("The tenant reached its daily limit (AGENTQ_TENANT_LIMITS): nothing was submitted; `Retry-After` and `details.resetsAt` say when the day's spending resets."),
           },
         }),
         get: v1({

@@ -7,16 +7,17 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
 import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
-import { startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { budgetSpent, startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { capOutput } from '@agentq/tools';
 import { holdTask } from './hold-task.js';
 import { plannerHold, type PlannerContext } from './plan-job.js';
+import { spendingStopMessage } from './spending-stop.js';
 import { readPrompt } from './system-prompts.js';
 
 /** Characters of each subtask's result the final answer (and a re-plan) sees. */
 const RESULT_LIMIT = 6_000;
 
-type Finish = { kind: 'answer'; outcome: FinalAnswerOutcome } | { kind: 'replan'; outcome: PlanOutcome } | { kind: 'give_up' };
+type Finish = { kind: 'answer'; outcome: FinalAnswerOutcome } | { kind: 'replan'; outcome: PlanOutcome } | { kind: 'give_up' } | { kind: 'stop'; message: string };
 
 export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, context: PlannerContext, token?: string): Promise<string> {
   const { store, transitions, config } = context;
@@ -37,6 +38,9 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
   const end = await holdTask<Finish, string>({
     ...plannerHold(job, token, context, record),
     run: async (held) => {
+      // Its budget (or its tenant's limit) is spent: no final answer and no re-plan, only what was done.
+      const stop = held.spending() ?? (budgetSpent(record) ? 'budget' : undefined);
+      if (stop) return { kind: 'stop', message: spendingStopMessage(stop, record) };
       if (failed.length === 0) {
         const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
         return { kind: 'answer', outcome: await writeFinalAnswer({ model: context.model, journal: held.journal, systemPrompt: readPrompt('planner-final'), results, signal: held.signal }) };
@@ -57,6 +61,11 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
     },
     settle: async (ran, { by }) => {
       const finish: Finish = ran.ended === 'ran' ? ran.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: ran.message } };
+      if (finish.kind === 'stop') {
+        const done = current.length - failed.length;
+        await transitions.fail(record, { ...by, error: { code: 'budget', message: `${finish.message} ${done} of ${current.length} steps completed.` }, result: `Partial results:\n\n${report.join('\n\n')}` });
+        return 'failed';
+      }
       const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
       if (outcome?.status === 'cancelled') {
         await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while its end was written' });

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
 import { LlmError } from '@agentq/llm';
-import { createRedisJournal, type ByRun, type RedisJournal, type TaskRecord } from '@agentq/queue';
+import { createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 
@@ -33,6 +33,11 @@ export interface HeldTask {
   record: TaskRecord;
   journal: RedisJournal;
   signal: AbortSignal;
+  /**
+   * Why the run should stop before its next model call, though nobody cancelled it: its root's budget
+   * or its tenant's daily limit is spent (as of its claim or last commit).
+   */
+  spending(): SpendingStop | undefined;
 }
 
 /** How the run ended, for `settle` to record. */
@@ -77,11 +82,13 @@ export async function holdTask<T, R>(options: {
     runToken: by.runToken,
     memory: claim.memory,
     heldEvents: announce ? [{ type: 'task.started', at: new Date().toISOString(), agent: options.agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed: options.resumed(record) } }] : [],
-    onCommit: (_entry, { cancelRequested }) => {
+    onCommit: (_entry, { cancelRequested, stop: reached }) => {
       if (cancelRequested) controller.abort(CANCELLED);
+      stop = reached;
     },
   });
-  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal };
+  let stop = claim.stop;
+  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal, spending: () => stop };
   context.telemetry.runStarted({
     taskId: record.id,
     rootId: record.rootId,

@@ -4,11 +4,12 @@
  */
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
-import { planTask } from '@agentq/core';
+import { planTask, type PlanOutcome } from '@agentq/core';
 import { releaseSubtask, startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { plannerPrompt } from './planner-prompt.js';
+import { spendingStopMessage } from './spending-stop.js';
 
 export interface PlannerContext extends JobContext {
   /** Offer `submit_plan` as a native tool (the planner pool's protocol is native). */
@@ -26,8 +27,10 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
   }
   const end = await holdTask({
     ...plannerHold(job, token, context, record),
-    run: (held) =>
-      planTask({
+    run: async (held): Promise<PlanOutcome | { status: 'failed'; reason: 'budget'; message: string }> => {
+      const stop = held.spending();
+      if (stop) return { status: 'failed', reason: 'budget', message: spendingStopMessage(stop, record) };
+      return planTask({
         model: context.model,
         journal: held.journal,
         systemPrompt: plannerPrompt(config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}),
@@ -37,7 +40,8 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
         agents: AGENT_KINDS,
         offerTool: context.offerTool,
         signal: held.signal,
-      }),
+      });
+    },
     settle: async (ran, { by }) => {
       const outcome = ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
       switch (outcome.status) {

@@ -12,6 +12,7 @@ import { toolsFor } from '@agentq/tools';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { recordOutcome } from './record-outcome.js';
+import { spendingIsWithin } from './spending-stop.js';
 import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 import { prepareWorkdir } from './tool-isolation.js';
@@ -32,7 +33,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
     task: payload,
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
-    run: async ({ record, journal, signal }) => {
+    run: async ({ record, journal, signal, spending }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
       return runAgent({
         model: context.model,
@@ -46,7 +47,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         // Made when a tool first needs it: most tasks of some kinds never do.
         prepareWorkdir: () => prepareWorkdir(context.isolation, workdir),
         maxSteps: config.AGENTQ_MAX_STEPS,
-        stopWhen: budgets,
+        stopWhen: [...budgets, spendingIsWithin(spending, record)],
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
-import { concurrencyFor, modelFor, toolProtocolFor, type Config } from '@agentq/config';
+import { concurrencyFor, modelFor, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
 import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -84,7 +84,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const metrics = createMetrics();
   const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
   const telemetry = new TaskTelemetry({ logger, metrics, tracing });
-  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000);
+  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config));
   store.observe((commit) => telemetry.observe(commit));
   const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);

@@ -42,35 +42,57 @@ const apiKeyList = z.string().transform((value, context): ApiKey[] => {
   return keys;
 });
 
-/** A model's price, USD per million tokens. */
-const modelPrice = z.object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) }).strict();
 /**
- * `AGENTQ_PRICES`: JSON (`{"my-model": {"input": 0.5, "output": 1.5}}`), or the path of a JSON file of it.
- * Its entries add to the defaults or replace them.
+ * A setting given as JSON, or as the path of a JSON file of it, checked against `schema`; `shape`
+ * says in words what it should be.
  */
-const priceTable = z.string().transform((value, context): Record<string, z.infer<typeof modelPrice>> => {
-  let text = value.trim();
-  if (!text.startsWith('{')) {
-    if (!existsSync(text)) {
-      context.addIssue({ code: 'custom', message: 'is neither JSON nor the path of a file' });
+function jsonSetting<Schema extends z.ZodType>(schema: Schema, shape: string) {
+  return z.string().transform((value, context): z.infer<Schema> => {
+    let text = value.trim();
+    if (!text.startsWith('{')) {
+      if (!existsSync(text)) {
+        context.addIssue({ code: 'custom', message: 'is neither JSON nor the path of a file' });
+        return z.NEVER;
+      }
+      text = readFileSync(text, 'utf8');
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: `is not valid JSON (${(error as Error).message})` });
       return z.NEVER;
     }
-    text = readFileSync(text, 'utf8');
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    context.addIssue({ code: 'custom', message: `is not valid JSON (${(error as Error).message})` });
-    return z.NEVER;
-  }
-  const table = z.record(z.string().min(1), modelPrice).safeParse(parsed);
-  if (!table.success) {
-    context.addIssue({ code: 'custom', message: `must map model names to {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}: ${table.error.issues[0]?.path.join('.')} ${table.error.issues[0]?.message}` });
-    return z.NEVER;
-  }
-  return table.data;
-});
+    const checked = schema.safeParse(parsed);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      context.addIssue({ code: 'custom', message: `must be ${shape}: ${issue?.path.join('.')} ${issue?.message}` });
+      return z.NEVER;
+    }
+    return checked.data;
+  });
+}
+
+/** A model's price, USD per million tokens. */
+const modelPrice = z.object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) }).strict();
+/** `AGENTQ_PRICES`: by model name. Its entries add to the defaults or replace them. */
+const priceTable = jsonSetting(z.record(z.string().min(1), modelPrice), '{"<model>": {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}}');
+
+/** `AGENTQ_TENANT_LIMITS`: what a tenant (or `*`, any other) may spend per UTC day. */
+const tenantLimits = jsonSetting(
+  z
+    .record(
+      z.string(),
+      z
+      .object({ usdPerDay: z.number().positive().optional(), tokensPerDay: z.number().int().positive().optional() })
+      .strict()
+        .refine((limit) => limit.usdPerDay !== undefined || limit.tokensPerDay !== undefined, 'needs "usdPerDay", "tokensPerDay" or both'),
+    )
+    .superRefine((limits, context) => {
+      for (const tenant of Object.keys(limits)) if (tenant !== '*' && !TENANT.test(tenant)) context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
+    }),
+  '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
+);
 
 const configSchema = z.object({
   /** HTTP port of the API. */
@@ -183,6 +205,11 @@ const configSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** What model calls cost, by model (USD per million tokens), over the built-in table of common models. */
   AGENTQ_PRICES: priceTable.optional(),
+  /**
+   * What each tenant may spend per UTC day: past it, its submits answer 429 until midnight UTC and its
+   * running tasks stop after their current step. `*` applies to every tenant not named.
+   */
+  AGENTQ_TENANT_LIMITS: tenantLimits.optional(),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });
@@ -267,4 +294,16 @@ export function modelFor(config: Config, pool: string): string | undefined {
 export function concurrencyFor(config: Config, pool: string): number {
   const own = poolSetting(config, 'AGENTQ_CONCURRENCY', pool);
   return typeof own === 'number' ? own : config.AGENTQ_CONCURRENCY;
+}
+
+/** AGENTQ_TENANT_LIMITS as the commit script counts: tokens and micro-USD per UTC day, by tenant or `*`. */
+export function tenantSpendingLimits(config: Config): Record<string, { tokens?: number; microUsd?: number }> | undefined {
+  const limits = config.AGENTQ_TENANT_LIMITS;
+  if (!limits) return undefined;
+  return Object.fromEntries(
+    Object.entries(limits).map(([tenant, limit]) => [
+      tenant,
+      { ...(limit.tokensPerDay !== undefined ? { tokens: limit.tokensPerDay } : {}), ...(limit.usdPerDay !== undefined ? { microUsd: Math.round(limit.usdPerDay * 1_000_000) } : {}) },
+    ]),
+  );
 }

@@ -49,6 +49,17 @@ export interface TokenUsageView {
   cachedPromptTokens?: number;
 }
 
+export interface BudgetView {
+  /** The limits set on submit (null: none of that kind). */
+  usd: number | null;
+  tokens: number | null;
+  /** What the task and its subtasks spent so far. */
+  spentUsd: number;
+  spentTokens: number;
+  /** A limit was reached: its work stopped, or stops at its next step. */
+  spent: boolean;
+}
+
 export interface PlannedSubtaskView {
   id: string;
   agent: string;
@@ -80,6 +91,8 @@ export interface TaskView {
   usage: TokenUsageView;
   /** What its model calls cost, in USD (0 for models without a price). */
   costUsd: number;
+  /** What a submitted task (with every subtask of its plan) may spend, and spent; null without a budget. */
+  budget: BudgetView | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;

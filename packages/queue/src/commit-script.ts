@@ -11,11 +11,15 @@
  *   keys are passed for a status change of a submitted
  *   task: for each status of `indexStatuses`, the global index, then the tenant's, in that order.
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
- * - Returns `{outcome, seq, status, cancelRequested, record?, messages?}`: `outcome` is `applied`,
+ * - A budgeted task's spending adds up at its root, and the tenant's per day with tenant limits
+ *   (SPENDING).
+ * - Returns `{outcome, seq, status, stop, record?, messages?}`: `outcome` is `applied`,
  *   `missing` (no such task), `wrong_status` (`expect` did not hold) or `stale_token` (another run
  *   holds the task); nothing is written unless it is `applied`. `seq` is the last event's number,
- *   `status` the status after the commit. With `read`, also the record as it was before the commit
- *   (flat field/value pairs; refused commits too) and, when applied, its memory: a run's claim reads
+ *   `status` the status after the commit, `stop` why its run should stop: '1' a cancel was asked
+ *   for, 'budget' its root's budget is spent, 'tenant_limit' its tenant's daily limit, '0' none.
+ *   With `read`, also the record as it was before the commit (flat field/value pairs; refused
+ *   commits too) and, when applied, its memory: a run's claim reads
  *   its task in the same round trip.
  *
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its index keys, its
@@ -57,7 +61,40 @@ local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
 end
 `;
 
-export const COMMIT_SCRIPT = `${ENVELOPE}
+/**
+ * Spending against budgets. A budgeted task's tokens and cost add up at its root (`spentTokens`,
+ * `spentMicroUsd`), and every commit of the tree, a claim too, reads whether the root's budget is
+ * spent. With tenant limits (`c.tenantLimits`, by tenant or '*'), the tenant's spending adds up per
+ * UTC day in a hash kept two days. Answers 'budget', 'tenant_limit' or '0'.
+ */
+const SPENDING = `
+local function spendingStop(c, fields, rootId)
+  local add = c.add or {}
+  local tokens = (add.promptTokens or 0) + (add.completionTokens or 0)
+  local micro = add.costMicroUsd or 0
+  local stop = '0'
+  if fields.budgeted == '1' then
+    local root = c.taskPrefix .. (rootId or c.taskId)
+    if tokens > 0 then redis.call('HINCRBY', root, 'spentTokens', tokens) end
+    if micro > 0 then redis.call('HINCRBY', root, 'spentMicroUsd', micro) end
+    local b = redis.call('HMGET', root, 'budgetTokens', 'budgetMicroUsd', 'spentTokens', 'spentMicroUsd')
+    if (b[1] and tonumber(b[3] or '0') >= tonumber(b[1])) or (b[2] and tonumber(b[4] or '0') >= tonumber(b[2])) then stop = 'budget' end
+  end
+  local limit = c.tenantLimits and (c.tenantLimits[fields.tenant or 'default'] or c.tenantLimits['*'])
+  if limit then
+    local day = c.spendPrefix .. (fields.tenant or 'default') .. ':' .. string.sub(c.ts, 1, 10)
+    local created = false
+    if tokens > 0 then created = redis.call('HINCRBY', day, 'tokens', tokens) == tokens end
+    if micro > 0 then created = (redis.call('HINCRBY', day, 'microUsd', micro) == micro) or created end
+    if created then redis.call('EXPIRE', day, 172800) end
+    local s = redis.call('HMGET', day, 'tokens', 'microUsd')
+    if (limit.tokens and tonumber(s[1] or '0') >= limit.tokens) or (limit.microUsd and tonumber(s[2] or '0') >= limit.microUsd) then stop = 'tenant_limit' end
+  end
+  return stop
+end
+`;
+
+export const COMMIT_SCRIPT = `${ENVELOPE}${SPENDING}
 local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local record
@@ -67,7 +104,7 @@ if c.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant'}
   for name in pairs(c.add or {}) do names[#names + 1] = name end
   local h = redis.call('HMGET', task, unpack(names))
   for index, name in ipairs(names) do fields[name] = h[index] end
@@ -86,6 +123,9 @@ end
 if c.runToken and runToken ~= c.runToken then
   return {'stale_token', seq, current, cancelRequested, record}
 end
+local stop = spendingStop(c, fields, rootId)
+-- Why the run should stop at its next step: a cancel first, else a spent budget or limit.
+if cancelRequested == '0' then cancelRequested = stop end
 local set = {}
 local function put(name, value)
   set[#set + 1] = name

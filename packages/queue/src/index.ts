@@ -19,3 +19,4 @@ export * from './task-record.js';
 export * from './transitions.js';
 export * from './submit-tasks.js';
 export * from './jobs.js';
+export * from './tenant-spending.js';

@@ -25,6 +25,9 @@ export interface Keys {
   tenantBatch(tenant: string, batch: string): string;
   /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
   idempotency(tenant: string, key: string): string;
+  /** A tenant's spending of a UTC day (`YYYY-MM-DD`): a hash of `tokens` and `microUsd`, with tenant limits. */
+  tenantSpend(tenant: string, day: string): string;
+  spendPrefix: string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
@@ -59,6 +62,8 @@ export function createKeys(prefix: string): Keys {
     tenantPrefix: `${prefix}:tenant:`,
     tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
+    tenantSpend: (tenant, day) => `${prefix}:spend:${tenant}:${day}`,
+    spendPrefix: `${prefix}:spend:`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,

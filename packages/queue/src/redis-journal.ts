@@ -9,7 +9,7 @@
  */
 import type { AgentJournal, JournalEntry } from '@agentq/core';
 import type { MemoryEntry } from '@agentq/protocol';
-import type { StoredEventInput, TaskStore } from './task-store.js';
+import type { SpendingStop, StoredEventInput, TaskStore } from './task-store.js';
 import { joinWrites, type HeldWrite } from './transitions.js';
 
 export interface RedisJournalOptions {
@@ -24,7 +24,7 @@ export interface RedisJournalOptions {
   /** Events to go out with the first write (the run's `task.started`). */
   heldEvents?: StoredEventInput[];
   /** Called after each commit that was written. */
-  onCommit?: (entry: JournalEntry, result: { cancelRequested: boolean }) => void;
+  onCommit?: (entry: JournalEntry, result: { cancelRequested: boolean; stop: SpendingStop | undefined }) => void;
 }
 
 export interface RedisJournal extends AgentJournal {
@@ -65,7 +65,7 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
       runToken: options.runToken,
       ...out,
     });
-    options.onCommit?.(entry, { cancelRequested: result.cancelRequested || !result.applied });
+    options.onCommit?.(entry, { cancelRequested: result.cancelRequested || !result.applied, stop: result.stop });
   };
   const flush = async (): Promise<void> => {
     const taken = takeHeld();

@@ -57,6 +57,18 @@ const recordSchema = z.object({
   modelMs: count.default(0),
   /** What its model calls cost, in micro-USD. */
   costMicroUsd: count.default(0),
+  /**
+   * A task with a budget (a submitted task's own, or its root's for a subtask): its spending adds up
+   * at the root, in `spentTokens` and `spentMicroUsd` (the whole tree's).
+   */
+  budgeted: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  budgetTokens: z.coerce.number().int().positive().optional(),
+  budgetMicroUsd: z.coerce.number().int().positive().optional(),
+  spentTokens: count.default(0),
+  spentMicroUsd: count.default(0),
   /** The batch it was submitted in, if any. */
   batch: optionalText,
   /** The W3C trace context its runs continue (with tracing on). */
@@ -123,8 +135,26 @@ export function taskView(record: TaskRecord): TaskView {
     steps: record.steps,
     usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
     costUsd: record.costMicroUsd / 1_000_000,
+    budget: budgetView(record),
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,
     finishedAt: record.finishedAt ?? null,
   };
+}
+
+/** A submitted task's budget and what its tree spent of it; null without one (and for subtasks). */
+function budgetView(record: TaskRecord): TaskView['budget'] {
+  if (record.budgetTokens === undefined && record.budgetMicroUsd === undefined) return null;
+  return {
+    usd: record.budgetMicroUsd === undefined ? null : record.budgetMicroUsd / 1_000_000,
+    tokens: record.budgetTokens ?? null,
+    spentUsd: record.spentMicroUsd / 1_000_000,
+    spentTokens: record.spentTokens,
+    spent: budgetSpent(record),
+  };
+}
+
+/** Whether a root's budget is spent (its tree's spending reached a limit). */
+export function budgetSpent(record: TaskRecord): boolean {
+  return (record.budgetTokens !== undefined && record.spentTokens >= record.budgetTokens) || (record.budgetMicroUsd !== undefined && record.spentMicroUsd >= record.budgetMicroUsd);
 }

@@ -63,6 +63,18 @@ export const taskInputSchema = z.object({
       if (bytes > METADATA_MAX_BYTES) context.addIssue({ code: 'custom', message: `is ${bytes} bytes of JSON, more than ${METADATA_MAX_BYTES}: keep large data elsewhere and put a reference here` });
     })
     .optional(),
+  /**
+   * What the task may spend, with every subtask of its plan: past it, its work stops (reason `budget`)
+   * and it fails with what was done. A model call under way when it is spent still ends.
+   */
+  budget: z
+    .object({
+      usd: z.number().positive().max(1_000_000).optional(),
+      tokens: z.number().int().positive().max(1e12).optional(),
+    })
+    .strict()
+    .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
+    .optional(),
 });
 export type TaskInput = z.infer<typeof taskInputSchema>;
 

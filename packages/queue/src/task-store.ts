@@ -36,6 +36,12 @@ export interface CommitOptions {
   events?: readonly StoredEventInput[];
 }
 
+/** What a tenant may spend per UTC day (cost in micro-USD), by tenant name or `*` for any other. */
+export type TenantLimits = Record<string, { tokens?: number; microUsd?: number }>;
+
+/** Why a run should stop at its next step, though nobody cancelled it. */
+export type SpendingStop = 'budget' | 'tenant_limit';
+
 /** What a commit did: `applied`, or why nothing was written. */
 export type CommitOutcome = 'applied' | 'missing' | 'wrong_status' | 'stale_token';
 
@@ -46,6 +52,8 @@ export interface CommitResult {
   /** The status after the commit (before it, when nothing was written); undefined for a missing task. */
   status: TaskStatus | undefined;
   cancelRequested: boolean;
+  /** Its root's budget, or its tenant's daily limit, is spent (read by every applied commit of a task that has one). */
+  stop: SpendingStop | undefined;
   /** The last event's number. */
   seq: number;
 }
@@ -105,10 +113,15 @@ export class TaskStore {
   /**
    * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
    */
+  /**
+   * @param tenantLimits what each tenant may spend per day (AGENTQ_TENANT_LIMITS): its spending is
+   *   counted, and its runs stop once it is reached. Default: no limits, nothing counted.
+   */
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
     readonly retentionMs = 7 * 24 * 3600 * 1000,
+    readonly tenantLimits?: TenantLimits,
   ) {
     redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
     redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
@@ -197,6 +210,8 @@ export class TaskStore {
       taskId,
       channel: this.keys.eventsChannel(taskId),
       ts: new Date().toISOString(),
+      taskPrefix: this.keys.task(''),
+      ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status } : {}),
       ...(indexKeys.length ? { indexStatuses: TASK_STATUSES } : {}),
@@ -324,8 +339,15 @@ export class TaskStore {
   }
 }
 
-function commitResult([outcome, seq, status, cancelRequested]: CommitReply): CommitResult {
-  return { outcome, applied: outcome === 'applied', status: (status || undefined) as TaskStatus | undefined, cancelRequested: cancelRequested === '1', seq: Number(seq) };
+function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
+  return {
+    outcome,
+    applied: outcome === 'applied',
+    status: (status || undefined) as TaskStatus | undefined,
+    cancelRequested: stop === '1',
+    stop: stop === 'budget' || stop === 'tenant_limit' ? stop : undefined,
+    seq: Number(seq),
+  };
 }
 
 /** An event's envelope parts, as the scripts take them (its data goes apart, as JSON text). */

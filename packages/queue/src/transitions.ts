@@ -95,6 +95,7 @@ export class Transitions {
           ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
           ...(traceparent ? { traceparent } : {}),
           ...(options.batch !== undefined ? { batch: options.batch } : {}),
+          ...budgetFields(input.budget),
           status: 'queued',
           // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
           memory: '0',
@@ -130,6 +131,8 @@ export class Transitions {
           priority: String(root.priority),
           needs: JSON.stringify(subtask.need.map((need) => subtasks.find((other) => other.id === need)!.taskId)),
           ...(traceparent ? { traceparent } : {}),
+          // Its spending adds up at the root, whose budget it draws on.
+          ...(root.budgeted ? { budgeted: '1' } : {}),
           status: 'pending',
           memory: '0',
           createdAt: now,
@@ -274,6 +277,16 @@ export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldW
   const usage = first.usage && then.usage ? { promptTokens: first.usage.promptTokens + then.usage.promptTokens, completionTokens: first.usage.completionTokens + then.usage.completionTokens } : (then.usage ?? first.usage);
   const steps = then.steps ?? first.steps;
   return { messages: [...first.messages, ...then.messages], events: [...first.events, ...then.events], ...(usage ? { usage } : {}), ...(steps !== undefined ? { steps } : {}) };
+}
+
+/** A submitted task's budget, as its record keeps it (cost in micro-USD, whole numbers). */
+function budgetFields(budget: TaskInput['budget']): Record<string, string> {
+  if (!budget) return {};
+  return {
+    budgeted: '1',
+    ...(budget.usd !== undefined ? { budgetMicroUsd: String(Math.round(budget.usd * 1_000_000)) } : {}),
+    ...(budget.tokens !== undefined ? { budgetTokens: String(budget.tokens) } : {}),
+  };
 }
 
 function by(options: By): By {

@@ -15,6 +15,7 @@ import {
   statusesSchema,
   submitTasks,
   submitSchema,
+  tenantLimitReached,
   Transitions,
   type AgentQueues,
   type SubmittedTask,
@@ -57,6 +58,16 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
+    const reached = await tenantLimitReached(store, tenant);
+    if (reached) {
+      const { spent, limit, resetsAt } = reached;
+      throw new ApiError(
+        'limit_reached',
+        `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was submitted; submit again after ${resetsAt.toISOString()}.`,
+        { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
+        Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
+      );
+    }
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {

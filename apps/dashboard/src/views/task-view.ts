@@ -129,6 +129,7 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       <dt>Tokens</dt><dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
       <dt>Cost</dt><dd class="cost">${usd(task.costUsd)}</dd>
       ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>` : nothing}
+      ${task.budget ? html`<dt>Budget</dt><dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>` : nothing}
       <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
       <dt>Priority</dt><dd>${task.priority}</dd>
       ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
@@ -160,4 +161,13 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
 function planTitle(progress: { done: number; ended: number; total: number } | undefined): string {
   const { done = 0, ended = 0, total = 0 } = progress ?? {};
   return `Plan · ${done}/${total} done${ended > done ? ` · ${ended - done} ended without completing` : ''}`;
+}
+
+/** "$0.0120 of $0.05 · 3,300 of 10,000 tokens", and "spent" once a limit is reached. */
+function budgetText(budget: NonNullable<Task['budget']>): string {
+  const parts = [
+    ...(budget.usd !== null ? [`${usd(budget.spentUsd)} of ${usd(budget.usd)}`] : []),
+    ...(budget.tokens !== null ? [`${budget.spentTokens.toLocaleString('en')} of ${budget.tokens.toLocaleString('en')} tokens`] : []),
+  ];
+  return `${parts.join(' · ')}${budget.spent ? ' · spent' : ''}`;
 }

@@ -1,0 +1,20 @@
+/**
+ * A run stops before its next model call once its root's budget or its tenant's daily limit is
+ * spent: the commit script tells it with every commit (and its claim), and this says it in words.
+ */
+import type { StopCondition } from '@agentq/core';
+import type { SpendingStop, TaskRecord } from '@agentq/queue';
+
+export function spendingStopMessage(stop: SpendingStop, record: TaskRecord): string {
+  return stop === 'budget'
+    ? `Stopped: the budget of task ${record.rootId} is spent (its tokens or cost, with every subtask, reached the budget set on submit).`
+    : `Stopped: tenant ${record.tenant} reached its daily spending limit (AGENTQ_TENANT_LIMITS); it resets at 00:00 UTC.`;
+}
+
+/** The agent loop's stop condition for `spending` (the run's latest word on it). */
+export function spendingIsWithin(spending: () => SpendingStop | undefined, record: TaskRecord): StopCondition {
+  return () => {
+    const stop = spending();
+    return stop ? { reason: 'budget', message: spendingStopMessage(stop, record) } : undefined;
+  };
+}
