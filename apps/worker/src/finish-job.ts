@@ -43,12 +43,12 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
       if (stop) return { kind: 'stop', message: spendingStopMessage(stop, record) };
       if (failed.length === 0) {
         const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
-        return { kind: 'answer', outcome: await writeFinalAnswer({ model: context.model, journal: held.journal, systemPrompt: readPrompt('planner-final'), results, signal: held.signal }) };
+        return { kind: 'answer', outcome: await writeFinalAnswer({ model: held.model, journal: held.journal, systemPrompt: readPrompt('planner-final'), results, signal: held.signal }) };
       }
       if (!mayReplan) return { kind: 'give_up' };
       await store.commit({ taskId: record.id, runToken: held.by.runToken, fields: { replans: String(record.replans + 1) } });
       const outcome = await replanTask({
-        model: context.model,
+        model: held.model,
         journal: held.journal,
         feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far:\n\n${report.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
         attempts: config.AGENTQ_PLAN_ATTEMPTS,

@@ -6,8 +6,10 @@
  * - a cancel was asked for before it started: the task ends cancelled, nothing runs;
  * - stopped by this worker's shutdown (the signal's reason): the task goes back to the queue and the
  *   job is delayed, without using an attempt; another worker resumes it from its journal;
- * - a 429 that outlasted the SDK's retries: the task goes back to the queue and the whole pool pauses
- *   (BullMQ's rate limit, every worker of it on every machine), without using an attempt;
+ * - its model call must wait for the shared limits (AGENTQ_LIMITS): the task goes back to the queue and
+ *   its job is delayed until the call can fit, without using an attempt; its slot goes to another job;
+ * - a 429 that outlasted the SDK's retries, for a model without shared limits: the task goes back to
+ *   the queue and the whole pool pauses (BullMQ's rate limit, every worker of it on every machine);
  * - another error: back to the queue for BullMQ to try again with backoff, or, at the last attempt,
  *   `gave_up` for the caller to record the failure;
  * - otherwise what the run answered (a cancel included) is the caller's to record (`settle`).
@@ -18,10 +20,11 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
-import { LlmError } from '@agentq/llm';
+import { LlmError, type LanguageModel } from '@agentq/llm';
 import { createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
+import { WaitForRateLimit } from './rate-limited-model.js';
 
 /** How long a pool pauses when the provider gave no Retry-After. */
 const DEFAULT_RATE_LIMIT_MS = 5_000;
@@ -33,6 +36,8 @@ export interface HeldTask {
   record: TaskRecord;
   journal: RedisJournal;
   signal: AbortSignal;
+  /** The model the task runs on: the one it named on submit (or its first run called), else its pool's. */
+  model: LanguageModel;
   /**
    * Why the run should stop before its next model call, though nobody cancelled it: its root's budget
    * or its tenant's daily limit is spent (as of its claim or last commit).
@@ -88,7 +93,8 @@ export async function holdTask<T, R>(options: {
     },
   });
   let stop = claim.stop;
-  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal, spending: () => stop };
+  const model = record.model ? context.models(record.model) : context.model;
+  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal, model, spending: () => stop };
   context.telemetry.runStarted({
     taskId: record.id,
     rootId: record.rootId,
@@ -121,6 +127,14 @@ export async function holdTask<T, R>(options: {
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       if (stoppedByShutdown(controller.signal)) await handBack();
+      if (error instanceof WaitForRateLimit) {
+        // Its slot goes to a task that can run; it comes back when its call can fit. The call it
+        // announced (held back, not yet written) never went out: it is not said.
+        const unsent = (write = journal.takeHeld()) => write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
+        await context.transitions.requeue(record, { ...held.by, takeHeld: unsent, why: { kind: 'rate_limited', message: error.message, notBefore: new Date(error.retryAt).toISOString() } });
+        await job.moveToDelayed(error.retryAt, options.token);
+        throw new DelayedError();
+      }
       if (error instanceof LlmError && error.code === 'rate_limited') {
         await context.transitions.requeue(record, { ...held.by, why: { kind: 'rate_limited', message: error.message } });
         await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);

@@ -5,6 +5,7 @@ import type { AgentQueues, TaskStore, Transitions } from '@agentq/queue';
 import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
 import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
+import type { ModelCatalog } from './model-catalog.js';
 
 export interface JobContext {
   store: TaskStore;
@@ -13,6 +14,8 @@ export interface JobContext {
   queues: AgentQueues;
   /** The model of the job's pool. */
   model: LanguageModel;
+  /** Every model by name (a task may name its own): made once, priced, within the shared limits. */
+  models: ModelCatalog;
   cancels: CancelListener;
   workerId: string;
   config: Config;

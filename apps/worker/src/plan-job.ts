@@ -31,7 +31,7 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
       const stop = held.spending();
       if (stop) return { status: 'failed', reason: 'budget', message: spendingStopMessage(stop, record) };
       return planTask({
-        model: context.model,
+        model: held.model,
         journal: held.journal,
         systemPrompt: plannerPrompt(config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}),
         prompt: record.prompt,

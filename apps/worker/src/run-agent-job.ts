@@ -33,10 +33,10 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
     task: payload,
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
-    run: async ({ record, journal, signal, spending }) => {
+    run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
       return runAgent({
-        model: context.model,
+        model,
         tools,
         protocol: protocolFor(protocolName),
         journal,

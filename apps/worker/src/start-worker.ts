@@ -7,9 +7,10 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
+import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
 import { concurrencyFor, modelFor, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
-import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';
+import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
   connectRedis,
@@ -21,6 +22,7 @@ import {
   onSubtaskFinished,
   removeHeartbeat,
   sendHeartbeat,
+  SharedRateLimits,
   TaskStore,
   Transitions,
   watchRedis,
@@ -29,6 +31,7 @@ import {
 import { createLogger, createMetrics, serveMetrics, startTracing, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
 import { resolveInterpreters } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
+import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { throttledLog } from './throttled-log.js';
 import { isolationForPools, type PoolTools } from './tool-isolation.js';
@@ -89,17 +92,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const queues = createAgentQueues({ connection: redis, keys });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
-  const modelOf = (pool: AgentPool): LanguageModel =>
-    options.model ??
-    createOpenAIModel({
-      model: modelFor(config, pool) ?? 'default',
-      ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
-      ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
-      timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
-      maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
-      deadlineMs: config.AGENTQ_LLM_DEADLINE_MS,
-      prices: { ...DEFAULT_PRICES, ...config.AGENTQ_PRICES },
-    });
+  const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
+  // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
+  if (config.AGENTQ_LIMITS) await loadTokenizer();
 
   const transitions = new Transitions(store);
   const workers = new Map<AgentPool, Worker>();
@@ -108,7 +103,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       store,
       transitions,
       queues,
-      model: modelOf(pool),
+      model: models(modelFor(config, pool) ?? 'default'),
+      models,
       cancels,
       workerId,
       config,

@@ -94,6 +94,33 @@ const tenantLimits = jsonSetting(
   '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
 );
 
+/**
+ * `AGENTQ_LIMITS`: a provider's limits by model, shared by every worker: `rpm` and `tpm` (per minute),
+ * or `requests` and `tokens` per `perSeconds`.
+ */
+const modelLimits = jsonSetting(
+  z.record(
+    z.string().min(1),
+    z
+      .object({
+        rpm: z.number().int().positive().optional(),
+        tpm: z.number().int().positive().optional(),
+        requests: z.number().int().positive().optional(),
+        tokens: z.number().int().positive().optional(),
+        perSeconds: z.number().positive().max(86_400).optional(),
+      })
+      .strict()
+      .refine((limit) => [limit.rpm, limit.tpm, limit.requests, limit.tokens].some((value) => value !== undefined), 'needs "rpm", "tpm", or "requests"/"tokens" with "perSeconds"')
+      .refine((limit) => (limit.rpm === undefined && limit.tpm === undefined) || (limit.requests === undefined && limit.tokens === undefined && limit.perSeconds === undefined), 'give "rpm"/"tpm" (per minute) or "requests"/"tokens" per "perSeconds", not both')
+      .transform((limit) =>
+        limit.rpm !== undefined || limit.tpm !== undefined
+          ? { ...(limit.rpm !== undefined ? { requests: limit.rpm } : {}), ...(limit.tpm !== undefined ? { tokens: limit.tpm } : {}), windowMs: 60_000 }
+          : { ...(limit.requests !== undefined ? { requests: limit.requests } : {}), ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}), windowMs: Math.round((limit.perSeconds ?? 60) * 1000) },
+      ),
+  ),
+  '{"<model>": {"rpm"?: requests per minute, "tpm"?: tokens per minute}}',
+);
+
 const configSchema = z.object({
   /** HTTP port of the API. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -205,6 +232,13 @@ const configSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** What model calls cost, by model (USD per million tokens), over the built-in table of common models. */
   AGENTQ_PRICES: priceTable.optional(),
+  /**
+   * The provider's limits by model, shared by every worker process on every host (kept in Redis): a call
+   * waits, its worker slot given back, until it fits. Default: none (a provider's 429 pauses the pool).
+   */
+  AGENTQ_LIMITS: modelLimits.optional(),
+  /** `max_tokens` of every model request; a shared token limit reserves it for each call. Default: not sent (1,000 reserved). */
+  AGENTQ_MAX_OUTPUT_TOKENS: z.coerce.number().int().positive().optional(),
   /**
    * What each tenant may spend per UTC day: past it, its submits answer 429 until midnight UTC and its
    * running tasks stop after their current step. `*` applies to every tenant not named.

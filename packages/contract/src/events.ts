@@ -7,7 +7,8 @@ import type { PlannedSubtaskView, TaskError, TaskStatus, TokenUsageView } from '
 /** Each event type and its `data`. */
 export interface EventDataMap {
   /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit or a hand-back. */
-  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean };
+  /** `rateLimited`: waiting for the model's rate limit; `notBefore`: when its next call is expected to fit. */
+  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean; notBefore?: string };
   'task.started': { attempt: number; resumed: boolean };
   'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>> };
   'subtask.queued': { subtaskId: string; planId: string; agent: string };

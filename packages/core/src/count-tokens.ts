@@ -24,9 +24,13 @@ export function tokenUpperBound(messages: readonly Message[]): number {
   return total;
 }
 
+/** Loads the tokenizer now, for a process that counts every call (shared rate limits): no call waits for it. */
+export function loadTokenizer(): Promise<(text: string) => number> {
+  return (tokenizer ??= import('gpt-tokenizer').then((module) => module.countTokens));
+}
+
 export async function countMessageTokens(messages: readonly Message[]): Promise<number> {
-  tokenizer ??= import('gpt-tokenizer').then((module) => module.countTokens);
-  const countTokens = await tokenizer;
+  const countTokens = await loadTokenizer();
   let total = 0;
   for (const message of messages) {
     let tokens = counted.get(message);

@@ -5,3 +5,4 @@ export * from './openai-double.js';
 export * from './scripted-model.js';
 export * from './loop-turn.js';
 export * from './prices.js';
+export * from './provider-limits.js';

@@ -29,6 +29,16 @@ export interface ModelResponse {
   model: string;
   /** What the call cost in USD, when the model has a price. */
   costUsd?: number;
+  /** What the provider said of its limits (x-ratelimit-* headers), when it did. */
+  limits?: ProviderLimits;
+}
+
+/** A provider's limits as its answer stated them: what is left, and in how long each resets (ms). */
+export interface ProviderLimits {
+  remainingRequests?: number;
+  remainingTokens?: number;
+  resetRequestsMs?: number;
+  resetTokensMs?: number;
 }
 
 export interface LanguageModel {

@@ -36,6 +36,8 @@ export interface DoubleAnswer {
   usage?: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   /** Wait this long before answering (to script slow models and cancellation). */
   delayMs?: number;
+  /** More response headers, e.g. a provider's `x-ratelimit-*`. */
+  headers?: Record<string, string>;
 }
 
 export interface DoubleError {
@@ -127,7 +129,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
       if (closed) return;
     }
     if (request.stream) return sendStream(res, id, request, reply);
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, { 'content-type': 'application/json', ...reply.headers });
     res.end(JSON.stringify(completionBody(id, request, reply)));
   }
 

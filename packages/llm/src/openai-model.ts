@@ -14,6 +14,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
+import { providerLimitsOf } from './provider-limits.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
@@ -34,6 +35,8 @@ export interface OpenAIModelOptions {
   deadlineMs?: number;
   /** What calls cost (USD per million tokens), by model. Default: DEFAULT_PRICES. */
   prices?: PriceTable;
+  /** Sent as `max_tokens`. Default: not sent (the endpoint's own limit). */
+  maxOutputTokens?: number;
 }
 
 export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
@@ -55,15 +58,19 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   const call = async (request: ModelRequest, signal: AbortSignal, deadline: { passed: boolean }): Promise<ModelResponse> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const completion: ChatCompletion = await client.chat.completions.create(
-          {
-            model: options.model,
-            messages: request.messages.map(toOpenAIMessage),
-            ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
-          },
-          { signal },
-        );
-        return priced(fromCompletion(completion, endpoint));
+        const { data: completion, response } = await client.chat.completions
+          .create(
+            {
+              model: options.model,
+              messages: request.messages.map(toOpenAIMessage),
+              ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
+              ...(options.maxOutputTokens ? { max_tokens: options.maxOutputTokens } : {}),
+            },
+            { signal },
+          )
+          .withResponse();
+        const limits = providerLimitsOf(response.headers);
+        return priced({ ...fromCompletion(completion as ChatCompletion, endpoint), ...(limits ? { limits } : {}) });
       } catch (error) {
         if (deadline.passed && !request.signal?.aborted) {
           throw new LlmError({

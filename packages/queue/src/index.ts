@@ -20,3 +20,4 @@ export * from './transitions.js';
 export * from './submit-tasks.js';
 export * from './jobs.js';
 export * from './tenant-spending.js';
+export * from './rate-limits.js';

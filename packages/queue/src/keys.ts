@@ -28,6 +28,9 @@ export interface Keys {
   /** A tenant's spending of a UTC day (`YYYY-MM-DD`): a hash of `tokens` and `microUsd`, with tenant limits. */
   tenantSpend(tenant: string, day: string): string;
   spendPrefix: string;
+  /** A model's shared rate limit: the log of its window's calls, and until when the provider blocked it. */
+  limitLog(model: string): string;
+  limitBlocked(model: string): string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
@@ -64,6 +67,8 @@ export function createKeys(prefix: string): Keys {
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     tenantSpend: (tenant, day) => `${prefix}:spend:${tenant}:${day}`,
     spendPrefix: `${prefix}:spend:`,
+    limitLog: (model) => `${prefix}:limit:${model}`,
+    limitBlocked: (model) => `${prefix}:limit:${model}:blocked`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,

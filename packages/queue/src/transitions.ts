@@ -54,8 +54,8 @@ export interface Claim extends CommitResult {
 export type RequeueReason =
   /** A retryable failure: BullMQ tries the job again (`retry` is the next attempt's number). */
   | { kind: 'retry'; retry: number; message: string }
-  /** The model endpoint is rate limited: the pool pauses. */
-  | { kind: 'rate_limited'; message: string }
+  /** The model endpoint is rate limited: the pool pauses, or (`notBefore`) the job waits until the call fits. */
+  | { kind: 'rate_limited'; message: string; notBefore?: string }
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
 
@@ -154,8 +154,9 @@ export class Transitions {
       ...(tenant !== undefined ? { tenant } : {}),
       expect: ['queued', 'running'],
       status: 'running',
-      fields: { worker: options.worker ?? '', runToken: options.runToken, ...(options.model ? { model: options.model } : {}) },
-      firstTime: { startedAt: new Date().toISOString() },
+      fields: { worker: options.worker ?? '', runToken: options.runToken },
+      // The model it runs on: named on submit, else its first run's (a resumed run keeps it).
+      firstTime: { startedAt: new Date().toISOString(), ...(options.model ? { model: options.model } : {}) },
     });
     return { ...result, memory: result.memory ?? [] };
   }
@@ -218,7 +219,7 @@ export class Transitions {
       why.kind === 'retry'
         ? { retry: why.retry, reason: why.message }
         : why.kind === 'rate_limited'
-          ? { reason: why.message, rateLimited: true }
+          ? { reason: why.message, rateLimited: true, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
           : { reason: 'its worker shut down; it resumes on another' };
     return this.change(task, { runToken: options.runToken, takeHeld: options.takeHeld, expect: ['running'], status: 'queued', events: [{ type: 'task.queued', ...by(options), data }] });
   }

@@ -33,8 +33,9 @@ export class Timeline {
     }
     switch (event.type) {
       case 'task.queued': {
-        const { retry, reason, answer } = event.data;
-        return entry('lifecycle', retry ? `Queued again (retry ${retry}): ${reason ?? ''}` : answer ? `Answered: ${answer}` : 'Queued');
+        const { retry, reason, answer, rateLimited, notBefore } = event.data;
+        if (rateLimited) return entry('lifecycle rate-limited', `Waiting for rate limit${notBefore ? `, expected to start at ${new Date(notBefore).toLocaleTimeString()}` : ''}: ${reason ?? ''}`);
+        return entry('lifecycle', retry ? `Queued again (retry ${retry}): ${reason ?? ''}` : answer ? `Answered: ${answer}` : reason ? `Queued again: ${reason}` : 'Queued');
       }
       case 'task.started':
         return entry('lifecycle', `Started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`);

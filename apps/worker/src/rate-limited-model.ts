@@ -1,0 +1,58 @@
+/**
+ * A model whose calls draw on the provider's limits shared by every worker (AGENTQ_LIMITS). Before a
+ * call, its expected tokens are reserved (the counted prompt plus its max output); after it, they
+ * settle to what the provider reported. A call that does not fit, or a provider that said stop (a 429
+ * that outlasted the SDK's retries, or x-ratelimit headers with nothing left), throws
+ * `WaitForRateLimit`: its run gives its worker slot back and the job comes back when the call can fit.
+ */
+import { countMessageTokens } from '@agentq/core';
+import { LlmError, type LanguageModel, type ModelRequest, type ModelResponse } from '@agentq/llm';
+import type { ModelLimit, SharedRateLimits } from '@agentq/queue';
+
+/** Reserved for a call's answer when AGENTQ_MAX_OUTPUT_TOKENS does not bound it. */
+export const UNBOUNDED_OUTPUT_RESERVE = 1_000;
+/** How long a model is blocked after a 429 that named no Retry-After. */
+const DEFAULT_BLOCK_MS = 5_000;
+
+export class WaitForRateLimit extends Error {
+  override readonly name = 'WaitForRateLimit';
+  constructor(
+    readonly model: string,
+    /** When the call may fit (ms since the epoch). */
+    readonly retryAt: number,
+    why: string,
+  ) {
+    super(`waiting for rate limit of ${model}: ${why}`);
+  }
+}
+
+export function rateLimitedModel(model: LanguageModel, options: { limits: SharedRateLimits; limit: ModelLimit; maxOutputTokens?: number | undefined }): LanguageModel {
+  const { limits, limit } = options;
+  const name = model.modelId;
+  return {
+    modelId: name,
+    async generate(request: ModelRequest): Promise<ModelResponse> {
+      const expected = (await countMessageTokens(request.messages)) + (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
+      const reservation = await limits.reserve(name, limit, expected);
+      if (!reservation.admitted) throw new WaitForRateLimit(name, reservation.retryAt, 'the shared limit (AGENTQ_LIMITS) is used up for now');
+      let response: ModelResponse;
+      try {
+        response = await model.generate(request);
+      } catch (error) {
+        if (error instanceof LlmError && error.code === 'rate_limited') {
+          // The provider's word tightens the limit for every worker.
+          const retryAt = await limits.block(name, error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_BLOCK_MS);
+          await limits.settle(reservation, 0);
+          throw new WaitForRateLimit(name, retryAt, 'the provider answered 429');
+        }
+        throw error;
+      }
+      const { usage, limits: stated } = response;
+      await limits.settle(reservation, usage ? usage.promptTokens + usage.completionTokens : expected);
+      // Nothing left at the provider: nobody calls it again before it resets.
+      if (stated?.remainingRequests === 0 && stated.resetRequestsMs) await limits.block(name, stated.resetRequestsMs);
+      if (stated?.remainingTokens !== undefined && stated.remainingTokens < expected && stated.resetTokensMs) await limits.block(name, stated.resetTokensMs);
+      return response;
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { expect, it } from 'vitest';
+import { durationMs, providerLimitsOf } from './provider-limits.js';
+
+it("reads a provider's reset durations as OpenAI writes them", () => {
+  expect(durationMs('6m0s')).toBe(360_000);
+  expect(durationMs('1s')).toBe(1_000);
+  expect(durationMs('20ms')).toBe(20);
+  expect(durationMs('1.5s')).toBe(1_500);
+  expect(durationMs('1h2m3s')).toBe(3_723_000);
+  expect(durationMs('2')).toBe(2_000);
+  for (const bad of ['', 'soon', '5 minutes', '1s later', '-1s']) expect(durationMs(bad)).toBeUndefined();
+});
+
+it('reads what is left and when it resets, and nothing from an answer without the headers', () => {
+  const headers = new Headers({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '12ms', 'x-ratelimit-remaining-tokens': '1500', 'x-ratelimit-reset-tokens': '3s' });
+  expect(providerLimitsOf(headers)).toEqual({ remainingRequests: 0, remainingTokens: 1_500, resetRequestsMs: 12, resetTokensMs: 3_000 });
+  expect(providerLimitsOf(new Headers({ 'content-type': 'application/json' }))).toBeUndefined();
+  expect(providerLimitsOf(new Headers({ 'x-ratelimit-remaining-tokens': 'lots' }))).toBeUndefined();
+});

@@ -1,0 +1,36 @@
+/**
+ * A provider's x-ratelimit-* headers (OpenAI, and the servers that copy them): what is left of its
+ * limits and when each resets, e.g. `x-ratelimit-reset-tokens: 6m0s`, `1s`, `20ms`.
+ */
+import type { ProviderLimits } from './language-model.js';
+
+export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {
+  const remainingRequests = count(headers.get('x-ratelimit-remaining-requests'));
+  const remainingTokens = count(headers.get('x-ratelimit-remaining-tokens'));
+  if (remainingRequests === undefined && remainingTokens === undefined) return undefined;
+  const resetRequestsMs = durationMs(headers.get('x-ratelimit-reset-requests'));
+  const resetTokensMs = durationMs(headers.get('x-ratelimit-reset-tokens'));
+  return {
+    ...(remainingRequests !== undefined ? { remainingRequests } : {}),
+    ...(remainingTokens !== undefined ? { remainingTokens } : {}),
+    ...(resetRequestsMs !== undefined ? { resetRequestsMs } : {}),
+    ...(resetTokensMs !== undefined ? { resetTokensMs } : {}),
+  };
+}
+
+function count(value: string | null): number | undefined {
+  const parsed = value === null || value.trim() === '' ? NaN : Number(value);
+  return Number.isFinite(parsed) && parsed >= 0 ? parsed : undefined;
+}
+
+const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+
+/** `1h2m3.5s`, `6m0s`, `20ms`, or plain seconds (`2`); undefined when it is none of those. */
+export function durationMs(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (!parts.length || parts.map((part) => part[0]).join('') !== text) return undefined;
+  return Math.round(parts.reduce((total, [, amount, unit]) => total + Number(amount) * UNIT_MS[unit!]!, 0));
+}

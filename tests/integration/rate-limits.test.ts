@@ -1,0 +1,69 @@
+/**
+ * A provider's own word on its limits, with shared limits configured: a 429 with Retry-After, or
+ * x-ratelimit headers saying nothing is left, hold every task's next call until then (the task waits
+ * with its job delayed, it does not fail and the pool does not pause). And the config says what is wrong.
+ */
+import { afterEach, expect, it } from 'vitest';
+import type { TaskEvent } from '@agentq/contract';
+import { ConfigError, loadConfig } from '@agentq/config';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { waitForEnd } from '../helpers/sse.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const LIMITS = JSON.stringify({ 'test-model': { rpm: 1_000, tpm: 1_000_000 } });
+
+async function runThree(): Promise<TaskEvent[][]> {
+  const ids = await stack!.submit([1, 2, 3].map((index) => ({ prompt: `say ${index}`, agent: 'casual' })));
+  return (await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)))).map((stream) => stream.map((message) => message.data));
+}
+
+it("holds every task's calls for a 429's Retry-After, then completes them all", async () => {
+  stack = await startStack({
+    pools: ['casual'],
+    env: { AGENTQ_LIMITS: LIMITS, AGENTQ_CONCURRENCY: '1' },
+    rules: [
+      { times: 1, reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },
+      { reply: { content: 'done' } },
+    ],
+  });
+  const streams = await runThree();
+  expect(streams.map((events) => events.at(-1)!.type)).toEqual(['task.completed', 'task.completed', 'task.completed']);
+  const [refused, ...after] = stack.double.receivedAt;
+  expect(after).toHaveLength(3);
+  for (const time of after) expect(time).toBeGreaterThanOrEqual(refused! + 1_000 - 20);
+  const waits = streams.flat().filter((event) => event.type === 'task.queued' && event.data.rateLimited);
+  expect(waits[0]?.data).toMatchObject({ reason: expect.stringContaining('the provider answered 429'), notBefore: expect.any(String) });
+  // Nothing failed and no attempt was used: each task started and completed in the one job.
+  expect(streams.flat().filter((event) => event.type === 'task.failed')).toHaveLength(0);
+});
+
+it('holds the next calls until the reset an answer’s x-ratelimit headers name when nothing is left', async () => {
+  stack = await startStack({
+    pools: ['casual'],
+    env: { AGENTQ_LIMITS: LIMITS, AGENTQ_CONCURRENCY: '1' },
+    rules: [
+      { times: 1, reply: { content: 'done', headers: { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-remaining-tokens': '90000' } } },
+      { reply: { content: 'done' } },
+    ],
+  });
+  const streams = await runThree();
+  expect(streams.map((events) => events.at(-1)!.type)).toEqual(['task.completed', 'task.completed', 'task.completed']);
+  const [first, ...after] = stack.double.receivedAt;
+  for (const time of after) expect(time).toBeGreaterThanOrEqual(first! + 1_000 - 20);
+});
+
+it('refuses limits it cannot use, saying what to fix', () => {
+  const load = (value: string) => () => loadConfig({ env: { AGENTQ_LIMITS: value } });
+  expect(load('{"m": {}}')).toThrow(ConfigError);
+  expect(load('{"m": {}}')).toThrow(/AGENTQ_LIMITS=.*needs "rpm", "tpm"/);
+  expect(load('{"m": {"rpm": 10, "perSeconds": 5}}')).toThrow(/not both/);
+  expect(load('{"m": {"tpm": -5}}')).toThrow(/AGENTQ_LIMITS/);
+  expect(load('{"m": {"rpm": 10, "burst": 5}}')).toThrow(/AGENTQ_LIMITS/);
+  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"rpm": 500, "tpm": 200000}}' } }).AGENTQ_LIMITS).toEqual({ m: { requests: 500, tokens: 200_000, windowMs: 60_000 } });
+  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"tokens": 5000, "perSeconds": 10}}' } }).AGENTQ_LIMITS).toEqual({ m: { tokens: 5_000, windowMs: 10_000 } });
+});
