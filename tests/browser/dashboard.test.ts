@@ -296,6 +296,43 @@ describe('the dashboard', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('compares a batch side by side by model, and forks a step from the timeline into a new task that links back', async () => {
+    stack = await startStack({
+      pools: ['casual', 'file'],
+      env: { AGENTQ_MODELS: 'model-b' },
+      rules: [
+        { match: (request) => request.model === 'model-b' && promptOf(request).startsWith('write'), reply: { content: 'the fork answers' } },
+        { match: (request) => promptOf(request).startsWith('write') && toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] } },
+        { match: (request) => promptOf(request).startsWith('write'), reply: { content: 'the source answers' } },
+        { reply: (request) => ({ content: `answered by ${request.model}` }) },
+      ],
+    });
+    const tasks = ['name a colour', 'name a fruit'].flatMap((prompt) => ['test-model', 'model-b'].map((model) => ({ prompt, model, agent: 'casual' })));
+    const submitted = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'compare', tasks }) });
+    const ids = ((await submitted.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
+    await open(`${stack.api.url}/#/tasks?batch=compare`);
+    await page.waitForSelector('#model-comparison');
+    expect(await page.locator('#model-comparison thead th.model').allTextContents()).toEqual(['model-b', 'test-model']);
+    expect(await page.locator('#model-comparison tbody tr').count()).toBe(2);
+    expect(await page.locator('#model-comparison td.compare-cell .badge[data-status="completed"]').count()).toBe(4);
+
+    const [source] = await stack.submit([{ prompt: 'write a file, then answer', agent: 'file' }]);
+    await waitForEnd(stack.api.url, source!);
+    await page.goto(`${stack.api.url}/#/tasks/${source}`);
+    await page.click('button.fork[data-step="2"]');
+    await page.fill('.fork-form:visible textarea', 'Answer once more.');
+    await page.fill('.fork-form:visible input[name="model"]', 'model-b');
+    await page.click('.fork-form:visible button[type="submit"]');
+    await page.waitForFunction((id) => location.hash.startsWith("#/tasks/") && !location.hash.endsWith(id), source!);
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    expect(await page.locator('.fork-of').textContent()).toBe(`${source!.slice(0, 8)}, step 2`);
+    expect(await page.locator('dd.model').textContent()).toBe('model-b');
+    expect(await page.locator('.task-summary').textContent()).toContain('the fork answers');
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-fork.png` });
+    expect(pageErrors).toEqual([]);
+  });
+
   it("opens on the overview: a batch's tasks by status, the hour's jobs, tokens per model, failures and pools", async () => {
     stack = await startStack({
       pools: ['casual'],

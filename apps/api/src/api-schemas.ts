@@ -44,6 +44,8 @@ export const taskViewSchema = z
     steps: z.number().int(),
     usage,
     costUsd: z.number().meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
+    model: z.string().nullable().meta({ description: 'The model it runs on (named on submit, or its first run’s); null before it first ran.' }),
+    forkOf: z.object({ id: z.string(), step: z.number().int() }).nullable().meta({ description: 'A fork: the task and step it continues from.' }),
     budget: z
       .object({ usd: z.number().nullable(), tokens: z.number().int().nullable(), spentUsd: z.number(), spentTokens: z.number().int(), spent: z.boolean() })
       .nullable()
@@ -122,7 +124,7 @@ export const submittedSchema = z.object({
 });
 export const taskListSchema = z.object({ tasks: z.array(taskViewSchema), nextCursor: z.string().nullable() });
 export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
-export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional() });
+export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional(), forkOf: z.object({ id: z.string(), step: z.number().int() }).optional() });
 export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });
 export const bulkResultSchema = z.object({
   action: z.enum(['cancel', 'retry']),

@@ -60,6 +60,8 @@ export interface CreateAppOptions {
   metrics: Metrics;
   /** Default: off. */
   tracing?: Tracing;
+  /** The models a task may name (`model` on submit or fork). Default: none. */
+  allowedModels?: ReadonlySet<string>;
 }
 
 export function createApp(options: CreateAppOptions): Express {
@@ -99,7 +101,7 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set() }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

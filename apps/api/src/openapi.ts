@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { answerSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@agentq/queue';
+import { answerSchema, forkSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@agentq/queue';
 import {
   bulkResultSchema,
   errorBodySchema,
@@ -119,6 +119,20 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'Run a failed or cancelled task again, as a new task',
           requestParams: taskIdParam,
           responses: { '202': { description: 'The new task.', content: json(taskActionSchema) }, '404': NOT_FOUND, '409': error('The task is not failed or cancelled, or is a subtask.') },
+        }),
+      },
+      '/v1/tasks/{id}/fork': {
+        post: v1({
+          summary: 'Fork a task from a step: a new task that keeps the steps before it, then goes on with its own prompt, model or agent',
+          description: 'No model call before `fromStep` is made again: the new task starts from the source’s memory up to that step. From step 1 `prompt` replaces the prompt; from a later step it is the user’s next message. `model` must be one the install allows.',
+          requestParams: taskIdParam,
+          requestBody: { content: json(forkSchema) },
+          responses: {
+            '202': { description: 'The new task, and what it forks.', content: json(taskActionSchema) },
+            '400': error('A bad field, or a model the install does not allow.'),
+            '404': NOT_FOUND,
+            '409': error('The task is a planned task (fork one of its subtasks), or has fewer steps than fromStep.'),
+          },
         }),
       },
       '/v1/tasks/{id}/input': {

@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
+import { allowedModels, ConfigError, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -60,6 +60,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
+    allowedModels: allowedModels(config),
     logger,
     metrics,
     tracing,

@@ -9,6 +9,7 @@ import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import { createRedisScratchpad, onSubtaskFinished, type JobPayload } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
+import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { recordOutcome } from './record-outcome.js';
@@ -26,6 +27,11 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
 
+  // A fork's files start as its source's, once nothing of the source runs any more.
+  const endedSourceWorkdir = async (sourceId: string) => {
+    const source = await store.getRecord(sourceId);
+    return source && TERMINAL_STATUSES.has(source.status) ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId) : undefined;
+  };
   const end = await holdTask({
     job,
     token,
@@ -35,17 +41,19 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
     resumed: (record) => record.steps > 0 || record.status === 'running',
     run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
+      const systemPrompt = systemPromptFor({ agent, protocol: protocolName, tools });
       return runAgent({
         model,
         tools,
         protocol: protocolFor(protocolName),
         journal,
-        systemPrompt: systemPromptFor({ agent, protocol: protocolName, tools }),
+        systemPrompt,
         prompt: record.parentId ? await subtaskPrompt({ store, record }) : record.prompt,
+        ...(record.forkOf ? { startFrom: () => forkJournal({ store, record, systemPrompt }) } : {}),
         scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
         workdir,
         // Made when a tool first needs it: most tasks of some kinds never do.
-        prepareWorkdir: () => prepareWorkdir(context.isolation, workdir),
+        prepareWorkdir: async () => prepareWorkdir(context.isolation, workdir, record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined),
         maxSteps: config.AGENTQ_MAX_STEPS,
         stopWhen: [...budgets, spendingIsWithin(spending, record)],
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },

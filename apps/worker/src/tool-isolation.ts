@@ -5,10 +5,11 @@
  */
 import type { AgentPool, PoolIsolation } from '@agentq/contract';
 import { lookup } from 'node:dns/promises';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import { chooseIsolation, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+import { chooseIsolation, copyWorkdir, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
 
 export interface PoolTools {
   isolation: ProcessIsolation;
@@ -81,7 +82,14 @@ async function redisAddresses(url: string): Promise<string[]> {
 }
 
 /** Makes a task's work directory, owned by whoever its jailed tools run as. */
-export async function prepareWorkdir(isolation: ProcessIsolation, workdir: string): Promise<void> {
+/**
+ * Makes a task's work directory; a fork's first one (`copyFrom`: its ended source's, when it is on this
+ * host) starts as a copy of the source's files, owned by the fork's tools' user.
+ */
+export async function prepareWorkdir(isolation: ProcessIsolation, workdir: string, copyFrom?: string): Promise<void> {
+  if (copyFrom && existsSync(copyFrom) && !existsSync(workdir)) {
+    await copyWorkdir(copyFrom, workdir, isolation.kind === 'jail' ? isolation.jail.identity(workdir) : undefined);
+  }
   if (isolation.kind === 'jail') await isolation.jail.prepareWorkdir(workdir);
   else await mkdir(workdir, { recursive: true });
 }

@@ -138,6 +138,14 @@ const configSchema = z.object({
   AGENTQ_TOOL_PROTOCOL: toolProtocol.default('native'),
   /** Per pool (`AGENTQ_TOOL_PROTOCOL_CODER` ...), overriding AGENTQ_TOOL_PROTOCOL. */
   ...perPool('AGENTQ_TOOL_PROTOCOL', toolProtocol.optional()),
+  /**
+   * More models a task may name on submit (`model`), comma-separated, besides AGENTQ_MODEL and the
+   * pools' own: a batch can compare models on the same prompts. Default: none more.
+   */
+  AGENTQ_MODELS: z
+    .string()
+    .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+    .optional(),
   /** Per pool (`AGENTQ_MODEL_PLANNER` ...), overriding AGENTQ_MODEL. */
   ...perPool('AGENTQ_MODEL', z.string().min(1).optional()),
   /** Per pool (`AGENTQ_CONCURRENCY_CODER` ...), overriding AGENTQ_CONCURRENCY. */
@@ -340,4 +348,10 @@ export function tenantSpendingLimits(config: Config): Record<string, { tokens?: 
       { ...(limit.tokensPerDay !== undefined ? { tokens: limit.tokensPerDay } : {}), ...(limit.usdPerDay !== undefined ? { microUsd: Math.round(limit.usdPerDay * 1_000_000) } : {}) },
     ]),
   );
+}
+
+/** The models a task may name on submit: AGENTQ_MODELS, AGENTQ_MODEL and every pool's own. */
+export function allowedModels(config: Config): Set<string> {
+  const pools = POOLS.map((pool) => modelFor(config, pool)).filter((name): name is string => name !== undefined);
+  return new Set([...(config.AGENTQ_MODELS ?? []), ...pools]);
 }

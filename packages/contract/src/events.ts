@@ -8,7 +8,7 @@ import type { PlannedSubtaskView, TaskError, TaskStatus, TokenUsageView } from '
 export interface EventDataMap {
   /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit or a hand-back. */
   /** `rateLimited`: waiting for the model's rate limit; `notBefore`: when its next call is expected to fit. */
-  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean; notBefore?: string };
+  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean; notBefore?: string; forkOf?: string; fromStep?: number };
   'task.started': { attempt: number; resumed: boolean };
   'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>> };
   'subtask.queued': { subtaskId: string; planId: string; agent: string };

@@ -91,6 +91,10 @@ export interface TaskView {
   usage: TokenUsageView;
   /** What its model calls cost, in USD (0 for models without a price). */
   costUsd: number;
+  /** The model it runs on (named on submit, or its first run's); null before it first ran. */
+  model: string | null;
+  /** A fork: the task and step it continues from (`POST /v1/tasks/:id/fork`); null otherwise. */
+  forkOf: { id: string; step: number } | null;
   /** What a submitted task (with every subtask of its plan) may spend, and spent; null without a budget. */
   budget: BudgetView | null;
   createdAt: string;

@@ -27,6 +27,8 @@ export interface RunAgentOptions {
   /** Used only when the journal is empty (a fresh task). */
   systemPrompt: string;
   prompt: string;
+  /** What a fresh task's journal starts with instead of the system prompt and the prompt (a fork's kept steps). */
+  startFrom?: () => Promise<MemoryEntry[]>;
   /** The task's work directory: tools run there and cannot leave it. */
   workdir: string;
   /** Makes the work directory, once, before the first tool runs. Default: it is there already. */
@@ -62,10 +64,12 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   const protocol = options.protocol ?? nativeProtocol;
   const entries: MemoryEntry[] = await journal.load();
   if (entries.length === 0) {
-    const initial: Message[] = [
-      { role: 'system', content: options.systemPrompt },
-      { role: 'user', content: options.prompt },
-    ];
+    const initial: MemoryEntry[] = options.startFrom
+      ? await options.startFrom()
+      : [
+          { role: 'system', content: options.systemPrompt },
+          { role: 'user', content: options.prompt },
+        ];
     // Made again from the task if lost: they go out with the first model request's event.
     await journal.commit({ messages: initial, lazy: true });
     entries.push(...initial);

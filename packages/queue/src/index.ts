@@ -21,3 +21,4 @@ export * from './submit-tasks.js';
 export * from './jobs.js';
 export * from './tenant-spending.js';
 export * from './rate-limits.js';
+export * from './fork-task.js';

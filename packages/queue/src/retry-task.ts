@@ -1,6 +1,6 @@
 /**
- * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority and
- * metadata (plus `retryOf`) in the same tenant: the old one keeps its history.
+ * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority,
+ * metadata (plus `retryOf`), named model and budget, in the same tenant: the old one keeps its history.
  */
 import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
@@ -17,7 +17,10 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
   const agent = (AGENT_KINDS as readonly string[]).includes(record.agent) ? (record.agent as AgentKind) : undefined;
   const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
-  const [created] = await new Transitions(options.store).submit([{ prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata }], { tenant: record.tenant, batch: record.batch });
+  // The same model when it was named, and the same budget.
+  const budget = record.budgetMicroUsd !== undefined || record.budgetTokens !== undefined ? { ...(record.budgetMicroUsd !== undefined ? { usd: record.budgetMicroUsd / 1_000_000 } : {}), ...(record.budgetTokens !== undefined ? { tokens: record.budgetTokens } : {}) } : undefined;
+  const input = { prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata, ...(record.pinnedModel && record.model ? { model: record.model } : {}), ...(budget ? { budget } : {}) };
+  const [created] = await new Transitions(options.store).submit([input], { tenant: record.tenant, batch: record.batch });
   await enqueue(options.queues, [{ kind: 'agent', pool: created!.agent, payload: { taskId: created!.id, tenant: record.tenant }, priority: created!.priority }]);
   return { found: true, status: 'queued', newId: created!.id };
 }

@@ -52,8 +52,16 @@ const recordSchema = z.object({
   finishedAt: optionalText,
   /** The last event's number. */
   seq: count.default(0),
-  /** The model its runs called, and the time its model calls took in all (ms). */
+  /** The model its runs call (named on submit, or its first run's), and the time its model calls took in all (ms). */
   model: optionalText,
+  /** Its model was named on submit (or its root's was): a plan's subtasks and a retry keep it. */
+  pinnedModel: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  /** A fork: the task whose steps before `forkStep` it starts from. */
+  forkOf: optionalText,
+  forkStep: z.coerce.number().int().positive().optional(),
   modelMs: count.default(0),
   /** What its model calls cost, in micro-USD. */
   costMicroUsd: count.default(0),
@@ -135,6 +143,8 @@ export function taskView(record: TaskRecord): TaskView {
     steps: record.steps,
     usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
     costUsd: record.costMicroUsd / 1_000_000,
+    model: record.model ?? null,
+    forkOf: record.forkOf && record.forkStep ? { id: record.forkOf, step: record.forkStep } : null,
     budget: budgetView(record),
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,

@@ -45,6 +45,8 @@ export const taskInputSchema = z.object({
   agent: z.enum(AGENT_KINDS).optional(),
   /** 1 (lowest) to 10 (highest); default 5. */
   priority: z.number().int().min(1).max(10).optional(),
+  /** The model it (and every subtask of its plan) runs on, one the operator allows; default the pool's. */
+  model: z.string().min(1).max(200).optional(),
   /**
    * The client's own name for this submission: the same key again (same tenant, within the retention)
    * answers the task it first created and creates nothing, so a POST may be retried safely.
@@ -88,6 +90,19 @@ export const submitSchema = z.object({
   tasks: z.array(taskInputSchema).min(1, 'must hold at least one task').max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
 });
 
+
+/** `POST /v1/tasks/:id/fork`: a new task from a task's steps before `fromStep`, then its own way. */
+export const forkSchema = z
+  .object({
+    /** The step to run again (1 = from the start): the steps before it are kept, not run again. */
+    fromStep: z.number().int().min(1),
+    /** From step 1 it replaces the prompt; from a later step it is the user's next message. */
+    prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000).optional(),
+    model: z.string().min(1).max(200).optional(),
+    agent: z.enum(AGENT_KINDS).optional(),
+  })
+  .strict();
+export type ForkInput = z.infer<typeof forkSchema>;
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
 export const statusesSchema = z.object({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });

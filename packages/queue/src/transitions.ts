@@ -11,7 +11,7 @@
  *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentPool, TaskError, TaskStatus } from '@agentq/contract';
+import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import { DEFAULT_POOL, type PendingQuestion, type TaskInput } from './task-schemas.js';
@@ -75,38 +75,24 @@ export class Transitions {
    * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
    */
   async submit(inputs: readonly TaskInput[], options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
-    const { store } = this;
-    const now = new Date().toISOString();
-    const tasks = inputs.map((input, index): NewTask & { agent: AgentPool; priority: number } => {
-      const id = randomUUID();
-      const traceparent = options.traceparents?.[index];
-      const agent = input.agent ?? DEFAULT_POOL;
-      const priority = input.priority ?? 5;
-      return {
-        agent,
-        priority,
-        fields: {
-          id,
-          rootId: id,
-          tenant: options.tenant,
-          agent,
-          prompt: input.prompt,
-          priority: String(priority),
-          ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
-          ...(traceparent ? { traceparent } : {}),
-          ...(options.batch !== undefined ? { batch: options.batch } : {}),
-          ...budgetFields(input.budget),
-          status: 'queued',
-          // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
-          memory: '0',
-          createdAt: now,
-        },
-        listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
-        event: { type: 'task.queued', agent, data: { priority } },
-        ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
-      };
-    });
-    const created = await store.create(tasks);
+    return this.createSubmitted(inputs.map((input, index) => submittedTask(input, { ...options, traceparent: options.traceparents?.[index] })));
+  }
+
+  /**
+   * A fork of `source`: a new submitted task (its tenant's and batch's) that starts from the source's
+   * steps before `fromStep` (its first run copies them), then goes on with its own prompt, model and agent.
+   */
+  async fork(source: TaskRecord, input: TaskInput & { agent: AgentKind; fromStep: number }): Promise<SubmittedTask> {
+    const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
+    task.fields.forkOf = source.id;
+    task.fields.forkStep = String(input.fromStep);
+    task.event = { type: 'task.queued', agent: task.agent, data: { priority: task.priority, forkOf: source.id, fromStep: input.fromStep } };
+    const [created] = await this.createSubmitted([task]);
+    return created!;
+  }
+
+  private async createSubmitted(tasks: ReadonlyArray<NewTask & { agent: AgentPool; priority: number }>): Promise<SubmittedTask[]> {
+    const created = await this.store.create(tasks);
     return created.map((result, index) => ({
       id: result.id,
       agent: tasks[index]!.agent,
@@ -131,8 +117,9 @@ export class Transitions {
           priority: String(root.priority),
           needs: JSON.stringify(subtask.need.map((need) => subtasks.find((other) => other.id === need)!.taskId)),
           ...(traceparent ? { traceparent } : {}),
-          // Its spending adds up at the root, whose budget it draws on.
+          // Its spending adds up at the root, whose budget it draws on; it runs on the model the root named.
           ...(root.budgeted ? { budgeted: '1' } : {}),
+          ...(root.pinnedModel && root.model ? { model: root.model, pinnedModel: '1' } : {}),
           status: 'pending',
           memory: '0',
           createdAt: now,
@@ -278,6 +265,37 @@ export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldW
   const usage = first.usage && then.usage ? { promptTokens: first.usage.promptTokens + then.usage.promptTokens, completionTokens: first.usage.completionTokens + then.usage.completionTokens } : (then.usage ?? first.usage);
   const steps = then.steps ?? first.steps;
   return { messages: [...first.messages, ...then.messages], events: [...first.events, ...then.events], ...(usage ? { usage } : {}), ...(steps !== undefined ? { steps } : {}) };
+}
+
+/** A new submitted task, `queued`, from what the client asked for. */
+function submittedTask(input: TaskInput, options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined }): NewTask & { agent: AgentPool; priority: number; fields: Record<string, string> } {
+  const id = randomUUID();
+  const agent = input.agent ?? DEFAULT_POOL;
+  const priority = input.priority ?? 5;
+  return {
+    agent,
+    priority,
+    fields: {
+      id,
+      rootId: id,
+      tenant: options.tenant,
+      agent,
+      prompt: input.prompt,
+      priority: String(priority),
+      ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
+      ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+      ...(options.batch !== undefined ? { batch: options.batch } : {}),
+      ...(input.model !== undefined ? { model: input.model, pinnedModel: '1' } : {}),
+      ...budgetFields(input.budget),
+      status: 'queued',
+      // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
+      memory: '0',
+      createdAt: new Date().toISOString(),
+    },
+    listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
+    event: { type: 'task.queued', agent, data: { priority } },
+    ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
+  };
 }
 
 /** A submitted task's budget, as its record keeps it (cost in micro-USD, whole numbers). */

@@ -24,3 +24,4 @@ export * from './process-isolation.js';
 export * from './jail.js';
 export * from './jail-identity.js';
 export type { JailLimits } from './jail-files.js';
+export * from './copy-workdir.js';

@@ -9,6 +9,9 @@ import {
   batchSchema,
   cancelTask,
   EnqueueError,
+  ForkError,
+  forkSchema,
+  forkTask,
   isTaskId,
   RETRYABLE,
   retryTask,
@@ -49,7 +52,7 @@ export const listQuerySchema = z.object({
 });
 
 
-export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics; tracing: Tracing }): Router {
+export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics; tracing: Tracing; allowedModels: ReadonlySet<string> }): Router {
   const { store, queues } = options;
   const transitions = new Transitions(store);
   const router = Router();
@@ -57,6 +60,8 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   router.post('/v1/tasks', async (request, response) => {
     const parsed = submitSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const unknown = parsed.data.tasks.flatMap((task, index) => (task.model !== undefined && !options.allowedModels.has(task.model) ? [{ path: `tasks.${index}.model`, message: modelNotAllowed(task.model, options.allowedModels) }] : []));
+    if (unknown.length) throw new ApiError('invalid_request', `The request body is invalid: ${unknown[0]!.path}: ${unknown[0]!.message}${unknown.length > 1 ? ` (and ${unknown.length - 1} more)` : ''}`, unknown);
     const tenant = principalOf(response).tenant;
     const reached = await tenantLimitReached(store, tenant);
     if (reached) {
@@ -146,6 +151,21 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     response.status(202).json({ id: result.newId, status: 'queued', retryOf: taskIdOf(request) });
   });
 
+  router.post('/v1/tasks/:id/fork', async (request, response) => {
+    const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const parsed = forkSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const { model } = parsed.data;
+    if (model !== undefined && !options.allowedModels.has(model)) throw new ApiError('invalid_request', `The request body is invalid: model: ${modelNotAllowed(model, options.allowedModels)}`, [{ path: 'model', message: modelNotAllowed(model, options.allowedModels) }]);
+    try {
+      const fork = await forkTask({ store, queues, source, input: parsed.data });
+      response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
+    } catch (error) {
+      if (error instanceof ForkError) throw new ApiError('conflict', error.message);
+      throw error;
+    }
+  });
+
   router.post('/v1/tasks/:id/input', async (request, response) => {
     await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = answerSchema.safeParse(request.body);
@@ -159,6 +179,10 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   return router;
+}
+
+function modelNotAllowed(model: string, allowed: ReadonlySet<string>): string {
+  return `"${model.slice(0, 80)}" is not a model this install allows; allowed: ${[...allowed].join(', ') || 'none (set AGENTQ_MODELS)'}`;
 }
 
 /**

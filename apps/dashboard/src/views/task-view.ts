@@ -22,7 +22,15 @@ const REFRESH_MS = 5_000;
 export function taskView(container: HTMLElement, taskId: string, signal: AbortSignal): void {
   const summary = h('section', { class: 'task-summary card' }, 'Loading…');
   const graph = h('section', { class: 'graph card', hidden: true });
-  const timeline = new Timeline(taskId);
+  const timeline = new Timeline(taskId, async (body) => {
+    try {
+      const fork = await request<{ id: string }>(`/v1/tasks/${encodeURIComponent(taskId)}/fork`, { method: 'POST', body });
+      location.hash = `#/tasks/${encodeURIComponent(fork.id)}`;
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  });
   replaceChildren(container, h('a', { href: '#/tasks', class: 'back' }, '← All tasks'), summary, graph, h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element));
 
   const state: SummaryState = { task: undefined, message: '', result: undefined };
@@ -132,6 +140,8 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       ${task.budget ? html`<dt>Budget</dt><dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>` : nothing}
       <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
       <dt>Priority</dt><dd>${task.priority}</dd>
+      ${task.model ? html`<dt>Model</dt><dd class="model">${task.model}</dd>` : nothing}
+      ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
       ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
     </dl>
     ${task.status === 'waiting'

@@ -1,12 +1,14 @@
 /**
  * The task list: newest first, filters by status and batch (`#/tasks?batch=<id>`), search over prompts,
- * paging, live updates, why a task failed, and bulk actions on what the filter shows.
+ * paging, live updates, why a task failed, and bulk actions on what the filter shows; a batch that ran
+ * on several models is also shown side by side by model.
  */
-import { html, render, type TemplateResult } from 'lit-html';
+import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { repeat } from 'lit-html/directives/repeat.js';
 import { request, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
+import { modelComparison } from './model-comparison.js';
 import { submitForm } from './submit-form.js';
 
 const STATUSES = ['', 'queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -68,6 +70,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
         bulkMessage.textContent = (error as Error).message;
       }
     } }, label);
+  const comparison = h('div', { class: 'comparison-scroll' });
   const bulkBar = h('div', { class: 'bulk', hidden: true }, bulk('cancel', 'Cancel unfinished', 'bulk-cancel'), bulk('retry', 'Retry failed', 'bulk-retry'), bulkMessage);
 
   replaceChildren(
@@ -75,6 +78,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     submitForm((_ids, submitted) => showBatch(submitted)),
     h('div', { class: 'toolbar' }, chips, h('span', { class: 'spacer' }), batchInput, search),
     bulkBar,
+    comparison,
     h(
       'table',
       { class: 'tasks card' },
@@ -97,6 +101,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
       nextCursor = page.nextCursor;
       // Patched in place (rows keyed by task): a selection in the list survives its updates.
       render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
+      render(batch ? modelComparison(page.tasks) : nothing, comparison);
       empty.textContent = page.tasks.length ? '' : query || status || batch ? 'No task matches.' : 'No tasks yet: submit a batch above.';
       more.hidden = !nextCursor;
     } catch (error) {

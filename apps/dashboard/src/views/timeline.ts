@@ -15,11 +15,28 @@ export class Timeline {
   private readonly toolCalls = new Map<string, HTMLElement>();
   private readonly stepTokens = new Map<number, number>();
 
-  constructor(private readonly taskId: string) {}
+  /** `fork`: makes a fork from a step (`POST /v1/tasks/:id/fork`), answering an error to show, if any. */
+  constructor(
+    private readonly taskId: string,
+    private readonly fork?: (body: { fromStep: number; prompt?: string; model?: string }) => Promise<string | undefined>,
+  ) {}
 
   add(event: TaskEvent): void {
     const item = this.render(event);
     if (item) this.element.append(item);
+  }
+
+  /** "Fork from here": a small form (a new prompt, another model) that makes a new task from this step. */
+  private forkControl(step: number): HTMLElement {
+    const prompt = h('textarea', { name: 'prompt', rows: 2, placeholder: 'New instruction (optional): from step 1 it replaces the prompt, later it is the next message' });
+    const model = h('input', { name: 'model', placeholder: 'Model (optional)', autocomplete: 'off' });
+    const message = h('span', { class: 'form-message', role: 'status' });
+    const form = h('form', { class: 'fork-form', hidden: true, onsubmit: async (submitted: Event) => {
+      submitted.preventDefault();
+      message.textContent = (await this.fork!({ fromStep: step, ...(prompt.value.trim() ? { prompt: prompt.value.trim() } : {}), ...(model.value.trim() ? { model: model.value.trim() } : {}) })) ?? '';
+    } }, prompt, model, h('button', { type: 'submit', class: 'primary' }, `Fork from step ${step}`), message);
+    const open = h('button', { type: 'button', class: 'ghost fork', 'data-step': step, onclick: () => (form.hidden = !form.hidden) }, 'Fork from here');
+    return h('div', { class: 'fork-control' }, open, form);
   }
 
   private render(event: TaskEvent): HTMLElement | undefined {
@@ -33,7 +50,8 @@ export class Timeline {
     }
     switch (event.type) {
       case 'task.queued': {
-        const { retry, reason, answer, rateLimited, notBefore } = event.data;
+        const { retry, reason, answer, rateLimited, notBefore, forkOf, fromStep } = event.data;
+        if (forkOf) return entry('lifecycle', 'Queued, forked from ', h('a', { href: `#/tasks/${encodeURIComponent(forkOf)}` }, shortId(forkOf)), ` at step ${fromStep ?? '?'}: the steps before it are kept`);
         if (rateLimited) return entry('lifecycle rate-limited', `Waiting for rate limit${notBefore ? `, expected to start at ${new Date(notBefore).toLocaleTimeString()}` : ''}: ${reason ?? ''}`);
         return entry('lifecycle', retry ? `Queued again (retry ${retry}): ${reason ?? ''}` : answer ? `Answered: ${answer}` : reason ? `Queued again: ${reason}` : 'Queued');
       }
@@ -48,6 +66,8 @@ export class Timeline {
           'llm-response',
           h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', costUsd ? ` · ${usd(costUsd)}` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
           content ? h('div', { class: 'message' }, markdown(content)) : '',
+          // An agent's step can be forked (a planner's steps are its subtasks).
+          this.fork && event.step && event.agent !== 'planner' ? this.forkControl(event.step) : '',
         );
       }
       case 'reasoning':

@@ -1,0 +1,36 @@
+/**
+ * Fork a task from a step: a new task whose journal is the source's up to that step (its first run
+ * copies it, so no model call before it is made again), then its own prompt, model or agent. A
+ * planned task's work is its subtasks: one of them is forked, not the plan.
+ */
+import { AGENT_KINDS, type AgentKind } from '@agentq/contract';
+import type { AgentQueues } from './agent-queues.js';
+import { enqueue } from './jobs.js';
+import type { TaskRecord } from './task-record.js';
+import type { ForkInput } from './task-schemas.js';
+import type { TaskStore } from './task-store.js';
+import { Transitions } from './transitions.js';
+
+/** Why a task cannot be forked as asked, in words that say what to do instead. */
+export class ForkError extends Error {}
+
+export async function forkTask(options: { store: TaskStore; queues: AgentQueues; source: TaskRecord; input: ForkInput }): Promise<{ id: string }> {
+  const { source, input } = options;
+  if (!(AGENT_KINDS as readonly string[]).includes(source.agent)) {
+    throw new ForkError(`Task "${source.id}" is a planned task: its steps are its subtasks (${(source.children ?? []).join(', ') || 'none yet'}); fork one of them.`);
+  }
+  if (input.fromStep > source.steps) {
+    throw new ForkError(`Task "${source.id}" has ${source.steps} completed step${source.steps === 1 ? '' : 's'}: fromStep must be 1 to ${source.steps}.`);
+  }
+  const model = input.model ?? source.model;
+  const created = await new Transitions(options.store).fork(source, {
+    prompt: input.prompt ?? source.prompt,
+    agent: input.agent ?? (source.agent as AgentKind),
+    priority: source.priority,
+    metadata: source.metadata ?? {},
+    ...(model ? { model } : {}),
+    fromStep: input.fromStep,
+  });
+  await enqueue(options.queues, [{ kind: 'agent', pool: created.agent, payload: { taskId: created.id, tenant: source.tenant }, priority: created.priority }]);
+  return { id: created.id };
+}
