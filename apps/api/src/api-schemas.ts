@@ -107,7 +107,14 @@ const isolation = z.union([
 export const poolViewSchema = z
   .object({
     name: z.enum(AGENT_POOLS),
-    counts: z.object({ waiting: z.number().int(), active: z.number().int(), delayed: z.number().int(), failed: z.number().int(), completed: z.number().int() }),
+    counts: z.object({
+      waiting: z.number().int().meta({ description: 'Tasks of the pool not started: in its queue, or still waiting for their tenant’s turn.' }),
+      admission: z.number().int().meta({ description: 'Of those, the ones still in their tenants’ lists (fair admission, AGENTQ_FAIR_BACKLOG).' }),
+      active: z.number().int(),
+      delayed: z.number().int(),
+      failed: z.number().int(),
+      completed: z.number().int(),
+    }),
     jobsPerMinute: z.number().int(),
     throughput: z.array(z.number().int()).meta({ description: 'Jobs finished in each of the last 15 minutes, oldest first.' }),
     workers: z.array(z.object({ id: z.string(), host: z.string(), pid: z.number().int(), startedAt: z.string(), lastSeen: z.string(), concurrency: z.number().int() })),

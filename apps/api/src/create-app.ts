@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_POOLS } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -108,7 +109,7 @@ export function createApp(options: CreateAppOptions): Express {
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
-  createBullBoard({ queues: Object.values(options.queues).map((queue) => new BullMQAdapter(queue, { readOnlyMode: false })), serverAdapter: board });
+  createBullBoard({ queues: AGENT_POOLS.map((pool) => new BullMQAdapter(options.queues[pool], { readOnlyMode: false })), serverAdapter: board });
   // bull-board's page asks Google for its fonts: a page of an admin's tools does not call outside (the
   // browser then uses its own fonts).
   app.use('/admin/queues', (_request, response, next) => {

@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { allowedModels, ConfigError, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
+import { allowedModels, ConfigError, fairOptions, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -48,7 +48,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   store.observe((commit) => telemetry.observe(commit));
-  const queues = createAgentQueues({ connection: redis, keys });
+  const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
   const hub = new EventHub(subscriber, keys);
   const app = createApp({
     store,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
-import { concurrencyFor, modelFor, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
+import { concurrencyFor, fairOptions, modelFor, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -89,7 +89,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const telemetry = new TaskTelemetry({ logger, metrics, tracing });
   const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config));
   store.observe((commit) => telemetry.observe(commit));
-  const queues = createAgentQueues({ connection: redis, keys });
+  const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
@@ -138,6 +138,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         .then((state) => (state === 'failed' ? failTask({ store, transitions, queues, taskId: (job.data as { taskId?: string }).taskId, error, workerId }) : undefined))
         .catch((failure: unknown) => logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'));
     });
+    // A slot freed: the next tenant's task, while tenants wait for this pool (fair-admission.ts).
+    const admit = () => {
+      if (queues.admission.busy(pool)) queues.admission.admit(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
+    };
+    worker.on('completed', admit);
+    worker.on('failed', admit);
     workers.set(pool, worker);
   }
   await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
@@ -163,6 +169,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   };
   const compactor = setInterval(() => void compact(), options.compactIntervalMs ?? 1_000);
   compactor.unref();
+  // Each second: what waits for admission and fits, and what a process that died popped and never queued.
+  const admitter = setInterval(() => {
+    for (const pool of options.pools) {
+      void Promise.all([queues.admission.admit(pool), queues.admission.recover(pool, (ids) => queuedTasks(store, ids))]).catch(
+        (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
+      );
+    }
+  }, 1_000);
+  admitter.unref();
 
   const identity = {
     id: workerId,
@@ -188,6 +203,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     async close() {
       clearInterval(sweeper);
       clearInterval(compactor);
+      clearInterval(admitter);
       clearInterval(heartbeat);
       const graceMs = options.shutdownGraceMs ?? config.AGENTQ_SHUTDOWN_GRACE_MS;
       logger.info({ graceMs }, 'stopping: no new jobs; running tasks may finish within the grace period');
@@ -217,6 +233,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
   const lockDuration = Math.round(lockMs * 0.75);
   return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
+}
+
+/** What `recover` needs of popped tasks: their tenant and priority, and whether they still wait to run. */
+async function queuedTasks(store: TaskStore, ids: string[]): Promise<Array<{ tenant: string; priority: number; queued: boolean } | undefined>> {
+  const pipeline = store.redis.pipeline();
+  for (const id of ids) pipeline.hmget(store.keys.task(id), 'tenant', 'priority', 'status');
+  return ((await pipeline.exec()) ?? []).map(([, row]) => {
+    const [tenant, priority, status] = row as Array<string | null>;
+    return status ? { tenant: tenant ?? 'default', priority: Number(priority ?? 5), queued: status === 'queued' } : undefined;
+  });
 }
 
 async function failTask(options: { store: TaskStore; transitions: Transitions; queues: AgentQueues; taskId: string | undefined; error: Error; workerId: string }): Promise<void> {

@@ -252,6 +252,16 @@ const configSchema = z.object({
    * running tasks stop after their current step. `*` applies to every tenant not named.
    */
   AGENTQ_TENANT_LIMITS: tenantLimits.optional(),
+  /**
+   * Tenants' shares of every pool (default 1 each; `*` for the tenants not named), as JSON or a file:
+   * `{"acme": 3}` gives acme three admissions for every one of another tenant while both wait.
+   */
+  AGENTQ_TENANT_WEIGHTS: jsonSetting(z.record(z.string().min(1), z.number().positive().max(1_000)), '{"<tenant or *>": weight}').optional(),
+  /**
+   * How many jobs a pool's queue holds waiting; the rest wait in their tenants' lists and are admitted
+   * fairly. About the pool's total concurrency: less leaves workers idle, more makes a newcomer wait longer.
+   */
+  AGENTQ_FAIR_BACKLOG: positiveInt(100),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });
@@ -354,4 +364,9 @@ export function tenantSpendingLimits(config: Config): Record<string, { tokens?: 
 export function allowedModels(config: Config): Set<string> {
   const pools = POOLS.map((pool) => modelFor(config, pool)).filter((name): name is string => name !== undefined);
   return new Set([...(config.AGENTQ_MODELS ?? []), ...pools]);
+}
+
+/** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, AGENTQ_TENANT_WEIGHTS). */
+export function fairOptions(config: Config): { backlog: number; weights?: Record<string, number> } {
+  return { backlog: config.AGENTQ_FAIR_BACKLOG, ...(config.AGENTQ_TENANT_WEIGHTS ? { weights: config.AGENTQ_TENANT_WEIGHTS } : {}) };
 }

@@ -120,7 +120,8 @@ export type PoolIsolation =
 /** A pool as `GET /v1/pools` shows it. */
 export interface PoolView {
   name: AgentPool;
-  counts: { waiting: number; active: number; delayed: number; failed: number; completed: number };
+  /** `waiting`: every task of the pool not started, `admission` of them still in their tenants' lists (fair admission). */
+  counts: { waiting: number; admission: number; active: number; delayed: number; failed: number; completed: number };
   jobsPerMinute: number;
   throughput: number[];
   /** Empty for a tenant's key: only admins see which processes serve a pool. */

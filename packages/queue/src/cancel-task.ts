@@ -51,8 +51,10 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
   }
   if (requested.status === 'queued') {
     const queue = options.queues[record.agent];
-    // 0 means a worker holds it now: it sees the flag when it starts.
-    const removed = queue ? await queue.remove(record.jobId || taskId) : 0;
+    // Still waiting for its tenant's turn, or its job not started: it never runs. Otherwise (0) a
+    // worker holds it now: it sees the flag when it starts.
+    const withdrawn = await options.queues.admission.withdraw(record.agent, record.tenant, taskId);
+    const removed = withdrawn ? 1 : queue ? await queue.remove(record.jobId || taskId) : 0;
     if (removed === 1) {
       const result = await end('queued', 'cancelled before it started');
       return { found: true, status: result.status };

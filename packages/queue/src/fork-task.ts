@@ -5,7 +5,6 @@
  */
 import { AGENT_KINDS, type AgentKind } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
-import { enqueue } from './jobs.js';
 import type { TaskRecord } from './task-record.js';
 import type { ForkInput } from './task-schemas.js';
 import type { TaskStore } from './task-store.js';
@@ -31,6 +30,6 @@ export async function forkTask(options: { store: TaskStore; queues: AgentQueues;
     ...(model ? { model } : {}),
     fromStep: input.fromStep,
   });
-  await enqueue(options.queues, [{ kind: 'agent', pool: created.agent, payload: { taskId: created.id, tenant: source.tenant }, priority: created.priority }]);
+  await options.queues.admission.add([{ taskId: created.id, tenant: source.tenant, pool: created.agent, priority: created.priority }]);
   return { id: created.id };
 }

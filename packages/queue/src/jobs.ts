@@ -4,10 +4,9 @@
  * payload as it is added; a worker reads a job with `readJob`, which checks it again as it is picked
  * up. The handlers are the worker's (apps/worker/src/job-handlers.ts).
  */
-import { UnrecoverableError, type Job, type JobsOptions } from 'bullmq';
+import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { z } from 'zod';
 import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
-import type { AgentQueues } from './agent-queues.js';
 import { TASK_ID_PATTERN } from './task-schemas.js';
 
 /** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
@@ -49,7 +48,7 @@ function bullPriority(priority: number): number {
 }
 
 /** Adds jobs, one bulk call per pool, each payload checked against its kind. */
-export async function enqueue(queues: AgentQueues, jobs: readonly NewJob[]): Promise<void> {
+export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly NewJob[]): Promise<void> {
   const byPool = new Map<AgentPool, NewJob[]>();
   for (const job of jobs) {
     const kind = JOB_CATALOG[job.kind];

@@ -31,6 +31,11 @@ export interface Keys {
   /** A model's shared rate limit: the log of its window's calls, and until when the provider blocked it. */
   limitLog(model: string): string;
   limitBlocked(model: string): string;
+  /** Fair admission (fair-admission.ts): a pool's ring of tenants, a tenant's waiting tasks, the leases of popped ones, the arrival counter. */
+  fairRing(pool: string): string;
+  fairList(pool: string, tenant: string): string;
+  fairLeases(pool: string): string;
+  fairArrivals: string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
@@ -69,6 +74,10 @@ export function createKeys(prefix: string): Keys {
     spendPrefix: `${prefix}:spend:`,
     limitLog: (model) => `${prefix}:limit:${model}`,
     limitBlocked: (model) => `${prefix}:limit:${model}:blocked`,
+    fairRing: (pool) => `${prefix}:fair:${pool}:ring`,
+    fairList: (pool, tenant) => `${prefix}:fair:${pool}:tenant:${tenant}`,
+    fairLeases: (pool) => `${prefix}:fair:${pool}:leases`,
+    fairArrivals: `${prefix}:fair:arrivals`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,

@@ -5,7 +5,6 @@
  * A job never exists before its task's record: each chunk's jobs are sent after its records' reply.
  */
 import type { AgentQueues } from './agent-queues.js';
-import { enqueue } from './jobs.js';
 import type { TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
@@ -25,7 +24,8 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
     const tasks = await submitted;
     // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
     const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
-    await enqueue(queues, toQueue.map((task) => ({ kind: 'agent', pool: task.agent, payload: { taskId: task.id, tenant }, priority: task.priority })));
+    // Into their tenant's turn for the pool (fair-admission.ts), not straight into its queue.
+    await queues.admission.add(toQueue.map((task) => ({ taskId: task.id, tenant, pool: task.agent, priority: task.priority })));
   });
   // Every chunk settles before anything is answered (a chunk that failed to store failed to queue too).
   const outcomes = await Promise.allSettled(queued);

@@ -48,7 +48,7 @@ export async function releaseSubtask(options: DagOptions & { taskId: string }): 
   const released = await new Transitions(store).release(pending);
   const record = await store.getRecord(taskId);
   if (!record || record.status !== 'queued') return;
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, priority: record.priority }]);
+  await options.queues.admission.add([{ taskId, tenant: record.tenant, pool: record.agent, priority: record.priority }]);
   if (released.applied) {
     await store.commit({
       taskId: record.rootId,

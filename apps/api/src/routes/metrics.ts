@@ -15,12 +15,15 @@ export function metricsRouter(options: { metrics: Metrics; queues: AgentQueues; 
   const { metrics } = options;
   const router = Router();
   router.get('/metrics', ...options.guard, async (_request, response) => {
-    const [counts, workers] = await Promise.all([
+    const [counts, admission, workers] = await Promise.all([
       Promise.all(AGENT_POOLS.map((pool) => options.queues[pool].getJobCounts(...STATES))),
+      Promise.all(AGENT_POOLS.map((pool) => options.queues.admission.waiting(pool))),
       onlineWorkers({ redis: options.redis, keys: options.keys }),
     ]);
     AGENT_POOLS.forEach((pool, index) => {
       for (const state of STATES) metrics.queueJobs.set({ pool, state }, counts[index]![state] ?? 0);
+      // Not in the queue yet: waiting for their tenant's turn (fair admission).
+      metrics.queueJobs.set({ pool, state: 'admission' }, Object.values(admission[index]!).reduce((total, count) => total + count, 0));
       metrics.workersOnline.set({ pool }, workers.filter((worker) => worker.pools.includes(pool)).length);
     });
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());

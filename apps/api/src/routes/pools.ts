@@ -17,11 +17,13 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
     const pools = await Promise.all(
       AGENT_POOLS.map(async (name) => {
         const queue = options.queues[name];
-        const [counts, completed, failed] = await Promise.all([
+        const [counts, completed, failed, byTenant] = await Promise.all([
           queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
           queue.getMetrics('completed', 0, HISTORY_MINUTES - 2),
           queue.getMetrics('failed', 0, HISTORY_MINUTES - 2),
+          options.queues.admission.waiting(name),
         ]);
+        const admission = Object.values(byTenant).reduce((total, count) => total + count, 0);
         const serving = workers.filter((worker) => worker.pools.includes(name));
         const now = Date.now();
         const done = finishedPerMinute(completed, now);
@@ -30,7 +32,8 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
         return {
           name,
           counts: {
-            waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+            waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + admission,
+            admission,
             active: counts.active ?? 0,
             delayed: counts.delayed ?? 0,
             failed: counts.failed ?? 0,

@@ -41,6 +41,7 @@ function poolCard(pool: Pool): HTMLElement {
       'div',
       { class: 'stats' },
       stat('waiting', pool.counts.waiting),
+      stat("for their tenant's turn", pool.counts.admission),
       stat('active', pool.counts.active, 'active'),
       stat('delayed', pool.counts.delayed),
       stat('failed', pool.counts.failed, pool.counts.failed ? 'failed' : ''),
