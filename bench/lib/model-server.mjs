@@ -5,15 +5,18 @@
  *   single      every request is answered "done" (a single-step task)
  *   three-step  write a file, run bash on it, then answer (a 3-step task with 2 tools)
  *   diamond     the planner is answered with a diamond plan (1, then 2 and 3, then 4); the rest "done"
+ *   usage       every request is answered "done", reporting 50 prompt and 100 completion tokens
  *
  * IPC: it sends `{ ready: baseURL }`; `{ arrivals: [prompt...] }` is answered with when the first
  * request of each prompt arrived (ms since the epoch, sub-millisecond); `{ count: true }` with the
  * number of requests so far. With `--announce`, it sends `{ arrival: prompt, at }` as each first arrives.
+ * With `--log`, it keeps every request's arrival and prompt: `{ log: true }` is answered with them all.
  */
 import { parseArgs } from 'node:util';
 import { firstUserText, startOpenAIDouble } from '@agentq/llm';
 
-const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false }, log: { type: 'boolean', default: false } } });
+const log = values.log ? [] : undefined;
 const announce = values.announce;
 const delayMs = Number(values.latency);
 const answer = (reply) => (delayMs ? { ...reply, delayMs } : reply);
@@ -26,6 +29,7 @@ const record = {
   match: (request) => {
     count++;
     const prompt = firstUserText(request);
+    log?.push([performance.timeOrigin + performance.now(), prompt]);
     if (!arrivals.has(prompt)) {
       const at = performance.timeOrigin + performance.now();
       arrivals.set(prompt, at);
@@ -37,6 +41,7 @@ const record = {
 };
 const scripts = {
   single: [{ reply: answer({ content: 'done' }) }],
+  usage: [{ reply: answer({ content: 'done', usage: { promptTokens: 50, completionTokens: 100 } }) }],
   'three-step': [
     { match: (request) => toolResults(request) === 0, reply: answer({ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello from a benchmark' } }] }) },
     { match: (request) => toolResults(request) === 1, reply: answer({ toolCalls: [{ name: 'bash', arguments: { command: 'wc -c a.txt' } }] }) },
@@ -63,6 +68,7 @@ setInterval(() => double.receivedAt.splice(0), 1_000).unref();
 process.on('message', (message) => {
   if (message?.arrivals) process.send({ arrivals: message.arrivals.map((prompt) => arrivals.get(prompt) ?? null) });
   if (message?.count) process.send({ count });
+  if (message?.log) process.send({ log: log ?? [] });
 });
 process.on('disconnect', () => process.exit(0));
 process.send({ ready: double.baseURL });

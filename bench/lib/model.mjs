@@ -3,8 +3,8 @@ import { request, startProcess, waitFor } from './processes.mjs';
 
 const SERVER = new URL('./model-server.mjs', import.meta.url).pathname;
 
-export async function startModel({ latencyMs = 0, script = 'single', announce = false } = {}) {
-  const args = ['--latency', String(latencyMs), '--script', script, ...(announce ? ['--announce'] : [])];
+export async function startModel({ latencyMs = 0, script = 'single', announce = false, log = false } = {}) {
+  const args = ['--latency', String(latencyMs), '--script', script, ...(announce ? ['--announce'] : []), ...(log ? ['--log'] : [])];
   const model = startProcess({ script: SERVER, args, ready: (message) => message?.ready });
   const { ready: baseURL } = await model.started;
   return {
@@ -13,6 +13,8 @@ export async function startModel({ latencyMs = 0, script = 'single', announce = 
     /** When the first request of each prompt arrived (ms since the epoch), null for none yet. */
     arrivals: (prompts) => request(model.child, { arrivals: prompts }, (message) => message?.arrivals),
     count: () => request(model.child, { count: true }, (message) => message?.count),
+    /** With `log`: every request so far, as [arrival (ms since the epoch), first user text]. */
+    log: () => request(model.child, { log: true }, (message) => message?.log),
     /** With `announce`: resolves when the first request of `prompt` arrives (ms since the epoch). */
     arrival: (prompt) => waitFor(model.child, (message) => (message?.arrival === prompt ? message.at : undefined)),
   };

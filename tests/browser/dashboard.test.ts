@@ -307,15 +307,18 @@ describe('the dashboard', () => {
         { reply: (request) => ({ content: `answered by ${request.model}` }) },
       ],
     });
-    const tasks = ['name a colour', 'name a fruit'].flatMap((prompt) => ['test-model', 'model-b'].map((model) => ({ prompt, model, agent: 'casual' })));
-    const submitted = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'compare', tasks }) });
-    const ids = ((await submitted.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
-    await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
-    await open(`${stack.api.url}/#/tasks?batch=compare`);
-    await page.waitForSelector('#model-comparison');
+    // Each prompt once on each model, from the submit form.
+    await open(`${stack.api.url}/#/tasks`);
+    await page.selectOption('#batch-agent', 'casual');
+    await page.fill('#batch-text', 'name a colour\nname a fruit');
+    await page.fill('#batch-models', 'test-model, model-b');
+    await page.click('#batch-submit');
+    await page.waitForFunction(() => location.hash.startsWith('#/tasks?batch=web-'));
+    await page.waitForFunction(() => document.querySelectorAll('#model-comparison td.compare-cell .badge[data-status="completed"]').length === 4);
     expect(await page.locator('#model-comparison thead th.model').allTextContents()).toEqual(['model-b', 'test-model']);
     expect(await page.locator('#model-comparison tbody tr').count()).toBe(2);
-    expect(await page.locator('#model-comparison td.compare-cell .badge[data-status="completed"]').count()).toBe(4);
+    expect(stack.double.requests.map((request) => request.model).sort()).toEqual(['model-b', 'model-b', 'test-model', 'test-model']);
+    await page.screenshot({ path: `${ARTIFACTS}dashboard-compare.png` });
 
     const [source] = await stack.submit([{ prompt: 'write a file, then answer', agent: 'file' }]);
     await waitForEnd(stack.api.url, source!);

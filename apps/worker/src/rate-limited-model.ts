@@ -1,18 +1,27 @@
 /**
  * A model whose calls draw on the provider's limits shared by every worker (AGENTQ_LIMITS). Before a
- * call, its expected tokens are reserved (the counted prompt plus its max output); after it, they
+ * call, its expected tokens are reserved (the counted prompt and tools, plus its max output); after it, they
  * settle to what the provider reported. A call that does not fit, or a provider that said stop (a 429
  * that outlasted the SDK's retries, or x-ratelimit headers with nothing left), throws
  * `WaitForRateLimit`: its run gives its worker slot back and the job comes back when the call can fit.
  */
-import { countMessageTokens } from '@agentq/core';
-import { LlmError, type LanguageModel, type ModelRequest, type ModelResponse } from '@agentq/llm';
+import { countMessageTokens, loadTokenizer } from '@agentq/core';
+import { LlmError, type LanguageModel, type ModelRequest, type ModelResponse, type ToolSpec } from '@agentq/llm';
 import type { ModelLimit, SharedRateLimits } from '@agentq/queue';
 
 /** Reserved for a call's answer when AGENTQ_MAX_OUTPUT_TOKENS does not bound it. */
 export const UNBOUNDED_OUTPUT_RESERVE = 1_000;
 /** How long a model is blocked after a 429 that named no Retry-After. */
 const DEFAULT_BLOCK_MS = 5_000;
+
+/** The tools offered count as prompt tokens too (providers count their schemas); a run's list is counted once. */
+const toolCounts = new WeakMap<readonly ToolSpec[], number>();
+async function toolTokens(tools: readonly ToolSpec[] | undefined): Promise<number> {
+  if (!tools?.length) return 0;
+  let tokens = toolCounts.get(tools);
+  if (tokens === undefined) toolCounts.set(tools, (tokens = (await loadTokenizer())(JSON.stringify(tools))));
+  return tokens;
+}
 
 export class WaitForRateLimit extends Error {
   override readonly name = 'WaitForRateLimit';
@@ -32,7 +41,7 @@ export function rateLimitedModel(model: LanguageModel, options: { limits: Shared
   return {
     modelId: name,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      const expected = (await countMessageTokens(request.messages)) + (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
+      const expected = (await countMessageTokens(request.messages)) + (await toolTokens(request.tools)) + (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
       const reservation = await limits.reserve(name, limit, expected);
       if (!reservation.admitted) throw new WaitForRateLimit(name, reservation.retryAt, 'the shared limit (AGENTQ_LIMITS) is used up for now');
       let response: ModelResponse;

@@ -1,4 +1,4 @@
-/** Batch submit from the page: paste prompts (one per line) or JSONL, or pick a .jsonl file. */
+/** Batch submit from the page: paste prompts (one per line) or JSONL, or pick a .jsonl file; optionally each on several models. */
 import { AGENT_KINDS, parseBatch } from '@agentq/contract';
 import { request } from '../api.js';
 import { h } from '../dom.js';
@@ -16,6 +16,7 @@ export function submitForm(onSubmitted: (ids: string[], batch: string) => void):
   const text = h('textarea', { id: 'batch-text', rows: 4, placeholder: 'One prompt per line, or one JSON task per line: {"prompt": "...", "agent": "coder"}' });
   const agent = h('select', { id: 'batch-agent', title: 'Agent' }, ...AGENTS.map((name) => h('option', { value: name }, name || 'planner (auto)')));
   const priority = h('input', { id: 'batch-priority', type: 'number', min: 1, max: 10, value: 5, title: 'Priority: 1 lowest, 10 highest' });
+  const models = h('input', { id: 'batch-models', placeholder: 'Models (optional, comma-separated)', title: 'Each prompt runs once on each model: the task list then compares them side by side', autocomplete: 'off' });
   const file = h('input', { type: 'file', accept: '.jsonl,.txt,application/x-ndjson,text/plain', title: 'A .jsonl file' });
   const message = h('span', { class: 'form-message', role: 'status' });
   const button = h('button', { type: 'submit', class: 'primary', id: 'batch-submit' }, 'Submit');
@@ -32,8 +33,11 @@ export function submitForm(onSubmitted: (ids: string[], batch: string) => void):
         message.textContent = '';
         message.className = 'form-message';
         try {
-          const tasks = parseBatch(text.value, { agent: agent.value, priority: Number(priority.value) });
-          if (tasks.length === 0) throw new Error('Write at least one prompt.');
+          const parsed = parseBatch(text.value, { agent: agent.value, priority: Number(priority.value) });
+          if (parsed.length === 0) throw new Error('Write at least one prompt.');
+          // Each prompt once per model named: a batch that compares models on the same prompts.
+          const names = models.value.split(',').map((name) => name.trim()).filter(Boolean);
+          const tasks = names.length ? parsed.flatMap((task) => names.map((model) => ({ ...task, model }))) : parsed;
           button.disabled = true;
           const batch = newBatchId();
           const answer = await request<{ tasks: Array<{ id: string }> }>('/v1/tasks', { method: 'POST', body: { batch, tasks } });
@@ -49,7 +53,7 @@ export function submitForm(onSubmitted: (ids: string[], batch: string) => void):
       },
     },
     text,
-    h('div', { class: 'form-row' }, h('label', {}, 'Agent ', agent), h('label', {}, 'Priority ', priority), file, h('span', { class: 'spacer' }), message, button),
+    h('div', { class: 'form-row' }, h('label', {}, 'Agent ', agent), h('label', {}, 'Priority ', priority), models, file, h('span', { class: 'spacer' }), message, button),
   );
   return form;
 }
