@@ -3,16 +3,11 @@
  * beta's new tasks start within a moment (they wait for the short backlog, not for acme's batch) and
  * get about half of the pool while both have work.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
-import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import type { DoubleRequest } from '@agentq/llm';
+import { startFleet, type Fleet } from '../helpers/fleet.js';
 import { waitForEnd } from '../helpers/sse.js';
 
-const prefix = freshPrefix('fair');
 const A_TASKS = 400;
 const B_TASKS = 20;
 const MODEL_MS = 40;
@@ -20,31 +15,19 @@ const acme = { authorization: 'Bearer key-a', 'content-type': 'application/json'
 const beta = { authorization: 'Bearer key-b', 'content-type': 'application/json' };
 const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 
-let double: OpenAIDouble | undefined;
-let dataDir: string | undefined;
-const processes: AgentqProcess[] = [];
-
-afterAll(async () => {
-  await Promise.all(processes.map((process) => process.stop()));
-  await double?.close();
-  await deletePrefix(prefix);
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+let fleet: Fleet | undefined;
+afterAll(() => fleet?.stop());
 
 it("starts a second tenant's tasks within a moment while the first has hundreds queued, and shares the pool between them", async () => {
-  double = await startOpenAIDouble({ rules: [{ reply: { content: 'done', delayMs: MODEL_MS } }] });
-  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-fair-'));
-  const env = await processEnv({
-    prefix,
-    dataDir,
-    modelURL: double.baseURL,
+  fleet = await startFleet({
+    name: 'fair',
     model: 'fair-model',
-    extra: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_CONCURRENCY: '4', AGENTQ_FAIR_BACKLOG: '8' },
+    rules: [{ reply: { content: 'done', delayMs: MODEL_MS } }],
+    workers: 2,
+    pool: 'casual',
+    env: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_CONCURRENCY: '4', AGENTQ_FAIR_BACKLOG: '8' },
   });
-  const api = spawnAgentq(['api'], env);
-  processes.push(api, spawnAgentq(['worker', '--pools', 'casual'], env), spawnAgentq(['worker', '--pools', 'casual'], env));
-  const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
-  await Promise.all(processes.slice(1).map((worker) => worker.waitFor(/serving casual/)));
+  const { baseUrl, double } = fleet;
   const submit = async (headers: Record<string, string>, tasks: unknown[]) =>
     ((await (await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ tasks }) })).json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
 
@@ -61,7 +44,7 @@ it("starts a second tenant's tasks within a moment while the first has hundreds 
   expect(statuses.tasks.filter((task) => task.status === 'queued').length).toBeGreaterThan(A_TASKS / 2);
 
   // Each beta task's wait, from its submit to its model request: a moment, not acme's batch.
-  const requests = double.requests.map((request, index) => ({ prompt: promptOf(request), at: double!.receivedAt[index]! }));
+  const requests = double.requests.map((request, index) => ({ prompt: promptOf(request), at: double.receivedAt[index]! }));
   const waits = requests.filter((request) => request.prompt.startsWith('beta')).map((request) => request.at - submittedAt).sort((a, b) => a - b);
   expect(waits).toHaveLength(B_TASKS);
   expect(waits.at(-1)!).toBeLessThan(3_000);

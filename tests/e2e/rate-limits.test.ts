@@ -3,55 +3,36 @@
  * receives never exceed the limit in any window by more than one call, both processes take part, the
  * limit is what paces the batch, and the tasks that waited say so (with when they expect to start).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { TaskEvent } from '@agentq/contract';
-import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
-import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { startFleet, type Fleet } from '../helpers/fleet.js';
 import { waitForEnd } from '../helpers/sse.js';
 
-const prefix = freshPrefix('limits');
 const WINDOW_MS = 2_000;
 const LIMIT = 1_500;
-/** At most what a call reserves (its counted prompt, over 100 tokens with the system prompt, plus its max output). */
+/** Less than what a call reserves (its counted prompt and tools, hundreds of tokens, plus its max output). */
 const CALL = { promptTokens: 50, completionTokens: 100 };
 const CALL_TOKENS = CALL.promptTokens + CALL.completionTokens;
 const TASKS = 40;
 
-let double: OpenAIDouble | undefined;
-let dataDir: string | undefined;
-const processes: AgentqProcess[] = [];
-
-afterAll(async () => {
-  await Promise.all(processes.map((process) => process.stop()));
-  await double?.close();
-  await deletePrefix(prefix);
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+let fleet: Fleet | undefined;
+afterAll(() => fleet?.stop());
 
 it('keeps two worker processes within one shared token limit, and the waiting tasks say when they start', async () => {
-  double = await startOpenAIDouble({ rules: [{ reply: { content: 'done', usage: CALL } }] });
-  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-limits-'));
-  const env = await processEnv({
-    prefix,
-    dataDir,
-    modelURL: double.baseURL,
+  fleet = await startFleet({
+    name: 'limits',
     model: 'limited-model',
-    extra: {
+    rules: [{ reply: { content: 'done', usage: CALL } }],
+    workers: 2,
+    pool: 'casual',
+    env: {
       AGENTQ_LIMITS: JSON.stringify({ 'limited-model': { tokens: LIMIT, perSeconds: WINDOW_MS / 1000 } }),
       // Each call reserves its counted prompt plus this: at least what the double reports.
       AGENTQ_MAX_OUTPUT_TOKENS: String(CALL.completionTokens),
       AGENTQ_CONCURRENCY: '8',
     },
   });
-  const api = spawnAgentq(['api'], env);
-  processes.push(api, spawnAgentq(['worker', '--pools', 'casual'], env), spawnAgentq(['worker', '--pools', 'casual'], env));
-  const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
-  await Promise.all(processes.slice(1).map((worker) => worker.waitFor(/serving casual/)));
-
+  const { baseUrl, double } = fleet;
   const response = await fetch(`${baseUrl}/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
