@@ -59,15 +59,21 @@ return n
 
 /**
  * KEYS: [ring, leases, the queue's wait list, its prioritized set]; ARGV: [tenant list prefix, backlog,
- * lease ms, weights JSON]. Pops what fits under the backlog (the queue's waiting jobs and the leased
- * ones count), the tenant of least virtual time first; answers how many tenants still wait, then each
- * popped task as id, tenant, score.
+ * lease ms, weights JSON, least batch]. Pops what fits under the backlog (the queue's waiting jobs and
+ * the leased ones count), the tenant of least virtual time first; answers how many tenants still wait,
+ * then each popped task as id, tenant, score. While the queue still holds a batch's worth, fewer than a
+ * batch are not worth a cycle's round trips: it waits for more room.
  */
 const ADMIT = `${NOW}
 local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
 local out = {0}
 if redis.call('EXISTS', KEYS[1]) == 0 then return out end
-local want = tonumber(ARGV[2]) - redis.call('LLEN', KEYS[3]) - redis.call('ZCARD', KEYS[4]) - redis.call('ZCARD', KEYS[2])
+local queued = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[2])
+local want, batch = tonumber(ARGV[2]) - queued, tonumber(ARGV[5])
+if want < batch and queued >= batch then
+  out[1] = redis.call('ZCARD', KEYS[1])
+  return out
+end
 local admitted = 0
 while admitted < want do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -94,7 +100,7 @@ return out
 
 interface FairCommands {
   agentqWait(ring: string, list: string, counter: string, tenant: string, ...idsAndPriorities: string[]): Promise<number>;
-  agentqAdmit(ring: string, leases: string, wait: string, prioritized: string, listPrefix: string, backlog: number, leaseMs: number, weights: string): Promise<Array<string | number>>;
+  agentqAdmit(ring: string, leases: string, wait: string, prioritized: string, listPrefix: string, backlog: number, leaseMs: number, weights: string, batch: number): Promise<Array<string | number>>;
 }
 
 export class FairAdmission {
@@ -211,6 +217,8 @@ export class FairAdmission {
       this.backlog,
       this.leaseMs,
       this.weights,
+      // A tenth of the backlog at a time, while the queue has that much left to run.
+      Math.max(1, Math.floor(this.backlog / 10)),
     );
     this.waitingTenants.set(pool, Number(tenants));
     if (!popped.length) return 0;
