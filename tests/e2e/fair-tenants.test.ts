@@ -24,7 +24,7 @@ it("starts a second tenant's tasks within a moment while the first has hundreds 
     model: 'fair-model',
     rules: [{ reply: { content: 'done', delayMs: MODEL_MS } }],
     workers: 2,
-    pool: 'casual',
+    pools: 'casual',
     env: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_CONCURRENCY: '4', AGENTQ_FAIR_BACKLOG: '8' },
   });
   const { baseUrl, double } = fleet;

@@ -24,7 +24,7 @@ it('keeps two worker processes within one shared token limit, and the waiting ta
     model: 'limited-model',
     rules: [{ reply: { content: 'done', usage: CALL } }],
     workers: 2,
-    pool: 'casual',
+    pools: 'casual',
     env: {
       AGENTQ_LIMITS: JSON.stringify({ 'limited-model': { tokens: LIMIT, perSeconds: WINDOW_MS / 1000 } }),
       // Each call reserves its counted prompt plus this: at least what the double reports.

@@ -1,6 +1,6 @@
 /**
  * agentq as a fleet, from outside: the wire double, `agentq api` and several `agentq worker` processes
- * of one pool, on a fresh key prefix and data folder; `stop` ends and removes it all.
+ * serving the same pools, on a fresh key prefix and data folder; `stop` ends and removes it all.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,8 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
-export async function startFleet(options: { name: string; model: string; rules: DoubleRule[]; workers: number; pool: string; env: Record<string, string> }): Promise<Fleet> {
+/** `pools`: what each worker serves, e.g. `casual` or `planner,file,casual`. */
+export async function startFleet(options: { name: string; model: string; rules: DoubleRule[]; workers: number; pools: string; env: Record<string, string> }): Promise<Fleet> {
   const prefix = freshPrefix(options.name);
   const double = await startOpenAIDouble({ rules: options.rules });
   const dataDir = await mkdtemp(path.join(tmpdir(), `agentq-${options.name}-`));
@@ -29,9 +30,9 @@ export async function startFleet(options: { name: string; model: string; rules: 
   try {
     const env = await processEnv({ prefix, dataDir, modelURL: double.baseURL, model: options.model, extra: options.env });
     const api = spawnAgentq(['api'], env);
-    processes.push(api, ...Array.from({ length: options.workers }, () => spawnAgentq(['worker', '--pools', options.pool], env)));
+    processes.push(api, ...Array.from({ length: options.workers }, () => spawnAgentq(['worker', '--pools', options.pools], env)));
     const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
-    await Promise.all(processes.slice(1).map((worker) => worker.waitFor(new RegExp(`serving ${options.pool}`))));
+    await Promise.all(processes.slice(1).map((worker) => worker.waitFor(new RegExp(`serving ${options.pools.split(',').join(', ')}`))));
     return { baseUrl, double, stop };
   } catch (error) {
     await stop();

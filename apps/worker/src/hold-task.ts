@@ -130,7 +130,10 @@ export async function holdTask<T, R>(options: {
       if (error instanceof WaitForRateLimit) {
         // Its slot goes to a task that can run; it comes back when its call can fit. The call it
         // announced (held back, not yet written) never went out: it is not said.
-        const unsent = (write = journal.takeHeld()) => write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
+        const unsent = () => {
+          const write = journal.takeHeld();
+          return write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
+        };
         await context.transitions.requeue(record, { ...held.by, takeHeld: unsent, why: { kind: 'rate_limited', message: error.message, notBefore: new Date(error.retryAt).toISOString() } });
         await job.moveToDelayed(error.retryAt, options.token);
         throw new DelayedError();

@@ -13,7 +13,9 @@ const FOLD_CHARS = 1_200;
 export class Timeline {
   readonly element = h('ol', { class: 'timeline', id: 'timeline' });
   private readonly toolCalls = new Map<string, HTMLElement>();
+  /** Each step's tokens and cost, from its model calls' answers, for its `step.completed` line. */
   private readonly stepTokens = new Map<number, number>();
+  private readonly stepCost = new Map<number, number>();
 
   /** `fork`: makes a fork from a step (`POST /v1/tasks/:id/fork`), answering an error to show, if any. */
   constructor(
@@ -62,6 +64,7 @@ export class Timeline {
       case 'llm.response': {
         const { usage, toolCalls, durationMs, content, costUsd } = event.data;
         if (usage && event.step) this.stepTokens.set(event.step, (this.stepTokens.get(event.step) ?? 0) + usage.promptTokens + usage.completionTokens);
+        if (costUsd && event.step) this.stepCost.set(event.step, (this.stepCost.get(event.step) ?? 0) + costUsd);
         return entry(
           'llm-response',
           h('div', { class: 'meta' }, `Model answered in ${duration(durationMs)}`, usage ? ` · ${usage.promptTokens} in / ${usage.completionTokens} out tokens` : '', costUsd ? ` · ${usd(costUsd)}` : '', toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : ''),
@@ -89,8 +92,9 @@ export class Timeline {
       }
       case 'step.completed': {
         const used = event.step ? this.stepTokens.get(event.step) : undefined;
+        const cost = event.step ? this.stepCost.get(event.step) : undefined;
         const errors = event.data.planErrors;
-        return entry('step-end', `Step ${event.step ?? ''} done${used ? ` · ${used} tokens` : ''}`, errors ? h('pre', { class: 'plan-errors' }, `Plan not accepted:\n${errors.join('\n')}`) : '');
+        return entry('step-end', `Step ${event.step ?? ''} done${used ? ` · ${used} tokens` : ''}${cost ? ` · ${usd(cost)}` : ''}`, errors ? h('pre', { class: 'plan-errors' }, `Plan not accepted:\n${errors.join('\n')}`) : '');
       }
       case 'compaction':
         return entry('compaction', `Context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
