@@ -131,6 +131,21 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(again).toMatchObject({ code: 1, output: `${taskId} already ended (cancelled): nothing to cancel\n` });
   });
 
+  it('submits on a named model and forks a task from a step, printing the new ids', async () => {
+    stack = await startStack({ rules, env: { AGENTQ_MODELS: 'other-model' } });
+    const submitted = await run(['submit', '-', '--agent', 'casual', '--model', 'other-model', '--watch', '--json'], { input: 'use a tool please\n' });
+    expect(submitted.code).toBe(0);
+    const [source] = (JSON.parse(submitted.output) as { tasks: Array<{ id: string }> }).tasks;
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${source!.id}`)).body).toMatchObject({ model: 'other-model', steps: 2, status: 'completed' });
+    const forked = await run(['fork', source!.id, '--from-step', '2', '--prompt', 'say it shorter', '--model', 'test-model']);
+    expect(forked.code).toBe(0);
+    const id = forked.output.trim();
+    await waitForEnd(stack.api.url, id);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({ model: 'test-model', forkOf: { id: source!.id, step: 2 }, status: 'completed' });
+    expect((await run(['fork', source!.id])).output).toMatch(/usage: agentq fork ID --from-step N/);
+    expect((await run(['fork', source!.id, '--from-step', '9'])).output).toMatch(/agentq: Task ".+" has 2 completed steps: fromStep must be 1 to 2/);
+  });
+
   it('says its version, and colours a terminal unless NO_COLOR is set', async () => {
     stack = await startStack({ rules });
     const version = await run(['--version']);

@@ -2,7 +2,7 @@
 /**
  * `agentq`: the one entry point of every process, and the terminal client of the API.
  *   agentq start | api | worker | demo         run agentq
- *   agentq submit | watch | status | cancel | retry   talk to a running agentq
+ *   agentq submit | watch | status | cancel | retry | fork   talk to a running agentq
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -11,7 +11,7 @@ import { ApiClient, ClientError } from './api-client.js';
 import { apiCommand } from './commands/api.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
-import { cancelCommand, retryCommand, statusCommand } from './commands/manage.js';
+import { cancelCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
 import { watchCommand } from './commands/watch.js';
@@ -30,13 +30,16 @@ Run agentq:
   doctor                                  what isolation each pool's tools get here, Redis, the API's access
 
 Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
-  submit FILE.jsonl|- [--agent A] [--priority N] [--watch]
+  submit FILE.jsonl|- [--agent A] [--priority N] [--model M] [--watch]
                                           one task per line (JSON or a plain prompt); prints the ids;
                                           --watch shows the batch's progress, exits 1 if any failed
   watch ID                                the task's steps as they happen, then its answer
   status                                  pools, queue depths, workers online
   cancel ID                               cancel a task (and its subtasks)
   retry ID                                run a failed or cancelled task again; prints the new id
+  fork ID --from-step N [--prompt TEXT] [--model M] [--agent A]
+                                          a new task from the task's steps before N (not run again),
+                                          then its own prompt or model; prints the new id
 
 Configuration comes from the environment (and ./.env); see the README.`;
 
@@ -51,6 +54,9 @@ async function main(argv: string[]): Promise<number> {
       'api-key': { type: 'string' },
       agent: { type: 'string' },
       priority: { type: 'string' },
+      model: { type: 'string' },
+      prompt: { type: 'string' },
+      'from-step': { type: 'string' },
       watch: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -95,6 +101,8 @@ async function main(argv: string[]): Promise<number> {
       return cancelCommand(client(loadConfig()), argument, values);
     case 'retry':
       return retryCommand(client(loadConfig()), argument, values);
+    case 'fork':
+      return forkCommand(client(loadConfig()), argument, values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }

@@ -1,4 +1,4 @@
-/** `agentq status`, `agentq cancel ID`, `agentq retry ID`. */
+/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`. */
 import type { ApiClient } from '../api-client.js';
 import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -43,6 +43,15 @@ export async function cancelCommand(client: ApiClient, taskId: string | undefine
 export async function retryCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq retry ID');
   const answer = await client.call<{ id: string; retryOf: string }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/retry`, {});
+  process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${answer.id}\n`);
+  return 0;
+}
+
+export async function forkCommand(client: ApiClient, taskId: string | undefined, flags: { 'from-step'?: string; prompt?: string; model?: string; agent?: string; json?: boolean }): Promise<number> {
+  const fromStep = Number(flags['from-step']);
+  if (!taskId || !Number.isInteger(fromStep) || fromStep < 1) throw new UsageError('usage: agentq fork ID --from-step N [--prompt TEXT] [--model M] [--agent A]');
+  const body = { fromStep, ...(flags.prompt ? { prompt: flags.prompt } : {}), ...(flags.model ? { model: flags.model } : {}), ...(flags.agent ? { agent: flags.agent } : {}) };
+  const answer = await client.call<{ id: string; forkOf: { id: string; step: number } }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/fork`, body);
   process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${answer.id}\n`);
   return 0;
 }

@@ -11,6 +11,8 @@ import { UsageError } from '../usage-error.js';
 export interface SubmitFlags {
   agent?: string;
   priority?: string;
+  /** The model of every task whose line names none. */
+  model?: string;
   watch?: boolean;
   json?: boolean;
 }
@@ -19,7 +21,7 @@ const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 const POLL_MS = 500;
 
 export async function submitCommand(client: ApiClient, source: string | undefined, flags: SubmitFlags): Promise<number> {
-  if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--watch] [--json]');
+  if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--model M] [--watch] [--json]');
   const text = source === '-' ? await readStdin() : await readFile(source, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(error.code === 'ENOENT' ? `No file ${source}: give a JSONL file of tasks, or - for standard input.` : `Cannot read ${source}: ${error.message}`);
   });
@@ -31,7 +33,7 @@ export async function submitCommand(client: ApiClient, source: string | undefine
     throw error instanceof BatchLineError ? new UsageError(`${name}: ${error.message}`) : error;
   }
   if (lines.length === 0) throw new UsageError(`${name} holds no task.`);
-  const tasks = lines.map((entry) => entry.task);
+  const tasks = lines.map((entry) => (flags.model && entry.task.model === undefined ? { ...entry.task, model: flags.model } : entry.task));
   const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks }).catch((error: unknown) => {
     throw error instanceof ClientError ? withLines(error, name, lines) : error;
   });
