@@ -11,11 +11,12 @@
  * request of each prompt arrived (ms since the epoch, sub-millisecond); `{ count: true }` with the
  * number of requests so far. With `--announce`, it sends `{ arrival: prompt, at }` as each first arrives.
  * With `--log`, it keeps every request's arrival and prompt: `{ log: true }` is answered with them all.
+ * `--host` is the address it listens on (default 127.0.0.1).
  */
 import { parseArgs } from 'node:util';
 import { firstUserText, startOpenAIDouble } from '@agentq/llm';
 
-const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false }, log: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false }, log: { type: 'boolean', default: false }, host: { type: 'string', default: '127.0.0.1' } } });
 const log = values.log ? [] : undefined;
 const announce = values.announce;
 const delayMs = Number(values.latency);
@@ -60,7 +61,7 @@ scripts.diamond = [
 ];
 const rules = scripts[values.script];
 if (!rules) throw new Error(`No script ${values.script}`);
-const double = await startOpenAIDouble({ rules: [record, ...rules] });
+const double = await startOpenAIDouble({ rules: [record, ...rules], host: values.host });
 // The double keeps every request for tests; a benchmark sends too many to keep.
 setInterval(() => double.requests.splice(0), 1_000).unref();
 setInterval(() => double.receivedAt.splice(0), 1_000).unref();

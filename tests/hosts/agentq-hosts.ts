@@ -1,0 +1,136 @@
+/**
+ * agentq on the test network, as users run it across machines: Redis on a host of its own, the API on
+ * another, the model double on a third, worker processes each on a host of their own (their tools in
+ * their own jail there), and a client host through which the test makes its API calls.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestNetwork } from './test-network.js';
+
+const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
+const MODEL_SERVER = fileURLToPath(new URL('../../bench/lib/model-server.mjs', import.meta.url));
+const CLIENT = fileURLToPath(new URL('./client-host.mjs', import.meta.url));
+const API_KEY = 'hosts-test-key';
+
+export interface AgentqHosts {
+  network: TestNetwork;
+  /** An API call made from the client host (JSON in and out); answers the status and the body. */
+  call<T = unknown>(method: string, route: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** Every model request so far: [when (ms since the epoch), the first user text]. */
+  modelLog(): Promise<Array<[number, string]>>;
+  /** Starts `agentq worker` on a new host; resolves once it serves its pools. */
+  startWorker(name: string): Promise<ChildProcess>;
+  stop(): Promise<void>;
+}
+
+/** Answers the first IPC message of `child` that `pick` returns something for. */
+function nextMessage<T>(child: ChildProcess, pick: (message: unknown) => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000));
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const done = () => {
+      clearTimeout(timer);
+      child.off('message', listener);
+      child.off('exit', exited);
+      child.stdout?.off('data', collect);
+      child.stderr?.off('data', collect);
+    };
+    const listener = (message: unknown) => {
+      const picked = pick(message);
+      if (picked === undefined) return;
+      done();
+      resolve(picked);
+    };
+    const exited = (code: number | null) => {
+      done();
+      reject(new Error(`${what} exited (${code}) first:\n${output}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${what} did not answer within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    child.on('message', listener);
+    child.once('exit', exited);
+  });
+}
+
+export async function startAgentqHosts(options: { script: string; latencyMs: number; concurrency: number; env?: Record<string, string> }): Promise<AgentqHosts> {
+  const network = TestNetwork.create();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
+  try {
+    const redisHost = network.addHost('redis');
+    const apiHost = network.addHost('api');
+    const modelHost = network.addHost('model');
+    network.addHost('client');
+
+    network.spawn('redis', 'redis-server', ['--bind', redisHost.address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {});
+    for (let tries = 0; ; tries++) {
+      try {
+        execFileSync('ip', ['netns', 'exec', redisHost.ns, 'redis-cli', '-h', redisHost.address, 'ping'], { stdio: 'pipe' });
+        break;
+      } catch (error) {
+        if (tries > 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    const model = network.spawn('model', process.execPath, [MODEL_SERVER, '--host', modelHost.address, '--script', options.script, '--latency', String(options.latencyMs), '--log'], {});
+    const modelURL = await nextMessage(model, (message) => (message as { ready?: string })?.ready, 'the model double');
+
+    const env = {
+      REDIS_URL: `redis://${redisHost.address}:6379`,
+      AGENTQ_REDIS_PREFIX: 'hosts',
+      // Each host its own folder, as on separate machines.
+      OPENAI_BASE_URL: modelURL,
+      OPENAI_API_KEY: 'hosts',
+      AGENTQ_MODEL: 'hosts-model',
+      AGENTQ_LOG_LEVEL: 'warn',
+      AGENTQ_API_KEYS: API_KEY,
+      ...options.env,
+    };
+    const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], { ...env, AGENTQ_HOST: apiHost.address, PORT: '8080', AGENTQ_DATA_DIR: path.join(dataDir, 'api') });
+    await nextMessage(api, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), 'agentq api');
+    const apiUrl = `http://${apiHost.address}:8080`;
+
+    const client = network.spawn('client', process.execPath, [CLIENT], {});
+    await nextMessage(client, (message) => ((message as { ready?: boolean })?.ready ? true : undefined), 'the client host');
+    let nextId = 0;
+    const call = async <T>(method: string, route: string, body?: unknown) => {
+      const id = nextId++;
+      const answer = nextMessage(client, (message) => ((message as { id?: number })?.id === id ? (message as { status: number; body: T }) : undefined), `the client's call ${method} ${route}`);
+      client.send({ id, method, url: `${apiUrl}${route}`, body, headers: { authorization: `Bearer ${API_KEY}`, accept: 'application/json' } });
+      return answer;
+    };
+    let modelRequest = 0;
+    const modelLog = () => {
+      const id = modelRequest++;
+      const answer = nextMessage(model, (message) => (message as { log?: Array<[number, string]> })?.log, `the model's log ${id}`);
+      model.send({ log: true });
+      return answer;
+    };
+    const startWorker = async (name: string) => {
+      network.addHost(name);
+      const worker = network.spawn(name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], { ...env, AGENTQ_DATA_DIR: path.join(dataDir, name) });
+      await nextMessage(worker, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), `agentq worker on ${name}`);
+      return worker;
+    };
+    return {
+      network,
+      call,
+      modelLog,
+      startWorker,
+      async stop() {
+        await network.remove();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await network.remove();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
