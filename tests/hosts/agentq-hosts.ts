@@ -4,7 +4,7 @@
  * their own jail there), and a client host through which the test makes its API calls.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,8 @@ function nextMessage<T>(child: ChildProcess, pick: (message: unknown) => T | und
 export async function startAgentqHosts(options: { script: string; latencyMs: number; concurrency: number; env?: Record<string, string> }): Promise<AgentqHosts> {
   const network = TestNetwork.create();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
+  // The jail runs each task's tools as a uid of its own: the work folders must be searchable by others.
+  await chmod(dataDir, 0o711);
   try {
     const redisHost = network.addHost('redis');
     const apiHost = network.addHost('api');

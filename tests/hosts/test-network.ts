@@ -13,6 +13,8 @@ export interface Host {
   /** Its network namespace. */
   ns: string;
   address: string;
+  /** Its link's end on the bridge. */
+  port: string;
 }
 
 /** Why namespaces cannot be made here (not root, no `ip`), or undefined when they can. */
@@ -52,6 +54,7 @@ function ip(...args: string[]): void {
 export class TestNetwork {
   readonly hosts = new Map<string, Host>();
   private readonly processes = new Set<ChildProcess>();
+  private readonly outputs = new WeakMap<ChildProcess, () => string>();
   private readonly bridge: string;
   private removed = false;
 
@@ -77,10 +80,10 @@ export class TestNetwork {
   /** A new host on the bridge, with the next address. */
   addHost(name: string): Host {
     const index = this.hosts.size + 2;
-    const host: Host = { name, ns: `${this.id}-${name}`, address: `10.77.${this.net}.${index}` };
     // Made in this namespace under names of this run, then moved: the host's end is its eth0.
     const inside = `${this.id}h${index}`.slice(-15);
     const outside = `${this.id}b${index}`.slice(-15);
+    const host: Host = { name, ns: `${this.id}-${name}`, address: `10.77.${this.net}.${index}`, port: outside };
     ip('netns', 'add', host.ns);
     ip('link', 'add', inside, 'type', 'veth', 'peer', 'name', outside);
     ip('link', 'set', inside, 'netns', host.ns);
@@ -101,13 +104,16 @@ export class TestNetwork {
     return host;
   }
 
-  /** Cuts a host's link (its eth0 goes down): nothing reaches it or leaves it. */
+  /**
+   * Cuts a host's link at the bridge, as a pulled cable or a dead switch port: the host still thinks
+   * it is connected, and what it sends is lost without a word (its connections hang, nothing fails at once).
+   */
   cut(name: string): void {
-    ip('-n', this.host(name).ns, 'link', 'set', 'eth0', 'down');
+    ip('-n', this.bridge, 'link', 'set', this.host(name).port, 'down');
   }
 
   mend(name: string): void {
-    ip('-n', this.host(name).ns, 'link', 'set', 'eth0', 'up');
+    ip('-n', this.bridge, 'link', 'set', this.host(name).port, 'up');
   }
 
   /** Runs a program on a host, with an IPC channel (`ip netns exec` passes it on to a Node program). */
@@ -116,12 +122,20 @@ export class TestNetwork {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    // Its output is read as it comes (a full pipe would stop it); listeners may look at it.
-    child.stdout!.resume();
-    child.stderr!.resume();
+    // Its output is read as it comes (a full pipe would stop it), and its last 256 KiB kept.
+    let output = '';
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-262_144));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    this.outputs.set(child, () => output);
     this.processes.add(child);
     child.once('exit', () => this.processes.delete(child));
     return child;
+  }
+
+  /** What a process it started wrote (stdout and stderr, the last 256 KiB). */
+  outputOf(child: ChildProcess): string {
+    return this.outputs.get(child)?.() ?? '';
   }
 
   /** Stops every process it started, then removes every namespace (and with them their links). */

@@ -89,6 +89,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const telemetry = new TaskTelemetry({ logger, metrics, tracing });
   const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config));
   store.observe((commit) => telemetry.observe(commit));
+  store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();

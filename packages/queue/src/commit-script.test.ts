@@ -35,7 +35,11 @@ describe('the commit script', () => {
     expect(await transitions.claim(task, { runToken: 'first' })).toMatchObject({ outcome: 'applied', status: 'running' });
     // Another run took the task over: the first one's writes are refused.
     await transitions.claim(task, { runToken: 'second' });
+    const stale: string[] = [];
+    store.onStaleWrite((taskId) => stale.push(taskId));
     expect(await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] })).toMatchObject({ outcome: 'stale_token', applied: false });
+    // The process is told (its log line and agentq_stale_writes_total).
+    expect(stale).toEqual([task.id]);
     expect(await transitions.release(task)).toMatchObject({ outcome: 'wrong_status', applied: false, status: 'running' });
     expect(await store.commit({ taskId: randomUUID(), fields: { x: '1' } })).toMatchObject({ outcome: 'missing', applied: false, status: undefined });
     expect(await store.messages(task.id)).toEqual([]);

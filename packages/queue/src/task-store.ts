@@ -109,6 +109,8 @@ export interface AppliedCommit {
 export class TaskStore {
   /** Told of every applied commit this process makes (its logs and metrics); must not throw. */
   private observer: ((commit: AppliedCommit) => void) | undefined;
+  /** Told of every write of this process refused because another run holds the task (a late write). */
+  private staleListener: ((taskId: string) => void) | undefined;
 
   /**
    * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
@@ -191,8 +193,14 @@ export class TaskStore {
     return this.observed(options, result);
   }
 
+  /** Tells `listener` of every write refused from now on because another run holds its task. */
+  onStaleWrite(listener: (taskId: string) => void): void {
+    this.staleListener = listener;
+  }
+
   private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
     if (result.applied && this.observer && options.events?.length) this.observer({ taskId: options.taskId, events: options.events });
+    if (result.outcome === 'stale_token') this.staleListener?.(options.taskId);
     return result;
   }
 

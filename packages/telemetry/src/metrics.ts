@@ -27,6 +27,7 @@ export function createMetrics() {
       labelNames: ['agent', 'status', 'reason'],
       registers,
     }),
+    staleWrites: new Counter({ name: 'agentq_stale_writes_total', help: 'Writes of a run refused because another run holds its task now: a worker that lost its job (stalled, or cut off from Redis) and came back.', registers }),
     tasksRequeued: new Counter({ name: 'agentq_tasks_requeued_total', help: 'Running tasks put back in the queue, by agent kind and why (retry, rate_limited, handed_back).', labelNames: ['agent', 'reason'], registers }),
     stepDuration: new Histogram({ name: 'agentq_step_duration_seconds', help: 'Agent steps (a model call and the tools it asked for), by agent kind.', labelNames: ['agent'], buckets: LONG_BUCKETS, registers }),
     modelCallDuration: new Histogram({ name: 'agentq_model_call_duration_seconds', help: 'Model calls, retries included, by model.', labelNames: ['model'], buckets: LONG_BUCKETS, registers }),

@@ -86,6 +86,15 @@ export class TaskTelemetry {
     return span ? context.with(trace.setSpan(context.active(), span), work) : work();
   }
 
+  /**
+   * A write of this process was refused: another run holds the task now (this worker lost its job,
+   * stalled or cut off, and the task resumed elsewhere). Its run stops at once.
+   */
+  staleWrite(taskId: string): void {
+    this.options.metrics.staleWrites.inc();
+    this.options.logger.warn({ taskId }, 'a late write was refused: another run holds the task now, this run stops');
+  }
+
   /** A run let go of its task: its span ends; nothing more is said of the run. */
   runReleased(taskId: string): void {
     this.running.get(taskId)?.span?.end();
