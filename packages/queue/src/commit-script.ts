@@ -114,14 +114,15 @@ local current, cancelRequested, seqText, runToken, listed, order, rootId, memory
 if not current then return {'missing', 0, '', '0'} end
 cancelRequested = cancelRequested or '0'
 local seq = tonumber(seqText or '0')
+-- A worker that lost its job (it stalled or was cut off, and another worker took over) may not write
+-- any more, whatever the task became since (said first: the task may have ended on the other worker).
+if c.runToken and runToken ~= c.runToken then
+  return {'stale_token', seq, current, cancelRequested, record}
+end
 if c.expect then
   local allowed = false
   for _, status in ipairs(c.expect) do if status == current then allowed = true end end
   if not allowed then return {'wrong_status', seq, current, cancelRequested, record} end
-end
--- A worker that lost its job (it stalled and another worker took over) may not write any more.
-if c.runToken and runToken ~= c.runToken then
-  return {'stale_token', seq, current, cancelRequested, record}
 end
 local stop = spendingStop(c, fields, rootId)
 -- Why the run should stop at its next step: a cancel first, else a spent budget or limit.
