@@ -15,7 +15,7 @@
  *   (SPENDING).
  * - Returns `{outcome, seq, status, stop, record?, messages?}`: `outcome` is `applied`,
  *   `missing` (no such task), `wrong_status` (`expect` did not hold) or `stale_token` (another run
- *   holds the task); nothing is written unless it is `applied`. `seq` is the last event's number,
+ *   holds the task, checked first); nothing is written unless it is `applied`. `seq` is the last event's number,
  *   `status` the status after the commit, `stop` why its run should stop: '1' a cancel was asked
  *   for, 'budget' its root's budget is spent, 'tenant_limit' its tenant's daily limit, '0' none.
  *   With `read`, also the record as it was before the commit (flat field/value pairs; refused
