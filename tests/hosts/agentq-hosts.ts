@@ -13,6 +13,7 @@ import { TestNetwork } from './test-network.js';
 const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
 const MODEL_SERVER = fileURLToPath(new URL('../../bench/lib/model-server.mjs', import.meta.url));
 const CLIENT = fileURLToPath(new URL('./client-host.mjs', import.meta.url));
+const DELAY_PROXY = fileURLToPath(new URL('./delay-proxy.mjs', import.meta.url));
 const API_KEY = 'hosts-test-key';
 
 export interface AgentqHosts {
@@ -21,8 +22,10 @@ export interface AgentqHosts {
   call<T = unknown>(method: string, route: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Every model request so far: [when (ms since the epoch), the first user text]. */
   modelLog(): Promise<Array<[number, string]>>;
-  /** Starts `agentq worker` on a new host; resolves once it serves its pools. */
-  startWorker(name: string): Promise<ChildProcess>;
+  /** Starts `agentq worker` on a new host; resolves once it serves its pools. `redisUrl`: another way to Redis (a slow link). */
+  startWorker(name: string, options?: { redisUrl?: string }): Promise<ChildProcess>;
+  /** A slow link to Redis: a host that forwards to it, `delayMs` each way; answers its `redis://` URL. */
+  startSlowLink(name: string, delayMs: number): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -114,17 +117,28 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       model.send({ log: true });
       return answer;
     };
-    const startWorker = async (name: string) => {
+    const startWorker = async (name: string, workerOptions: { redisUrl?: string } = {}) => {
       network.addHost(name);
-      const worker = network.spawn(name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], { ...env, AGENTQ_DATA_DIR: path.join(dataDir, name) });
+      const worker = network.spawn(name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], {
+        ...env,
+        AGENTQ_DATA_DIR: path.join(dataDir, name),
+        ...(workerOptions.redisUrl ? { REDIS_URL: workerOptions.redisUrl } : {}),
+      });
       await nextMessage(worker, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), `agentq worker on ${name}`);
       return worker;
+    };
+    const startSlowLink = async (name: string, delayMs: number) => {
+      const proxy = network.addHost(name);
+      const child = network.spawn(name, process.execPath, [DELAY_PROXY, '--host', proxy.address, '--to', `${redisHost.address}:6379`, '--delay', String(delayMs)], {});
+      await nextMessage(child, (message) => (message as { ready?: string })?.ready, `the slow link ${name}`);
+      return `redis://${proxy.address}:6379`;
     };
     return {
       network,
       call,
       modelLog,
       startWorker,
+      startSlowLink,
       async stop() {
         await network.remove();
         await rm(dataDir, { recursive: true, force: true });
