@@ -4,7 +4,7 @@
  * their own jail there), and a client host through which the test makes its API calls.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,10 @@ export interface AgentqHosts {
   modelLog(): Promise<Array<[number, string]>>;
   /** Starts `agentq worker` on a new host; resolves once it serves its pools. `redisUrl`: another way to Redis (a slow link). */
   startWorker(name: string, options?: { redisUrl?: string }): Promise<ChildProcess>;
+  /** Kills the first Redis primary (SIGKILL), as a crashed machine. */
+  killPrimary(): Promise<void>;
+  /** With Sentinels: the primary's address they name now. */
+  primaryNow(): Promise<string>;
   /** A slow link to Redis: a host that forwards to it, `delayMs` each way; answers its `redis://` URL. */
   startSlowLink(name: string, delayMs: number): Promise<string>;
   stop(): Promise<void>;
@@ -62,7 +66,25 @@ function nextMessage<T>(child: ChildProcess, pick: (message: unknown) => T | und
   });
 }
 
-export async function startAgentqHosts(options: { script: string; latencyMs: number; concurrency: number; env?: Record<string, string> }): Promise<AgentqHosts> {
+/** Answers once `redis-cli <args>` run on `host` prints what `done` accepts. */
+async function untilRedisCli(network: TestNetwork, host: string, args: string[], done: (output: string) => boolean): Promise<string> {
+  for (let tries = 0; ; tries++) {
+    try {
+      const output = execFileSync('ip', ['netns', 'exec', network.host(host).ns, 'redis-cli', ...args], { stdio: 'pipe', encoding: 'utf8' });
+      if (done(output)) return output;
+    } catch (error) {
+      if (tries > 200) throw error;
+    }
+    if (tries > 200) throw new Error(`redis-cli ${args.join(' ')} on ${host} never answered as expected`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * `sentinels`: Redis as a primary (host `redis`), a replica (`replica`) and three Sentinels (`sentinel1`..3),
+ * each on a host of its own; agentq's processes find the primary through the Sentinels.
+ */
+export async function startAgentqHosts(options: { script: string; latencyMs: number; concurrency: number; env?: Record<string, string>; sentinels?: boolean }): Promise<AgentqHosts> {
   const network = TestNetwork.create();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
   // The jail runs each task's tools as a uid of its own: the work folders must be searchable by others.
@@ -73,15 +95,26 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
     const modelHost = network.addHost('model');
     network.addHost('client');
 
-    network.spawn('redis', 'redis-server', ['--bind', redisHost.address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {});
-    for (let tries = 0; ; tries++) {
-      try {
-        execFileSync('ip', ['netns', 'exec', redisHost.ns, 'redis-cli', '-h', redisHost.address, 'ping'], { stdio: 'pipe' });
-        break;
-      } catch (error) {
-        if (tries > 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+    const redisArgs = (address: string) => ['--bind', address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
+    const primary = network.spawn('redis', 'redis-server', redisArgs(redisHost.address), {});
+    await untilRedisCli(network, 'redis', ['-h', redisHost.address, 'ping'], (output) => output.includes('PONG'));
+    const sentinelEnv: Record<string, string> = {};
+    if (options.sentinels) {
+      const replica = network.addHost('replica');
+      network.spawn('replica', 'redis-server', [...redisArgs(replica.address), '--replicaof', redisHost.address, '6379'], {});
+      await untilRedisCli(network, 'replica', ['-h', replica.address, 'info', 'replication'], (output) => output.includes('master_link_status:up'));
+      const sentinels = [1, 2, 3].map((index) => network.addHost(`sentinel${index}`));
+      for (const sentinel of sentinels) {
+        const file = path.join(dataDir, `${sentinel.name}.conf`);
+        await writeFile(file, `port 26379\nbind ${sentinel.address}\nprotected-mode no\nsentinel monitor mymaster ${redisHost.address} 6379 2\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n`);
+        network.spawn(sentinel.name, 'redis-server', [file, '--sentinel'], {});
       }
+      // Every Sentinel knows the primary, its replica and the others.
+      for (const sentinel of sentinels) {
+        await untilRedisCli(network, sentinel.name, ['-h', sentinel.address, '-p', '26379', 'sentinel', 'master', 'mymaster'], (output) => /num-slaves\n1\n/.test(output) && /num-other-sentinels\n2\n/.test(output));
+      }
+      sentinelEnv.REDIS_SENTINELS = sentinels.map((sentinel) => `${sentinel.address}:26379`).join(',');
+      sentinelEnv.REDIS_MASTER_NAME = 'mymaster';
     }
     const model = network.spawn('model', process.execPath, [MODEL_SERVER, '--host', modelHost.address, '--script', options.script, '--latency', String(options.latencyMs), '--log'], {});
     const modelURL = await nextMessage(model, (message) => (message as { ready?: string })?.ready, 'the model double');
@@ -95,6 +128,7 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       AGENTQ_MODEL: 'hosts-model',
       AGENTQ_LOG_LEVEL: 'warn',
       AGENTQ_API_KEYS: API_KEY,
+      ...sentinelEnv,
       ...options.env,
     };
     const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], { ...env, AGENTQ_HOST: apiHost.address, PORT: '8080', AGENTQ_DATA_DIR: path.join(dataDir, 'api') });
@@ -139,6 +173,16 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       modelLog,
       startWorker,
       startSlowLink,
+      async killPrimary() {
+        const exited = new Promise((resolve) => primary.once('exit', resolve));
+        primary.kill('SIGKILL');
+        await exited;
+      },
+      async primaryNow() {
+        const sentinel = network.host('sentinel1');
+        const output = await untilRedisCli(network, 'sentinel1', ['-h', sentinel.address, '-p', '26379', 'sentinel', 'get-master-addr-by-name', 'mymaster'], (text) => text.trim().length > 0);
+        return output.trim().split('\n')[0]!;
+      },
       async stop() {
         await network.remove();
         await rm(dataDir, { recursive: true, force: true });

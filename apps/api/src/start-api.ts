@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { allowedModels, ConfigError, fairOptions, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
+import { allowedModels, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -38,9 +38,9 @@ export async function startApi(options: { config: Config; host?: string; logger?
   const metrics = createMetrics();
   const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-api' });
   // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
-  const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-api', failFast: true });
+  const redis = connectRedis({ ...redisTarget(config), name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
-  const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-api-events' });
+  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-api-events' });
   subscriber.on('error', () => undefined);
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);

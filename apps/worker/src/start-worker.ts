@@ -9,7 +9,7 @@ import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
-import { concurrencyFor, fairOptions, modelFor, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
+import { concurrencyFor, fairOptions, modelFor, redisTarget, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -76,11 +76,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const poolTools = await isolationForPools({ config, pools: options.pools });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
-  const redis = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker' });
-  const data = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-data', pipelined: true });
+  const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
+  const data = connectRedis({ ...redisTarget(config), name: 'agentq-worker-data', pipelined: true });
   const connection = watchRedis(redis, { label: 'agentq worker', log: (line) => logger.warn(line) });
   data.on('error', () => undefined);
-  const subscriber = connectRedis({ url: config.REDIS_URL, name: 'agentq-worker-cancel' });
+  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel' });
   subscriber.on('error', () => undefined);
   const workerId = `${hostname()}:${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, llmConfigured, loadConfig, toolProtocolFor } from './index.js';
+import { ConfigError, llmConfigured, loadConfig, redisTarget, toolProtocolFor } from './index.js';
 
 describe('loadConfig', () => {
   it('gives every default', () => {
@@ -45,5 +45,21 @@ describe('toolProtocolFor', () => {
     const config = loadConfig({ env: { AGENTQ_TOOL_PROTOCOL: 'fences', AGENTQ_TOOL_PROTOCOL_CASUAL: 'native' } });
     expect(toolProtocolFor(config, 'coder')).toBe('fences');
     expect(toolProtocolFor(config, 'casual')).toBe('native');
+  });
+});
+
+describe('redisTarget', () => {
+  it('is REDIS_URL, or the Sentinels and the primary they watch, and says which sentinel entry is wrong', () => {
+    expect(redisTarget(loadConfig({ env: { REDIS_URL: 'redis://:pw@10.0.0.5:6380/2' } }))).toEqual({ url: 'redis://:pw@10.0.0.5:6380/2' });
+    expect(redisTarget(loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1:26379, sentinel-2:26379', REDIS_MASTER_NAME: 'agentq' } }))).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: 'sentinel-2', port: 26379 },
+      ],
+      masterName: 'agentq',
+    });
+    expect(() => loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1' } })).toThrow(/REDIS_SENTINELS=.*"10\.0\.0\.1" is not host:port/);
+    expect(() => loadConfig({ env: { REDIS_SENTINELS: ',' } })).toThrow(/names no sentinel/);
   });
 });

@@ -126,6 +126,25 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Where Redis answers; BullMQ queues, task records, memory and events all live there. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /**
+   * Redis Sentinels, `host:port,host:port,...`: agentq asks them where the primary of REDIS_MASTER_NAME is,
+   * and follows it when they promote a replica. REDIS_URL then gives only the credentials and the database.
+   */
+  REDIS_SENTINELS: z
+    .string()
+    .transform((value, context) => {
+      const sentinels = value.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+        const at = entry.lastIndexOf(':');
+        const port = Number(entry.slice(at + 1));
+        if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535) context.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+        return { host: entry.slice(0, at), port };
+      });
+      if (!sentinels.length) context.addIssue({ code: 'custom', message: 'names no sentinel: host:port,host:port' });
+      return sentinels;
+    })
+    .optional(),
+  /** The primary's name the Sentinels monitor. */
+  REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
   /** Prefix of every Redis key agentq writes, so several installs (or tests) can share one Redis. */
   AGENTQ_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/, 'letters, digits, "_", "." or "-" only').default('agentq'),
   /** Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, OpenAI, DeepSeek ...). */
@@ -369,4 +388,9 @@ export function allowedModels(config: Config): Set<string> {
 /** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, AGENTQ_TENANT_WEIGHTS). */
 export function fairOptions(config: Config): { backlog: number; weights?: Record<string, number> } {
   return { backlog: config.AGENTQ_FAIR_BACKLOG, ...(config.AGENTQ_TENANT_WEIGHTS ? { weights: config.AGENTQ_TENANT_WEIGHTS } : {}) };
+}
+
+/** Where Redis is: REDIS_URL, or the primary the Sentinels name (REDIS_URL's credentials and database). */
+export function redisTarget(config: Config): { url: string; sentinels?: Array<{ host: string; port: number }>; masterName?: string } {
+  return { url: config.REDIS_URL, ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}) };
 }

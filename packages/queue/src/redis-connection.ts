@@ -10,11 +10,24 @@ import { Redis } from 'ioredis';
  * auto-pipelining): many jobs' writes in one round trip, one system call on each side. Not for the
  * connection BullMQ uses, whose blocking reads must not wait behind others.
  */
-export function connectRedis(options: { url: string; name?: string; failFast?: boolean; pipelined?: boolean }): Redis {
-  return new Redis(options.url, {
+export function connectRedis(options: { url: string; sentinels?: Array<{ host: string; port: number }>; masterName?: string; name?: string; failFast?: boolean; pipelined?: boolean }): Redis {
+  const settings = {
     ...(options.failFast ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 5_000 } : { maxRetriesPerRequest: null }),
     ...(options.name ? { connectionName: options.name } : {}),
     ...(options.pipelined ? { enableAutoPipelining: true } : {}),
+  };
+  if (!options.sentinels) return new Redis(options.url, settings);
+  // Through Sentinels: the primary they name, followed when they promote another (`failoverDetector`:
+  // told at once, not at the next lost connection); REDIS_URL gives the credentials and database.
+  const url = new URL(options.url);
+  return new Redis({
+    sentinels: options.sentinels,
+    name: options.masterName ?? 'mymaster',
+    failoverDetector: true,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
+    ...settings,
   });
 }
 
