@@ -26,6 +26,8 @@ export interface AgentqHosts {
   startWorker(name: string, options?: { redisUrl?: string }): Promise<ChildProcess>;
   /** Kills the first Redis primary (SIGKILL), as a crashed machine. */
   killPrimary(): Promise<void>;
+  /** With Sentinels: stops (SIGSTOP) or lets go on (SIGCONT) both replicas. */
+  pauseReplicas(paused: boolean): void;
   /** With Sentinels: the primary's address they name now. */
   primaryNow(): Promise<string>;
   /** A slow link to Redis: a host that forwards to it, `delayMs` each way; answers its `redis://` URL. */
@@ -99,10 +101,14 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
     const primary = network.spawn('redis', 'redis-server', redisArgs(redisHost.address), {});
     await untilRedisCli(network, 'redis', ['-h', redisHost.address, 'ping'], (output) => output.includes('PONG'));
     const sentinelEnv: Record<string, string> = {};
+    const replicas: ChildProcess[] = [];
     if (options.sentinels) {
-      const replica = network.addHost('replica');
-      network.spawn('replica', 'redis-server', [...redisArgs(replica.address), '--replicaof', redisHost.address, '6379'], {});
-      await untilRedisCli(network, 'replica', ['-h', replica.address, 'info', 'replication'], (output) => output.includes('master_link_status:up'));
+      // Two replicas: after a failover the promoted one still has one (commits that wait for a replica go on).
+      for (const name of ['replica', 'replica2']) {
+        const replica = network.addHost(name);
+        replicas.push(network.spawn(name, 'redis-server', [...redisArgs(replica.address), '--replicaof', redisHost.address, '6379'], {}));
+        await untilRedisCli(network, name, ['-h', replica.address, 'info', 'replication'], (output) => output.includes('master_link_status:up'));
+      }
       const sentinels = [1, 2, 3].map((index) => network.addHost(`sentinel${index}`));
       for (const sentinel of sentinels) {
         const file = path.join(dataDir, `${sentinel.name}.conf`);
@@ -111,7 +117,7 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       }
       // Every Sentinel knows the primary, its replica and the others.
       for (const sentinel of sentinels) {
-        await untilRedisCli(network, sentinel.name, ['-h', sentinel.address, '-p', '26379', 'sentinel', 'master', 'mymaster'], (output) => /num-slaves\n1\n/.test(output) && /num-other-sentinels\n2\n/.test(output));
+        await untilRedisCli(network, sentinel.name, ['-h', sentinel.address, '-p', '26379', 'sentinel', 'master', 'mymaster'], (output) => /num-slaves\n2\n/.test(output) && /num-other-sentinels\n2\n/.test(output));
       }
       sentinelEnv.REDIS_SENTINELS = sentinels.map((sentinel) => `${sentinel.address}:26379`).join(',');
       sentinelEnv.REDIS_MASTER_NAME = 'mymaster';
@@ -173,6 +179,9 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       modelLog,
       startWorker,
       startSlowLink,
+      pauseReplicas(paused: boolean) {
+        for (const replica of replicas) replica.kill(paused ? 'SIGSTOP' : 'SIGCONT');
+      },
       async killPrimary() {
         const exited = new Promise((resolve) => primary.once('exit', resolve));
         primary.kill('SIGKILL');

@@ -1,8 +1,9 @@
 /**
  * Redis fails over, on real network stacks: a primary, a replica and three Sentinels, each on a host of
  * its own; the API and the workers find the primary through the Sentinels. The primary is killed
- * mid-batch: the Sentinels promote the replica, every process follows it without a restart, and the
- * batch completes. What asynchronous replication lost, if anything, is counted and printed.
+ * mid-batch: the Sentinels promote a replica, every process follows it without a restart, and the
+ * batch completes. Each commit waits for a replica (AGENTQ_COMMIT_REPLICAS=1), so no run builds on a
+ * step a failover could lose; shown first with the replicas stopped: no task goes on until one answers.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '@agentq/contract';
@@ -20,11 +21,24 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () => {
   it('follows the promoted replica without a restart, and the batch completes', async () => {
-    hosts = await startAgentqHosts({ script: 'three-step', latencyMs: 200, concurrency: 4, sentinels: true });
+    hosts = await startAgentqHosts({ script: 'three-step', latencyMs: 200, concurrency: 4, sentinels: true, env: { AGENTQ_COMMIT_REPLICAS: '1', AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '500' } });
     for (const name of ['w1', 'w2']) await hosts.startWorker(name);
     const before = await hosts.primaryNow();
+
+    // With no replica answering, no commit is confirmed: the task does not go on (its attempt fails and
+    // is tried again); once they answer, it completes.
+    hosts.pauseReplicas(true);
+    const [held] = (await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks: [{ prompt: 'held back', agent: 'coder' }] })).body.tasks.map((task) => task.id);
+    const pausedAt = Date.now();
+    while ((await hosts.modelLog()).length === 0 && Date.now() - pausedAt < 1_500) await pause(50);
+    const heldStatus = (await hosts.call<{ status: string; steps: number }>('GET', `/v1/tasks/${held}`)).body;
+    expect(heldStatus.steps).toBe(0);
+    hosts.pauseReplicas(false);
+    while ((await hosts.call<{ status: string }>('GET', `/v1/tasks/${held}`)).body.status !== 'completed') await pause(100);
+    const modelCallsBefore = (await hosts.modelLog()).length;
+
     const ids = (await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `failover ${index}`, agent: 'coder' })) })).body.tasks.map((task) => task.id);
-    while ((await hosts.modelLog()).length < TASKS) await pause(50);
+    while ((await hosts.modelLog()).length < modelCallsBefore + TASKS) await pause(50);
     const killedAt = Date.now();
     await hosts.killPrimary();
     let after = before;

@@ -145,6 +145,13 @@ const configSchema = z.object({
     .optional(),
   /** The primary's name the Sentinels monitor. */
   REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
+  /**
+   * Replicas that must hold each commit of a task before its run goes on (Redis `WAIT`): a failover then
+   * loses no step a run built on. 0: not waited for (replication is asynchronous).
+   */
+  AGENTQ_COMMIT_REPLICAS: z.coerce.number().int().min(0).default(0),
+  /** How long a commit waits for those replicas before its run is tried again. */
+  AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: positiveInt(1_000),
   /** Prefix of every Redis key agentq writes, so several installs (or tests) can share one Redis. */
   AGENTQ_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/, 'letters, digits, "_", "." or "-" only').default('agentq'),
   /** Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, OpenAI, DeepSeek ...). */
@@ -393,4 +400,9 @@ export function fairOptions(config: Config): { backlog: number; weights?: Record
 /** Where Redis is: REDIS_URL, or the primary the Sentinels name (REDIS_URL's credentials and database). */
 export function redisTarget(config: Config): { url: string; sentinels?: Array<{ host: string; port: number }>; masterName?: string } {
   return { url: config.REDIS_URL, ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}) };
+}
+
+/** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */
+export function commitDurability(config: Config): { replicas: number; timeoutMs: number } | undefined {
+  return config.AGENTQ_COMMIT_REPLICAS > 0 ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS } : undefined;
 }

@@ -82,4 +82,12 @@ describe('the commit script', () => {
     // Without its tenant, a status change of a submitted task is refused rather than leaving the indexes wrong.
     await expect(store.commit({ taskId: task.id, status: 'failed' })).rejects.toThrow(/needs its index keys/);
   });
+
+  it('with commits that wait for a replica, throws when none confirms one in time (this Redis has none)', async () => {
+    const task = await newTask();
+    const durable = new TaskStore(store.redis, store.keys, undefined, undefined, { replicas: 1, timeoutMs: 50 });
+    await expect(durable.commit({ taskId: task.id, fields: { x: '1' } })).rejects.toThrow(/not confirmed by 1 Redis replica within 50 ms \(AGENTQ_COMMIT_REPLICAS\)/);
+    // A commit refused anyway is answered as it is: nothing was written for a replica to hold.
+    expect(await durable.commit({ taskId: task.id, runToken: 'nobody', fields: { y: '1' } })).toMatchObject({ outcome: 'stale_token' });
+  });
 });

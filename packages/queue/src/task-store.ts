@@ -124,6 +124,12 @@ export class TaskStore {
     readonly keys: Keys,
     readonly retentionMs = 7 * 24 * 3600 * 1000,
     readonly tenantLimits?: TenantLimits,
+    /**
+     * Each commit is answered only once this many replicas hold it (Redis `WAIT`, AGENTQ_COMMIT_REPLICAS):
+     * a run never builds on a step a failover could lose. Past `timeoutMs` without them, the commit throws
+     * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
+     */
+    readonly durability?: { replicas: number; timeoutMs: number },
   ) {
     redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
     redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
@@ -204,7 +210,19 @@ export class TaskStore {
     return result;
   }
 
-  private runCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
+  private async runCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
+    const reply = this.sendCommit(options, read);
+    if (!this.durability) return reply;
+    // Right behind the commit, on the same connection: answered once the replicas hold it.
+    const { replicas, timeoutMs } = this.durability;
+    const [result, confirmed] = await Promise.all([reply, this.redis.wait(replicas, timeoutMs)]);
+    if (result[0] === 'applied' && confirmed < replicas) {
+      throw new Error(`The commit of task ${options.taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS): it is tried again.`);
+    }
+    return result;
+  }
+
+  private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
     const { taskId } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
     const indexKeys =
