@@ -6,6 +6,7 @@
  *   three-step  write a file, run bash on it, then answer (a 3-step task with 2 tools)
  *   diamond     the planner is answered with a diamond plan (1, then 2 and 3, then 4); the rest "done"
  *   usage       every request is answered "done", reporting 50 prompt and 100 completion tokens
+ *   mixed       a task whose prompt starts with "multi" is three-step, any other single
  *
  * IPC: it sends `{ ready: baseURL }`; `{ arrivals: [prompt...] }` is answered with when the first
  * request of each prompt arrived (ms since the epoch, sub-millisecond); `{ count: true }` with the
@@ -59,6 +60,7 @@ scripts.diamond = [
   { match: (request) => String(request.messages[0]?.content).startsWith('You are the planner'), reply: answer({ content: `\`\`\`json\n${JSON.stringify({ plan: diamond })}\n\`\`\`` }) },
   ...scripts.single,
 ];
+scripts.mixed = [...scripts['three-step'].map((rule) => ({ ...rule, match: (request) => firstUserText(request).startsWith('multi') && (rule.match?.(request) ?? true) })), ...scripts.single];
 const rules = scripts[values.script];
 if (!rules) throw new Error(`No script ${values.script}`);
 const double = await startOpenAIDouble({ rules: [record, ...rules], host: values.host });

@@ -22,8 +22,11 @@ export interface AgentqHosts {
   call<T = unknown>(method: string, route: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Every model request so far: [when (ms since the epoch), the first user text]. */
   modelLog(): Promise<Array<[number, string]>>;
-  /** Starts `agentq worker` on a new host; resolves once it serves its pools. `redisUrl`: another way to Redis (a slow link). */
-  startWorker(name: string, options?: { redisUrl?: string }): Promise<ChildProcess>;
+  /**
+   * Starts `agentq worker` on a new host; resolves once it serves its pools. `redisUrl`: another way to
+   * Redis (a slow link); `onRedisHost`: on the Redis host itself, reaching it over loopback.
+   */
+  startWorker(name: string, options?: { redisUrl?: string; onRedisHost?: boolean }): Promise<ChildProcess>;
   /** Kills the first Redis primary (SIGKILL), as a crashed machine. */
   killPrimary(): Promise<void>;
   /** With Sentinels: stops (SIGSTOP) or lets go on (SIGCONT) both replicas. */
@@ -157,9 +160,9 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       model.send({ log: true });
       return answer;
     };
-    const startWorker = async (name: string, workerOptions: { redisUrl?: string } = {}) => {
-      network.addHost(name);
-      const worker = network.spawn(name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], {
+    const startWorker = async (name: string, workerOptions: { redisUrl?: string; onRedisHost?: boolean } = {}) => {
+      if (!workerOptions.onRedisHost) network.addHost(name);
+      const worker = network.spawn(workerOptions.onRedisHost ? 'redis' : name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], {
         ...env,
         AGENTQ_DATA_DIR: path.join(dataDir, name),
         ...(workerOptions.redisUrl ? { REDIS_URL: workerOptions.redisUrl } : {}),
