@@ -142,6 +142,8 @@ describe('tenants', () => {
       fetch(`${url}/v1/tasks/${waiting}/cancel`, as('key-globex', { method: 'POST' })),
       fetch(`${url}/v1/tasks/${done}/retry`, as('key-globex', { method: 'POST' })),
       fetch(`${url}/v1/tasks/${waiting}/input`, as('key-globex', { method: 'POST', body: JSON.stringify({ text: 'hijacked' }) })),
+      // A fork would copy another tenant's memory and files.
+      fetch(`${url}/v1/tasks/${done}/fork`, as('key-globex', { method: 'POST', body: JSON.stringify({ fromStep: 1 }) })),
     ];
     for (const response of await Promise.all(foreign)) {
       expect(response.status, response.url).toBe(404);
@@ -168,6 +170,10 @@ describe('tenants', () => {
     await waitForEnd(url, theirs!).catch(() => undefined);
     const retry = (await (await fetch(`${url}/v1/tasks/${theirs}/retry`, as('key-admin', { method: 'POST' }))).json()) as { id: string };
     expect(((await (await fetch(`${url}/v1/tasks/${retry.id}`, as('key-globex'))).json()) as TaskView).tenant).toBe('globex');
+    // A fork too, whoever asks: an admin's fork of acme's task is acme's, not in another tenant's lists.
+    const fork = (await (await fetch(`${url}/v1/tasks/${done}/fork`, as('key-admin', { method: 'POST', body: JSON.stringify({ fromStep: 1 }) }))).json()) as { id: string };
+    expect(((await (await fetch(`${url}/v1/tasks/${fork.id}`, as('key-acme'))).json()) as TaskView).tenant).toBe('acme');
+    expect((await fetch(`${url}/v1/tasks/${fork.id}`, as('key-globex'))).status).toBe(404);
   });
 
   it("a batch, a bulk action and the overview stay within a tenant, even with another tenant's batch name", async () => {

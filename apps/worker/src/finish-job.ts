@@ -5,7 +5,7 @@
  * between subtasks.
  */
 import type { Job } from 'bullmq';
-import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
+import { AGENT_KINDS, TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
 import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
 import { budgetSpent, startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { capOutput } from '@agentq/tools';
@@ -62,9 +62,8 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
     settle: async (ran, { by }) => {
       const finish: Finish = ran.ended === 'ran' ? ran.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: ran.message } };
       if (finish.kind === 'stop') {
-        const done = current.length - failed.length;
-        await transitions.fail(record, { ...by, error: { code: 'budget', message: `${finish.message} ${done} of ${current.length} steps completed.` }, result: `Partial results:\n\n${report.join('\n\n')}` });
-        return 'failed';
+        const error: TaskError = { code: 'budget', message: `${finish.message} ${current.length - failed.length} of ${current.length} steps completed.` };
+        return failWithPartialResults({ context, record, by, error, report });
       }
       const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
       if (outcome?.status === 'cancelled') {
@@ -84,25 +83,15 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
         return 'replanned';
       }
       if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
-      return failWithPartialResults({ context, record, by, failed: failed.length, of: current.length, problems, report });
+      const error: TaskError = { code: 'subtasks_failed', message: `${failed.length} of ${current.length} steps did not complete: ${problems.join('; ')}` };
+      return failWithPartialResults({ context, record, by, error, report });
     },
   });
   return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
 }
 
-async function failWithPartialResults(options: {
-  context: PlannerContext;
-  record: TaskRecord;
-  by: ByRun;
-  failed: number;
-  of: number;
-  problems: string[];
-  report: string[];
-}): Promise<string> {
-  await options.context.transitions.fail(options.record, {
-    ...options.by,
-    error: { code: 'subtasks_failed', message: `${options.failed} of ${options.of} steps did not complete: ${options.problems.join('; ')}` },
-    result: `Partial results:\n\n${options.report.join('\n\n')}`,
-  });
+/** The planned task fails with `error`, its result what the steps produced. */
+async function failWithPartialResults(options: { context: PlannerContext; record: TaskRecord; by: ByRun; error: TaskError; report: string[] }): Promise<string> {
+  await options.context.transitions.fail(options.record, { ...options.by, error: options.error, result: `Partial results:\n\n${options.report.join('\n\n')}` });
   return 'failed';
 }

@@ -56,12 +56,16 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   const { store, queues } = options;
   const transitions = new Transitions(store);
   const router = Router();
+  // A model a task names must be one this install allows: said like any other bad field.
+  const allowModel = (model: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
+    if (model !== undefined && !options.allowedModels.has(model)) context.addIssue({ code: 'custom', path, message: modelNotAllowed(model, options.allowedModels) });
+  };
+  const submitBody = submitSchema.superRefine((body, context) => body.tasks.forEach((task, index) => allowModel(task.model, ['tasks', index, 'model'], context)));
+  const forkBody = forkSchema.superRefine((body, context) => allowModel(body.model, ['model'], context));
 
   router.post('/v1/tasks', async (request, response) => {
-    const parsed = submitSchema.safeParse(request.body);
+    const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const unknown = parsed.data.tasks.flatMap((task, index) => (task.model !== undefined && !options.allowedModels.has(task.model) ? [{ path: `tasks.${index}.model`, message: modelNotAllowed(task.model, options.allowedModels) }] : []));
-    if (unknown.length) throw new ApiError('invalid_request', `The request body is invalid: ${unknown[0]!.path}: ${unknown[0]!.message}${unknown.length > 1 ? ` (and ${unknown.length - 1} more)` : ''}`, unknown);
     const tenant = principalOf(response).tenant;
     const reached = await tenantLimitReached(store, tenant);
     if (reached) {
@@ -153,10 +157,8 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
 
   router.post('/v1/tasks/:id/fork', async (request, response) => {
     const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
-    const parsed = forkSchema.safeParse(request.body);
+    const parsed = forkBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const { model } = parsed.data;
-    if (model !== undefined && !options.allowedModels.has(model)) throw new ApiError('invalid_request', `The request body is invalid: model: ${modelNotAllowed(model, options.allowedModels)}`, [{ path: 'model', message: modelNotAllowed(model, options.allowedModels) }]);
     try {
       const fork = await forkTask({ store, queues, source, input: parsed.data });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
