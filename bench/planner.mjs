@@ -6,6 +6,7 @@
  *   npm run bench:planner -- --tasks 100
  */
 import { parseArgs } from 'node:util';
+import { createKeys, STATUS_SPAN, statusBand } from '@agentq/queue';
 import { startAgentq, until } from './lib/agentq.mjs';
 import { startModel } from './lib/model.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
@@ -19,8 +20,10 @@ const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL,
 try {
   const started = performance.now();
   const ids = await agentq.submit(Array.from({ length: taskCount }, (_, index) => ({ prompt: `diamond ${index}` })));
-  // Subtasks are in the status indexes too: wait for the roots.
-  await until(async () => (await redis.client.zmscore(`planner:tasks:status:completed`, ...ids)).filter(Boolean).length + (await redis.client.zmscore(`planner:tasks:status:failed`, ...ids)).filter(Boolean).length, taskCount, 20);
+  // The roots' statuses are in their scores in the list (task-index.ts): wait until each has ended.
+  const ended = [statusBand('completed'), statusBand('failed')];
+  const bands = async () => (await redis.client.zmscore(createKeys('planner').allTasks, ...ids)).map((score) => Math.floor(Number(score) / STATUS_SPAN));
+  await until(async () => (await bands()).filter((band) => ended.includes(band)).length, taskCount, 20);
   const totalMs = performance.now() - started;
 
   const gaps = [];

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { countByStatus, createKeys } from '@agentq/queue';
 import { startAgentqApi, startAgentqWorker } from './processes.mjs';
 
 export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench', pools = 'casual', concurrency = 50, env = {} }) {
@@ -29,7 +30,7 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
     },
     /** How many submitted tasks ended so far (completed or failed). */
     async ended(redis) {
-      const [completed, failed] = await Promise.all([redis.zcard(`${prefix}:tasks:status:completed`), redis.zcard(`${prefix}:tasks:status:failed`)]);
+      const { completed, failed } = await countByStatus(redis, createKeys(prefix).allTasks);
       return { completed, failed, ended: completed + failed };
     },
     async stop() {

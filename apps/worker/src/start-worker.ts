@@ -14,6 +14,7 @@ import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
   connectRedis,
+  upgradeTaskIndexes,
   createAgentQueues,
   createKeys,
   compactEvents,
@@ -93,6 +94,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
+  await upgradeTaskIndexes(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
   if (config.AGENTQ_LIMITS) await loadTokenizer();

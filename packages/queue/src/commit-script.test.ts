@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
 import { createKeys } from './keys.js';
+import { countByStatus, indexScore } from './task-index.js';
 import { connectRedis } from './redis-connection.js';
 import { TaskStore } from './task-store.js';
 import { Transitions } from './transitions.js';
@@ -72,13 +73,17 @@ describe('the commit script', () => {
     }
   });
 
-  it('moves a submitted task between the status indexes, its tenant\'s too', async () => {
+  it('moves a submitted task to its new status in both lists, its tenant\'s too', async () => {
     const task = await newTask();
-    await transitions.claim(task, { runToken: 'r' });
     const keys = store.keys;
-    expect(await store.redis.zscore(keys.tasksWithStatus('running'), task.id)).not.toBeNull();
-    expect(await store.redis.zscore(keys.tenantTasksWithStatus('acme', 'running'), task.id)).not.toBeNull();
-    expect(await store.redis.zscore(keys.tenantTasksWithStatus('acme', 'queued'), task.id)).toBeNull();
+    const order = Number(await store.redis.hget(keys.task(task.id), 'order'));
+    expect(order).toBeGreaterThan(0);
+    const scores = async () => [await store.redis.zscore(keys.allTasks, task.id), await store.redis.zscore(keys.tenantTasks('acme'), task.id)].map(Number);
+    const before = await countByStatus(store.redis, keys.tenantTasks('acme'));
+    expect(await scores()).toEqual([indexScore('queued', order), indexScore('queued', order)]);
+    await transitions.claim(task, { runToken: 'r' });
+    expect(await scores()).toEqual([indexScore('running', order), indexScore('running', order)]);
+    expect(await countByStatus(store.redis, keys.tenantTasks('acme'))).toMatchObject({ queued: before.queued - 1, running: before.running + 1 });
     // Without its tenant, a status change of a submitted task is refused rather than leaving the indexes wrong.
     await expect(store.commit({ taskId: task.id, status: 'failed' })).rejects.toThrow(/needs its index keys/);
   });

@@ -2,14 +2,14 @@
  * The write path of a task's state, as Lua scripts, so that everything in a change lands together or
  * not at all. The contract (docs/DESIGN.md, "The commit script"):
  *
- * COMMIT: KEYS = [task, messages, events, expiry, to-compact, ...status index keys]; ARGV = [payload JSON, then
+ * COMMIT: KEYS = [task, messages, events, expiry, to-compact, then for a status change of a submitted task
+ * its lists: every tenant's, its tenant's]; ARGV = [payload JSON, then
  * each message to append (JSON text), then each event's data (JSON text)]: what may be long goes as
  * it is, not inside the payload, so nothing decodes it.
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
  *   and by `runToken` (the run that holds the task), and carry fields, counters to add to the task's
- *   (`add`: tokens, model time, cost), steps, messages to append and events to add. The status index
- *   keys are passed for a status change of a submitted
- *   task: for each status of `indexStatuses`, the global index, then the tenant's, in that order.
+ *   (`add`: tokens, model time, cost), steps, messages to append and events to add. A status change
+ *   of a submitted task moves it to the new status's band (`band`) of its two lists (task-index.ts).
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
  * - A budgeted task's spending adds up at its root, and the tenant's per day with tenant limits
  *   (SPENDING).
@@ -22,8 +22,9 @@
  *   commits too) and, when applied, its memory: a run's claim reads
  *   its task in the same round trip.
  *
- * CREATE: KEYS = [the order counter, then for each task: task, events, ...its index keys, its
- * idempotency key (if any)]; listed tasks take their `order` from the counter, in their order;
+ * CREATE: KEYS = [the order counter, then for each task: task, events, ...its lists (every tenant's,
+ * its tenant's, its batch's if any), its idempotency key (if any)]; listed tasks take their `order`
+ * from the counter, in their order, and their status's `band` in the first two lists;
  * ARGV = [payload JSON]. Stores each new record (its fields), adds it to its indexes, and its first
  * event if any; a task whose idempotency key already names a live task writes nothing and answers
  * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
@@ -38,6 +39,8 @@
  * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
  * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
  */
+
+import { STATUS_SPAN } from './task-index.js';
 
 /** Builds the events' lines, then one XADD and one PUBLISH; returns the new last `seq`. */
 const ENVELOPE = `
@@ -135,17 +138,11 @@ end
 local status = current
 if c.status and c.status ~= current then
   if listed == '1' then
-    local statuses = c.indexStatuses
-    if not statuses or #KEYS < 5 + 2 * #statuses then return redis.error_reply('a status change of a submitted task needs its index keys') end
-    for index, name in ipairs(statuses) do
-      if name == current then
-        redis.call('ZREM', KEYS[5 + index], c.taskId)
-        redis.call('ZREM', KEYS[5 + #statuses + index], c.taskId)
-      elseif name == c.status then
-        redis.call('ZADD', KEYS[5 + index], order, c.taskId)
-        redis.call('ZADD', KEYS[5 + #statuses + index], order, c.taskId)
-      end
-    end
+    if not c.band or #KEYS < 7 then return redis.error_reply('a status change of a submitted task needs its index keys') end
+    -- Into the new status's band of both its lists (task-index.ts).
+    local score = string.format('%.0f', c.band * ${STATUS_SPAN} + tonumber(order))
+    redis.call('ZADD', KEYS[6], score, c.taskId)
+    redis.call('ZADD', KEYS[7], score, c.taskId)
     -- A submitted task that ended is removed with its subtasks once its retention is over.
     if c.expireAt then redis.call('ZADD', expiryKey, c.expireAt, c.taskId) end
   end
@@ -208,7 +205,10 @@ for index, t in ipairs(c.tasks) do
       fields[#fields + 1] = #t.events
     end
     redis.call('HSET', task, unpack(fields))
-    for key = next + 2, next + 1 + t.indexes do redis.call('ZADD', KEYS[key], order, t.taskId) end
+    -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
+    for i = 1, t.indexes do
+      redis.call('ZADD', KEYS[next + 1 + i], i <= 2 and string.format('%.0f', t.band * ${STATUS_SPAN} + order) or order, t.taskId)
+    end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(eventsKey, nil, t.taskId, t.rootId, c.ts, t.events, 0)
     if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end

@@ -4,7 +4,6 @@
  * sweeps, and they share the work (claim-due.ts): a claimed batch is removed in one pipeline, and then
  * dropped from the due set.
  */
-import { type TaskStatus, TERMINAL_STATUSES } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
 import { claimDue } from './claim-due.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
@@ -35,13 +34,13 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
     const roots = await claimDue(redis, keys.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
     if (roots.length === 0) break;
     const read = redis.pipeline();
-    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'status', 'batch');
+    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
     const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
 
     const remove = redis.pipeline();
     const everyId: string[] = [];
     roots.forEach((rootId, index) => {
-      const [children, tenant, status, batch] = records[index] ?? [null, null, null, null];
+      const [children, tenant, batch] = records[index] ?? [null, null, null];
       const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
       everyId.push(...ids);
       remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
@@ -49,11 +48,6 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
       remove.zrem(keys.allTasks, rootId);
       remove.zrem(keys.tenantTasks(owner), rootId);
       if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
-      // An ended task is in its final status's indexes only; a record already gone, in none we know.
-      if (status && TERMINAL_STATUSES.has(status as TaskStatus)) {
-        remove.zrem(keys.tasksWithStatus(status), rootId);
-        remove.zrem(keys.tenantTasksWithStatus(owner, status), rootId);
-      }
       remove.zrem(keys.expiry, rootId);
       remove.zrem(keys.toCompact, ...ids);
     });

@@ -22,3 +22,4 @@ export * from './jobs.js';
 export * from './tenant-spending.js';
 export * from './rate-limits.js';
 export * from './fork-task.js';
+export * from './task-index.js';

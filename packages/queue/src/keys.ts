@@ -12,15 +12,11 @@ export interface Keys {
   packedEvents(taskId: string): string;
   eventsChannel(taskId: string): string;
   cancelChannel: string;
-  /** Sorted sets of task ids by creation order: all tasks, and one per status. */
+  /** The submitted tasks of every tenant: a sorted set, status and creation order in the score (task-index.ts). */
   allTasks: string;
-  statusPrefix: string;
-  tasksWithStatus(status: string): string;
   orderCounter: string;
-  /** The same indexes per tenant: `tenantTasks(t)`, and by status under `tenantPrefix`. */
+  /** The same list, of one tenant's tasks. */
   tenantTasks(tenant: string): string;
-  tenantTasksWithStatus(tenant: string, status: string): string;
-  tenantPrefix: string;
   /** A tenant's tasks submitted with a batch id, by creation order. */
   tenantBatch(tenant: string, batch: string): string;
   /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
@@ -61,13 +57,9 @@ export function createKeys(prefix: string): Keys {
     packedEvents: (taskId) => `${prefix}:task:${taskId}:events:packed`,
     eventsChannel: (taskId) => `${prefix}:events:${taskId}`,
     cancelChannel: `${prefix}:cancel`,
-    allTasks: `${prefix}:tasks`,
-    statusPrefix: `${prefix}:tasks:status:`,
-    tasksWithStatus: (status) => `${prefix}:tasks:status:${status}`,
+    allTasks: `${prefix}:tasks:index`,
     orderCounter: `${prefix}:tasks:order`,
-    tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks`,
-    tenantTasksWithStatus: (tenant, status) => `${prefix}:tenant:${tenant}:tasks:status:${status}`,
-    tenantPrefix: `${prefix}:tenant:`,
+    tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks:index`,
     tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     tenantSpend: (tenant, day) => `${prefix}:spend:${tenant}:${day}`,

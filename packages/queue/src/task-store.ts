@@ -4,10 +4,11 @@
  * transitions module's business; this is the storage under it. Messages and events hang off each
  * task's own keys.
  */
-import { TASK_STATUSES, TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskView } from '@agentq/contract';
+import { TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskView } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
+import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { parseTaskRecord, taskView, type TaskRecord } from './task-record.js';
@@ -144,13 +145,7 @@ export class TaskStore {
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
-          ? [
-              this.keys.allTasks,
-              this.keys.tasksWithStatus(task.fields.status),
-              this.keys.tenantTasks(task.listed.tenant),
-              this.keys.tenantTasksWithStatus(task.listed.tenant, task.fields.status),
-              ...(task.listed.batch !== undefined ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)] : []),
-            ]
+          ? [this.keys.allTasks, this.keys.tenantTasks(task.listed.tenant), ...(task.listed.batch !== undefined ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)] : [])]
           : [];
         const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
@@ -162,6 +157,7 @@ export class TaskStore {
           listed: task.listed !== undefined,
           events: task.event ? [eventPayload(task.event)] : [],
           indexes: indexes.length,
+          band: statusBand(task.fields.status),
           idempotent: idempotency.length > 0,
         };
       });
@@ -225,10 +221,7 @@ export class TaskStore {
   private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
     const { taskId } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
-    const indexKeys =
-      options.status && options.tenant !== undefined
-        ? [...TASK_STATUSES.map((status) => this.keys.tasksWithStatus(status)), ...TASK_STATUSES.map((status) => this.keys.tenantTasksWithStatus(options.tenant!, status))]
-        : [];
+    const indexKeys = options.status && options.tenant !== undefined ? [this.keys.allTasks, this.keys.tenantTasks(options.tenant)] : [];
     const messages = options.messages ?? [];
     const events = options.events ?? [];
     const add = counters(options.usage, events);
@@ -240,7 +233,7 @@ export class TaskStore {
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status } : {}),
-      ...(indexKeys.length ? { indexStatuses: TASK_STATUSES } : {}),
+      ...(indexKeys.length ? { band: statusBand(options.status!) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(options.fields ? { fields: options.fields } : {}),
@@ -299,43 +292,42 @@ export class TaskStore {
 
   async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
     const { tenant, status, batch } = options;
-    // A batch has one index (any status): its tasks are filtered by status as they are read.
+    // A batch has one list (any status, scored by order): its tasks are filtered by status as they are read.
     const byBatch = batch !== undefined && tenant !== undefined;
-    const key = byBatch
-      ? this.keys.tenantBatch(tenant, batch)
-      : tenant === undefined
-        ? status
-          ? this.keys.tasksWithStatus(status)
-          : this.keys.allTasks
-        : status
-          ? this.keys.tenantTasksWithStatus(tenant, status)
-          : this.keys.tenantTasks(tenant);
     const needle = options.q?.toLowerCase();
     const found: TaskView[] = [];
-    let max = options.cursor ? `(${options.cursor}` : '+inf';
+    let before = options.cursor !== undefined ? Number(options.cursor) : undefined;
     let scanned = 0;
-    // Pages of the index, newest first, until the page is full (a search may read several).
+    // Pages of the list, newest first, until the page is full (a search may read several).
     const filtered = needle !== undefined || (byBatch && status !== undefined);
     for (;;) {
       const page = filtered ? 200 : options.limit;
-      const entries = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, page);
-      const ids = entries.filter((_, index) => index % 2 === 0);
-      const scores = entries.filter((_, index) => index % 2 === 1);
+      const entries = byBatch
+        ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
+        : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), { ...(status ? { statuses: [status] } : {}), ...(before !== undefined ? { beforeOrder: before } : {}), count: page });
       const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hgetall(this.keys.task(id));
+      for (const { id } of entries) pipeline.hgetall(this.keys.task(id));
       const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
       for (const [index, hash] of hashes.entries()) {
-        max = `(${scores[index]}`;
+        before = entries[index]!.order;
         const record = parseTaskRecord(hash);
         if (!record || (needle && !record.prompt.toLowerCase().includes(needle)) || (byBatch && status && record.status !== status)) continue;
         found.push(taskView(record));
-        if (found.length === options.limit) return { tasks: found, nextCursor: scores[index]! };
+        if (found.length === options.limit) return { tasks: found, nextCursor: String(before) };
       }
-      scanned += ids.length;
-      if (ids.length < page || scanned >= SEARCH_SCAN_LIMIT) {
-        return { tasks: found, nextCursor: ids.length < page ? null : max.slice(1) };
+      scanned += entries.length;
+      if (entries.length < page || scanned >= SEARCH_SCAN_LIMIT) {
+        return { tasks: found, nextCursor: entries.length < page ? null : String(before) };
       }
     }
+  }
+
+  /** A batch's newest tasks below order `before` (its list is scored by order alone). */
+  private async newestOfBatch(key: string, before: number | undefined, count: number): Promise<Array<{ id: string; order: number }>> {
+    const entries = await this.redis.zrevrangebyscore(key, before === undefined ? '+inf' : `(${before}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count);
+    const found: Array<{ id: string; order: number }> = [];
+    for (let at = 0; at < entries.length; at += 2) found.push({ id: entries[at]!, order: Number(entries[at + 1]) });
+    return found;
   }
 
   /** The status of many tasks at once; an unknown id (or another tenant's, given `viewer`) has status `null`. */

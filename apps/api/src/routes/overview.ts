@@ -5,10 +5,10 @@
  * the most expensive tasks, and why tasks failed. A tenant's key sees its own tasks; counts of jobs
  * per minute are the pools' (as on the pools page).
  */
-import { AGENT_POOLS, TASK_STATUSES, type OverviewView, type TaskStatus } from '@agentq/contract';
+import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { parseTaskRecord, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
+import { countByStatus, newestInIndex, parseTaskRecord, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 import { finishedPerMinute } from './pools.js';
 
@@ -24,12 +24,13 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
   const router = Router();
   router.get('/v1/overview', async (_request, response) => {
     const principal = principalOf(response);
-    const indexOf = (status: string) => (principal.admin ? keys.tasksWithStatus(status) : keys.tenantTasksWithStatus(principal.tenant, status));
+    const index = principal.admin ? keys.allTasks : keys.tenantTasks(principal.tenant);
     const now = Date.now();
-    const [counts, perPool, recent] = await Promise.all([
-      Promise.all(TASK_STATUSES.map((status) => redis.zcard(indexOf(status)))),
+    const [counts, perPool, newest] = await Promise.all([
+      countByStatus(redis, index),
       Promise.all(AGENT_POOLS.map((pool) => Promise.all([options.queues[pool].getMetrics('completed', 0, MINUTES - 2), options.queues[pool].getMetrics('failed', 0, MINUTES - 2)]))),
-      Promise.all(ENDED.map((status) => redis.zrevrange(indexOf(status), 0, SAMPLE - 1, 'WITHSCORES'))),
+      // The newest ended tasks of any end, by their order.
+      newestInIndex(redis, index, { statuses: ENDED, count: SAMPLE }),
     ]);
     const completed = new Array<number>(MINUTES).fill(0);
     const failed = new Array<number>(MINUTES).fill(0);
@@ -37,16 +38,11 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
       finishedPerMinute(done, now, MINUTES).forEach((count, index) => (completed[index]! += count));
       finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
     }
-    // The newest ended tasks of any end, by their order.
-    const newest = recent
-      .flatMap((entries) => entries.filter((_, index) => index % 2 === 0).map((id, index) => ({ id, order: Number(entries[2 * index + 1]) })))
-      .sort((a, b) => b.order - a.order)
-      .slice(0, SAMPLE);
     const read = redis.pipeline();
     for (const { id } of newest) read.hgetall(keys.task(id));
     const records = ((await read.exec()) ?? []).map(([, hash]) => parseTaskRecord(hash as Record<string, string>)).filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
-      counts: Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as OverviewView['counts'],
+      counts,
       perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },
       sample: summarise(records),
     };

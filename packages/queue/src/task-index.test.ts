@@ -1,0 +1,83 @@
+/** The task lists with the status in the score, against a real Redis: pages across statuses, counts, and the move of an earlier version's lists. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
+import { createKeys, type Keys } from './keys.js';
+import { connectRedis } from './redis-connection.js';
+import { countByStatus, indexScore, migrateTaskIndexes, newestInIndex } from './task-index.js';
+import { TaskStore } from './task-store.js';
+import { Transitions } from './transitions.js';
+
+const prefix = freshPrefix('index');
+let keys: Keys;
+let store: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  keys = createKeys(prefix);
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+describe('the task lists', () => {
+  it('page newest first across every status, by the same cursor, and count each status', async () => {
+    const tenant = 'pages';
+    const submitted = await transitions.submit(
+      Array.from({ length: 7 }, (_, index) => ({ prompt: `p${index}`, agent: 'casual' as const })),
+      { tenant },
+    );
+    // Some of them move on: a status of every kind the pages cross.
+    const [a, b, c, d] = submitted.map((task) => ({ id: task.id, tenant, listed: true }));
+    await transitions.claim(a!, { runToken: 'r' });
+    await transitions.claim(b!, { runToken: 'r' });
+    await transitions.complete(b!, { runToken: 'r', result: 'ok' });
+    await transitions.fail(c!, { from: ['queued'], error: { code: 'error', message: 'no' } });
+    await transitions.cancel(d!, { from: ['queued'], reason: 'test' });
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list({ tenant, limit: 3, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.tasks.map((task) => task.prompt));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['p6', 'p5', 'p4', 'p3', 'p2', 'p1', 'p0']);
+    expect((await store.list({ tenant, status: 'queued', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p6', 'p5', 'p4']);
+    expect((await store.list({ tenant, status: 'completed', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p1']);
+    expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({ pending: 0, queued: 3, running: 1, waiting: 0, completed: 1, failed: 1, skipped: 0, cancelled: 1 });
+    // Every tenant's list holds them too.
+    expect((await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map((entry) => entry.id)).toEqual([d!.id, c!.id]);
+  });
+
+  it('take in the lists of an earlier version, keep what this version wrote since, and do it once', async () => {
+    const redis = store.redis;
+    const old = createKeys(freshPrefix('index-old'));
+    const tasks = await new Transitions(new TaskStore(redis, old)).submit(
+      [1, 2, 3].map((index) => ({ prompt: `old ${index}`, agent: 'casual' as const })),
+      { tenant: 'acme' },
+    );
+    const orders = await Promise.all(tasks.map(async (task) => Number(await redis.hget(old.task(task.id), 'order'))));
+    // As the earlier version kept them: a sorted set per status and scope, scored by order, and one of every status.
+    await redis.del(old.allTasks, old.tenantTasks('acme'));
+    const [first, second, third] = tasks.map((task) => task.id);
+    await redis.zadd(`${old.prefix}:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
+    await redis.zadd(`${old.prefix}:tasks:status:queued`, orders[2]!, third!);
+    await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
+    await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:queued`, orders[2]!, third!);
+    await redis.zadd(`${old.prefix}:tasks`, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
+    await redis.zadd(`${old.prefix}:tenant:acme:tasks`, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
+    // This version's processes, already running, moved the third task on meanwhile.
+    await redis.zadd(old.allTasks, indexScore('running', orders[2]!), third!);
+
+    expect(await migrateTaskIndexes(redis, old)).toBe(6);
+    expect(await countByStatus(redis, old.allTasks)).toMatchObject({ completed: 2, queued: 0, running: 1 });
+    expect(await countByStatus(redis, old.tenantTasks('acme'))).toMatchObject({ completed: 2, queued: 1 });
+    expect((await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['old 3', 'old 2', 'old 1']);
+    expect(await redis.exists(`${old.prefix}:tasks:status:completed`, `${old.prefix}:tenant:acme:tasks:status:queued`, `${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`)).toBe(0);
+    expect(await migrateTaskIndexes(redis, old)).toBe(0);
+    await deletePrefix(old.prefix);
+  });
+});
