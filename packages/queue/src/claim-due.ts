@@ -6,10 +6,17 @@
  */
 import type { Redis } from 'ioredis';
 
-/** Takes up to ARGV[2] ids due at ARGV[1] out of the others' reach until ARGV[3]. */
+/** Takes up to ARGV[2] ids due at ARGV[1] out of the others' reach until ARGV[3]: one ZADD per 500 of them. */
 const CLAIM_SCRIPT = `
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], id) end
+for from = 1, #due, 500 do
+  local pairs = {}
+  for index = from, math.min(from + 499, #due) do
+    pairs[#pairs + 1] = ARGV[3]
+    pairs[#pairs + 1] = due[index]
+  end
+  redis.call('ZADD', KEYS[1], unpack(pairs))
+end
 return due
 `;
 

@@ -38,6 +38,7 @@ return out
  */
 const REPLACE_SCRIPT = `
 local replaced = 0
+local done = {}
 for index = 1, #ARGV, 3 do
   local stream, packed = KEYS[2 + (index - 1) / 3 * 2], KEYS[3 + (index - 1) / 3 * 2]
   local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
@@ -46,8 +47,9 @@ for index = 1, #ARGV, 3 do
     redis.call('DEL', stream)
     replaced = replaced + 1
   end
-  if not last or last[1] == ARGV[index + 1] then redis.call('ZREM', KEYS[1], ARGV[index]) end
+  if not last or last[1] == ARGV[index + 1] then done[#done + 1] = ARGV[index] end
 end
+for from = 1, #done, 1000 do redis.call('ZREM', KEYS[1], unpack(done, from, math.min(from + 999, #done))) end
 return replaced
 `;
 

@@ -43,30 +43,47 @@ const PRIORITY_STEP = 2 ** 40;
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: [ring, tenant's list, arrival counter]; ARGV: [tenant, then each task's id and priority]. */
-const WAIT = `
-local n = (#ARGV - 1) / 2
-local first = redis.call('INCRBY', KEYS[3], n) - n
-for i = 1, n do
-  redis.call('ZADD', KEYS[2], (11 - tonumber(ARGV[2 * i + 1])) * ${PRIORITY_STEP} + first + i, ARGV[2 * i])
+/** ZADD of many score/member pairs, a thousand arguments a call (Lua's unpack has a limit). */
+const ZADD_MANY = `
+local function zaddMany(key, pairs)
+  for from = 1, #pairs, 1000 do
+    redis.call('ZADD', key, unpack(pairs, from, math.min(from + 999, #pairs)))
+  end
 end
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  local least = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  redis.call('ZADD', KEYS[1], least[2] or 0, ARGV[1])
-end
-return n
 `;
 
 /**
- * KEYS: [ring, leases, the queue's wait list, its prioritized set]; ARGV: [tenant list prefix, backlog,
- * lease ms, weights JSON, least batch]. Pops what fits under the backlog (the queue's waiting jobs and
- * the leased ones count), the tenant of least virtual time first; answers how many tenants still wait,
- * then each popped task as id, tenant, score. While the queue still holds a batch's worth, fewer than a
- * batch are not worth a cycle's round trips: it waits for more room.
+ * KEYS: [ring, leases, the queue's wait list, its prioritized set, the arrival counter]; ARGV: [tenant
+ * list prefix, backlog, lease ms, weights JSON, least batch, admit ('1' or '0'), tenant, then each
+ * waiting task's id and priority].
+ *
+ * First the tenant's new tasks (if any) go into its list (priority first, then arrival) and the tenant
+ * joins the ring at its least virtual time. Then (with admit '1') what fits under the backlog (the
+ * queue's waiting jobs and the leased ones count) is popped, the tenant of least virtual time first,
+ * and leased. The head tenant takes as many at once as keep it at or below the next tenant's virtual
+ * time (the same turns as one at a time, in fewer commands). While the queue still holds a batch's
+ * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers how
+ * many tenants still wait, then each popped task as id, tenant, score.
  */
-const ADMIT = `${NOW}
+const ADMIT = `${NOW}${ZADD_MANY}
 local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
+local tenantArg = ARGV[7]
+local n = (#ARGV - 7) / 2
+if n > 0 then
+  local first = redis.call('INCRBY', KEYS[5], n) - n
+  local pairs = {}
+  for i = 1, n do
+    pairs[2 * i - 1] = string.format('%.0f', (11 - tonumber(ARGV[7 + 2 * i])) * ${PRIORITY_STEP} + first + i)
+    pairs[2 * i] = ARGV[6 + 2 * i]
+  end
+  zaddMany(ARGV[1] .. tenantArg, pairs)
+  if not redis.call('ZSCORE', KEYS[1], tenantArg) then
+    local least = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    redis.call('ZADD', KEYS[1], least[2] or 0, tenantArg)
+  end
+end
 local out = {0}
+if ARGV[6] ~= '1' then return out end
 if redis.call('EXISTS', KEYS[1]) == 0 then return out end
 local queued = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[2])
 local want, batch = tonumber(ARGV[2]) - queued, tonumber(ARGV[5])
@@ -75,32 +92,51 @@ if want < batch and queued >= batch then
   return out
 end
 local admitted = 0
+local leased = {}
 while admitted < want do
-  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local head = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
   if #head == 0 then break end
   local tenant, vtime = head[1], tonumber(head[2])
+  local weight = weights[tenant] or weights['*'] or 1
+  local take = want - admitted
+  if #head > 2 then take = math.max(1, math.min(take, math.ceil((tonumber(head[4]) - vtime) * weight - 1e-9))) end
   local list = ARGV[1] .. tenant
-  local popped = redis.call('ZPOPMIN', list)
-  if #popped > 0 then
+  local popped = redis.call('ZPOPMIN', list, take)
+  for i = 1, #popped, 2 do
     admitted = admitted + 1
-    redis.call('ZADD', KEYS[2], now + lease, popped[1])
-    out[#out + 1] = popped[1]
+    leased[#leased + 1] = now + lease
+    leased[#leased + 1] = popped[i]
+    out[#out + 1] = popped[i]
     out[#out + 1] = tenant
-    out[#out + 1] = popped[2]
+    out[#out + 1] = popped[i + 1]
   end
-  if #popped == 0 or redis.call('EXISTS', list) == 0 then
+  if #popped < 2 * take or redis.call('EXISTS', list) == 0 then
     redis.call('ZREM', KEYS[1], tenant)
   else
-    redis.call('ZADD', KEYS[1], vtime + 1 / (weights[tenant] or weights['*'] or 1), tenant)
+    redis.call('ZADD', KEYS[1], vtime + (#popped / 2) / weight, tenant)
   end
 end
+if #leased > 0 then zaddMany(KEYS[2], leased) end
 out[1] = redis.call('ZCARD', KEYS[1])
 return out
 `;
 
 interface FairCommands {
-  agentqWait(ring: string, list: string, counter: string, tenant: string, ...idsAndPriorities: string[]): Promise<number>;
-  agentqAdmit(ring: string, leases: string, wait: string, prioritized: string, listPrefix: string, backlog: number, leaseMs: number, weights: string, batch: number): Promise<Array<string | number>>;
+  agentqAdmit(
+    ring: string,
+    leases: string,
+    wait: string,
+    prioritized: string,
+    arrivals: string,
+    listPrefix: string,
+    backlog: number,
+    leaseMs: number,
+    weights: string,
+    batch: number,
+    admit: '1' | '0',
+    tenant: string,
+    ...idsAndPriorities: string[]
+  ): Promise<Array<string | number>>;
 }
 
 export class FairAdmission {
@@ -119,31 +155,33 @@ export class FairAdmission {
     private readonly queues: Record<AgentPool, Queue>,
     options: FairOptions = {},
   ) {
-    redis.defineCommand('agentqWait', { numberOfKeys: 3, lua: WAIT });
-    redis.defineCommand('agentqAdmit', { numberOfKeys: 4, lua: ADMIT });
+    redis.defineCommand('agentqAdmit', { numberOfKeys: 5, lua: ADMIT });
     this.commands = redis as unknown as FairCommands;
     this.backlog = options.backlog ?? 100;
     this.weights = JSON.stringify(options.weights ?? {});
     this.leaseMs = options.leaseMs ?? 30_000;
   }
 
-  /** Puts tasks in their tenants' lists, then admits what fits into each pool touched. */
+  /**
+   * Puts tasks in their tenants' lists, then admits what fits into each pool touched: in the same
+   * script call as the pool's last tenant's tasks (a submit is one tenant's: one round trip per pool).
+   */
   async add(tasks: readonly WaitingTask[]): Promise<void> {
-    const groups = new Map<string, WaitingTask[]>();
+    const byPool = new Map<AgentPool, Map<string, WaitingTask[]>>();
     for (const task of tasks) {
-      const key = `${task.pool}\n${task.tenant}`;
-      const group = groups.get(key);
-      if (group) group.push(task);
-      else groups.set(key, [task]);
+      const tenants = byPool.get(task.pool) ?? new Map<string, WaitingTask[]>();
+      byPool.set(task.pool, tenants);
+      tenants.set(task.tenant, [...(tenants.get(task.tenant) ?? []), task]);
     }
     await Promise.all(
-      [...groups.values()].map(([first, ...rest]) => {
-        const { pool, tenant } = first!;
-        const args = [first!, ...rest].flatMap((task) => [task.taskId, String(task.priority)]);
-        return this.commands.agentqWait(this.keys.fairRing(pool), this.keys.fairList(pool, tenant), this.keys.fairArrivals, tenant, ...args);
+      [...byPool].map(async ([pool, tenants]) => {
+        const groups = [...tenants];
+        for (const [index, [tenant, waiting]] of groups.entries()) {
+          const last = index === groups.length - 1;
+          await this.cycle(pool, last, { tenant, tasks: waiting });
+        }
       }),
     );
-    await Promise.all([...new Set(tasks.map((task) => task.pool))].map((pool) => this.admit(pool)));
   }
 
   /**
@@ -206,20 +244,26 @@ export class FairAdmission {
     return this.waitingTenants.get(pool) !== 0;
   }
 
-  private async cycle(pool: AgentPool): Promise<number> {
+  /** Puts `waiting` (if any) in its tenant's list, then (with `admit`) admits what fits; answers how many were admitted. */
+  private async cycle(pool: AgentPool, admit = true, waiting?: { tenant: string; tasks: readonly WaitingTask[] }): Promise<number> {
     const queue = this.queues[pool];
     const [tenants, ...popped] = await this.commands.agentqAdmit(
       this.keys.fairRing(pool),
       this.keys.fairLeases(pool),
       queue.keys.wait!,
       queue.keys.prioritized!,
+      this.keys.fairArrivals,
       this.keys.fairList(pool, ''),
       this.backlog,
       this.leaseMs,
       this.weights,
       // A tenth of the backlog at a time, while the queue has that much left to run.
       Math.max(1, Math.floor(this.backlog / 10)),
+      admit ? '1' : '0',
+      waiting?.tenant ?? '',
+      ...(waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []),
     );
+    if (!admit) return 0;
     this.waitingTenants.set(pool, Number(tenants));
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
