@@ -143,7 +143,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     });
     // A slot freed: the next tenant's task, while tenants wait for this pool (fair-admission.ts).
     const admit = () => {
-      if (queues.admission.busy(pool)) queues.admission.admit(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
+      if (queues.admission.busy(pool)) queues.admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
     };
     worker.on('completed', admit);
     worker.on('failed', admit);

@@ -86,3 +86,23 @@ it('withdraws a task not admitted yet, and admits again what a process popped an
   expect(await queued()).toEqual(['acme-5-2']);
   expect(await redis.zcard(keys.fairLeases('casual'))).toBe(0);
 });
+
+it('takes a tenant’s whole turn at once, in the same turns as one at a time, and folds the asks of a burst of jobs into one cycle', async () => {
+  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 100, weights: { acme: 2 } } });
+  await queues.admission.add(tasks('acme', 300));
+  await queues.casual.obliterate({ force: true });
+  await queues.admission.add(tasks('beta', 300));
+  // acme's turns are taken two at a time to beta's one, each tenant's head as a whole: 67 and 33 of 100.
+  const admitted = await queued();
+  expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(67);
+  expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(33);
+  // In each tenant's order of arrival, with no task twice.
+  expect(admitted.filter((id) => id.startsWith('beta'))).toEqual(Array.from({ length: 33 }, (_, index) => `beta-5-${index}`));
+  expect(new Set(admitted).size).toBe(100);
+  await queues.casual.obliterate({ force: true });
+  // A worker asks after each job it ends: the asks of a burst share one cycle.
+  const asks = Array.from({ length: 50 }, () => queues.admission.admitSoon('casual', 5));
+  expect(new Set(asks).size).toBe(1);
+  expect(await asks[0]).toBe(100);
+  expect(await queued()).toHaveLength(100);
+});

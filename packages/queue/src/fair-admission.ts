@@ -9,8 +9,8 @@
  * itself holds a short backlog (AGENTQ_FAIR_BACKLOG per pool), so a tenant that arrives waits for
  * that backlog, not for another tenant's batch. Priorities hold within a tenant.
  *
- * Admission runs wherever work appears or ends: the API after a submit, a worker after each of its
- * jobs (coalesced per pool) and once a second. A cycle reads the backlog, pops what fits in one
+ * Admission runs wherever work appears or ends: the API after a submit, a worker after its jobs (at
+ * most a cycle per pool every 20 ms) and once a second. A cycle reads the backlog, pops what fits in one
  * script, then adds the jobs (job id = task id: never twice). What was popped is leased until its jobs
  * are added; a process that died in between leaves leases that any worker admits again (`recover`).
  */
@@ -148,6 +148,8 @@ export class FairAdmission {
   private readonly waitingTenants = new Map<AgentPool, number>();
   /** Per pool: the cycle under way, and whether another was asked for meanwhile. */
   private readonly cycles = new Map<AgentPool, { running: Promise<number>; again: boolean }>();
+  /** Per pool: the cycle `admitSoon` will start. */
+  private readonly soon = new Map<AgentPool, Promise<number>>();
 
   constructor(
     private readonly redis: Redis,
@@ -209,6 +211,21 @@ export class FairAdmission {
     })();
     this.cycles.set(pool, state);
     return state.running;
+  }
+
+  /**
+   * Admits within `delayMs`, one cycle for every call meanwhile: a worker asks after each of its jobs,
+   * and a cycle per job cost a round trip per task for the few places a job frees.
+   */
+  admitSoon(pool: AgentPool, delayMs = 20): Promise<number> {
+    const pending = this.soon.get(pool);
+    if (pending) return pending;
+    const next = new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref()).then(() => {
+      this.soon.delete(pool);
+      return this.admit(pool);
+    });
+    this.soon.set(pool, next);
+    return next;
   }
 
   /** Takes a task out of its tenant's list before it was admitted; answers whether it was there. */
