@@ -30,11 +30,12 @@
  * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
  * key named.
  *
- * Events are built here only (ENVELOPE): the stream owner's id and the next `seq` make the event's
- * id; `seq` increases by one per event of the stream, with no gaps. The events of one write are one
- * stream entry (id `<last seq>-0`, field `events`: one JSON event per line) and one message on the
- * owner's channel (the same lines), so a write costs one XADD and one PUBLISH however many events it
- * has. An event's `data` arrives as JSON text and is kept as it is.
+ * Events are built here only (ENVELOPE): the owner's id and the next `seq` make the event's id; `seq`
+ * increases by one per event of the task, with no gaps. The events of one write are appended to the
+ * task's list of events (one element each, so the element at index `seq - 1` is event `seq`; a list
+ * costs Redis a fraction of what a new stream does) and are one message on the owner's channel (one
+ * JSON event per line), so a write costs one RPUSH and one PUBLISH however many events it has. An
+ * event's `data` arrives as JSON text and is kept as it is.
  *
  * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
  * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
@@ -42,7 +43,7 @@
 
 import { STATUS_SPAN } from './task-index.js';
 
-/** Builds the events' lines, then one XADD and one PUBLISH; returns the new last `seq`. */
+/** Builds the events' lines, then one RPUSH (an element per event) and one PUBLISH; returns the new last `seq`. */
 const ENVELOPE = `
 local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
   if not events or #events == 0 then return seq end
@@ -57,9 +58,8 @@ local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
     if event.step then text = text .. ',"step":' .. string.format('%d', event.step) end
     lines[index] = text .. ',"data":' .. event.data .. '}'
   end
-  local text = table.concat(lines, '\\n')
-  redis.call('XADD', eventsKey, seq .. '-0', 'events', text)
-  if channel then redis.call('PUBLISH', channel, text) end
+  for from = 1, #lines, 1000 do redis.call('RPUSH', eventsKey, unpack(lines, from, math.min(from + 999, #lines))) end
+  if channel then redis.call('PUBLISH', channel, table.concat(lines, '\\n')) end
   return seq
 end
 `;

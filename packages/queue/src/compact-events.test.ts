@@ -31,18 +31,18 @@ async function endedTask() {
 }
 
 describe('compacting ended tasks', () => {
-  it('replaces the stream with one deflated string, and reads back the same events from any point', async () => {
+  it('replaces the list with one deflated string, and reads back the same events from any point', async () => {
     const task = await endedTask();
     const before = await store.events(task.id);
     expect(await store.redis.zscore(keys.toCompact, task.id)).not.toBeNull();
-    const streamBytes = Number(await store.redis.memory('USAGE', keys.events(task.id)));
+    const listBytes = Number(await store.redis.memory('USAGE', keys.events(task.id)));
 
     expect(await compactEvents({ redis: store.redis, keys })).toBeGreaterThanOrEqual(1);
     expect(await store.redis.exists(keys.events(task.id))).toBe(0);
     expect(await store.redis.zscore(keys.toCompact, task.id)).toBeNull();
     const packedBytes = Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)));
-    console.log(`events of a task of ${before.length} events: stream ${streamBytes} B, compacted ${packedBytes} B`);
-    expect(packedBytes).toBeLessThan(streamBytes / 2);
+    console.log(`events of a task of ${before.length} events: list ${listBytes} B, compacted ${packedBytes} B`);
+    expect(packedBytes).toBeLessThan(listBytes / 2);
 
     expect(await store.events(task.id)).toEqual(before);
     expect(await store.events(task.id, 3)).toEqual(before.slice(3));
@@ -56,6 +56,10 @@ describe('compacting ended tasks', () => {
     await store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: 'after' } }] });
     const all = await store.events(task.id);
     expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+    // A read from a point: in the compacted part, and in the list begun after it.
+    expect(await store.events(task.id, all.length - 2)).toEqual(all.slice(-2));
+    expect(await store.events(task.id, all.length - 1)).toEqual(all.slice(-1));
+    expect(await store.events(task.id, all.length)).toEqual([]);
     // Not ended again, so not due; once it is, the new events join the compacted ones.
     await store.redis.zadd(keys.toCompact, 0, task.id);
     await compactEvents({ redis: store.redis, keys });
@@ -75,5 +79,26 @@ describe('compacting ended tasks', () => {
     const all = await store.events(task.id);
     expect(all.map((event) => event.seq)).toEqual(Array.from({ length: ended + 60 }, (_, index) => index + 1));
     expect(all.filter((event) => event.type === 'reasoning' && String((event.data as { text: string }).text).startsWith('late'))).toHaveLength(60);
+  });
+
+  it('reads and compacts the stream an earlier version kept, with what this version wrote after it', async () => {
+    const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+    const task = (await store.getRecord(created!.id))!;
+    // As an earlier version stored them: its first two events in a stream entry whose id is the last seq.
+    const [queued] = await store.events(task.id);
+    const earlier = { ...queued!, id: `${task.id}:2`, seq: 2, type: 'reasoning', data: { text: 'from before' } };
+    await store.redis.del(keys.events(task.id));
+    await store.redis.xadd(keys.streamedEvents(task.id), '2-0', 'events', `${JSON.stringify(queued)}\n${JSON.stringify(earlier)}`);
+    await store.redis.hset(keys.task(task.id), 'seq', '2');
+    await transitions.claim(task, { runToken: 'run' });
+    await transitions.complete(task, { runToken: 'run', result: 'done' });
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual([1, 2, 3]);
+    expect(all[1]).toEqual(earlier);
+    expect(await store.events(task.id, 1)).toEqual(all.slice(1));
+    expect(await store.events(task.id, 2)).toEqual(all.slice(2));
+    await compactEvents({ redis: store.redis, keys });
+    expect(await store.redis.exists(keys.streamedEvents(task.id), keys.events(task.id))).toBe(0);
+    expect(await store.events(task.id)).toEqual(all);
   });
 });

@@ -1,13 +1,13 @@
 /**
- * An ended task's event stream, compacted: a stream costs Redis about twice its text (entries, radix
- * tree, listpack slack), so once a task ended its lines are deflated into one string key and the
- * stream is removed. The replay stays complete (task-events.ts reads both). It runs in the
- * background of every worker process, off the tasks' own path, on batches shared through claim-due.ts.
+ * An ended task's events, compacted: once a task ended, its events (its list, and an earlier version's
+ * stream) are deflated into one string key, a fraction of their size, and the list is removed. The
+ * replay stays complete (task-events.ts reads all of them). It runs in the background of every worker
+ * process, off the tasks' own path, on batches shared through claim-due.ts.
  *
- * A batch is three calls whatever its size: claim ids; read every one's packed string and stream in
- * one script; deflate them and write them all with one script,
- * which replaces a stream only if its last entry is still the one read: an event added meanwhile (a
- * retried task) keeps the task for a later batch.
+ * A batch is three calls whatever its size: claim ids; read every one's packed string, stream and list
+ * in one script; deflate them and write them all with one script, which replaces a list only if its
+ * length is still the one read: an event added meanwhile (a retried task) keeps the task for a later
+ * batch.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -21,33 +21,39 @@ import type { Keys } from './keys.js';
  */
 const DEFLATE_SLICE = 50;
 
-/** KEYS = for each task [packed, stream]; returns for each its packed string ('' for none) and its entries. */
+/**
+ * KEYS = for each task [packed, stream, list]; returns for each its packed string ('' for none), an
+ * earlier version's stream entries, and its list.
+ */
 const READ_SCRIPT = `
 local out = {}
-for index = 1, #KEYS, 2 do
+for index = 1, #KEYS, 3 do
   out[#out + 1] = redis.call('GET', KEYS[index]) or ''
   out[#out + 1] = redis.call('XRANGE', KEYS[index + 1], '-', '+')
+  out[#out + 1] = redis.call('LRANGE', KEYS[index + 2], 0, -1)
 end
 return out
 `;
 
 /**
- * KEYS = [to-compact, then for each task: stream, packed]; ARGV = for each task [id, last entry id
- * read, deflated lines]. Returns how many were replaced. A task with no stream left (removed, or
- * compacted already) leaves the set; one whose stream grew stays, for a later batch.
+ * KEYS = [to-compact, then for each task: list, stream, packed]; ARGV = for each task [id, the list's
+ * length read, '1' when there was anything to pack, deflated lines]. Returns how many were replaced.
+ * A task whose list grew meanwhile (a retried task) stays in the set, for a later batch; the others
+ * leave it.
  */
 const REPLACE_SCRIPT = `
 local replaced = 0
 local done = {}
-for index = 1, #ARGV, 3 do
-  local stream, packed = KEYS[2 + (index - 1) / 3 * 2], KEYS[3 + (index - 1) / 3 * 2]
-  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
-  if last and last[1] == ARGV[index + 1] then
-    redis.call('SET', packed, ARGV[index + 2])
-    redis.call('DEL', stream)
-    replaced = replaced + 1
+for index = 1, #ARGV, 4 do
+  local base = 2 + (index - 1) / 4 * 3
+  if redis.call('LLEN', KEYS[base]) == tonumber(ARGV[index + 1]) then
+    if ARGV[index + 2] == '1' then
+      redis.call('SET', KEYS[base + 2], ARGV[index + 3])
+      redis.call('DEL', KEYS[base], KEYS[base + 1])
+      replaced = replaced + 1
+    end
+    done[#done + 1] = ARGV[index]
   end
-  if not last or last[1] == ARGV[index + 1] then done[#done + 1] = ARGV[index] end
 end
 for from = 1, #done, 1000 do redis.call('ZREM', KEYS[1], unpack(done, from, math.min(from + 999, #done))) end
 return replaced
@@ -59,7 +65,7 @@ const LEASE_MS = 60_000;
 type Entry = [Buffer, Buffer[]];
 
 interface CompactCommands {
-  agentqReadEventsBuffer(numberOfKeys: number, ...keys: string[]): Promise<Array<Buffer | Entry[]>>;
+  agentqReadEventsBuffer(numberOfKeys: number, ...keys: string[]): Promise<Array<Buffer | Entry[] | Buffer[]>>;
   agentqReplaceEvents(numberOfKeys: number, ...args: Array<string | Buffer>): Promise<number>;
 }
 
@@ -73,20 +79,26 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
   const commands = redis as unknown as CompactCommands;
   const ids = await claimDue(redis, keys.toCompact, { now: Date.now(), count: options.batchSize ?? 200, leaseMs: LEASE_MS });
   if (ids.length === 0) return 0;
-  const read = await commands.agentqReadEventsBuffer(2 * ids.length, ...ids.flatMap((id) => [keys.packedEvents(id), keys.events(id)]));
-  const replacements: Array<{ id: string; lastId: string; blob: Buffer }> = [];
+  const read = await commands.agentqReadEventsBuffer(3 * ids.length, ...ids.flatMap((id) => [keys.packedEvents(id), keys.streamedEvents(id), keys.events(id)]));
+  const replacements: Array<{ id: string; length: number; blob: Buffer | undefined }> = [];
   for (const [index, id] of ids.entries()) {
     if (index > 0 && index % DEFLATE_SLICE === 0) await nextTurn();
-    const packed = read[2 * index] as Buffer;
-    const entries = read[2 * index + 1] as Entry[];
-    const lines = [...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []), ...entries.map(([, fields]) => fields[1]?.toString('utf8') ?? '')];
-    const lastId = entries.at(-1)?.[0].toString() ?? '';
-    replacements.push({ id, lastId, blob: entries.length ? deflateRawSync(lines.join('\n')) : Buffer.alloc(0) });
+    const packed = read[3 * index] as Buffer;
+    const entries = read[3 * index + 1] as Entry[];
+    const list = read[3 * index + 2] as Buffer[];
+    const lines = [
+      ...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []),
+      ...entries.map(([, fields]) => fields[1]?.toString('utf8') ?? ''),
+      ...list.map((element) => element.toString('utf8')),
+    ];
+    // Nothing since the last compaction (or no task left): nothing to write.
+    const blob = list.length || entries.length ? deflateRawSync(lines.join('\n')) : undefined;
+    replacements.push({ id, length: list.length, blob });
   }
   return commands.agentqReplaceEvents(
-    1 + 2 * ids.length,
+    1 + 3 * ids.length,
     keys.toCompact,
-    ...ids.flatMap((id) => [keys.events(id), keys.packedEvents(id)]),
-    ...replacements.flatMap(({ id, lastId, blob }) => [id, lastId, blob]),
+    ...ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
+    ...replacements.flatMap(({ id, length, blob }) => [id, String(length), blob ? '1' : '0', blob ?? '']),
   );
 }

@@ -43,7 +43,7 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
       const [children, tenant, batch] = records[index] ?? [null, null, null];
       const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
       everyId.push(...ids);
-      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
+      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
       const owner = tenant ?? DEFAULT_TENANT;
       remove.zrem(keys.allTasks, rootId);
       remove.zrem(keys.tenantTasks(owner), rootId);

@@ -7,8 +7,11 @@ export interface Keys {
   bullPrefix: string;
   task(taskId: string): string;
   messages(taskId: string): string;
+  /** A task's events: a list, one JSON event per element, the element at index `seq - 1` (task-events.ts). */
   events(taskId: string): string;
-  /** An ended task's events, compacted: its stream's lines, deflated (compact-events.ts). */
+  /** An earlier version's stream of a task's events: read and compacted, never written. */
+  streamedEvents(taskId: string): string;
+  /** An ended task's events, compacted: their lines, deflated (compact-events.ts). */
   packedEvents(taskId: string): string;
   eventsChannel(taskId: string): string;
   cancelChannel: string;
@@ -53,7 +56,8 @@ export function createKeys(prefix: string): Keys {
     bullPrefix: `${prefix}:bull`,
     task: (taskId) => `${prefix}:task:${taskId}`,
     messages: (taskId) => `${prefix}:task:${taskId}:messages`,
-    events: (taskId) => `${prefix}:task:${taskId}:events`,
+    events: (taskId) => `${prefix}:task:${taskId}:event-list`,
+    streamedEvents: (taskId) => `${prefix}:task:${taskId}:events`,
     packedEvents: (taskId) => `${prefix}:task:${taskId}:events:packed`,
     eventsChannel: (taskId) => `${prefix}:events:${taskId}`,
     cancelChannel: `${prefix}:cancel`,

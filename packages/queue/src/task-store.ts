@@ -353,7 +353,7 @@ export class TaskStore {
 
   /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
   storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
-    return readEvents({ redis: this.redis, key: this.keys.events(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
+    return readEvents({ redis: this.redis, key: this.keys.events(taskId), streamKey: this.keys.streamedEvents(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
 }
 
