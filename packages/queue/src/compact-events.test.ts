@@ -92,9 +92,14 @@ describe('compacting ended tasks', () => {
     await store.redis.hset(keys.task(task.id), 'seq', '2');
     await transitions.claim(task, { runToken: 'run' });
     await transitions.complete(task, { runToken: 'run', result: 'done' });
+    // A process of the earlier version, still running beside this one, appends to its stream.
+    const late = { ...earlier, id: `${task.id}:4`, seq: 4, data: { text: 'from an old worker' } };
+    await store.redis.xadd(keys.streamedEvents(task.id), '4-0', 'events', JSON.stringify(late));
+    await store.redis.hset(keys.task(task.id), 'seq', '4');
     const all = await store.events(task.id);
-    expect(all.map((event) => event.seq)).toEqual([1, 2, 3]);
+    expect(all.map((event) => event.seq)).toEqual([1, 2, 3, 4]);
     expect(all[1]).toEqual(earlier);
+    expect(all[3]).toEqual(late);
     expect(await store.events(task.id, 1)).toEqual(all.slice(1));
     expect(await store.events(task.id, 2)).toEqual(all.slice(2));
     await compactEvents({ redis: store.redis, keys });

@@ -37,19 +37,21 @@ return out
 
 /**
  * KEYS = [to-compact, then for each task: list, stream, packed]; ARGV = for each task [id, the list's
- * length read, '1' when there was anything to pack, deflated lines]. Returns how many were replaced.
- * A task whose list grew meanwhile (a retried task) stays in the set, for a later batch; the others
- * leave it.
+ * length read, the stream's length read, '1' when there was anything to pack, deflated lines]. Returns
+ * how many were replaced. A task whose list or stream grew meanwhile (a retried task) stays in the set,
+ * for a later batch; the others leave it. A stream none was read of is left alone.
  */
 const REPLACE_SCRIPT = `
 local replaced = 0
 local done = {}
-for index = 1, #ARGV, 4 do
-  local base = 2 + (index - 1) / 4 * 3
-  if redis.call('LLEN', KEYS[base]) == tonumber(ARGV[index + 1]) then
-    if ARGV[index + 2] == '1' then
-      redis.call('SET', KEYS[base + 2], ARGV[index + 3])
-      redis.call('DEL', KEYS[base], KEYS[base + 1])
+for index = 1, #ARGV, 5 do
+  local base = 2 + (index - 1) / 5 * 3
+  local streamed = tonumber(ARGV[index + 2])
+  if redis.call('LLEN', KEYS[base]) == tonumber(ARGV[index + 1]) and (streamed == 0 or redis.call('XLEN', KEYS[base + 1]) == streamed) then
+    if ARGV[index + 3] == '1' then
+      redis.call('SET', KEYS[base + 2], ARGV[index + 4])
+      redis.call('DEL', KEYS[base])
+      if streamed > 0 then redis.call('DEL', KEYS[base + 1]) end
       replaced = replaced + 1
     end
     done[#done + 1] = ARGV[index]
@@ -80,25 +82,32 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
   const ids = await claimDue(redis, keys.toCompact, { now: Date.now(), count: options.batchSize ?? 200, leaseMs: LEASE_MS });
   if (ids.length === 0) return 0;
   const read = await commands.agentqReadEventsBuffer(3 * ids.length, ...ids.flatMap((id) => [keys.packedEvents(id), keys.streamedEvents(id), keys.events(id)]));
-  const replacements: Array<{ id: string; length: number; blob: Buffer | undefined }> = [];
+  const replacements: Array<{ id: string; length: number; streamed: number; blob: Buffer | undefined }> = [];
   for (const [index, id] of ids.entries()) {
     if (index > 0 && index % DEFLATE_SLICE === 0) await nextTurn();
     const packed = read[3 * index] as Buffer;
     const entries = read[3 * index + 1] as Entry[];
     const list = read[3 * index + 2] as Buffer[];
+    const streamed = entries.flatMap(([, fields]) => (fields[1]?.toString('utf8') ?? '').split('\n'));
+    const listed = list.map((element) => element.toString('utf8'));
     const lines = [
       ...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []),
-      ...entries.map(([, fields]) => fields[1]?.toString('utf8') ?? ''),
-      ...list.map((element) => element.toString('utf8')),
+      // An earlier version's stream and this version's list, both written to (versions side by side): in order of seq.
+      ...(streamed.length && listed.length ? [...streamed, ...listed].sort((a, b) => seqOf(a) - seqOf(b)) : [...streamed, ...listed]),
     ];
     // Nothing since the last compaction (or no task left): nothing to write.
     const blob = list.length || entries.length ? deflateRawSync(lines.join('\n')) : undefined;
-    replacements.push({ id, length: list.length, blob });
+    replacements.push({ id, length: list.length, streamed: entries.length, blob });
   }
   return commands.agentqReplaceEvents(
     1 + 3 * ids.length,
     keys.toCompact,
     ...ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
-    ...replacements.flatMap(({ id, length, blob }) => [id, String(length), blob ? '1' : '0', blob ?? '']),
+    ...replacements.flatMap(({ id, length, streamed, blob }) => [id, String(length), String(streamed), blob ? '1' : '0', blob ?? '']),
   );
+}
+
+/** An event line's `seq`: the envelope's, which comes before its data. */
+function seqOf(line: string): number {
+  return Number(/"seq":(\d+)/.exec(line)?.[1] ?? 0);
 }

@@ -58,7 +58,9 @@ export async function readEvents(options: { redis: Redis } & EventKeys & { after
     const text = element.toString('utf8');
     return { event: JSON.parse(text) as TaskEvent, text };
   });
-  return [...older, ...streamed, ...newer].filter((stored) => stored.event.seq > afterSeq);
+  const events = [...older, ...streamed, ...newer].filter((stored) => stored.event.seq > afterSeq);
+  // A process of the earlier version still appending to its stream beside this version's list: in order of seq.
+  return streamed.length && newer.length ? events.sort((a, b) => a.event.seq - b.event.seq) : events;
 }
 
 /** Events written one JSON per line (a message on a task's channel, compacted events). */

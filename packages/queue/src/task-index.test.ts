@@ -52,7 +52,7 @@ describe('the task lists', () => {
     expect((await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map((entry) => entry.id)).toEqual([d!.id, c!.id]);
   });
 
-  it('take in the lists of an earlier version, keep what this version wrote since, and do it once', async () => {
+  it('take in the lists of an earlier version, each task in the status its record holds now, and do it once', async () => {
     const redis = store.redis;
     const old = createKeys(freshPrefix('index-old'));
     const tasks = await new Transitions(new TaskStore(redis, old)).submit(
@@ -60,21 +60,20 @@ describe('the task lists', () => {
       { tenant: 'acme' },
     );
     const orders = await Promise.all(tasks.map(async (task) => Number(await redis.hget(old.task(task.id), 'order'))));
-    // As the earlier version kept them: a sorted set per status and scope, scored by order, and one of every status.
-    await redis.del(old.allTasks, old.tenantTasks('acme'));
     const [first, second, third] = tasks.map((task) => task.id);
+    // As the earlier version kept them: a sorted set of every status per scope, one per status and scope, scored by order.
+    await redis.del(old.allTasks, old.tenantTasks('acme'));
+    for (const key of [`${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`]) await redis.zadd(key, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
-    await redis.zadd(`${old.prefix}:tasks:status:queued`, orders[2]!, third!);
-    await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:queued`, orders[2]!, third!);
-    await redis.zadd(`${old.prefix}:tasks`, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
-    await redis.zadd(`${old.prefix}:tenant:acme:tasks`, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
-    // This version's processes, already running, moved the third task on meanwhile.
-    await redis.zadd(old.allTasks, indexScore('running', orders[2]!), third!);
+    await redis.hset(old.task(first!), 'status', 'completed');
+    await redis.hset(old.task(second!), 'status', 'completed');
+    // The third moved on since (its record says running), and this version's list still has it queued.
+    await redis.hset(old.task(third!), 'status', 'running');
+    await redis.zadd(old.allTasks, indexScore('queued', orders[2]!), third!);
 
     expect(await migrateTaskIndexes(redis, old)).toBe(6);
-    expect(await countByStatus(redis, old.allTasks)).toMatchObject({ completed: 2, queued: 0, running: 1 });
-    expect(await countByStatus(redis, old.tenantTasks('acme'))).toMatchObject({ completed: 2, queued: 1 });
+    for (const index of [old.allTasks, old.tenantTasks('acme')]) expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
     expect((await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['old 3', 'old 2', 'old 1']);
     expect(await redis.exists(`${old.prefix}:tasks:status:completed`, `${old.prefix}:tenant:acme:tasks:status:queued`, `${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`)).toBe(0);
     expect(await migrateTaskIndexes(redis, old)).toBe(0);

@@ -67,37 +67,45 @@ export async function countByStatus(redis: Redis, key: string): Promise<Record<T
   return Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as Record<TaskStatus, number>;
 }
 
-const MIGRATE_PAGE = 5_000;
+const MIGRATE_PAGE = 1_000;
 
 /**
- * Moves the lists of an earlier version (a sorted set per status and scope, scored by order, and one
- * of every status) into these, then removes them; a no-op once done. Safe with this version's
- * processes running: an entry already here (written since) is kept as it is.
+ * KEYS: [the list]; ARGV: [the task key prefix, then task ids]. Each task goes into its status's band,
+ * as its record says now (the record, not an old list, is the truth), in one script: a status change
+ * by a running process cannot fall between the read and the write.
+ */
+const MOVE_SCRIPT = `
+local bands = {${TASK_STATUSES.map((status, band) => `['${status}'] = ${band}`).join(', ')}}
+for index = 2, #ARGV do
+  local record = redis.call('HMGET', ARGV[1] .. ARGV[index], 'status', 'order')
+  local band = record[1] and bands[record[1]]
+  if band and record[2] then redis.call('ZADD', KEYS[1], string.format('%.0f', band * ${STATUS_SPAN} + tonumber(record[2])), ARGV[index]) end
+end
+return #ARGV - 1
+`;
+
+/**
+ * Moves the lists of an earlier version (a sorted set of every status per scope, scored by order, and
+ * one per status and scope) into these, then removes them; a no-op once done. Each task's place comes
+ * from its record, so it is right with this version's processes running, and again after processes of
+ * the earlier version wrote their lists meanwhile (the next start moves what they wrote).
  */
 export async function migrateTaskIndexes(redis: Redis, keys: Keys): Promise<number> {
   const { prefix } = keys;
+  const tenantOf = (key: string) => key.slice(`${prefix}:tenant:`.length, -':tasks'.length);
+  const everyStatus = [`${prefix}:tasks`, ...(await scanKeys(redis, `${prefix}:tenant:*:tasks`))];
   let moved = 0;
-  for (const [pattern, target] of [
-    [`${prefix}:tasks:status:*`, () => keys.allTasks],
-    [`${prefix}:tenant:*:tasks:status:*`, (key: string) => keys.tenantTasks(key.slice(`${prefix}:tenant:`.length, key.lastIndexOf(':tasks:status:')))],
-  ] as const) {
-    for (const key of await scanKeys(redis, pattern)) {
-      const status = key.slice(key.lastIndexOf(':') + 1) as TaskStatus;
-      if (!TASK_STATUSES.includes(status)) continue;
-      // Nothing writes these any more: pages by rank stay put.
-      for (let start = 0; ; start += MIGRATE_PAGE) {
-        const entries = await redis.zrange(key, start, start + MIGRATE_PAGE - 1, 'WITHSCORES');
-        const args = entries.flatMap((value, index) => (index % 2 === 0 ? [String(indexScore(status, Number(entries[index + 1]))), value] : []));
-        if (args.length) await redis.zadd(target(key), 'NX', ...args);
-        moved += args.length / 2;
-        if (entries.length < 2 * MIGRATE_PAGE) break;
-      }
-      await redis.unlink(key);
+  for (const key of everyStatus) {
+    const target = key === `${prefix}:tasks` ? keys.allTasks : keys.tenantTasks(tenantOf(key));
+    // Nothing of this version writes these: pages by rank stay put.
+    for (let start = 0; ; start += MIGRATE_PAGE) {
+      const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);
+      if (ids.length) moved += (await redis.eval(MOVE_SCRIPT, 1, target, keys.task(''), ...ids)) as number;
+      if (ids.length < MIGRATE_PAGE) break;
     }
   }
-  // The old lists of every status: each of their tasks was in a status's list too.
-  const oldAll = [`${prefix}:tasks`, ...(await scanKeys(redis, `${prefix}:tenant:*:tasks`))];
-  await redis.unlink(...oldAll);
+  const byStatus = [...(await scanKeys(redis, `${prefix}:tasks:status:*`)), ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`))];
+  await redis.unlink(...everyStatus, ...byStatus);
   return moved;
 }
 
