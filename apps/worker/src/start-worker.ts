@@ -218,6 +218,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         cancels.interruptAll();
       }
       await closed;
+      queues.admission.stop();
       await closeQueues(queues);
       await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close(), tracing.shutdown()]);
       logger.info('stopped');

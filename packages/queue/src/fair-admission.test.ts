@@ -105,4 +105,11 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
   expect(new Set(asks).size).toBe(1);
   expect(await asks[0]).toBe(100);
   expect(await queued()).toHaveLength(100);
+  // Once stopped (its worker closing), what was asked for is called off, and nothing more starts.
+  await queues.casual.obliterate({ force: true });
+  const late = queues.admission.admitSoon('casual', 5);
+  queues.admission.stop();
+  expect(await late).toBe(0);
+  expect(await queues.admission.admitSoon('casual', 5)).toBe(0);
+  expect(await queued()).toHaveLength(0);
 });

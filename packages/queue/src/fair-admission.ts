@@ -148,8 +148,9 @@ export class FairAdmission {
   private readonly waitingTenants = new Map<AgentPool, number>();
   /** Per pool: the cycle under way, and whether another was asked for meanwhile. */
   private readonly cycles = new Map<AgentPool, { running: Promise<number>; again: boolean }>();
-  /** Per pool: the cycle `admitSoon` will start. */
-  private readonly soon = new Map<AgentPool, Promise<number>>();
+  /** Per pool: the cycle `admitSoon` will start, and how to call it off. */
+  private readonly soon = new Map<AgentPool, { cycle: Promise<number>; cancel: () => void }>();
+  private stopped = false;
 
   constructor(
     private readonly redis: Redis,
@@ -219,13 +220,29 @@ export class FairAdmission {
    */
   admitSoon(pool: AgentPool, delayMs = 20): Promise<number> {
     const pending = this.soon.get(pool);
-    if (pending) return pending;
-    const next = new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref()).then(() => {
-      this.soon.delete(pool);
-      return this.admit(pool);
+    if (pending) return pending.cycle;
+    if (this.stopped) return Promise.resolve(0);
+    let cancel: () => void = () => undefined;
+    const due = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), delayMs);
+      timer.unref();
+      cancel = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
     });
-    this.soon.set(pool, next);
-    return next;
+    const cycle = due.then((isDue) => {
+      this.soon.delete(pool);
+      return isDue ? this.admit(pool) : 0;
+    });
+    this.soon.set(pool, { cycle, cancel });
+    return cycle;
+  }
+
+  /** No cycle is started from now on by `admitSoon` (a worker that stopped taking jobs). */
+  stop(): void {
+    this.stopped = true;
+    for (const { cancel } of this.soon.values()) cancel();
   }
 
   /** Takes a task out of its tenant's list before it was admitted; answers whether it was there. */
