@@ -53,7 +53,8 @@ describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () 
       await pause(200);
     }
     const unended = ids.filter((_, index) => !ENDED.has(statuses[index] ?? ''));
-    const stuck = await Promise.all(unended.map(async (id) => (await hosts.call<{ status: string; steps: number; error?: unknown }>('GET', `/v1/tasks/${id}`)).body));
+    const running = hosts;
+    const stuck = await Promise.all(unended.map(async (id) => (await running.call<{ status: string; steps: number; error?: unknown }>('GET', `/v1/tasks/${id}`)).body));
     expect(stuck.map(({ status, steps, error }) => ({ status, steps, error }))).toEqual([]);
     const doneMs = Date.now() - killedAt;
     expect(statuses.filter((status) => status !== 'completed')).toEqual([]);
