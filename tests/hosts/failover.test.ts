@@ -25,16 +25,23 @@ describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () 
     for (const name of ['w1', 'w2']) await hosts.startWorker(name);
     const before = await hosts.primaryNow();
 
-    // With no replica answering, no commit is confirmed: the task does not go on (its attempt fails and
-    // is tried again); once they answer, it completes.
+    // With no replica answering, no commit is confirmed: the task does not go on (its job is tried again
+    // each second, without using an attempt); once they answer, it completes. The outage outlasts the
+    // job's three attempts and their backoff (2 s, then 4 s): it must not fail the task.
     hosts.pauseReplicas(true);
     const [held] = (await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks: [{ prompt: 'held back', agent: 'coder' }] })).body.tasks.map((task) => task.id);
     const pausedAt = Date.now();
     while ((await hosts.modelLog()).length === 0 && Date.now() - pausedAt < 1_500) await pause(50);
+    await pause(8_000 - (Date.now() - pausedAt));
     const heldStatus = (await hosts.call<{ status: string; steps: number }>('GET', `/v1/tasks/${held}`)).body;
-    expect(heldStatus.steps).toBe(0);
+    expect(heldStatus).toMatchObject({ status: 'running', steps: 0 });
     hosts.pauseReplicas(false);
-    while ((await hosts.call<{ status: string }>('GET', `/v1/tasks/${held}`)).body.status !== 'completed') await pause(100);
+    let heldEnd = heldStatus.status;
+    while (!ENDED.has(heldEnd) && Date.now() - pausedAt < 60_000) {
+      await pause(100);
+      heldEnd = (await hosts.call<{ status: string }>('GET', `/v1/tasks/${held}`)).body.status;
+    }
+    expect(heldEnd).toBe('completed');
     const modelCallsBefore = (await hosts.modelLog()).length;
 
     const ids = (await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `failover ${index}`, agent: 'coder' })) })).body.tasks.map((task) => task.id);

@@ -5,6 +5,7 @@
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
+import { CommitNotReplicated } from '@agentq/queue';
 import type { Logger } from '@agentq/telemetry';
 
 /** Every error code the API answers with (the status follows from it, `statusFor`). */
@@ -109,6 +110,7 @@ function toApiError(error: unknown): ApiError {
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`);
   }
+  if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message.replace(/: it is tried again\.$/, '')}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
   const code = status ?? statusCode;
   // Anything else Express or its parsers marked as the client's (http-errors): its status and message.

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import { createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
+import { CommitNotReplicated, createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 import { WaitForRateLimit } from './rate-limited-model.js';
@@ -125,7 +125,8 @@ export async function holdTask<T, R>(options: {
       if (stoppedByShutdown(controller.signal)) await handBack();
       end = { ended: 'ran', value };
     } catch (error) {
-      if (error instanceof DelayedError) throw error;
+      // Not confirmed by a replica: its job waits for them (job-handlers.ts), not a requeue that needs one too.
+      if (error instanceof DelayedError || error instanceof CommitNotReplicated) throw error;
       if (stoppedByShutdown(controller.signal)) await handBack();
       if (error instanceof WaitForRateLimit) {
         // Its slot goes to a task that can run; it comes back when its call can fit. The call it

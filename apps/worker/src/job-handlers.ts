@@ -2,15 +2,18 @@
  * Which handler runs each kind of job of the catalog (`@agentq/queue`'s jobs.ts), per pool: the
  * agent loop for an agent pool's tasks; planning and a planned task's end for the planner's.
  */
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
 import { loopTurn } from '@agentq/llm';
-import { readJob } from '@agentq/queue';
+import { CommitNotReplicated, readJob } from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 import { runFinishJob } from './finish-job.js';
 import type { JobContext } from './job-context.js';
 import { runPlanJob } from './plan-job.js';
 import { runAgentJob } from './run-agent-job.js';
+
+/** How soon a job whose commit no replica confirmed is tried again. */
+const REPLICA_RETRY_MS = 1_000;
 
 /** The BullMQ processor of a pool: each job read (and checked) by its kind, then handled. */
 export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean; metrics: Metrics }): (job: Job, token?: string) => Promise<string> {
@@ -27,6 +30,14 @@ export function processorFor(pool: AgentPool, context: JobContext & { offerTool:
         case 'finish':
           return await runFinishJob(job, payload, context, token);
       }
+    } catch (error) {
+      // No replica confirmed a commit (AGENTQ_COMMIT_REPLICAS): tried again in a moment, from what Redis
+      // holds, without using an attempt, for as long as the replicas are away.
+      if (error instanceof CommitNotReplicated) {
+        await job.moveToDelayed(Date.now() + REPLICA_RETRY_MS, token);
+        throw new DelayedError();
+      }
+      throw error;
     } finally {
       active.dec();
     }

@@ -101,6 +101,13 @@ interface ScriptCommands {
   agentqCreate(...args: string[]): Promise<Array<['created' | 'existing', string, string]>>;
 }
 
+/**
+ * A commit that no replica confirmed in time (AGENTQ_COMMIT_REPLICAS): it may stand on the primary, and
+ * a failover could lose it. The run does not go on from it; its job is tried again once replicas answer,
+ * without using an attempt (a replica that is away is Redis's trouble, not the task's).
+ */
+export class CommitNotReplicated extends Error {}
+
 /** What an applied commit wrote, for a process's logs and metrics (`TaskStore.observe`). */
 export interface AppliedCommit {
   taskId: string;
@@ -213,7 +220,7 @@ export class TaskStore {
     const { replicas, timeoutMs } = this.durability;
     const [result, confirmed] = await Promise.all([reply, this.redis.wait(replicas, timeoutMs)]);
     if (result[0] === 'applied' && confirmed < replicas) {
-      throw new Error(`The commit of task ${options.taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS): it is tried again.`);
+      throw new CommitNotReplicated(`The commit of task ${options.taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS): it is tried again.`);
     }
     return result;
   }
