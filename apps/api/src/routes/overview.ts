@@ -1,9 +1,9 @@
 /**
  * `GET /v1/overview`: the dashboard's landing page in one call. Tasks by status (counted in the task
- * list's status bands), finished jobs per minute over the last hour (BullMQ's per-minute metrics, every pool), and, from the
- * most recent ended tasks (a sample, read at once), tokens and model time per model, the slowest and
- * the most expensive tasks, and why tasks failed. A tenant's key sees its own tasks; counts of jobs
- * per minute are the pools' (as on the pools page).
+ * list's status bands), finished jobs per minute over the last hour (BullMQ's per-minute metrics, every
+ * pool), and, from the most recent ended tasks (a sample, read at once), tokens and model time per
+ * model, the slowest and the most expensive tasks, and why tasks failed. A tenant's key sees its own
+ * tasks; counts of jobs per minute are the pools' (as on the pools page).
  */
 import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
