@@ -100,7 +100,8 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
     const modelHost = network.addHost('model');
     network.addHost('client');
 
-    const redisArgs = (address: string) => ['--bind', address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
+    // A replica's full sync writes an RDB file into its folder: the run's data folder, not the checkout.
+    const redisArgs = (address: string) => ['--bind', address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--dir', dataDir, '--dbfilename', `${address}.rdb`];
     const primary = network.spawn('redis', 'redis-server', redisArgs(redisHost.address), {});
     await untilRedisCli(network, 'redis', ['-h', redisHost.address, 'ping'], (output) => output.includes('PONG'));
     const sentinelEnv: Record<string, string> = {};
