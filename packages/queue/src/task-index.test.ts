@@ -77,6 +77,14 @@ describe('the task lists', () => {
     expect((await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['old 3', 'old 2', 'old 1']);
     expect(await redis.exists(`${old.prefix}:tasks:status:completed`, `${old.prefix}:tenant:acme:tasks:status:queued`, `${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`)).toBe(0);
     expect(await migrateTaskIndexes(redis, old)).toBe(0);
+    // A process of the earlier version, still running, fails the third task: its sets of that version
+    // come back, and the next start puts the task in its new status.
+    await redis.hset(old.task(third!), 'status', 'failed');
+    await redis.zadd(`${old.prefix}:tasks:status:failed`, orders[2]!, third!);
+    await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:failed`, orders[2]!, third!);
+    expect(await migrateTaskIndexes(redis, old)).toBe(2);
+    for (const index of [old.allTasks, old.tenantTasks('acme')]) expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
+    expect(await redis.exists(`${old.prefix}:tasks:status:failed`, `${old.prefix}:tenant:acme:tasks:status:failed`)).toBe(0);
     await deletePrefix(old.prefix);
   });
 });

@@ -81,32 +81,35 @@ for index = 2, #ARGV do
   local band = record[1] and bands[record[1]]
   if band and record[2] then redis.call('ZADD', KEYS[1], string.format('%.0f', band * ${STATUS_SPAN} + tonumber(record[2])), ARGV[index]) end
 end
-return #ARGV - 1
 `;
 
 /**
  * Moves the lists of an earlier version (a sorted set of every status per scope, scored by order, and
- * one per status and scope) into these, then removes them; a no-op once done. Each task's place comes
- * from its record, so it is right with this version's processes running, and again after processes of
- * the earlier version wrote their lists meanwhile (the next start moves what they wrote).
+ * one per status and scope) into these, then removes them; one `EXISTS` once done. Each task's place
+ * comes from its record, so it is right with this version's processes running, and again after
+ * processes of the earlier version wrote their lists meanwhile (the next start moves what they wrote:
+ * each of their writes touches a list of every tenant's, which the `EXISTS` looks at).
  */
 export async function migrateTaskIndexes(redis: Redis, keys: Keys): Promise<number> {
   const { prefix } = keys;
-  const tenantOf = (key: string) => key.slice(`${prefix}:tenant:`.length, -':tasks'.length);
-  const everyStatus = [`${prefix}:tasks`, ...(await scanKeys(redis, `${prefix}:tenant:*:tasks`))];
-  let moved = 0;
-  for (const key of everyStatus) {
-    const target = key === `${prefix}:tasks` ? keys.allTasks : keys.tenantTasks(tenantOf(key));
+  const everyTenant = [`${prefix}:tasks`, ...TASK_STATUSES.map((status) => `${prefix}:tasks:status:${status}`)];
+  if ((await redis.exists(...everyTenant)) === 0) return 0;
+  const perTenant = [...(await scanKeys(redis, `${prefix}:tenant:*:tasks`)), ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`))];
+  const tenantOf = (key: string) => key.slice(`${prefix}:tenant:`.length, key.lastIndexOf(':tasks'));
+  // A task is in a list of every status and in its status's: counted once per list it joins.
+  const moved = new Set<string>();
+  for (const key of [...everyTenant, ...perTenant]) {
+    const target = key.startsWith(`${prefix}:tenant:`) ? keys.tenantTasks(tenantOf(key)) : keys.allTasks;
     // Nothing of this version writes these: pages by rank stay put.
     for (let start = 0; ; start += MIGRATE_PAGE) {
       const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);
-      if (ids.length) moved += (await redis.eval(MOVE_SCRIPT, 1, target, keys.task(''), ...ids)) as number;
+      if (ids.length) await redis.eval(MOVE_SCRIPT, 1, target, keys.task(''), ...ids);
+      for (const id of ids) moved.add(`${target}\n${id}`);
       if (ids.length < MIGRATE_PAGE) break;
     }
   }
-  const byStatus = [...(await scanKeys(redis, `${prefix}:tasks:status:*`)), ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`))];
-  await redis.unlink(...everyStatus, ...byStatus);
-  return moved;
+  await redis.unlink(...everyTenant, ...perTenant);
+  return moved.size;
 }
 
 async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
