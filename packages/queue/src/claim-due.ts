@@ -5,18 +5,17 @@
  * once done. A worker that dies mid-batch leaves its lease to run out: the batch is due again.
  */
 import type { Redis } from 'ioredis';
+import { CALL_MANY } from './lua-call-many.js';
 
-/** Takes up to ARGV[2] ids due at ARGV[1] out of the others' reach until ARGV[3]: one ZADD per 500 of them. */
-const CLAIM_SCRIPT = `
+/** Takes up to ARGV[2] ids due at ARGV[1] out of the others' reach until ARGV[3] (a ZADD per 500 of them). */
+const CLAIM_SCRIPT = `${CALL_MANY}
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for from = 1, #due, 500 do
-  local pairs = {}
-  for index = from, math.min(from + 499, #due) do
-    pairs[#pairs + 1] = ARGV[3]
-    pairs[#pairs + 1] = due[index]
-  end
-  redis.call('ZADD', KEYS[1], unpack(pairs))
+local leases = {}
+for _, id in ipairs(due) do
+  leases[#leases + 1] = ARGV[3]
+  leases[#leases + 1] = id
 end
+callMany('ZADD', KEYS[1], leases)
 return due
 `;
 

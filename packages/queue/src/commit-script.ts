@@ -41,10 +41,11 @@
  * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
  */
 
+import { CALL_MANY } from './lua-call-many.js';
 import { STATUS_SPAN } from './task-index.js';
 
 /** Builds the events' lines, then one RPUSH (an element per event) and one PUBLISH; returns the new last `seq`. */
-const ENVELOPE = `
+const ENVELOPE = `${CALL_MANY}
 local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
   if not events or #events == 0 then return seq end
   local lines = {}
@@ -58,7 +59,7 @@ local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
     if event.step then text = text .. ',"step":' .. string.format('%d', event.step) end
     lines[index] = text .. ',"data":' .. event.data .. '}'
   end
-  for from = 1, #lines, 1000 do redis.call('RPUSH', eventsKey, unpack(lines, from, math.min(from + 999, #lines))) end
+  callMany('RPUSH', eventsKey, lines)
   if channel then redis.call('PUBLISH', channel, table.concat(lines, '\\n')) end
   return seq
 end

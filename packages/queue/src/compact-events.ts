@@ -14,6 +14,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
 import type { Keys } from './keys.js';
+import { CALL_MANY } from './lua-call-many.js';
 
 /**
  * Deflated on the event loop, a slice at a time: a task's few KB take ~30 µs there, against ~300 µs
@@ -41,7 +42,7 @@ return out
  * how many were replaced. A task whose list or stream grew meanwhile (a retried task) stays in the set,
  * for a later batch; the others leave it. A stream none was read of is left alone.
  */
-const REPLACE_SCRIPT = `
+const REPLACE_SCRIPT = `${CALL_MANY}
 local replaced = 0
 local done = {}
 for index = 1, #ARGV, 5 do
@@ -57,7 +58,7 @@ for index = 1, #ARGV, 5 do
     done[#done + 1] = ARGV[index]
   end
 end
-for from = 1, #done, 1000 do redis.call('ZREM', KEYS[1], unpack(done, from, math.min(from + 999, #done))) end
+callMany('ZREM', KEYS[1], done)
 return replaced
 `;
 

@@ -19,6 +19,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { enqueue, type NewJob } from './jobs.js';
 import type { Keys } from './keys.js';
+import { CALL_MANY } from './lua-call-many.js';
 
 /** A task ready to run, waiting for its turn in its pool. */
 export interface WaitingTask {
@@ -43,15 +44,6 @@ const PRIORITY_STEP = 2 ** 40;
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** ZADD of many score/member pairs, a thousand arguments a call (Lua's unpack has a limit). */
-const ZADD_MANY = `
-local function zaddMany(key, pairs)
-  for from = 1, #pairs, 1000 do
-    redis.call('ZADD', key, unpack(pairs, from, math.min(from + 999, #pairs)))
-  end
-end
-`;
-
 /**
  * KEYS: [ring, leases, the queue's wait list, its prioritized set, the arrival counter]; ARGV: [tenant
  * list prefix, backlog, lease ms, weights JSON, least batch, admit ('1' or '0'), tenant, then each
@@ -65,7 +57,7 @@ end
  * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers how
  * many tenants still wait, then each popped task as id, tenant, score.
  */
-const ADMIT = `${NOW}${ZADD_MANY}
+const ADMIT = `${NOW}${CALL_MANY}
 local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
 local tenantArg = ARGV[7]
 local n = (#ARGV - 7) / 2
@@ -76,7 +68,7 @@ if n > 0 then
     pairs[2 * i - 1] = string.format('%.0f', (11 - tonumber(ARGV[7 + 2 * i])) * ${PRIORITY_STEP} + first + i)
     pairs[2 * i] = ARGV[6 + 2 * i]
   end
-  zaddMany(ARGV[1] .. tenantArg, pairs)
+  callMany('ZADD', ARGV[1] .. tenantArg, pairs)
   if not redis.call('ZSCORE', KEYS[1], tenantArg) then
     local least = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     redis.call('ZADD', KEYS[1], least[2] or 0, tenantArg)
@@ -116,7 +108,7 @@ while admitted < want do
     redis.call('ZADD', KEYS[1], vtime + (#popped / 2) / weight, tenant)
   end
 end
-if #leased > 0 then zaddMany(KEYS[2], leased) end
+callMany('ZADD', KEYS[2], leased)
 out[1] = redis.call('ZCARD', KEYS[1])
 return out
 `;
