@@ -166,7 +166,9 @@ export class FairAdmission {
     for (const task of tasks) {
       const tenants = byPool.get(task.pool) ?? new Map<string, WaitingTask[]>();
       byPool.set(task.pool, tenants);
-      tenants.set(task.tenant, [...(tenants.get(task.tenant) ?? []), task]);
+      const waiting = tenants.get(task.tenant);
+      if (waiting) waiting.push(task);
+      else tenants.set(task.tenant, [task]);
     }
     await Promise.all(
       [...byPool].map(async ([pool, tenants]) => {
