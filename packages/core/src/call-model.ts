@@ -7,11 +7,8 @@ import type { LanguageModel, ToolSpec } from '@agentq/llm';
 import { normalizeMessages, splitReasoning, type AssistantMessage, type Message, type TokenUsage } from '@agentq/protocol';
 import type { Tool } from '@agentq/tools';
 import type { EventInput } from '@agentq/contract';
-import type { AgentJournal } from './journal.js';
+import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
-
-/** How long a model call's `llm.request` may wait to go out with the answer: below it, no one could tell. */
-const ANNOUNCE_WITHIN_MS = 300;
 
 /** The agent loop's turns: a reply goes back to the model, and an answer that asks for no tool ends the step. */
 function defaultCompletion(protocol: ToolProtocol): NonNullable<ModelTurnOptions['completeWith']> {

@@ -7,7 +7,7 @@
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
 import type { EventInput } from '@agentq/contract';
-import type { AgentJournal } from './journal.js';
+import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
 
@@ -61,7 +61,13 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       await record({ call, status: 'not_run', output: 'not run, an earlier block failed' }, 0, isLast);
       continue;
     }
-    await journal.commit({ events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) } }] });
+    // Goes out with its result, or by itself if the call runs long enough to be seen running. The
+    // run's hold on its task was checked by the write just before (the answer, or the last result).
+    await journal.commit({
+      events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) } }],
+      lazy: true,
+      writeWithinMs: ANNOUNCE_WITHIN_MS,
+    });
     const started = performance.now();
     const result = await runPlannedCall(call, options.tools, context);
     await record(result, Math.round(performance.now() - started), isLast);

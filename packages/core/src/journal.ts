@@ -3,11 +3,17 @@
  * whole (messages, events and usage together) before the loop goes on, so a job resumed on another
  * worker starts from its last commit and never repeats an LLM call that was already answered. A
  * `lazy` commit is the exception: what could be made again if it were lost (a task's first messages,
- * a final answer just before the run's outcome) or only tells (that a model call began), which a
+ * a final answer just before the run's outcome) or only tells (that a model or tool call began), which a
  * journal may write with its next write; `writeWithinMs` bounds how long it may wait for one.
  */
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import type { EventInput } from '@agentq/contract';
+
+/**
+ * How long an event that only tells that a call began (`llm.request`, `tool.call`) may wait to go out
+ * with the call's result: below it, no one watching could tell, and a quick call costs one write, not two.
+ */
+export const ANNOUNCE_WITHIN_MS = 300;
 
 export interface JournalEntry {
   /** Appended to memory: messages, and compactions. */
