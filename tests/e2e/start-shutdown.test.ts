@@ -6,7 +6,7 @@
 import type { TaskEvent } from '@agentq/contract';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -78,12 +78,20 @@ it('hands running tasks back before Redis stops, with one line and no stack trac
 }, 60_000);
 
 it('the demo keeps its data apart: its own data directory, Redis and key prefix', async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-demo-'));
-  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+  // A data directory agentq makes itself, in a folder others may search, as a checkout's `.agentq` is.
+  const parent = (dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-demo-')));
+  await chmod(parent, 0o755);
+  const ownDir = path.join(parent, '.agentq');
+  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: ownDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   await demo.waitFor(/ready: API at (http[^\s"]+)/);
   expect(demo.output()).toMatch(/started a private redis-server .* data in .*\/demo\/redis/);
-  expect(existsSync(path.join(dataDir, 'demo', 'redis', 'password'))).toBe(true);
-  expect(existsSync(path.join(dataDir, 'redis'))).toBe(false);
+  expect(existsSync(path.join(ownDir, 'demo', 'redis', 'password'))).toBe(true);
+  expect(existsSync(path.join(ownDir, 'redis'))).toBe(false);
+  // Redis's folder is private; the folders above it stay searchable, or a root worker's jails could not
+  // reach their work directories and every pool would refuse its process tools.
+  expect((await stat(path.join(ownDir, 'demo', 'redis'))).mode & 0o777).toBe(0o700);
+  expect((await stat(ownDir)).mode & 0o001).toBe(0o001);
+  expect(demo.output()).not.toMatch(/cannot be reached by other users/);
   demo.child.kill('SIGINT');
   expect(await demo.exited).toBe(130);
 });
