@@ -36,6 +36,16 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
   expect(((await unfiltered.json()) as { error: { message: string } }).error.message).toMatch(/name a batch or a status/);
   expect((await post('/v1/tasks/bulk', { action: 'cancel', status: 'completed' })).status).toBe(400);
   expect((await post('/v1/tasks', { batch: 'bad batch!', tasks: [{ prompt: 'x' }] })).status).toBe(400);
+  // A misspelt field is refused by name, never dropped: without its batch, this cancel would reach every
+  // queued task (the cancel below still finds all three of the batch, and the other batch untouched).
+  const misspelt = await post('/v1/tasks/bulk', { action: 'cancel', batc: 'nightly-2026-11-30', status: 'queued' });
+  expect(misspelt.status).toBe(400);
+  expect(((await misspelt.json()) as { error: { message: string } }).error.message).toBe(
+    'The request body is invalid: (root): unknown field "batc": the fields are "action", "batch", "status"',
+  );
+  const typo = await post('/v1/tasks', { tasks: [{ prompt: 'x', agent: 'casual', priorty: 9 }] });
+  expect(typo.status).toBe(400);
+  expect(((await typo.json()) as { error: { message: string } }).error.message).toMatch(/^The request body is invalid: tasks\.0: unknown field "priorty": the fields are "prompt", "agent", "priority", .* \(anything of your own goes in "metadata"\)$/);
 
   const cancelled = await post('/v1/tasks/bulk', { action: 'cancel', batch: 'nightly-2026-11-30', status: 'queued' });
   expect(cancelled.status).toBe(202);

@@ -39,7 +39,20 @@ function jsonDepth(value: unknown, stopAt: number): number {
   return deepest;
 }
 
-export const taskInputSchema = z.object({
+/**
+ * A request object that refuses fields it does not know, naming them and the ones it takes (and
+ * `hint`, what to do instead): a misspelt `priorty` (or a bulk action's `batc`) is an error to fix,
+ * not a field silently dropped for a default.
+ */
+export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hint = '') {
+  const known = Object.keys(shape).map((key) => JSON.stringify(key)).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}: the fields are ${known}${hint}` : undefined,
+  });
+}
+
+export const taskInputSchema = fieldsOnly({
   prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
   /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
   agent: z.enum(AGENT_KINDS).optional(),
@@ -69,22 +82,20 @@ export const taskInputSchema = z.object({
    * What the task may spend, with every subtask of its plan: past it, its work stops (reason `budget`)
    * and it fails with what was done. A model call under way when it is spent still ends.
    */
-  budget: z
-    .object({
-      usd: z.number().positive().max(1_000_000).optional(),
-      tokens: z.number().int().positive().max(1e12).optional(),
-    })
-    .strict()
+  budget: fieldsOnly({
+    usd: z.number().positive().max(1_000_000).optional(),
+    tokens: z.number().int().positive().max(1e12).optional(),
+  })
     .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
     .optional(),
-});
+}, ' (anything of your own goes in "metadata")');
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
 /** A batch id: a client's name for tasks submitted together, to list and act on them as one. */
 export const BATCH_PATTERN = /^[\w.:-]{1,64}$/;
 export const batchSchema = z.string().regex(BATCH_PATTERN, 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
 
-export const submitSchema = z.object({
+export const submitSchema = fieldsOnly({
   /** Every task of the request belongs to this batch (GET /v1/tasks?batch=...). */
   batch: batchSchema.optional(),
   tasks: z.array(taskInputSchema).min(1, 'must hold at least one task').max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
@@ -92,22 +103,20 @@ export const submitSchema = z.object({
 
 
 /** `POST /v1/tasks/:id/fork`: a new task from a task's steps before `fromStep`, then its own way. */
-export const forkSchema = z
-  .object({
-    /** The step to run again (1 = from the start): the steps before it are kept, not run again. */
-    fromStep: z.number().int().min(1),
-    /** From step 1 it replaces the prompt; from a later step it is the user's next message. */
-    prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000).optional(),
-    model: z.string().min(1).max(200).optional(),
-    agent: z.enum(AGENT_KINDS).optional(),
-  })
-  .strict();
+export const forkSchema = fieldsOnly({
+  /** The step to run again (1 = from the start): the steps before it are kept, not run again. */
+  fromStep: z.number().int().min(1),
+  /** From step 1 it replaces the prompt; from a later step it is the user's next message. */
+  prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000).optional(),
+  model: z.string().min(1).max(200).optional(),
+  agent: z.enum(AGENT_KINDS).optional(),
+});
 export type ForkInput = z.infer<typeof forkSchema>;
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
-export const statusesSchema = z.object({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });
+export const statusesSchema = fieldsOnly({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });
 
-export const answerSchema = z.object({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
+export const answerSchema = fieldsOnly({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
 
 /** What a waiting task waits for: the call that asked, and how the answer must be written back. */
 export interface PendingQuestion {

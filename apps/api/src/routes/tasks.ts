@@ -9,6 +9,7 @@ import {
   batchSchema,
   cancelTask,
   EnqueueError,
+  fieldsOnly,
   ForkError,
   forkSchema,
   forkTask,
@@ -35,13 +36,11 @@ const BULK_LIMIT = 10_000;
 /** What a cancel applies to: every task not ended yet. */
 const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(TASK_STATUSES.filter((status) => !TERMINAL_STATUSES.has(status)));
 
-export const bulkSchema = z
-  .object({
-    action: z.enum(['cancel', 'retry']),
-    batch: batchSchema.optional(),
-    status: z.enum(TASK_STATUSES).optional(),
-  })
-  .refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
+export const bulkSchema = fieldsOnly({
+  action: z.enum(['cancel', 'retry']),
+  batch: batchSchema.optional(),
+  status: z.enum(TASK_STATUSES).optional(),
+}).refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
 
 export const listQuerySchema = z.object({
   batch: batchSchema.optional(),
