@@ -17,7 +17,6 @@ import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ResultPromise } from 'execa';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
 import { JAIL_UID, limitsLine, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
@@ -206,8 +205,8 @@ export class Jail {
       signal: options.signal,
       ...(identity ?? {}),
       infoPipe: true,
-      // fd 3 is the info pipe; execa's types only know stdio 0-2 here.
-      onSpawn: (child: ResultPromise) => (info = readJailInfo((child.stdio as unknown as Readable[])[3]!)),
+      // fd 3 is the info pipe.
+      onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
       // Killing bwrap's process group does not reach the jail's own sessions: end its namespace.
       onKill: async () => {
         const reported = await info;

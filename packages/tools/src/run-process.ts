@@ -2,8 +2,12 @@
  * Runs one tool process in its own process group, so a timeout or a cancel kills the whole tree
  * (a shell and everything it started), not just the shell. Output (stdout and stderr interleaved)
  * is capped while it streams.
+ *
+ * Node's own `spawn`, not execa: everything execa would add (its timeouts, kills, buffering) is done
+ * here the way a tool needs it, and its piping cost a tool call about 1 ms and 1.5 ms of the worker's
+ * CPU more (`bash -c true`: 3.2 ms against 2.3 ms, measured alternating; bench/jail.mjs).
  */
-import { execa, type ResultPromise } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { OutputCollector } from './cap-output.js';
 
 export interface RunProcessOptions {
@@ -22,13 +26,13 @@ export interface RunProcessOptions {
   /** Give the process a pipe as file descriptor 3 (bubblewrap's `--info-fd 3`), for `onSpawn` to read. */
   infoPipe?: boolean;
   /** Called as soon as the process exists. */
-  onSpawn?: (child: ResultPromise) => void;
+  onSpawn?: (child: ChildProcess) => void;
   /**
    * Runs once the process has started and before it gets its stdin; the process is expected to wait
    * for one byte on stdin first (bubblewrap's `--block-fd 0`), which is sent when this resolves. What
    * it returns is called at the end. When it throws, the process is killed and the error is thrown.
    */
-  beforeStart?: (child: ResultPromise) => Promise<() => void>;
+  beforeStart?: (child: ChildProcess) => Promise<() => void>;
   /**
    * Called when a timeout or a cancel kills the process group, and awaited before a killed run
    * returns: to end what the group kill cannot reach (a jail's own sessions). Default none.
@@ -51,27 +55,31 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   const started = performance.now();
   const collector = new OutputCollector(options.outputLimit);
   const gated = options.beforeStart !== undefined;
-  const child = execa(options.file, options.args, {
+  const child = spawn(options.file, options.args, {
     cwd: options.cwd,
     env: options.env,
-    extendEnv: false,
     detached: true,
-    reject: false,
-    all: true,
-    buffer: false,
-    stripFinalNewline: false,
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {}),
     stdio: [gated || options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(options.infoPipe ? ['pipe' as const] : [])],
   });
+  // Settles once the process ended and its output was read to the end; a process that could not
+  // start (a missing program, a uid it may not take) says why, as its output.
+  const ended = new Promise<number | undefined>((resolve) => {
+    child.once('error', (error) => {
+      collector.push(`could not start ${options.file}: ${error.message}`);
+      resolve(undefined);
+    });
+    child.once('close', (code) => resolve(code ?? undefined));
+  });
   options.onSpawn?.(child);
+  child.stdin?.on('error', () => undefined);
   // The program waits for nothing else: its input at once (a gated one gets it with its start byte).
-  if (!gated && options.input !== undefined) {
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(options.input);
+  if (!gated && options.input !== undefined) child.stdin?.end(options.input);
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => collector.push(chunk));
   }
-  child.all?.setEncoding('utf8');
-  child.all?.on('data', (chunk: string) => collector.push(chunk));
 
   let timedOut = false;
   let cancelled = false;
@@ -100,16 +108,16 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
         release = await options.beforeStart!(child);
       } catch (error) {
         killTree();
-        await child;
+        await ended;
         throw error;
       }
       // The byte the process waits for, then its input.
       child.stdin?.end(`x${options.input ?? ''}`);
     }
-    const result = await child;
+    const exitCode = await ended;
     if (timedOut || cancelled) await killed;
     return {
-      exitCode: result.exitCode,
+      exitCode,
       output: collector.text(),
       timedOut,
       cancelled,
