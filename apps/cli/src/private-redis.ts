@@ -21,7 +21,7 @@ export async function startPrivateRedis(options: { url: string; dataDir: string 
   const dir = path.resolve(options.dataDir, 'redis');
   // The data directory is made as the workers make it (a root worker's jails must be able to search
   // it, to reach their work directories); only Redis's own folder is private. A recursive mkdir with
-  // mode 0700 made every missing parent 0700 too: \`agentq demo\` then refused its process tools.
+  // mode 0700 made every missing parent 0700 too: `agentq demo` then refused its process tools.
   mkdirSync(path.dirname(dir), { recursive: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
