@@ -213,6 +213,9 @@ describe('the dashboard', () => {
       '[harmless](javascript:window.__xss=5) [docs](https://example.com/docs) ![pixel](https://tracker.example/p.png)',
       '',
       '<img src=x onerror="window.__xss=6"> &amp; done',
+      '',
+      'total 4',
+      '-rw-r--r-- 1 agentq 91 demo.sh',
     ].join('\n');
     stack = await startStack({ rules: [{ reply: { content: answer } }] });
     const [taskId] = await stack.submit([{ prompt: 'describe it', agent: 'casual' }]);
@@ -232,6 +235,8 @@ describe('the dashboard', () => {
     expect(await result.textContent()).toContain('<script>window.__xss=4</script>');
     expect(await result.textContent()).toContain('<img src=x onerror="window.__xss=6"> & done');
     expect(await page.locator('#app script, #app img, #app b, #app iframe').count()).toBe(0);
+    // A single newline keeps its line (a command's output in an answer), as in chat answers.
+    expect(await result.locator('p', { hasText: 'total 4' }).evaluate((paragraph) => paragraph.innerHTML)).toBe('total 4<br>-rw-r--r-- 1 agentq 91 demo.sh');
     // The model's answer in the timeline is Markdown too.
     expect(await page.locator('#timeline .llm-response .markdown h3').textContent()).toBe('Plan');
     await page.locator('#task-result a').first().hover();

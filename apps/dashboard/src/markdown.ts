@@ -14,7 +14,9 @@ const MAX_MARKDOWN = 200_000;
 export function markdown(text: string): HTMLElement {
   if (text.length > MAX_MARKDOWN) return h('div', { class: 'markdown' }, h('pre', {}, text));
   const root = h('div', { class: 'markdown' });
-  appendTokens(root, Lexer.lex(text, { gfm: true, breaks: false }));
+  // A single newline is a line break, as in chat answers: a model's lines (a command's output, an address)
+  // keep their shape instead of running into one paragraph.
+  appendTokens(root, Lexer.lex(text, { gfm: true, breaks: true }));
   return root;
 }
 
