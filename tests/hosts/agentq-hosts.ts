@@ -35,6 +35,8 @@ export interface AgentqHosts {
   primaryNow(): Promise<string>;
   /** A slow link to Redis: a host that forwards to it, `delayMs` each way; answers its `redis://` URL. */
   startSlowLink(name: string, delayMs: number): Promise<string>;
+  /** The end of what the API and each worker wrote (stdout and stderr), by name: for a failing test to show. */
+  outputs(chars?: number): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -161,6 +163,7 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       model.send({ log: true });
       return answer;
     };
+    const agentqProcesses = new Map<string, ChildProcess>([['api', api]]);
     const startWorker = async (name: string, workerOptions: { redisUrl?: string; onRedisHost?: boolean } = {}) => {
       if (!workerOptions.onRedisHost) network.addHost(name);
       const worker = network.spawn(workerOptions.onRedisHost ? 'redis' : name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], {
@@ -169,6 +172,7 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
         ...(workerOptions.redisUrl ? { REDIS_URL: workerOptions.redisUrl } : {}),
       });
       await nextMessage(worker, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), `agentq worker on ${name}`);
+      agentqProcesses.set(name, worker);
       return worker;
     };
     const startSlowLink = async (name: string, delayMs: number) => {
@@ -190,6 +194,9 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
         const exited = new Promise((resolve) => primary.once('exit', resolve));
         primary.kill('SIGKILL');
         await exited;
+      },
+      outputs(chars = 4_000) {
+        return Object.fromEntries([...agentqProcesses].map(([name, child]) => [name, network.outputOf(child).slice(-chars)]));
       },
       async primaryNow() {
         const sentinel = network.host('sentinel1');

@@ -21,7 +21,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () => {
   it('follows the promoted replica without a restart, and the batch completes', async () => {
-    hosts = await startAgentqHosts({ script: 'three-step', latencyMs: 200, concurrency: 4, sentinels: true, env: { AGENTQ_COMMIT_REPLICAS: '1', AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '500' } });
+    // ioredis's own account of finding the primary (Sentinels asked, connections made), for a failure to show.
+    const debug = 'ioredis:SentinelConnector,ioredis:FailoverDetector,ioredis:connection';
+    hosts = await startAgentqHosts({ script: 'three-step', latencyMs: 200, concurrency: 4, sentinels: true, env: { AGENTQ_COMMIT_REPLICAS: '1', AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '500', DEBUG: debug } });
     for (const name of ['w1', 'w2']) await hosts.startWorker(name);
     const before = await hosts.primaryNow();
 
@@ -62,6 +64,9 @@ describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () 
     const unended = ids.filter((_, index) => !ENDED.has(statuses[index] ?? ''));
     const running = hosts;
     const stuck = await Promise.all(unended.map(async (id) => (await running.call<{ status: string; steps: number; error?: unknown }>('GET', `/v1/tasks/${id}`)).body));
+    if (stuck.length) {
+      for (const [name, output] of Object.entries(running.outputs())) console.log(`failover: ${stuck.length} tasks did not end; the end of ${name}'s output:\n${output}`);
+    }
     expect(stuck.map(({ status, steps, error }) => ({ status, steps, error }))).toEqual([]);
     const doneMs = Date.now() - killedAt;
     expect(statuses.filter((status) => status !== 'completed')).toEqual([]);
