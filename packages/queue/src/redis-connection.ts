@@ -20,15 +20,45 @@ export function connectRedis(options: { url: string; sentinels?: Array<{ host: s
   // Through Sentinels: the primary they name, followed when they promote another (`failoverDetector`:
   // told at once, not at the next lost connection); REDIS_URL gives the credentials and database.
   const url = new URL(options.url);
-  return new Redis({
-    sentinels: options.sentinels,
-    name: options.masterName ?? 'mymaster',
-    failoverDetector: true,
-    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-    ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
-    ...settings,
+  return keepConnecting(
+    new Redis({
+      sentinels: options.sentinels,
+      name: options.masterName ?? 'mymaster',
+      failoverDetector: true,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
+      ...settings,
+    }),
+  );
+}
+
+/**
+ * Connects again a connection that ioredis ended by itself. A Sentinel announcing the failover while
+ * the connection is already reconnecting calls that reconnect off ("Connection is closed."), and
+ * ioredis then ends the connection for good, with no retry: seen under load in
+ * tests/hosts/failover.test.ts, where the API answered 503 for minutes after the promotion. A
+ * connection this process closes (`quit`, `disconnect()`) stays closed.
+ */
+export function keepConnecting(redis: Redis, retryMs = 100): Redis {
+  let closing = false;
+  const quit = redis.quit.bind(redis);
+  const disconnect = redis.disconnect.bind(redis);
+  redis.quit = ((...args: Parameters<Redis['quit']>) => {
+    closing = true;
+    return quit(...args);
+  }) as Redis['quit'];
+  redis.disconnect = (reconnect?: boolean) => {
+    if (!reconnect) closing = true;
+    disconnect(reconnect);
+  };
+  redis.on('end', () => {
+    if (closing) return;
+    setTimeout(() => {
+      if (!closing && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, retryMs).unref();
   });
+  return redis;
 }
 
 /**
