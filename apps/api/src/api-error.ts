@@ -110,7 +110,7 @@ function toApiError(error: unknown): ApiError {
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`);
   }
-  if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message.replace(/: it is tried again\.$/, '')}: Redis's replicas are behind; try again shortly.`);
+  if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
   const code = status ?? statusCode;
   // Anything else Express or its parsers marked as the client's (http-errors): its status and message.

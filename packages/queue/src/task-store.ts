@@ -109,7 +109,11 @@ interface ScriptCommands {
  * a failover could lose it. The run does not go on from it; its job is tried again once replicas answer,
  * without using an attempt (a replica that is away is Redis's trouble, not the task's).
  */
-export class CommitNotReplicated extends Error {}
+export class CommitNotReplicated extends Error {
+  constructor(taskId: string, replicas: number, timeoutMs: number) {
+    super(`The commit of task ${taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS)`);
+  }
+}
 
 /** What an applied commit wrote, for a process's logs and metrics (`TaskStore.observe`). */
 export interface AppliedCommit {
@@ -223,7 +227,7 @@ export class TaskStore {
     const { replicas, timeoutMs } = this.durability;
     const [result, confirmed] = await Promise.all([reply, this.redis.wait(replicas, timeoutMs)]);
     if (result[0] === 'applied' && confirmed < replicas) {
-      throw new CommitNotReplicated(`The commit of task ${options.taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS): it is tried again.`);
+      throw new CommitNotReplicated(options.taskId, replicas, timeoutMs);
     }
     return result;
   }
