@@ -35,6 +35,24 @@ describe('keepConnecting', () => {
     }
   });
 
+  it("keeps its duplicates too (BullMQ's blocking connections are duplicates of the one it is given)", async () => {
+    const kept = keepConnecting(new Redis(redisUrl(), { lazyConnect: true }), 10);
+    const copy = kept.duplicate({ lazyConnect: true, connectionName: 'blocking' });
+    copy.on('error', () => undefined);
+    try {
+      const end = ended(copy);
+      const connecting = copy.connect().catch((error: Error) => error);
+      callOffConnect(copy);
+      expect(((await connecting) as Error).message).toBe('Connection is closed.');
+      await end;
+      expect(await redisReady(copy, 5_000)).toBe(true);
+      expect(await copy.client('GETNAME')).toBe('blocking');
+    } finally {
+      copy.disconnect();
+      kept.disconnect();
+    }
+  });
+
   it('leaves closed a connection this process quit or disconnected', async () => {
     for (const close of [(redis: Redis) => void redis.quit(), (redis: Redis) => redis.disconnect()]) {
       const redis = keepConnecting(new Redis(redisUrl()), 10);

@@ -38,12 +38,16 @@ export function connectRedis(options: { url: string; sentinels?: Array<{ host: s
  * the connection is already reconnecting calls that reconnect off ("Connection is closed."), and
  * ioredis then ends the connection for good, with no retry: seen under load in
  * tests/hosts/failover.test.ts, where the API answered 503 for minutes after the promotion. A
- * connection this process closes (`quit`, `disconnect()`) stays closed.
+ * connection this process closes (`quit`, `disconnect()`) stays closed. Its duplicates are kept too:
+ * BullMQ makes its blocking reads' connections with `duplicate()`, and a worker whose blocking
+ * connection ended would wait for jobs that never come.
  */
 export function keepConnecting(redis: Redis, retryMs = 100): Redis {
   let closing = false;
   const quit = redis.quit.bind(redis);
   const disconnect = redis.disconnect.bind(redis);
+  const duplicate = redis.duplicate.bind(redis);
+  redis.duplicate = ((...args: Parameters<Redis['duplicate']>) => keepConnecting(duplicate(...args), retryMs)) as Redis['duplicate'];
   redis.quit = ((...args: Parameters<Redis['quit']>) => {
     closing = true;
     return quit(...args);
