@@ -97,6 +97,34 @@ describe('the jail', () => {
     }
   });
 
+  it("hands no process a descriptor the worker inherited without close-on-exec", async () => {
+    // A worker started by a shell or supervisor that leaked a descriptor (here 251, a secret file
+    // opened read-write): Node passes such a descriptor on to what it spawns.
+    const secret = path.join(root, 'inherited-secret');
+    await writeFile(secret, 'sk-inherited');
+    const tools = new URL('../dist/index.js', import.meta.url).href;
+    const script = `
+      import { bashTool, pythonTool, nodeTool, chooseIsolation } from ${JSON.stringify(tools)};
+      const isolation = await chooseIsolation({ mode: 'bwrap', workRoot: ${JSON.stringify(root)}, jail: { network: 'none', limits: ${JSON.stringify(limits)} } });
+      const context = { workdir: ${JSON.stringify(workdir)}, signal: new AbortController().signal, timeoutMs: 10000, outputLimit: 8000, isolation };
+      const results = [
+        await bashTool.run({ command: 'ls -m /proc/$$/fd; cat <&251 2>&1; echo >&251 written 2>&1' }, context),
+        await pythonTool.run({ code: ['import os', 'try: print(os.read(251, 100))', 'except OSError as e: print(e.strerror)'].join(String.fromCharCode(10)) }, context),
+        await nodeTool.run({ code: 'try { console.log(require("fs").readFileSync(251, "utf8")) } catch (e) { console.log(e.code) }' }, context),
+      ];
+      console.log(JSON.stringify(results));
+    `;
+    const child = spawn('bash', ['-c', 'exec 251<>"$1"; exec "$0" --input-type=module -e "$2"', process.execPath, secret, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await new Promise((resolve) => child.once('close', resolve));
+    const [inBash, inPython, inNode] = JSON.parse(output) as Array<{ ok: boolean; output: string }>;
+    expect(inBash!.output).toMatch(/^0, 1, 2\n.*251: Bad file descriptor\n.*251: Bad file descriptor\n\[exit status 1\]$/);
+    expect(inPython!.output).toBe('Bad file descriptor');
+    expect(inNode!.output).toBe('EBADF');
+    expect(await readFile(secret, 'utf8')).toBe('sk-inherited');
+  });
+
   it('has no capability: CapEff is 0 and mknod fails', async () => {
     const result = await bash('grep CapEff /proc/self/status; mknod dev-null c 1 3 2>&1; echo "mknod=$?"');
     expect(result.output).toMatch(/CapEff:\s+0000000000000000/);

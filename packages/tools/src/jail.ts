@@ -9,7 +9,7 @@
  * - the system read-only (`/usr`, a copy of a short list of `/etc` made by jail-files.ts, the
  *   interpreters), the task's work directory read-write at its real path, a private `/tmp`, its own
  *   `/proc`; nothing else of the machine: no home folders, no other task, no host `/proc`, no worker
- *   environment;
+ *   environment, no file descriptor of the worker's but its output pipes;
  * - limits (hard rlimits, set by the bash that starts every program): processes, memory, CPU time,
  *   file size.
  */
@@ -53,6 +53,13 @@ export interface JailRunOptions {
   outputLimit: number;
   signal: AbortSignal;
 }
+
+/**
+ * Closes every descriptor above stderr the jail's bash was handed: a descriptor the worker inherited
+ * without close-on-exec (from a shell, a supervisor) would otherwise reach the task's code, which
+ * could read or write it.
+ */
+const CLOSE_INHERITED = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ';
 
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
@@ -175,12 +182,14 @@ export class Jail {
       );
     }
     const bash = this.interpreters.bash!;
-    // bash starts every jailed program and sets the limits before anything else runs: in front of a
-    // bash command on the same line, or before it replaces itself with the interpreter.
+    // bash starts every jailed program, closes what it inherited and sets the limits before anything
+    // else runs: in front of a bash command on the same line, or before it replaces itself with the
+    // interpreter.
+    const prelude = `${CLOSE_INHERITED}${this.limitsLine}`;
     const launch =
       options.program === 'bash'
-        ? [bash, '-c', `${this.limitsLine}${options.command ?? ''}`]
-        : [bash, '-c', `${this.limitsLine}exec "$0" "$@"`, interpreter, ...(options.args ?? [])];
+        ? [bash, '-c', `${prelude}${options.command ?? ''}`]
+        : [bash, '-c', `${prelude}exec "$0" "$@"`, interpreter, ...(options.args ?? [])];
     const egress = this.egress;
     const identity = this.identity(options.workdir);
     let info: Promise<JailInfo | undefined> = Promise.resolve(undefined);
