@@ -43,6 +43,12 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
   expect(((await misspelt.json()) as { error: { message: string } }).error.message).toBe(
     'The request body is invalid: (root): unknown field "batc": the fields are "action", "batch", "status"',
   );
+  // So is a misspelt filter of a list, which would otherwise list every task.
+  const listTypo = await fetch(`${stack.api.url}/v1/tasks?batch=nightly-2026-11-30&stauts=queued`);
+  expect(listTypo.status).toBe(400);
+  expect(((await listTypo.json()) as { error: { message: string } }).error.message).toBe(
+    'The query is invalid: (root): unknown parameter "stauts": the parameters are "batch", "status", "limit", "cursor", "q"',
+  );
   const typo = await post('/v1/tasks', { tasks: [{ prompt: 'x', agent: 'casual', priorty: 9 }] });
   expect(typo.status).toBe(400);
   expect(((await typo.json()) as { error: { message: string } }).error.message).toMatch(/^The request body is invalid: tasks\.0: unknown field "priorty": the fields are "prompt", "agent", "priority", .* \(anything of your own goes in "metadata"\)$/);

@@ -41,14 +41,14 @@ function jsonDepth(value: unknown, stopAt: number): number {
 
 /**
  * A request object that refuses fields it does not know, naming them and the ones it takes (and
- * `hint`, what to do instead): a misspelt `priorty` (or a bulk action's `batc`) is an error to fix,
- * not a field silently dropped for a default.
+ * `hint`, what to do instead): a misspelt `priorty` (or a bulk action's `batc`, or a list's `stauts`)
+ * is an error to fix, not a field silently dropped for a default. `noun`: what the request calls them.
  */
-export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hint = '') {
+export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hint = '', noun = 'field') {
   const known = Object.keys(shape).map((key) => JSON.stringify(key)).join(', ');
   return z.strictObject(shape, {
     error: (issue) =>
-      issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}: the fields are ${known}${hint}` : undefined,
+      issue.code === 'unrecognized_keys' ? `unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}: the ${noun}s are ${known}${hint}` : undefined,
   });
 }
 

@@ -42,13 +42,18 @@ export const bulkSchema = fieldsOnly({
   status: z.enum(TASK_STATUSES).optional(),
 }).refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
 
-export const listQuerySchema = z.object({
-  batch: batchSchema.optional(),
-  status: z.enum(TASK_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
-  q: z.string().trim().min(1).max(200).optional(),
-});
+// Strict: a misspelt filter (`?stauts=failed`) would otherwise list every task.
+export const listQuerySchema = fieldsOnly(
+  {
+    batch: batchSchema.optional(),
+    status: z.enum(TASK_STATUSES).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
+    q: z.string().trim().min(1).max(200).optional(),
+  },
+  '',
+  'parameter',
+);
 
 
 export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics; tracing: Tracing; allowedModels: ReadonlySet<string> }): Router {
