@@ -1,6 +1,7 @@
 import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import type { Config } from '@agentq/config';
 import { startWorker } from '@agentq/worker';
+import { sayReady } from '../say-ready.js';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';
 
@@ -19,7 +20,7 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
     if (tools.summary.kind === 'jail') logger.info({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
     else logger.warn({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
   }
-  process.send?.({ type: 'ready' });
+  await sayReady(logger);
   onShutdown(() => worker.close());
 }
 
