@@ -61,7 +61,7 @@ try {
   if (wanted('B6')) {
     const r = (figures.toolCall = await measureToolCall({ quick: values.quick }));
     row('B6', 'bash `true` as a tool, call -> result, p50', `${n(r.tool.p50, 1)} ms (no jail)`, `execa ${n(r.execa.p50, 1)} ms`, `${n(r.tool.p50 / r.execa.p50, 2)}x`, '≤ 1.3x raw execa', r.tool.p50 <= 1.3 * r.execa.p50);
-    row('', 'the same, jailed', `${n(r.jailed.p50, 1)} ms`, `bare bwrap ${n(r.bwrap.p50, 1)} ms`, `+${n(r.jailed.p50 - r.bwrap.p50, 1)} ms`, '≤ bare bwrap + 1 ms', r.jailed.p50 <= r.bwrap.p50 + 1);
+    row('', 'the same, jailed', `${n(r.jailed.p50, 1)} ms`, `bare bwrap ${n(r.bwrap.p50, 1)} ms`, `${r.jailed.p50 >= r.bwrap.p50 ? '+' : '−'}${n(Math.abs(r.jailed.p50 - r.bwrap.p50), 1)} ms`, '≤ bare bwrap + 1 ms', r.jailed.p50 <= r.bwrap.p50 + 1);
   }
   if (wanted('B7')) {
     const r = (figures.eventFanout = await measureEventFanout({ redis, quick: values.quick }));

@@ -1,7 +1,7 @@
 /**
  * B6: `bash -c true` run as the bash tool runs it, unjailed (AGENTQ_SANDBOX=none) and jailed (the
  * default), against the raw references: execa alone, and a bare `bwrap --unshare-all` around the same
- * command. Call -> result, in this process.
+ * command. Call -> result, in this process; jailed calls start from its tool launcher, as a worker's do.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,10 +13,13 @@ import { alternate, median, percentile } from '../lib/stats.mjs';
 export async function measureToolCall({ quick, egress = false }) {
   const rounds = quick ? 60 : 200;
   const root = mkdtempSync(path.join(tmpdir(), 'agentq-bench-jail-'));
+  const jails = [];
   try {
     const limits = { processes: 128, memoryMb: 1024, fileMb: 512, cpuSeconds: 60 };
-    const jail = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits } });
-    const egressJail = egress ? await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits } }) : undefined;
+    // As a worker runs them: from its tool launcher.
+    const jail = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
+    const egressJail = egress ? await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits, separateProcess: true } }) : undefined;
+    jails.push(jail, egressJail);
     const workdir = path.join(root, 'task');
     await jail.jail.prepareWorkdir(workdir);
     const bwrap = findBwrap();
@@ -39,6 +42,7 @@ export async function measureToolCall({ quick, egress = false }) {
     const samples = await alternate(variants, rounds);
     return { rounds, ...Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, { p50: median(list), p90: percentile(list, 90) }])) };
   } finally {
+    await Promise.all(jails.map((isolation) => isolation?.jail?.close()));
     rmSync(root, { recursive: true, force: true });
   }
 }

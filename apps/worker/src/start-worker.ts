@@ -35,7 +35,7 @@ import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { throttledLog } from './throttled-log.js';
-import { isolationForPools, type PoolTools } from './tool-isolation.js';
+import { closeIsolations, isolationForPools, type PoolTools } from './tool-isolation.js';
 
 export interface StartWorkerOptions {
   config: Config;
@@ -220,7 +220,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       await closed;
       queues.admission.stop();
       await closeQueues(queues);
-      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close(), tracing.shutdown()]);
+      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close(), tracing.shutdown(), closeIsolations(poolTools)]);
       logger.info('stopped');
     },
   };

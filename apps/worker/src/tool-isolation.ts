@@ -43,6 +43,8 @@ export async function isolationForPools(options: { config: Config; pools: readon
           jail: {
             network,
             deny,
+            // Forks from a small process of its own, not from this worker's heap (tool-launcher.ts).
+            separateProcess: true,
             limits: {
               processes: config.AGENTQ_TOOL_PROCESSES,
               memoryMb: config.AGENTQ_TOOL_MEMORY_MB,
@@ -57,6 +59,12 @@ export async function isolationForPools(options: { config: Config; pools: readon
     result.set(pool, { isolation, summary: summarise(isolation), description: describeIsolation(isolation) });
   }
   return result;
+}
+
+/** Ends the pools' tool launchers (each jail's). */
+export async function closeIsolations(tools: ReadonlyMap<AgentPool, PoolTools>): Promise<void> {
+  const jails = new Set([...tools.values()].flatMap(({ isolation }) => (isolation.kind === 'jail' ? [isolation.jail] : [])));
+  await Promise.all([...jails].map((jail) => jail.close()));
 }
 
 function summarise(isolation: ProcessIsolation): PoolIsolation {
@@ -81,7 +89,6 @@ async function redisAddresses(url: string): Promise<string[]> {
   }
 }
 
-/** Makes a task's work directory, owned by whoever its jailed tools run as. */
 /**
  * Makes a task's work directory; a fork's first one (`copyFrom`: its ended source's, when it is on this
  * host) starts as a copy of the source's files, owned by the fork's tools' user.

@@ -22,11 +22,13 @@ let workdir: string;
 let context: ToolContext;
 const limits = { processes: 64, memoryMb: 512, fileMb: 64, cpuSeconds: 20 };
 
+// As a worker runs them: from its tool launcher (tool-launcher.ts), whose jail is this same code.
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'agentq-jail-'));
-  isolation = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits } });
+  isolation = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
 });
 afterAll(async () => {
+  if (isolation.kind === 'jail') await isolation.jail.close();
   await rm(root, { recursive: true, force: true });
 });
 beforeEach(async () => {
@@ -105,7 +107,7 @@ describe('the jail', () => {
     const tools = new URL('../dist/index.js', import.meta.url).href;
     const script = `
       import { bashTool, pythonTool, nodeTool, chooseIsolation } from ${JSON.stringify(tools)};
-      const isolation = await chooseIsolation({ mode: 'bwrap', workRoot: ${JSON.stringify(root)}, jail: { network: 'none', limits: ${JSON.stringify(limits)} } });
+      const isolation = await chooseIsolation({ mode: 'bwrap', workRoot: ${JSON.stringify(root)}, jail: { network: 'none', limits: ${JSON.stringify(limits)}, separateProcess: true } });
       const context = { workdir: ${JSON.stringify(workdir)}, signal: new AbortController().signal, timeoutMs: 10000, outputLimit: 8000, isolation };
       const results = [
         await bashTool.run({ command: 'ls -m /proc/$$/fd; cat <&251 2>&1; echo >&251 written 2>&1' }, context),
@@ -113,6 +115,7 @@ describe('the jail', () => {
         await nodeTool.run({ code: 'try { console.log(require("fs").readFileSync(251, "utf8")) } catch (e) { console.log(e.code) }' }, context),
       ];
       console.log(JSON.stringify(results));
+      await isolation.jail.close();
     `;
     const child = spawn('bash', ['-c', 'exec 251<>"$1"; exec "$0" --input-type=module -e "$2"', process.execPath, secret, script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
@@ -277,7 +280,7 @@ describe('the egress network', () => {
 
   it.skipIf(!asRoot)('reaches the internet, never this host, its loopback or private ranges', async () => {
     await withPublicServer(async (address, port) => {
-      const egress = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits } });
+      const egress = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits, separateProcess: true } });
       expect(egress.kind).toBe('jail');
       const local = createServer((socket) => socket.end('reached the host'));
       await new Promise<void>((resolve) => local.listen(0, '0.0.0.0', resolve));
@@ -307,6 +310,7 @@ describe('the egress network', () => {
         expect(egressRules()).toMatch(/ip daddr 198\.51\.100\.1 reject/);
       } finally {
         local.close();
+        if (egress.kind === 'jail') await egress.jail.close();
       }
     });
   });

@@ -23,36 +23,11 @@ import { JAIL_UID, limitsLine, writeJailFiles, type JailFiles, type JailLimits }
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
+import { SYSTEM_PATH, type JailOptions, type JailProgram, type JailRunOptions, type ToolNetwork } from './jail-options.js';
 import { runProcess, type ProcessOutcome } from './run-process.js';
+import { ToolLauncher } from './tool-launcher.js';
 
-export type ToolNetwork = 'none' | 'egress';
-export type JailProgram = keyof Interpreters;
-
-export interface JailOptions {
-  /** `none`: only the jail's own loopback. `egress`: the internet, never this host or private ranges. */
-  network: ToolNetwork;
-  limits: JailLimits;
-  /** More addresses or prefixes the egress network refuses (e.g. Redis's, when it is not private). Default none. */
-  deny?: readonly string[];
-  /** Default: the worker's, resolved once. */
-  interpreters?: Interpreters;
-  /** Default: /usr/bin/bwrap, else /bin/bwrap. */
-  bwrap?: string;
-}
-
-export interface JailRunOptions {
-  program: JailProgram;
-  /** For bash: the command. */
-  command?: string;
-  /** For python and node: their arguments. */
-  args?: readonly string[];
-  /** Written to the program's stdin. */
-  input?: string;
-  workdir: string;
-  timeoutMs: number;
-  outputLimit: number;
-  signal: AbortSignal;
-}
+export type { JailOptions, JailProgram, JailRunOptions, ToolNetwork } from './jail-options.js';
 
 /**
  * Closes every descriptor above stderr the jail's bash was handed: a descriptor the worker inherited
@@ -61,7 +36,6 @@ export interface JailRunOptions {
  */
 const CLOSE_INHERITED = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ';
 
-const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 export function findBwrap(): string | undefined {
   return ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].find((file) => existsSync(file));
@@ -80,6 +54,7 @@ export class Jail {
   private readonly rules: string;
   private readonly baseArgs: string[];
   private readonly endArgs: string[];
+  private readonly launcher: ToolLauncher | undefined;
 
   constructor(options: JailOptions) {
     const bwrap = options.bwrap ?? findBwrap();
@@ -151,6 +126,13 @@ export class Jail {
     ];
     // Last: the root of the jail becomes read-only once every mount point in it exists.
     this.endArgs = ['--remount-ro', '/'];
+    // The launcher's jail is this one: the same binaries, resolved here once.
+    this.launcher = options.separateProcess ? new ToolLauncher({ ...options, bwrap, interpreters: wanted, separateProcess: false }) : undefined;
+  }
+
+  /** Ends its launcher, if it has one (a later run starts another). */
+  async close(): Promise<void> {
+    await this.launcher?.close();
   }
 
   /** One line for logs and `agentq doctor`. */
@@ -174,6 +156,10 @@ export class Jail {
   }
 
   async run(options: JailRunOptions): Promise<ProcessOutcome> {
+    if (this.launcher) {
+      const { signal, ...request } = options;
+      return this.launcher.run(request, signal);
+    }
     const interpreter = this.interpreters[options.program];
     if (!interpreter) {
       throw new ToolError(

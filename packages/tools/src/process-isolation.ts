@@ -45,7 +45,9 @@ export async function chooseIsolation(options: { mode: SandboxMode; workRoot: st
     return failure((error as Error).message);
   }
   const problem = await tryJail(jail, options.workRoot);
-  return problem ? failure(problem) : { kind: 'jail', jail };
+  if (!problem) return { kind: 'jail', jail };
+  await jail.close();
+  return failure(problem);
 }
 
 const INSTALL_HELP =

@@ -1,0 +1,57 @@
+/**
+ * The tool launcher (tool-launcher.ts): a small process a worker starts, which runs the jailed tool
+ * processes the worker asks for over its IPC channel, so their forks copy this small process and not
+ * the worker. It lives as long as its channel: when the worker ends (SIGKILL included), it kills what
+ * it runs and exits. A terminal's Ctrl-C or a service manager's SIGTERM is for the worker, which may
+ * still finish its running tasks; they do not stop the launcher.
+ */
+import { ToolError } from './errors.js';
+import { Jail } from './jail.js';
+import type { FromLauncher, ToLauncher } from './tool-launcher.js';
+
+const runs = new Map<number, { controller: AbortController; done: Promise<void> }>();
+let jail: Jail | undefined;
+
+function send(message: FromLauncher): void {
+  if (process.connected) process.send!(message);
+}
+
+process.on('message', (message: ToLauncher) => {
+  switch (message.type) {
+    case 'init':
+      try {
+        jail = new Jail({ ...message.jail, separateProcess: false });
+        send({ type: 'ready' });
+      } catch (error) {
+        send({ type: 'failed', message: (error as Error).message });
+      }
+      return;
+    case 'abort':
+      runs.get(message.id)?.controller.abort();
+      return;
+    case 'run': {
+      const { id } = message;
+      if (!jail) {
+        send({ type: 'error', id, code: 'tool_unavailable', message: 'the tool launcher was asked to run a process before it was set up' });
+        return;
+      }
+      const controller = new AbortController();
+      const done = jail
+        .run({ ...message.request, signal: controller.signal })
+        .then(
+          (outcome) => send({ type: 'done', id, outcome }),
+          (error: Error) => send({ type: 'error', id, message: error.message, ...(error instanceof ToolError ? { code: error.code } : {}) }),
+        )
+        .finally(() => runs.delete(id));
+      runs.set(id, { controller, done });
+    }
+  }
+});
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
+
+process.on('disconnect', () => {
+  for (const { controller } of runs.values()) controller.abort();
+  // A killed run returns once its process group and PID namespace were signalled.
+  void Promise.all([...runs.values()].map(({ done }) => done)).finally(() => process.exit(0));
+});
