@@ -5,7 +5,7 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
 import { planTask, type PlanOutcome } from '@agentq/core';
-import { releaseSubtask, startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { releaseSubtasks, startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { plannerPrompt } from './planner-prompt.js';
@@ -22,7 +22,7 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
   if (!record || TERMINAL_STATUSES.has(record.status)) return 'skipped';
   // Planned already (this job is re-run after a crash): make sure what can run was queued.
   if (record.plan) {
-    for (const subtask of record.plan) if (subtask.need.length === 0) await releaseSubtask({ store, queues: context.queues, taskId: subtask.taskId });
+    await releaseSubtasks({ store, queues: context.queues, taskIds: record.plan.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId) });
     return 'planned';
   }
   const end = await holdTask({

@@ -36,25 +36,34 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
     fields: { plan: JSON.stringify(all), children: JSON.stringify(all.map((subtask) => subtask.taskId)), planVersion: String(version) },
     events: [{ type: 'plan.created', data: { version, plan: stored.map(({ id, agent, task, need, taskId }) => ({ id, agent, task, need, taskId })) } }],
   });
-  for (const subtask of stored) if (subtask.need.length === 0) await releaseSubtask({ ...options, taskId: subtask.taskId });
+  await releaseSubtasks({ ...options, taskIds: stored.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId) });
   return stored;
 }
 
-/** Queues a pending subtask (its needs are done); queues again a queued one whose job may be missing. */
-export async function releaseSubtask(options: DagOptions & { taskId: string }): Promise<void> {
-  const { store, taskId } = options;
-  const pending = await store.getRecord(taskId);
-  if (!pending) return;
-  const released = await new Transitions(store).release(pending);
-  const record = await store.getRecord(taskId);
-  if (!record || record.status !== 'queued') return;
-  await options.queues.admission.add([{ taskId, tenant: record.tenant, pool: record.agent, priority: record.priority }]);
-  if (released.applied) {
-    await store.commit({
-      taskId: record.rootId,
-      events: [{ type: 'subtask.queued', agent: record.agent, data: { subtaskId: taskId, planId: record.planId ?? '', agent: record.agent } }],
-    });
-  }
+/**
+ * Queues pending subtasks (their needs are done), or queues again queued ones whose job may be
+ * missing: all of them at once (their reads and writes go out together, one admission call for all),
+ * so that subtasks released together start together.
+ */
+export async function releaseSubtasks(options: DagOptions & { taskIds: readonly string[] }): Promise<void> {
+  const { store } = options;
+  const transitions = new Transitions(store);
+  const records = (await Promise.all(options.taskIds.map((taskId) => store.getRecord(taskId)))).filter((record) => record !== undefined);
+  const released = await Promise.all(records.map(async (record) => ({ record, result: await transitions.release(record) })));
+  const queued = released.filter(({ result }) => result.status === 'queued');
+  if (queued.length === 0) return;
+  await options.queues.admission.add(queued.map(({ record }) => ({ taskId: record.id, tenant: record.tenant, pool: record.agent, priority: record.priority })));
+  // Each root's stream says which of its subtasks were queued (one commit a root).
+  const byRoot = new Map<string, typeof queued>();
+  for (const entry of queued.filter(({ result }) => result.applied)) byRoot.set(entry.record.rootId, [...(byRoot.get(entry.record.rootId) ?? []), entry]);
+  await Promise.all(
+    [...byRoot].map(([rootId, announced]) =>
+      store.commit({
+        taskId: rootId,
+        events: announced.map(({ record }) => ({ type: 'subtask.queued', agent: record.agent, data: { subtaskId: record.id, planId: record.planId ?? '', agent: record.agent } })),
+      }),
+    ),
+  );
 }
 
 /**
@@ -75,17 +84,21 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
   // Only an end has consequences (a run that lost its task to another worker is not one).
   if (!TERMINAL_STATUSES.has(status)) return;
   const redis = store.redis;
-  await redis.sadd(store.keys.finishedSubtasks(root.id), taskId);
-  await mirrorEnd(store, root.id, record);
+  await Promise.all([redis.sadd(store.keys.finishedSubtasks(root.id), taskId), mirrorEnd(store, root.id, record)]);
 
   const samePlan = plan.filter((subtask) => subtask.version === self.version);
   if (status === 'completed') {
-    for (const dependent of samePlan.filter((subtask) => subtask.need.includes(self.id))) {
-      await redis.sadd(store.keys.doneNeeds(dependent.taskId), taskId);
-      if ((await redis.scard(store.keys.doneNeeds(dependent.taskId))) >= dependent.need.length) {
-        await releaseSubtask({ ...options, taskId: dependent.taskId });
-      }
-    }
+    // Every dependent's needs counted at once; those with all of them done are released together.
+    const dependents = samePlan.filter((subtask) => subtask.need.includes(self.id));
+    const counted = await Promise.all(
+      dependents.map(async (dependent) => {
+        const key = store.keys.doneNeeds(dependent.taskId);
+        const results = (await redis.pipeline().sadd(key, taskId).scard(key).exec()) ?? [];
+        for (const [error] of results) if (error) throw error;
+        return Number(results[1]?.[1] ?? 0) >= dependent.need.length ? [dependent.taskId] : [];
+      }),
+    );
+    await releaseSubtasks({ ...options, taskIds: counted.flat() });
   } else {
     // Dependents in the order they are reached, each blaming the need it cannot get.
     const transitions = new Transitions(store);
