@@ -30,7 +30,7 @@ import {
   type AgentQueues,
 } from '@agentq/queue';
 import { createLogger, createMetrics, serveMetrics, startTracing, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
-import { resolveInterpreters } from '@agentq/tools';
+import { resolveInterpreters, runsProcesses, toolsFor } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
@@ -73,7 +73,8 @@ const COMPACT_BATCH = 200;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
-  resolveInterpreters();
+  // Once, at start (a version manager's python3 shim costs 100+ ms a call); only where a pool runs them.
+  if (options.pools.some((pool) => runsProcesses(toolsFor(pool)))) resolveInterpreters();
   const poolTools = await isolationForPools({ config, pools: options.pools });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
