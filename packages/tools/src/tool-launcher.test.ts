@@ -41,9 +41,9 @@ function parentOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
-/** Waits until a jailed `sleep <marker>` runs, and returns its bubblewrap's pid. */
-async function bwrapRunning(marker: string): Promise<number> {
-  const bwrap = () => processesMatching(`sleep ${marker}`).filter((line) => /^\d+ \S*bwrap /.test(line));
+/** Waits until a jailed command line with `text` in it runs, and returns its bubblewrap's pid. */
+async function bwrapRunning(text: string): Promise<number> {
+  const bwrap = () => processesMatching(text).filter((line) => /^\d+ \S*bwrap /.test(line));
   await expect.poll(() => bwrap().length, { timeout: 10_000 }).toBeGreaterThan(0);
   // bubblewrap forks once: the first is the one its launcher started.
   return Math.min(...bwrap().map((line) => Number(line.split(' ')[0])));
@@ -55,7 +55,7 @@ describe('the tool launcher', () => {
     const marker = `81${Math.floor(Math.random() * 1e6)}`;
     const controller = new AbortController();
     const running = run(`sleep ${marker}`, { signal: controller.signal });
-    const launcher = parentOf(await bwrapRunning(marker));
+    const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
     expect(launcher).not.toBe(process.pid);
     expect(parentOf(launcher)).toBe(process.pid);
     const environment = readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').filter(Boolean);
@@ -72,7 +72,7 @@ describe('the tool launcher', () => {
   it('fails the calls of a launcher that died, with what to do, and starts another for the next call', async () => {
     const marker = `82${Math.floor(Math.random() * 1e6)}`;
     const running = run(`sleep ${marker}`);
-    const launcher = parentOf(await bwrapRunning(marker));
+    const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
     process.kill(launcher, 'SIGKILL');
     const error = await running.then(() => undefined, (failure: unknown) => failure);
     expect(error).toBeInstanceOf(ToolError);
@@ -80,6 +80,23 @@ describe('the tool launcher', () => {
     // bubblewrap's --die-with-parent: the jail ended with its launcher.
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 5_000 }).toEqual([]);
     expect(await run('echo again')).toMatchObject({ exitCode: 0, output: 'again\n' });
+  });
+
+  it('fails only its own calls when it ends, not those of the launcher started after it', async () => {
+    const marker = `84${Math.floor(Math.random() * 1e6)}`;
+    const first = run(`sleep ${marker}`);
+    const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
+    // The first launcher is held (stopped) while it is being closed: the next call starts another.
+    process.kill(launcher, 'SIGSTOP');
+    const closing = jail.close();
+    const second = run(`: ${marker}-second; sleep 1; echo second`);
+    await bwrapRunning(`${marker}-second`);
+    // The first one ends while the second one runs a call.
+    process.kill(launcher, 'SIGKILL');
+    await closing;
+    expect(await first.then(() => undefined, (error: unknown) => error)).toMatchObject({ code: 'tool_unavailable', message: expect.stringMatching(/ended \(SIGKILL\) while the process ran/) });
+    expect(await second).toMatchObject({ exitCode: 0, output: 'second\n' });
+    await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 5_000 }).toEqual([]);
   });
 
   it('ends with its worker, killed or not, and takes every tool process with it', async () => {
@@ -92,7 +109,7 @@ describe('the tool launcher', () => {
       void jail.run({ program: 'bash', command: 'sleep ${marker}', workdir: ${JSON.stringify(workdir)}, timeoutMs: 60000, outputLimit: 1000, signal: new AbortController().signal });
     `;
     const worker = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' });
-    const launcher = parentOf(await bwrapRunning(marker));
+    const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
     expect(parentOf(launcher)).toBe(worker.pid);
     worker.kill('SIGKILL');
     await expect.poll(() => [isAlive(launcher), processesMatching(`sleep ${marker}`)], { timeout: 5_000 }).toEqual([false, []]);

@@ -33,6 +33,8 @@ export type FromLauncher =
   | { type: 'error'; id: number; message: string; code?: ToolErrorCode };
 
 interface Pending {
+  /** The launcher running it: one that ends fails its own calls, not a newer one's. */
+  child: ChildProcess;
   resolve(outcome: ProcessOutcome): void;
   reject(error: Error): void;
 }
@@ -50,7 +52,7 @@ export class ToolLauncher {
     const abort = () => send(child, { type: 'abort', id });
     try {
       return await new Promise<ProcessOutcome>((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
+        this.pending.set(id, { child, resolve, reject });
         // Only a call under way keeps the worker's process alive, never an idle launcher.
         child.channel?.ref();
         send(child, { type: 'run', id, request });
@@ -60,7 +62,7 @@ export class ToolLauncher {
     } finally {
       signal.removeEventListener('abort', abort);
       this.pending.delete(id);
-      if (this.pending.size === 0) child.channel?.unref();
+      if (![...this.pending.values()].some((pending) => pending.child === child)) child.channel?.unref();
     }
   }
 
@@ -89,7 +91,9 @@ export class ToolLauncher {
       const ended = (why: string) => {
         if (this.child === started) this.child = undefined;
         reject(new ToolError('tool_unavailable', `${why} before it could start a process. Try the call again.`));
-        for (const { reject: fail } of this.pending.values()) fail(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
+        for (const pending of this.pending.values()) {
+          if (pending.child === child) pending.reject(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
+        }
       };
       child.once('exit', (code, signal) => ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`));
       child.once('error', (error) => ended(`this worker's tool launcher could not run (${error.message})`));
