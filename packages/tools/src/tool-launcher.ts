@@ -7,12 +7,13 @@
  * p99 10 ms; the calls themselves no slower).
  *
  * The launcher (tool-launcher-process.ts) runs the same `Jail` with the same options, and only what
- * the worker asks over its IPC channel; it gets no environment but a PATH (no key, no Redis URL). It
- * ends with the worker: when the channel closes it kills every tool process it started and exits, and
- * bubblewrap's `--die-with-parent` ends any jail left. A launcher that dies is started again at the
- * next call; the calls it was running end as tool errors.
+ * the worker asks over its IPC channel; it gets no environment but a PATH and TMPDIR (no key, no Redis
+ * URL). It ends with the worker: when the channel closes it kills every tool process it started and
+ * exits, and bubblewrap's `--die-with-parent` ends any jail left. A launcher that dies is started again
+ * at the next call; the calls it was running end as tool errors.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolError, type ToolErrorCode } from './errors.js';
@@ -82,7 +83,8 @@ export class ToolLauncher {
   private start(): Promise<ChildProcess> {
     const child = fork(launcherEntry(), [], {
       execArgv: [],
-      env: { PATH: SYSTEM_PATH.join(':') },
+      // No secret: a system PATH, and where temporary files go (its jail's copy of /etc).
+      env: { PATH: SYSTEM_PATH.join(':'), TMPDIR: tmpdir() },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
