@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import { chooseIsolation, copyWorkdir, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
 
 export interface PoolTools {
   isolation: ProcessIsolation;
@@ -43,7 +43,7 @@ export async function isolationForPools(options: { config: Config; pools: readon
           jail: {
             network,
             deny,
-            // Forks from a small process of its own, not from this worker's heap (tool-launcher.ts).
+            // Tools start from a small process of the worker's, not from its heap (tool-launcher.ts), jailed or not.
             separateProcess: true,
             limits: {
               processes: config.AGENTQ_TOOL_PROCESSES,
@@ -61,10 +61,9 @@ export async function isolationForPools(options: { config: Config; pools: readon
   return result;
 }
 
-/** Ends the pools' tool launchers (each jail's). */
+/** Ends the pools' tool launchers. */
 export async function closeIsolations(tools: ReadonlyMap<AgentPool, PoolTools>): Promise<void> {
-  const jails = new Set([...tools.values()].flatMap(({ isolation }) => (isolation.kind === 'jail' ? [isolation.jail] : [])));
-  await Promise.all([...jails].map((jail) => jail.close()));
+  await Promise.all([...new Set([...tools.values()].map(({ isolation }) => isolation))].map(closeIsolation));
 }
 
 function summarise(isolation: ProcessIsolation): PoolIsolation {

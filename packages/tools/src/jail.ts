@@ -158,7 +158,7 @@ export class Jail {
   async run(options: JailRunOptions): Promise<ProcessOutcome> {
     if (this.launcher) {
       const { signal, ...request } = options;
-      return this.launcher.run(request, signal);
+      return this.launcher.run({ jailed: request }, signal);
     }
     const interpreter = this.interpreters[options.program];
     if (!interpreter) {

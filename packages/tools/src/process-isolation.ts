@@ -8,11 +8,12 @@ import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { findBwrap, Jail, type JailOptions } from './jail.js';
 import { firstUnreachable } from './jail-identity.js';
+import { ToolLauncher } from './tool-launcher.js';
 
 export type ProcessIsolation =
   | { kind: 'jail'; jail: Jail }
-  /** The operator's explicit opt-out (AGENTQ_SANDBOX=none). */
-  | { kind: 'none' }
+  /** The operator's explicit opt-out (AGENTQ_SANDBOX=none); `launcher`: started from it, not from this process. */
+  | { kind: 'none'; launcher?: ToolLauncher }
   /** AGENTQ_SANDBOX=auto on a machine where the jail cannot run: process tools are refused. */
   | { kind: 'unavailable'; reason: string };
 
@@ -32,7 +33,7 @@ const UNJAILED_WARNING =
  * `unavailable` with the reason.
  */
 export async function chooseIsolation(options: { mode: SandboxMode; workRoot: string; jail: JailOptions }): Promise<ProcessIsolation> {
-  if (options.mode === 'none') return { kind: 'none' };
+  if (options.mode === 'none') return options.jail.separateProcess ? { kind: 'none', launcher: new ToolLauncher() } : { kind: 'none' };
   const failure = (reason: string): ProcessIsolation => {
     if (options.mode === 'bwrap') throw new SandboxError(`AGENTQ_SANDBOX=bwrap, but the jail cannot run here: ${reason}`);
     return { kind: 'unavailable', reason };
@@ -85,6 +86,12 @@ async function openForSearch(workRoot: string): Promise<void> {
     const { mode } = await stat(folder);
     if ((mode & 0o001) === 0) await chmod(folder, (mode & 0o7777) | 0o001);
   }
+}
+
+/** Ends the launcher an isolation has, if any (a later run starts another). */
+export async function closeIsolation(isolation: ProcessIsolation): Promise<void> {
+  if (isolation.kind === 'jail') await isolation.jail.close();
+  if (isolation.kind === 'none') await isolation.launcher?.close();
 }
 
 /** One line per isolation, for logs, `agentq doctor` and the pools page. */

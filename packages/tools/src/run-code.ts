@@ -3,7 +3,7 @@ import { refuseInteractive, type GuardedLanguage } from './interactive-guard.js'
 import { resolveInterpreters } from './interpreters.js';
 import type { JailProgram } from './jail.js';
 import { processResult } from './process-result.js';
-import { runProcess } from './run-process.js';
+import { runProcess, type ProcessOutcome } from './run-process.js';
 import type { ToolContext, ToolResult } from './tool.js';
 import { toolEnvironment } from './tool-environment.js';
 
@@ -25,21 +25,13 @@ export async function runCode(options: {
     };
   }
   const bash = options.program === 'bash';
-  const run = {
-    ...(bash ? {} : { input: options.code }),
-    timeoutMs: context.timeoutMs,
-    outputLimit: context.outputLimit,
-    signal: context.signal,
-  };
-  const outcome =
-    isolation.kind === 'jail'
-      ? await isolation.jail.run({ program: options.program, ...(bash ? { command: options.code } : { args: ['-'] }), workdir: context.workdir, ...run })
-      : await runProcess({
-          file: resolveInterpreters()[options.program],
-          args: bash ? ['-c', options.code] : ['-'],
-          cwd: context.workdir,
-          env: toolEnvironment({ workdir: context.workdir }),
-          ...run,
-        });
+  const bounds = { ...(bash ? {} : { input: options.code }), timeoutMs: context.timeoutMs, outputLimit: context.outputLimit };
+  let outcome: ProcessOutcome;
+  if (isolation.kind === 'jail') {
+    outcome = await isolation.jail.run({ program: options.program, ...(bash ? { command: options.code } : { args: ['-'] }), workdir: context.workdir, ...bounds, signal: context.signal });
+  } else {
+    const unjailed = { file: resolveInterpreters()[options.program], args: bash ? ['-c', options.code] : ['-'], cwd: context.workdir, env: toolEnvironment({ workdir: context.workdir }), ...bounds };
+    outcome = isolation.launcher ? await isolation.launcher.run({ unjailed }, context.signal) : await runProcess({ ...unjailed, signal: context.signal });
+  }
   return processResult(outcome, { timeoutMs: context.timeoutMs, ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}) });
 }

@@ -1,15 +1,17 @@
 /**
- * The tool launcher (tool-launcher.ts): a small process a worker starts, which runs the jailed tool
- * processes the worker asks for over its IPC channel, so their forks copy this small process and not
+ * The tool launcher (tool-launcher.ts): a small process a worker starts, which runs the tool processes
+ * the worker asks for over its IPC channel (in its jail, or unjailed when the worker opted out), so their forks copy this small process and not
  * the worker. It lives as long as its channel: when the worker ends (SIGKILL included), it kills what
  * it runs and exits. A terminal's Ctrl-C or a service manager's SIGTERM is for the worker, which may
  * still finish its running tasks; they do not stop the launcher.
  */
 import { ToolError } from './errors.js';
 import { Jail } from './jail.js';
+import { runProcess } from './run-process.js';
 import type { FromLauncher, ToLauncher } from './tool-launcher.js';
 
 const runs = new Map<number, { controller: AbortController; done: Promise<void> }>();
+let ready = false;
 let jail: Jail | undefined;
 
 function send(message: FromLauncher): void {
@@ -20,7 +22,8 @@ process.on('message', (message: ToLauncher) => {
   switch (message.type) {
     case 'init':
       try {
-        jail = new Jail({ ...message.jail, separateProcess: false });
+        if (message.jail) jail = new Jail({ ...message.jail, separateProcess: false });
+        ready = true;
         send({ type: 'ready' });
       } catch (error) {
         send({ type: 'failed', message: (error as Error).message });
@@ -30,14 +33,18 @@ process.on('message', (message: ToLauncher) => {
       runs.get(message.id)?.controller.abort();
       return;
     case 'run': {
-      const { id } = message;
-      if (!jail) {
-        send({ type: 'error', id, code: 'tool_unavailable', message: 'the tool launcher was asked to run a process before it was set up' });
+      const { id, request } = message;
+      const controller = new AbortController();
+      const running = !ready
+        ? undefined
+        : 'unjailed' in request
+          ? runProcess({ ...request.unjailed, signal: controller.signal })
+          : jail?.run({ ...request.jailed, signal: controller.signal });
+      if (!running) {
+        send({ type: 'error', id, code: 'tool_unavailable', message: 'the tool launcher was asked to run a process it was not set up for' });
         return;
       }
-      const controller = new AbortController();
-      const done = jail
-        .run({ ...message.request, signal: controller.signal })
+      const done = running
         .then(
           (outcome) => send({ type: 'done', id, outcome }),
           (error: Error) => send({ type: 'error', id, message: error.message, ...(error instanceof ToolError ? { code: error.code } : {}) }),

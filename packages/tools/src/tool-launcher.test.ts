@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive, processesMatching } from '../../../tests/helpers/processes.js';
+import { bashTool } from './bash-tool.js';
 import { ToolError } from './errors.js';
 import { Jail, type JailRunOptions } from './jail.js';
+import { chooseIsolation, closeIsolation } from './process-isolation.js';
 
 const limits = { processes: 64, memoryMb: 512, fileMb: 64, cpuSeconds: 20 };
 let root: string;
@@ -129,5 +131,30 @@ describe('the tool launcher', () => {
     // It ends by itself (the test's timeout would catch one held up by the launcher's channel).
     expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
     expect(output).toBe('done\n');
+  });
+
+  it('starts the unjailed processes of a worker that opted out of the jail too, and ends them with it', async () => {
+    const unjailed = await chooseIsolation({ mode: 'none', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
+    try {
+      const context = { workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 2_000, isolation: unjailed };
+      const { output } = await bashTool.run({ command: 'echo $PPID' }, context);
+      expect(Number(output)).not.toBe(process.pid);
+      expect(parentOf(Number(output))).toBe(process.pid);
+    } finally {
+      await closeIsolation(unjailed);
+    }
+    // A worker of its own, killed while its unjailed tool runs: the tool does not outlive it.
+    const marker = `85${Math.floor(Math.random() * 1e6)}`;
+    const tools = new URL('../dist/index.js', import.meta.url).href;
+    const script = `
+      import { bashTool, chooseIsolation } from ${JSON.stringify(tools)};
+      const isolation = await chooseIsolation({ mode: 'none', workRoot: ${JSON.stringify(root)}, jail: { network: 'none', limits: ${JSON.stringify(limits)}, separateProcess: true } });
+      void bashTool.run({ command: 'sleep ${marker}' }, { workdir: ${JSON.stringify(workdir)}, signal: new AbortController().signal, timeoutMs: 60000, outputLimit: 1000, isolation });
+    `;
+    const worker = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' });
+    const sleeping = () => processesMatching(`sleep ${marker}`).filter((line) => /^\d+ sleep /.test(line));
+    await expect.poll(() => sleeping().length, { timeout: 10_000 }).toBe(1);
+    worker.kill('SIGKILL');
+    await expect.poll(sleeping, { timeout: 5_000 }).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 /**
- * Jailed tool processes started by a small process of the worker's own, not by the worker. Starting a
+ * Tool processes started by a small process of the worker's own, not by the worker. Starting a
  * process forks its parent, and the kernel copies the parent's page tables: in a worker with a 250 MB
  * heap a jailed `bash -c true` cost 11 ms of the worker's CPU, with its event loop held all along (loop
  * delay p99 over 500 ms at 20 calls at once, every other task of the worker waiting). The launcher's
  * heap is small, so its forks are cheap, and the worker's loop stays free (1.2 ms of CPU a call, loop
  * p99 10 ms; the calls themselves no slower).
  *
- * The launcher (tool-launcher-process.ts) runs the same `Jail` with the same options, and only what
+ * The launcher (tool-launcher-process.ts) runs the same `Jail` with the same options (or, for a
+ * worker that opted out of the jail, the same plain processes), and only what
  * the worker asks over its IPC channel; it gets no environment but a PATH and TMPDIR (no key, no Redis
  * URL). It ends with the worker: when the channel closes it kills every tool process it started and
  * exits, and bubblewrap's `--die-with-parent` ends any jail left. A launcher that dies is started again
@@ -18,13 +19,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolError, type ToolErrorCode } from './errors.js';
 import { SYSTEM_PATH, type JailOptions, type JailRunOptions } from './jail-options.js';
-import type { ProcessOutcome } from './run-process.js';
+import type { ProcessOutcome, RunProcessOptions } from './run-process.js';
 
-/** What a jailed run needs, without its signal (a cancel is a message of its own). */
-export type LaunchRequest = Omit<JailRunOptions, 'signal'>;
+/**
+ * What a run needs, without its signal (a cancel is a message of its own): in the launcher's jail, or
+ * unjailed (AGENTQ_SANDBOX=none), a plain process.
+ */
+export type LaunchRequest = { jailed: Omit<JailRunOptions, 'signal'> } | { unjailed: Pick<RunProcessOptions, 'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit'> };
 
-/** Worker -> launcher. */
-export type ToLauncher = { type: 'init'; jail: JailOptions } | { type: 'run'; id: number; request: LaunchRequest } | { type: 'abort'; id: number };
+/** Worker -> launcher. `jail`: the jail it runs processes in; none for a launcher of unjailed ones. */
+export type ToLauncher = { type: 'init'; jail?: JailOptions } | { type: 'run'; id: number; request: LaunchRequest } | { type: 'abort'; id: number };
 
 /** Launcher -> worker. */
 export type FromLauncher =
@@ -45,7 +49,8 @@ export class ToolLauncher {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
-  constructor(private readonly jail: JailOptions) {}
+  /** @param jail the jail its processes run in; without one, they run unjailed (AGENTQ_SANDBOX=none). */
+  constructor(private readonly jail?: JailOptions) {}
 
   async run(request: LaunchRequest, signal: AbortSignal): Promise<ProcessOutcome> {
     const child = await (this.child ??= this.start());
@@ -119,7 +124,7 @@ export class ToolLauncher {
     });
     // Settled by its caller; a launcher that fails to start is no unhandled rejection meanwhile.
     started.catch(() => undefined);
-    send(child, { type: 'init', jail: this.jail });
+    send(child, { type: 'init', ...(this.jail ? { jail: this.jail } : {}) });
     return started;
   }
 }
