@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
-import { JAIL_UID, limitsLine, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
+import { JAIL_UID, limitsLine, writeJailFiles, type JailLimits } from './jail-files.js';
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
@@ -48,7 +48,6 @@ export class Jail {
   readonly interpreters: Partial<Interpreters>;
   readonly unavailable: Partial<Record<JailProgram, string>> = {};
   private readonly bwrap: string;
-  private readonly files: JailFiles;
   private readonly limitsLine: string;
   private readonly egress: EgressTools | undefined;
   private readonly rules: string;
@@ -71,7 +70,6 @@ export class Jail {
       this.egress = tools;
     }
     this.rules = egressRules({ ...(options.deny ? { deny: options.deny } : {}) });
-    this.files = writeJailFiles({ network: options.network });
 
     const asRoot = process.getuid?.() === 0;
     const wanted = options.interpreters ?? resolveInterpreters();
@@ -86,44 +84,8 @@ export class Jail {
       }
     }
 
-    const binds = ['--ro-bind', '/usr', '/usr'];
-    for (const top of ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']) {
-      const host = `/${top}`;
-      if (!existsSync(host)) continue;
-      // Merged /usr: the top folders are links into it; elsewhere they are folders of their own.
-      if (lstatSync(host).isSymbolicLink()) binds.push('--symlink', `usr/${top}`, host);
-      else binds.push('--ro-bind', host, host);
-    }
-    binds.push('--ro-bind', this.files.etc, '/etc');
-    for (const root of roots) binds.push('--ro-bind', root, root);
-
-    const fileBytes = String(options.limits.fileMb * 1024 * 1024);
-    const pathDirs = [...[...roots].map((root) => path.join(root, 'bin')), ...SYSTEM_PATH];
-    this.baseArgs = [
-      '--unshare-all',
-      '--unshare-user',
-      '--disable-userns',
-      '--uid', String(JAIL_UID),
-      '--gid', String(JAIL_UID),
-      '--hostname', 'agentq',
-      '--cap-drop', 'ALL',
-      '--die-with-parent',
-      '--new-session',
-      ...binds,
-      '--proc', '/proc',
-      '--dev', '/dev',
-      '--size', fileBytes, '--tmpfs', '/dev/shm',
-      '--size', fileBytes, '--tmpfs', '/tmp',
-      '--clearenv',
-      '--setenv', 'PATH', pathDirs.join(':'),
-      '--setenv', 'TMPDIR', '/tmp',
-      '--setenv', 'TERM', 'dumb',
-      '--setenv', 'USER', 'agentq',
-      '--setenv', 'LOGNAME', 'agentq',
-      '--setenv', 'LANG', 'C.UTF-8',
-      '--setenv', 'PYTHONUNBUFFERED', '1',
-      '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
-    ];
+    // A jail whose processes its launcher starts needs no arguments (nor /etc copy) of its own here.
+    this.baseArgs = options.separateProcess ? [] : baseArgs({ network: options.network, limits: options.limits, roots });
     // Last: the root of the jail becomes read-only once every mount point in it exists.
     this.endArgs = ['--remount-ro', '/'];
     // The launcher's jail is this one: the same binaries, resolved here once.
@@ -224,6 +186,53 @@ export class Jail {
       );
     }
   }
+}
+
+/**
+ * bubblewrap's arguments for every run of a jail, up to its work directory: the namespaces, the
+ * read-only system (with a copy of /etc written now), the interpreters' folders, the environment.
+ */
+function baseArgs(options: { network: ToolNetwork; limits: JailLimits; roots: ReadonlySet<string> }): string[] {
+  const { roots } = options;
+  const files = writeJailFiles({ network: options.network });
+  const binds = ['--ro-bind', '/usr', '/usr'];
+  for (const top of ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']) {
+    const host = `/${top}`;
+    if (!existsSync(host)) continue;
+    // Merged /usr: the top folders are links into it; elsewhere they are folders of their own.
+    if (lstatSync(host).isSymbolicLink()) binds.push('--symlink', `usr/${top}`, host);
+    else binds.push('--ro-bind', host, host);
+  }
+  binds.push('--ro-bind', files.etc, '/etc');
+  for (const root of roots) binds.push('--ro-bind', root, root);
+
+  const fileBytes = String(options.limits.fileMb * 1024 * 1024);
+  const pathDirs = [...[...roots].map((root) => path.join(root, 'bin')), ...SYSTEM_PATH];
+  return [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--uid', String(JAIL_UID),
+    '--gid', String(JAIL_UID),
+    '--hostname', 'agentq',
+    '--cap-drop', 'ALL',
+    '--die-with-parent',
+    '--new-session',
+    ...binds,
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--size', fileBytes, '--tmpfs', '/dev/shm',
+    '--size', fileBytes, '--tmpfs', '/tmp',
+    '--clearenv',
+    '--setenv', 'PATH', pathDirs.join(':'),
+    '--setenv', 'TMPDIR', '/tmp',
+    '--setenv', 'TERM', 'dumb',
+    '--setenv', 'USER', 'agentq',
+    '--setenv', 'LOGNAME', 'agentq',
+    '--setenv', 'LANG', 'C.UTF-8',
+    '--setenv', 'PYTHONUNBUFFERED', '1',
+    '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
+  ];
 }
 
 /** Where an interpreter the jail can run lives, and the folder to bind for it (outside /usr). */
