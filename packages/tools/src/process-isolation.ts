@@ -30,7 +30,8 @@ const UNJAILED_WARNING =
 /**
  * Decides the isolation of a worker's process tools, trying the jail for real in a work directory
  * under `workRoot`. `bwrap` throws a SandboxError when the jail cannot run; `auto` answers
- * `unavailable` with the reason.
+ * `unavailable` with the reason. `jail.separateProcess` holds for `none` too: its unjailed processes
+ * then start from a launcher.
  */
 export async function chooseIsolation(options: { mode: SandboxMode; workRoot: string; jail: JailOptions }): Promise<ProcessIsolation> {
   if (options.mode === 'none') return options.jail.separateProcess ? { kind: 'none', launcher: new ToolLauncher() } : { kind: 'none' };
