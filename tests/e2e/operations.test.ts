@@ -116,6 +116,8 @@ describe('a batch, as an operator watches it', () => {
   });
 
   it("logs each task's start and end with its figures, and why a failure failed", async () => {
+    // A task's end is in Redis (its status) before its line is out (lines are written asynchronously).
+    await expect.poll(() => new Set(lines(worker).flatMap((line) => (line.msg === 'task ended' ? [line.taskId] : []))).size).toBe(ids.length);
     const log = lines(worker);
     const started = log.filter((line) => line.msg === 'task started');
     const ended = log.filter((line) => line.msg === 'task ended');
