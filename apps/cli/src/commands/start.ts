@@ -80,9 +80,7 @@ export async function startCommand(options: StartOptions): Promise<void> {
     });
     return new Promise<{ url?: string; listening?: string }>((resolve) => {
       child.on('message', (message: { type?: string; url?: string; listening?: string }) => {
-        // Its lines are in the pipe before its "ready" (say-ready.ts): read in this same turn, they are
-        // forwarded before the next one, and so before the "ready" of the whole.
-        if (message?.type === 'ready') setImmediate(() => resolve(message));
+        if (message?.type === 'ready') resolve(message);
       });
     });
   };

@@ -1,7 +1,6 @@
 import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import type { Config } from '@agentq/config';
 import { startWorker } from '@agentq/worker';
-import { sayReady } from '../say-ready.js';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';
 
@@ -20,7 +19,7 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
     if (tools.summary.kind === 'jail') logger.info({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
     else logger.warn({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
   }
-  await sayReady(logger);
+  process.send?.({ type: 'ready' });
   onShutdown(() => worker.close());
 }
 
