@@ -60,8 +60,10 @@ async function post(body: unknown, raw?: string) {
 }
 
 describe('agentq start', () => {
-  it('starts the API and one worker process per pool', () => {
-    for (const pool of ['coder', 'file', 'casual']) expect(agentq.output()).toMatch(new RegExp(`serving ${pool} \\(concurrency`));
+  it('starts the API and one worker process per pool', async () => {
+    // Each process says it is ready over IPC, and writes its lines asynchronously: a worker's line may
+    // come after the "ready" of the whole.
+    for (const pool of ['coder', 'file', 'casual']) await agentq.waitFor(new RegExp(`serving ${pool} \\(concurrency`));
   });
 
   it('runs a batch of 50 tasks submitted in one request across two pools', async () => {
