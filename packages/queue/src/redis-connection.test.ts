@@ -11,6 +11,15 @@ function callOffConnect(redis: Redis): void {
 
 const ended = (redis: Redis) => new Promise<void>((resolve) => redis.once('end', () => resolve()));
 
+/** Connects, has the connect called off, and waits until ioredis has ended the connection. */
+async function connectCalledOff(redis: Redis): Promise<void> {
+  const end = ended(redis);
+  const connecting = redis.connect().catch((error: Error) => error);
+  callOffConnect(redis);
+  expect(((await connecting) as Error).message).toBe('Connection is closed.');
+  await end;
+}
+
 describe('keepConnecting', () => {
   it('connects again a connection whose connect was called off (ioredis ends it for good)', async () => {
     const plain = new Redis(redisUrl(), { lazyConnect: true });
@@ -18,13 +27,7 @@ describe('keepConnecting', () => {
     const kept = keepConnecting(new Redis(redisUrl(), { lazyConnect: true }), 10);
     kept.on('error', () => undefined);
     try {
-      for (const redis of [plain, kept]) {
-        const end = ended(redis);
-        const connecting = redis.connect().catch((error: Error) => error);
-        callOffConnect(redis);
-        expect(((await connecting) as Error).message).toBe('Connection is closed.');
-        await end;
-      }
+      for (const redis of [plain, kept]) await connectCalledOff(redis);
       // ioredis leaves it ended; kept, it is back.
       expect(await redisReady(kept, 5_000)).toBe(true);
       expect(await kept.ping()).toBe('PONG');
@@ -40,11 +43,7 @@ describe('keepConnecting', () => {
     const copy = kept.duplicate({ lazyConnect: true, connectionName: 'blocking' });
     copy.on('error', () => undefined);
     try {
-      const end = ended(copy);
-      const connecting = copy.connect().catch((error: Error) => error);
-      callOffConnect(copy);
-      expect(((await connecting) as Error).message).toBe('Connection is closed.');
-      await end;
+      await connectCalledOff(copy);
       expect(await redisReady(copy, 5_000)).toBe(true);
       expect(await copy.client('GETNAME')).toBe('blocking');
     } finally {

@@ -41,9 +41,9 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
 }
 
 /**
- * Queues pending subtasks (their needs are done), or queues again queued ones whose job may be
- * missing: all of them at once (their reads and writes go out together, one admission call for all),
- * so that subtasks released together start together.
+ * Queues pending subtasks of one root (their needs are done), or queues again queued ones whose job
+ * may be missing: all of them at once (their reads and writes go out together, one admission call and
+ * one commit on the root for all), so that subtasks released together start together.
  */
 export async function releaseSubtasks(options: DagOptions & { taskIds: readonly string[] }): Promise<void> {
   const { store } = options;
@@ -53,17 +53,13 @@ export async function releaseSubtasks(options: DagOptions & { taskIds: readonly 
   const queued = released.filter(({ result }) => result.status === 'queued');
   if (queued.length === 0) return;
   await options.queues.admission.add(queued.map(({ record }) => ({ taskId: record.id, tenant: record.tenant, pool: record.agent, priority: record.priority })));
-  // Each root's stream says which of its subtasks were queued (one commit a root).
-  const byRoot = new Map<string, typeof queued>();
-  for (const entry of queued.filter(({ result }) => result.applied)) byRoot.set(entry.record.rootId, [...(byRoot.get(entry.record.rootId) ?? []), entry]);
-  await Promise.all(
-    [...byRoot].map(([rootId, announced]) =>
-      store.commit({
-        taskId: rootId,
-        events: announced.map(({ record }) => ({ type: 'subtask.queued', agent: record.agent, data: { subtaskId: record.id, planId: record.planId ?? '', agent: record.agent } })),
-      }),
-    ),
-  );
+  // The root's stream says which of its subtasks were queued (not again for a job queued again).
+  const announced = queued.filter(({ result }) => result.applied);
+  if (announced.length === 0) return;
+  await store.commit({
+    taskId: announced[0]!.record.rootId,
+    events: announced.map(({ record }) => ({ type: 'subtask.queued', agent: record.agent, data: { subtaskId: record.id, planId: record.planId ?? '', agent: record.agent } })),
+  });
 }
 
 /**

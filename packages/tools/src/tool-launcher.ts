@@ -38,27 +38,30 @@ export type FromLauncher =
   | { type: 'error'; id: number; message: string; code?: ToolErrorCode };
 
 interface Pending {
-  /** The launcher running it: one that ends fails its own calls, not a newer one's. */
-  child: ChildProcess;
   resolve(outcome: ProcessOutcome): void;
   reject(error: Error): void;
 }
 
+/** A launcher process and the calls it runs: one that ends fails its own calls, not a newer one's. */
+interface Launched {
+  child: ChildProcess;
+  pending: Map<number, Pending>;
+}
+
 export class ToolLauncher {
-  private child: Promise<ChildProcess> | undefined;
-  private readonly pending = new Map<number, Pending>();
+  private current: Promise<Launched> | undefined;
   private nextId = 0;
 
   /** @param jail the jail its processes run in; without one, they run unjailed (AGENTQ_SANDBOX=none). */
   constructor(private readonly jail?: JailOptions) {}
 
   async run(request: LaunchRequest, signal: AbortSignal): Promise<ProcessOutcome> {
-    const child = await (this.child ??= this.start());
+    const { child, pending } = await (this.current ??= this.start());
     const id = this.nextId++;
     const abort = () => send(child, { type: 'abort', id });
     try {
       return await new Promise<ProcessOutcome>((resolve, reject) => {
-        this.pending.set(id, { child, resolve, reject });
+        pending.set(id, { resolve, reject });
         // Only a call under way keeps the worker's process alive, never an idle launcher.
         child.channel?.ref();
         send(child, { type: 'run', id, request });
@@ -67,16 +70,16 @@ export class ToolLauncher {
       });
     } finally {
       signal.removeEventListener('abort', abort);
-      this.pending.delete(id);
-      if (![...this.pending.values()].some((pending) => pending.child === child)) child.channel?.unref();
+      pending.delete(id);
+      if (pending.size === 0) child.channel?.unref();
     }
   }
 
   /** Ends the launcher (what it runs is killed). Calls after this start a new one. */
   async close(): Promise<void> {
-    const starting = this.child;
-    this.child = undefined;
-    const child = await starting?.catch(() => undefined);
+    const starting = this.current;
+    this.current = undefined;
+    const child = (await starting?.catch(() => undefined))?.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     // Waited for: this process stays up until the launcher is gone.
@@ -85,7 +88,7 @@ export class ToolLauncher {
     await exited;
   }
 
-  private start(): Promise<ChildProcess> {
+  private start(): Promise<Launched> {
     const child = fork(launcherEntry(), [], {
       execArgv: [],
       // No secret: a system PATH, and where temporary files go (its jail's copy of /etc).
@@ -94,13 +97,12 @@ export class ToolLauncher {
       serialization: 'json',
     });
     child.unref();
-    const started = new Promise<ChildProcess>((resolve, reject) => {
+    const pending = new Map<number, Pending>();
+    const started = new Promise<Launched>((resolve, reject) => {
       const ended = (why: string) => {
-        if (this.child === started) this.child = undefined;
+        if (this.current === started) this.current = undefined;
         reject(new ToolError('tool_unavailable', `${why} before it could start a process. Try the call again.`));
-        for (const pending of this.pending.values()) {
-          if (pending.child === child) pending.reject(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
-        }
+        for (const call of pending.values()) call.reject(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
       };
       child.once('exit', (code, signal) => ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`));
       child.once('error', (error) => ended(`this worker's tool launcher could not run (${error.message})`));
@@ -108,17 +110,17 @@ export class ToolLauncher {
         switch (message.type) {
           case 'ready':
             child.channel?.unref();
-            resolve(child);
+            resolve({ child, pending });
             return;
           case 'failed':
             reject(new ToolError('tool_unavailable', message.message));
             child.disconnect();
             return;
           case 'done':
-            this.pending.get(message.id)?.resolve(message.outcome);
+            pending.get(message.id)?.resolve(message.outcome);
             return;
           case 'error':
-            this.pending.get(message.id)?.reject(message.code ? new ToolError(message.code, message.message) : new Error(message.message));
+            pending.get(message.id)?.reject(message.code ? new ToolError(message.code, message.message) : new Error(message.message));
         }
       });
     });
