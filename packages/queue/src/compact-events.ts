@@ -24,13 +24,21 @@ const DEFLATE_SLICE = 50;
 
 /**
  * KEYS = for each task [packed, stream, list]; returns for each its packed string ('' for none), an
- * earlier version's stream entries, and its list.
+ * earlier version's stream entries, and its list. The packed strings are one MGET and the streams one
+ * EXISTS for the whole batch (a stream is read only when one is left): a task costs one read, its list.
  */
 const READ_SCRIPT = `
+local packedKeys, streamKeys = {}, {}
+for index = 1, #KEYS, 3 do
+  packedKeys[#packedKeys + 1] = KEYS[index]
+  streamKeys[#streamKeys + 1] = KEYS[index + 1]
+end
+local packed = redis.call('MGET', unpack(packedKeys))
+local streamed = redis.call('EXISTS', unpack(streamKeys)) > 0
 local out = {}
 for index = 1, #KEYS, 3 do
-  out[#out + 1] = redis.call('GET', KEYS[index]) or ''
-  out[#out + 1] = redis.call('XRANGE', KEYS[index + 1], '-', '+')
+  out[#out + 1] = packed[(index + 2) / 3] or ''
+  out[#out + 1] = streamed and redis.call('XRANGE', KEYS[index + 1], '-', '+') or {}
   out[#out + 1] = redis.call('LRANGE', KEYS[index + 2], 0, -1)
 end
 return out
