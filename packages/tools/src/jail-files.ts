@@ -30,6 +30,8 @@ const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', '
 export interface JailFiles {
   /** What is mounted, read-only, as the jail's /etc. */
   etc: string;
+  /** The folder that holds it, removed by `removeJailFiles` or when this process exits. */
+  folder: string;
 }
 
 /** Folders this process wrote, removed when it exits. */
@@ -61,7 +63,13 @@ export function writeJailFiles(options: { network: 'none' | 'egress' }): JailFil
   else if (existsSync('/etc/resolv.conf')) copyFileSync(realpathSync('/etc/resolv.conf'), path.join(etc, 'resolv.conf'));
   if (written.size === 0) process.once('exit', () => written.forEach((each) => rmSync(each, { recursive: true, force: true })));
   written.add(folder);
-  return { etc };
+  return { etc, folder };
+}
+
+/** Removes a jail's files now (a jail that was closed), not at this process's exit. */
+export function removeJailFiles(files: JailFiles): void {
+  rmSync(files.folder, { recursive: true, force: true });
+  written.delete(files.folder);
 }
 
 /**

@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
-import { JAIL_UID, limitsLine, writeJailFiles, type JailLimits } from './jail-files.js';
+import { JAIL_UID, limitsLine, removeJailFiles, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
@@ -52,6 +52,8 @@ export class Jail {
   private readonly egress: EgressTools | undefined;
   private readonly rules: string;
   private readonly baseArgs: string[];
+  /** Its copy of /etc (none when its launcher runs its processes: the launcher has its own). */
+  private readonly files: JailFiles | undefined;
   private readonly endArgs: string[];
   private readonly launcher: ToolLauncher | undefined;
 
@@ -85,16 +87,21 @@ export class Jail {
     }
 
     // A jail whose processes its launcher starts needs no arguments (nor /etc copy) of its own here.
-    this.baseArgs = options.separateProcess ? [] : baseArgs({ network: options.network, limits: options.limits, roots });
+    this.files = options.separateProcess ? undefined : writeJailFiles({ network: options.network });
+    this.baseArgs = this.files ? baseArgs({ etc: this.files.etc, network: options.network, limits: options.limits, roots }) : [];
     // Last: the root of the jail becomes read-only once every mount point in it exists.
     this.endArgs = ['--remount-ro', '/'];
     // The launcher's jail is this one: the same binaries, resolved here once.
     this.launcher = options.separateProcess ? new ToolLauncher({ ...options, bwrap, interpreters: wanted, separateProcess: false }) : undefined;
   }
 
-  /** Ends its launcher, if it has one (a later run starts another). */
+  /**
+   * Ends its launcher, if it has one (a later run starts another); a jail that runs its processes
+   * itself removes its copy of /etc, and runs nothing after.
+   */
   async close(): Promise<void> {
     await this.launcher?.close();
+    if (this.files) removeJailFiles(this.files);
   }
 
   /** One line for logs and `agentq doctor`. */
@@ -192,9 +199,8 @@ export class Jail {
  * bubblewrap's arguments for every run of a jail, up to its work directory: the namespaces, the
  * read-only system (with a copy of /etc written now), the interpreters' folders, the environment.
  */
-function baseArgs(options: { network: ToolNetwork; limits: JailLimits; roots: ReadonlySet<string> }): string[] {
+function baseArgs(options: { etc: string; network: ToolNetwork; limits: JailLimits; roots: ReadonlySet<string> }): string[] {
   const { roots } = options;
-  const files = writeJailFiles({ network: options.network });
   const binds = ['--ro-bind', '/usr', '/usr'];
   for (const top of ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']) {
     const host = `/${top}`;
@@ -203,7 +209,7 @@ function baseArgs(options: { network: ToolNetwork; limits: JailLimits; roots: Re
     if (lstatSync(host).isSymbolicLink()) binds.push('--symlink', `usr/${top}`, host);
     else binds.push('--ro-bind', host, host);
   }
-  binds.push('--ro-bind', files.etc, '/etc');
+  binds.push('--ro-bind', options.etc, '/etc');
   for (const root of roots) binds.push('--ro-bind', root, root);
 
   const fileBytes = String(options.limits.fileMb * 1024 * 1024);

@@ -5,6 +5,7 @@
  * it runs and exits. A terminal's Ctrl-C or a service manager's SIGTERM is for the worker, which may
  * still finish its running tasks; they do not stop the launcher.
  */
+import { rmSync } from 'node:fs';
 import { ToolError } from './errors.js';
 import { Jail } from './jail.js';
 import { runProcess } from './run-process.js';
@@ -21,6 +22,8 @@ function send(message: FromLauncher): void {
 process.on('message', (message: ToLauncher) => {
   switch (message.type) {
     case 'init':
+      // Its temporary folder (its TMPDIR), made by its worker, which removes it too if this one was killed.
+      process.once('exit', () => rmSync(message.scratch, { recursive: true, force: true }));
       try {
         if (message.jail) jail = new Jail({ ...message.jail, separateProcess: false });
         ready = true;
@@ -56,6 +59,7 @@ process.on('message', (message: ToLauncher) => {
 });
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
+
 
 process.on('disconnect', () => {
   for (const { controller } of runs.values()) controller.abort();

@@ -3,7 +3,7 @@
  * takes every tool process with it; a launcher that dies fails its calls and is started again.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -75,12 +75,17 @@ describe('the tool launcher', () => {
     const marker = `82${Math.floor(Math.random() * 1e6)}`;
     const running = run(`sleep ${marker}`);
     const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
+    // Its temporary files (its jail's /etc) are in a folder of its own.
+    const scratch = readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').find((entry) => entry.startsWith('TMPDIR='))!.slice('TMPDIR='.length);
+    expect(readdirSync(scratch).some((name) => name.startsWith('agentq-jail-'))).toBe(true);
     process.kill(launcher, 'SIGKILL');
     const error = await running.then(() => undefined, (failure: unknown) => failure);
     expect(error).toBeInstanceOf(ToolError);
     expect(error).toMatchObject({ code: 'tool_unavailable', message: expect.stringMatching(/tool launcher ended \(SIGKILL\) while the process ran; .* try again/) });
     // bubblewrap's --die-with-parent: the jail ended with its launcher.
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 5_000 }).toEqual([]);
+    // Killed, it removed nothing; the worker removed its folder.
+    await expect.poll(() => existsSync(scratch)).toBe(false);
     expect(await run('echo again')).toMatchObject({ exitCode: 0, output: 'again\n' });
   });
 

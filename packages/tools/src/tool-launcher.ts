@@ -14,6 +14,8 @@
  * at the next call; the calls it was running end as tool errors.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +29,11 @@ import type { ProcessOutcome, RunProcessOptions } from './run-process.js';
  */
 export type LaunchRequest = { jailed: Omit<JailRunOptions, 'signal'> } | { unjailed: Pick<RunProcessOptions, 'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit'> };
 
-/** Worker -> launcher. `jail`: the jail it runs processes in; none for a launcher of unjailed ones. */
-export type ToLauncher = { type: 'init'; jail?: JailOptions } | { type: 'run'; id: number; request: LaunchRequest } | { type: 'abort'; id: number };
+/**
+ * Worker -> launcher. `jail`: the jail it runs processes in; none for a launcher of unjailed ones.
+ * `scratch`: its temporary folder (its TMPDIR), which it removes when it exits.
+ */
+export type ToLauncher = { type: 'init'; jail?: JailOptions; scratch: string } | { type: 'run'; id: number; request: LaunchRequest } | { type: 'abort'; id: number };
 
 /** Launcher -> worker. */
 export type FromLauncher =
@@ -89,10 +94,14 @@ export class ToolLauncher {
   }
 
   private start(): Promise<Launched> {
+    // Its temporary files (its jail's copy of /etc) in a folder of its own, removed here once it ended,
+    // however it ended (killed, it cannot remove them itself). Readable by the jails' uids.
+    const scratch = mkdtempSync(path.join(tmpdir(), 'agentq-launcher-'));
+    chmodSync(scratch, 0o755);
     const child = fork(launcherEntry(), [], {
       execArgv: [],
-      // No secret: a system PATH, and where temporary files go (its jail's copy of /etc).
-      env: { PATH: SYSTEM_PATH.join(':'), TMPDIR: tmpdir() },
+      // No secret: a system PATH, and where temporary files go.
+      env: { PATH: SYSTEM_PATH.join(':'), TMPDIR: scratch },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
@@ -104,7 +113,10 @@ export class ToolLauncher {
         reject(new ToolError('tool_unavailable', `${why} before it could start a process. Try the call again.`));
         for (const call of pending.values()) call.reject(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
       };
-      child.once('exit', (code, signal) => ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`));
+      child.once('exit', (code, signal) => {
+        ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`);
+        void rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+      });
       child.once('error', (error) => ended(`this worker's tool launcher could not run (${error.message})`));
       child.on('message', (message: FromLauncher) => {
         switch (message.type) {
@@ -126,7 +138,7 @@ export class ToolLauncher {
     });
     // Settled by its caller; a launcher that fails to start is no unhandled rejection meanwhile.
     started.catch(() => undefined);
-    send(child, { type: 'init', ...(this.jail ? { jail: this.jail } : {}) });
+    send(child, { type: 'init', scratch, ...(this.jail ? { jail: this.jail } : {}) });
     return started;
   }
 }
