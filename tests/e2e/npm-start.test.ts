@@ -111,6 +111,20 @@ describe('agentq start', () => {
     expect(list.tasks.filter((task) => task.prompt === 'p' || task.prompt === 'fine')).toHaveLength(0);
   });
 
+  it('says what to fix for a body sent as another type, a body not compressed as it says, and a repeated parameter', async () => {
+    const body = JSON.stringify({ tasks: [{ prompt: 'sent as a form', agent: 'casual' }] });
+    const answer = async (response: Response) => ({ status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error });
+    // As `curl -d` sends it: a form's content-type.
+    const form = await answer(await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }));
+    expect(form).toEqual({ status: 415, error: { code: 'unsupported_media_type', message: expect.stringMatching(/content-type is "application\/x-www-form-urlencoded": send JSON, with content-type: application\/json/) } });
+    const gzip = await answer(await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body }));
+    expect(gzip).toEqual({ status: 400, error: { code: 'invalid_request', message: expect.stringMatching(/could not be decompressed as its Content-Encoding says .*or without Content-Encoding/) } });
+    const twice = await answer(await fetch(`${baseUrl}/v1/tasks?limit=1&limit=2`));
+    expect(twice).toEqual({ status: 400, error: { code: 'invalid_request', message: 'The query gives limit 2 times: give each parameter once.' } });
+    const list = (await (await fetch(`${baseUrl}/v1/tasks?limit=500`)).json()) as { tasks: TaskView[] };
+    expect(list.tasks.filter((task) => task.prompt === 'sent as a form')).toHaveLength(0);
+  });
+
   it('answers 413 for a body over the limit', async () => {
     const response = await post({ tasks: [{ prompt: 'x'.repeat(300_000) }] });
     expect(response.status).toBe(413);

@@ -110,6 +110,10 @@ function toApiError(error: unknown): ApiError {
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`);
   }
+  // zlib's, from a body that is not what its Content-Encoding says (http-errors kept its code).
+  if (String((error as { code?: unknown }).code).startsWith('Z_')) {
+    return new ApiError('invalid_request', `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`);
+  }
   if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
   const code = status ?? statusCode;

@@ -74,6 +74,12 @@ export function createApp(options: CreateAppOptions): Express {
     next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
   });
   app.use(express.json({ limit: options.bodyLimit }));
+  // A body of another type is refused as such: otherwise it would be read as no body at all. (An empty
+  // one is no body: fetch sends a POST without one with a Content-Length of 0.)
+  app.use((request, _response, next) => {
+    const sent = Number(request.get('content-length') ?? 0) > 0 || request.get('transfer-encoding') !== undefined;
+    next(sent && request.is('json') === false ? new ApiError('unsupported_media_type', `The body's content-type is ${JSON.stringify(request.get('content-type') ?? '')}: send JSON, with content-type: application/json.`) : undefined);
+  });
 
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });

@@ -101,6 +101,8 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   router.get('/v1/tasks', async (request, response) => {
+    const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value));
+    if (repeated) throw new ApiError('invalid_request', `The query gives ${repeated[0]} ${(repeated[1] as unknown[]).length} times: give each parameter once.`);
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
     const principal = principalOf(response);
