@@ -1,9 +1,10 @@
-import type { TaskEvent, TaskView } from '@agentq/contract';
+import { createSseReader, type TaskEvent, type TaskView } from '@agentq/contract';
 import { existsSync, readFileSync } from 'node:fs';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstUserText, type DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
+import { closeQueues, connectRedis, createAgentQueues, createKeys, TaskStore } from '@agentq/queue';
 import { readSse, waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
@@ -69,6 +70,61 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     expect(await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`, { 'last-event-id': String(all.length) })).toEqual([]);
     const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } });
     expect(((await response.json()) as TaskEvent[]).map((event) => event.seq)).toEqual(all.map((event) => event.data.seq));
+  });
+
+  it('cuts a follower that stopped reading, which resumes from Last-Event-ID with nothing lost', async () => {
+    stack = await startStack({ pools: [] });
+    const [taskId] = await stack.submit([{ prompt: 'followed by a client that stops reading', agent: 'casual' }]);
+    const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), createKeys(stack.config.AGENTQ_REDIS_PREFIX));
+    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
+    const reader = createSseReader();
+    const seen: number[] = [];
+    let closed!: () => void;
+    const streamClosed = new Promise<void>((resolve) => (closed = resolve));
+    let following!: (response: IncomingMessage) => void;
+    const followed = new Promise<IncomingMessage>((resolve) => (following = resolve));
+    httpGet(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' } }, (response) => {
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        for (const message of reader.push(chunk)) seen.push(Number(message.id));
+        if (seen.length === 1) following(response);
+      });
+      response.on('close', closed);
+      response.on('error', () => undefined);
+    }).on('error', () => undefined);
+    // It got the task's first event, and reads nothing more: 60 events of 500 KB come live.
+    const response = await followed;
+    response.pause();
+    const big = 'x'.repeat(500_000);
+    for (let index = 0; index < 60; index++) await store.commit({ taskId: taskId!, events: [{ type: 'reasoning', data: { text: `${index} ${big}` } }] });
+    await expect.poll(sseClients, { timeout: 10_000 }).toBe(0);
+    // It reads again: what was sent before the cut, then the end of the stream.
+    response.resume();
+    await streamClosed;
+    expect(seen.length).toBeLessThan(61);
+    expect(seen).toEqual(seen.map((_, index) => index + 1));
+    // Follows until event 61 arrives.
+    const follow = (after: number) =>
+      new Promise<number[]>((resolve) => {
+        const ids: number[] = [];
+        const again = createSseReader();
+        httpGet(`${stack!.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream', 'last-event-id': String(after) } }, (resumed) => {
+          resumed.setEncoding('utf8');
+          resumed.on('data', (chunk: string) => {
+            for (const message of again.push(chunk)) ids.push(Number(message.id));
+            if (ids.at(-1) === 61) {
+              resumed.destroy();
+              resolve(ids);
+            }
+          });
+        });
+      });
+    // EventSource would reconnect with the last id it got: the rest comes from Redis, none twice.
+    const all = Array.from({ length: 61 }, (_, index) => index + 1);
+    expect([...seen, ...(await follow(seen.at(-1)!))]).toEqual(all);
+    // A replay of them all (30 MB) waits for its client to read; it is not cut.
+    expect(await follow(0)).toEqual(all);
+    store.redis.disconnect();
   });
 
   it('a follower that joins mid-run gets the past and then the live events, with no gap', async () => {

@@ -3,7 +3,7 @@
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
 import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
@@ -11,6 +11,15 @@ import { ApiError } from '../api-error.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
+
+/**
+ * How far a follower may fall behind. A replay waits for the client to read once this much waits to be
+ * sent; live events are never held for it: once this much more waits, its stream is cut, and it resumes
+ * with Last-Event-ID (EventSource does so by itself) from Redis, which holds every event. Without it, a
+ * client that stops reading grew this process by every event of its task.
+ */
+const REPLAY_PAUSE_BYTES = 1 << 20;
+const SLOW_FOLLOWER_BYTES = 8 << 20;
 
 export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics: Metrics }): Router {
   const { store, hub } = options;
@@ -41,33 +50,57 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       response.write(frameOf(stored));
       // A subtask's end shows in its root's stream too; only the task's own end closes the stream.
       if (TERMINAL_EVENT_TYPES.has(event.type) && event.taskId === taskId) end();
+      else if (response.writableLength > SLOW_FOLLOWER_BYTES) end('cut');
+    };
+    // Sent as the client reads them, however many there are.
+    const replay = async (events: readonly StoredEvent[]) => {
+      for (const event of events) {
+        if (ended) return;
+        send(event);
+        if (response.writableLength > REPLAY_PAUSE_BYTES) await drained(response);
+      }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
     const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event)));
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), HEARTBEAT_MS);
     options.metrics.sseClients.inc();
-    const end = () => {
+    const end = (how?: 'cut') => {
       if (ended) return;
       ended = true;
       options.metrics.sseClients.dec();
       clearInterval(heartbeat);
       unfollow();
-      response.end();
+      // Cut: what waits to be sent is dropped with the connection.
+      if (how === 'cut') response.destroy();
+      else response.end();
     };
-    request.on('close', end);
-    for (const event of await store.storedEvents(taskId, after)) send(event);
+    request.on('close', () => end());
+    await replay(await store.storedEvents(taskId, after));
     const held = pending;
     pending = undefined;
     for (const event of held) send(event);
     // A task that already ended (a client resuming after its last event): send what is left, and close.
     const record = await store.getRecord(taskId);
     if (!ended && TERMINAL_STATUSES.has(record?.status as TaskStatus)) {
-      for (const event of await store.storedEvents(taskId, lastSeq)) send(event);
+      await replay(await store.storedEvents(taskId, lastSeq));
       end();
     }
   });
 
   return router;
+}
+
+/** Resolves once what the response has waiting was handed to the kernel, or the client went away. */
+function drained(response: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
 }
 
 /** `Last-Event-ID` or `?after=`: the seq of an event already seen, a whole number (0: from the start). */
