@@ -60,7 +60,6 @@ process.on('message', (message: ToLauncher) => {
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
 
-
 process.on('disconnect', () => {
   for (const { controller } of runs.values()) controller.abort();
   // A killed run returns once its process group and PID namespace were signalled.

@@ -57,7 +57,7 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       for (const event of events) {
         if (ended) return;
         send(event);
-        if (response.writableLength > REPLAY_PAUSE_BYTES) await drained(response);
+        if (!ended && response.writableLength > REPLAY_PAUSE_BYTES) await drained(response);
       }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
