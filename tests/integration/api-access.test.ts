@@ -176,6 +176,41 @@ describe('tenants', () => {
     expect((await fetch(`${url}/v1/tasks/${fork.id}`, as('key-globex'))).status).toBe(404);
   });
 
+  it('holds a tenant to its number of event streams, and leaves the other tenants theirs', async () => {
+    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
+    const [acmeTask] = await submitAs('key-acme', [{ prompt: 'followed a lot', agent: 'casual' }]);
+    const [globexTask] = await submitAs('key-globex', [{ prompt: 'followed once', agent: 'casual' }]);
+    const streams: AbortController[] = [];
+    // Resolves once the stream's head arrived (it is counted by then), or with the refusal.
+    const open = async (key: string, taskId: string) => {
+      const controller = new AbortController();
+      const response = await fetch(`${stack!.api.url}/v1/tasks/${taskId}/events`, as(key, { headers: { accept: 'text/event-stream' }, signal: controller.signal }));
+      if (response.ok) streams.push(controller);
+      return response;
+    };
+    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`, as('key-admin'))).text())?.[1]);
+    try {
+      expect((await open('key-acme', acmeTask!)).status).toBe(200);
+      expect((await open('key-acme', acmeTask!)).status).toBe(200);
+      const third = await open('key-acme', acmeTask!);
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('5');
+      expect(await third.json()).toMatchObject({ error: { code: 'limit_reached', message: expect.stringMatching(/^Tenant acme already follows 2 event streams on this API process, its limit \(AGENTQ_SSE_STREAMS_PER_TENANT\): close one/) } });
+      // Its events read once, and another tenant's stream, are not held to it.
+      expect((await fetch(`${stack.api.url}/v1/tasks/${acmeTask}/events`, as('key-acme', { headers: { accept: 'application/json' } }))).status).toBe(200);
+      expect((await open('key-globex', globexTask!)).status).toBe(200);
+      // One of acme's streams closes: it may open another.
+      streams.shift()!.abort();
+      await expect.poll(sseClients).toBe(2);
+      expect((await open('key-acme', acmeTask!)).status).toBe(200);
+      // The API stops while three streams follow: it closes them, and stops.
+      await stack.close();
+      stack = undefined;
+    } finally {
+      for (const stream of streams) stream.abort();
+    }
+  });
+
   it("a batch, a bulk action and the overview stay within a tenant, even with another tenant's batch name", async () => {
     stack = await startStack({ env: KEYS, pools: [] });
     const url = stack.api.url;

@@ -51,6 +51,8 @@ export interface CreateAppOptions {
   keys: Keys;
   /** Largest JSON body, e.g. `10mb`. */
   bodyLimit: string;
+  /** Event streams one tenant may hold open on this process (AGENTQ_SSE_STREAMS_PER_TENANT). Default 1,000. */
+  streamsPerTenant?: number;
   /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
   apiKeys?: readonly ApiKey[];
   /** Keys that see every tenant and open bull-board. Default none. */
@@ -109,7 +111,7 @@ export function createApp(options: CreateAppOptions): Express {
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
   app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set() }));
-  app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics }));
+  app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 

@@ -108,6 +108,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             },
             '400': error('A bad Last-Event-ID or after.'),
             '404': NOT_FOUND,
+            '429': error('The key\'s tenant already holds AGENTQ_SSE_STREAMS_PER_TENANT streams open on this API process (`Retry-After`).'),
           },
         }),
       },

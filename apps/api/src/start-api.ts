@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
+import type { Redis } from 'ioredis';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -58,6 +59,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     redis,
     keys,
     bodyLimit: config.AGENTQ_BODY_LIMIT,
+    streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
@@ -84,7 +86,10 @@ export async function startApi(options: { config: Config; host?: string; logger?
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeQueues(queues);
-      await Promise.all([redis.quit(), subscriber.quit(), tracing.shutdown()]);
+      // The followers' streams just closed, and the subscriber may still be unsubscribing from their
+      // tasks: a connection that closes before its QUIT is answered is closed all the same.
+      const quit = (connection: Redis) => connection.quit().then(() => undefined, () => connection.disconnect());
+      await Promise.all([quit(redis), quit(subscriber), tracing.shutdown()]);
       logger.info('stopped');
     },
   };

@@ -288,6 +288,11 @@ const configSchema = z.object({
    * fairly. About the pool's total concurrency: less leaves workers idle, more makes a newcomer wait longer.
    */
   AGENTQ_FAIR_BACKLOG: positiveInt(100),
+  /**
+   * How many event streams (SSE) one tenant may hold open on one API process: one tenant's clients cannot
+   * take every connection the API can hold from the others. Past it, a new stream is a 429.
+   */
+  AGENTQ_SSE_STREAMS_PER_TENANT: positiveInt(1_000),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

@@ -21,9 +21,11 @@ const HEARTBEAT_MS = 15_000;
 const REPLAY_PAUSE_BYTES = 1 << 20;
 const SLOW_FOLLOWER_BYTES = 8 << 20;
 
-export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics: Metrics }): Router {
+export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics: Metrics; streamsPerTenant: number }): Router {
   const { store, hub } = options;
   const router = Router();
+  // Open streams per tenant, in this process (AGENTQ_SSE_STREAMS_PER_TENANT).
+  const streams = new Map<string, number>();
 
   router.get('/v1/tasks/:id/events', async (request, response) => {
     const taskId = taskIdOf(request);
@@ -39,6 +41,23 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       return;
     }
 
+    // Counted before anything is awaited: streams opened at once cannot all pass the check.
+    const { tenant } = principalOf(response);
+    const open = streams.get(tenant) ?? 0;
+    if (open >= options.streamsPerTenant) {
+      throw new ApiError(
+        'limit_reached',
+        `Tenant ${tenant} already follows ${open} event streams on this API process, its limit (AGENTQ_SSE_STREAMS_PER_TENANT): close one, or read a task's events once with Accept: application/json.`,
+        { tenant, streams: open, limit: options.streamsPerTenant },
+        5,
+      );
+    }
+    streams.set(tenant, open + 1);
+    const release = () => {
+      const left = (streams.get(tenant) ?? 1) - 1;
+      if (left > 0) streams.set(tenant, left);
+      else streams.delete(tenant);
+    };
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     let lastSeq = after;
     let ended = false;
@@ -61,12 +80,16 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
-    const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event)));
+    const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event))).catch((error: unknown) => {
+      release();
+      throw error;
+    });
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), HEARTBEAT_MS);
     options.metrics.sseClients.inc();
     const end = (how?: 'cut') => {
       if (ended) return;
       ended = true;
+      release();
       options.metrics.sseClients.dec();
       clearInterval(heartbeat);
       unfollow();
@@ -75,6 +98,8 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       else response.end();
     };
     request.on('close', () => end());
+    // A client that went away while its stream was being set up: its 'close' came before the listener.
+    if (request.destroyed) end();
     await replay(await store.storedEvents(taskId, after));
     const held = pending;
     pending = undefined;
