@@ -268,6 +268,29 @@ describe('the dashboard', () => {
     expect(reads.length).toBe(before);
   });
 
+  it('follows a task again once its stream is let in: a 429 or 503 is waited out, not the end of the view', async () => {
+    stack = await startStack({ pools: [], env: { AGENTQ_SSE_STREAMS_PER_TENANT: '1' } });
+    const [taskId] = await stack.submit([{ prompt: 'followed later', agent: 'casual' }]);
+    // Another client holds the only stream this tenant may have.
+    const other = new AbortController();
+    expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: other.signal })).status).toBe(200);
+    page = await browser.newPage();
+    await page.clock.install();
+    const answers: number[] = [];
+    page.on('response', (response) => response.url().includes(`/v1/tasks/${taskId}/events`) && answers.push(response.status()));
+    await page.goto(`${stack.api.url}/#/tasks/${taskId}`);
+    await expect.poll(() => answers).toEqual([429]);
+    other.abort();
+    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
+    await expect.poll(sseClients).toBe(0);
+    // Its Retry-After (5 s) passes: the page opens the stream again, and gets it.
+    await page.clock.runFor(5_000);
+    await expect.poll(() => answers).toEqual([429, 200]);
+    const cancelled = await fetch(`${stack.api.url}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(202);
+    await page.waitForSelector('.task-summary .badge[data-status="cancelled"]');
+  });
+
   it('watches a batch as one: its tasks, why one failed, and a bulk cancel of what has not ended', async () => {
     stack = await startStack({
       pools: ['casual'],

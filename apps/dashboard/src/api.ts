@@ -55,7 +55,8 @@ export async function request<T>(path: string, init: { method?: string; body?: u
 
 /**
  * Follows a task's events (Server-Sent Events read with fetch, so the key can go in a header), from
- * the start, until the stream ends or `signal` aborts.
+ * the start, until the stream ends or `signal` aborts; a stream that broke, or was refused for a while
+ * (503, 429), is opened again from the last event seen.
  */
 export async function followEvents(taskId: string, onEvent: (event: TaskEvent) => void, signal: AbortSignal): Promise<void> {
   let after = 0;
@@ -64,6 +65,11 @@ export async function followEvents(taskId: string, onEvent: (event: TaskEvent) =
     try {
       const response = await fetch(`/v1/tasks/${encodeURIComponent(taskId)}/events?after=${after}`, { headers: headers({ accept: 'text/event-stream' }), signal });
       if (response.status === 401) onUnauthorized();
+      // Redis away for a moment (503), or this key's tenant at its number of streams (429): again when it says.
+      if (response.status === 503 || response.status === 429) {
+        await new Promise((resolve) => setTimeout(resolve, 1000 * (Number(response.headers.get('retry-after')) || 2)));
+        continue;
+      }
       if (!response.ok || !response.body) return;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       const sse = createSseReader();
