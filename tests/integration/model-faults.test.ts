@@ -63,6 +63,17 @@ describe('faults of the model endpoint', () => {
     expect(stack.double.requests).toHaveLength(1);
   });
 
+  it('refuses an answer past 64 MiB without reading it, as a broken answer, and the worker goes on', async () => {
+    stack = await startStack({ pools: ['casual'], rules: [{ reply: { fault: 'oversized' }, times: 1 }, { reply: { content: 'a normal answer' } }] });
+    const [id] = await stack.submit([{ prompt: 'say a lot', agent: 'casual' }]);
+    const events = await waitForEnd(stack.api.url, id!);
+    // Tried again, as a broken answer is, with why.
+    const retried = events.find((event) => event.event === 'task.queued' && (event.data.data as { retry?: number }).retry === 2);
+    expect((retried!.data.data as { reason: string }).reason).toMatch(/sent a broken answer: the answer is larger than 64 MiB, more than any model's answer; it was not read/);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({ status: 'completed', result: 'a normal answer' });
+    expect(stack.double.requests).toHaveLength(2);
+  });
+
   it('fails a task whose endpoint hangs within the deadline, naming the endpoint, not retried', async () => {
     stack = await startStack({
       pools: ['casual'],

@@ -17,6 +17,13 @@ import { loopTurn } from './loop-turn.js';
 const AGENT_OPTIONS = { keepAlive: true, scheduling: 'lifo', maxFreeSockets: Infinity, timeout: 60_000 } as const;
 const agents = { 'http:': new http.Agent(AGENT_OPTIONS), 'https:': new https.Agent(AGENT_OPTIONS) };
 
+/**
+ * The largest answer read: a model's answer is kilobytes (a few hundred KB at the largest token limits),
+ * and an endpoint that sends more (a broken proxy, a server that does not stop) must not take the worker
+ * and every task it runs with it. Past it the answer fails as a broken one.
+ */
+export const ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Statuses whose response has no body (a `Response` refuses one). */
 const NO_BODY = new Set([101, 204, 205, 304]);
 
@@ -45,7 +52,19 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
       // Node's costs more than the read). A body cut off fails as fetch's would: when it is read.
       if (streamed) return resolve(answer(Readable.toWeb(response) as ReadableStream<Uint8Array>));
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      const tooLarge = () => {
+        // Said first: the connection's end, which follows, must not be taken for the reason.
+        resolve(answer(brokenBody(Buffer.alloc(0), `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`)));
+        chunks.length = 0;
+        response.destroy();
+      };
+      if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) return tooLarge();
+      response.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > ANSWER_LIMIT_BYTES) tooLarge();
+        else chunks.push(chunk);
+      });
       // Answers come in bursts: each is handled in its turn (loop-turn.ts), not all in one poll.
       response.once('end', () => void loopTurn().then(() => resolve(answer(Buffer.concat(chunks)))));
       response.once('error', () => resolve(answer(brokenBody(Buffer.concat(chunks)))));
@@ -60,11 +79,11 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
 }
 
 /** A body that gives what arrived, then fails, as a connection cut mid-body does. */
-function brokenBody(received: Buffer): ReadableStream<Uint8Array> {
+function brokenBody(received: Buffer, why = 'terminated: the connection closed before the body ended'): ReadableStream<Uint8Array> {
   return new ReadableStream({
     start(controller) {
       if (received.length) controller.enqueue(new Uint8Array(received));
-      controller.error(new TypeError('terminated: the connection closed before the body ended'));
+      controller.error(new TypeError(why));
     },
   });
 }

@@ -50,10 +50,10 @@ export interface DoubleError {
 /**
  * A reply that breaks the wire instead of answering: a body cut off mid-way (`truncated`), a 200 that
  * is not JSON (`not-json`), a completion with no choices (`no-choices`), a stream that stops before
- * `[DONE]` (`no-done`, a truncated body when not streamed), or no answer at all until the client gives
- * up (`hang`).
+ * `[DONE]` (`no-done`, a truncated body when not streamed), no answer at all until the client gives
+ * up (`hang`), or a body that does not stop (`oversized`: 80 MiB, without a length, until the client goes).
  */
-export type DoubleFault = 'truncated' | 'not-json' | 'no-choices' | 'no-done' | 'hang';
+export type DoubleFault = 'truncated' | 'not-json' | 'no-choices' | 'no-done' | 'hang' | 'oversized';
 
 export type DoubleReply = DoubleAnswer | { error: DoubleError } | { fault: DoubleFault };
 
@@ -178,6 +178,15 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
     case 'hang':
       await waitUnlessClosed(res, 24 * 3600 * 1000);
       return;
+    case 'oversized': {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const block = Buffer.alloc(1024 * 1024, ' ');
+      res.write('{"padding":"');
+      for (let sent = 0; sent < 80 && !res.destroyed; sent++) {
+        if (!res.write(block)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+      }
+      return void res.end('"}');
+    }
     case 'not-json':
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end('<html><body>502 Bad Gateway</body></html>');
