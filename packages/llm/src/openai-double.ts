@@ -10,6 +10,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /** The JSON body of a chat completions request, as the double received it. */
 export interface DoubleRequest {
@@ -181,11 +183,13 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
     case 'oversized': {
       res.writeHead(200, { 'content-type': 'application/json' });
       const block = Buffer.alloc(1024 * 1024, ' ');
-      res.write('{"padding":"');
-      for (let sent = 0; sent < 80 && !res.destroyed; sent++) {
-        if (!res.write(block)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
-      }
-      return void res.end('"}');
+      // As fast as the client reads, until it has all or goes away.
+      const body = (function* () {
+        yield '{"padding":"';
+        for (let sent = 0; sent < 80; sent++) yield block;
+        yield '"}';
+      })();
+      return pipeline(Readable.from(body), res).catch(() => undefined);
     }
     case 'not-json':
       res.writeHead(200, { 'content-type': 'application/json' });

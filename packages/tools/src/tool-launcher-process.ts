@@ -1,8 +1,8 @@
 /**
  * The tool launcher (tool-launcher.ts): a small process a worker starts, which runs the tool processes
- * the worker asks for over its IPC channel (in its jail, or unjailed when the worker opted out), so their forks copy this small process and not
- * the worker. It lives as long as its channel: when the worker ends (SIGKILL included), it kills what
- * it runs and exits. A terminal's Ctrl-C or a service manager's SIGTERM is for the worker, which may
+ * the worker asks for over its IPC channel (in its jail, or unjailed when the worker opted out), so
+ * their forks copy this small process and not the worker. It lives as long as its channel: when the
+ * worker ends (SIGKILL included), it kills what it runs and exits. A terminal's Ctrl-C or a service manager's SIGTERM is for the worker, which may
  * still finish its running tasks; they do not stop the launcher.
  */
 import { rmSync } from 'node:fs';

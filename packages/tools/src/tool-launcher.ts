@@ -6,12 +6,12 @@
  * heap is small, so its forks are cheap, and the worker's loop stays free (1.2 ms of CPU a call, loop
  * p99 10 ms; the calls themselves no slower).
  *
- * The launcher (tool-launcher-process.ts) runs the same `Jail` with the same options (or, for a
- * worker that opted out of the jail, the same plain processes), and only what
- * the worker asks over its IPC channel; it gets no environment but a PATH and TMPDIR (no key, no Redis
- * URL). It ends with the worker: when the channel closes it kills every tool process it started and
- * exits, and bubblewrap's `--die-with-parent` ends any jail left. A launcher that dies is started again
- * at the next call; the calls it was running end as tool errors.
+ * The launcher (tool-launcher-process.ts) runs the same `Jail` with the same options (or, for a worker
+ * that opted out of the jail, the same plain processes), and only what the worker asks over its IPC
+ * channel; it gets no environment but a PATH and TMPDIR (its own folder: no key, no Redis URL). It
+ * ends with the worker: when the channel closes it kills every tool process it started and exits, and
+ * bubblewrap's `--die-with-parent` ends any jail left. A launcher that dies is started again at the
+ * next call; the calls it was running end as tool errors.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
