@@ -2,6 +2,8 @@
 import type { TaskView } from '@agentq/contract';
 import { networkInterfaces } from 'node:os';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '@agentq/api';
 import { ConfigError, loadConfig } from '@agentq/config';
@@ -208,6 +210,41 @@ describe('tenants', () => {
       stack = undefined;
     } finally {
       for (const stream of streams) stream.abort();
+    }
+  });
+
+  it('lets go of a stream whose client left while it was being set up (its count, its subscription)', async () => {
+    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
+    const [taskId] = await submitAs('key-acme', [{ prompt: 'left at once', agent: 'casual' }]);
+    const { port } = new URL(stack.api.url);
+    // Each client sends its request and resets the connection at once: it is gone while the API still
+    // reads the task and subscribes, before the stream listens for its close.
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        new Promise<void>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(`GET /v1/tasks/${taskId}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer key-acme\r\nAccept: text/event-stream\r\n\r\n`, () => socket.resetAndDestroy());
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => undefined);
+        }),
+      ),
+    );
+    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`, as('key-admin'))).text())?.[1]);
+    await expect.poll(sseClients, { timeout: 5_000 }).toBe(0);
+    const subscribers = new Redis(redisUrl());
+    try {
+      const channel = `${stack.config.AGENTQ_REDIS_PREFIX}:events:${taskId}`;
+      await expect.poll(async () => ((await subscribers.pubsub('NUMSUB', channel)) as [string, number])[1], { timeout: 5_000 }).toBe(0);
+    } finally {
+      subscribers.disconnect();
+    }
+    // None of them holds one of the tenant's two streams.
+    const streams = [new AbortController(), new AbortController()];
+    try {
+      for (const controller of streams) expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, as('key-acme', { headers: { accept: 'text/event-stream' }, signal: controller.signal }))).status).toBe(200);
+    } finally {
+      for (const controller of streams) controller.abort();
     }
   });
 
