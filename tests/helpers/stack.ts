@@ -7,7 +7,7 @@ import { startApi, type ApiHandle } from '@agentq/api';
 import { loadConfig, type Config } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
 import type { Logger } from '@agentq/telemetry';
-import { startWorker, type WorkerHandle } from '@agentq/worker';
+import { startWorker, type StartWorkerOptions, type WorkerHandle } from '@agentq/worker';
 import { deletePrefix, freshPrefix, redisUrl } from './redis.js';
 
 export interface Stack {
@@ -20,8 +20,13 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** `logger`: where the API's and the worker's lines go (default: nowhere, AGENTQ_LOG_LEVEL=silent). */
-export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger } = {}): Promise<Stack> {
+/**
+ * `logger`: where the API's and the worker's lines go (default: nowhere, AGENTQ_LOG_LEVEL=silent);
+ * `worker`: the worker's timings, where a test needs others than its defaults.
+ */
+export async function startStack(
+  options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger; worker?: Pick<StartWorkerOptions, 'admitIntervalMs'> } = {},
+): Promise<Stack> {
   const double = await startOpenAIDouble({ rules: options.rules ?? [] });
   const prefix = freshPrefix();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-stack-'));
@@ -42,7 +47,7 @@ export async function startStack(options: { rules?: DoubleRule[]; pools?: AgentP
   const logged = options.logger ? { logger: options.logger } : {};
   const api = await startApi({ config, host: '127.0.0.1', ...logged });
   const pools = options.pools ?? [...AGENT_POOLS];
-  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200, ...logged }) : undefined;
+  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200, ...options.worker, ...logged }) : undefined;
   return {
     api,
     worker,

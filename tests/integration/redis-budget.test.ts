@@ -15,8 +15,8 @@ import { freePort, spawnRedisServer, waitForRedis } from '../setup/redis-server.
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
- * The budgets, per task, its events' compaction included (measured: 63.0 run, 4.4 sent, 4.3 scripts;
- * 75.0, 6.4, 6.3). Raise one only with a reason in the commit, and the README's performance table
+ * The budgets, per task, its events' compaction included (measured: 63.4 run, 4.5 sent, 4.4 scripts;
+ * 75.7, 6.7, 6.5). Raise one only with a reason in the commit, and the README's performance table
  * measured again. BullMQ's own share of a job is about 38 commands run and 3 scripts (add, fetch,
  * finish, with a priority and per-minute metrics); the record, its two lists, its events and memory
  * about 17 (create, claim, end); compaction's about 4 (its list read, its length checked, the packed

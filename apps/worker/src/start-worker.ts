@@ -49,6 +49,11 @@ export interface StartWorkerOptions {
   /** How often ended tasks' events are compacted (each pass runs until none is left). Default 1000 ms. */
   compactIntervalMs?: number;
   /**
+   * How often it admits what waits for its pools though none of its jobs ended, and recovers what a
+   * dead process popped (fair-admission.ts). Default 1000 ms.
+   */
+  admitIntervalMs?: number;
+  /**
    * On `close`, how long running jobs may take to finish before they are interrupted and put back in
    * the queue for another worker. Default AGENTQ_SHUTDOWN_GRACE_MS (10000 ms).
    */
@@ -142,9 +147,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         .then((state) => (state === 'failed' ? failTask({ store, transitions, queues, taskId: (job.data as { taskId?: string }).taskId, error, workerId }) : undefined))
         .catch((failure: unknown) => logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'));
     });
-    // A slot freed: the next tenant's task, while tenants wait for this pool (fair-admission.ts).
+    // A slot freed: the next tenant's task, if any waits (fair-admission.ts), at most a cycle per 20 ms.
+    // Asked whatever this worker saw last: an API's submit may have left tasks waiting since.
     const admit = () => {
-      if (queues.admission.busy(pool)) queues.admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
+      queues.admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
     };
     worker.on('completed', admit);
     worker.on('failed', admit);
@@ -173,14 +179,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   };
   const compactor = setInterval(() => void compact(), options.compactIntervalMs ?? 1_000);
   compactor.unref();
-  // Each second: what waits for admission and fits, and what a process that died popped and never queued.
+  // Each second (by default): what waits for admission and fits though no job ended here, and what a
+  // process that died popped and never queued.
   const admitter = setInterval(() => {
     for (const pool of options.pools) {
       void Promise.all([queues.admission.admit(pool), queues.admission.recover(pool, (ids) => queuedTasks(store, ids))]).catch(
         (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
       );
     }
-  }, 1_000);
+  }, options.admitIntervalMs ?? 1_000);
   admitter.unref();
 
   const identity = {

@@ -54,8 +54,8 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
  * queue's waiting jobs and the leased ones count) is popped, the tenant of least virtual time first,
  * and leased. The head tenant takes as many at once as keep it at or below the next tenant's virtual
  * time (the same turns as one at a time, in fewer commands). While the queue still holds a batch's
- * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers how
- * many tenants still wait, then each popped task as id, tenant, score.
+ * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers each
+ * popped task as id, tenant, score.
  */
 const ADMIT = `${NOW}${CALL_MANY}
 local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
@@ -74,15 +74,12 @@ if n > 0 then
     redis.call('ZADD', KEYS[1], least[2] or 0, tenantArg)
   end
 end
-local out = {0}
+local out = {}
 if ARGV[6] ~= '1' then return out end
 if redis.call('EXISTS', KEYS[1]) == 0 then return out end
 local queued = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[2])
 local want, batch = tonumber(ARGV[2]) - queued, tonumber(ARGV[5])
-if want < batch and queued >= batch then
-  out[1] = redis.call('ZCARD', KEYS[1])
-  return out
-end
+if want < batch and queued >= batch then return out end
 local admitted = 0
 local leased = {}
 while admitted < want do
@@ -109,7 +106,6 @@ while admitted < want do
   end
 end
 callMany('ZADD', KEYS[2], leased)
-out[1] = redis.call('ZCARD', KEYS[1])
 return out
 `;
 
@@ -136,8 +132,6 @@ export class FairAdmission {
   private readonly backlog: number;
   private readonly weights: string;
   private readonly leaseMs: number;
-  /** Per pool: how many tenants still waited after its last cycle. */
-  private readonly waitingTenants = new Map<AgentPool, number>();
   /** Per pool: the cycle under way, and whether another was asked for meanwhile. */
   private readonly cycles = new Map<AgentPool, { running: Promise<number>; again: boolean }>();
   /** Per pool: the cycle `admitSoon` will start, and how to call it off. */
@@ -267,15 +261,10 @@ export class FairAdmission {
     return jobs.length;
   }
 
-  /** Whether tenants' tasks wait for `pool` (as of its last cycle): a worker then admits after every job. */
-  busy(pool: AgentPool): boolean {
-    return this.waitingTenants.get(pool) !== 0;
-  }
-
   /** Puts `waiting` (if any) in its tenant's list, then (with `admit`) admits what fits; answers how many were admitted. */
   private async cycle(pool: AgentPool, admit = true, waiting?: { tenant: string; tasks: readonly WaitingTask[] }): Promise<number> {
     const queue = this.queues[pool];
-    const [tenants, ...popped] = await this.commands.agentqAdmit(
+    const popped = await this.commands.agentqAdmit(
       this.keys.fairRing(pool),
       this.keys.fairLeases(pool),
       queue.keys.wait!,
@@ -291,8 +280,6 @@ export class FairAdmission {
       waiting?.tenant ?? '',
       ...(waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []),
     );
-    if (!admit) return 0;
-    this.waitingTenants.set(pool, Number(tenants));
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
     for (let index = 0; index < popped.length; index += 3) {
