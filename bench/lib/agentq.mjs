@@ -14,6 +14,13 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
   const common = { REDIS_URL: redisUrl, AGENTQ_REDIS_PREFIX: prefix, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: modelURL, OPENAI_API_KEY: 'bench', AGENTQ_MODEL: 'bench', ...env };
   // No pools: the API alone (what is submitted stays queued).
   const [api, worker] = await Promise.all([startAgentqApi(common), pools ? startAgentqWorker(common, { pools, concurrency }) : undefined]);
+  // However the benchmark ends (private-redis.mjs makes a signal end it through exit): its processes
+  // stopped first, so that none writes in the folder once it is removed.
+  const removeDataDir = () => {
+    for (const started of [api, worker]) started?.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.once('exit', removeDataDir);
   return {
     api,
     worker,
@@ -35,7 +42,8 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
     },
     async stop() {
       await Promise.all([api.stop(), worker?.stop()]);
-      rmSync(dataDir, { recursive: true, force: true });
+      process.off('exit', removeDataDir);
+      removeDataDir();
     },
   };
 }

@@ -9,6 +9,11 @@ import { Redis } from 'ioredis';
 export async function startPrivateRedis() {
   const port = await freePort();
   const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // Stopped with the benchmark however it ends: one stopped by a signal (Ctrl-C, a CI's timeout) must
+  // not leave its server running (the other processes it started exit when their IPC channel closes).
+  const killServer = () => server.kill('SIGKILL');
+  process.once('exit', killServer);
+  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(130));
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 20 });
   client.on('error', () => undefined);
@@ -47,6 +52,7 @@ export async function startPrivateRedis() {
       await client.flushall();
     },
     async stop() {
+      process.off('exit', killServer);
       client.disconnect();
       server.kill('SIGKILL');
       await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once('exit', resolve)));
