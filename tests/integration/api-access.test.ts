@@ -230,6 +230,19 @@ describe('tenants', () => {
         }),
       ),
     );
+    // None of them keeps one of the tenant's two streams: both open, once the API has handled them all.
+    const openBoth = async () => {
+      const controllers = [new AbortController(), new AbortController()];
+      try {
+        return await Promise.all(
+          controllers.map(async (controller) => (await fetch(`${stack!.api.url}/v1/tasks/${taskId}/events`, as('key-acme', { headers: { accept: 'text/event-stream' }, signal: controller.signal }))).status),
+        );
+      } finally {
+        for (const controller of controllers) controller.abort();
+      }
+    };
+    await expect.poll(openBoth, { timeout: 5_000 }).toEqual([200, 200]);
+    // And nothing of theirs is left: no stream counted, no subscription.
     const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`, as('key-admin'))).text())?.[1]);
     await expect.poll(sseClients, { timeout: 5_000 }).toBe(0);
     const subscribers = new Redis(redisUrl());
@@ -238,13 +251,6 @@ describe('tenants', () => {
       await expect.poll(async () => ((await subscribers.pubsub('NUMSUB', channel)) as [string, number])[1], { timeout: 5_000 }).toBe(0);
     } finally {
       subscribers.disconnect();
-    }
-    // None of them holds one of the tenant's two streams.
-    const streams = [new AbortController(), new AbortController()];
-    try {
-      for (const controller of streams) expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, as('key-acme', { headers: { accept: 'text/event-stream' }, signal: controller.signal }))).status).toBe(200);
-    } finally {
-      for (const controller of streams) controller.abort();
     }
   });
 
