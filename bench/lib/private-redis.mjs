@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { constants } from 'node:os';
 import { Redis } from 'ioredis';
 
 export async function startPrivateRedis() {
@@ -13,7 +14,7 @@ export async function startPrivateRedis() {
   // not leave its server running (the other processes it started exit when their IPC channel closes).
   const killServer = () => server.kill('SIGKILL');
   process.once('exit', killServer);
-  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(130));
+  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 20 });
   client.on('error', () => undefined);
