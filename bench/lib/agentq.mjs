@@ -13,14 +13,15 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-'));
   const common = { REDIS_URL: redisUrl, AGENTQ_REDIS_PREFIX: prefix, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: modelURL, OPENAI_API_KEY: 'bench', AGENTQ_MODEL: 'bench', ...env };
   // No pools: the API alone (what is submitted stays queued).
-  const [api, worker] = await Promise.all([startAgentqApi(common), pools ? startAgentqWorker(common, { pools, concurrency }) : undefined]);
   // However the benchmark ends (private-redis.mjs makes a signal end it through exit): its processes
   // stopped first, so that none writes in the folder once it is removed.
+  let started = [];
   const removeDataDir = () => {
-    for (const started of [api, worker]) started?.child.kill('SIGKILL');
+    for (const running of started) running?.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   };
   process.once('exit', removeDataDir);
+  const [api, worker] = (started = await Promise.all([startAgentqApi(common), pools ? startAgentqWorker(common, { pools, concurrency }) : undefined]));
   return {
     api,
     worker,
