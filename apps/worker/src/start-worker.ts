@@ -22,6 +22,8 @@ import {
   HEARTBEAT_TTL_MS,
   onSubtaskFinished,
   removeHeartbeat,
+  settledWithin,
+  closeConnection,
   sendHeartbeat,
   SharedRateLimits,
   TaskStore,
@@ -75,6 +77,10 @@ export interface WorkerHandle {
 
 /** Ended tasks compacted per claim. */
 const COMPACT_BATCH = 200;
+/** On close, how long one request to Redis may take: an answer takes milliseconds; Redis away, forever. */
+const REDIS_WAIT_MS = 1_000;
+/** On close, how long the running tasks may take to be handed back, once interrupted. */
+const HAND_BACK_WAIT_MS = 5_000;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
@@ -218,17 +224,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       clearInterval(heartbeat);
       const graceMs = options.shutdownGraceMs ?? config.AGENTQ_SHUTDOWN_GRACE_MS;
       logger.info({ graceMs }, 'stopping: no new jobs; running tasks may finish within the grace period');
-      await removeHeartbeat({ redis, keys, id: workerId }).catch(() => undefined);
+      // What Redis is told from here on is waited for a moment at most, and not at all while it is away: a
+      // connection holds a request until Redis is back, and the process must stop all the same. A running
+      // task is then not handed back (a write): its job runs again on another worker once Redis is back
+      // and its lock has run out, and resumes from its journal.
+      const away = connection.lost();
+      const waitMs = away ? 0 : REDIS_WAIT_MS;
+      await settledWithin(removeHeartbeat({ redis, keys, id: workerId }), waitMs);
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
-      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), graceMs).unref());
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), away ? 0 : graceMs).unref());
       if ((await Promise.race([closed, grace])) === 'late') {
-        logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
+        if (away && cancels.count()) logger.warn({ running: cancels.count() }, 'Redis is away: the running tasks are not handed back; each runs again once Redis is back and its lock runs out');
+        else if (!away) logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
         cancels.interruptAll();
       }
-      await closed;
+      if (!(await settledWithin(closed, away ? 0 : HAND_BACK_WAIT_MS))) logger.warn({ running: cancels.count() }, 'Redis does not answer: the running tasks were not all handed back; each runs again once Redis is back and its lock runs out');
       queues.admission.stop();
-      await closeQueues(queues);
-      await Promise.all([redis.quit(), data.quit(), subscriber.quit(), metricsServer?.close(), tracing.shutdown(), closeIsolations(poolTools)]);
+      await settledWithin(closeQueues(queues), waitMs);
+      await Promise.all([closeConnection(redis, waitMs), closeConnection(data, waitMs), closeConnection(subscriber, waitMs), metricsServer?.close(), tracing.shutdown(), closeIsolations(poolTools)]);
       logger.info('stopped');
     },
   };

@@ -85,6 +85,28 @@ export function watchRedis(redis: Redis, options: { label: string; log?: (line: 
   return { lost: () => lost };
 }
 
+/**
+ * Waits for `promise` to settle, `ms` at most; answers whether it did, and never fails. A shutdown's
+ * requests to Redis go through it: a connection that waits out an outage holds them until Redis is back,
+ * and a process told to stop must stop while Redis is away too.
+ */
+export function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const settle = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(settle, settle);
+  });
+}
+
+/** QUIT, and a disconnect if Redis does not answer it within `waitMs` (away, or the connection closing). */
+export async function closeConnection(connection: Redis, waitMs = 1_000): Promise<void> {
+  await settledWithin(connection.quit(), waitMs);
+  connection.disconnect();
+}
+
 /** Resolves when the connection is ready, or after `timeoutMs` whatever its state (true when ready). */
 export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
   if (redis.status === 'ready') return Promise.resolve(true);

@@ -43,13 +43,22 @@ export function prettyLogs(format: LogFormat = 'auto'): boolean {
   return format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
 }
 
+type Stdout = ReturnType<typeof pino.destination>;
+/**
+ * The stdout stream of each logger `createLogger` made to write there asynchronously, and its own `end`:
+ * pino replaces it with a no-op once a write failed for want of a reader (EPIPE).
+ */
+const stdoutStreams = new WeakMap<Logger, { stream: Stdout; end: Stdout['end'] }>();
+
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = prettyLogs(options.format);
+  const stdout = (options.destination ?? pretty) ? undefined : pino.destination(STDOUT);
   const destination =
     options.destination ??
+    stdout ??
     // pino-pretty colours only a terminal that wants colours (NO_COLOR is honoured).
-    (pretty ? PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination(STDOUT));
-  return pino(
+    PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  const logger = pino(
     {
       name: options.name,
       level: options.level ?? 'info',
@@ -61,5 +70,37 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     destination,
   );
+  if (stdout) stdoutStreams.set(logger, { stream: stdout, end: stdout.end });
+  return logger;
+}
+
+/**
+ * Ends a logger's stdout stream, last thing before the process exits: what it holds is written
+ * asynchronously, where a reader that went away (EPIPE: the `agentq start` that forked it killed, a
+ * `| tee` stopped) is an error pino stops logging on. Left to pino's flush at exit, it is written
+ * synchronously, and sonic-boom 4 retries a failed synchronous write for ever: such a process never
+ * exited. Resolves once written (or failed), or after `ms`.
+ */
+export function endLogs(logger: Logger, ms = 2_000): Promise<void> {
+  const { stream, end } = stdoutStreams.get(logger) ?? {};
+  // None, or its reader is gone already (nothing more is written, at exit neither).
+  if (!stream || stream.end !== end) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      // A line logged after this (a late callback) is dropped, not a write to a closed stream (which throws).
+      stream.write = () => true;
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    stream.once('close', done);
+    stream.once('error', done);
+    try {
+      stream.end();
+    } catch {
+      done();
+    }
+  });
 }
 

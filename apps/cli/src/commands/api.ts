@@ -7,5 +7,5 @@ export async function apiCommand(config: Config): Promise<void> {
   const api = await startApi({ config });
   api.logger.info({ url: api.url, listening: api.listening }, `listening on http://${api.listening}${api.url.includes(api.listening) ? '' : ` (every interface; on this machine: ${api.url})`}`);
   process.send?.({ type: 'ready', url: api.url, listening: api.listening });
-  onShutdown(() => api.close());
+  onShutdown(() => api.close(), api.logger);
 }

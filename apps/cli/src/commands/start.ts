@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
-import { createLogger, prettyLogs, type Logger } from '@agentq/telemetry';
+import { createLogger, endLogs, prettyLogs, type Logger } from '@agentq/telemetry';
 import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
 import { probeModelEndpoint } from '../probe-model.js';
 import { probeRedis } from '../redis-probe.js';
@@ -56,7 +56,10 @@ export async function startCommand(options: StartOptions): Promise<void> {
     if (redis) await stopChild(redis, 10_000);
     logger.info('stopped');
   };
-  onShutdown(stopAll);
+  onShutdown(stopAll, logger);
+  // A reader of this output that went away (a `| tee` stopped by the same Ctrl-C) must not end this
+  // process half-way through stopping the others: the forwarded lines are dropped from then on.
+  process.stdout.on('error', () => undefined);
 
   env.REDIS_URL = await redisFor({
     config,
@@ -76,7 +79,9 @@ export async function startCommand(options: StartOptions): Promise<void> {
     child.once('exit', (code, signal) => {
       if (stopping) return;
       logger.error(`\`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
-      void stopAll().finally(() => process.exit(1));
+      void stopAll()
+        .then(() => endLogs(logger))
+        .finally(() => process.exit(1));
     });
     return new Promise<{ url?: string; listening?: string }>((resolve) => {
       child.on('message', (message: { type?: string; url?: string; listening?: string }) => {

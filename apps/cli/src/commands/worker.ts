@@ -20,7 +20,7 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
     else logger.warn({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
   }
   process.send?.({ type: 'ready' });
-  onShutdown(() => worker.close());
+  onShutdown(() => worker.close(), logger);
 }
 
 function parsePools(value: string | undefined): AgentPool[] {
