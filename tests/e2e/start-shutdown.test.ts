@@ -7,6 +7,7 @@ import type { TaskEvent } from '@agentq/contract';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -95,3 +96,25 @@ it('the demo keeps its data apart: its own data directory, Redis and key prefix'
   demo.child.kill('SIGINT');
   expect(await demo.exited).toBe(130);
 });
+
+it('stops everything, its Redis included, though the reader of its output went away (a `| tee` stopped by the same Ctrl-C)', async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-reader-'));
+  const redisPort = await freePort();
+  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+  await demo.waitFor(/ready: API at/);
+  // Its output's reader goes away: every line it writes or forwards from now on fails (EPIPE).
+  demo.child.stdout!.destroy();
+  demo.child.kill('SIGINT');
+  expect(await demo.exited).toBe(130);
+  // Nothing printed a stack trace (an EPIPE not handled ended it half-way, its Redis left running).
+  expect(demo.output()).not.toMatch(/^\s+at /m);
+  // Its private Redis stopped: nothing listens on its port any more.
+  const refused = await new Promise<string | undefined>((resolve) => {
+    const socket = connect(redisPort, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+  });
+  expect(refused).toBe('ECONNREFUSED');
+}, 60_000);
