@@ -9,12 +9,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
 import { freePort, spawnRedisServer, waitForRedis } from '../setup/redis-server.js';
 import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
 
 let dataDir: string | undefined;
+let double: OpenAIDouble | undefined;
 afterEach(async () => {
   await stopSpawned();
+  await double?.close();
+  double = undefined;
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -33,4 +37,27 @@ it.each([['api'], ['worker', '--pools', 'casual']])('agentq %s stops on SIGTERM 
   agentq.child.kill('SIGTERM');
   const exited = await Promise.race([agentq.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000))]);
   expect(exited).toBe(0);
+}, 30_000);
+
+it('a worker with a task running stops at once when Redis is away, and says the task was not handed back', async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-away-'));
+  // The task's model call does not answer before the worker is told to stop.
+  double = await startOpenAIDouble({ rules: [{ reply: { content: 'late', delayMs: 60_000 } }] });
+  const port = await freePort();
+  const redis = spawnRedisServer(port);
+  await waitForRedis(`redis://127.0.0.1:${port}`);
+  const env = { PORT: String(await freePort()), REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' };
+  const api = spawnAgentq(['api'], env);
+  const worker = spawnAgentq(['worker', '--pools', 'casual'], env);
+  const url = (await api.waitFor(/listening on (http:\/\/[\d.:]+)/))[1]!;
+  await worker.waitFor(/serving casual/);
+  const response = await fetch(`${url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'slow', agent: 'casual' }] }) });
+  expect(response.status).toBe(202);
+  await expect.poll(() => double!.requests.length, { timeout: 10_000 }).toBe(1);
+  redis.kill('SIGKILL');
+  await worker.waitFor(/Redis connection lost/);
+  worker.child.kill('SIGTERM');
+  const exited = await Promise.race([worker.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000))]);
+  expect(exited).toBe(0);
+  expect(worker.output()).toMatch(/"running":1,.*the running tasks are not handed back; each runs again once Redis is back/);
 }, 30_000);

@@ -234,11 +234,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
       const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), away ? 0 : graceMs).unref());
       if ((await Promise.race([closed, grace])) === 'late') {
-        if (away && cancels.count()) logger.warn({ running: cancels.count() }, 'Redis is away: the running tasks are not handed back; each runs again once Redis is back and its lock runs out');
-        else if (!away) logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
+        if (!away) logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
         cancels.interruptAll();
       }
-      if (!(await settledWithin(closed, away ? 0 : HAND_BACK_WAIT_MS))) logger.warn({ running: cancels.count() }, 'Redis does not answer: the running tasks were not all handed back; each runs again once Redis is back and its lock runs out');
+      if (!(await settledWithin(closed, away ? 0 : HAND_BACK_WAIT_MS)) && cancels.count() > 0) {
+        logger.warn({ running: cancels.count() }, 'Redis does not answer: the running tasks are not handed back; each runs again once Redis is back and its lock runs out');
+      }
       queues.admission.stop();
       await settledWithin(closeQueues(queues), waitMs);
       await Promise.all([closeConnection(redis, waitMs), closeConnection(data, waitMs), closeConnection(subscriber, waitMs), metricsServer?.close(), tracing.shutdown(), closeIsolations(poolTools)]);
