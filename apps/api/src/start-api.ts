@@ -5,8 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
-import { closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
-import type { Redis } from 'ioredis';
+import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -87,9 +86,8 @@ export async function startApi(options: { config: Config; host?: string; logger?
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeQueues(queues);
       // The followers' streams just closed, and the subscriber may still be unsubscribing from their
-      // tasks: a connection that closes before its QUIT is answered is closed all the same.
-      const quit = (connection: Redis) => connection.quit().then(() => undefined, () => connection.disconnect());
-      await Promise.all([quit(redis), quit(subscriber), tracing.shutdown()]);
+      // tasks: a connection whose QUIT is not answered (that, or Redis away) is closed all the same.
+      await Promise.all([closeConnection(redis), closeConnection(subscriber), tracing.shutdown()]);
       logger.info('stopped');
     },
   };

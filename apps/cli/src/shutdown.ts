@@ -2,9 +2,8 @@ import { endLogs, type Logger } from '@agentq/telemetry';
 
 /**
  * Runs `close` once on SIGINT/SIGTERM, then ends `logger`'s output (telemetry's `endLogs`) and exits; a
- * second signal exits at once. A process that
- * `agentq start` forked also closes when `start` goes away (its IPC channel closes), so that nothing
- * it started outlives it, a SIGKILL of `start` included.
+ * second signal exits at once. A process that `agentq start` forked also closes when `start` goes away
+ * (its IPC channel closes), so that nothing it started outlives it, a SIGKILL of `start` included.
  */
 export function onShutdown(close: () => Promise<void>, logger?: Logger): void {
   let closing = false;
