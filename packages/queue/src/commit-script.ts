@@ -4,8 +4,8 @@
  *
  * COMMIT: KEYS = [task, messages, events, expiry, to-compact, then for a status change of a submitted task
  * its lists: every tenant's, its tenant's]; ARGV = [payload JSON, then
- * each message to append (JSON text), then each event's data (JSON text)]: what may be long goes as
- * it is, not inside the payload, so nothing decodes it.
+ * each message to append (JSON text), then each event's body (JSON text, below)]: what may be long
+ * goes as it is, not inside the payload, so nothing decodes it.
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
  *   and by `runToken` (the run that holds the task), and carry fields, counters to add to the task's
  *   (`add`: tokens, model time, cost), steps, messages to append and events to add. A status change
@@ -25,17 +25,19 @@
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its lists (every tenant's,
  * its tenant's, its batch's if any), its idempotency key (if any)]; listed tasks take their `order`
  * from the counter, in their order, and their status's `band` in the first two lists;
- * ARGV = [payload JSON]. Stores each new record (its fields), adds it to its indexes, and its first
+ * ARGV = [payload JSON, then the tasks' event bodies, in order]. Stores each new record (its fields), adds it to its indexes, and its first
  * event if any; a task whose idempotency key already names a live task writes nothing and answers
  * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
  * key named.
  *
- * Events are built here only (ENVELOPE): the owner's id and the next `seq` make the event's id; `seq`
- * increases by one per event of the task, with no gaps. The events of one write are appended to the
+ * Events are numbered here only (ENVELOPE): the owner's id and the next `seq` make the event's id;
+ * `seq` increases by one per event of the task, with no gaps. The writer sends the rest of each event
+ * as its body: `"taskId":…,"ts":…,"type":…`, then `agent`, `worker`, `step` when it has them, then
+ * `"data":…}`; the script puts `{"id":…,"seq":…,"rootId":…,` in front of it. The events of one write are appended to the
  * task's list of events (one element each, so the element at index `seq - 1` is event `seq`; a list
  * costs Redis a fraction of what a new stream does) and are one message on the owner's channel (one
  * JSON event per line), so a write costs one RPUSH and one PUBLISH however many events it has. An
- * event's `data` arrives as JSON text and is kept as it is.
+ * event's body, and so its `data`, is kept as the writer sent it.
  *
  * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
  * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
@@ -44,20 +46,22 @@
 import { CALL_MANY } from './lua-call-many.js';
 import { STATUS_SPAN } from './task-index.js';
 
-/** Builds the events' lines, then one RPUSH (an element per event) and one PUBLISH; returns the new last `seq`. */
+/**
+ * Appends the events whose bodies are ARGV[first] to ARGV[first + count - 1]: one RPUSH (an element per
+ * event) and one PUBLISH; returns the new last `seq`. A body is the writer's JSON text of an event's
+ * fields after `id`, `seq` and `rootId` (task-store.ts, eventBody), so a line costs one concatenation:
+ * Lua's cjson and number formatting, per field, were most of a commit's cost to Redis.
+ */
 const ENVELOPE = `${CALL_MANY}
-local function addEvents(eventsKey, channel, owner, rootId, ts, events, seq)
-  if not events or #events == 0 then return seq end
+local function addEvents(eventsKey, channel, owner, rootId, seq, first, count)
+  if count == 0 then return seq end
   local lines = {}
-  local head = ',"rootId":' .. cjson.encode(rootId) .. ',"ts":'
-  for index, event in ipairs(events) do
+  local head = '{"id":' .. string.sub(cjson.encode(owner .. ':'), 1, -2)
+  local root = ',"rootId":' .. cjson.encode(rootId) .. ','
+  for index = 1, count do
     seq = seq + 1
-    local text = '{"id":' .. cjson.encode(owner .. ':' .. seq) .. ',"taskId":' .. cjson.encode(event.taskId or owner)
-      .. head .. cjson.encode(event.at or ts) .. ',"seq":' .. seq .. ',"type":' .. cjson.encode(event.type)
-    if event.agent then text = text .. ',"agent":' .. cjson.encode(event.agent) end
-    if event.worker then text = text .. ',"worker":' .. cjson.encode(event.worker) end
-    if event.step then text = text .. ',"step":' .. string.format('%d', event.step) end
-    lines[index] = text .. ',"data":' .. event.data .. '}'
+    local number = string.format('%d', seq)
+    lines[index] = head .. number .. '","seq":' .. number .. root .. ARGV[first + index - 1]
   end
   callMany('RPUSH', eventsKey, lines)
   if channel then redis.call('PUBLISH', channel, table.concat(lines, '\\n')) end
@@ -168,8 +172,7 @@ local messageCount = c.messages or 0
 if messageCount > 0 then
   put('memory', redis.call('RPUSH', messagesKey, unpack(ARGV, 2, 1 + messageCount)))
 end
-for index, event in ipairs(c.events or {}) do event.data = ARGV[1 + messageCount + index] end
-local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, c.ts, c.events, seq)
+local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, seq, 2 + messageCount, c.events or 0)
 if last ~= seq then put('seq', last) end
 if #set > 0 then redis.call('HSET', task, unpack(set)) end
 if c.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
@@ -180,6 +183,7 @@ export const CREATE_SCRIPT = `${ENVELOPE}
 local c = cjson.decode(ARGV[1])
 local answers = {}
 local next = 2
+local body = 2
 -- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
 -- millisecond keep their order); a task that turns out to exist already leaves its number unused.
 local listed = 0
@@ -201,9 +205,9 @@ for index, t in ipairs(c.tasks) do
       fields[#fields + 1] = 'order'
       fields[#fields + 1] = order
     end
-    if #t.events > 0 then
+    if t.events > 0 then
       fields[#fields + 1] = 'seq'
-      fields[#fields + 1] = #t.events
+      fields[#fields + 1] = t.events
     end
     redis.call('HSET', task, unpack(fields))
     -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
@@ -211,11 +215,12 @@ for index, t in ipairs(c.tasks) do
       redis.call('ZADD', KEYS[next + 1 + i], i <= 2 and string.format('%.0f', t.band * ${STATUS_SPAN} + order) or order, t.taskId)
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
-    addEvents(eventsKey, nil, t.taskId, t.rootId, c.ts, t.events, 0)
+    addEvents(eventsKey, nil, t.taskId, t.rootId, 0, body, t.events)
     if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end
     answers[index] = {'created', t.taskId, t.status}
   end
   next = next + 2 + t.indexes + (t.idempotent and 1 or 0)
+  body = body + t.events
 end
 return answers
 `;

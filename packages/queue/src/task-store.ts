@@ -169,14 +169,15 @@ export class TaskStore {
           status: task.fields.status,
           fields: Object.entries(task.fields).flat(),
           listed: task.listed !== undefined,
-          events: task.event ? [eventPayload(task.event)] : [],
+          events: task.event ? 1 : 0,
           indexes: indexes.length,
           band: statusBand(task.fields.status),
           idempotent: idempotency.length > 0,
         };
       });
       const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads };
-      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload))));
+      const bodies = tasks.slice(start, start + CREATE_BATCH).flatMap((task) => (task.event ? [eventBody(task.event, task.fields.id, ts)] : []));
+      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...bodies));
     }
     return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
@@ -239,10 +240,11 @@ export class TaskStore {
     const messages = options.messages ?? [];
     const events = options.events ?? [];
     const add = counters(options.usage, events);
+    const ts = new Date().toISOString();
     const payload = {
       taskId,
       channel: this.keys.eventsChannel(taskId),
-      ts: new Date().toISOString(),
+      ts,
       taskPrefix: this.keys.task(''),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
       ...(read ? { read: true } : {}),
@@ -256,7 +258,7 @@ export class TaskStore {
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
-      ...(events.length ? { events: events.map(eventEnvelope) } : {}),
+      ...(events.length ? { events: events.length } : {}),
     };
     return (this.redis as unknown as ScriptCommands).agentqCommit(
       String(5 + indexKeys.length),
@@ -269,7 +271,7 @@ export class TaskStore {
       wellFormedJson(JSON.stringify(payload)),
       // Passed as they are, never decoded by the script: a lone surrogate's escape stays as written.
       ...messages.map((message) => JSON.stringify(message)),
-      ...events.map((event) => JSON.stringify(event.data)),
+      ...events.map((event) => eventBody(event, taskId, ts)),
     );
   }
 
@@ -382,16 +384,16 @@ function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
   };
 }
 
-/** An event's envelope parts, as the scripts take them (its data goes apart, as JSON text). */
-function eventEnvelope(event: StoredEventInput): Record<string, unknown> {
-  return {
-    type: event.type,
-    ...(event.taskId ? { taskId: event.taskId } : {}),
-    ...(event.agent ? { agent: event.agent } : {}),
-    ...(event.worker ? { worker: event.worker } : {}),
-    ...(event.step !== undefined ? { step: event.step } : {}),
-    ...(event.at ? { at: event.at } : {}),
-  };
+/**
+ * An event's body as the scripts take it (commit-script.ts, ENVELOPE): its JSON fields after `id`, `seq`
+ * and `rootId`, which the script puts in front; `taskId` is the owner's unless the event is mirrored.
+ */
+function eventBody(event: StoredEventInput, owner: string, ts: string): string {
+  let body = `"taskId":${JSON.stringify(event.taskId ?? owner)},"ts":${JSON.stringify(event.at ?? ts)},"type":${JSON.stringify(event.type)}`;
+  if (event.agent) body += `,"agent":${JSON.stringify(event.agent)}`;
+  if (event.worker) body += `,"worker":${JSON.stringify(event.worker)}`;
+  if (event.step !== undefined) body += `,"step":${JSON.stringify(event.step)}`;
+  return `${body},"data":${JSON.stringify(event.data)}}`;
 }
 
 /**
@@ -414,11 +416,6 @@ function counters(usage: TokenUsage | undefined, events: readonly StoredEventInp
     count('costMicroUsd', (event.data.costUsd ?? 0) * 1_000_000);
   }
   return Object.keys(add).length ? add : undefined;
-}
-
-/** An event as CREATE takes it: its envelope parts and its data as JSON text, in the payload. */
-function eventPayload(event: StoredEventInput): Record<string, unknown> {
-  return { ...eventEnvelope(event), data: JSON.stringify(event.data) };
 }
 
 /**
