@@ -4,8 +4,8 @@
  * replay stays complete (task-events.ts reads all of them). It runs in the background of every worker
  * process, off the tasks' own path, on batches shared through claim-due.ts.
  *
- * A batch is three calls whatever its size: claim ids; read every one's packed string, stream and list
- * in one script; deflate them and write them all with one script, which replaces a list only if its
+ * A batch is three round trips whatever its size: claim ids; read every one's packed string and list
+ * (one pipeline); deflate them and write them all with one script, which replaces a list only if its
  * length is still the one read: an event added meanwhile (a retried task) keeps the task for a later
  * batch.
  */
@@ -15,34 +15,13 @@ import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
 import type { Keys } from './keys.js';
 import { CALL_MANY } from './lua-call-many.js';
+import { execPipeline } from './pipeline-replies.js';
 
 /**
  * Deflated on the event loop, a slice at a time: a task's few KB take ~30 µs there, against ~300 µs
  * of CPU through zlib's asynchronous API (a stream and a thread-pool trip per task).
  */
 const DEFLATE_SLICE = 50;
-
-/**
- * KEYS = for each task [packed, stream, list]; returns for each its packed string ('' for none), an
- * earlier version's stream entries, and its list. The packed strings are one MGET and the streams one
- * EXISTS for the whole batch (a stream is read only when one is left): a task costs one read, its list.
- */
-const READ_SCRIPT = `
-local packedKeys, streamKeys = {}, {}
-for index = 1, #KEYS, 3 do
-  packedKeys[#packedKeys + 1] = KEYS[index]
-  streamKeys[#streamKeys + 1] = KEYS[index + 1]
-end
-local packed = redis.call('MGET', unpack(packedKeys))
-local streamed = redis.call('EXISTS', unpack(streamKeys)) > 0
-local out = {}
-for index = 1, #KEYS, 3 do
-  out[#out + 1] = packed[(index + 2) / 3] or ''
-  out[#out + 1] = streamed and redis.call('XRANGE', KEYS[index + 1], '-', '+') or {}
-  out[#out + 1] = redis.call('LRANGE', KEYS[index + 2], 0, -1)
-end
-return out
-`;
 
 /**
  * KEYS = [to-compact, then for each task: list, stream, packed]; ARGV = for each task [id, the list's
@@ -76,7 +55,6 @@ const LEASE_MS = 60_000;
 type Entry = [Buffer, Buffer[]];
 
 interface CompactCommands {
-  agentqReadEventsBuffer(numberOfKeys: number, ...keys: string[]): Promise<Array<Buffer | Entry[] | Buffer[]>>;
   agentqReplaceEvents(numberOfKeys: number, ...args: Array<string | Buffer>): Promise<number>;
 }
 
@@ -84,19 +62,16 @@ interface CompactCommands {
 export async function compactEvents(options: { redis: Redis; keys: Keys; batchSize?: number }): Promise<number> {
   const { redis, keys } = options;
   if (!(redis as unknown as Partial<CompactCommands>).agentqReplaceEvents) {
-    redis.defineCommand('agentqReadEvents', { lua: READ_SCRIPT });
     redis.defineCommand('agentqReplaceEvents', { lua: REPLACE_SCRIPT });
   }
   const commands = redis as unknown as CompactCommands;
   const ids = await claimDue(redis, keys.toCompact, { now: Date.now(), count: options.batchSize ?? 200, leaseMs: LEASE_MS });
   if (ids.length === 0) return 0;
-  const read = await commands.agentqReadEventsBuffer(3 * ids.length, ...ids.flatMap((id) => [keys.packedEvents(id), keys.streamedEvents(id), keys.events(id)]));
+  const read = await readBatch(redis, keys, ids);
   const replacements: Array<{ id: string; length: number; streamed: number; blob: Buffer | undefined }> = [];
   for (const [index, id] of ids.entries()) {
     if (index > 0 && index % DEFLATE_SLICE === 0) await nextTurn();
-    const packed = read[3 * index] as Buffer;
-    const entries = read[3 * index + 1] as Entry[];
-    const list = read[3 * index + 2] as Buffer[];
+    const { packed, entries, list } = read[index]!;
     const streamed = entries.flatMap(([, fields]) => (fields[1]?.toString('utf8') ?? '').split('\n'));
     const listed = list.map((element) => element.toString('utf8'));
     const lines = [
@@ -114,6 +89,26 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
     ...ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
     ...replacements.flatMap(({ id, length, streamed, blob }) => [id, String(length), String(streamed), blob ? '1' : '0', blob ?? '']),
   );
+}
+
+/**
+ * Every task's packed string (one MGET), whether an earlier version's stream is left (one EXISTS for
+ * all) and its list, in one round trip without a script: through a script, every line would be made
+ * a Lua string on its way, which cost Redis more than the reads. The streams, when one is left, in a
+ * second trip. Not atomic, and need not be: the packed strings are this batch's only (its lease), and
+ * a list that grows meanwhile is seen by the replace, which checks its length.
+ */
+async function readBatch(redis: Redis, keys: Keys, ids: string[]): Promise<Array<{ packed: Buffer; entries: Entry[]; list: Buffer[] }>> {
+  const pipeline = redis.pipeline().mgetBuffer(...ids.map((id) => keys.packedEvents(id))).exists(...ids.map((id) => keys.streamedEvents(id)));
+  for (const id of ids) pipeline.lrangeBuffer(keys.events(id), 0, -1);
+  const [packed, streams, ...lists] = await execPipeline(pipeline);
+  let entries: Entry[][] = ids.map(() => []);
+  if ((streams as number) > 0) {
+    const streamed = redis.pipeline();
+    for (const id of ids) streamed.xrangeBuffer(keys.streamedEvents(id), '-', '+');
+    entries = (await execPipeline(streamed)) as Entry[][];
+  }
+  return ids.map((_, index) => ({ packed: (packed as Array<Buffer | null>)[index] ?? Buffer.alloc(0), entries: entries[index]!, list: lists[index] as Buffer[] }));
 }
 
 /** An event line's `seq`: the envelope's, which comes before its data. */

@@ -8,6 +8,7 @@
 import { TASK_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
+import { execPipeline } from './pipeline-replies.js';
 
 /** Room for 2^44 tasks' orders per band; 8 bands stay exact as doubles (below 2^53). */
 export const STATUS_SPAN = 2 ** 44;
@@ -41,10 +42,7 @@ export async function newestInIndex(redis: Redis, key: string, options: { status
     const max = options.beforeOrder === undefined ? base + STATUS_SPAN - 1 : `(${base + options.beforeOrder}`;
     pipeline.zrevrangebyscore(key, max, base, 'WITHSCORES', 'LIMIT', 0, options.count);
   }
-  const ranges = ((await pipeline.exec()) ?? []).map(([error, entries]) => {
-    if (error) throw error;
-    return entries as string[];
-  });
+  const ranges = (await execPipeline(pipeline)) as string[][];
   const entries: IndexEntry[] = [];
   ranges.forEach((range, index) => {
     const base = statusBand(statuses[index]!) * STATUS_SPAN;
@@ -60,10 +58,7 @@ export async function countByStatus(redis: Redis, key: string): Promise<Record<T
     const base = statusBand(status) * STATUS_SPAN;
     pipeline.zcount(key, base, base + STATUS_SPAN - 1);
   }
-  const counts = ((await pipeline.exec()) ?? []).map(([error, count]) => {
-    if (error) throw error;
-    return count as number;
-  });
+  const counts = (await execPipeline(pipeline)) as number[];
   return Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as Record<TaskStatus, number>;
 }
 
