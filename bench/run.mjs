@@ -7,12 +7,14 @@
  *   npm run bench [-- --quick] [-- --only B3]
  */
 import { parseArgs } from 'node:util';
+import { canCount } from './lib/counted-redis.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { measureBytesPerTask } from './rows/bytes-per-task.mjs';
 import { measureEventFanout } from './rows/event-fanout.mjs';
 import { measureFirstRequest } from './rows/first-request.mjs';
 import { measureManyLoops } from './rows/many-loops.mjs';
 import { measureModelClient } from './rows/model-client.mjs';
+import { measureRedisInstructions } from './rows/redis-instructions.mjs';
 import { measureSingleStep } from './rows/single-step.mjs';
 import { measureSubmit } from './rows/submit.mjs';
 import { measureToolCall } from './rows/tool-call.mjs';
@@ -37,6 +39,11 @@ try {
     row('', "of which a model call's client side (in one process, c=50)", `${n(floor.agentqMs, 2)} ms`, `the openai SDK alone ${n(floor.sdkMs, 2)} ms; a bare POST ${n(floor.bareMs, 2)} ms`, `${n(floor.agentqMs / floor.sdkMs, 2)}x the SDK`, 'the floor under B2', null);
     row('', 'Redis commands per single-step task', n(r.agentq.commands, 1), n(r.raw.commands, 1), `${n(r.agentq.commands / r.raw.commands, 1)}x`, '≤ 50', r.agentq.commands <= 50);
     row('', 'Redis CPU per task', `${n(r.agentq.redisCpuMs, 3)} ms`, `${n(r.raw.redisCpuMs, 3)} ms`, `${n(r.agentq.redisCpuMs / r.raw.redisCpuMs, 1)}x`, '≤ 0.15 ms', r.agentq.redisCpuMs <= 0.15);
+    if (canCount()) {
+      const counted = (figures.redisInstructions = await measureRedisInstructions({ quick: values.quick }));
+      const k = (value) => `${n(value / 1000)}K`;
+      row('', `the same, counted: Redis instructions per task (callgrind, ${n(counted.count)} tasks)`, k(counted.agentq), k(counted.raw), `${n(counted.agentq / counted.raw, 2)}x`, 'the row above, without the noise', null);
+    } else row('', 'the same, counted: Redis instructions per task', 'valgrind is not installed', '', '', '', null);
   }
   if (wanted('B3')) {
     const r = (figures.firstRequest = await measureFirstRequest({ redis, quick: values.quick }));

@@ -1,0 +1,88 @@
+/**
+ * A redis-server run under valgrind's callgrind, for a figure this shared machine cannot make noisy: the
+ * instructions Redis runs for some work, counted, not timed (the same work counts the same to within
+ * about 1%, whatever else the machine does). Counting runs only while `count(work)` runs; callgrind is
+ * told through `vgdb`. Redis runs 30 to 50 times slower under it, so the work must be small.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort } from './private-redis.mjs';
+
+/** Whether valgrind is installed (the figure is left out without it). */
+export function canCount() {
+  return spawnSync('valgrind', ['--version']).status === 0;
+}
+
+export async function startCountedRedis() {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-callgrind-'));
+  const server = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dir}/out.%p`, 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // valgrind's launcher may not be the process that runs Redis: its pid is the one in the output's name.
+  let pid;
+  const stopServer = () => {
+    if (pid) spawnSync('kill', ['-9', pid]);
+    server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', stopServer);
+  const url = `redis://127.0.0.1:${port}`;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 100 });
+  client.on('error', () => undefined);
+  for (let tries = 0; ; tries++) {
+    try {
+      await client.connect();
+      await client.ping();
+      break;
+    } catch (error) {
+      if (tries > 100) throw error;
+      client.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  pid = readdirSync(dir).find((name) => /^out\.\d+$/.test(name)).slice('out.'.length);
+  const tell = (...command) => execFileSync('vgdb', [`--pid=${pid}`, ...command], { stdio: 'pipe' });
+  return {
+    url,
+    client,
+    /** The instructions Redis ran while `work()` ran (its last reply included: a PING behind it is awaited). */
+    async count(work) {
+      tell('zero');
+      tell('instrumentation', 'on');
+      await work();
+      await client.ping();
+      tell('instrumentation', 'off');
+      tell('dump');
+      const dumps = readdirSync(dir).filter((name) => name.startsWith(`out.${pid}.`));
+      const total = dumps.reduce((sum, name) => sum + selfCost(readFileSync(path.join(dir, name), 'utf8')), 0);
+      for (const name of dumps) rmSync(path.join(dir, name));
+      return total;
+    },
+    async stop() {
+      process.off('exit', stopServer);
+      client.disconnect();
+      stopServer();
+    },
+  };
+}
+
+/**
+ * The sum of a callgrind dump's self costs: every cost line but those that follow a `calls=` line
+ * (a call's inclusive cost, already counted where it was spent).
+ */
+function selfCost(text) {
+  let total = 0;
+  let callCost = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('calls=')) {
+      callCost = true;
+      continue;
+    }
+    const cost = /^(?:[+-]?\d+|\*) (\d+)$/.exec(line);
+    if (cost && !callCost) total += Number(cost[1]);
+    callCost = false;
+  }
+  return total;
+}
