@@ -21,6 +21,7 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
     rmSync(dataDir, { recursive: true, force: true });
   };
   process.once('exit', removeDataDir);
+  let batches = 0;
   const [api, worker] = (started = await Promise.all([startAgentqApi(common), pools ? startAgentqWorker(common, { pools, concurrency }) : undefined]));
   return {
     api,
@@ -35,6 +36,16 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
         ids.push(...JSON.parse(body).tasks.map((task) => task.id));
       }
       return ids;
+    },
+    /**
+     * Submits `count` single-step tasks to `agent` (prompts that differ from every earlier batch's) and
+     * resolves once as many more tasks ended, as counted on `redis` every `everyMs`.
+     */
+    async runTasks(redis, count, { agent = 'casual', everyMs = 50 } = {}) {
+      const before = (await this.ended(redis)).ended;
+      const batch = batches++;
+      await this.submit(Array.from({ length: count }, (_, index) => ({ prompt: `${agent} ${batch} ${index}`, agent })));
+      await until(async () => (await this.ended(redis)).ended, before + count, everyMs);
     },
     /** How many submitted tasks ended so far (completed or failed). */
     async ended(redis) {

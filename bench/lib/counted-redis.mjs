@@ -8,8 +8,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { freePort } from './private-redis.mjs';
+import { connectWhenUp, freePort } from './private-redis.mjs';
 
 /** Whether valgrind is installed (the figure is left out without it). */
 export function canCount() {
@@ -30,19 +29,8 @@ export async function startCountedRedis() {
   };
   process.once('exit', stopServer);
   const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 100 });
-  client.on('error', () => undefined);
-  for (let tries = 0; ; tries++) {
-    try {
-      await client.connect();
-      await client.ping();
-      break;
-    } catch (error) {
-      if (tries > 100) throw error;
-      client.disconnect();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  // Slow to start under valgrind: a few seconds.
+  const client = await connectWhenUp(url, { everyMs: 100, tries: 100 });
   pid = readdirSync(dir).find((name) => /^out\.\d+$/.test(name)).slice('out.'.length);
   const tell = (...command) => execFileSync('vgdb', [`--vgdb-prefix=${dir}/vgdb`, `--pid=${pid}`, ...command], { stdio: 'pipe' });
   return {

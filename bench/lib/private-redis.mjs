@@ -16,19 +16,7 @@ export async function startPrivateRedis() {
   process.once('exit', killServer);
   for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
   const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 20 });
-  client.on('error', () => undefined);
-  for (let tries = 0; ; tries++) {
-    try {
-      await client.connect();
-      await client.ping();
-      break;
-    } catch (error) {
-      if (tries > 250) throw error;
-      client.disconnect();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const client = await connectWhenUp(url, { everyMs: 20, tries: 250 });
   return {
     url,
     client,
@@ -59,6 +47,23 @@ export async function startPrivateRedis() {
       await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once('exit', resolve)));
     },
   };
+}
+
+/** A client of the server at `url` once it answers a PING, tried every `everyMs`, `tries` times at most. */
+export async function connectWhenUp(url, { everyMs, tries }) {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => everyMs });
+  client.on('error', () => undefined);
+  for (let tried = 0; ; tried++) {
+    try {
+      await client.connect();
+      await client.ping();
+      return client;
+    } catch (error) {
+      if (tried >= tries) throw error;
+      client.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  }
 }
 
 export function freePort() {

@@ -3,7 +3,7 @@
  * BullMQ jobs that sleep 200 ms at the same concurrency. Also the worker's event-loop delay (p99) and
  * peak RSS during the run: the loops must not starve each other (monitorEventLoopDelay, probe.mjs).
  */
-import { startAgentq, until } from '../lib/agentq.mjs';
+import { startAgentq } from '../lib/agentq.mjs';
 import { startModel } from '../lib/model.mjs';
 import { startRawBullmq } from '../lib/raw-bullmq.mjs';
 import { alternate, median } from '../lib/stats.mjs';
@@ -16,13 +16,8 @@ export async function measureManyLoops({ redis, quick }) {
   const model = await startModel({ script: 'single', latencyMs: 200 });
   const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b4', pools: 'casual', concurrency: CONCURRENCY });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b4-raw', concurrency: CONCURRENCY, sleepMs: 200 });
-  let batch = 0;
-  const runAgentq = async (n) => {
-    const before = (await agentq.ended(redis.client)).ended;
-    await agentq.submit(Array.from({ length: n }, (_, index) => ({ prompt: `loop ${batch} ${index}`, agent: 'casual' })));
-    batch++;
-    await until(async () => (await agentq.ended(redis.client)).ended, before + n, 50);
-  };
+  const runAgentq = (n) => agentq.runTasks(redis.client, n);
+
   const measured = (process, run) => async () => {
     process.resetProbe();
     const started = performance.now();

@@ -18,13 +18,9 @@ async function perTask(count) {
   const redis = await startCountedRedis();
   const model = await startModel({ script: 'single' });
   const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'agentq', pools: 'casual', concurrency: 50 });
-  let batch = 0;
   const run = async (n) => {
-    const before = (await agentq.ended(redis.client)).ended;
-    await agentq.submit(Array.from({ length: n }, (_, index) => ({ prompt: `single ${batch} ${index}`, agent: 'casual' })));
-    batch++;
     // Polled rarely: the polls are counted too (a few thousand instructions each).
-    await until(async () => (await agentq.ended(redis.client)).ended, before + n, 500);
+    await agentq.runTasks(redis.client, n, { everyMs: 500 });
     await until(async () => -(await redis.client.zcard('agentq:tasks:to-compact')), 0, 500);
   };
   try {

@@ -4,7 +4,7 @@
  * concurrency. Also what each task costs Redis: the commands it ran (those inside scripts included)
  * and its CPU.
  */
-import { startAgentq, until } from '../lib/agentq.mjs';
+import { startAgentq } from '../lib/agentq.mjs';
 import { startModel } from '../lib/model.mjs';
 import { startRawBullmq } from '../lib/raw-bullmq.mjs';
 import { alternate, median } from '../lib/stats.mjs';
@@ -15,14 +15,8 @@ export async function measureSingleStep({ redis, quick }) {
   const model = await startModel({ script: 'single' });
   const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b1', pools: 'casual', concurrency: 50 });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b1-raw', concurrency: 50 });
-  let batch = 0;
-  const runAgentq = async (n) => {
-    const before = (await agentq.ended(redis.client)).ended;
-    const tasks = Array.from({ length: n }, (_, index) => ({ prompt: `single ${batch} ${index}`, agent: 'casual' }));
-    batch++;
-    await agentq.submit(tasks);
-    await until(async () => (await agentq.ended(redis.client)).ended, before + n, 50);
-  };
+  const runAgentq = (n) => agentq.runTasks(redis.client, n);
+
   const measured = (process, run) => async () => {
     const [cpuBefore, redisBefore] = [await process.probe(), await redis.usage()];
     const started = performance.now();
