@@ -48,13 +48,24 @@ describe('the commit script', () => {
     expect(await transitions.complete(task, { runToken: 'second', result: 'done' })).toMatchObject({ outcome: 'applied', status: 'completed' });
   });
 
-  it('builds every event envelope itself, with the data kept as written', async () => {
+  it('numbers every event itself (id, seq, rootId), with the rest kept as the writer sent it', async () => {
     const task = await newTask();
-    await store.commit({ taskId: task.id, events: [{ type: 'tool.result', step: 2, agent: 'coder', worker: 'w:1', data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 } }] });
+    const at = '2026-01-02T03:04:05.678Z';
+    await store.commit({
+      taskId: task.id,
+      events: [
+        { type: 'tool.result', step: 2, agent: 'coder', worker: 'w:1', data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 } },
+        // A subtask's event in its root's stream keeps the subtask's id; one held back keeps its time.
+        { type: 'reasoning', taskId: `${task.id}.v1.s1`, at, data: { text: 'mirrored' } },
+        { type: 'reasoning', taskId: '', at: '', data: { text: 'no taskId, no time: the owner and the commit\'s' } },
+      ],
+    });
     const events = await store.events(task.id);
     expect(events).toEqual([
       { id: `${task.id}:1`, taskId: task.id, rootId: task.id, seq: 1, ts: expect.any(String), type: 'task.queued', agent: 'casual', data: { priority: 5 } },
       { id: `${task.id}:2`, taskId: task.id, rootId: task.id, seq: 2, ts: expect.any(String), type: 'tool.result', step: 2, agent: 'coder', worker: 'w:1', data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 } },
+      { id: `${task.id}:3`, taskId: `${task.id}.v1.s1`, rootId: task.id, seq: 3, ts: at, type: 'reasoning', data: { text: 'mirrored' } },
+      { id: `${task.id}:4`, taskId: task.id, rootId: task.id, seq: 4, ts: events[1]!.ts, type: 'reasoning', data: { text: "no taskId, no time: the owner and the commit's" } },
     ]);
   });
 

@@ -25,19 +25,19 @@
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its lists (every tenant's,
  * its tenant's, its batch's if any), its idempotency key (if any)]; listed tasks take their `order`
  * from the counter, in their order, and their status's `band` in the first two lists;
- * ARGV = [payload JSON, then the tasks' event bodies, in order]. Stores each new record (its fields), adds it to its indexes, and its first
- * event if any; a task whose idempotency key already names a live task writes nothing and answers
- * that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
+ * ARGV = [payload JSON, then the tasks' event bodies, in order]. Stores each new record (its fields),
+ * adds it to its indexes, and its first event if any; a task whose idempotency key already names a
+ * live task writes nothing and answers that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
  * key named.
  *
  * Events are numbered here only (ENVELOPE): the owner's id and the next `seq` make the event's id;
  * `seq` increases by one per event of the task, with no gaps. The writer sends the rest of each event
  * as its body: `"taskId":…,"ts":…,"type":…`, then `agent`, `worker`, `step` when it has them, then
- * `"data":…}`; the script puts `{"id":…,"seq":…,"rootId":…,` in front of it. The events of one write are appended to the
- * task's list of events (one element each, so the element at index `seq - 1` is event `seq`; a list
- * costs Redis a fraction of what a new stream does) and are one message on the owner's channel (one
- * JSON event per line), so a write costs one RPUSH and one PUBLISH however many events it has. An
- * event's body, and so its `data`, is kept as the writer sent it.
+ * `"data":…}`; the script puts `{"id":…,"seq":…,"rootId":…,` in front of it. The events of one write
+ * are appended to the task's list of events (one element each, so the element at index `seq - 1` is
+ * event `seq`; a list costs Redis a fraction of what a new stream does) and are one message on the
+ * owner's channel (one JSON event per line), so a write costs one RPUSH and one PUBLISH however many
+ * events it has. An event's body, and so its `data`, is kept as the writer sent it.
  *
  * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
  * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).

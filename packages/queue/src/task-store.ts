@@ -389,7 +389,8 @@ function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
  * and `rootId`, which the script puts in front; `taskId` is the owner's unless the event is mirrored.
  */
 function eventBody(event: StoredEventInput, owner: string, ts: string): string {
-  let body = `"taskId":${JSON.stringify(event.taskId ?? owner)},"ts":${JSON.stringify(event.at ?? ts)},"type":${JSON.stringify(event.type)}`;
+  // An empty taskId or time is none, as it always was.
+  let body = `"taskId":${JSON.stringify(event.taskId || owner)},"ts":${JSON.stringify(event.at || ts)},"type":${JSON.stringify(event.type)}`;
   if (event.agent) body += `,"agent":${JSON.stringify(event.agent)}`;
   if (event.worker) body += `,"worker":${JSON.stringify(event.worker)}`;
   if (event.step !== undefined) body += `,"step":${JSON.stringify(event.step)}`;
