@@ -4,8 +4,9 @@
  *
  * COMMIT: KEYS = [task, messages, events, expiry, to-compact, then for a status change of a submitted task
  * its lists: every tenant's, its tenant's]; ARGV = [payload JSON, then
- * each message to append (JSON text), then each event's body (JSON text, below)]: what may be long
- * goes as it is, not inside the payload, so nothing decodes it.
+ * each message to append (JSON text), then each event's body (JSON text, below), then the fields to
+ * set (name, value, ...)]: what may be long goes as it is, not inside the payload, so nothing decodes
+ * it (Lua's JSON decoder costs Redis about 40 instructions a byte, an argument about 12).
  * - The payload may ask for a status change guarded by `expect` (the statuses it may change from)
  *   and by `runToken` (the run that holds the task), and carry fields, counters to add to the task's
  *   (`add`: tokens, model time, cost), steps, messages to append and events to add. A status change
@@ -25,10 +26,11 @@
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its lists (every tenant's,
  * its tenant's, its batch's if any), its idempotency key (if any)]; listed tasks take their `order`
  * from the counter, in their order, and their status's `band` in the first two lists;
- * ARGV = [payload JSON, then the tasks' event bodies, in order]. Stores each new record (its fields),
- * adds it to its indexes, and its first event if any; a task whose idempotency key already names a
- * live task writes nothing and answers that task. Returns, per task, `{outcome, id, status}`: `created`, or `existing` with the task the
- * key named.
+ * ARGV = [payload JSON, then for each task its fields (name, value, ...; `fields` in the payload says
+ * how many) and its first event's body if any]: kept out of the payload, so not decoded. Stores each
+ * new record (its fields), adds it to its indexes, and its first event if any; a task whose idempotency
+ * key already names a live task writes nothing and answers that task. Returns, per task,
+ * `{outcome, id, status}`: `created`, or `existing` with the task the key named.
  *
  * Events are numbered here only (ENVELOPE): the owner's id and the next `seq` make the event's id;
  * `seq` increases by one per event of the task, with no gaps. The writer sends the rest of each event
@@ -40,7 +42,8 @@
  * events it has. An event's body, and so its `data`, is kept as the writer sent it.
  *
  * Each script reads the hash once and writes it once (one HMGET or HGETALL, one HSET): the commands
- * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts).
+ * a task costs Redis are counted in CI (tests/integration/redis-budget.test.ts). Whole numbers go to
+ * Redis as strings made with `'%d'`: Redis formats a Lua number with `%.17g`, which costs more.
  */
 
 import { CALL_MANY } from './lua-call-many.js';
@@ -145,35 +148,35 @@ if c.status and c.status ~= current then
   if listed == '1' then
     if not c.band or #KEYS < 7 then return redis.error_reply('a status change of a submitted task needs its index keys') end
     -- Into the new status's band of both its lists (task-index.ts).
-    local score = string.format('%.0f', c.band * ${STATUS_SPAN} + tonumber(order))
+    local score = string.format('%d', c.band * ${STATUS_SPAN} + tonumber(order))
     redis.call('ZADD', KEYS[6], score, c.taskId)
     redis.call('ZADD', KEYS[7], score, c.taskId)
     -- A submitted task that ended is removed with its subtasks once its retention is over.
-    if c.expireAt then redis.call('ZADD', expiryKey, c.expireAt, c.taskId) end
+    if c.expireAt then redis.call('ZADD', expiryKey, string.format('%d', c.expireAt), c.taskId) end
   end
   status = c.status
   put('status', status)
   -- Its event stream is compacted once it ended (compact-events.ts).
-  if c.expireAt then redis.call('ZADD', toCompactKey, 0, c.taskId) end
+  if c.expireAt then redis.call('ZADD', toCompactKey, '0', c.taskId) end
 end
-if c.fields then
-  for name, value in pairs(c.fields) do put(name, value) end
-end
+-- The fields to set, name and value, after the messages and the events' bodies (a result may be long).
+local fieldsFrom = 2 + (c.messages or 0) + (c.events or 0)
+for index = fieldsFrom, fieldsFrom + (c.fields or 0) - 1, 2 do put(ARGV[index], ARGV[index + 1]) end
 -- (read mode only: the record is at hand)
 if c.firstTime then
   for name, value in pairs(c.firstTime) do if not fields[name] then put(name, value) end end
 end
 -- Counters (tokens, model time, cost): whole numbers, added to the task's.
 for name, value in pairs(c.add or {}) do put(name, string.format('%d', tonumber(fields[name] or '0') + value)) end
-if c.steps then put('steps', c.steps) end
+if c.steps then put('steps', string.format('%d', c.steps)) end
 local messages
 if c.read and tonumber(memory or '1') > 0 then messages = redis.call('LRANGE', messagesKey, 0, -1) end
 local messageCount = c.messages or 0
 if messageCount > 0 then
-  put('memory', redis.call('RPUSH', messagesKey, unpack(ARGV, 2, 1 + messageCount)))
+  put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, 2, 1 + messageCount))))
 end
 local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, seq, 2 + messageCount, c.events or 0)
-if last ~= seq then put('seq', last) end
+if last ~= seq then put('seq', string.format('%d', last)) end
 if #set > 0 then redis.call('HSET', task, unpack(set)) end
 if c.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
 return {'applied', last, status, cancelRequested}
@@ -183,7 +186,8 @@ export const CREATE_SCRIPT = `${ENVELOPE}
 local c = cjson.decode(ARGV[1])
 local answers = {}
 local next = 2
-local body = 2
+-- The next task's first argument: its fields, then its event's body.
+local arg = 2
 -- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
 -- millisecond keep their order); a task that turns out to exist already leaves its number unused.
 local listed = 0
@@ -198,29 +202,29 @@ for index, t in ipairs(c.tasks) do
   if status then
     answers[index] = {'existing', existing, status}
   else
-    local fields = t.fields
+    local fields = {unpack(ARGV, arg, arg + t.fields - 1)}
     if t.listed then
       fields[#fields + 1] = 'listed'
       fields[#fields + 1] = '1'
       fields[#fields + 1] = 'order'
-      fields[#fields + 1] = order
+      fields[#fields + 1] = string.format('%d', order)
     end
     if t.events > 0 then
       fields[#fields + 1] = 'seq'
-      fields[#fields + 1] = t.events
+      fields[#fields + 1] = string.format('%d', t.events)
     end
     redis.call('HSET', task, unpack(fields))
     -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
     for i = 1, t.indexes do
-      redis.call('ZADD', KEYS[next + 1 + i], i <= 2 and string.format('%.0f', t.band * ${STATUS_SPAN} + order) or order, t.taskId)
+      redis.call('ZADD', KEYS[next + 1 + i], string.format('%d', i <= 2 and t.band * ${STATUS_SPAN} + order or order), t.taskId)
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
-    addEvents(eventsKey, nil, t.taskId, t.rootId, 0, body, t.events)
+    addEvents(eventsKey, nil, t.taskId, t.rootId, 0, arg + t.fields, t.events)
     if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end
     answers[index] = {'created', t.taskId, t.status}
   end
   next = next + 2 + t.indexes + (t.idempotent and 1 or 0)
-  body = body + t.events
+  arg = arg + t.fields + t.events
 end
 return answers
 `;

@@ -156,6 +156,8 @@ export class TaskStore {
     const calls: Array<Promise<Array<['created' | 'existing', string, string]>>> = [];
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
+      // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
+      const args: string[] = [];
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
@@ -163,11 +165,13 @@ export class TaskStore {
           : [];
         const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
+        const fields = Object.entries(task.fields).flat();
+        args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
         return {
           taskId: id,
           rootId: task.fields.rootId,
           status: task.fields.status,
-          fields: Object.entries(task.fields).flat(),
+          fields: fields.length,
           listed: task.listed !== undefined,
           events: task.event ? 1 : 0,
           indexes: indexes.length,
@@ -176,8 +180,7 @@ export class TaskStore {
         };
       });
       const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads };
-      const bodies = tasks.slice(start, start + CREATE_BATCH).flatMap((task) => (task.event ? [eventBody(task.event, task.fields.id, ts)] : []));
-      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...bodies));
+      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
     }
     return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
@@ -240,6 +243,7 @@ export class TaskStore {
     const messages = options.messages ?? [];
     const events = options.events ?? [];
     const add = counters(options.usage, events);
+    const fields = Object.entries(options.fields ?? {}).flat();
     const ts = new Date().toISOString();
     const payload = {
       taskId,
@@ -252,7 +256,7 @@ export class TaskStore {
       ...(indexKeys.length ? { band: statusBand(options.status!) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
-      ...(options.fields ? { fields: options.fields } : {}),
+      ...(fields.length ? { fields: fields.length } : {}),
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(add ? { add } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
@@ -269,9 +273,11 @@ export class TaskStore {
       this.keys.toCompact,
       ...indexKeys,
       wellFormedJson(JSON.stringify(payload)),
-      // Passed as they are, never decoded by the script: a lone surrogate's escape stays as written.
+      // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
+      // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
       ...messages.map((message) => JSON.stringify(message)),
       ...events.map((event) => eventBody(event, taskId, ts)),
+      ...fields,
     );
   }
 
