@@ -69,6 +69,15 @@ describe('the commit script', () => {
     ]);
   });
 
+  it('stores a prompt and a result with an unpaired surrogate (half an emoji) as U+FFFD, and the rest as written', async () => {
+    const [created] = await transitions.submit([{ prompt: 'cut \ud83d "here" \\ there', agent: 'casual' }], { tenant: 'acme' });
+    const task = (await store.getRecord(created!.id))!;
+    expect(task.prompt).toBe('cut \ufffd "here" \\ there');
+    await transitions.claim(task, { runToken: 'run' });
+    await transitions.complete(task, { runToken: 'run', result: 'done \udc00 "x"' });
+    expect((await store.getRecord(task.id))!.result).toBe('done \ufffd "x"');
+  });
+
   it('numbers events with no gap and no repeat under concurrent commits from two connections', async () => {
     const task = await newTask();
     const commit = (through: TaskStore, index: number) =>
