@@ -8,7 +8,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { connectWhenUp, freePort } from './private-redis.mjs';
+import { connectWhenUp, exitOnSignals, freePort } from './private-redis.mjs';
 
 /** Whether valgrind is installed (the figure is left out without it). */
 export function canCount() {
@@ -23,11 +23,16 @@ export async function startCountedRedis() {
   // valgrind's launcher may not be the process that runs Redis: its pid is the one in the output's name.
   let pid;
   const stopServer = () => {
-    if (pid) spawnSync('kill', ['-9', pid]);
+    try {
+      if (pid) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
     server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', stopServer);
+  exitOnSignals();
   const url = `redis://127.0.0.1:${port}`;
   // Slow to start under valgrind: a few seconds.
   const client = await connectWhenUp(url, { everyMs: 100, tries: 100 });

@@ -14,7 +14,7 @@ export async function startPrivateRedis() {
   // not leave its server running (the other processes it started exit when their IPC channel closes).
   const killServer = () => server.kill('SIGKILL');
   process.once('exit', killServer);
-  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
+  exitOnSignals();
   const url = `redis://127.0.0.1:${port}`;
   const client = await connectWhenUp(url, { everyMs: 20, tries: 250 });
   return {
@@ -47,6 +47,11 @@ export async function startPrivateRedis() {
       await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once('exit', resolve)));
     },
   };
+}
+
+/** Makes SIGINT and SIGTERM end this process through `exit` (code 128 + the signal), where the servers it started are stopped. */
+export function exitOnSignals() {
+  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
 }
 
 /** A client of the server at `url` once it answers a PING, tried every `everyMs`, `tries` times at most. */

@@ -4,6 +4,7 @@
  * options, each on a redis-server under callgrind (counted-redis.mjs). A change to a script or to a
  * step's commands shows here to within about 1% on this noisy machine, where the CPU row moves 20%.
  */
+import { createKeys } from '@agentq/queue';
 import { startAgentq, until } from '../lib/agentq.mjs';
 import { startCountedRedis } from '../lib/counted-redis.mjs';
 import { startModel } from '../lib/model.mjs';
@@ -18,10 +19,12 @@ async function perTask(count) {
   const redis = await startCountedRedis();
   const model = await startModel({ script: 'single' });
   const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'agentq', pools: 'casual', concurrency: 50 });
+  const { toCompact } = createKeys(agentq.prefix);
   const run = async (n) => {
-    // Polled rarely: the polls are counted too (a few thousand instructions each).
+    // Polled rarely: the polls are counted too (a few thousand instructions each). Then until every
+    // ended task's events were compacted (none left to compact: minus their count reaches 0).
     await agentq.runTasks(redis.client, n, { everyMs: 500 });
-    await until(async () => -(await redis.client.zcard('agentq:tasks:to-compact')), 0, 500);
+    await until(async () => -(await redis.client.zcard(toCompact)), 0, 500);
   };
   try {
     await run(100);
