@@ -25,4 +25,15 @@ describe('loop turns', () => {
     expect(timerFiredAfter).toBeGreaterThan(0);
     expect(timerFiredAfter).toBeLessThan(30);
   });
+
+  it('lets the first turn after an idle spell run in the check phase it was asked in', async () => {
+    await loopTurn();
+    // Idle: the marker that turn queued runs, and no turn follows it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    let otherImmediateRan = false;
+    const turned = loopTurn().then(() => !otherImmediateRan);
+    setImmediate(() => (otherImmediateRan = true));
+    // Resolved before an immediate queued after it: not kept for the next iteration.
+    expect(await turned).toBe(true);
+  });
 });
