@@ -24,8 +24,10 @@
  *   its task in the same round trip.
  *
  * CREATE: KEYS = [the order counter, then for each task: task, events, ...its lists (every tenant's,
- * its tenant's, its batch's if any), its idempotency key (if any)]; listed tasks take their `order`
- * from the counter, in their order, and their status's `band` in the first two lists;
+ * its tenant's, its batch's if any), its idempotency key (if any); then, when tasks are ready to run, the
+ * fair arrival counter and per tenant's list (payload `lists`) that list and its pool's ring]; listed
+ * tasks take their `order` from the counter, in their order, and their status's `band` in the first two
+ * lists; a created task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
  * ARGV = [payload JSON, then for each task its fields (name, value, ...; `fields` in the payload says
  * how many) and its first event's body if any]: kept out of the payload, so not decoded. Stores each
  * new record (its fields), adds it to its indexes, and its first event if any; a task whose idempotency
@@ -46,6 +48,7 @@
  * Redis as strings made with `'%d'`: Redis formats a Lua number with `%.17g`, which costs more.
  */
 
+import { JOIN_TENANT_LIST } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
 import { STATUS_SPAN } from './task-index.js';
 
@@ -182,9 +185,12 @@ if c.read then return {'applied', last, status, cancelRequested, record, message
 return {'applied', last, status, cancelRequested}
 `;
 
-export const CREATE_SCRIPT = `${ENVELOPE}
+export const CREATE_SCRIPT = `${ENVELOPE}${JOIN_TENANT_LIST}
 local c = cjson.decode(ARGV[1])
 local answers = {}
+-- Per tenant's list (c.lists), the created tasks that join it, and their priorities.
+local joining = {}
+for index = 1, #(c.lists or {}) do joining[index] = {ids = {}, priorities = {}} end
 local next = 2
 -- The next task's first argument: its fields, then its event's body.
 local arg = 2
@@ -221,10 +227,18 @@ for index, t in ipairs(c.tasks) do
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(eventsKey, nil, t.taskId, t.rootId, 0, arg + t.fields, t.events)
     if idempotencyKey then redis.call('SET', idempotencyKey, t.taskId, 'PX', c.idempotencyTtlMs) end
+    if t.wait then
+      local j = joining[t.wait]
+      j.ids[#j.ids + 1] = t.taskId
+      j.priorities[#j.priorities + 1] = t.priority
+    end
     answers[index] = {'created', t.taskId, t.status}
   end
   next = next + 2 + t.indexes + (t.idempotent and 1 or 0)
   arg = arg + t.fields + t.events
+end
+for index, l in ipairs(c.lists or {}) do
+  joinTenantList(KEYS[l.ring], KEYS[l.list], KEYS[c.arrivals], l.tenant, joining[index].ids, joining[index].priorities)
 end
 return answers
 `;

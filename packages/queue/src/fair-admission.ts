@@ -19,6 +19,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { enqueue, type NewJob } from './jobs.js';
 import type { Keys } from './keys.js';
+import { JOIN_TENANT_LIST, priorityOfScore } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
 
 /** A task ready to run, waiting for its turn in its pool. */
@@ -39,9 +40,6 @@ export interface FairOptions {
   leaseMs?: number;
 }
 
-/** Scores keep priority first (2^40 apart), then arrival: exact as doubles up to 2^40 arrivals. */
-const PRIORITY_STEP = 2 ** 40;
-
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
@@ -57,23 +55,14 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
  * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers each
  * popped task as id, tenant, score.
  */
-const ADMIT = `${NOW}${CALL_MANY}
+const ADMIT = `${NOW}${CALL_MANY}${JOIN_TENANT_LIST}
 local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
-local tenantArg = ARGV[7]
-local n = (#ARGV - 7) / 2
-if n > 0 then
-  local first = redis.call('INCRBY', KEYS[5], n) - n
-  local pairs = {}
-  for i = 1, n do
-    pairs[2 * i - 1] = string.format('%.0f', (11 - tonumber(ARGV[7 + 2 * i])) * ${PRIORITY_STEP} + first + i)
-    pairs[2 * i] = ARGV[6 + 2 * i]
-  end
-  callMany('ZADD', ARGV[1] .. tenantArg, pairs)
-  if not redis.call('ZSCORE', KEYS[1], tenantArg) then
-    local least = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    redis.call('ZADD', KEYS[1], least[2] or 0, tenantArg)
-  end
+local ids, priorities = {}, {}
+for i = 8, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  priorities[#priorities + 1] = ARGV[i + 1]
 end
+joinTenantList(KEYS[1], ARGV[1] .. ARGV[7], KEYS[5], ARGV[7], ids, priorities)
 local out = {}
 if ARGV[6] ~= '1' then return out end
 if redis.call('EXISTS', KEYS[1]) == 0 then return out end
@@ -203,6 +192,15 @@ export class FairAdmission {
   }
 
   /**
+   * A turn now for each pool that tasks just joined (CREATE lists them), so that an idle pool starts them
+   * at once. Never fails: what a failed turn leaves waits in its tenants' lists, durably, for the turn
+   * every worker takes each second.
+   */
+  async admitListed(pools: Iterable<AgentPool>): Promise<void> {
+    await Promise.all([...new Set(pools)].map((pool) => this.admit(pool).catch(() => 0)));
+  }
+
+  /**
    * Admits within `delayMs`, one cycle for every call meanwhile: a worker asks after each of its jobs,
    * and a cycle per job cost a round trip per task for the few places a job frees.
    */
@@ -283,7 +281,7 @@ export class FairAdmission {
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
     for (let index = 0; index < popped.length; index += 3) {
-      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]), priority: 11 - Math.floor(Number(popped[index + 2]) / PRIORITY_STEP) });
+      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]), priority: priorityOfScore(Number(popped[index + 2])) });
     }
     await this.addJobs(pool, jobs);
     await this.redis.zrem(this.keys.fairLeases(pool), ...jobs.map((job) => job.taskId));

@@ -30,6 +30,6 @@ export async function forkTask(options: { store: TaskStore; queues: AgentQueues;
     ...(model ? { model } : {}),
     fromStep: input.fromStep,
   });
-  await options.queues.admission.add([{ taskId: created.id, tenant: source.tenant, pool: created.agent, priority: created.priority }]);
+  await options.queues.admission.admitListed([created.agent]);
   return { id: created.id };
 }

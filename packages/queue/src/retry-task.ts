@@ -20,6 +20,6 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   const budget = record.budgetMicroUsd !== undefined || record.budgetTokens !== undefined ? { ...(record.budgetMicroUsd !== undefined ? { usd: record.budgetMicroUsd / 1_000_000 } : {}), ...(record.budgetTokens !== undefined ? { tokens: record.budgetTokens } : {}) } : undefined;
   const input = { prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata, ...(record.pinnedModel && record.model ? { model: record.model } : {}), ...(budget ? { budget } : {}) };
   const [created] = await new Transitions(options.store).submit([input], { tenant: record.tenant, batch: record.batch });
-  await options.queues.admission.add([{ taskId: created!.id, tenant: record.tenant, pool: created!.agent, priority: created!.priority }]);
+  await options.queues.admission.admitListed([created!.agent]);
   return { found: true, status: 'queued', newId: created!.id };
 }

@@ -46,20 +46,40 @@ describe('submitting tasks', () => {
     expect(listed.tasks.slice(0, 3).map((task) => task.prompt)).toEqual(['task 1233', 'task 1232', 'task 1231']);
   });
 
-  it('fails the tasks it could not queue, in every chunk, and keeps those with an idempotency key queued for the retry', async () => {
-    const broken = { ...queues, admission: { add: () => Promise.reject(new Error('the queue is gone')) } } as unknown as AgentQueues;
+  it('lists every stored task in its tenant’s turn in the same call: a failed turn right after loses none', async () => {
+    const failingTurn = Object.assign(Object.create(queues.admission) as object, { admit: () => Promise.reject(new Error('the queue is gone')) });
+    const broken = { ...queues, admission: failingTurn } as unknown as AgentQueues;
+    const inputs = Array.from({ length: 250 }, (_, index) => ({ prompt: `listed ${index}`, agent: 'file' as const }));
+    const tasks = await submitTasks({ transitions, queues: broken, inputs, tenant: 'gamma' });
+    expect(tasks).toHaveLength(250);
+    // Stored, queued, in their tenant's list, and no job yet.
+    expect((await countByStatus(store.redis, keys.tenantTasks('gamma'))).queued).toBe(250);
+    expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(250);
+    expect(await queues.file.getJob(tasks[0]!.id)).toBeUndefined();
+    // The next turn (every worker takes one each second) gives the first of them their jobs, the backlog's worth.
+    expect(await queues.admission.admit('file')).toBe(100);
+    expect((await queues.file.getJob(tasks[0]!.id))?.data.taskId).toBe(tasks[0]!.id);
+    expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(150);
+  });
+
+  it('fails the tasks of the other chunks when a chunk could not be stored, and keeps those with an idempotency key queued for the retry', async () => {
+    let calls = 0;
+    const flaky = Object.assign(Object.create(transitions) as object, {
+      submit: (...args: Parameters<Transitions['submit']>) => (++calls === 2 ? Promise.reject(new Error('Redis said no')) : transitions.submit(...args)),
+    }) as Transitions;
     const inputs = [
-      ...Array.from({ length: 900 }, (_, index) => ({ prompt: `casual ${index}`, agent: 'casual' as const })),
-      { prompt: 'coder', agent: 'coder' as const },
+      ...Array.from({ length: 449 }, (_, index) => ({ prompt: `casual ${index}`, agent: 'casual' as const })),
       { prompt: 'coder with key', agent: 'coder' as const, idempotencyKey: 'retry-me' },
     ];
-    const failure = await submitTasks({ transitions, queues: broken, inputs, tenant: 'beta' }).catch((error: unknown) => error);
+    const failure = await submitTasks({ transitions: flaky, queues, inputs, tenant: 'beta' }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(EnqueueError);
-    expect((failure as Error).message).toContain('the queue is gone');
+    expect((failure as Error).message).toContain('Redis said no');
     const statuses = async (status: 'failed' | 'queued') => (await store.list({ tenant: 'beta', status, limit: 500 })).tasks;
-    // Nothing runs while the client is told to submit again: every task without a key failed.
-    expect((await countByStatus(store.redis, keys.tenantTasks('beta'))).failed).toBe(901);
+    // The first chunk (200) and the last but one (49 of the last 50) are failed: nothing of them runs.
+    expect((await countByStatus(store.redis, keys.tenantTasks('beta'))).failed).toBe(249);
     expect((await statuses('failed')).every((task) => task.error?.code === 'enqueue_failed')).toBe(true);
     expect((await statuses('queued')).map((task) => task.prompt)).toEqual(['coder with key']);
+    // What had not had its turn yet left its tenant's list.
+    expect(await store.redis.zcard(keys.fairList('casual', 'beta'))).toBe(0);
   });
 });

@@ -1,15 +1,15 @@
 /**
- * A submission: its tasks stored, then their jobs queued, as a pipeline of chunks: a chunk's jobs go
- * out as soon as its records are stored, while Redis stores the next chunk, so the two overlap
- * instead of following each other (a 10,000-task POST costs little more than BullMQ's addBulk).
- * A job never exists before its task's record: each chunk's jobs are sent after its records' reply.
+ * A submission: its tasks stored, a script call per chunk of them, each task joining its tenant's list
+ * for its pool in the same call (transitions.ts, CREATE): a stored task always gets its turn, whatever
+ * happens to this process next. Then a turn of admission for each pool touched, as soon as a chunk is
+ * stored, so that an idle pool starts at once while Redis stores the next chunk.
  */
 import type { AgentQueues } from './agent-queues.js';
 import type { TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
-/** Jobs could not be queued; the tasks that will not run were failed (`enqueue_failed`). */
+/** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
 export class EnqueueError extends Error {}
 
 /** `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. */
@@ -20,24 +20,29 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
   const stored = chunks.map((start) =>
     transitions.submit(inputs.slice(start, start + CHUNK), { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) }),
   );
-  const queued = stored.map(async (submitted) => {
-    const tasks = await submitted;
-    // New tasks, and a retried submission's tasks still queued (a job id is its task's: never twice).
-    const toQueue = tasks.filter((task) => task.existing === undefined || task.existing === 'queued');
-    // Into their tenant's turn for the pool (fair-admission.ts), not straight into its queue.
-    await queues.admission.add(toQueue.map((task) => ({ taskId: task.id, tenant, pool: task.agent, priority: task.priority })));
-  });
-  // Every chunk settles before anything is answered (a chunk that failed to store failed to queue too).
-  const outcomes = await Promise.allSettled(queued);
-  const tasks = (await Promise.all(stored)).flat();
+  // A turn per pool for each chunk's new tasks (turns asked for meanwhile fold into one); it never fails.
+  const admitted = stored.map((submitted) =>
+    submitted.then(
+      (tasks) => queues.admission.admitListed(tasks.filter((task) => task.existing === undefined).map((task) => task.agent)),
+      () => undefined,
+    ),
+  );
+  const outcomes = await Promise.allSettled(stored);
+  await Promise.all(admitted);
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failure) {
-    const message = `Could not enqueue: ${(failure.reason as Error).message}`;
-    // A task with an idempotency key stays queued: the client's retry of this request queues it.
-    // Any other that no worker took yet is failed, in every chunk: the client submits again.
-    const abandoned = tasks.filter((task, index) => inputs[index]!.idempotencyKey === undefined && task.existing === undefined);
-    await Promise.all(abandoned.map((task) => transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } }))).catch(() => undefined);
+    const message = `Could not store every task: ${(failure.reason as Error).message}`;
+    // The client submits again: the tasks of the other chunks are failed (and taken out of their
+    // tenant's list), but for those with an idempotency key, which stay queued for the retry to find.
+    const tasks = outcomes.flatMap((outcome, chunk) => (outcome.status === 'fulfilled' ? outcome.value.map((task, index) => ({ task, input: inputs[chunks[chunk]! + index]! })) : []));
+    const abandoned = tasks.filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined).map(({ task }) => task);
+    await Promise.all(
+      abandoned.map(async (task) => {
+        await queues.admission.withdraw(task.agent, tenant, task.id);
+        await transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } });
+      }),
+    ).catch(() => undefined);
     throw new EnqueueError(message);
   }
-  return tasks;
+  return outcomes.flatMap((outcome) => (outcome as PromiseFulfilledResult<SubmittedTask[]>).value);
 }

@@ -73,6 +73,11 @@ export interface NewTask {
   event?: StoredEventInput;
   /** An idempotency key of the tenant: when it names a live task, nothing is created. */
   idempotencyKey?: string;
+  /**
+   * A listed task ready to run: it joins its tenant's list for `pool` (fair-admission.ts) in the same
+   * call that stores it, so a process that dies right after leaves no task that nothing will run.
+   */
+  waiting?: { pool: string; priority: number };
 }
 
 export interface ListTasksOptions {
@@ -158,6 +163,8 @@ export class TaskStore {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
       const args: string[] = [];
+      // The tenants' lists the waiting tasks join, each with its pool's ring: their keys go after the tasks'.
+      const lists = new Map<string, { list: string; ring: string; tenant: string; index: number }>();
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
@@ -167,6 +174,12 @@ export class TaskStore {
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
         const fields = Object.entries(task.fields).flat();
         args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
+        let list: { list: string; ring: string; tenant: string; index: number } | undefined;
+        if (task.waiting && task.listed) {
+          const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
+          list = lists.get(key);
+          if (!list) lists.set(key, (list = { list: key, ring: this.keys.fairRing(task.waiting.pool), tenant: task.listed.tenant, index: lists.size + 1 }));
+        }
         return {
           taskId: id,
           rootId: task.fields.rootId,
@@ -177,9 +190,18 @@ export class TaskStore {
           indexes: indexes.length,
           band: statusBand(task.fields.status),
           idempotent: idempotency.length > 0,
+          ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
         };
       });
-      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads };
+      const waitKeys = lists.size ? [this.keys.fairArrivals, ...[...lists.values()].flatMap(({ list, ring }) => [list, ring])] : [];
+      const payload = {
+        ts,
+        taskPrefix: this.keys.task(''),
+        idempotencyTtlMs: this.retentionMs,
+        tasks: payloads,
+        ...(lists.size ? { arrivals: keys.length + 1, lists: [...lists.values()].map(({ tenant }, index) => ({ list: keys.length + 2 + 2 * index, ring: keys.length + 3 + 2 * index, tenant })) } : {}),
+      };
+      keys.push(...waitKeys);
       calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
     }
     return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));

@@ -91,8 +91,9 @@ export class Transitions {
     return created!;
   }
 
+  /** Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its job. */
   private async createSubmitted(tasks: ReadonlyArray<NewTask & { agent: AgentPool; priority: number }>): Promise<SubmittedTask[]> {
-    const created = await this.store.create(tasks);
+    const created = await this.store.create(tasks.map((task) => ({ ...task, waiting: { pool: task.agent, priority: task.priority } })));
     return created.map((result, index) => ({
       id: result.id,
       agent: tasks[index]!.agent,
