@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keepAliveFetch, wholeResponse } from './keep-alive-fetch.js';
+import { ANSWER_LIMIT_BYTES, keepAliveFetch, wholeResponse } from './keep-alive-fetch.js';
 
 describe('the keep-alive fetch', () => {
   let server: Server | undefined;
@@ -10,7 +10,7 @@ describe('the keep-alive fetch', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  it('keeps every connection of a burst for the next one (Node keeps 256 by default)', async () => {
+  it('keeps every connection of a burst for the next one (an http.Agent keeps 256 by default)', async () => {
     let connections = 0;
     let waiting: Array<() => void> = [];
     const concurrency = 300;
@@ -30,6 +30,51 @@ describe('the keep-alive fetch', () => {
     expect(connections).toBe(concurrency);
     await burst();
     expect(connections).toBe(concurrency);
+  });
+});
+
+describe('the keep-alive fetch, against what a broken endpoint sends', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+  const serve = async (handler: Parameters<typeof createServer>[1]) => {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  };
+
+  it('does not read an answer larger than any model sends: its body fails when read, saying why', async () => {
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(ANSWER_LIMIT_BYTES + 1) });
+      response.write('{"a":');
+    });
+    const response = await keepAliveFetch(url, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(200);
+    await expect(response.json()).rejects.toThrow(/larger than 64 MiB/);
+  });
+
+  it('gives what arrived of a body cut off, then fails as fetch does', async () => {
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      response.write('{"partial":', () => response.destroy());
+    });
+    const response = await keepAliveFetch(url, { method: 'POST', body: '{}' });
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
+  it('fails as fetch does when nothing answers, and with the abort when its signal fires', async () => {
+    const closed = await serve(() => undefined);
+    server!.close();
+    server!.closeAllConnections();
+    server = undefined;
+    await expect(keepAliveFetch(closed, { method: 'POST', body: '{}' })).rejects.toThrow('fetch failed');
+    const url = await serve(() => undefined);
+    const controller = new AbortController();
+    const pending = keepAliveFetch(url, { method: 'POST', body: '{}', signal: controller.signal });
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
 });
 

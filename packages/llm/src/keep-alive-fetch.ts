@@ -1,21 +1,20 @@
 /**
- * The `fetch` the openai SDK is given: Node's own http(s) client with a keep-alive agent, instead of
- * the global fetch (undici), which costs several times more CPU per request. A worker making
- * thousands of model calls a second spends that CPU on nothing else; the connections are reused.
+ * The `fetch` the openai SDK is given: undici's `request` (the client under Node's own fetch, without
+ * fetch's web streams) over a keep-alive pool. Per request it costs half the CPU of Node's http client,
+ * and a fraction of the global fetch's: a worker making thousands of model calls a second spends that
+ * CPU on nothing else. The connections are reused, as many as the calls under way need.
  *
  * It does what the SDK needs of `fetch`: a string or byte body, headers, an abort signal (rejecting
  * with an `AbortError`, as fetch does), and a `Response` whose body streams as it arrives. Anything
  * else (a form body) goes to the global fetch.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { Readable } from 'node:stream';
+import { Agent, request as send } from 'undici';
 import { loopTurn } from './loop-turn.js';
 
-// Every free connection is kept (Node's default keeps 256): a worker running 2,000 loops would
-// otherwise close and reopen most of its connections on every call. Idle ones close after a minute.
-const AGENT_OPTIONS = { keepAlive: true, scheduling: 'lifo', maxFreeSockets: Infinity, timeout: 60_000 } as const;
-const agents = { 'http:': new http.Agent(AGENT_OPTIONS), 'https:': new https.Agent(AGENT_OPTIONS) };
+// No limit on connections per endpoint (a worker running 2,000 loops keeps 2,000 open); an idle one
+// closes when the server's Keep-Alive says, else after undici's default of a few seconds.
+const dispatcher = new Agent();
 
 /**
  * The largest answer read: a model's answer is kilobytes (a few hundred KB at the largest token limits),
@@ -28,54 +27,55 @@ export const ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
 const NO_BODY = new Set([101, 204, 205, 304]);
 
 export async function keepAliveFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const url = new URL(input instanceof Request ? input.url : input);
+  const url = input instanceof Request ? undefined : typeof input === 'string' ? input : input.href;
   const body = init.body;
-  const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
-  if (input instanceof Request || !client || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) return fetch(input, init);
+  if (!url || !/^https?:/i.test(url) || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) return fetch(input, init);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
-  const streamed = typeof body === 'string' && /"stream"\s*:\s*true/.test(body);
-  return new Promise<Response>((resolve, reject) => {
-    const request = client.request(url, { method: init.method ?? 'GET', headers: headersOf(init.headers), agent: agents[url.protocol as 'http:' | 'https:'] }, (response) => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (Array.isArray(value)) for (const each of value) headers.append(name, each);
-        else if (value !== undefined) headers.set(name, value);
-      }
-      const status = response.statusCode ?? 500;
-      const answer = (body: ConstructorParameters<typeof Response>[0]) => new Response(body, { status, statusText: response.statusMessage ?? '', headers });
-      if (NO_BODY.has(status) || init.method === 'HEAD') {
-        response.resume();
-        return resolve(answer(null));
-      }
-      // A streamed completion streams; any other body is read whole first (a web stream around
-      // Node's costs more than the read). A body cut off fails as fetch's would: when it is read.
-      if (streamed) return resolve(answer(Readable.toWeb(response) as ReadableStream<Uint8Array>));
-      const chunks: Buffer[] = [];
-      let received = 0;
-      const tooLarge = () => {
-        // Said first: the connection's end, which follows, must not be taken for the reason.
-        resolve(answer(brokenBody(Buffer.alloc(0), `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`)));
-        chunks.length = 0;
-        response.destroy();
-      };
-      if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) return tooLarge();
-      response.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > ANSWER_LIMIT_BYTES) tooLarge();
-        else chunks.push(chunk);
-      });
-      // Answers come in bursts: each is handled in its turn (loop-turn.ts), not all in one poll.
-      response.once('end', () => void loopTurn().then(() => resolve(wholeResponse(Buffer.concat(chunks), { status, statusText: response.statusMessage ?? '', headers }))));
-      response.once('error', () => resolve(answer(brokenBody(Buffer.concat(chunks)))));
-      response.once('aborted', () => resolve(answer(brokenBody(Buffer.concat(chunks)))));
+  const method = (init.method ?? 'GET').toUpperCase();
+  let response: Awaited<ReturnType<typeof send>>;
+  try {
+    response = await send(url, { dispatcher, method: method as 'GET', headers: headersOf(init.headers), body: body ?? null, signal });
+  } catch (error) {
+    throw signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: error });
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (Array.isArray(value)) for (const each of value) headers.append(name, each);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const status = response.statusCode;
+  const stream = response.body;
+  if (NO_BODY.has(status) || method === 'HEAD') {
+    await stream.dump();
+    return new Response(null, { status, headers });
+  }
+  // A streamed completion streams; any other body is read whole first (a web stream around
+  // Node's costs more than the read). A body cut off fails as fetch's would: when it is read.
+  if (typeof body === 'string' && /"stream"\s*:\s*true/.test(body)) return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, headers });
+  const tooLarge = `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`;
+  if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) {
+    // Destroyed, undici's body says the request was aborted: nobody reads that any more.
+    stream.on('error', () => undefined).destroy();
+    return new Response(brokenBody(Buffer.alloc(0), tooLarge), { status, headers });
+  }
+  const read = await new Promise<Buffer | Response>((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= ANSWER_LIMIT_BYTES) return void chunks.push(chunk);
+      stream.destroy();
+      resolve(new Response(brokenBody(Buffer.alloc(0), tooLarge), { status, headers }));
     });
-    const abort = () => request.destroy(abortError(signal));
-    signal?.addEventListener('abort', abort, { once: true });
-    request.once('close', () => signal?.removeEventListener('abort', abort));
-    request.once('error', (error) => reject(signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: error })));
-    request.end(body ?? undefined);
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', () => resolve(new Response(brokenBody(Buffer.concat(chunks)), { status, headers })));
   });
+  if (signal?.aborted) throw abortError(signal);
+  if (read instanceof Response) return read;
+  // Answers come in bursts: each is handled in its turn (loop-turn.ts), not all in one poll.
+  await loopTurn();
+  return wholeResponse(read, { status, headers });
 }
 
 const utf8 = new TextDecoder();
