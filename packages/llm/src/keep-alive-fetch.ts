@@ -9,7 +9,7 @@
  * else (a form body) goes to the global fetch.
  */
 import { Readable } from 'node:stream';
-import { Agent, request as send } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { loopTurn } from './loop-turn.js';
 
 // No limit on connections per endpoint (a worker running 2,000 loops keeps 2,000 open); an idle one
@@ -33,9 +33,11 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const method = (init.method ?? 'GET').toUpperCase();
-  let response: Awaited<ReturnType<typeof send>>;
+  let response: Dispatcher.ResponseData;
   try {
-    response = await send(url, { dispatcher, method: method as 'GET', headers: headersOf(init.headers), body: body ?? null, signal });
+    // (Credentials in the URL are not sent: the SDK's own Authorization header always comes first.)
+    const { origin, pathname, search } = new URL(url);
+    response = await dispatcher.request({ origin, path: `${pathname}${search}`, method: method as 'GET', headers: headersOf(init.headers), body: body ?? null, signal });
   } catch (error) {
     throw signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: error });
   }
