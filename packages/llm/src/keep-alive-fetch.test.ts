@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANSWER_LIMIT_BYTES, keepAliveFetch, wholeResponse } from './keep-alive-fetch.js';
+import { ANSWER_LIMIT_BYTES, keepAliveFetch, WholeResponse } from './keep-alive-fetch.js';
 
 describe('the keep-alive fetch', () => {
   let server: Server | undefined;
@@ -84,16 +84,16 @@ describe('a body read whole', () => {
   const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ answer: 'déjà vu ✓' }))]);
 
   it('is a Response with its status and headers, whose json and text read the bytes as fetch does', async () => {
-    const response = wholeResponse(bytes, init);
+    const response = new WholeResponse(bytes, init);
     expect(response).toBeInstanceOf(Response);
     expect([response.status, response.statusText, response.ok, response.headers.get('x-request-id')]).toEqual([201, 'Created', true, 'req_1']);
     expect(await response.json()).toEqual({ answer: 'déjà vu ✓' });
-    expect(await wholeResponse(bytes, init).text()).toBe(await new Response(bytes, init).text());
-    expect(Buffer.from(await wholeResponse(bytes, init).arrayBuffer())).toEqual(bytes);
+    expect(await new WholeResponse(bytes, init).text()).toBe(await new Response(bytes, init).text());
+    expect(Buffer.from(await new WholeResponse(bytes, init).arrayBuffer())).toEqual(bytes);
   });
 
   it('is read once, as fetch allows', async () => {
-    const response = wholeResponse(bytes, init);
+    const response = new WholeResponse(bytes, init);
     expect(response.bodyUsed).toBe(false);
     await response.text();
     expect(response.bodyUsed).toBe(true);
@@ -103,7 +103,7 @@ describe('a body read whole', () => {
   });
 
   it('streams its body when asked for it, and is read through that stream from then on', async () => {
-    const response = wholeResponse(bytes, init);
+    const response = new WholeResponse(bytes, init);
     const clone = response.clone();
     const chunks: Uint8Array[] = [];
     for await (const chunk of response.body!) chunks.push(chunk);

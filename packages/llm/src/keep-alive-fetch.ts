@@ -77,7 +77,7 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
   if (read instanceof Response) return read;
   // Answers come in bursts: each is handled in its turn (loop-turn.ts), not all in one poll.
   await loopTurn();
-  return wholeResponse(read, { status, headers });
+  return new WholeResponse(read, { status, headers });
 }
 
 const utf8 = new TextDecoder();
@@ -90,35 +90,46 @@ const utf8 = new TextDecoder();
  * before a retry; `blob()`, `formData()`, `clone()`) gets a `Response` made with the bytes, and from
  * then on every read is that one's.
  */
-export function wholeResponse(bytes: Buffer, init: ResponseInit): Response {
-  const response = new Response(null, init);
-  let full: Response | undefined;
-  let used = false;
-  const withBody = () => {
-    if (!full) {
-      full = new Response(bytes, init);
-      // Read already: its stream is too.
-      if (used) void full.arrayBuffer();
-    }
-    return full;
-  };
-  const take = async () => {
-    if (used) throw new TypeError('Body is unusable: Body has already been read');
-    used = true;
-    return bytes;
-  };
-  Object.defineProperties(response, {
-    body: { get: () => withBody().body },
-    bodyUsed: { get: () => used || (full?.bodyUsed ?? false) },
-    text: { value: async () => (full ? full.text() : utf8.decode(await take())) },
-    json: { value: async () => (full ? full.json() : (JSON.parse(utf8.decode(await take())) as unknown)) },
-    arrayBuffer: { value: async () => (full ? full.arrayBuffer() : new Uint8Array(await take()).buffer) },
-    blob: { value: () => withBody().blob() },
-    formData: { value: () => withBody().formData() },
-    clone: { value: () => withBody().clone() },
-  });
-  return response;
+export class WholeResponse extends Response {
+  /** The `Response` made with the bytes, once something needed its stream. */
+  full: Response | undefined;
+  used = false;
+
+  constructor(
+    readonly bytes: Buffer,
+    readonly init: ResponseInit,
+  ) {
+    super(null, init);
+  }
 }
+
+function take(response: WholeResponse): Buffer {
+  if (response.used) throw new TypeError('Body is unusable: Body has already been read');
+  response.used = true;
+  return response.bytes;
+}
+
+function withBody(response: WholeResponse): Response {
+  if (!response.full) {
+    response.full = new Response(response.bytes, response.init);
+    // Read already: its stream is too.
+    if (response.used) void response.full.arrayBuffer();
+  }
+  return response.full;
+}
+
+// Response's types declare its readers as properties, so they are overridden on the prototype, once
+// (made per response, as own properties, they cost more than the stream they save).
+Object.defineProperties(WholeResponse.prototype, {
+  body: { get: function (this: WholeResponse) { return withBody(this).body; } },
+  bodyUsed: { get: function (this: WholeResponse) { return this.used || (this.full?.bodyUsed ?? false); } },
+  text: { value: async function (this: WholeResponse) { return this.full ? this.full.text() : utf8.decode(take(this)); } },
+  json: { value: async function (this: WholeResponse) { return this.full ? this.full.json() : (JSON.parse(utf8.decode(take(this))) as unknown); } },
+  arrayBuffer: { value: async function (this: WholeResponse) { return this.full ? this.full.arrayBuffer() : new Uint8Array(take(this)).buffer; } },
+  blob: { value: function (this: WholeResponse) { return withBody(this).blob(); } },
+  formData: { value: function (this: WholeResponse) { return withBody(this).formData(); } },
+  clone: { value: function (this: WholeResponse) { return withBody(this).clone(); } },
+});
 
 /** A body that gives what arrived, then fails, as a connection cut mid-body does. */
 function brokenBody(received: Buffer, why = 'terminated: the connection closed before the body ended'): ReadableStream<Uint8Array> {
