@@ -96,7 +96,7 @@ export class WholeResponse extends Response {
   used = false;
 
   constructor(
-    readonly bytes: Buffer,
+    readonly received: Buffer,
     readonly init: ResponseInit,
   ) {
     super(null, init);
@@ -106,12 +106,12 @@ export class WholeResponse extends Response {
 function take(response: WholeResponse): Buffer {
   if (response.used) throw new TypeError('Body is unusable: Body has already been read');
   response.used = true;
-  return response.bytes;
+  return response.received;
 }
 
 function withBody(response: WholeResponse): Response {
   if (!response.full) {
-    response.full = new Response(response.bytes, response.init);
+    response.full = new Response(new Uint8Array(response.received), response.init);
     // Read already: its stream is too.
     if (response.used) void response.full.arrayBuffer();
   }
