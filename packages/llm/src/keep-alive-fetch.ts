@@ -13,8 +13,10 @@ import { Agent, type Dispatcher } from 'undici';
 import { loopTurn } from './loop-turn.js';
 
 // No limit on connections per endpoint (a worker running 2,000 loops keeps 2,000 open); an idle one
-// closes when the server's Keep-Alive says, else after undici's default of a few seconds.
-const dispatcher = new Agent();
+// closes when the server's Keep-Alive says, else after undici's default of a few seconds. No timeouts
+// of undici's own (5 minutes for headers, and between chunks): the SDK's per request
+// (AGENTQ_LLM_TIMEOUT_MS) and the call's deadline bound a call, and a slow local model may need longer.
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
 /**
  * The largest answer read: a model's answer is kilobytes (a few hundred KB at the largest token limits),
