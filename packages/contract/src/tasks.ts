@@ -25,7 +25,7 @@ export const TASK_ERROR_CODES = [
   'budget',
   /** The model endpoint refused it, or something else went wrong. */
   'error',
-  /** Its jobs could not be queued (Redis away). */
+  /** Its submission could not be stored whole (Redis away): the client submits again. */
   'enqueue_failed',
   /** The planner answered with no acceptable plan. */
   'invalid_plan',

@@ -17,9 +17,9 @@
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { JOIN_TENANT_LIST, priorityOfScore } from './fair-lists.js';
 import { enqueue, type NewJob } from './jobs.js';
 import type { Keys } from './keys.js';
-import { JOIN_TENANT_LIST, priorityOfScore } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
 
 /** A task ready to run, waiting for its turn in its pool. */

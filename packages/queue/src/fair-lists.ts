@@ -3,6 +3,7 @@
  * scripts that put tasks in it: `CREATE` (task-store.ts), which lists a new task in the same call that
  * stores it (so no task is stored that nothing will run), and `ADMIT`, for tasks that became ready later.
  */
+
 /** Scores keep priority first (2^40 apart), then arrival: exact as doubles up to 2^40 arrivals. */
 export const PRIORITY_STEP = 2 ** 40;
 
