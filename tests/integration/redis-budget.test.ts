@@ -22,7 +22,8 @@ import { startStack, type Stack } from '../helpers/stack.js';
  * about 17 (create, claim, end); compaction's about 4 (its list read, its length checked, the packed
  * string written, the list deleted): the read is a pipelined LRANGE a task (sent, where a script made
  * every line a Lua string, which cost Redis more), the rest in a script shared by a batch of tasks; fair admission's well
- * under 1 (a submit's tasks wait and are admitted in one script call, a ZADD and a ZPOPMIN for all).
+ * under 1 (a submit's tasks join their lists in its CREATE call, one ZADD for all, and are admitted
+ * in one script call, one ZPOPMIN for all).
  */
 const BUDGET = {
   singleStep: { run: 65, sent: 6, scripts: 5 },

@@ -163,8 +163,8 @@ export class TaskStore {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
       const args: string[] = [];
-      // The tenants' lists the waiting tasks join, each with its pool's ring: their keys go after the tasks'.
-      const lists = new Map<string, { list: string; ring: string; tenant: string; index: number }>();
+      // The tenants' lists the waiting tasks join (by key), each with its pool's ring: their keys go after the tasks'.
+      const lists = new Map<string, { ring: string; tenant: string; index: number }>();
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
@@ -174,11 +174,15 @@ export class TaskStore {
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
         const fields = Object.entries(task.fields).flat();
         args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
-        let list: { list: string; ring: string; tenant: string; index: number } | undefined;
+        let list: { index: number } | undefined;
         if (task.waiting && task.listed) {
           const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
           list = lists.get(key);
-          if (!list) lists.set(key, (list = { list: key, ring: this.keys.fairRing(task.waiting.pool), tenant: task.listed.tenant, index: lists.size + 1 }));
+          if (!list) {
+            const joined = { ring: this.keys.fairRing(task.waiting.pool), tenant: task.listed.tenant, index: lists.size + 1 };
+            lists.set(key, joined);
+            list = joined;
+          }
         }
         return {
           taskId: id,
@@ -193,15 +197,11 @@ export class TaskStore {
           ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
         };
       });
-      const waitKeys = lists.size ? [this.keys.fairArrivals, ...[...lists.values()].flatMap(({ list, ring }) => [list, ring])] : [];
-      const payload = {
-        ts,
-        taskPrefix: this.keys.task(''),
-        idempotencyTtlMs: this.retentionMs,
-        tasks: payloads,
-        ...(lists.size ? { arrivals: keys.length + 1, lists: [...lists.values()].map(({ tenant }, index) => ({ list: keys.length + 2 + 2 * index, ring: keys.length + 3 + 2 * index, tenant })) } : {}),
-      };
-      keys.push(...waitKeys);
+      // Each named by its place in KEYS (push answers the new length: the key's 1-based index).
+      const waiting = lists.size
+        ? { arrivals: keys.push(this.keys.fairArrivals), lists: [...lists].map(([list, { ring, tenant }]) => ({ list: keys.push(list), ring: keys.push(ring), tenant })) }
+        : {};
+      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting };
       calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
     }
     return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
