@@ -3,14 +3,16 @@
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
 import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
-import { type Response, Router } from 'express';
+import { Router } from 'express';
 import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
+import { sseFrame, SseStream, type SseFrame } from '../sse-stream.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
+const HEARTBEAT = sseFrame(': keep-alive\n\n');
 
 /**
  * How far a follower may fall behind. A replay waits for the client to read once this much waits to be
@@ -58,7 +60,7 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       if (left > 0) streams.set(tenant, left);
       else streams.delete(tenant);
     };
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const stream = new SseStream(request, response, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     let lastSeq = after;
     let ended = false;
     let pending: StoredEvent[] | undefined = [];
@@ -66,17 +68,17 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       const { event } = stored;
       if (ended || event.seq <= lastSeq) return;
       lastSeq = event.seq;
-      response.write(frameOf(stored));
+      stream.send(frameOf(stored));
       // A subtask's end shows in its root's stream too; only the task's own end closes the stream.
       if (TERMINAL_EVENT_TYPES.has(event.type) && event.taskId === taskId) end();
-      else if (response.writableLength > SLOW_FOLLOWER_BYTES) end('cut');
+      else if (stream.backlog > SLOW_FOLLOWER_BYTES) end('cut');
     };
     // Sent as the client reads them, however many there are.
     const replay = async (events: readonly StoredEvent[]) => {
       for (const event of events) {
         if (ended) return;
         send(event);
-        if (!ended && response.writableLength > REPLAY_PAUSE_BYTES) await drained(response);
+        if (!ended && stream.backlog > REPLAY_PAUSE_BYTES) await stream.drained();
       }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
@@ -84,7 +86,7 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       release();
       throw error;
     });
-    const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => stream.send(HEARTBEAT), HEARTBEAT_MS);
     options.metrics.sseClients.inc();
     const end = (how?: 'cut') => {
       if (ended) return;
@@ -94,8 +96,8 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       clearInterval(heartbeat);
       unfollow();
       // Cut: what waits to be sent is dropped with the connection.
-      if (how === 'cut') response.destroy();
-      else response.end();
+      if (how === 'cut') stream.destroy();
+      else stream.end();
     };
     request.on('close', () => end());
     // A client that went away while its stream was being set up: its 'close' came before the listener.
@@ -115,19 +117,6 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
   return router;
 }
 
-/** Resolves once what the response has waiting was handed to the kernel, or the client went away. */
-function drained(response: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
-}
-
 /** `Last-Event-ID` or `?after=`: the seq of an event already seen, a whole number (0: from the start). */
 function afterOf(value: unknown): number {
   if (value === undefined) return 0;
@@ -139,11 +128,11 @@ function afterOf(value: unknown): number {
  * An event's SSE frame, built and encoded once however many clients follow it (its JSON text is
  * passed on as stored): each client's write is then a copy of bytes, not another UTF-8 encoding.
  */
-const frames = new WeakMap<StoredEvent, Buffer>();
-function frameOf(stored: StoredEvent): Buffer {
+const frames = new WeakMap<StoredEvent, SseFrame>();
+function frameOf(stored: StoredEvent): SseFrame {
   let frame = frames.get(stored);
   if (frame === undefined) {
-    frame = Buffer.from(`id: ${stored.event.seq}\nevent: ${stored.event.type}\ndata: ${stored.text}\n\n`);
+    frame = sseFrame(`id: ${stored.event.seq}\nevent: ${stored.event.type}\ndata: ${stored.text}\n\n`);
     frames.set(stored, frame);
   }
   return frame;
