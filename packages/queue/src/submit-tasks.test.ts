@@ -1,5 +1,5 @@
 /** A submission's records and jobs, chunked and overlapped, against a real Redis and real BullMQ queues. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
 import { closeQueues, createAgentQueues, type AgentQueues } from './agent-queues.js';
 import { createKeys } from './keys.js';
@@ -44,6 +44,19 @@ describe('submitting tasks', () => {
     // Listed in submission order, across chunks.
     const listed = await store.list({ tenant: 'acme', limit: 500 });
     expect(listed.tasks.slice(0, 3).map((task) => task.prompt)).toEqual(['task 1233', 'task 1232', 'task 1231']);
+  });
+
+  it('sends each pool’s turn right behind the CREATE that lists its tasks, without waiting for its answer', async () => {
+    const sent = vi.spyOn(store.redis, 'sendCommand');
+    // Pools whose queues earlier tests left empty: the planner's (no agent named) and the web's.
+    const inputs = [{ prompt: 'behind its create' }, { prompt: 'and another pool', agent: 'web' as const }];
+    const submitting = submitTasks({ transitions, queues, inputs, tenant: 'delta' });
+    // Nothing answered yet: the CREATE, then the turn of each pool, are on their way (in that order).
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['evalsha', 'evalsha', 'evalsha']);
+    sent.mockRestore();
+    const tasks = await submitting;
+    const jobs = await Promise.all(tasks.map((task) => queues[task.agent].getJob(task.id)));
+    expect(jobs.map((job) => job?.data.taskId)).toEqual(tasks.map((task) => task.id));
   });
 
   it('lists every stored task in its tenant’s turn in the same call: a failed turn right after loses none', async () => {

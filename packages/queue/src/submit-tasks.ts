@@ -1,11 +1,16 @@
 /**
  * A submission: its tasks stored, a script call per chunk of them, each task joining its tenant's list
  * for its pool in the same call (transitions.ts, CREATE): a stored task always gets its turn, whatever
- * happens to this process next. Then a turn of admission for each pool touched, as soon as a chunk is
- * stored, so that an idle pool starts at once while Redis stores the next chunk.
+ * happens to this process next. Then a turn of admission for each pool touched, so that an idle pool
+ * starts at once: sent right behind the first chunk that lists tasks for the pool, before its answer.
+ * Commands on one connection run in the order sent, so the turn finds the chunk's tasks listed, a round
+ * trip sooner than once CREATE answered (the store and the queues share the API's connection); on
+ * another connection the turn may come first, and the tasks wait for the next (each worker takes one a
+ * second): later, never lost. Redis stores the next chunks while the pool's first jobs start.
  */
 import type { AgentQueues } from './agent-queues.js';
-import type { TaskInput } from './task-schemas.js';
+import type { AgentPool } from '@agentq/contract';
+import { poolOf, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
@@ -15,18 +20,19 @@ export class EnqueueError extends Error {}
 /** `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. */
 export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
   const { transitions, queues, inputs, tenant, batch, traceparents } = options;
-  // A chunk is one CREATE call.
+  // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
-  const stored = chunks.map((start) =>
-    transitions.submit(inputs.slice(start, start + CHUNK), { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) }),
-  );
-  // A turn per pool for each chunk's new tasks (turns asked for meanwhile fold into one); it never fails.
-  const admitted = stored.map((submitted) =>
-    submitted.then(
-      (tasks) => queues.admission.admitListed(tasks.filter((task) => task.existing === undefined).map((task) => task.agent)),
-      () => undefined,
-    ),
-  );
+  const turned = new Set<AgentPool>();
+  const admitted: Array<Promise<void>> = [];
+  const stored = chunks.map((start) => {
+    const chunk = inputs.slice(start, start + CHUNK);
+    const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) });
+    // Right behind it, a turn for each pool no chunk before touched; a turn never fails.
+    const pools = new Set(chunk.map(poolOf).filter((pool) => !turned.has(pool)));
+    for (const pool of pools) turned.add(pool);
+    if (pools.size) admitted.push(queues.admission.admitListed(pools));
+    return submitted;
+  });
   const outcomes = await Promise.allSettled(stored);
   await Promise.all(admitted);
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');

@@ -11,6 +11,10 @@ export const DEFAULT_TENANT = 'default';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
+/** The pool a submitted task runs in: the one it names, or the planner's. */
+export function poolOf(input: { agent?: AgentPool | undefined }): AgentPool {
+  return input.agent ?? DEFAULT_POOL;
+}
 
 const MAX_TASKS_PER_SUBMIT = 10_000;
 

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
-import { DEFAULT_POOL, type PendingQuestion, type TaskInput } from './task-schemas.js';
+import { poolOf, type PendingQuestion, type TaskInput } from './task-schemas.js';
 import type { CommitOptions, CommitResult, NewTask, StoredEventInput, TaskStore } from './task-store.js';
 
 /** Which task a transition changes: what it needs of its record. */
@@ -271,7 +271,7 @@ export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldW
 /** A new submitted task, `queued`, from what the client asked for. */
 function submittedTask(input: TaskInput, options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined }): NewTask & { agent: AgentPool; priority: number; fields: Record<string, string> } {
   const id = randomUUID();
-  const agent = input.agent ?? DEFAULT_POOL;
+  const agent = poolOf(input);
   const priority = input.priority ?? 5;
   return {
     agent,
