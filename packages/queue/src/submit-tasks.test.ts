@@ -59,6 +59,28 @@ describe('submitting tasks', () => {
     expect(jobs.map((job) => job?.data.taskId)).toEqual(tasks.map((task) => task.id));
   });
 
+  it('takes a turn for each chunk’s pools: a pool a later chunk fills is admitted up to its backlog', async () => {
+    // Queues of their own: how many jobs the pool holds is this test's alone.
+    const ownPrefix = freshPrefix('submit-mixed');
+    const ownKeys = createKeys(ownPrefix);
+    const ownStore = new TaskStore(connectRedis({ url: redisUrl() }), ownKeys);
+    const ownQueues = createAgentQueues({ connection: ownStore.redis, keys: ownKeys });
+    try {
+      // The first chunk has one web task among 199 others; the second has 150 more.
+      const inputs = [
+        ...Array.from({ length: 199 }, (_, index) => ({ prompt: `casual ${index}`, agent: 'casual' as const })),
+        ...Array.from({ length: 151 }, (_, index) => ({ prompt: `web ${index}`, agent: 'web' as const })),
+      ];
+      await submitTasks({ transitions: new Transitions(ownStore), queues: ownQueues, inputs, tenant: 'epsilon' });
+      expect(await ownQueues.web.getJobCountByTypes('wait', 'prioritized')).toBe(100);
+      expect(await ownQueues.casual.getJobCountByTypes('wait', 'prioritized')).toBe(100);
+    } finally {
+      await closeQueues(ownQueues);
+      ownStore.redis.disconnect();
+      await deletePrefix(ownPrefix);
+    }
+  });
+
   it('lists every stored task in its tenant’s turn in the same call: a failed turn right after loses none', async () => {
     const failingTurn = Object.assign(Object.create(queues.admission) as object, { admit: () => Promise.reject(new Error('the queue is gone')) });
     const broken = { ...queues, admission: failingTurn } as unknown as AgentQueues;

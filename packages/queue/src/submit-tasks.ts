@@ -1,15 +1,14 @@
 /**
  * A submission: its tasks stored, a script call per chunk of them, each task joining its tenant's list
  * for its pool in the same call (transitions.ts, CREATE): a stored task always gets its turn, whatever
- * happens to this process next. Then a turn of admission for each pool touched, so that an idle pool
- * starts at once: sent right behind the first chunk that lists tasks for the pool, before its answer.
- * Commands on one connection run in the order sent, so the turn finds the chunk's tasks listed, a round
- * trip sooner than once CREATE answered (the store and the queues share the API's connection); on
- * another connection the turn may come first, and the tasks wait for the next (each worker takes one a
- * second): later, never lost. Redis stores the next chunks while the pool's first jobs start.
+ * happens to this process next. Then a turn of admission for each pool a chunk touched, so that an idle
+ * pool starts at once: sent right behind the chunk, before its answer. Commands on one connection run in
+ * the order sent, so the turn finds the chunk's tasks listed, a round trip sooner than once CREATE
+ * answered (the store and the queues share the API's connection); on another connection the turn may
+ * come first, and the tasks wait for the next (each worker takes one a second): later, never lost. A
+ * turn asked for while one is under way is taken after it, and so finds the later chunks listed too.
  */
 import type { AgentQueues } from './agent-queues.js';
-import type { AgentPool } from '@agentq/contract';
 import { poolOf, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
@@ -22,15 +21,12 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
   const { transitions, queues, inputs, tenant, batch, traceparents } = options;
   // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
-  const turned = new Set<AgentPool>();
   const admitted: Array<Promise<void>> = [];
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
     const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) });
-    // Right behind it, a turn for each pool no chunk before touched; a turn never fails.
-    const pools = new Set(chunk.map(poolOf).filter((pool) => !turned.has(pool)));
-    for (const pool of pools) turned.add(pool);
-    if (pools.size) admitted.push(queues.admission.admitListed(pools));
+    // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
+    admitted.push(queues.admission.admitListed(chunk.map(poolOf)));
     return submitted;
   });
   const outcomes = await Promise.allSettled(stored);
