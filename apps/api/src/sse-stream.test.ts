@@ -105,6 +105,32 @@ describe('an SSE stream', () => {
     expect(bodyOf(second!)).toBe('11\r\ndata: /second 1\n\n\r\n11\r\ndata: /second 2\n\n\r\n0\r\n\r\n');
   });
 
+  it('drops what is sent once the client closed its side, without a write error', async () => {
+    const clientErrors: string[] = [];
+    let sentAfter!: () => void;
+    const afterClose = new Promise<void>((resolve) => (sentAfter = resolve));
+    const port = await serve((stream, request) => {
+      stream.send(sseFrame('data: first\n\n'));
+      // The client's FIN ends the connection on Node's side: a follower's next event finds it so.
+      request.socket.once('end', () => {
+        stream.send(sseFrame('data: after\n\n'));
+        setImmediate(sentAfter);
+      });
+    });
+    server!.on('clientError', (error: NodeJS.ErrnoException) => clientErrors.push(error.code ?? error.message));
+    const socket = net.connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    socket.setEncoding('latin1');
+    let text = '';
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('first')) socket.end();
+    });
+    await afterClose;
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(bodyOf(text)).toBe('d\r\ndata: first\n\n\r\n');
+    expect(clientErrors).toEqual([]);
+  });
+
   it('counts what the client has not taken, and says when it was taken', async () => {
     const big = sseFrame(`data: ${'x'.repeat(512 * 1024)}\n\n`);
     let sent!: (backlog: number) => void;

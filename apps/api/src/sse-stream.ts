@@ -44,8 +44,10 @@ export class SseStream {
   }
 
   send(frame: SseFrame): void {
-    if (this.socket) this.socket.write(frame.chunk);
-    else this.response.write(frame.text);
+    // A connection the client closed (its FIN ends ours) takes nothing more, as the response would not.
+    if (this.socket) {
+      if (this.socket.writable) this.socket.write(frame.chunk);
+    } else this.response.write(frame.text);
   }
 
   /** Bytes sent and not yet taken by the connection. */
