@@ -1,11 +1,11 @@
 /**
  * An open Server-Sent Events response, written frame by frame. A frame is built once however many
  * clients follow its event (`sseFrame`). Over HTTP/1.1 the body is chunked, and each frame goes to the
- * connection as one write of a chunk framed once per event: `response.write` corks the socket, writes
+ * connection as one write of a chunk framed once per event. `response.write` corks the socket, writes
  * a chunk's size, its bytes and a CRLF as three buffers and uncorks on the next tick: with a thousand
- * followers, one write each takes about 40% less of the API's CPU per event (bench B7). An HTTP/1.0 client (no
- * chunks), or a response that has no connection of its own yet (a pipelined request waiting its turn),
- * is written through `response.write`, as any response.
+ * followers, one write each takes about 40% less of the API's CPU per event (bench B7). An HTTP/1.0
+ * client (no chunks), or a response that has no connection of its own yet (a pipelined request waiting
+ * its turn), is written through `response.write`, as any response.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
