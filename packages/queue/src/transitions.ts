@@ -86,18 +86,18 @@ export class Transitions {
     const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
     task.fields.forkOf = source.id;
     task.fields.forkStep = String(input.fromStep);
-    task.event = { type: 'task.queued', agent: task.agent, data: { priority: task.priority, forkOf: source.id, fromStep: input.fromStep } };
+    task.event = { type: 'task.queued', agent: task.waiting.pool, data: { priority: task.waiting.priority, forkOf: source.id, fromStep: input.fromStep } };
     const [created] = await this.createSubmitted([task]);
     return created!;
   }
 
   /** Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its job. */
-  private async createSubmitted(tasks: ReadonlyArray<NewTask & { agent: AgentPool; priority: number }>): Promise<SubmittedTask[]> {
-    const created = await this.store.create(tasks.map((task) => ({ ...task, waiting: { pool: task.agent, priority: task.priority } })));
+  private async createSubmitted(tasks: readonly SubmittedNewTask[]): Promise<SubmittedTask[]> {
+    const created = await this.store.create(tasks);
     return created.map((result, index) => ({
       id: result.id,
-      agent: tasks[index]!.agent,
-      priority: tasks[index]!.priority,
+      agent: tasks[index]!.waiting.pool,
+      priority: tasks[index]!.waiting.priority,
       ...(result.outcome === 'existing' ? { existing: result.status } : {}),
     }));
   }
@@ -268,14 +268,16 @@ export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldW
   return { messages: [...first.messages, ...then.messages], events: [...first.events, ...then.events], ...(usage ? { usage } : {}), ...(steps !== undefined ? { steps } : {}) };
 }
 
+/** A new submitted task: ready to run, so it waits in its tenant's list for its pool. */
+type SubmittedNewTask = NewTask & { waiting: { pool: AgentPool; priority: number }; fields: Record<string, string> };
+
 /** A new submitted task, `queued`, from what the client asked for. */
-function submittedTask(input: TaskInput, options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined }): NewTask & { agent: AgentPool; priority: number; fields: Record<string, string> } {
+function submittedTask(input: TaskInput, options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined }): SubmittedNewTask {
   const id = randomUUID();
   const agent = poolOf(input);
   const priority = input.priority ?? 5;
   return {
-    agent,
-    priority,
+    waiting: { pool: agent, priority },
     fields: {
       id,
       rootId: id,
