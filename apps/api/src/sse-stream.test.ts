@@ -105,6 +105,26 @@ describe('an SSE stream', () => {
     expect(bodyOf(second!)).toBe('11\r\ndata: /second 1\n\n\r\n11\r\ndata: /second 2\n\n\r\n0\r\n\r\n');
   });
 
+  it('an ended stream writes nothing more, not even into the next response on its kept connection', async () => {
+    let first: SseStream | undefined;
+    const port = await serve((stream, request) => {
+      if (request.url === '/first') {
+        first = stream;
+        stream.send(sseFrame('data: first\n\n'));
+        stream.end();
+        return;
+      }
+      // The connection is the second response's now (behind a proxy, maybe another user's).
+      first!.send(sseFrame('data: late\n\n'));
+      stream.send(sseFrame('data: second\n\n'));
+      stream.end();
+    });
+    const { text } = await exchange(port, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.split('0\r\n\r\n').length === 3);
+    const [one, two] = text.split(/(?=HTTP\/1\.1 200)/);
+    expect(bodyOf(one!)).toBe('d\r\ndata: first\n\n\r\n0\r\n\r\n');
+    expect(bodyOf(two!)).toBe('e\r\ndata: second\n\n\r\n0\r\n\r\n');
+  });
+
   it('drops what is sent once the client closed its side, without a write error', async () => {
     const clientErrors: string[] = [];
     let sentAfter!: () => void;

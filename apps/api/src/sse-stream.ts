@@ -44,6 +44,9 @@ export class SseStream {
   }
 
   send(frame: SseFrame): void {
+    // Once ended, the kept connection may carry the next response (a proxy's, maybe another user's):
+    // nothing more of this stream goes on it.
+    if (this.response.writableEnded) return;
     // A connection the client closed (its FIN ends ours) takes nothing more, as the response would not.
     if (this.socket) {
       if (this.socket.writable) this.socket.write(frame.chunk);
