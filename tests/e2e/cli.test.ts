@@ -27,6 +27,9 @@ const rules = [
   { match: (request: DoubleRequest) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'bad request for this one' } } },
   { match: (request: DoubleRequest) => promptOf(request).startsWith('slow'), reply: { content: 'late', delayMs: 30_000 } },
   { match: (request: DoubleRequest) => promptOf(request).startsWith('use a tool') && !hasTool(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 20' } }] } },
+  // A task's output and its model's answer with terminal controls: the clipboard (OSC 52), a cleared screen, a bidi override.
+  { match: (request: DoubleRequest) => promptOf(request).startsWith('escape') && !hasTool(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: "printf 'out\\033]52;c;cHduZWQ=\\007\\033[2J\\r\\nnext\\rover\\n'" } }] } },
+  { match: (request: DoubleRequest) => promptOf(request).startsWith('escape'), reply: { content: 'done \x1b[1A\x1b[2Kcompleted\u009b31m \u202eevil\r\nend' } },
   { reply: (request: DoubleRequest) => ({ content: `answer to: ${promptOf(request)}` }) },
 ];
 
@@ -102,6 +105,22 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(/→ bash \{"command":"seq 1 20"\}/);
     expect(output).toMatch(/ok \d+ ms\n {4}1\n {4}2\n[\s\S]*… 14 more lines/);
     expect(output).toMatch(/completed\n\nAnswer\nanswer to: use a tool please\n$/);
+  });
+
+  it('watch shows what a task and its model wrote, never a terminal control', async () => {
+    stack = await startStack({ rules });
+    const [taskId] = await stack.submit([{ prompt: 'escape the terminal', agent: 'coder' }]);
+    const { code, output } = await run(['watch', taskId!]);
+    expect(code).toBe(0);
+    // No control but tabs and line breaks, no C1 control, no bidirectional override: each is shown as its escape.
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    expect(output).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(output).toContain('out\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J\n');
+    expect(output).toContain('next\\u000dover');
+    expect(output).toMatch(/Answer\ndone \\u001b\[1A\\u001b\[2Kcompleted\\u009b31m \\u202eevil\nend\n$/);
+    // Scripts get the events as they are (JSON escapes controls).
+    const json = await run(['watch', taskId!, '--json']);
+    expect(json.output).toContain('\\u001b[2J');
   });
 
   it('status lists the pools with their workers', async () => {

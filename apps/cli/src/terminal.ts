@@ -42,3 +42,24 @@ export function indent(text: string, prefix = '    '): string {
     .map((line) => prefix + line)
     .join('\n');
 }
+
+/**
+ * Text a task or its model wrote, made inert for a terminal: a control character could move the cursor
+ * over earlier lines, retitle the window, or write the clipboard (OSC 52); a bidirectional override could
+ * reorder what follows it. Each shows as its escape instead (`\u001b`); tabs and line breaks stay (a CRLF
+ * is a line break, a lone CR is shown).
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export function terminalSafe(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Every string in `value` (an event, a task) made inert for a terminal (`terminalSafe`). */
+export function terminalSafeDeep<T>(value: T): T {
+  if (typeof value === 'string') return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => terminalSafeDeep(item)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, terminalSafeDeep(item)])) as T;
+  return value;
+}

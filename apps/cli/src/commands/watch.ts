@@ -1,21 +1,23 @@
 /** `agentq watch ID`: a task's steps as they happen, readable in a terminal, ending with the answer. */
 import type { ApiClient, StreamedEvent, TaskSummary } from '../api-client.js';
-import { foldText, indent, paint } from '../terminal.js';
+import { foldText, indent, paint, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 export async function watchCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq watch ID [--json]');
   let tokens = 0;
-  for await (const event of client.events(taskId)) {
+  for await (const streamed of client.events(taskId)) {
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify(event)}\n`);
+      process.stdout.write(`${JSON.stringify(streamed)}\n`);
       continue;
     }
+    // What the model and the task's tools wrote is shown, never run by the terminal.
+    const event = terminalSafeDeep(streamed);
     if (event.type === 'llm.response' && event.data.usage) tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
     const line = describe(event, taskId, tokens);
     if (line) process.stdout.write(`${paint.dim(new Date(event.ts).toLocaleTimeString())} ${line}\n`);
   }
-  const task = await client.call<TaskSummary>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
+  const task = terminalSafeDeep(await client.call<TaskSummary>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`));
   if (!flags.json) {
     if (task.result) process.stdout.write(`\n${paint.bold(task.status === 'completed' ? 'Answer' : 'Partial results')}\n${task.result}\n`);
     if (task.error) process.stdout.write(`\n${paint.red(`${task.error.code}: ${task.error.message}`)}\n`);
