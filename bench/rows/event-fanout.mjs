@@ -1,9 +1,12 @@
 /**
  * B7: one task's events followed by many SSE clients at once (`GET /v1/tasks/:id/events`), from the
- * commit of an event to each client reading it, against as many plain Redis subscribers of a channel
- * (the raw reference: Redis itself fanning a PUBLISH out). The clients are all in this process, for
- * both, and alike: node:http read as text on one side, ioredis on the other (a client built on the
- * global fetch and web streams spends more on its own side than the whole fan-out costs).
+ * commit of an event to each client reading it, against as many plain Redis subscribers of another
+ * task's events channel (the raw reference: Redis itself fanning out the same commit's PUBLISH, which
+ * the API's hub is the one subscriber of on the SSE side). Both sides get the same event, as the
+ * same JSON text, and parse it alike: the difference is what the API's hub and SSE add. The clients
+ * are all in this process, for both: node:http read as text on one side, ioredis on the other (a
+ * client built on the global fetch and web streams spends more on its own side than the whole
+ * fan-out costs).
  */
 import http from 'node:http';
 import { createSseReader } from '@agentq/contract';
@@ -21,7 +24,11 @@ export async function measureEventFanout({ redis, quick }) {
   const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b7', pools: null, env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients) } });
   const connection = new Redis(redis.url);
   const store = new TaskStore(connection, createKeys('b7'));
-  const [taskId] = await agentq.submit([{ prompt: 'followed by many', agent: 'web' }]);
+  // Two tasks (queued, no worker runs them): the SSE clients follow one, the subscribers the other's channel.
+  const [taskId, subscribedTaskId] = await agentq.submit([
+    { prompt: 'followed by many', agent: 'web' },
+    { prompt: 'subscribed to by many', agent: 'web' },
+  ]);
 
   // Every client calls `deliver(sentAt)` as an event reaches it; a round waits for all of them.
   let round;
@@ -57,9 +64,9 @@ export async function measureEventFanout({ redis, quick }) {
     requests.push(request);
   }
   const subscribers = Array.from({ length: clients }, () => new Redis(redis.url));
-  await Promise.all(subscribers.map((subscriber) => subscriber.subscribe('b7-raw')));
-  for (const subscriber of subscribers) subscriber.on('message', (_channel, text) => deliver(JSON.parse(text).sentAt));
-  const publisher = new Redis(redis.url);
+  await Promise.all(subscribers.map((subscriber) => subscriber.subscribe(createKeys('b7').eventsChannel(subscribedTaskId))));
+  // What each subscriber gets is the event as the API's hub gets it: its JSON line, read the same way.
+  for (const subscriber of subscribers) subscriber.on('message', (_channel, text) => deliver(Number(JSON.parse(text).data.text)));
   await open;
 
   const variants = {
@@ -71,7 +78,7 @@ export async function measureEventFanout({ redis, quick }) {
     },
     raw: async () => {
       const finished = expectRound();
-      await publisher.publish('b7-raw', JSON.stringify({ sentAt: now() }));
+      await store.commit({ taskId: subscribedTaskId, events: [{ type: 'reasoning', data: { text: String(now()) } }] });
       await finished;
       return round.latencies;
     },
@@ -85,7 +92,6 @@ export async function measureEventFanout({ redis, quick }) {
   } finally {
     for (const request of requests) request.destroy();
     for (const subscriber of subscribers) subscriber.disconnect();
-    publisher.disconnect();
     connection.disconnect();
     await agentq.stop();
   }

@@ -2,8 +2,10 @@
  * B1 and B2: single-step tasks (one model call, no tool) through one worker process at concurrency
  * 50 with a 0 ms model, against no-op BullMQ jobs through one raw worker process at the same
  * concurrency. Also what each task costs Redis: the commands it ran (those inside scripts included)
- * and its CPU.
+ * and its CPU; and the CPU every process of the run spent per task, and how many of the machine's cores
+ * they kept busy: B1's rate is what the machine's cores give all of them together.
  */
+import { availableParallelism } from 'node:os';
 import { startAgentq } from '../lib/agentq.mjs';
 import { startModel } from '../lib/model.mjs';
 import { startRawBullmq } from '../lib/raw-bullmq.mjs';
@@ -17,17 +19,33 @@ export async function measureSingleStep({ redis, quick }) {
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b1-raw', concurrency: 50 });
   const runAgentq = (n) => agentq.runTasks(redis.client, n);
 
-  const measured = (process, run) => async () => {
-    const [cpuBefore, redisBefore] = [await process.probe(), await redis.usage()];
+  // The other processes of a run: agentq's API and the model double, none for raw BullMQ; this
+  // process is the client of both (agentq's submits and polls, raw BullMQ's addBulk).
+  const cpuOf = async (other) => (other ? (await other.probe()).cpuMs : 0);
+  const clientCpuMs = () => {
+    const { user, system } = globalThis.process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  const measured = (process, run, { api, model: double } = {}) => async () => {
+    const [cpuBefore, redisBefore, apiBefore, modelBefore, clientBefore] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), clientCpuMs()];
     const started = performance.now();
     await run(count);
-    const seconds = (performance.now() - started) / 1000;
-    const [cpuAfter, redisAfter] = [await process.probe(), await redis.usage()];
+    const ms = performance.now() - started;
+    const [cpuAfter, redisAfter, apiAfter, modelAfter, clientAfter] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), clientCpuMs()];
+    const workerCpuMs = (cpuAfter.cpuMs - cpuBefore.cpuMs) / count;
+    const redisCpuMs = (redisAfter.cpuMs - redisBefore.cpuMs) / count;
+    const apiCpuMs = (apiAfter - apiBefore) / count;
+    const modelCpuMs = (modelAfter - modelBefore) / count;
+    const clientMs = (clientAfter - clientBefore) / count;
     return {
-      rate: count / seconds,
-      workerCpuMs: (cpuAfter.cpuMs - cpuBefore.cpuMs) / count,
+      rate: (count / ms) * 1000,
+      workerCpuMs,
       commands: (redisAfter.calls - redisBefore.calls) / count,
-      redisCpuMs: (redisAfter.cpuMs - redisBefore.cpuMs) / count,
+      redisCpuMs,
+      apiCpuMs,
+      modelCpuMs,
+      clientCpuMs: clientMs,
+      busyCores: ((workerCpuMs + redisCpuMs + apiCpuMs + modelCpuMs + clientMs) * count) / ms,
     };
   };
   try {
@@ -35,9 +53,10 @@ export async function measureSingleStep({ redis, quick }) {
     // thousand tasks, run before V8 optimised its hot code, cost it twice the CPU of the next ones.
     await runAgentq(2_000);
     await raw.run(2_000);
-    const samples = await alternate({ agentq: measured(agentq.worker, runAgentq), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
-    const of = (name, field) => median(samples[name].map((sample) => sample[field]));
-    return { count, rounds, agentq: { rate: of('agentq', 'rate'), workerCpuMs: of('agentq', 'workerCpuMs'), commands: of('agentq', 'commands'), redisCpuMs: of('agentq', 'redisCpuMs') }, raw: { rate: of('raw', 'rate'), workerCpuMs: of('raw', 'workerCpuMs'), commands: of('raw', 'commands'), redisCpuMs: of('raw', 'redisCpuMs') } };
+    const samples = await alternate({ agentq: measured(agentq.worker, runAgentq, { api: agentq.api, model }), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
+    const fields = ['rate', 'workerCpuMs', 'commands', 'redisCpuMs', 'apiCpuMs', 'modelCpuMs', 'clientCpuMs', 'busyCores'];
+    const of = (name) => Object.fromEntries(fields.map((field) => [field, median(samples[name].map((sample) => sample[field]))]));
+    return { count, rounds, cores: availableParallelism(), agentq: of('agentq'), raw: of('raw') };
   } finally {
     await Promise.all([agentq.stop(), raw.stop(), model.stop()]);
   }
