@@ -23,6 +23,8 @@ afterAll(async () => {
   await browser?.close();
 });
 afterEach(async () => {
+  // The page's policy (security-headers.ts) blocks nothing the dashboard itself does, in any test.
+  if (page && !page.isClosed()) expect(await page.evaluate(() => (window as unknown as { __blocked?: string[] }).__blocked ?? [])).toEqual([]);
   await page?.close();
   await stack?.close();
   stack = undefined;
@@ -32,6 +34,11 @@ async function open(url: string): Promise<Page> {
   page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   pageErrors = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.addInitScript(() => {
+    const blocked: string[] = [];
+    (window as unknown as { __blocked: string[] }).__blocked = blocked;
+    document.addEventListener('securitypolicyviolation', (event) => blocked.push(`${event.effectiveDirective} ${event.blockedURI}`));
+  });
   await page.goto(url);
   return page;
 }
@@ -210,7 +217,7 @@ describe('the dashboard', () => {
       '```',
       '',
       '| name | size |',
-      '|---|---|',
+      '|:---|---:|',
       '| a.txt | 3 B |',
       '',
       '<script>window.__xss=4</script>',
@@ -233,6 +240,7 @@ describe('the dashboard', () => {
     expect(await result.locator('li strong').textContent()).toBe('first');
     expect(await result.locator('pre code').textContent()).toBe('console.log("<b>not bold</b>")');
     expect(await result.locator('table td').allTextContents()).toEqual(['a.txt', '3 B']);
+    expect(await result.locator('table td').evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell).textAlign))).toEqual(['left', 'right']);
     const links = result.locator('a');
     expect(await links.count()).toBe(2); // the web page and the image, as a link; the javascript: one is text
     expect(await links.first().getAttribute('href')).toBe('https://example.com/docs');
@@ -247,6 +255,27 @@ describe('the dashboard', () => {
     await page.locator('#task-result a').first().hover();
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await page.screenshot({ path: `${ARTIFACTS}dashboard-markdown.png`, fullPage: true });
+  });
+
+  it('may not be framed by another site, and no response is sniffed or says where a link came from', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'done' } }] });
+    // Without keys, the API answers a local dashboard whatever site frames it: the page refuses frames.
+    page = await browser.newPage();
+    await page.setContent(`<iframe id="framed" src="${stack.api.url}/#/tasks"></iframe>`);
+    const framed = await page.waitForFunction(() => {
+      const frame = document.querySelector('iframe');
+      return frame ? new Promise((resolve) => (frame.contentDocument === null || frame.contentDocument.readyState === 'complete' ? resolve(true) : frame.addEventListener('load', () => resolve(true)))) : false;
+    });
+    expect(await framed.jsonValue()).toBe(true);
+    const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
+    expect(await frame?.locator('#app').count().catch(() => 0)).toBe(0);
+    for (const path of ['/', '/v1/tasks', '/styles.css']) {
+      const response = await fetch(`${stack.api.url}${path}`);
+      expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    }
   });
 
   it('stops asking for an ended task', async () => {

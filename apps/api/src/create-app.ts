@@ -19,6 +19,7 @@ import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
+import { securityHeaders } from './security-headers.js';
 import { eventsRouter } from './routes/events.js';
 import { metricsRouter } from './routes/metrics.js';
 import { overviewRouter } from './routes/overview.js';
@@ -72,6 +73,7 @@ export function createApp(options: CreateAppOptions): Express {
   app.disable('x-powered-by');
   const tracing = options.tracing ?? startTracing({ serviceName: 'agentq-api' });
   app.use(requestLog({ logger: options.logger, metrics: options.metrics, tracing }));
+  app.use(securityHeaders(`${DASHBOARD}public/index.html`));
   app.use((request, _response, next) => {
     next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
   });

@@ -64,7 +64,8 @@ function render(token: Tokens.Generic): Node | undefined {
     case 'table': {
       const table = token as Tokens.Table;
       const cell = (tag: 'th' | 'td', value: Tokens.TableCell) => {
-        const element = h(tag, value.align ? { style: `text-align:${value.align}` } : {});
+        // A class, not a style attribute: the page's policy allows no inline style.
+        const element = h(tag, value.align ? { class: `align-${value.align}` } : {});
         appendTokens(element, value.tokens);
         return element;
       };
