@@ -99,7 +99,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });
   const metrics = createMetrics();
   const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
-  const telemetry = new TaskTelemetry({ logger, metrics, tracing });
+  const toolNames = new Set(options.pools.flatMap((pool) => toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name)));
+  const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
   const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config));
   store.observe((commit) => telemetry.observe(commit));
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));

@@ -54,6 +54,18 @@ describe('TaskTelemetry', () => {
     expect(lines.at(-1)).not.toHaveProperty('rootId');
   });
 
+  it("counts a tool call by its tool's name only for a tool it runs: a name a model made up is unknown", async () => {
+    const metrics = createMetrics();
+    const telemetry = new TaskTelemetry({ logger: createLogger({ name: 't', format: 'json', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) }), metrics, toolNames: new Set(['bash']) });
+    const result = (name: string, ok: boolean) => ({ type: 'tool.result' as const, data: { id: name, name, ok, output: '', durationMs: 3 } });
+    telemetry.observe({ taskId: 't', events: [result('bash', true), ...Array.from({ length: 50 }, (_, index) => result(`made_up_${index}`, false))] });
+    const series = (await metrics.toolCallDuration.get()).values.filter((value) => value.metricName === 'agentq_tool_call_duration_seconds_count');
+    expect(series.map(({ labels, value }) => ({ ...labels, value }))).toEqual([
+      { tool: 'bash', ok: 'true', value: 1 },
+      { tool: 'unknown', ok: 'false', value: 50 },
+    ]);
+  });
+
   it('never throws into the write path, whatever an event holds', () => {
     const { telemetry, lines } = setup();
     expect(() => telemetry.observe({ taskId: 't', events: [{ type: 'llm.response', data: null }] })).not.toThrow();

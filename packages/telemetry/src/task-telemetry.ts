@@ -62,7 +62,13 @@ const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = {
 export class TaskTelemetry {
   private readonly running = new Map<string, Running>();
 
-  constructor(private readonly options: { logger: Logger; metrics: Metrics; tracing?: Tracing }) {}
+  /**
+   * @param options.toolNames the tools this process runs. A tool call is counted (and its span named) by
+   *   its tool's name only when it is one of them, else as `unknown`: a model names whatever it likes,
+   *   and each new name would be new time series in every scrape. The event keeps the name it called.
+   *   Default none.
+   */
+  constructor(private readonly options: { logger: Logger; metrics: Metrics; tracing?: Tracing; toolNames?: ReadonlySet<string> }) {}
 
   /** A run claimed its task. */
   runStarted(start: RunStart): void {
@@ -146,8 +152,9 @@ export class TaskTelemetry {
       case 'tool.result': {
         const data = event.data as EventDataMap['tool.result'];
         if (data.skipped) return;
-        metrics.toolCallDuration.observe({ tool: data.name, ok: String(data.ok) }, data.durationMs / 1000);
-        this.childSpan(run, `execute_tool ${data.name}`, event, data.durationMs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': data.name, 'gen_ai.tool.call.id': data.id }, !data.ok);
+        const tool = this.options.toolNames?.has(data.name) ? data.name : 'unknown';
+        metrics.toolCallDuration.observe({ tool, ok: String(data.ok) }, data.durationMs / 1000);
+        this.childSpan(run, `execute_tool ${tool}`, event, data.durationMs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': data.name, 'gen_ai.tool.call.id': data.id }, !data.ok);
         return;
       }
       case 'step.completed': {
