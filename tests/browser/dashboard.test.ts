@@ -300,9 +300,11 @@ describe('the dashboard', () => {
   it('follows a task again once its stream is let in: a 429 or 503 is waited out, not the end of the view', async () => {
     stack = await startStack({ pools: [], env: { AGENTQ_SSE_STREAMS_PER_TENANT: '1' } });
     const [taskId] = await stack.submit([{ prompt: 'followed later', agent: 'casual' }]);
-    // Another client holds the only stream this tenant may have.
+    // Another client holds the only stream this tenant may have. Its response is kept referenced until
+    // it is let go: fetch closes the connection of a response that is garbage collected.
     const other = new AbortController();
-    expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: other.signal })).status).toBe(200);
+    const held = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: other.signal });
+    expect(held.status).toBe(200);
     page = await browser.newPage();
     await page.clock.install();
     const answers: number[] = [];
@@ -310,6 +312,7 @@ describe('the dashboard', () => {
     await page.goto(`${stack.api.url}/#/tasks/${taskId}`);
     await expect.poll(() => answers).toEqual([429]);
     other.abort();
+    await held.body?.cancel().catch(() => undefined);
     const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
     await expect.poll(sseClients).toBe(0);
     // Its Retry-After (5 s) passes: the page opens the stream again, and gets it.
