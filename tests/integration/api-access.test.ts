@@ -182,12 +182,14 @@ describe('tenants', () => {
     stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
     const [acmeTask] = await submitAs('key-acme', [{ prompt: 'followed a lot', agent: 'casual' }]);
     const [globexTask] = await submitAs('key-globex', [{ prompt: 'followed once', agent: 'casual' }]);
-    const streams: AbortController[] = [];
+    // Each open stream with its response, kept referenced: fetch closes the connection of a response
+    // that is garbage collected.
+    const streams: Array<{ controller: AbortController; response: Response }> = [];
     // Resolves once the stream's head arrived (it is counted by then), or with the refusal.
     const open = async (key: string, taskId: string) => {
       const controller = new AbortController();
       const response = await fetch(`${stack!.api.url}/v1/tasks/${taskId}/events`, as(key, { headers: { accept: 'text/event-stream' }, signal: controller.signal }));
-      if (response.ok) streams.push(controller);
+      if (response.ok) streams.push({ controller, response });
       return response;
     };
     const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`, as('key-admin'))).text())?.[1]);
@@ -202,14 +204,14 @@ describe('tenants', () => {
       expect((await fetch(`${stack.api.url}/v1/tasks/${acmeTask}/events`, as('key-acme', { headers: { accept: 'application/json' } }))).status).toBe(200);
       expect((await open('key-globex', globexTask!)).status).toBe(200);
       // One of acme's streams closes: it may open another.
-      streams.shift()!.abort();
+      streams.shift()!.controller.abort();
       await expect.poll(sseClients).toBe(2);
       expect((await open('key-acme', acmeTask!)).status).toBe(200);
       // The API stops while three streams follow: it closes them, and stops.
       await stack.close();
       stack = undefined;
     } finally {
-      for (const stream of streams) stream.abort();
+      for (const stream of streams) stream.controller.abort();
     }
   });
 
