@@ -132,6 +132,20 @@ describe('LLM errors', () => {
     expect(error).toMatchObject({ code: 'connection', retryable: true });
   });
 
+  it.each([
+    ['30', 30],
+    ['4294967295', 300],
+    ['-5', undefined],
+    ['Wed, 21 Oct 2015 07:28:00 GMT', undefined],
+  ])('says how long a 429 asked to wait (Retry-After: %s), believed up to 5 minutes', async (header, seconds) => {
+    double.setRules([{ reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': header } } } }]);
+    const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 0 })
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught)) as LlmError;
+    expect(error.code).toBe('rate_limited');
+    expect(error.retryAfterSeconds).toBe(seconds);
+  });
+
   it('waits as long as Retry-After says before retrying', async () => {
     double.setRules([
       { times: 1, reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },

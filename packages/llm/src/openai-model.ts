@@ -14,7 +14,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
-import { providerLimitsOf } from './provider-limits.js';
+import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
@@ -202,12 +202,13 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
     return new LlmError({ code: 'connection', message: `Could not reach the LLM endpoint ${endpoint}: ${error.message}`, cause: error });
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
-    const retryAfter = Number(error.headers?.get?.('retry-after'));
+    // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
+    const retryAfter = Number(error.headers?.get?.('retry-after') ?? NaN);
     return new LlmError({
       code: codeForStatus(error.status),
       status: error.status,
       message: `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
-      ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
+      ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: providerWaitMs(retryAfter * 1000) / 1000 } : {}),
       cause: error,
     });
   }

@@ -4,12 +4,24 @@
  */
 import type { ProviderLimits } from './language-model.js';
 
+/**
+ * The longest one answer of a provider (its Retry-After, a limit's reset) holds a model's calls back:
+ * believed up to 5 minutes, then the provider is asked again. The wait is shared by every worker, in
+ * Redis: one broken answer (a proxy's `Retry-After: 4294967295`) would otherwise stop them for years.
+ */
+export const MAX_PROVIDER_WAIT_MS = 5 * 60_000;
+
+/** A wait a provider asked for, as agentq keeps it: from 0 to MAX_PROVIDER_WAIT_MS. */
+export function providerWaitMs(ms: number): number {
+  return Math.min(MAX_PROVIDER_WAIT_MS, Math.max(0, ms));
+}
+
 export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {
   const remainingRequests = count(headers.get('x-ratelimit-remaining-requests'));
   const remainingTokens = count(headers.get('x-ratelimit-remaining-tokens'));
   if (remainingRequests === undefined && remainingTokens === undefined) return undefined;
-  const resetRequestsMs = durationMs(headers.get('x-ratelimit-reset-requests'));
-  const resetTokensMs = durationMs(headers.get('x-ratelimit-reset-tokens'));
+  const resetRequestsMs = waitOf(durationMs(headers.get('x-ratelimit-reset-requests')));
+  const resetTokensMs = waitOf(durationMs(headers.get('x-ratelimit-reset-tokens')));
   return {
     ...(remainingRequests !== undefined ? { remainingRequests } : {}),
     ...(remainingTokens !== undefined ? { remainingTokens } : {}),
@@ -17,6 +29,8 @@ export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {
     ...(resetTokensMs !== undefined ? { resetTokensMs } : {}),
   };
 }
+
+const waitOf = (ms: number | undefined) => (ms === undefined ? undefined : providerWaitMs(ms));
 
 function count(value: string | null): number | undefined {
   const parsed = value === null || value.trim() === '' ? NaN : Number(value);
