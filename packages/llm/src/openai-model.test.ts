@@ -146,6 +146,12 @@ describe('LLM errors', () => {
     expect(error.retryAfterSeconds).toBe(seconds);
   });
 
+  it('takes a token count an endpoint broke as a whole number from 0 to a billion', async () => {
+    double.setRules([{ reply: { content: 'ok', usage: { promptTokens: -5, completionTokens: 1e300, cachedPromptTokens: 2.6 } } }]);
+    const { usage } = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(usage).toEqual({ promptTokens: 0, completionTokens: 1_000_000_000, cachedPromptTokens: 3 });
+  });
+
   it('waits as long as Retry-After says before retrying', async () => {
     double.setRules([
       { times: 1, reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },

@@ -164,8 +164,20 @@ function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
 
 /** A completion's usage; cached prompt tokens as OpenAI (`prompt_tokens_details`) or DeepSeek (`prompt_cache_hit_tokens`) say them. */
 function usageOf(usage: NonNullable<ChatCompletion['usage']>): TokenUsage {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? (usage as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens;
-  return { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, ...(cached ? { cachedPromptTokens: cached } : {}) };
+  const cached = tokenCount(usage.prompt_tokens_details?.cached_tokens ?? (usage as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens);
+  return { promptTokens: tokenCount(usage.prompt_tokens), completionTokens: tokenCount(usage.completion_tokens), ...(cached ? { cachedPromptTokens: cached } : {}) };
+}
+
+/** More than any model's call uses: a count past it is the endpoint's mistake. */
+const MAX_TOKEN_COUNT = 1_000_000_000;
+
+/**
+ * A token count as budgets, costs and counters take it: a whole number from 0 to MAX_TOKEN_COUNT; what an
+ * endpoint sends that is not a number (missing, text, negative) is 0. A broken count (1e300) would
+ * otherwise fail every commit of a budgeted task, or write garbage into its usage.
+ */
+function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), MAX_TOKEN_COUNT) : 0;
 }
 
 function fromCompletion(completion: ChatCompletion, endpoint: string): ModelResponse {
