@@ -57,7 +57,15 @@ export interface DoubleError {
  */
 export type DoubleFault = 'truncated' | 'not-json' | 'no-choices' | 'no-done' | 'hang' | 'oversized';
 
-export type DoubleReply = DoubleAnswer | { error: DoubleError } | { fault: DoubleFault };
+/**
+ * A 200 whose JSON body is exactly this, for a server that follows the wire format only roughly (a
+ * field missing, of another type, content as parts).
+ */
+export interface DoubleBody {
+  body: unknown;
+}
+
+export type DoubleReply = DoubleAnswer | { error: DoubleError } | { fault: DoubleFault } | DoubleBody;
 
 export interface DoubleRule {
   /** Which requests this rule answers. Default: every request. */
@@ -126,6 +134,10 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
     if ('error' in reply) return sendError(res, reply.error);
     const id = `chatcmpl-double-${nextId++}`;
     if ('fault' in reply) return sendFault(res, id, request, reply.fault);
+    if ('body' in reply) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify(reply.body));
+    }
     if (reply.delayMs) {
       const closed = await waitUnlessClosed(res, reply.delayMs);
       if (closed) return;

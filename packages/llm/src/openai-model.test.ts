@@ -146,6 +146,28 @@ describe('LLM errors', () => {
     expect(error.retryAfterSeconds).toBe(seconds);
   });
 
+  it('reads an answer that follows the wire format only roughly, and tells the model what makes no sense', async () => {
+    const message = (fields: Record<string, unknown>) => ({ body: { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', ...fields }, finish_reason: 'stop' }] } });
+    double.setRules([
+      // No `model`, content as parts.
+      { times: 1, reply: message({ content: [{ type: 'text', text: 'hello ' }, { type: 'image_url' }, { type: 'text', text: 'there' }] }) },
+      // Arguments as an object, an id as a number, a call without a name.
+      { times: 1, reply: message({ content: 7, tool_calls: [{ id: 7, type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } }, { type: 'function', function: {} }] }) },
+    ]);
+    const parts = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(parts).toMatchObject({ message: { role: 'assistant', content: 'hello there' }, model: 'test-model', finishReason: 'stop' });
+    const calls = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(calls.message).toEqual({
+      role: 'assistant',
+      content: null,
+      toolCalls: [
+        { id: 'call_0', name: 'bash', arguments: '{"command":"ls"}' },
+        { id: 'call_1', name: '', arguments: '' },
+      ],
+    });
+    expect(double.requests).toHaveLength(2);
+  });
+
   it('takes a token count an endpoint broke as a whole number from 0 to a billion', async () => {
     double.setRules([{ reply: { content: 'ok', usage: { promptTokens: -5, completionTokens: 1e300, cachedPromptTokens: 2.6 } } }]);
     const { usage } = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });

@@ -70,7 +70,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
           )
           .withResponse();
         const limits = providerLimitsOf(response.headers);
-        return priced({ ...fromCompletion(completion as ChatCompletion, endpoint), ...(limits ? { limits } : {}) });
+        return priced({ ...fromCompletion(completion as ChatCompletion, endpoint, options.model), ...(limits ? { limits } : {}) });
       } catch (error) {
         if (deadline.passed && !request.signal?.aborted) {
           throw new LlmError({
@@ -180,26 +180,45 @@ function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), MAX_TOKEN_COUNT) : 0;
 }
 
-function fromCompletion(completion: ChatCompletion, endpoint: string): ModelResponse {
+/**
+ * The answer as the loop takes it, read field by field as the wire format says, whatever an endpoint
+ * sent: servers that follow it roughly are common (content as parts, arguments as an object, a field
+ * missing). What still makes no sense becomes something the model is told about (a call without a name
+ * is an unknown tool), not an error that retries the call.
+ */
+function fromCompletion(completion: ChatCompletion, endpoint: string, configuredModel: string): ModelResponse {
   const choice = completion.choices?.[0];
   if (!choice?.message) {
     throw new LlmError({ code: 'bad_response', message: `The model endpoint ${endpoint} answered with no choices.` });
   }
   const toolCalls: ToolCall[] = [];
-  for (const call of choice.message.tool_calls ?? []) {
-    if (call.type === 'function') {
-      toolCalls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' });
-    }
+  for (const [index, call] of (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : []).entries()) {
+    if (call?.type !== 'function') continue;
+    const { name, arguments: args } = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
+    toolCalls.push({
+      id: typeof call.id === 'string' && call.id ? call.id : `call_${index}`,
+      name: typeof name === 'string' ? name : '',
+      arguments: typeof args === 'string' ? args : args === undefined || args === null ? '' : JSON.stringify(args),
+    });
   }
   // DeepSeek and several local servers put the model's reasoning beside the content.
   const reasoning = (choice.message as { reasoning_content?: unknown }).reasoning_content;
+  const finishReason: unknown = choice.finish_reason;
   return {
-    message: { role: 'assistant', content: choice.message.content ?? null, ...(toolCalls.length ? { toolCalls } : {}) },
+    message: { role: 'assistant', content: contentOf(choice.message.content), ...(toolCalls.length ? { toolCalls } : {}) },
     ...(typeof reasoning === 'string' && reasoning ? { reasoning } : {}),
     ...(completion.usage ? { usage: usageOf(completion.usage) } : {}),
-    ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}),
-    model: completion.model,
+    ...(typeof finishReason === 'string' && finishReason ? { finishReason } : {}),
+    model: typeof completion.model === 'string' && completion.model ? completion.model : configuredModel,
   };
+}
+
+/** A message's text: a string, or the text of its parts (as some servers send it); anything else is none. */
+function contentOf(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  const texts = content.map((part: unknown) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).filter(Boolean);
+  return texts.length ? texts.join('') : null;
 }
 
 function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: string): LlmError {
