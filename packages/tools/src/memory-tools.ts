@@ -7,6 +7,11 @@ import { capOutput } from './cap-output.js';
 import { defineTool, type ToolContext } from './tool.js';
 
 const MAX_VALUE = 100_000;
+/**
+ * Notes one task's shared memory holds at most (with MAX_VALUE, 10 MB): a model steered to write note
+ * after note, step after step, would otherwise fill Redis, which every tenant shares.
+ */
+export const MAX_NOTES = 100;
 
 function scratchpadOf(context: ToolContext) {
   if (!context.scratchpad) throw new Error('This task has no shared memory.');
@@ -21,7 +26,9 @@ const memorySetTool = defineTool({
     value: z.string().max(MAX_VALUE).describe('The note'),
   }),
   async run(args, context) {
-    await scratchpadOf(context).set(args.key, args.value);
+    if (!(await scratchpadOf(context).set(args.key, args.value))) {
+      return { ok: false, output: `Not saved: the shared memory holds ${MAX_NOTES} notes, its most. Overwrite a note you no longer need (memory_list shows them), or put several values in one note.` };
+    }
     return { ok: true, output: `Saved "${args.key}" (${args.value.length} characters) in the shared memory.` };
   },
 });

@@ -9,7 +9,8 @@ import type { ProcessIsolation } from './process-isolation.js';
 
 /** Notes the subtasks of one task share (a Redis hash in production). */
 export interface Scratchpad {
-  set(key: string, value: string): Promise<void>;
+  /** Saves the note; false when it is a new key and the memory already holds MAX_NOTES notes. */
+  set(key: string, value: string): Promise<boolean>;
   get(key: string): Promise<string | undefined>;
   /** Every key with the start of its value. */
   list(): Promise<Array<{ key: string; value: string }>>;
