@@ -196,7 +196,10 @@ describe('a task attacking from its jail, with the default settings', () => {
 
   it('a fork bomb and 2 GB of memory end as tool errors, and the worker goes on', async () => {
     const results = await attack({
-      'fork bomb': [bash(`:(){ :|:& };: ; sleep 2; echo "the shell is still here"`)],
+      // Its `sleep` starts before the bomb, and the shell waits for it with a builtin: a `sleep` started
+      // after needs a fork, which bash retries for up to 31 s (1, 2, 4, 8, 16) while the bomb holds every
+      // slot: it once outlasted the test's 30 s.
+      'fork bomb': [bash(`sleep 2 & waiter=$!; :(){ :|:& };: ; wait $waiter; echo "the shell is still here"`)],
       memory: [{ name: 'python', arguments: { code: 'x = bytearray(2 * 1024 ** 3)\nprint("allocated 2 GB")' } }],
     });
     expect(results['fork bomb']![0]).toMatch(/the jail's limit of 128 processes was reached/);
