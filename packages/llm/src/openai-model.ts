@@ -6,6 +6,7 @@
  * does not. One deadline bounds the whole call, retries included, so a hung endpoint holds a task for
  * a known time at most. Errors name the endpoint and the model, never the key.
  */
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type {
   ChatCompletionMessageParam,
@@ -192,11 +193,12 @@ function fromCompletion(completion: ChatCompletion, endpoint: string, configured
     throw new LlmError({ code: 'bad_response', message: `The model endpoint ${endpoint} answered with no choices.` });
   }
   const toolCalls: ToolCall[] = [];
-  for (const [index, call] of (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : []).entries()) {
+  for (const call of Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : []) {
     if (call?.type !== 'function') continue;
     const { name, arguments: args } = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
     toolCalls.push({
-      id: typeof call.id === 'string' && call.id ? call.id : `call_${index}`,
+      // Unique in the whole conversation: a tool result is matched to its call by id.
+      id: typeof call.id === 'string' && call.id ? call.id : `call_${randomUUID()}`,
       name: typeof name === 'string' ? name : '',
       arguments: typeof args === 'string' ? args : args === undefined || args === null ? '' : JSON.stringify(args),
     });
