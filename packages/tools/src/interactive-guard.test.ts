@@ -35,4 +35,12 @@ describe('refuseInteractive', () => {
   ] as const)('runs %s: %s', (language, code) => {
     expect(refuseInteractive({ language, code })).toBeUndefined();
   });
+
+  it.each(['python', 'bash', 'node'] as const)('reads %s code of 200,000 blank lines at once: a model cannot hold the worker with it', (language) => {
+    // Each pattern's work grew with the square of a run of blank lines: this took over a minute.
+    const started = performance.now();
+    expect(refuseInteractive({ language, code: `x=1${'\n'.repeat(200_000)}${'\n \t'.repeat(50_000)}echo done` })).toBeUndefined();
+    expect(refuseInteractive({ language, code: `${'\n'.repeat(200_000)}${language === 'python' ? 'import curses' : language === 'bash' ? 'read x' : 'process.stdin'}` })).toBeDefined();
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
 });
