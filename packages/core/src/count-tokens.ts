@@ -56,9 +56,8 @@ const MAX_RUN = 100;
 const LONG_RUN = new RegExp(`\\s{${MAX_RUN + 1},}|\\S{${MAX_RUN + 1},}`, 'g');
 
 /**
- * `text`'s tokens, its long runs counted MAX_RUN characters at a time (a token never spans more than a
- * few dozen characters, so this counts at most one token more per cut, and text without such runs the
- * same as a whole).
+ * `text`'s tokens, its long runs counted MAX_RUN characters at a time: a cut changes only the merges
+ * next to it (about a token more per cut), and text without such runs counts the same as whole.
  */
 export function countBounded(countTokens: (text: string) => number, text: string): number {
   if (text.length <= MAX_RUN) return countTokens(text);
