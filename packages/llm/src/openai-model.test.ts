@@ -137,8 +137,10 @@ describe('LLM errors', () => {
     ['4294967295', 300],
     ['-5', undefined],
     ['Wed, 21 Oct 2015 07:28:00 GMT', undefined],
+    // None: the caller's default wait (5 s), not 0 (`Number(null)`), which paused nothing.
+    [undefined, undefined],
   ])('says how long a 429 asked to wait (Retry-After: %s), believed up to 5 minutes', async (header, seconds) => {
-    double.setRules([{ reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': header } } } }]);
+    double.setRules([{ reply: { error: { status: 429, message: 'slow down', headers: header === undefined ? {} : { 'retry-after': header } } } }]);
     const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 0 })
       .generate({ messages: [{ role: 'user', content: 'hi' }] })
       .catch((caught: unknown) => caught)) as LlmError;
