@@ -16,6 +16,11 @@ import { finishedPerMinute } from './pools.js';
 const MINUTES = 60;
 /** Ended tasks read for the tables (the newest). */
 const SAMPLE = 200;
+/**
+ * What the tables need of each: a record's own fields and a dozen small ones, never its result, plan or
+ * metadata (a long result read 200 times a poll would be megabytes from Redis every few seconds).
+ */
+const SUMMARY_FIELDS = ['id', 'rootId', 'tenant', 'agent', 'status', 'prompt', 'model', 'steps', 'promptTokens', 'completionTokens', 'modelMs', 'costMicroUsd', 'error', 'startedAt', 'finishedAt'] as const;
 const ENDED: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 const LISTED = 8;
 
@@ -39,8 +44,8 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
       finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
     }
     const read = redis.pipeline();
-    for (const { id } of newest) read.hgetall(keys.task(id));
-    const records = ((await read.exec()) ?? []).map(([, hash]) => parseTaskRecord(hash as Record<string, string>)).filter((record): record is TaskRecord => record !== undefined);
+    for (const { id } of newest) read.hmget(keys.task(id), ...SUMMARY_FIELDS);
+    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(summaryHash(values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
       counts,
       perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },
@@ -49,6 +54,16 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
     response.json(body);
   });
   return router;
+}
+
+/** The fields a task has of SUMMARY_FIELDS, as a record's hash (a task removed meanwhile has none). */
+function summaryHash(values: ReadonlyArray<string | null>): Record<string, string> {
+  const hash: Record<string, string> = {};
+  SUMMARY_FIELDS.forEach((name, index) => {
+    const value = values[index];
+    if (value !== null && value !== undefined) hash[name] = value;
+  });
+  return hash;
 }
 
 const durationOf = (record: TaskRecord) => (record.startedAt && record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.startedAt) : 0);
