@@ -40,6 +40,13 @@ function exchange(port: number, requests: string, until: (text: string) => boole
 
 const bodyOf = (text: string) => text.slice(text.indexOf('\r\n\r\n') + 4);
 
+/** GETs /first and /second pipelined on one connection; resolves with the two bodies once both ended. */
+async function pipelinedBodies(port: number): Promise<[string, string]> {
+  const { text } = await exchange(port, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.split('0\r\n\r\n').length === 3);
+  const [first, second] = text.split(/(?=HTTP\/1\.1 200)/);
+  return [bodyOf(first!), bodyOf(second!)];
+}
+
 describe('an SSE stream', () => {
   it('over HTTP/1.1: each frame is one chunk, the end is the last chunk, and the connection is kept', async () => {
     const port = await serve((stream, request) => {
@@ -99,10 +106,10 @@ describe('an SSE stream', () => {
       stream.send(sseFrame(`data: ${request.url} 2\n\n`));
       stream.end();
     });
-    const { text } = await exchange(port, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.split('0\r\n\r\n').length === 3);
-    const [first, second] = text.split(/(?=HTTP\/1\.1 200)/);
-    expect(bodyOf(first!)).toBe('10\r\ndata: /first 1\n\n\r\n10\r\ndata: /first 2\n\n\r\n0\r\n\r\n');
-    expect(bodyOf(second!)).toBe('11\r\ndata: /second 1\n\n\r\n11\r\ndata: /second 2\n\n\r\n0\r\n\r\n');
+    expect(await pipelinedBodies(port)).toEqual([
+      '10\r\ndata: /first 1\n\n\r\n10\r\ndata: /first 2\n\n\r\n0\r\n\r\n',
+      '11\r\ndata: /second 1\n\n\r\n11\r\ndata: /second 2\n\n\r\n0\r\n\r\n',
+    ]);
   });
 
   it('an ended stream writes nothing more, not even into the next response on its kept connection', async () => {
@@ -119,10 +126,7 @@ describe('an SSE stream', () => {
       stream.send(sseFrame('data: second\n\n'));
       stream.end();
     });
-    const { text } = await exchange(port, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.split('0\r\n\r\n').length === 3);
-    const [one, two] = text.split(/(?=HTTP\/1\.1 200)/);
-    expect(bodyOf(one!)).toBe('d\r\ndata: first\n\n\r\n0\r\n\r\n');
-    expect(bodyOf(two!)).toBe('e\r\ndata: second\n\n\r\n0\r\n\r\n');
+    expect(await pipelinedBodies(port)).toEqual(['d\r\ndata: first\n\n\r\n0\r\n\r\n', 'e\r\ndata: second\n\n\r\n0\r\n\r\n']);
   });
 
   it('drops what is sent once the client closed its side, without a write error', async () => {
