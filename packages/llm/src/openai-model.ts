@@ -236,12 +236,12 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
-    const retryAfter = Number(error.headers?.get?.('retry-after') ?? NaN);
+    const retryAfterMs = providerWaitMs(error.headers?.get?.('retry-after'));
     return new LlmError({
       code: codeForStatus(error.status),
       status: error.status,
       message: `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
-      ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: providerWaitMs(retryAfter * 1000) / 1000 } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterSeconds: retryAfterMs / 1000 } : {}),
       cause: error,
     });
   }

@@ -11,17 +11,22 @@ import type { ProviderLimits } from './language-model.js';
  */
 export const MAX_PROVIDER_WAIT_MS = 5 * 60_000;
 
-/** A wait a provider asked for, as agentq keeps it: from 0 to MAX_PROVIDER_WAIT_MS. */
-export function providerWaitMs(ms: number): number {
-  return Math.min(MAX_PROVIDER_WAIT_MS, Math.max(0, ms));
+/**
+ * A wait a provider asked for in a header (`Retry-After: 30`, `x-ratelimit-reset-tokens: 6m0s`), as
+ * agentq keeps it: at most MAX_PROVIDER_WAIT_MS; undefined when the header is missing or not a duration
+ * (a negative number, an HTTP date).
+ */
+export function providerWaitMs(value: string | null | undefined): number | undefined {
+  const ms = durationMs(value ?? null);
+  return ms === undefined ? undefined : Math.min(MAX_PROVIDER_WAIT_MS, ms);
 }
 
 export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {
   const remainingRequests = count(headers.get('x-ratelimit-remaining-requests'));
   const remainingTokens = count(headers.get('x-ratelimit-remaining-tokens'));
   if (remainingRequests === undefined && remainingTokens === undefined) return undefined;
-  const resetRequestsMs = waitOf(durationMs(headers.get('x-ratelimit-reset-requests')));
-  const resetTokensMs = waitOf(durationMs(headers.get('x-ratelimit-reset-tokens')));
+  const resetRequestsMs = providerWaitMs(headers.get('x-ratelimit-reset-requests'));
+  const resetTokensMs = providerWaitMs(headers.get('x-ratelimit-reset-tokens'));
   return {
     ...(remainingRequests !== undefined ? { remainingRequests } : {}),
     ...(remainingTokens !== undefined ? { remainingTokens } : {}),
@@ -29,8 +34,6 @@ export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {
     ...(resetTokensMs !== undefined ? { resetTokensMs } : {}),
   };
 }
-
-const waitOf = (ms: number | undefined) => (ms === undefined ? undefined : providerWaitMs(ms));
 
 function count(value: string | null): number | undefined {
   const parsed = value === null || value.trim() === '' ? NaN : Number(value);
