@@ -45,14 +45,13 @@ try {
       row('', `the same, counted: Redis instructions per task (callgrind, ${n(counted.count)} tasks)`, k(counted.agentq), k(counted.raw), `${n(counted.agentq / counted.raw, 2)}x`, 'the row above, without the noise', null);
     } else row('', 'the same, counted: Redis instructions per task', 'valgrind is not installed', '', '', '', null);
     // B1's rate is what the machine's cores give every process of the run together.
-    const total = (side) => side.workerCpuMs + side.redisCpuMs + side.apiCpuMs + side.modelCpuMs + side.clientCpuMs;
     const busy = (side) => `${n(side.busyCores, 2)} of ${r.cores} cores busy`;
     row(
       '',
       'CPU per task, every process of B1',
-      `${n(total(r.agentq), 2)} ms: worker ${n(r.agentq.workerCpuMs, 2)}, Redis ${n(r.agentq.redisCpuMs, 2)}, API ${n(r.agentq.apiCpuMs, 2)}, model double ${n(r.agentq.modelCpuMs, 2)}, client ${n(r.agentq.clientCpuMs, 2)}; ${busy(r.agentq)}`,
-      `${n(total(r.raw), 2)} ms: worker ${n(r.raw.workerCpuMs, 2)}, Redis ${n(r.raw.redisCpuMs, 2)}, client ${n(r.raw.clientCpuMs, 2)}; ${busy(r.raw)}`,
-      `${n(total(r.agentq) / total(r.raw), 1)}x`,
+      `${n(r.agentq.totalCpuMs, 2)} ms: worker ${n(r.agentq.workerCpuMs, 2)}, Redis ${n(r.agentq.redisCpuMs, 2)}, API ${n(r.agentq.apiCpuMs, 2)}, model double ${n(r.agentq.modelCpuMs, 2)}, client ${n(r.agentq.clientCpuMs, 2)}; ${busy(r.agentq)}`,
+      `${n(r.raw.totalCpuMs, 2)} ms: worker ${n(r.raw.workerCpuMs, 2)}, Redis ${n(r.raw.redisCpuMs, 2)}, client ${n(r.raw.clientCpuMs, 2)}; ${busy(r.raw)}`,
+      `${n(r.agentq.totalCpuMs / r.raw.totalCpuMs, 1)}x`,
       "what bounds B1: the machine's cores",
       null,
     );

@@ -22,21 +22,22 @@ export async function measureSingleStep({ redis, quick }) {
   // The other processes of a run: agentq's API and the model double, none for raw BullMQ; this
   // process is the client of both (agentq's submits and polls, raw BullMQ's addBulk).
   const cpuOf = async (other) => (other ? (await other.probe()).cpuMs : 0);
-  const clientCpuMs = () => {
+  const ownCpuMs = () => {
     const { user, system } = globalThis.process.cpuUsage();
     return (user + system) / 1000;
   };
   const measured = (process, run, { api, model: double } = {}) => async () => {
-    const [cpuBefore, redisBefore, apiBefore, modelBefore, clientBefore] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), clientCpuMs()];
+    const [cpuBefore, redisBefore, apiBefore, modelBefore, clientBefore] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), ownCpuMs()];
     const started = performance.now();
     await run(count);
     const ms = performance.now() - started;
-    const [cpuAfter, redisAfter, apiAfter, modelAfter, clientAfter] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), clientCpuMs()];
+    const [cpuAfter, redisAfter, apiAfter, modelAfter, clientAfter] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), ownCpuMs()];
     const workerCpuMs = (cpuAfter.cpuMs - cpuBefore.cpuMs) / count;
     const redisCpuMs = (redisAfter.cpuMs - redisBefore.cpuMs) / count;
     const apiCpuMs = (apiAfter - apiBefore) / count;
     const modelCpuMs = (modelAfter - modelBefore) / count;
-    const clientMs = (clientAfter - clientBefore) / count;
+    const clientCpuMs = (clientAfter - clientBefore) / count;
+    const totalCpuMs = workerCpuMs + redisCpuMs + apiCpuMs + modelCpuMs + clientCpuMs;
     return {
       rate: (count / ms) * 1000,
       workerCpuMs,
@@ -44,8 +45,9 @@ export async function measureSingleStep({ redis, quick }) {
       redisCpuMs,
       apiCpuMs,
       modelCpuMs,
-      clientCpuMs: clientMs,
-      busyCores: ((workerCpuMs + redisCpuMs + apiCpuMs + modelCpuMs + clientMs) * count) / ms,
+      clientCpuMs,
+      totalCpuMs,
+      busyCores: (totalCpuMs * count) / ms,
     };
   };
   try {
@@ -54,7 +56,7 @@ export async function measureSingleStep({ redis, quick }) {
     await runAgentq(2_000);
     await raw.run(2_000);
     const samples = await alternate({ agentq: measured(agentq.worker, runAgentq, { api: agentq.api, model }), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
-    const fields = ['rate', 'workerCpuMs', 'commands', 'redisCpuMs', 'apiCpuMs', 'modelCpuMs', 'clientCpuMs', 'busyCores'];
+    const fields = ['rate', 'workerCpuMs', 'commands', 'redisCpuMs', 'apiCpuMs', 'modelCpuMs', 'clientCpuMs', 'totalCpuMs', 'busyCores'];
     const of = (name) => Object.fromEntries(fields.map((field) => [field, median(samples[name].map((sample) => sample[field]))]));
     return { count, rounds, cores: availableParallelism(), agentq: of('agentq'), raw: of('raw') };
   } finally {
