@@ -21,6 +21,8 @@ export interface JobContext {
   config: Config;
   /** How the pool's process tools run. */
   isolation: ProcessIsolation;
+  /** Redis's addresses when they are not private: the model's network access refuses them too. */
+  serviceAddresses: readonly string[];
   logger: Logger;
   /** Logs and metrics of the tasks this process runs (fed by the store's commits, told of each run's start). */
   telemetry: TaskTelemetry;

@@ -60,6 +60,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
         allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
+        serviceAddresses: context.serviceAddresses,
         isolation: context.isolation,
         toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
         toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,

@@ -37,7 +37,7 @@ import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { throttledLog } from './throttled-log.js';
-import { closeIsolations, isolationForPools, type PoolTools } from './tool-isolation.js';
+import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
 
 export interface StartWorkerOptions {
   config: Config;
@@ -86,7 +86,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const { config } = options;
   // Once, at start (a version manager's python3 shim costs 100+ ms a call); only where a pool runs them.
   if (options.pools.some((pool) => runsProcesses(toolsFor(pool)))) resolveInterpreters();
-  const poolTools = await isolationForPools({ config, pools: options.pools });
+  const serviceAddresses = await redisAddresses(config.REDIS_URL);
+  const poolTools = await isolationForPools({ config, pools: options.pools, serviceAddresses });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
@@ -129,6 +130,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       tracing,
       metrics,
       isolation: poolTools.get(pool)!.isolation,
+      serviceAddresses,
       rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
       offerTool: toolProtocolFor(config, pool) === 'native',
     };

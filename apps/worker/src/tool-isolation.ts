@@ -21,11 +21,11 @@ export interface PoolTools {
 
 const NOT_NEEDED: ProcessIsolation = { kind: 'unavailable', reason: 'this agent runs no process tools' };
 
-export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[] }): Promise<Map<AgentPool, PoolTools>> {
+export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[]; serviceAddresses?: readonly string[] }): Promise<Map<AgentPool, PoolTools>> {
   const { config } = options;
   const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
   await mkdir(workRoot, { recursive: true });
-  const deny = await redisAddresses(config.REDIS_URL);
+  const deny = options.serviceAddresses ?? (await redisAddresses(config.REDIS_URL));
   const byNetwork = new Map<ToolNetwork, Promise<ProcessIsolation>>();
   const result = new Map<AgentPool, PoolTools>();
   for (const pool of options.pools) {
@@ -77,8 +77,8 @@ function summarise(isolation: ProcessIsolation): PoolIsolation {
   }
 }
 
-/** Redis's addresses when they are not private already: the egress network refuses them too. */
-async function redisAddresses(url: string): Promise<string[]> {
+/** Redis's addresses when they are not private already: the egress network and `http_fetch` refuse them too. */
+export async function redisAddresses(url: string): Promise<string[]> {
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     const addresses = (await lookup(host, { all: true })).map((entry) => entry.address);

@@ -53,6 +53,8 @@ export interface RunAgentOptions {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
+  /** The services agentq uses (Redis) at public addresses: `http_fetch` refuses them. Default none. */
+  serviceAddresses?: readonly string[];
   /** How bash, python and node run: in the jail, without one (an explicit opt-out), or refused. */
   isolation: ProcessIsolation;
   /** Cancels the run: aborts the model request and kills the running tool. */
@@ -83,6 +85,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     outputLimit: options.toolOutputLimit ?? 20_000,
     ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
     ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
+    ...(options.serviceAddresses ? { serviceAddresses: options.serviceAddresses } : {}),
     isolation: options.isolation,
     ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
   };

@@ -19,7 +19,7 @@ export * from './interactive-guard.js';
 export * from './run-code.js';
 export * from './memory-tools.js';
 export * from './web-search-tool.js';
-export * from './private-address.js';
+export * from './blocked-destinations.js';
 export * from './process-isolation.js';
 export * from './jail.js';
 export * from './jail-identity.js';

@@ -9,15 +9,11 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
-import { PRIVATE_RANGES } from './private-address.js';
+import { blockedPrefixes } from './blocked-destinations.js';
 
 /** slirp4netns's fixed layout: the DNS forwarder the jail's resolv.conf names. */
 const SLIRP_DNS = '10.0.2.3';
-
-/** Ranges that are never the internet, beyond the private ones: multicast, broadcast, reserved. */
-const RESERVED_RANGES = ['192.0.0.0/24', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4', 'ff00::/8'];
 
 export interface EgressTools {
   slirp4netns: string;
@@ -37,18 +33,8 @@ export function findEgressTools(): EgressTools | { missing: string[] } {
 
 /** The firewall of a jail's namespace, in nft syntax: everything not listed goes out. */
 export function egressRules(options: { deny?: readonly string[] } = {}): string {
-  const hostAddresses = Object.values(networkInterfaces())
-    .flat()
-    .map((entry) => entry?.address)
-    .filter((address): address is string => Boolean(address));
-  const denied = [
-    ...PRIVATE_RANGES.map((range) => `${range.network}/${range.prefix}`),
-    ...RESERVED_RANGES,
-    ...hostAddresses.map((address) => address.split('%')[0]!),
-    ...(options.deny ?? []),
-  ];
   // One rule per prefix: nft refuses overlapping intervals inside one set.
-  const rules = [...new Set(denied)].map((prefix) => `    ${isIP(prefix.split('/')[0]!) === 6 ? 'ip6' : 'ip'} daddr ${prefix} reject`);
+  const rules = blockedPrefixes(options.deny).map((prefix) => `    ${isIP(prefix.split('/')[0]!) === 6 ? 'ip6' : 'ip'} daddr ${prefix} reject`);
   return [
     'table inet agentq {',
     '  chain output {',

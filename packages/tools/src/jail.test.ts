@@ -15,6 +15,7 @@ import { pythonTool } from './python-tool.js';
 import type { ToolContext } from './tool.js';
 import { writeFileTool } from './write-file-tool.js';
 import { processesMatching } from '../../../tests/helpers/processes.js';
+import { withPublicServer } from '../../../tests/helpers/public-network.js';
 
 let root: string;
 let isolation: ProcessIsolation;
@@ -234,52 +235,11 @@ describe('choosing the isolation', () => {
   });
 });
 
-/**
- * A stand-in for the internet: a network namespace of the test's own, reached from this host by a
- * veth pair, with a server at 198.51.100.2. Needs root (`ip netns`); it is removed afterwards.
- */
-async function withPublicServer(run: (address: string, port: number) => Promise<void>): Promise<void> {
-  const name = `agentq-pub-${process.pid}`;
-  const ip = (...args: string[]) => execFileSync('ip', args, { stdio: 'pipe' });
-  const hostSide = `aq${process.pid % 100000}h`;
-  ip('netns', 'add', name);
-  try {
-    ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', 'pub0', 'netns', name);
-    ip('addr', 'add', '198.51.100.1/24', 'dev', hostSide);
-    ip('link', 'set', hostSide, 'up');
-    ip('-n', name, 'addr', 'add', '198.51.100.2/24', 'dev', 'pub0');
-    ip('-n', name, 'link', 'set', 'pub0', 'up');
-    ip('-n', name, 'link', 'set', 'lo', 'up');
-    // The server runs inside that namespace: a one-line Python HTTP answer.
-    const port = 18080;
-    const server = spawn('ip', ['netns', 'exec', name, '/usr/bin/python3', '-c', `
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("198.51.100.2", ${port})); s.listen()
-print("listening", flush=True)
-while True:
-    c, _ = s.accept(); c.sendall(b"from the internet\\n"); c.close()
-`], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => server.stdout.once('data', () => resolve()));
-    try {
-      await run('198.51.100.2', port);
-    } finally {
-      server.kill('SIGKILL');
-    }
-  } finally {
-    try {
-      ip('link', 'del', hostSide);
-    } catch {
-      // Gone with the namespace.
-    }
-    ip('netns', 'del', name);
-  }
-}
-
 describe('the egress network', () => {
   const asRoot = process.getuid?.() === 0;
 
   it.skipIf(!asRoot)('reaches the internet, never this host, its loopback or private ranges', async () => {
-    await withPublicServer(async (address, port) => {
+    await withPublicServer('198.51.100', async (address, port) => {
       const egress = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits, separateProcess: true } });
       expect(egress.kind).toBe('jail');
       const local = createServer((socket) => socket.end('reached the host'));

@@ -29,6 +29,8 @@ export interface ToolContext {
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
   allowPrivateNetwork?: boolean;
+  /** The services agentq uses (Redis) at addresses that are not private: `http_fetch` refuses them too. */
+  serviceAddresses?: readonly string[];
   /** How bash, python and node run: jailed, unjailed (the operator opted out), or refused. */
   isolation: ProcessIsolation;
   /** Makes the work directory if it is not there yet; called before each tool runs. Default: it is there. */

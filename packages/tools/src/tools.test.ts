@@ -2,11 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isAlive } from '../../../tests/helpers/processes.js';
 import { bashTool } from './bash-tool.js';
-import { httpFetchTool } from './http-fetch-tool.js';
 import { nodeTool } from './node-tool.js';
 import { capOutput } from './cap-output.js';
 import { editFileTool } from './edit-file-tool.js';
@@ -107,7 +104,7 @@ describe('file tools', () => {
   });
 });
 
-describe('node and http_fetch', () => {
+describe('node', () => {
   it('node runs a program and reports by exit status', async () => {
     expect(await nodeTool.run({ code: 'console.log(21 * 2)' }, context)).toEqual({ ok: true, output: '42' });
     const failed = await nodeTool.run({ code: 'throw new Error("boom")' }, context);
@@ -115,30 +112,4 @@ describe('node and http_fetch', () => {
     expect(failed.output).toMatch(/Error: boom[\s\S]*\[exit status 1\]$/);
   });
 
-  it('http_fetch gets a page with its status, caps the body, and times out', async () => {
-    const server = createServer((request, response) => {
-      if (request.url === '/slow') return void setTimeout(() => response.end('late'), 5_000);
-      if (request.url === '/redirect') return void response.writeHead(302, { location: '/' }).end();
-      response.writeHead(request.url === '/missing' ? 404 : 200, { 'content-type': 'text/plain' });
-      response.end(request.url === '/big' ? 'y'.repeat(10_000) : 'hello from the server');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const local = { ...context, allowPrivateNetwork: true };
-    try {
-      expect(await httpFetchTool.run({ url: `${base}/` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
-      expect(await httpFetchTool.run({ url: `${base}/missing` }, local)).toMatchObject({ ok: false, output: expect.stringMatching(/^HTTP 404 Not Found/) });
-      expect((await httpFetchTool.run({ url: `${base}/big` }, local)).output).toMatch(/characters omitted/);
-      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...local, timeoutMs: 200 })).toEqual({ ok: false, output: `Could not fetch ${base}/slow: timed out after 200 ms` });
-      expect(await httpFetchTool.run({ url: `${base}/redirect` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
-      // By default the model cannot reach this machine or its private network, by name, number or redirect.
-      for (const url of [`${base}/`, `http://localhost:${(server.address() as AddressInfo).port}/`, 'http://10.1.2.3/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/']) {
-        expect((await httpFetchTool.run({ url }, { ...context, timeoutMs: 2_000 })).output).toMatch(/^Refused: .* is a private or local address \(.+\); http_fetch only reaches the public web\.$/);
-      }
-      expect((await httpFetchTool.run({ url: 'file:///etc/passwd' }, context)).output).toMatch(/Only http:\/\/ and https:\/\/ URLs/);
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
-  });
 });
