@@ -132,4 +132,24 @@ describe('paths in the work directory', () => {
     expect((await listFilesTool.run({}, context)).output.split('\n')).toEqual(['etc-link', 'src/', 'src/b.txt', 'src/lib/', 'src/lib/a.py']);
     await expect(listFilesTool.run({ path: 'etc-link' }, context)).rejects.toThrow(refused);
   });
+
+  it('list_files matches globs as a shell does, in time linear in a path whatever the glob', async () => {
+    await mkdir(path.join(workdir, 'src/lib'), { recursive: true });
+    for (const name of ['src/lib/a.ts', 'src/lib/b.js', 'src/c.ts', 'README.md', '.env', 'a'.repeat(200)]) await writeFile(path.join(workdir, name), '');
+    const list = async (glob: string) => (await listFilesTool.run({ glob }, context)).output;
+    expect(await list('src/**/*.ts')).toBe('src/c.ts\nsrc/lib/a.ts');
+    expect(await list('**/*.{ts,js}')).toBe('src/c.ts\nsrc/lib/a.ts\nsrc/lib/b.js');
+    expect(await list('*.md')).toBe('README.md');
+    expect(await list('.*')).toBe('.env');
+    expect(await list('src/lib/?.js')).toBe('src/lib/b.js');
+    // A glob a regular expression would backtrack on, against a long name it nearly matches: a glob
+    // made a regex took 2 s for six `*a` and 60 characters here, and grows twentyfold with each `*a`.
+    const started = performance.now();
+    expect(await list(`${'*a'.repeat(12)}*b`)).toBe(`No files match ${'*a'.repeat(12)}*b.`);
+    expect(await list(`**/${'*a?'.repeat(12)}*b`)).toMatch(/^No files match/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // Braces multiply: past a thousand alternatives the model is told to use fewer.
+    expect(await list('{a,b}'.repeat(20))).toBe(`The glob ${'{a,b}'.repeat(20)} has more than 1000 alternatives in braces: use fewer {a,b} groups.`);
+    expect(await list('{a,b}'.repeat(9))).toMatch(/^No files match/);
+  });
 });
