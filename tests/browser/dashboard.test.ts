@@ -351,8 +351,11 @@ describe('the dashboard', () => {
     await page.evaluate(() => window.getSelection()!.selectAllChildren(document.querySelector('tr.task-row td.prompt')!));
     const selected = await page.evaluate(() => window.getSelection()!.toString());
     await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
-    await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
+    const refreshed = await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
     expect(await page.evaluate(() => window.getSelection()!.toString())).toBe(selected);
+    // The list asks for summaries: a result is not shown there, and may be megabytes at every refresh.
+    expect(new URL(refreshed.url()).searchParams.get('fields')).toBe('summary');
+    expect(((await refreshed.json()) as { tasks: object[] }).tasks.some((task) => 'result' in task)).toBe(false);
     await page.evaluate(() => window.getSelection()!.removeAllRanges());
     await page.click('#bulk-cancel');
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);

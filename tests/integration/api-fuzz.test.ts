@@ -121,7 +121,7 @@ function generate(count: number, random: () => number): FuzzRequest[] {
     () => ({
       kind: 'query',
       method: 'GET',
-      path: `/v1/tasks?${pick(['status=bogus', 'limit=0', 'limit=501', 'limit=abc', 'cursor=xyz', 'cursor=-1', `q=${'q'.repeat(201)}`, 'status=queued&status=failed', 'limit=1.5', 'q='])}`,
+      path: `/v1/tasks?${pick(['status=bogus', 'limit=0', 'limit=501', 'limit=abc', 'cursor=xyz', 'cursor=-1', `q=${'q'.repeat(201)}`, 'status=queued&status=failed', 'limit=1.5', 'q=', 'fields=result', 'fields='])}`,
       headers: auth,
     }),
     // Keys: missing, wrong, malformed header or cookie.

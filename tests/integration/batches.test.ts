@@ -29,6 +29,11 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
   const other = await submit('other', ['four', 'five']);
   expect((await list('batch=nightly-2026-11-30')).map((task) => task.id).sort()).toEqual([...nightly].sort());
   expect((await list('batch=nightly-2026-11-30&status=queued')).every((task) => task.batch === 'nightly-2026-11-30')).toBe(true);
+  // Summaries (the dashboard's list): the same tasks, without their results.
+  const full = await list('batch=nightly-2026-11-30');
+  expect(full.every((task) => task.result === null)).toBe(true);
+  expect(await list('batch=nightly-2026-11-30&fields=summary')).toEqual(full.map(({ result: _result, ...summary }) => summary));
+  expect((await fetch(`${stack.api.url}/v1/tasks?fields=all`)).status).toBe(400);
 
   // No filter is a mistake, not "everything".
   const unfiltered = await post('/v1/tasks/bulk', { action: 'cancel' });
@@ -47,7 +52,7 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
   const listTypo = await fetch(`${stack.api.url}/v1/tasks?batch=nightly-2026-11-30&stauts=queued`);
   expect(listTypo.status).toBe(400);
   expect(((await listTypo.json()) as { error: { message: string } }).error.message).toBe(
-    'The query is invalid: (root): unknown parameter "stauts": the parameters are "batch", "status", "limit", "cursor", "q"',
+    'The query is invalid: (root): unknown parameter "stauts": the parameters are "batch", "status", "limit", "cursor", "q", "fields"',
   );
   const typo = await post('/v1/tasks', { tasks: [{ prompt: 'x', agent: 'casual', priorty: 9 }] });
   expect(typo.status).toBe(400);

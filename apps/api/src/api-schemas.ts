@@ -129,7 +129,10 @@ export const submittedSchema = z.object({
   batch: z.string().optional().meta({ description: 'The batch of the request, when it named one.' }),
   tasks: z.array(z.object({ id: z.string(), status, existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }) })),
 });
-export const taskListSchema = z.object({ tasks: z.array(taskViewSchema), nextCursor: z.string().nullable() });
+export const taskListSchema = z.object({
+  tasks: z.array(taskViewSchema.extend({ result: taskViewSchema.shape.result.optional().meta({ description: 'Left out with `fields=summary`.' }) })),
+  nextCursor: z.string().nullable(),
+});
 export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
 export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional(), forkOf: z.object({ id: z.string(), step: z.number().int() }).optional() });
 export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });

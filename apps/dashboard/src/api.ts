@@ -5,7 +5,7 @@
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
 import { createSseReader, type TaskEvent } from '@agentq/contract';
-export type { PoolIsolation, PoolView as Pool, TaskEvent, TaskView as Task } from '@agentq/contract';
+export type { PoolIsolation, PoolView as Pool, TaskEvent, TaskSummaryView as TaskSummary, TaskView as Task } from '@agentq/contract';
 
 /** Who the key in use belongs to. */
 export interface Me {

@@ -69,6 +69,9 @@ export interface PlannedSubtaskView {
   version: number;
 }
 
+/** A task as `GET /v1/tasks?fields=summary` lists it: everything but its result (which may be megabytes). */
+export type TaskSummaryView = Omit<TaskView, 'result'>;
+
 export interface TaskView {
   id: string;
   /** The task this one belongs to (itself for a submitted task), and its direct parent. */

@@ -1,5 +1,6 @@
 /** The task lists with the status in the score, against a real Redis: pages across statuses, counts, and the move of an earlier version's lists. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskView } from '@agentq/contract';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
 import { createKeys, type Keys } from './keys.js';
 import { connectRedis } from './redis-connection.js';
@@ -50,6 +51,82 @@ describe('the task lists', () => {
     expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({ pending: 0, queued: 3, running: 1, waiting: 0, completed: 1, failed: 1, skipped: 0, cancelled: 1 });
     // Every tenant's list holds them too.
     expect((await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map((entry) => entry.id)).toEqual([d!.id, c!.id]);
+  });
+
+  it('a search and a batch filtered by status page through every match, and read whole records only of what they return', async () => {
+    const tenant = 'search';
+    // 450 tasks: more than one page of the list (200) between two matches' pages.
+    const promptOf = (index: number) => (index % 7 === 0 ? `Report ${index}` : `other ${index}`);
+    const submitted = await transitions.submit(
+      Array.from({ length: 450 }, (_, index) => ({ prompt: promptOf(index), agent: 'casual' as const })),
+      { tenant, batch: 'nightly' },
+    );
+    for (const [index, task] of submitted.entries()) {
+      if (index % 50 === 0) await transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'error', message: 'no' } });
+    }
+    const pages = async (options: { q?: string; status?: 'failed'; batch?: string }) => {
+      const prompts: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.list({ tenant, limit: 10, ...options, ...(cursor ? { cursor } : {}) });
+        expect(page.tasks.length).toBeLessThanOrEqual(10);
+        prompts.push(...page.tasks.map((task) => task.prompt));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      return prompts;
+    };
+    const newestFirst = (test: (index: number) => boolean) =>
+      submitted.map((_, index) => index).filter(test).reverse().map(promptOf);
+    expect(await pages({ q: 'report' })).toEqual(newestFirst((index) => index % 7 === 0));
+    expect(await pages({ batch: 'nightly', status: 'failed' })).toEqual(newestFirst((index) => index % 50 === 0));
+    expect(await pages({ batch: 'nightly', status: 'failed', q: 'report' })).toEqual(newestFirst((index) => index % 350 === 0));
+
+    // Under MONITOR: the scanned tasks are read by their prompt and status, and only the 10 returned whole.
+    const monitor = await store.redis.duplicate().monitor();
+    const commands: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1]?.startsWith(`${prefix}:task:`)) commands.push(`${args[0]!.toLowerCase()} ${args.slice(2).join(' ')}`.trim());
+    });
+    const page = await store.list({ tenant, limit: 10, q: 'report 1' });
+    // What MONITOR shows comes in order: once it shows this, it showed every command of the search.
+    const marker = `${prefix}:searched`;
+    const seen = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()));
+    await store.redis.echo(marker);
+    await seen;
+    monitor.disconnect();
+    expect(page.tasks.map((task) => task.prompt)).toEqual(newestFirst((index) => index % 7 === 0 && String(index).startsWith('1')).slice(0, 10));
+    expect(commands.filter((command) => command === 'hgetall')).toHaveLength(10);
+    expect(commands.filter((command) => command.startsWith('hmget'))).toEqual(commands.filter((command) => command !== 'hgetall').map(() => 'hmget prompt status'));
+  });
+
+  it('a summary list is the full one without results, and reads no result from Redis', async () => {
+    const tenant = 'summaries';
+    const submitted = await transitions.submit(
+      Array.from({ length: 4 }, (_, index) => ({ prompt: `s${index}`, agent: 'casual' as const, metadata: { index } })),
+      { tenant },
+    );
+    for (const task of submitted.slice(0, 2)) {
+      const ref = { id: task.id, tenant, listed: true };
+      await transitions.claim(ref, { runToken: 'r' });
+      await transitions.complete(ref, { runToken: 'r', result: 'a long answer '.repeat(10_000) });
+    }
+    const monitor = await store.redis.duplicate().monitor();
+    const commands: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1]?.startsWith(`${prefix}:task:`)) commands.push(args);
+    });
+    const summaries = await store.list({ tenant, limit: 10, summary: true });
+    const marker = `${prefix}:listed`;
+    const seen = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()));
+    await store.redis.echo(marker);
+    await seen;
+    monitor.disconnect();
+    const full = await store.list({ tenant, limit: 10 });
+    expect(full.tasks.map((task) => ('result' in task ? (task.result?.length ?? null) : 'none'))).toEqual([null, null, 140_000, 140_000]);
+    expect(summaries.tasks).toEqual((full.tasks as TaskView[]).map(({ result: _result, ...summary }) => summary));
+    expect(summaries.nextCursor).toBe(full.nextCursor);
+    expect(commands.map(([name]) => name!.toLowerCase())).toEqual(['hmget', 'hmget', 'hmget', 'hmget']);
+    expect(commands.flat()).not.toContain('result');
   });
 
   it('take in the lists of an earlier version, each task in the status its record holds now, and do it once', async () => {

@@ -109,6 +109,9 @@ const recordSchema = z.object({
 });
 
 export type TaskRecord = z.infer<typeof recordSchema>;
+
+/** A record's fields but its result and plan (the large ones): what a task's summary is made from. */
+export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter((name) => !['result', 'plan', 'children', 'needs'].includes(name));
 export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
 
 class TaskRecordError extends Error {
@@ -117,6 +120,16 @@ class TaskRecordError extends Error {
 }
 
 /** The record of a hash (HGETALL), or undefined when there is none. Throws on a malformed one. */
+/** A record's hash from the values HMGET read of `names` (a field the record has not is left out). */
+export function recordHash(names: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {
+  const hash: Record<string, string> = {};
+  names.forEach((name, index) => {
+    const value = values[index];
+    if (value !== null && value !== undefined) hash[name] = value;
+  });
+  return hash;
+}
+
 export function parseTaskRecord(hash: Record<string, string>): TaskRecord | undefined {
   if (!hash.id) return undefined;
   const parsed = recordSchema.safeParse(hash);

@@ -4,14 +4,14 @@
  * transitions module's business; this is the storage under it. Messages and events hang off each
  * task's own keys.
  */
-import { TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskView } from '@agentq/contract';
+import { TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskSummaryView, type TaskView } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { readEvents, type StoredEvent } from './task-events.js';
-import { parseTaskRecord, taskView, type TaskRecord } from './task-record.js';
+import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
 
 /** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
@@ -91,6 +91,8 @@ export interface ListTasksOptions {
   tenant?: string;
   /** Only the tasks of this batch of `tenant` (the status filter then reads each task). */
   batch?: string;
+  /** Each task without its result, which is then not read from Redis. Default false. */
+  summary?: boolean;
 }
 
 /** How many tasks a search reads at most per page before it answers with what it found. */
@@ -334,12 +336,12 @@ export class TaskStore {
     return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
   }
 
-  async list(options: ListTasksOptions): Promise<{ tasks: TaskView[]; nextCursor: string | null }> {
+  async list(options: ListTasksOptions): Promise<{ tasks: Array<TaskView | TaskSummaryView>; nextCursor: string | null }> {
     const { tenant, status, batch } = options;
     // A batch has one list (any status, scored by order): its tasks are filtered by status as they are read.
     const byBatch = batch !== undefined && tenant !== undefined;
     const needle = options.q?.toLowerCase();
-    const found: TaskView[] = [];
+    const found: Array<TaskView | TaskSummaryView> = [];
     let before = options.cursor !== undefined ? Number(options.cursor) : undefined;
     let scanned = 0;
     // Pages of the list, newest first, until the page is full (a search may read several).
@@ -349,22 +351,40 @@ export class TaskStore {
       const entries = byBatch
         ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
         : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), { ...(status ? { statuses: [status] } : {}), ...(before !== undefined ? { beforeOrder: before } : {}), count: page });
+      // A search reads what it filters on first, and whole records only of the tasks it returns: it
+      // read every scanned task's whole record, its result included (megabytes each, at worst).
+      const matches = filtered ? await this.matching(entries, (prompt, taskStatus) => (!needle || prompt.toLowerCase().includes(needle)) && (!byBatch || !status || taskStatus === status)) : entries;
+      const wanted = matches.slice(0, options.limit - found.length);
       const pipeline = this.redis.pipeline();
-      for (const { id } of entries) pipeline.hgetall(this.keys.task(id));
-      const hashes = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
-      for (const [index, hash] of hashes.entries()) {
-        before = entries[index]!.order;
-        const record = parseTaskRecord(hash);
-        if (!record || (needle && !record.prompt.toLowerCase().includes(needle)) || (byBatch && status && record.status !== status)) continue;
-        found.push(taskView(record));
+      for (const { id } of wanted) {
+        if (options.summary) pipeline.hmget(this.keys.task(id), ...SUMMARY_RECORD_FIELDS);
+        else pipeline.hgetall(this.keys.task(id));
+      }
+      for (const [index, [, reply]] of ((await pipeline.exec()) ?? []).entries()) {
+        before = wanted[index]!.order;
+        const record = parseTaskRecord(options.summary ? recordHash(SUMMARY_RECORD_FIELDS, reply as Array<string | null>) : (reply as Record<string, string>));
+        if (!record) continue;
+        found.push(options.summary ? summaryView(record) : taskView(record));
         if (found.length === options.limit) return { tasks: found, nextCursor: String(before) };
       }
+      // On past the page; or, when more matched than were read (one read was removed meanwhile), past the last read.
+      const more = matches.length > wanted.length;
+      before = (more ? wanted.at(-1) : entries.at(-1))?.order ?? before;
       scanned += entries.length;
-      if (entries.length < page || scanned >= SEARCH_SCAN_LIMIT) {
+      if (!more && (entries.length < page || scanned >= SEARCH_SCAN_LIMIT)) {
         return { tasks: found, nextCursor: entries.length < page ? null : String(before) };
       }
     }
   }
+
+  /** The `entries` whose prompt and status pass `test`, read with one HMGET each. */
+  private async matching(entries: ReadonlyArray<{ id: string; order: number }>, test: (prompt: string, status: string) => boolean) {
+    const pipeline = this.redis.pipeline();
+    for (const { id } of entries) pipeline.hmget(this.keys.task(id), 'prompt', 'status');
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
+    return entries.filter((_, index) => rows[index]?.[0] != null && test(rows[index]![0]!, rows[index]![1] ?? ''));
+  }
+
 
   /** A batch's newest tasks below order `before` (its list is scored by order alone). */
   private async newestOfBatch(key: string, before: number | undefined, count: number): Promise<Array<{ id: string; order: number }>> {
@@ -458,4 +478,9 @@ function wellFormedJson(json: string): string {
   // Most text has no escaped surrogate at all: a plain search is enough to know.
   if (!json.includes('\\ud') && !json.includes('\\uD')) return json;
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
+}
+
+function summaryView(record: TaskRecord): TaskSummaryView {
+  const { result: _result, ...summary } = taskView(record);
+  return summary;
 }

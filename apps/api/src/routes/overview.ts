@@ -8,7 +8,7 @@
 import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { countByStatus, newestInIndex, parseTaskRecord, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
+import { countByStatus, newestInIndex, parseTaskRecord, recordHash, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 import { finishedPerMinute } from './pools.js';
 
@@ -45,7 +45,7 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
     }
     const read = redis.pipeline();
     for (const { id } of newest) read.hmget(keys.task(id), ...SUMMARY_FIELDS);
-    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(summaryHash(values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
+    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(recordHash(SUMMARY_FIELDS, values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
       counts,
       perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },
@@ -54,16 +54,6 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
     response.json(body);
   });
   return router;
-}
-
-/** The fields a task has of SUMMARY_FIELDS, as a record's hash (a task removed meanwhile has none). */
-function summaryHash(values: ReadonlyArray<string | null>): Record<string, string> {
-  const hash: Record<string, string> = {};
-  SUMMARY_FIELDS.forEach((name, index) => {
-    const value = values[index];
-    if (value !== null && value !== undefined) hash[name] = value;
-  });
-  return hash;
 }
 
 const durationOf = (record: TaskRecord) => (record.startedAt && record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.startedAt) : 0);

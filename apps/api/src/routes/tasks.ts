@@ -50,6 +50,7 @@ export const listQuerySchema = fieldsOnly(
     limit: z.coerce.number().int().min(1).max(500).default(50),
     cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
     q: z.string().trim().min(1).max(200).optional(),
+    fields: z.enum(['summary']).optional().meta({ description: '`summary`: each task without its `result` (what a list shown on a screen needs; a result may be megabytes).' }),
   },
   '',
   'parameter',
@@ -106,7 +107,8 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = listQuerySchema.safeParse(request.query);
     if (!parsed.success) throw invalid(parsed.error, 'The query');
     const principal = principalOf(response);
-    response.json(await store.list({ ...parsed.data, ...scopeOf(principal, parsed.data.batch) }));
+    const { fields, ...filters } = parsed.data;
+    response.json(await store.list({ ...filters, ...scopeOf(principal, parsed.data.batch), summary: fields === 'summary' }));
   });
 
   // One action on every task a filter matches: cancel (those not ended yet) or retry (failed or cancelled ones).

@@ -4,16 +4,16 @@
  * compares models on the same prompts).
  */
 import { html, nothing, type TemplateResult } from 'lit-html';
-import type { Task } from '../api.js';
+import type { TaskSummary } from '../api.js';
 import { clip, taskDuration, usd } from '../format.js';
 
-export function modelComparison(tasks: readonly Task[]): TemplateResult | typeof nothing {
+export function modelComparison(tasks: readonly TaskSummary[]): TemplateResult | typeof nothing {
   const models = [...new Set(tasks.map((task) => task.model ?? '—'))].sort();
   if (models.length < 2) return nothing;
-  const prompts = new Map<string, Map<string, Task>>();
+  const prompts = new Map<string, Map<string, TaskSummary>>();
   // Oldest first, so that a prompt's row keeps its first place; a later task of the same prompt and model wins.
   for (const task of [...tasks].reverse()) {
-    const row = prompts.get(task.prompt) ?? new Map<string, Task>();
+    const row = prompts.get(task.prompt) ?? new Map<string, TaskSummary>();
     row.set(task.model ?? '—', task);
     prompts.set(task.prompt, row);
   }
@@ -29,7 +29,7 @@ export function modelComparison(tasks: readonly Task[]): TemplateResult | typeof
   </table>`;
 }
 
-function cell(task: Task | undefined): TemplateResult {
+function cell(task: TaskSummary | undefined): TemplateResult {
   if (!task) return html`<td class="muted">—</td>`;
   return html`<td class="compare-cell" data-model=${task.model ?? ''}>
     <a href="#/tasks/${encodeURIComponent(task.id)}"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span></a>

@@ -5,7 +5,7 @@
  */
 import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { repeat } from 'lit-html/directives/repeat.js';
-import { request, type Task } from '../api.js';
+import { request, type TaskSummary } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
 import { modelComparison } from './model-comparison.js';
@@ -90,14 +90,15 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   );
 
   async function refresh(): Promise<void> {
-    const params = new URLSearchParams({ limit: String(Math.min(shown, 500)) });
+    // Summaries: the list shows no result, and one may be megabytes, read again at every refresh.
+    const params = new URLSearchParams({ limit: String(Math.min(shown, 500)), fields: 'summary' });
     if (status) params.set('status', status);
     if (query) params.set('q', query);
     if (batch) params.set('batch', batch);
     // Bulk actions apply to a filter: a batch, or a status (never to everything).
     bulkBar.hidden = !batch && !status;
     try {
-      const page = await request<{ tasks: Task[]; nextCursor: string | null }>(`/v1/tasks?${params}`, { signal });
+      const page = await request<{ tasks: TaskSummary[]; nextCursor: string | null }>(`/v1/tasks?${params}`, { signal });
       nextCursor = page.nextCursor;
       // Patched in place (rows keyed by task): a selection in the list survives its updates.
       render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
@@ -114,7 +115,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   signal.addEventListener('abort', () => window.clearInterval(timer));
 }
 
-function taskRow(task: Task): TemplateResult {
+function taskRow(task: TaskSummary): TemplateResult {
   const href = `#/tasks/${encodeURIComponent(task.id)}`;
   // A click on the row opens the task, unless it ends a text selection.
   const open = () => {
