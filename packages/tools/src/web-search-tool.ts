@@ -8,7 +8,8 @@ export function createWebSearchTool(options: { searchUrl: string }): Tool {
     description: 'Search the web and get the top results (title, URL, snippet). Fetch a result with http_fetch to read it.',
     schema: z.object({ query: z.string().trim().min(1).describe('What to search for') }),
     async run(args, context) {
-      const url = new URL('/search', options.searchUrl);
+      // Under the instance's own path: one served at https://host/searx/ searches at /searx/search.
+      const url = new URL('search', options.searchUrl.endsWith('/') ? options.searchUrl : `${options.searchUrl}/`);
       url.searchParams.set('q', args.query);
       url.searchParams.set('format', 'json');
       let response: Response;
