@@ -178,6 +178,34 @@ describe('tenants', () => {
     expect((await fetch(`${url}/v1/tasks/${fork.id}`, as('key-globex'))).status).toBe(404);
   });
 
+  it('holds a tenant to its number of unfinished tasks, by submit, retry and bulk retry, and leaves the other tenants theirs', async () => {
+    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '3' } });
+    const post = (key: string, path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
+    const listed = async (key: string) => ((await (await fetch(`${stack!.api.url}/v1/tasks`, as(key))).json()) as { tasks: TaskView[] }).tasks.length;
+    const [first] = await submitAs('key-acme', [{ prompt: 'one', agent: 'casual' }, { prompt: 'two', agent: 'casual' }]);
+    const over = await post('key-acme', '/v1/tasks', { tasks: [{ prompt: 'three', agent: 'casual' }, { prompt: 'four', agent: 'casual' }] });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('5');
+    expect(await over.json()).toMatchObject({
+      error: {
+        code: 'limit_reached',
+        message: 'Tenant acme has 2 tasks not yet ended (pending, queued, running or waiting); 2 more would pass its limit of 3 (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.',
+      },
+    });
+    expect(await listed('key-acme')).toBe(2);
+    // Another tenant has its own room; acme has room for one more.
+    await submitAs('key-globex', [{ prompt: 'g1', agent: 'casual' }, { prompt: 'g2', agent: 'casual' }, { prompt: 'g3', agent: 'casual' }]);
+    await submitAs('key-acme', [{ prompt: 'three', agent: 'casual' }]);
+    // A cancelled task makes room; retrying it takes that room again, and past it a retry is refused too.
+    expect((await post('key-acme', `/v1/tasks/${first}/cancel`, {})).status).toBe(202);
+    const [fourth] = await submitAs('key-acme', [{ prompt: 'four', agent: 'casual' }]);
+    expect((await post('key-acme', `/v1/tasks/${first}/retry`, {})).status).toBe(429);
+    expect((await post('key-acme', '/v1/tasks/bulk', { action: 'retry', status: 'cancelled' })).status).toBe(429);
+    expect((await post('key-acme', `/v1/tasks/${fourth}/cancel`, {})).status).toBe(202);
+    expect((await post('key-acme', `/v1/tasks/${first}/retry`, {})).status).toBe(202);
+    expect(await listed('key-acme')).toBe(5);
+  });
+
   it('holds a tenant to its number of event streams, and leaves the other tenants theirs', async () => {
     stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
     const [acmeTask] = await submitAs('key-acme', [{ prompt: 'followed a lot', agent: 'casual' }]);

@@ -30,6 +30,7 @@ const COMMON: ZodOpenApiResponsesObject = {
   '401': error('No API key, or not a valid one (when keys are configured).'),
   '503': error('Redis does not answer; try again shortly (Retry-After).'),
 };
+const FULL = error('The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`): nothing was created (`Retry-After`).');
 const NOT_FOUND = error('No such task, or not one this key may see (another tenant\'s task is a 404 too).');
 
 const taskIdParam = { path: z.object({ id: z.string().regex(TASK_ID_PATTERN).meta({ description: 'A task id: a UUID, or `<root>.v<n>.s<n>` for a subtask.' }) }) };
@@ -61,7 +62,9 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '202': { description: 'Queued (or, for an idempotency key seen before, the task it named).', content: json(submittedSchema) },
             '400': error('A field is wrong: `details` names each, with its index.'),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
-            '429': error("The tenant reached its daily limit (AGENTQ_TENANT_LIMITS): nothing was submitted; `Retry-After` and `details.resetsAt` say when the day's spending resets."),
+            '429': error(
+              "The tenant reached its daily limit (AGENTQ_TENANT_LIMITS; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`): nothing was submitted.",
+            ),
           },
         }),
         get: v1({
@@ -75,7 +78,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'Cancel or retry every task of a batch, or of a status',
           description: 'Cancel applies to the tasks not ended yet (pending, queued, running, waiting); retry to failed and cancelled ones (each runs again as a new task, in the same batch).',
           requestBody: { content: json(bulkSchema) },
-          responses: { '202': { description: 'What was done.', content: json(bulkResultSchema) }, '400': error('No filter, or a status the action does not apply to.') },
+          responses: { '202': { description: 'What was done.', content: json(bulkResultSchema) }, '400': error('No filter, or a status the action does not apply to.'), '429': FULL },
         }),
       },
       '/v1/tasks/statuses': {
@@ -119,7 +122,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         post: v1({
           summary: 'Run a failed or cancelled task again, as a new task',
           requestParams: taskIdParam,
-          responses: { '202': { description: 'The new task.', content: json(taskActionSchema) }, '404': NOT_FOUND, '409': error('The task is not failed or cancelled, or is a subtask.') },
+          responses: { '202': { description: 'The new task.', content: json(taskActionSchema) }, '404': NOT_FOUND, '409': error('The task is not failed or cancelled, or is a subtask.'), '429': FULL },
         }),
       },
       '/v1/tasks/{id}/fork': {
@@ -133,6 +136,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '400': error('A bad field, or a model the install does not allow.'),
             '404': NOT_FOUND,
             '409': error('The task is a planned task (fork one of its subtasks), or has fewer steps than fromStep.'),
+            '429': FULL,
           },
         }),
       },

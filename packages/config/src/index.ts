@@ -293,6 +293,11 @@ const configSchema = z.object({
    * take every connection the API can hold from the others. Past it, a new stream is a 429.
    */
   AGENTQ_SSE_STREAMS_PER_TENANT: positiveInt(1_000),
+  /**
+   * How many submitted tasks one tenant may have not yet ended (queued, running, waiting): one tenant's
+   * submits cannot fill the Redis every tenant shares. Past it, a submit (a retry, a fork) is a 429.
+   */
+  AGENTQ_TENANT_MAX_UNFINISHED: positiveInt(100_000),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

@@ -5,7 +5,7 @@
  * a status's tasks are one score range (listed, counted with ZCOUNT); every status's, newest first,
  * is the merge of the bands' ranges, in one round trip.
  */
-import { TASK_STATUSES, type TaskStatus } from '@agentq/contract';
+import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 import { execPipeline } from './pipeline-replies.js';
@@ -60,6 +60,12 @@ export async function countByStatus(redis: Redis, key: string): Promise<Record<T
   }
   const counts = (await execPipeline(pipeline)) as number[];
   return Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as Record<TaskStatus, number>;
+}
+
+/** How many of an index's tasks have not ended (pending, queued, running, waiting). */
+export async function countUnfinished(redis: Redis, key: string): Promise<number> {
+  const counts = await countByStatus(redis, key);
+  return TASK_STATUSES.filter((status) => !TERMINAL_STATUSES.has(status)).reduce((total, status) => total + counts[status], 0);
 }
 
 const MIGRATE_PAGE = 1_000;

@@ -8,6 +8,7 @@ import {
   answerTask,
   batchSchema,
   cancelTask,
+  countUnfinished,
   EnqueueError,
   fieldsOnly,
   ForkError,
@@ -57,8 +58,31 @@ export const listQuerySchema = fieldsOnly(
 );
 
 
-export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; publisher: Redis; metrics: Metrics; tracing: Tracing; allowedModels: ReadonlySet<string> }): Router {
+export function tasksRouter(options: {
+  store: TaskStore;
+  queues: AgentQueues;
+  publisher: Redis;
+  metrics: Metrics;
+  tracing: Tracing;
+  allowedModels: ReadonlySet<string>;
+  maxUnfinishedPerTenant: number;
+}): Router {
   const { store, queues } = options;
+  /**
+   * Room for `count` more of `tenant`'s tasks, or a 429 that says so: one tenant's submits cannot fill the
+   * Redis every tenant shares. Counted as each request arrives (requests at the same moment may pass it by
+   * their own sizes).
+   */
+  const ensureRoom = async (tenant: string, count: number) => {
+    const unfinished = await countUnfinished(store.redis, store.keys.tenantTasks(tenant));
+    if (unfinished + count <= options.maxUnfinishedPerTenant) return;
+    throw new ApiError(
+      'limit_reached',
+      `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${count} more would pass its limit of ${options.maxUnfinishedPerTenant} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.`,
+      { tenant, unfinished, requested: count, limit: options.maxUnfinishedPerTenant },
+      5,
+    );
+  };
   const transitions = new Transitions(store);
   const router = Router();
   // A model a task names must be one this install allows: said like any other bad field.
@@ -72,7 +96,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    const reached = await tenantLimitReached(store, tenant);
+    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRoom(tenant, parsed.data.tasks.length)]);
     if (reached) {
       const { spent, limit, resetsAt } = reached;
       throw new ApiError(
@@ -120,13 +144,23 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const wanted = action === 'cancel' ? CANCELLABLE : RETRYABLE;
     if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${action === 'cancel' ? 'cancelled' : 'retried'}; got status ${status}.`);
     const matched: string[] = [];
+    const tenantOf = new Map<string, string>();
     let cursor: string | undefined;
     do {
       const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch) });
-      matched.push(...page.tasks.filter((task) => wanted.has(task.status)).map((task) => task.id));
+      for (const task of page.tasks.filter((one) => wanted.has(one.status))) {
+        matched.push(task.id);
+        tenantOf.set(task.id, task.tenant);
+      }
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
     const ids = matched.slice(0, BULK_LIMIT);
+    if (action === 'retry') {
+      // Each retry is a new task of its tenant's (an admin's bulk action may span tenants).
+      const perTenant = new Map<string, number>();
+      for (const id of ids) perTenant.set(tenantOf.get(id)!, (perTenant.get(tenantOf.get(id)!) ?? 0) + 1);
+      for (const [tenant, count] of perTenant) await ensureRoom(tenant, count);
+    }
     let changed = 0;
     for (const taskId of ids) {
       const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
@@ -156,7 +190,8 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
-    await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
+    await ensureRoom(source.tenant, 1);
     const result = await retryTask({ store, queues, taskId: taskIdOf(request) });
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.newId) throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
@@ -167,6 +202,7 @@ export function tasksRouter(options: { store: TaskStore; queues: AgentQueues; pu
     const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = forkBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    await ensureRoom(source.tenant, 1);
     try {
       const fork = await forkTask({ store, queues, source, input: parsed.data });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
