@@ -4,7 +4,7 @@ import type { TaskView } from '@agentq/contract';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
 import { createKeys, type Keys } from './keys.js';
 import { connectRedis } from './redis-connection.js';
-import { countByStatus, indexScore, migrateTaskIndexes, newestInIndex } from './task-index.js';
+import { countByStatus, countUnfinished, indexScore, migrateTaskIndexes, newestInIndex } from './task-index.js';
 import { TaskStore } from './task-store.js';
 import { Transitions } from './transitions.js';
 
@@ -49,6 +49,7 @@ describe('the task lists', () => {
     expect((await store.list({ tenant, status: 'queued', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p6', 'p5', 'p4']);
     expect((await store.list({ tenant, status: 'completed', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p1']);
     expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({ pending: 0, queued: 3, running: 1, waiting: 0, completed: 1, failed: 1, skipped: 0, cancelled: 1 });
+    expect(await countUnfinished(store.redis, keys.tenantTasks(tenant))).toBe(4);
     // Every tenant's list holds them too.
     expect((await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map((entry) => entry.id)).toEqual([d!.id, c!.id]);
   });
