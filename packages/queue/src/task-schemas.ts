@@ -71,7 +71,13 @@ export const taskInputSchema = fieldsOnly({
   idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
   /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
   metadata: z
-    .record(z.string(), z.unknown())
+    .preprocess((value, context) => {
+      // JSON.parse keeps a "__proto__" key as a key, which the record below would drop without a word.
+      if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+        context.addIssue({ code: 'custom', message: 'has a key "__proto__", which cannot be stored: rename it', input: value });
+      }
+      return value;
+    }, z.record(z.string(), z.unknown()))
     .superRefine((metadata, context) => {
       const depth = jsonDepth(metadata, METADATA_MAX_DEPTH);
       if (depth > METADATA_MAX_DEPTH) {
