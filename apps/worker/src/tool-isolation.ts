@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, isPrivateAddress, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, blockedDestinations, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
 
 export interface PoolTools {
   isolation: ProcessIsolation;
@@ -21,11 +21,11 @@ export interface PoolTools {
 
 const NOT_NEEDED: ProcessIsolation = { kind: 'unavailable', reason: 'this agent runs no process tools' };
 
-export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[]; serviceAddresses?: readonly string[] }): Promise<Map<AgentPool, PoolTools>> {
+export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[]; serviceAddresses: readonly string[] }): Promise<Map<AgentPool, PoolTools>> {
   const { config } = options;
   const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
   await mkdir(workRoot, { recursive: true });
-  const deny = options.serviceAddresses ?? (await redisAddresses(config.REDIS_URL));
+  const deny = options.serviceAddresses;
   const byNetwork = new Map<ToolNetwork, Promise<ProcessIsolation>>();
   const result = new Map<AgentPool, PoolTools>();
   for (const pool of options.pools) {
@@ -77,12 +77,13 @@ function summarise(isolation: ProcessIsolation): PoolIsolation {
   }
 }
 
-/** Redis's addresses when they are not private already: the egress network and `http_fetch` refuse them too. */
+/** Redis's addresses when they are not refused already (private, this host's): the egress network and `http_fetch` refuse them too. */
 export async function redisAddresses(url: string): Promise<string[]> {
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     const addresses = (await lookup(host, { all: true })).map((entry) => entry.address);
-    return addresses.filter((address) => !isPrivateAddress(address));
+    const blocked = blockedDestinations();
+    return addresses.filter((address) => !blocked(address));
   } catch {
     return [];
   }

@@ -11,19 +11,7 @@ import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
 /** Loopback, RFC 1918, link-local, carrier-grade NAT, "this network", IPv6 loopback and unique-local. */
-export const PRIVATE_RANGES: ReadonlyArray<{ network: string; prefix: number; family: 'ipv4' | 'ipv6' }> = [
-  { network: '0.0.0.0', prefix: 8, family: 'ipv4' },
-  { network: '10.0.0.0', prefix: 8, family: 'ipv4' },
-  { network: '100.64.0.0', prefix: 10, family: 'ipv4' },
-  { network: '127.0.0.0', prefix: 8, family: 'ipv4' },
-  { network: '169.254.0.0', prefix: 16, family: 'ipv4' },
-  { network: '172.16.0.0', prefix: 12, family: 'ipv4' },
-  { network: '192.168.0.0', prefix: 16, family: 'ipv4' },
-  { network: '::1', prefix: 128, family: 'ipv6' },
-  { network: '::', prefix: 128, family: 'ipv6' },
-  { network: 'fc00::', prefix: 7, family: 'ipv6' },
-  { network: 'fe80::', prefix: 10, family: 'ipv6' },
-];
+const PRIVATE_RANGES = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '::1/128', '::/128', 'fc00::/7', 'fe80::/10'];
 
 /** Ranges that are never the internet, beyond the private ones: multicast, broadcast, reserved. */
 const RESERVED_RANGES = ['192.0.0.0/24', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4', 'ff00::/8'];
@@ -50,7 +38,7 @@ function hostAddresses(): string[] {
 
 /** Every refused destination as a prefix (`10.0.0.0/8`, a lone address as itself), `deny` added. */
 export function blockedPrefixes(deny: readonly string[] = []): string[] {
-  const ranges = [...PRIVATE_RANGES.map((range) => `${range.network}/${range.prefix}`), ...RESERVED_RANGES];
+  const ranges = [...PRIVATE_RANGES, ...RESERVED_RANGES];
   const nat64 = ranges.map(nat64Of).filter((range): range is string => range !== undefined);
   return [...new Set([...ranges, ...nat64, ...hostAddresses(), ...deny])];
 }
@@ -70,15 +58,6 @@ export function blockedDestinations(deny: readonly string[] = []): DestinationCh
     const family = isIP(address);
     return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
   };
-}
-
-const privateRanges = new BlockList();
-for (const range of PRIVATE_RANGES) privateRanges.addSubnet(range.network, range.prefix, range.family);
-
-/** Loopback or a private network's: an address that is no one's on the internet. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && privateRanges.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 /** A connection refused because its host resolved to a refused address. */

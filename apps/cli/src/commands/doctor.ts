@@ -5,12 +5,12 @@
  */
 import { AGENT_POOLS } from '@agentq/contract';
 import { isLoopbackHost, type Config } from '@agentq/config';
-import { closeIsolations, isolationForPools } from '@agentq/worker';
+import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
 import { probeRedis } from '../redis-probe.js';
 import { paint } from '../terminal.js';
 
 export async function doctorCommand(config: Config, flags: { json?: boolean }): Promise<number> {
-  const tools = await isolationForPools({ config, pools: AGENT_POOLS });
+  const tools = await isolationForPools({ config, pools: AGENT_POOLS, serviceAddresses: await redisAddresses(config.REDIS_URL) });
   await closeIsolations(tools);
   const redisUrl = new URL(config.REDIS_URL);
   const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers: await probeRedis(config.REDIS_URL), password: Boolean(redisUrl.password) };
