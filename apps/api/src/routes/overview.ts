@@ -20,7 +20,7 @@ const SAMPLE = 200;
  * What the tables need of each: a record's own fields and a dozen small ones, never its result, plan or
  * metadata (a long result read 200 times a poll would be megabytes from Redis every few seconds).
  */
-const SUMMARY_FIELDS = ['id', 'rootId', 'tenant', 'agent', 'status', 'prompt', 'model', 'steps', 'promptTokens', 'completionTokens', 'modelMs', 'costMicroUsd', 'error', 'startedAt', 'finishedAt'] as const;
+const TABLE_FIELDS = ['id', 'rootId', 'tenant', 'agent', 'status', 'prompt', 'model', 'steps', 'promptTokens', 'completionTokens', 'modelMs', 'costMicroUsd', 'error', 'startedAt', 'finishedAt'] as const;
 const ENDED: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 const LISTED = 8;
 
@@ -44,8 +44,8 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
       finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
     }
     const read = redis.pipeline();
-    for (const { id } of newest) read.hmget(keys.task(id), ...SUMMARY_FIELDS);
-    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(recordHash(SUMMARY_FIELDS, values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
+    for (const { id } of newest) read.hmget(keys.task(id), ...TABLE_FIELDS);
+    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(recordHash(TABLE_FIELDS, values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
       counts,
       perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },

@@ -143,30 +143,26 @@ export function tasksRouter(options: {
     const principal = principalOf(response);
     const wanted = action === 'cancel' ? CANCELLABLE : RETRYABLE;
     if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${action === 'cancel' ? 'cancelled' : 'retried'}; got status ${status}.`);
-    const matched: string[] = [];
-    const tenantOf = new Map<string, string>();
+    const matched: Array<{ id: string; tenant: string }> = [];
     let cursor: string | undefined;
     do {
       const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch) });
-      for (const task of page.tasks.filter((one) => wanted.has(one.status))) {
-        matched.push(task.id);
-        tenantOf.set(task.id, task.tenant);
-      }
+      matched.push(...page.tasks.filter((task) => wanted.has(task.status)));
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
-    const ids = matched.slice(0, BULK_LIMIT);
+    const tasks = matched.slice(0, BULK_LIMIT);
     if (action === 'retry') {
       // Each retry is a new task of its tenant's (an admin's bulk action may span tenants).
       const perTenant = new Map<string, number>();
-      for (const id of ids) perTenant.set(tenantOf.get(id)!, (perTenant.get(tenantOf.get(id)!) ?? 0) + 1);
+      for (const { tenant } of tasks) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
       for (const [tenant, count] of perTenant) await ensureRoom(tenant, count);
     }
     let changed = 0;
-    for (const taskId of ids) {
+    for (const { id: taskId } of tasks) {
       const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
       if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
     }
-    response.status(202).json({ action, matched: ids.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
+    response.status(202).json({ action, matched: tasks.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
   });
 
   // Many statuses in one call, for clients that watch a batch (the CLI's progress bar).
