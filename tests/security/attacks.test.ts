@@ -8,7 +8,7 @@ import type { TaskView } from '@agentq/contract';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,17 @@ describe('a task attacking from its jail, with the default settings', () => {
     // Nothing was wiped: the victim task is still there.
     const task = (await (await fetch(`${baseUrl}/v1/tasks/${victim.id}`)).json()) as TaskView;
     expect(task.status).toBe('completed');
+  });
+
+  it('cannot reach this host with http_fetch either, by any name or address the host has', async () => {
+    const apiPort = env.PORT!;
+    // Every address this machine has (its loopback and its interfaces'), and its name.
+    const addresses = Object.values(networkInterfaces()).flat().map((entry) => entry!.address.split('%')[0]!);
+    const urls = [...addresses.map((address) => `http://${address.includes(':') ? `[${address}]` : address}:${apiPort}/v1/tasks`), `http://localhost:${apiPort}/v1/tasks`, `http://[::ffff:127.0.0.1]:${redisPort}/`];
+    const results = await attack({ 'http_fetch this host': urls.map((url) => ({ name: 'http_fetch', arguments: { url } })) });
+    const refusals = results['http_fetch this host']!;
+    expect(refusals).toHaveLength(urls.length);
+    for (const [index, output] of refusals.entries()) expect(output, urls[index]).toMatch(/^Refused: .* is a private or local address \(.+\); http_fetch only reaches the public web\.$/);
   });
 
   it('sees no secret: not the worker\'s environment, not /etc/shadow, not another task\'s files', async () => {
