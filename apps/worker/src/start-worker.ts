@@ -192,7 +192,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // process that died popped and never queued.
   const admitter = setInterval(() => {
     for (const pool of options.pools) {
-      void Promise.all([queues.admission.admit(pool), queues.admission.recover(pool, (ids) => queuedTasks(store, ids))]).catch(
+      void Promise.all([queues.admission.admit(pool), queues.admission.recover(pool, (ids) => store.leasedTasks(ids))]).catch(
         (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
       );
     }
@@ -262,16 +262,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
   const lockDuration = Math.round(lockMs * 0.75);
   return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
-}
-
-/** What `recover` needs of popped tasks: their tenant and priority, and whether they still wait to run. */
-async function queuedTasks(store: TaskStore, ids: string[]): Promise<Array<{ tenant: string; priority: number; queued: boolean } | undefined>> {
-  const pipeline = store.redis.pipeline();
-  for (const id of ids) pipeline.hmget(store.keys.task(id), 'tenant', 'priority', 'status');
-  return ((await pipeline.exec()) ?? []).map(([, row]) => {
-    const [tenant, priority, status] = row as Array<string | null>;
-    return status ? { tenant: tenant ?? 'default', priority: Number(priority ?? 5), queued: status === 'queued' } : undefined;
-  });
 }
 
 async function failTask(options: { store: TaskStore; transitions: Transitions; queues: AgentQueues; taskId: string | undefined; error: Error; workerId: string }): Promise<void> {

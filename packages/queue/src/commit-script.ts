@@ -12,6 +12,8 @@
  *   (`add`: tokens, model time, cost), steps, messages to append and events to add. A status change
  *   of a submitted task moves it to the new status's band (`band`) of its two lists (task-index.ts).
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
+ *   With `lease` (`{key, ms}`), the task is leased in its pool's fair leases until its caller added its
+ *   job (an answered task's: fair-admission.ts, recover).
  * - A budgeted task's spending adds up at its root, and the tenant's per day with tenant limits
  *   (SPENDING).
  * - Returns `{outcome, seq, status, stop, record?, messages?}`: `outcome` is `applied`,
@@ -181,6 +183,10 @@ end
 local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, seq, 2 + messageCount, c.events or 0)
 if last ~= seq then put('seq', string.format('%d', last)) end
 if #set > 0 then redis.call('HSET', task, unpack(set)) end
+if c.lease then
+  local t = redis.call('TIME')
+  redis.call('ZADD', c.lease.key, string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + c.lease.ms), c.taskId)
+end
 if c.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
 return {'applied', last, status, cancelRequested}
 `;

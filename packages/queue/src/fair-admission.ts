@@ -13,6 +13,8 @@
  * most a cycle per pool every 20 ms) and once a second. A cycle reads the backlog, pops what fits in one
  * script, then adds the jobs (job id = task id: never twice). What was popped is leased until its jobs
  * are added; a process that died in between leaves leases that any worker admits again (`recover`).
+ * A task resumed after its user's answer skips the lists (it had its turn), but is leased the same way
+ * by the commit that queues it again, until its job (`<task>-r<n>`, the record's `jobId`) is added.
  */
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
@@ -29,6 +31,15 @@ export interface WaitingTask {
   pool: AgentPool;
   /** 1 (lowest) to 10 (highest). */
   priority: number;
+}
+
+/** A leased task as `recover` reads it: its tenant, priority and job id, and whether it still waits to run. */
+export interface LeasedTask {
+  tenant: string;
+  priority: number;
+  /** The job a resumed task runs as; default the task's id. */
+  jobId?: string;
+  queued: boolean;
 }
 
 export interface FairOptions {
@@ -243,8 +254,18 @@ export class FairAdmission {
     return Object.fromEntries(tenants.map((tenant, index) => [tenant, counts[index]!]));
   }
 
-  /** Adds the jobs of tasks popped by a process that did not add them (its lease ran out); answers how many. */
-  async recover(pool: AgentPool, read: (taskIds: string[]) => Promise<Array<{ tenant: string; priority: number; queued: boolean } | undefined>>): Promise<number> {
+  /** Where, and for how long, a task of `pool` whose job is about to be added is leased (a commit's `lease`). */
+  leaseOf(pool: AgentPool): { key: string; ms: number } {
+    return { key: this.keys.fairLeases(pool), ms: this.leaseMs };
+  }
+
+  /** The jobs of these leased tasks were added. */
+  async endLeases(pool: AgentPool, taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length) await this.redis.zrem(this.keys.fairLeases(pool), ...taskIds);
+  }
+
+  /** Adds the jobs of leased tasks whose process did not add them (the lease ran out); answers how many. */
+  async recover(pool: AgentPool, read: (taskIds: string[]) => Promise<Array<LeasedTask | undefined>>): Promise<number> {
     const [seconds, micros] = await this.redis.time();
     const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     const expired = await this.redis.zrangebyscore(this.keys.fairLeases(pool), '-inf', now, 'LIMIT', 0, 500);
@@ -252,10 +273,10 @@ export class FairAdmission {
     const records = await read(expired);
     const jobs = expired.flatMap((taskId, index) => {
       const record = records[index];
-      return record?.queued ? [{ taskId, tenant: record.tenant, priority: record.priority }] : [];
+      return record?.queued ? [{ taskId, tenant: record.tenant, priority: record.priority, jobId: record.jobId }] : [];
     });
     await this.addJobs(pool, jobs);
-    await this.redis.zrem(this.keys.fairLeases(pool), ...expired);
+    await this.endLeases(pool, expired);
     return jobs.length;
   }
 
@@ -284,14 +305,14 @@ export class FairAdmission {
       jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]), priority: priorityOfScore(Number(popped[index + 2])) });
     }
     await this.addJobs(pool, jobs);
-    await this.redis.zrem(this.keys.fairLeases(pool), ...jobs.map((job) => job.taskId));
+    await this.endLeases(pool, jobs.map((job) => job.taskId));
     return jobs.length;
   }
 
-  private addJobs(pool: AgentPool, jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number }>): Promise<void> {
+  private addJobs(pool: AgentPool, jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number; jobId?: string | undefined }>): Promise<void> {
     return enqueue(
       this.queues,
-      jobs.map((job): NewJob => ({ kind: 'agent', pool, payload: { taskId: job.taskId, tenant: job.tenant }, priority: job.priority })),
+      jobs.map((job): NewJob => ({ kind: 'agent', pool, payload: { taskId: job.taskId, tenant: job.tenant }, priority: job.priority, ...(job.jobId ? { jobId: job.jobId } : {}) })),
     );
   }
 }

@@ -11,6 +11,7 @@ import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { readEvents, type StoredEvent } from './task-events.js';
+import type { LeasedTask } from './fair-admission.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
 
@@ -35,6 +36,12 @@ export interface CommitOptions {
   steps?: number;
   messages?: readonly MemoryEntry[];
   events?: readonly StoredEventInput[];
+  /**
+   * The caller adds the task's job right after this commit: the task is leased in its pool's fair
+   * leases (`key`, FairAdmission.leaseOf) for `ms` by the same commit, so that a caller that dies in
+   * between leaves it to a worker's `recover`, which adds its job (the record's `jobId`).
+   */
+  lease?: { key: string; ms: number };
 }
 
 /** What a tenant may spend per UTC day (cost in micro-USD), by tenant name or `*` for any other. */
@@ -287,6 +294,7 @@ export class TaskStore {
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
       ...(events.length ? { events: events.length } : {}),
+      ...(options.lease ? { lease: options.lease } : {}),
     };
     return (this.redis as unknown as ScriptCommands).agentqCommit(
       String(5 + indexKeys.length),
@@ -303,6 +311,16 @@ export class TaskStore {
       ...events.map((event) => eventBody(event, taskId, ts)),
       ...fields,
     );
+  }
+
+  /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */
+  async leasedTasks(ids: readonly string[]): Promise<Array<LeasedTask | undefined>> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'priority', 'status', 'jobId');
+    return ((await pipeline.exec()) ?? []).map(([, row]) => {
+      const [tenant, priority, status, jobId] = row as Array<string | null>;
+      return status ? { tenant: tenant ?? DEFAULT_TENANT, priority: Number(priority ?? 5), queued: status === 'queued', ...(jobId ? { jobId } : {}) } : undefined;
+    });
   }
 
   /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */

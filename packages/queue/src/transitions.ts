@@ -214,10 +214,12 @@ export class Transitions {
 
   /**
    * The user's answer to a waiting task: it goes into memory the way the question was asked, the
-   * step that asked completes, and the task is queued again (as job `jobId`).
+   * step that asked completes, and the task is queued again (as job `jobId`, which the caller adds
+   * while `lease` holds: FairAdmission.leaseOf).
    */
-  answer(task: TaskRef, options: { text: string; message: Message; step: number; jobId: string; resumes: number }): Promise<CommitResult> {
+  answer(task: TaskRef, options: { text: string; message: Message; step: number; jobId: string; resumes: number; lease: { key: string; ms: number } }): Promise<CommitResult> {
     return this.change(task, {
+      lease: options.lease,
       expect: ['waiting'],
       status: 'queued',
       fields: { jobId: options.jobId, resumes: String(options.resumes), pending: '' },
