@@ -19,3 +19,18 @@ export async function readSse(url: string, headers: Record<string, string> = {})
 export function waitForEnd(baseUrl: string, taskId: string, headers: Record<string, string> = {}): Promise<SseMessage[]> {
   return readSse(`${baseUrl}/v1/tasks/${taskId}/events`, headers);
 }
+
+/** Reads a task's event stream until an event of `type` arrives (the stream stays open after it). */
+export async function waitForEvent(baseUrl: string, taskId: string, type: string, headers: Record<string, string> = {}): Promise<void> {
+  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream', ...headers } });
+  if (!response.ok || !response.body) throw new Error(`the stream of ${taskId} answered ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes(`event: ${type}\n`)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream of ${taskId} ended before ${type}:\n${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  await reader.cancel();
+}

@@ -9,7 +9,7 @@ import { startApi } from '@agentq/api';
 import { ConfigError, loadConfig } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
-import { waitForEnd } from '../helpers/sse.js';
+import { waitForEnd, waitForEvent } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack | undefined;
@@ -204,6 +204,32 @@ describe('tenants', () => {
     expect((await post('key-acme', `/v1/tasks/${fourth}/cancel`, {})).status).toBe(202);
     expect((await post('key-acme', `/v1/tasks/${first}/retry`, {})).status).toBe(202);
     expect(await listed('key-acme')).toBe(5);
+  });
+
+  it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {
+    const asked = (request: DoubleRequest) => request.messages.some((message) => typeof message.content === 'string' && message.content.includes('ask me'));
+    const rules = [
+      { match: (request: DoubleRequest) => asked(request) && !request.messages.some((message) => message.role === 'tool'), reply: { toolCalls: [{ id: 'ask1', name: 'ask_user', arguments: { question: 'Which?' } }] } },
+      { reply: { content: 'done' } },
+    ];
+    stack = await startStack({ pools: ['casual'], rules, env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '1' } });
+    const post = (path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, as('key-acme', { method: 'POST', body: JSON.stringify(body) }));
+    const [source] = await submitAs('key-acme', [{ prompt: 'one step', agent: 'casual' }]);
+    await waitForEnd(stack.api.url, source!, { authorization: 'Bearer key-acme' });
+    // A task waiting on its user holds acme's one place.
+    const [waiting] = await submitAs('key-acme', [{ prompt: 'ask me', agent: 'casual' }]);
+    await waitForEvent(stack.api.url, waiting!, 'task.waiting', { authorization: 'Bearer key-acme' });
+    const tooFar = await post(`/v1/tasks/${source}/fork`, { fromStep: 2 });
+    expect(tooFar.status).toBe(409);
+    expect(await tooFar.json()).toMatchObject({ error: { message: expect.stringContaining('has 1 completed step: fromStep must be 1 to 1') } });
+    const unborn = await post(`/v1/tasks/${waiting}/fork`, { fromStep: 1 });
+    expect(unborn.status).toBe(409);
+    expect(await unborn.json()).toMatchObject({ error: { message: expect.stringContaining('has no completed step yet') } });
+    const full = await post(`/v1/tasks/${source}/fork`, { fromStep: 1 });
+    expect(full.status).toBe(429);
+    expect(await full.json()).toMatchObject({ error: { code: 'limit_reached', message: expect.stringContaining('AGENTQ_TENANT_MAX_UNFINISHED') } });
+    expect((await post(`/v1/tasks/${waiting}/cancel`, {})).status).toBe(202);
+    expect((await post(`/v1/tasks/${source}/fork`, { fromStep: 1 })).status).toBe(202);
   });
 
   it('holds a tenant to its number of event streams, and leaves the other tenants theirs', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
 import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
-import { readSse, waitForEnd } from '../helpers/sse.js';
+import { readSse, waitForEnd, waitForEvent } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack | undefined;
@@ -16,19 +16,6 @@ afterEach(async () => {
 
 const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const hasToolResult = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
-
-/** Reads a task's event stream until an event of `type` arrives. */
-async function waitForEvent(baseUrl: string, taskId: string, type: string): Promise<void> {
-  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`);
-  const reader = response.body!.getReader();
-  let text = '';
-  while (!text.includes(`event: ${type}\n`)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream of ${taskId} ended before ${type}:\n${text}`);
-    text += new TextDecoder().decode(value);
-  }
-  await reader.cancel();
-}
 
 describe('a task that asks its user', () => {
   const askingRules = [

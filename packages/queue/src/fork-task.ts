@@ -13,14 +13,22 @@ import { Transitions } from './transitions.js';
 /** Why a task cannot be forked as asked, in words that say what to do instead. */
 export class ForkError extends Error {}
 
+/** Why `source` cannot be forked as `input` asks, in words that say what to do instead; undefined when it can. */
+export function forkRefusal(source: TaskRecord, input: Pick<ForkInput, 'fromStep'>): string | undefined {
+  if (!(AGENT_KINDS as readonly string[]).includes(source.agent)) {
+    return `Task "${source.id}" is a planned task: its steps are its subtasks (${(source.children ?? []).join(', ') || 'none yet'}); fork one of them.`;
+  }
+  if (source.steps === 0) return `Task "${source.id}" has no completed step yet: a fork starts from one of its steps; fork it once a step has completed.`;
+  if (input.fromStep > source.steps) {
+    return `Task "${source.id}" has ${source.steps} completed step${source.steps === 1 ? '' : 's'}: fromStep must be 1 to ${source.steps}.`;
+  }
+  return undefined;
+}
+
 export async function forkTask(options: { store: TaskStore; queues: AgentQueues; source: TaskRecord; input: ForkInput }): Promise<{ id: string }> {
   const { source, input } = options;
-  if (!(AGENT_KINDS as readonly string[]).includes(source.agent)) {
-    throw new ForkError(`Task "${source.id}" is a planned task: its steps are its subtasks (${(source.children ?? []).join(', ') || 'none yet'}); fork one of them.`);
-  }
-  if (input.fromStep > source.steps) {
-    throw new ForkError(`Task "${source.id}" has ${source.steps} completed step${source.steps === 1 ? '' : 's'}: fromStep must be 1 to ${source.steps}.`);
-  }
+  const refusal = forkRefusal(source, input);
+  if (refusal) throw new ForkError(refusal);
   const model = input.model ?? source.model;
   const created = await new Transitions(options.store).fork(source, {
     prompt: input.prompt ?? source.prompt,

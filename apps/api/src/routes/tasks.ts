@@ -13,6 +13,7 @@ import {
   fieldsOnly,
   ForkError,
   forkSchema,
+  forkRefusal,
   forkTask,
   isTaskId,
   RETRYABLE,
@@ -198,6 +199,9 @@ export function tasksRouter(options: {
     const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = forkBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    // What the request can fix is said before the tenant's room (a 409, then a 429).
+    const refusal = forkRefusal(source, parsed.data);
+    if (refusal) throw new ApiError('conflict', refusal);
     await ensureRoom(source.tenant, 1);
     try {
       const fork = await forkTask({ store, queues, source, input: parsed.data });
