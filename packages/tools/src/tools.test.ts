@@ -102,6 +102,46 @@ describe('file tools', () => {
     expect(await readFile(path.join(workdir, 'f.txt'), 'utf8')).toBe('x = 1\ny = $&2\n');
     expect((await editFileTool.run({ path: 'f.txt', old_text: 'zzz', new_text: '' }, context)).output).toMatch(/was not found/);
   });
+
+  it('read_file shows lines up to the output limit, then says where to read on', async () => {
+    // 3 million lines and 2, all but the first and the last empty: walked, never split into an array.
+    await writeFile(path.join(workdir, 'many.txt'), `first\n${'\n'.repeat(3_000_000)}last`);
+    const result = await readFileTool.run({ path: 'many.txt', limit: 10_000_000 }, context);
+    expect(result.ok).toBe(true);
+    const [, shownText, rest, offset] = /^([\s\S]*)\n\((\d+) more lines: the output limit is reached; read on with offset (\d+)\)$/.exec(result.output) ?? [];
+    expect(shownText!.length).toBeLessThanOrEqual(context.outputLimit);
+    expect(shownText!.split('\n')[0]).toBe('     1\tfirst');
+    expect(Number(offset) - 1 + Number(rest)).toBe(3_000_002);
+    const next = await readFileTool.run({ path: 'many.txt', offset: Number(offset), limit: 1 }, context);
+    expect(next.output).toBe(`${String(offset).padStart(6)}\t\n(${Number(rest) - 1} more lines)`);
+    expect((await readFileTool.run({ path: 'many.txt', offset: 3_000_002 }, context)).output).toBe('3000002\tlast');
+    expect((await readFileTool.run({ path: 'many.txt', offset: 3_000_003 }, context)).output).toBe('(many.txt has 3000002 lines; nothing at line 3000003)');
+    // One line longer than the limit is shown cut to it.
+    await writeFile(path.join(workdir, 'wide.txt'), `${'w'.repeat(10_000)}\nnext`);
+    const wide = await readFileTool.run({ path: 'wide.txt' }, context);
+    expect(wide.output).toMatch(/^ {5}1\tw+\n\n\[\.\.\. \d+ characters omitted \.\.\.\]\n\nw+\n\(1 more lines: the output limit is reached; read on with offset 2\)$/);
+  });
+
+  it('edit_file replaces every match when asked, within bounds it checks before building the new text', async () => {
+    await writeFile(path.join(workdir, 'f.txt'), 'a-a-a');
+    expect(await editFileTool.run({ path: 'f.txt', old_text: 'a', new_text: 'bb', replace_all: true }, context)).toEqual({ ok: true, output: 'Replaced 3 occurrence(s) in f.txt' });
+    expect(await readFile(path.join(workdir, 'f.txt'), 'utf8')).toBe('bb-bb-bb');
+    // 200,001 one-character matches: refused, and the file is left as it was.
+    const many = 'a'.repeat(200_001);
+    await writeFile(path.join(workdir, 'many.txt'), many);
+    expect(await editFileTool.run({ path: 'many.txt', old_text: 'a', new_text: 'b', replace_all: true }, context)).toEqual({
+      ok: false,
+      output: 'old_text matches more than 100000 places in many.txt; replace_all changes at most 100000. Match fewer (a longer old_text), or make a change this wide with bash (sed, python).',
+    });
+    expect(await readFile(path.join(workdir, 'many.txt'), 'utf8')).toBe(many);
+    // 1,000 matches that would each become 20,000 bytes: 20 MB, over the 16 MiB an edit may make.
+    await writeFile(path.join(workdir, 'small.txt'), 'x'.repeat(1_000));
+    expect(await editFileTool.run({ path: 'small.txt', old_text: 'x', new_text: 'y'.repeat(20_000), replace_all: true }, context)).toEqual({
+      ok: false,
+      output: 'The edit would make small.txt 20000000 bytes, more than 16777216: write a file that large with bash (python), in parts.',
+    });
+    expect(await readFile(path.join(workdir, 'small.txt'), 'utf8')).toBe('x'.repeat(1_000));
+  });
 });
 
 describe('node', () => {
