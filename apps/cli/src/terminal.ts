@@ -1,4 +1,5 @@
 /** Writing to a terminal: colour only on a TTY, and a line that redraws in place. */
+import { terminalSafe } from '@agentq/telemetry';
 
 // Colours only on a terminal, and never when NO_COLOR is set (https://no-color.org).
 // eslint-disable-next-line no-restricted-properties -- read before any config: how to write, not what to do
@@ -41,19 +42,6 @@ export function indent(text: string, prefix = '    '): string {
     .split('\n')
     .map((line) => prefix + line)
     .join('\n');
-}
-
-/**
- * Text a task or its model wrote, made inert for a terminal: a control character could move the cursor
- * over earlier lines, retitle the window, or write the clipboard (OSC 52); a bidirectional override could
- * reorder what follows it. Each shows as its escape instead (`\u001b`); tabs and line breaks stay (a CRLF
- * is a line break, a lone CR is shown).
- */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-export function terminalSafe(text: string): string {
-  return text.replace(/\r\n/g, '\n').replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Every string in `value` (an event, a task) made inert for a terminal (`terminalSafe`). */

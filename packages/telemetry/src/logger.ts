@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { PinoPretty } from 'pino-pretty';
+import { terminalSafeJson } from './terminal-safe.js';
 
 export type { Logger };
 export type LogLevel = LevelWithSilent;
@@ -34,7 +35,7 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Fields on every line (e.g. the worker's id). */
   base?: Record<string, unknown>;
-  /** Where lines go. Default: stdout. */
+  /** Where lines go. Default: stdout (pretty or JSON, by `format`). */
   destination?: DestinationStream;
 }
 
@@ -53,11 +54,7 @@ const stdoutStreams = new WeakMap<Logger, { stream: Stdout; end: Stdout['end'] }
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = prettyLogs(options.format);
   const stdout = (options.destination ?? pretty) ? undefined : pino.destination(STDOUT);
-  const destination =
-    options.destination ??
-    stdout ??
-    // pino-pretty colours only a terminal that wants colours (NO_COLOR is honoured).
-    PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  const destination = options.destination ?? stdout ?? prettyDestination();
   const logger = pino(
     {
       name: options.name,
@@ -72,6 +69,16 @@ export function createLogger(options: LoggerOptions): Logger {
   );
   if (stdout) stdoutStreams.set(logger, { stream: stdout, end: stdout.end });
   return logger;
+}
+
+/**
+ * Human-readable lines (pino-pretty, which colours only a terminal that wants colours: NO_COLOR is
+ * honoured). It drops C0 controls from a message but prints the other fields' C1 controls and bidi
+ * characters as they are: a line's strings may be a model's or a tool's, so these are escaped first.
+ */
+export function prettyDestination(to?: NodeJS.WritableStream): DestinationStream {
+  const pretty = PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', ...(to ? { destination: to } : {}) });
+  return { write: (line: string) => pretty.write(terminalSafeJson(line)) };
 }
 
 /**
