@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bashTool } from './bash-tool.js';
+import { bashTool, MAX_COMMAND_BYTES } from './bash-tool.js';
 import { jailIdentity } from './jail-identity.js';
 import { nodeTool } from './node-tool.js';
 import { egressRules } from './jail-egress.js';
@@ -203,6 +203,11 @@ describe('the jail', () => {
     expect(await bash('echo two >> notes/a.txt && mkdir notes/more && cat notes/a.txt')).toEqual({ ok: true, output: 'one\ntwo' });
     expect((await stat(path.join(workdir, 'notes/more'))).uid).toBe(identity.uid);
     expect(jailIdentity(path.join(root, 'another-task'))!.uid).not.toBe(identity.uid);
+  });
+
+  it('runs a command as long as bash takes, behind the jail\'s own prelude', async () => {
+    const atCap = `echo ${'y'.repeat(MAX_COMMAND_BYTES - 13)} | wc -c`;
+    expect(await bash(atCap)).toEqual({ ok: true, output: String(MAX_COMMAND_BYTES - 12) });
   });
 
   it('still kills the whole tree on timeout', async () => {

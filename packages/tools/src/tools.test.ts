@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAlive } from '../../../tests/helpers/processes.js';
-import { bashTool } from './bash-tool.js';
+import { bashTool, MAX_COMMAND_BYTES } from './bash-tool.js';
 import { nodeTool } from './node-tool.js';
 import { capOutput } from './cap-output.js';
 import { editFileTool } from './edit-file-tool.js';
@@ -76,6 +76,20 @@ describe('process tools', () => {
     expect(result.output).toMatch(/\[\.\.\. \d+ characters omitted \.\.\.\]/);
     expect(result.output.length).toBeLessThan(2_100);
     expect(capOutput('abcdefghij', 4)).toBe('ab\n\n[... 6 characters omitted ...]\n\nij');
+  });
+
+  it('refuses a bash command longer than a command line holds, saying how to run it instead', async () => {
+    // E.g. a heredoc of a big file: as `bash -c <command>` it could not start (spawn E2BIG).
+    const command = `cat > big.txt <<'EOF'\n${'x'.repeat(200_000)}\nEOF`;
+    const refused = await bashTool.run({ command }, context);
+    expect(refused).toEqual({
+      ok: false,
+      output: `The command is 200026 bytes, more than one command line holds (${MAX_COMMAND_BYTES} bytes), so it did not run. Write the script to a file with write_file and run it with \`bash script.sh\`.`,
+    });
+    // One at the cap still runs (jail.test.ts runs one jailed, behind the jail's prelude).
+    const atCap = `echo ${'y'.repeat(MAX_COMMAND_BYTES - 13)} | wc -c`;
+    expect(Buffer.byteLength(atCap)).toBe(MAX_COMMAND_BYTES);
+    expect(await bashTool.run({ command: atCap }, context)).toEqual({ ok: true, output: String(MAX_COMMAND_BYTES - 12) });
   });
 
   it('python reports the traceback and failure of a program that raises', async () => {
