@@ -165,6 +165,22 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     expect(task).toMatchObject({ status: 'failed', steps: 2, error: { code: 'max_steps' } });
   });
 
+  it('runs at most AGENTQ_MAX_TOOL_CALLS calls of one answer; the model is told of the rest', async () => {
+    const calls = ['one', 'two', 'three'].map((word) => ({ name: 'bash', arguments: { command: `echo ${word}` } }));
+    stack = await startStack({ rules: [{ match: (request: DoubleRequest) => toolResultCount(request) === 0, reply: { toolCalls: calls } }, { reply: { content: 'done' } }], env: { AGENTQ_MAX_TOOL_CALLS: '2' } });
+    const [taskId] = await stack.submit([{ prompt: 'three at once', agent: 'coder' }]);
+    const events = await waitForEnd(stack.api.url, taskId!);
+    const results = events.filter((event) => event.event === 'tool.result').map((event) => event.data.data as { ok: boolean; output: string; skipped?: boolean });
+    expect(results.map((result) => [result.ok, result.output, result.skipped ?? false])).toEqual([
+      [true, 'one', false],
+      [true, 'two', false],
+      [false, 'not run: one answer runs at most 2 tool calls, and this was call 3 of 3. Call it again in your next answer if it is still needed.', true],
+    ]);
+    expect(events.filter((event) => event.event === 'tool.call')).toHaveLength(2);
+    expect(stack.double.requests[1]!.messages.filter((message) => message.role === 'tool').map((message) => message.content)).toEqual(['one', 'two', results[2]!.output]);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'done', steps: 2 });
+  });
+
   it('lists tasks newest first, by status, page by page', async () => {
     stack = await startStack({ rules: [{ reply: { content: 'ok' } }], pools: ['casual'] });
     const ids = await stack.submit([1, 2, 3, 4, 5].map((n) => ({ prompt: `task ${n}`, agent: 'casual' })));

@@ -55,6 +55,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         // Made when a tool first needs it: most tasks of some kinds never do.
         prepareWorkdir: async () => prepareWorkdir(context.isolation, workdir, record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined),
         maxSteps: config.AGENTQ_MAX_STEPS,
+        maxToolCallsPerStep: config.AGENTQ_MAX_TOOL_CALLS,
         stopWhen: [...budgets, spendingIsWithin(spending, record)],
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),

@@ -208,6 +208,8 @@ const configSchema = z.object({
   AGENTQ_CONCURRENCY: positiveInt(4),
   /** LLM calls one task may make before it fails with reason `max_steps`. */
   AGENTQ_MAX_STEPS: positiveInt(20),
+  /** Tool calls one model answer may run; the rest are answered "not run", telling the model to call them again. */
+  AGENTQ_MAX_TOOL_CALLS: positiveInt(32),
   /** Tokens (prompt + completion) one task may use before it fails with reason `budget`. Default: no limit. */
   AGENTQ_TOKEN_BUDGET: z.coerce.number().int().positive().optional(),
   /** Wall-clock time one task may take from its first start, in milliseconds. Default: no limit. */

@@ -24,6 +24,9 @@ export type ExecuteToolsOutcome =
   | { status: 'done' | 'cancelled'; messages: Message[] }
   | { status: 'waiting'; messages: Message[]; question: string; callId: string };
 
+/** Results of calls not run that go out in one commit: a hostile answer's thousands stay small writes. */
+const HELD_PER_COMMIT = 256;
+
 export async function executeTools(options: ExecuteToolsOptions): Promise<ExecuteToolsOutcome> {
   const { calls, protocol, journal, step, context } = options;
   const results: CallResult[] = [];
@@ -38,16 +41,19 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     step,
     data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), output: result.output, durationMs },
   });
-  /** Commits one result; the last one also carries the step's own messages and completes it. */
-  const record = async (result: CallResult, durationMs: number, isLast: boolean) => {
-    results.push(result);
-    const messages = [protocol.messageForResult(result)].filter((message): message is Message => message !== undefined);
+  /** Commits results; the last ones also carry the step's own messages and complete it. */
+  const record = async (recorded: CallResult[], durationMs: number, isLast: boolean) => {
+    results.push(...recorded);
+    const messages = recorded.map((result) => protocol.messageForResult(result)).filter((message): message is Message => message !== undefined);
     if (isLast) messages.push(...protocol.messagesForStep(results));
-    await commit(messages, [resultEvent(result, durationMs)], isLast);
+    await commit(messages, recorded.map((result) => resultEvent(result, durationMs)), isLast);
   };
+  // Calls past the cap are answered together at the end, a bounded number a commit.
+  const runnable = calls.filter((call) => call.notRun === undefined);
+  const held = calls.filter((call) => call.notRun !== undefined);
 
-  for (const [index, call] of calls.entries()) {
-    const isLast = index === calls.length - 1;
+  for (const [index, call] of runnable.entries()) {
+    const isLast = index === runnable.length - 1 && held.length === 0;
     if (context.signal.aborted) {
       // What ran stays recorded; the step does not complete.
       if (results.length) await commit(protocol.messagesForStep(results), [], false);
@@ -55,10 +61,10 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     }
     if (call.name === ASK_USER_TOOL && !call.error) {
       const question = readQuestion(call);
-      if (question) return waitForUser({ call, question, rest: calls.slice(index + 1) });
+      if (question) return waitForUser({ call, question, rest: [...runnable.slice(index + 1), ...held] });
     }
     if (protocol.stopsAtFirstFailure && results.some((result) => result.status === 'failed')) {
-      await record({ call, status: 'not_run', output: 'not run, an earlier block failed' }, 0, isLast);
+      await record([{ call, status: 'not_run', output: 'not run, an earlier block failed.' }], 0, isLast);
       continue;
     }
     // Goes out with its result, or by itself if the call runs long enough to be seen running. The
@@ -70,8 +76,12 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     });
     const started = performance.now();
     const result = await runPlannedCall(call, options.tools, context);
-    await record(result, Math.round(performance.now() - started), isLast);
+    await record([result], Math.round(performance.now() - started), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
+  }
+  for (let start = 0; start < held.length; start += HELD_PER_COMMIT) {
+    const chunk = held.slice(start, start + HELD_PER_COMMIT).map((call): CallResult => ({ call, status: 'not_run', output: call.notRun! }));
+    await record(chunk, 0, start + HELD_PER_COMMIT >= held.length);
   }
   return { status: 'done', messages: committed };
 

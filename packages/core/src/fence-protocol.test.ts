@@ -18,7 +18,7 @@ afterEach(async () => {
   await rm(workdir, { recursive: true, force: true });
 });
 
-async function run(script: ScriptStep[], options: { toolTimeoutMs?: number } = {}) {
+async function run(script: ScriptStep[], options: { toolTimeoutMs?: number; maxToolCallsPerStep?: number } = {}) {
   const model = createScriptedModel({ script });
   const journal = createMemoryJournal();
   const outcome = await runAgent({
@@ -65,6 +65,19 @@ describe('the fences protocol', () => {
     ]);
     expect(feedback[0]).toMatch(/^\[success\] block 1 \(```bash\):\nran\n\n\[failure\] block 2 \(```python\):\n\(no output\)\n\[exit status 3\]\n\n\[not run\] block 3 \(```bash\): not run, an earlier block failed\.\n\nFix the failing block/);
     await expect(readFile(path.join(workdir, 'never.txt'))).rejects.toThrow();
+  });
+
+  it('runs at most its cap of blocks from one answer, and says which did not run', async () => {
+    const { feedback } = await run(
+      [{ content: [1, 2, 3].map((n) => fence('bash', `echo ${n} >> ran.txt`)).join('\n') }, { content: 'ok' }],
+      { maxToolCallsPerStep: 2 },
+    );
+    expect(await readFile(path.join(workdir, 'ran.txt'), 'utf8')).toBe('1\n2\n');
+    expect(feedback[0]).toBe(
+      '[success] block 1 (```bash):\n(no output)\n\n[success] block 2 (```bash):\n(no output)\n\n' +
+        '[not run] block 3 (```bash): not run: one answer runs at most 2 tool calls, and this was call 3 of 3. Call it again in your next answer if it is still needed.\n\n' +
+        'Send the blocks that did not run again if they are still needed.',
+    );
   });
 
   it('judges success by exit status, never by words in the output; a timeout fails', async () => {

@@ -43,10 +43,12 @@ export const fenceProtocol: ToolProtocol = {
 function feedbackText(results: readonly CallResult[]): string {
   const parts = results.map((result) => {
     const label = result.call.label ?? result.call.name;
-    if (result.status === 'not_run') return `[not run] ${label}: not run, an earlier block failed.`;
+    if (result.status === 'not_run') return `[not run] ${label}: ${result.output}`;
     return `[${result.status === 'ok' ? 'success' : 'failure'}] ${label}:\n${result.output}`;
   });
   const failed = results.some((result) => result.status === 'failed');
-  return `${parts.join('\n\n')}\n\n${failed ? 'Fix the failing block and send the blocks that still need to run.' : 'All blocks ran.'}`;
+  const skipped = results.some((result) => result.status === 'not_run');
+  const ending = failed ? 'Fix the failing block and send the blocks that still need to run.' : skipped ? 'Send the blocks that did not run again if they are still needed.' : 'All blocks ran.';
+  return `${parts.join('\n\n')}\n\n${ending}`;
 }
 

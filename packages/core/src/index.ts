@@ -10,6 +10,7 @@ export * from './count-tokens.js';
 export * from './call-model.js';
 export * from './compact-context.js';
 export * from './execute-tools.js';
+export * from './cap-tool-calls.js';
 export * from './run-agent.js';
 export * from './plan.js';
 export * from './plan-task.js';

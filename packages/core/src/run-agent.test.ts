@@ -153,6 +153,56 @@ describe('runAgent', () => {
     expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.id)).toEqual(['c2']);
   });
 
+  it('runs at most its cap of tool calls from one answer; the rest are answered "not run" with what to do', async () => {
+    const calls = [1, 2, 3, 4, 5].map((n) => ({ id: `c${n}`, name: 'bash', arguments: { command: `echo ${n} >> ran.txt` } }));
+    const model = createScriptedModel({ script: [{ toolCalls: calls }, { content: 'done' }] });
+    const journal = createMemoryJournal();
+    const commits: number[] = [];
+    const counting = { ...journal, commit: async (entry: Parameters<typeof journal.commit>[0]) => (commits.push(entry.events?.length ?? 0), journal.commit(entry)) };
+    const outcome = await runAgent(options({ model, journal: counting, maxToolCallsPerStep: 3 }));
+    expect(outcome).toEqual({ status: 'completed', answer: 'done', steps: 2 });
+    expect(await readFile(path.join(workdir, 'ran.txt'), 'utf8')).toBe('1\n2\n3\n');
+    // Every call has its result (the API wants one per call id), in the next request too.
+    const notRun = (n: number) => `not run: one answer runs at most 3 tool calls, and this was call ${n} of 5. Call it again in your next answer if it is still needed.`;
+    expect(toolResults(model.requests[1]!.messages as MemoryEntry[]).map((result) => [result.toolCallId, result.content])).toEqual([
+      ['c1', '(no output)'], ['c2', '(no output)'], ['c3', '(no output)'], ['c4', notRun(4)], ['c5', notRun(5)],
+    ]);
+    expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.id)).toEqual(['c1', 'c2', 'c3']);
+    const skipped = journal.events.flatMap((event) => (event.type === 'tool.result' && event.data.skipped ? [[event.data.id, event.data.ok, event.data.output]] : []));
+    expect(skipped).toEqual([['c4', false, notRun(4)], ['c5', false, notRun(5)]]);
+    // The two not run go out together, with the step's end.
+    expect(journal.events.filter((event) => event.type === 'step.completed').map((event) => event.step)).toEqual([1, 2]);
+    expect(commits).toContain(3);
+  });
+
+  it('answers thousands of calls past the cap in a few commits of bounded size', async () => {
+    const calls = Array.from({ length: 600 }, (_, index) => ({ id: `c${index}`, name: 'list_files', arguments: {} }));
+    const model = createScriptedModel({ script: [{ toolCalls: calls }, { content: 'done' }] });
+    const journal = createMemoryJournal();
+    const resultsPerCommit: number[] = [];
+    const counting = { ...journal, commit: async (entry: Parameters<typeof journal.commit>[0]) => (resultsPerCommit.push((entry.events ?? []).filter((event) => event.type === 'tool.result').length), journal.commit(entry)) };
+    await runAgent(options({ model, journal: counting, maxToolCallsPerStep: 1 }));
+    expect(resultsPerCommit.filter((count) => count > 0)).toEqual([1, 256, 256, 87]);
+    expect(toolResults(model.requests[1]!.messages as MemoryEntry[])).toHaveLength(600);
+  });
+
+  it('keeps the cap when it resumes a step: only the calls within it run', async () => {
+    const journal = createMemoryJournal([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, toolCalls: [1, 2, 3, 4].map((n) => ({ id: `c${n}`, name: 'bash', arguments: `{"command":"echo ${n} >> ran.txt"}` })) },
+      { role: 'tool', toolCallId: 'c1', name: 'bash', content: '(no output)' },
+    ]);
+    const model = createScriptedModel({ script: [{ content: 'resumed' }] });
+    await runAgent(options({ model, journal, maxToolCallsPerStep: 2 }));
+    expect(await readFile(path.join(workdir, 'ran.txt'), 'utf8')).toBe('2\n');
+    expect(toolResults(journal.messages).map((result) => result.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(toolResults(journal.messages).slice(2).map((result) => result.content)).toEqual([
+      'not run: one answer runs at most 2 tool calls, and this was call 3 of 4. Call it again in your next answer if it is still needed.',
+      'not run: one answer runs at most 2 tool calls, and this was call 4 of 4. Call it again in your next answer if it is still needed.',
+    ]);
+  });
+
   it('stops before calling the model when cancelled', async () => {
     const controller = new AbortController();
     controller.abort();

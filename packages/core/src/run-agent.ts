@@ -14,6 +14,7 @@ import type { ProcessIsolation, Scratchpad, Tool, ToolContext } from '@agentq/to
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
+import { capToolCalls, DEFAULT_MAX_TOOL_CALLS_PER_STEP } from './cap-tool-calls.js';
 import { executeTools, type ExecuteToolsOutcome } from './execute-tools.js';
 import type { AgentJournal } from './journal.js';
 import { nativeProtocol } from './native-protocol.js';
@@ -35,6 +36,8 @@ export interface RunAgentOptions {
   prepareWorkdir?: () => Promise<void>;
   /** Hard cap on model calls. */
   maxSteps: number;
+  /** Tool calls one model answer may run; the rest are answered "not run". Default 32. */
+  maxToolCallsPerStep?: number;
   /** How the model asks for tools. Default native tool calls. */
   protocol?: ToolProtocol;
   /** More stop conditions (budgets), checked with the step cap before every model call. Default none. */
@@ -77,6 +80,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     entries.push(...initial);
   }
   const stopConditions = [stepCountIs(options.maxSteps), ...(options.stopWhen ?? [])];
+  const callLimit = options.maxToolCallsPerStep ?? DEFAULT_MAX_TOOL_CALLS_PER_STEP;
   const toolSpecs = protocol.toolSpecs(tools);
   const toolContext: ToolContext = {
     workdir: options.workdir,
@@ -114,7 +118,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     const plan = protocol.plan(last, { step: steps, tools });
     if (plan.kind === 'final' && after.length === 0) return { status: 'completed', answer: plan.answer, steps };
     if (plan.kind === 'tools') {
-      const pending = protocol.pendingCalls(plan.calls, after);
+      const pending = protocol.pendingCalls(capToolCalls(plan.calls, callLimit), after);
       if (pending.length) {
         const stopped = settle(await runTools(pending));
         if (stopped) return stopped;
@@ -164,7 +168,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       }
       if (turn.plan.kind === 'final') return { status: 'completed', answer: turn.plan.answer, steps };
       if (turn.plan.kind === 'tools') {
-        const stopped = settle(await runTools(turn.plan.calls));
+        const stopped = settle(await runTools(capToolCalls(turn.plan.calls, callLimit)));
         if (stopped) return stopped;
       }
     } catch (error) {

@@ -19,6 +19,8 @@ export interface PlannedCall {
   label?: string;
   /** A mistake to give back to the model instead of running anything. */
   error?: string;
+  /** Why this call is answered as not run, without running it (past the cap on calls in one answer). */
+  notRun?: string;
 }
 
 export interface CallResult {
