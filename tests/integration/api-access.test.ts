@@ -206,6 +206,29 @@ describe('tenants', () => {
     expect(await listed('key-acme')).toBe(5);
   });
 
+  it('holds a tenant to its number of stored tasks, ended ones included, so cancelling what it submits fills nothing', async () => {
+    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_TASKS: '3' } });
+    const post = (key: string, path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
+    await submitAs('key-acme', [{ prompt: 'one', agent: 'casual' }, { prompt: 'two', agent: 'casual' }, { prompt: 'three', agent: 'casual' }]);
+    // Cancelled at once: nothing of acme's is unfinished, and all three are still kept.
+    expect(await (await post('key-acme', '/v1/tasks/bulk', { action: 'cancel', status: 'queued' })).json()).toMatchObject({ matched: 3, changed: 3 });
+    const over = await post('key-acme', '/v1/tasks', { tasks: [{ prompt: 'four', agent: 'casual' }] });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(await over.json()).toEqual({
+      error: {
+        code: 'limit_reached',
+        message: 'Tenant acme holds 3 tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); 1 more would pass its limit of 3 (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.',
+        details: { tenant: 'acme', stored: 3, requested: 1, limit: 3 },
+      },
+    });
+    expect((await post('key-acme', '/v1/tasks/bulk', { action: 'retry', status: 'cancelled' })).status).toBe(429);
+    const listed = (await (await fetch(`${stack.api.url}/v1/tasks`, as('key-acme'))).json()) as { tasks: TaskView[] };
+    expect(listed.tasks.map((task) => task.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    // Another tenant keeps its own room.
+    expect(await submitAs('key-globex', [{ prompt: 'g1', agent: 'casual' }])).toHaveLength(1);
+  });
+
   it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {
     const asked = (request: DoubleRequest) => request.messages.some((message) => typeof message.content === 'string' && message.content.includes('ask me'));
     const rules = [

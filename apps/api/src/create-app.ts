@@ -56,6 +56,8 @@ export interface CreateAppOptions {
   streamsPerTenant?: number;
   /** Submitted tasks one tenant may have not yet ended (AGENTQ_TENANT_MAX_UNFINISHED). Default 100,000. */
   maxUnfinishedPerTenant?: number;
+  /** Submitted tasks one tenant may have stored, ended ones included (AGENTQ_TENANT_MAX_TASKS). Default 1,000,000. */
+  maxTasksPerTenant?: number;
   /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
   apiKeys?: readonly ApiKey[];
   /** Keys that see every tenant and open bull-board. Default none. */
@@ -114,7 +116,7 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000 }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000 }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

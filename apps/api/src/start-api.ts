@@ -60,6 +60,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     bodyLimit: config.AGENTQ_BODY_LIMIT,
     streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
+    maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,

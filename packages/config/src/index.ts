@@ -300,6 +300,12 @@ const configSchema = z.object({
    * submits cannot fill the Redis every tenant shares. Past it, a submit (a retry, a fork) is a 429.
    */
   AGENTQ_TENANT_MAX_UNFINISHED: positiveInt(100_000),
+  /**
+   * How many submitted tasks one tenant's list may hold, ended ones included (they are kept for
+   * AGENTQ_RETENTION_HOURS): a tenant that cancels what it submits, again and again, has no unfinished
+   * tasks, and would fill Redis with ended ones. Past it, a submit (a retry, a fork) is a 429.
+   */
+  AGENTQ_TENANT_MAX_TASKS: positiveInt(1_000_000),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

@@ -67,22 +67,34 @@ export function tasksRouter(options: {
   tracing: Tracing;
   allowedModels: ReadonlySet<string>;
   maxUnfinishedPerTenant: number;
+  maxTasksPerTenant: number;
 }): Router {
   const { store, queues } = options;
   /**
    * Room for `count` more of `tenant`'s tasks, or a 429 that says so: one tenant's submits cannot fill the
-   * Redis every tenant shares. Counted as each request arrives (requests at the same moment may pass it by
-   * their own sizes).
+   * Redis every tenant shares, neither with tasks waiting nor with tasks it cancels as it submits them
+   * (kept until their retention ends). Counted as each request arrives (requests at the same moment may
+   * pass it by their own sizes).
    */
   const ensureRoom = async (tenant: string, count: number) => {
-    const unfinished = await countUnfinished(store.redis, store.keys.tenantTasks(tenant));
-    if (unfinished + count <= options.maxUnfinishedPerTenant) return;
-    throw new ApiError(
-      'limit_reached',
-      `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${count} more would pass its limit of ${options.maxUnfinishedPerTenant} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.`,
-      { tenant, unfinished, requested: count, limit: options.maxUnfinishedPerTenant },
-      5,
-    );
+    const list = store.keys.tenantTasks(tenant);
+    const [unfinished, stored] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list)]);
+    if (unfinished + count > options.maxUnfinishedPerTenant) {
+      throw new ApiError(
+        'limit_reached',
+        `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${count} more would pass its limit of ${options.maxUnfinishedPerTenant} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.`,
+        { tenant, unfinished, requested: count, limit: options.maxUnfinishedPerTenant },
+        5,
+      );
+    }
+    if (stored + count > options.maxTasksPerTenant) {
+      throw new ApiError(
+        'limit_reached',
+        `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${count} more would pass its limit of ${options.maxTasksPerTenant} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.`,
+        { tenant, stored, requested: count, limit: options.maxTasksPerTenant },
+        60,
+      );
+    }
   };
   const transitions = new Transitions(store);
   const router = Router();
