@@ -148,6 +148,10 @@ describe('agentq watch, status, cancel, retry', () => {
     // A task that ended has nothing to cancel: said, and exit 1.
     const again = await run(['cancel', taskId!]);
     expect(again).toMatchObject({ code: 1, output: `${taskId} already ended (cancelled): nothing to cancel\n` });
+    // Delete: the ended one goes; the retry, not ended yet, stays, with the API's reason.
+    expect(await run(['delete', taskId!])).toMatchObject({ code: 0, output: `deleted ${taskId}\n` });
+    expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`)).status).toBe(404);
+    expect((await run(['delete', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a task that has ended/);
   });
 
   it('submits on a named model and forks a task from a step, printing the new ids', async () => {

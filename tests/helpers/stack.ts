@@ -25,7 +25,7 @@ export interface Stack {
  * `worker`: the worker's timings, where a test needs others than its defaults.
  */
 export async function startStack(
-  options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger; worker?: Pick<StartWorkerOptions, 'admitIntervalMs'> } = {},
+  options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger; worker?: Pick<StartWorkerOptions, 'admitIntervalMs' | 'sweepIntervalMs'> } = {},
 ): Promise<Stack> {
   const double = await startOpenAIDouble({ rules: options.rules ?? [] });
   const prefix = freshPrefix();

@@ -225,8 +225,12 @@ describe('tenants', () => {
     expect((await post('key-acme', '/v1/tasks/bulk', { action: 'retry', status: 'cancelled' })).status).toBe(429);
     const listed = (await (await fetch(`${stack.api.url}/v1/tasks`, as('key-acme'))).json()) as { tasks: TaskView[] };
     expect(listed.tasks.map((task) => task.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
-    // Another tenant keeps its own room.
+    // Another tenant keeps its own room, and cannot delete acme's tasks; acme makes room by deleting one.
     expect(await submitAs('key-globex', [{ prompt: 'g1', agent: 'casual' }])).toHaveLength(1);
+    const remove = (key: string, id: string) => fetch(`${stack!.api.url}/v1/tasks/${id}`, as(key, { method: 'DELETE' }));
+    expect((await remove('key-globex', listed.tasks[0]!.id)).status).toBe(404);
+    expect((await remove('key-acme', listed.tasks[0]!.id)).status).toBe(204);
+    expect(await submitAs('key-acme', [{ prompt: 'four', agent: 'casual' }])).toHaveLength(1);
   });
 
   it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {

@@ -5,6 +5,7 @@
 import type { TaskEvent, TaskView } from '@agentq/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleReply, DoubleRequest, DoubleRule } from '@agentq/llm';
+import { connectRedis, createKeys } from '@agentq/queue';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
@@ -37,6 +38,42 @@ async function eventsOf(stack: Stack, taskId: string): Promise<TaskEvent[]> {
 }
 
 describe('a planned task', () => {
+  it('is deleted with its subtasks, once every one of them has ended; a subtask alone is not', async () => {
+    stack = await startStack({
+      rules: scenario({
+        plans: [planJson([{ id: '1', agent: 'casual', task: 'step one', need: [] }, { id: '2', agent: 'casual', task: 'step two', need: ['1'] }])],
+        agents: [
+          { when: 'step one', reply: { content: 'result of one' } },
+          { when: 'step two', reply: { content: 'result of two' } },
+        ],
+      }),
+    });
+    const [rootId] = await stack.submit([{ prompt: 'two steps' }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const { body: root } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`);
+    const [first, second] = root.children!.map((child) => child.id);
+    const redis = connectRedis({ url: stack.config.REDIS_URL });
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
+    const remove = (id: string) => fetch(`${stack!.api.url}/v1/tasks/${id}`, { method: 'DELETE' });
+    try {
+      const subtask = await remove(first!);
+      expect(subtask.status).toBe(409);
+      expect(((await subtask.json()) as { error: { message: string } }).error.message).toBe(`Task "${first}" is a subtask of ${rootId}: delete that task, which removes its subtasks with it.`);
+      // As a subtask still stopping after its task was cancelled: its worker would write on.
+      await redis.hset(keys.task(second!), 'status', 'running');
+      const running = await remove(rootId!);
+      expect(running.status).toBe(409);
+      expect(((await running.json()) as { error: { message: string } }).error.message).toMatch(new RegExp(`^Subtask ${second!.replace(/\./g, '\\.')} of task "${rootId}" is running: only a task that has ended`));
+      await redis.hset(keys.task(second!), 'status', 'completed');
+      expect((await remove(rootId!)).status).toBe(204);
+      expect(await redis.exists(...[rootId!, first!, second!].flatMap((id) => [keys.task(id), keys.events(id), keys.messages(id)]))).toBe(0);
+      expect(await redis.exists(keys.scratchpad(rootId!), keys.finishedSubtasks(rootId!))).toBe(0);
+      expect((await fetch(`${stack.api.url}/v1/tasks/${second}`)).status).toBe(404);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('runs a diamond: 2 and 3 at the same time after 1, and 4 gets both results', async () => {
     stack = await startStack({
       env: { AGENTQ_CONCURRENCY: '2' },

@@ -199,6 +199,52 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
   });
 });
 
+describe('deleting a task', () => {
+  it('removes an ended task with everything it left: its record, events, memory, list entries and work directory', async () => {
+    stack = await startStack({ rules: fileWritingRules, worker: { sweepIntervalMs: 100 } });
+    const [taskId, kept] = await stack.submit([{ prompt: 'gone', agent: 'coder' }, { prompt: 'kept', agent: 'coder' }]);
+    await Promise.all([waitForEnd(stack.api.url, taskId!), waitForEnd(stack.api.url, kept!)]);
+    const workdir = path.join(stack.dataDir, 'work', taskId!);
+    expect(existsSync(path.join(workdir, 'out', 'gone.txt'))).toBe(true);
+    const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), createKeys(stack.config.AGENTQ_REDIS_PREFIX));
+    try {
+      const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}`, { method: 'DELETE' });
+      expect(response.status).toBe(204);
+      expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`)).status).toBe(404);
+      expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } })).status).toBe(404);
+      expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.id)).toEqual([kept]);
+      const { keys } = store;
+      expect(await store.redis.exists(keys.task(taskId!), keys.messages(taskId!), keys.events(taskId!), keys.packedEvents(taskId!))).toBe(0);
+      expect(await store.redis.zscore(keys.expiry, taskId!)).toBeNull();
+      // Its folder goes with a worker's next sweep; the other task's stays.
+      await expect.poll(() => existsSync(workdir), { timeout: 5_000 }).toBe(false);
+      expect(existsSync(path.join(stack.dataDir, 'work', kept!, 'out', 'kept.txt'))).toBe(true);
+      expect(await store.redis.scard(keys.workdirsToRemove)).toBe(0);
+      // Deleted twice, or never there: a 404.
+      expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`, { method: 'DELETE' })).status).toBe(404);
+    } finally {
+      store.redis.disconnect();
+    }
+  });
+
+  it('refuses a task that has not ended, and a subtask, saying what to do', async () => {
+    stack = await startStack({ pools: [] });
+    const [queued] = await stack.submit([{ prompt: 'waits in line', agent: 'casual' }]);
+    const refused = await fetch(`${stack.api.url}/v1/tasks/${queued}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toEqual({
+      error: {
+        code: 'conflict',
+        message: `Task "${queued}" is queued: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${queued}/cancel) and delete it once it has ended.`,
+      },
+    });
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${queued}`)).body.status).toBe('queued');
+    expect((await fetch(`${stack.api.url}/v1/tasks/${queued}/cancel`, { method: 'POST' })).status).toBe(202);
+    expect((await fetch(`${stack.api.url}/v1/tasks/${queued}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await fetch(`${stack.api.url}/v1/tasks/${queued}.v1.s1`, { method: 'DELETE' })).status).toBe(404);
+  });
+});
+
 describe('cancellation', () => {
   it('a queued task never starts', async () => {
     stack = await startStack({ rules: [{ reply: { content: 'should not run' } }], pools: [] });

@@ -90,6 +90,15 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       },
       '/v1/tasks/{id}': {
         get: v1({ summary: 'A task', requestParams: taskIdParam, responses: { '200': { description: 'The task.', content: json(taskViewSchema) }, '404': NOT_FOUND } }),
+        delete: v1({
+          summary: 'Delete an ended task for good: its record, events, memory, subtasks and work directories',
+          requestParams: taskIdParam,
+          responses: {
+            '204': { description: 'Deleted (its work directories go with a worker\'s next sweep, within seconds).' },
+            '404': NOT_FOUND,
+            '409': error('The task, or one of its subtasks, has not ended (cancel it first), or it is a subtask (delete its task).'),
+          },
+        }),
       },
       '/v1/tasks/{id}/events': {
         get: v1({

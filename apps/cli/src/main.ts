@@ -2,7 +2,7 @@
 /**
  * `agentq`: the one entry point of every process, and the terminal client of the API.
  *   agentq start | api | worker | demo         run agentq
- *   agentq submit | watch | status | cancel | retry | fork   talk to a running agentq
+ *   agentq submit | watch | status | cancel | retry | fork | delete   talk to a running agentq
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -11,7 +11,7 @@ import { ApiClient, ClientError } from './api-client.js';
 import { apiCommand } from './commands/api.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
-import { cancelCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
+import { cancelCommand, deleteCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
 import { watchCommand } from './commands/watch.js';
@@ -40,6 +40,7 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   fork ID --from-step N [--prompt TEXT] [--model M] [--agent A]
                                           a new task from the task's steps before N (not run again),
                                           then its own prompt or model; prints the new id
+  delete ID                               remove an ended task for good: its record, events, subtasks, files
 
 Configuration comes from the environment (and ./.env); see the README.`;
 
@@ -103,6 +104,8 @@ async function main(argv: string[]): Promise<number> {
       return retryCommand(client(loadConfig()), argument, values);
     case 'fork':
       return forkCommand(client(loadConfig()), argument, values);
+    case 'delete':
+      return deleteCommand(client(loadConfig()), argument, values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }

@@ -19,6 +19,7 @@ import {
   createKeys,
   compactEvents,
   expireTasks,
+  removeLeftWorkdirs,
   HEARTBEAT_TTL_MS,
   onSubtaskFinished,
   removeHeartbeat,
@@ -167,10 +168,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   }
   await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
 
+  const removeWorkdir = (taskId: string) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true });
+  // Tasks past their retention, and the folders of tasks their owners deleted.
   const sweep = () =>
-    expireTasks({ store, onRemoved: (taskId) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true }) }).catch((error: unknown) =>
-      logger.error({ err: error }, 'sweeping expired tasks failed'),
-    );
+    expireTasks({ store, onRemoved: removeWorkdir })
+      .then(() => removeLeftWorkdirs(store, removeWorkdir))
+      .catch((error: unknown) => logger.error({ err: error }, 'sweeping expired tasks failed'));
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();
   // Ended tasks' event streams, compacted in batches until none is left (one pass at a time).

@@ -1,12 +1,11 @@
 /**
- * Removes the data of submitted tasks whose retention is over: their records, memory, events, shared
- * memory and DAG state, and those of their subtasks, with their index entries. Every worker process
- * sweeps, and they share the work (claim-due.ts): a claimed batch is removed in one pipeline, and then
- * dropped from the due set.
+ * Removes the data of submitted tasks whose retention is over, and their subtasks' (remove-tasks.ts).
+ * Every worker process sweeps, and they share the work (claim-due.ts): a claimed batch is removed in one
+ * pipeline, which also drops it from the due set.
  */
 import type { TaskStore } from './task-store.js';
 import { claimDue } from './claim-due.js';
-import { DEFAULT_TENANT } from './task-schemas.js';
+import { removeTaskTrees } from './remove-tasks.js';
 
 /** How long a claimed batch is a sweeper's before another may take it. */
 const LEASE_MS = 5 * 60_000;
@@ -33,25 +32,7 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
     const now = options.now ?? Date.now();
     const roots = await claimDue(redis, keys.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
     if (roots.length === 0) break;
-    const read = redis.pipeline();
-    for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
-    const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
-
-    const remove = redis.pipeline();
-    const everyId: string[] = [];
-    roots.forEach((rootId, index) => {
-      const [children, tenant, batch] = records[index] ?? [null, null, null];
-      const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
-      everyId.push(...ids);
-      remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
-      const owner = tenant ?? DEFAULT_TENANT;
-      remove.zrem(keys.allTasks, rootId);
-      remove.zrem(keys.tenantTasks(owner), rootId);
-      if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
-      remove.zrem(keys.expiry, rootId);
-      remove.zrem(keys.toCompact, ...ids);
-    });
-    await remove.exec();
+    const everyId = await removeTaskTrees(store, roots);
     if (options.onRemoved) await Promise.all(everyId.map((id) => options.onRemoved!(id)));
     removed.push(...roots);
     if (roots.length < batchSize) break;

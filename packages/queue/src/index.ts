@@ -12,6 +12,7 @@ export * from './answer-task.js';
 export * from './subtasks.js';
 export * from './redis-scratchpad.js';
 export * from './expire-tasks.js';
+export * from './remove-tasks.js';
 export * from './compact-events.js';
 export * from './worker-registry.js';
 export * from './retry-task.js';

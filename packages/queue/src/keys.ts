@@ -39,6 +39,8 @@ export interface Keys {
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
   toCompact: string;
+  /** Ids of deleted tasks whose work directories a worker is still to remove (the API may not mount them). */
+  workdirsToRemove: string;
   /** The subtasks of a root that reached an end. */
   finishedSubtasks(rootId: string): string;
   /** The needs of a subtask that completed. */
@@ -76,6 +78,7 @@ export function createKeys(prefix: string): Keys {
     fairArrivals: `${prefix}:fair:arrivals`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,
+    workdirsToRemove: `${prefix}:tasks:workdirs-to-remove`,
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,
     scratchpad: (rootId) => `${prefix}:task:${rootId}:scratchpad`,

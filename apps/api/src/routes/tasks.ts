@@ -16,6 +16,7 @@ import {
   forkRefusal,
   forkTask,
   isTaskId,
+  removeTaskTrees,
   RETRYABLE,
   retryTask,
   statusesSchema,
@@ -196,6 +197,20 @@ export function tasksRouter(options: {
     const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: taskIdOf(request) });
     if (!result.found) throw notFound(taskIdOf(request));
     response.status(202).json({ id: taskIdOf(request), status: result.status });
+  });
+
+  router.delete('/v1/tasks/:id', async (request, response) => {
+    const taskId = taskIdOf(request);
+    const record = await visibleRecord(store, principalOf(response), taskId);
+    if (record.parentId) throw new ApiError('conflict', `Task "${taskId}" is a subtask of ${record.rootId}: delete that task, which removes its subtasks with it.`);
+    // Nothing of it may still run: a subtask's worker would write on (and in its folder) after the removal.
+    const running = [record, ...(await store.statuses(record.children ?? []))].find((task) => !task.status || !TERMINAL_STATUSES.has(task.status));
+    if (running) {
+      const which = running.id === taskId ? `Task "${taskId}" is ${record.status}` : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
+      throw new ApiError('conflict', `${which}: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${taskId}/cancel) and delete it once it has ended.`);
+    }
+    await removeTaskTrees(store, [taskId], { workdirsLeft: true });
+    response.status(204).end();
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {

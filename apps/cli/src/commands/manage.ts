@@ -1,4 +1,4 @@
-/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`. */
+/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID`. */
 import type { ApiClient } from '../api-client.js';
 import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -53,5 +53,12 @@ export async function forkCommand(client: ApiClient, taskId: string | undefined,
   const body = { fromStep, ...(flags.prompt ? { prompt: flags.prompt } : {}), ...(flags.model ? { model: flags.model } : {}), ...(flags.agent ? { agent: flags.agent } : {}) };
   const answer = await client.call<{ id: string; forkOf: { id: string; step: number } }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/fork`, body);
   process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${answer.id}\n`);
+  return 0;
+}
+
+export async function deleteCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
+  if (!taskId) throw new UsageError('usage: agentq delete ID');
+  await client.call('DELETE', `/v1/tasks/${encodeURIComponent(taskId)}`);
+  process.stdout.write(flags.json ? `${JSON.stringify({ id: taskId, deleted: true })}\n` : `deleted ${taskId}\n`);
   return 0;
 }

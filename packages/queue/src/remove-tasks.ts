@@ -1,0 +1,46 @@
+/**
+ * Removes submitted tasks with everything they left in Redis: their records, memory, events, shared
+ * memory and DAG state, their subtasks', and their index entries. Used when their retention is over
+ * (expire-tasks.ts) and when their owner deletes one (`DELETE /v1/tasks/:id`). Every step is idempotent:
+ * two removals of the same task at once leave the same nothing.
+ */
+import type { TaskStore } from './task-store.js';
+import { DEFAULT_TENANT } from './task-schemas.js';
+
+/** Returns every removed id, subtasks included (for their work directories). */
+export async function removeTaskTrees(store: TaskStore, roots: readonly string[], options: { workdirsLeft?: boolean } = {}): Promise<string[]> {
+  const { redis, keys } = store;
+  const read = redis.pipeline();
+  for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
+  const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
+
+  const remove = redis.pipeline();
+  const everyId: string[] = [];
+  roots.forEach((rootId, index) => {
+    const [children, tenant, batch] = records[index] ?? [null, null, null];
+    const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
+    everyId.push(...ids);
+    remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
+    const owner = tenant ?? DEFAULT_TENANT;
+    remove.zrem(keys.allTasks, rootId);
+    remove.zrem(keys.tenantTasks(owner), rootId);
+    if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
+    remove.zrem(keys.expiry, rootId);
+    remove.zrem(keys.toCompact, ...ids);
+  });
+  // Their folders are on the workers' volume: a worker's sweep removes them (removeLeftWorkdirs).
+  if (options.workdirsLeft && everyId.length) remove.sadd(keys.workdirsToRemove, ...everyId);
+  await remove.exec();
+  return everyId;
+}
+
+/** Removes the work directories that deletions left to the workers, a batch at a time; returns how many. */
+export async function removeLeftWorkdirs(store: TaskStore, removeWorkdir: (taskId: string) => Promise<void>, batchSize = 500): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const ids = await store.redis.spop(store.keys.workdirsToRemove, batchSize);
+    await Promise.all(ids.map((id) => removeWorkdir(id)));
+    removed += ids.length;
+    if (ids.length < batchSize) return removed;
+  }
+}
