@@ -243,6 +243,21 @@ describe('deleting a task', () => {
     expect((await fetch(`${stack.api.url}/v1/tasks/${queued}`, { method: 'DELETE' })).status).toBe(204);
     expect((await fetch(`${stack.api.url}/v1/tasks/${queued}.v1.s1`, { method: 'DELETE' })).status).toBe(404);
   });
+
+  it('lets an idempotency key whose task was deleted create a new task, never answer the deleted one', async () => {
+    stack = await startStack({ pools: [] });
+    const submit = async () =>
+      (await (await fetch(`${stack!.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'keyed', agent: 'casual', idempotencyKey: 'order-7' }] }) })).json()) as {
+        tasks: Array<{ id: string; existing?: true }>;
+      };
+    const [first] = (await submit()).tasks;
+    expect((await submit()).tasks).toEqual([{ id: first!.id, status: 'queued', existing: true }]);
+    await fetch(`${stack.api.url}/v1/tasks/${first!.id}/cancel`, { method: 'POST' });
+    expect((await fetch(`${stack.api.url}/v1/tasks/${first!.id}`, { method: 'DELETE' })).status).toBe(204);
+    const [again] = (await submit()).tasks;
+    expect(again).toEqual({ id: expect.not.stringMatching(first!.id), status: 'queued' });
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${again!.id}`)).body.status).toBe('queued');
+  });
 });
 
 describe('cancellation', () => {

@@ -10,7 +10,7 @@ export async function forkJournal(options: { store: TaskStore; record: TaskRecor
   const { store, record } = options;
   const sourceId = record.forkOf!;
   const [source, entries] = await Promise.all([store.getRecord(sourceId), store.messages(sourceId)]);
-  if (!source || entries.length === 0) throw new Error(`The task this one forks, ${sourceId}, is gone (its retention ended): fork a task that is still kept.`);
+  if (!source || entries.length === 0) throw new Error(`The task this one forks, ${sourceId}, is gone (deleted, or its retention ended): fork a task that is still kept.`);
   let answers = 0;
   const cut = entries.findIndex((entry) => entry.role === 'assistant' && ++answers === record.forkStep);
   const kept = entries.slice(0, cut === -1 ? entries.length : cut).map((entry, index): MemoryEntry => (index === 0 && entry.role === 'system' ? { role: 'system', content: options.systemPrompt } : entry));
