@@ -1,10 +1,11 @@
 /** The dashboard in a real browser, against the real API, workers and Redis. */
+import type { TaskView } from '@agentq/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { DoubleRequest } from '@agentq/llm';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 import { waitForEnd } from '../helpers/sse.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
 const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
 const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
@@ -323,7 +324,7 @@ describe('the dashboard', () => {
     await page.waitForSelector('.task-summary .badge[data-status="cancelled"]');
   });
 
-  it('watches a batch as one: its tasks, why one failed, and a bulk cancel of what has not ended', async () => {
+  it('watches a batch as one: its tasks, why one failed, a bulk cancel of what has not ended, then deletes them', async () => {
     stack = await startStack({
       pools: ['casual'],
       rules: [
@@ -361,6 +362,24 @@ describe('the dashboard', () => {
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);
     expect(await page.locator('#bulk-message').textContent()).toBe('Cancelled 2 tasks.');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-batch.png` });
+
+    // One deleted from its own page (after the confirmation), which then shows the list; the rest in bulk.
+    const ids = (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=${encodeURIComponent(batch)}`)).body.tasks.map((task) => task.id);
+    await page.click('tr.task-row >> text=slow: one');
+    await page.waitForSelector('.task-summary .badge[data-status="cancelled"]');
+    const gone = decodeURIComponent(await page.evaluate(() => location.hash.slice('#/tasks/'.length)));
+    await page.click('#delete-task');
+    await page.waitForFunction(() => location.hash === '#/tasks');
+    expect((await fetch(`${stack.api.url}/v1/tasks/${gone}`)).status).toBe(404);
+    await page.fill('#batch-filter', batch);
+    await page.press('#batch-filter', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 2);
+    await page.click('#bulk-delete');
+    await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 0);
+    expect(await page.locator('#bulk-message').textContent()).toBe('Deleted 2 tasks.');
+    expect(await Promise.all(ids.map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([404, 404, 404]);
+    // The other batch's task stays.
+    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.prompt)).toEqual(['elsewhere']);
     expect(pageErrors).toEqual([]);
   });
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
+import { connectRedis, createKeys } from '@agentq/queue';
 import { spawn } from 'node:child_process';
 import { AGENTQ_MAIN, spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';
@@ -152,6 +153,26 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(await run(['delete', taskId!])).toMatchObject({ code: 0, output: `deleted ${taskId}\n` });
     expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`)).status).toBe(404);
     expect((await run(['delete', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a task that has ended/);
+  });
+
+  it('delete --batch removes every ended task of a batch, and says which it left and why', async () => {
+    stack = await startStack({ rules });
+    const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'b1', tasks: ['one', 'two', 'slow three'].map((prompt) => ({ prompt, agent: 'casual' })) }) });
+    const [one, two, slow] = ((await submit.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    const [other, stuck] = await stack.submit([{ prompt: 'not of the batch', agent: 'casual' }, { prompt: 'slow subtask', agent: 'casual' }]);
+    await Promise.all([one, two, other].map((id) => waitForEnd(stack!.api.url, id!)));
+    // One's tree holds a task still running (as a subtask still stopping after its task was cancelled).
+    const redis = connectRedis({ url: stack.config.REDIS_URL });
+    await redis.hset(createKeys(stack.config.AGENTQ_REDIS_PREFIX).task(one!), 'children', JSON.stringify([stuck]));
+    redis.disconnect();
+    // Two goes; one stays for its running subtask (exit 1, with the reason); the slow one has not ended.
+    expect(await run(['delete', '--batch', 'b1'])).toEqual({ code: 1, output: 'deleted 1 task of batch b1; 1 left: a subtask of theirs has not ended (cancel them first)\n' });
+    expect(await Promise.all([one, two, slow, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([200, 404, 200, 200]);
+    await Promise.all([slow, stuck].map((id) => fetch(`${stack!.api.url}/v1/tasks/${id}/cancel`, { method: 'POST' })));
+    await Promise.all([slow, stuck].map((id) => waitForEnd(stack!.api.url, id!)));
+    expect(JSON.parse((await run(['delete', '--batch', 'b1', '--json'])).output)).toEqual({ batch: 'b1', deleted: 2, left: 0 });
+    expect(await Promise.all([one, slow, stuck, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([404, 404, 404, 200]);
+    expect(await run(['delete', one!, '--batch', 'b1'])).toMatchObject({ code: 2 });
   });
 
   it('submits on a named model and forks a task from a step, printing the new ids', async () => {

@@ -231,6 +231,11 @@ describe('tenants', () => {
     expect((await remove('key-globex', listed.tasks[0]!.id)).status).toBe(404);
     expect((await remove('key-acme', listed.tasks[0]!.id)).status).toBe(204);
     expect(await submitAs('key-acme', [{ prompt: 'four', agent: 'casual' }])).toHaveLength(1);
+    // In bulk too: a tenant's bulk delete finds only its own ended tasks, and frees their room.
+    await post('key-globex', '/v1/tasks/bulk', { action: 'cancel', status: 'queued' });
+    expect(await (await post('key-acme', '/v1/tasks/bulk', { action: 'delete', status: 'cancelled' })).json()).toEqual({ action: 'delete', matched: 2, changed: 2, more: false });
+    expect(await (await post('key-globex', '/v1/tasks/bulk', { action: 'delete', status: 'cancelled' })).json()).toEqual({ action: 'delete', matched: 1, changed: 1, more: false });
+    expect(await submitAs('key-acme', [{ prompt: 'five', agent: 'casual' }, { prompt: 'six', agent: 'casual' }])).toHaveLength(2);
   });
 
   it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {

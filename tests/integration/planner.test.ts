@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 /**
  * The planner: a task without an agent becomes a DAG of subtasks across the pools, with real
  * workers, a real Redis and the wire double answering as the planner, the agents and the finisher.
@@ -69,6 +71,49 @@ describe('a planned task', () => {
       expect(await redis.exists(...[rootId!, first!, second!].flatMap((id) => [keys.task(id), keys.events(id), keys.messages(id)]))).toBe(0);
       expect(await redis.exists(keys.scratchpad(rootId!), keys.finishedSubtasks(rootId!))).toBe(0);
       expect((await fetch(`${stack.api.url}/v1/tasks/${second}`)).status).toBe(404);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('is deleted in bulk with its batch: every ended task with its subtasks, but one whose subtask has not ended', async () => {
+    stack = await startStack({
+      rules: scenario({
+        plans: [planJson([{ id: '1', agent: 'casual', task: 'step one', need: [] }])],
+        agents: [{ when: 'step one', reply: { content: 'result of one' } }],
+      }),
+      worker: { sweepIntervalMs: 100 },
+    });
+    const post = (body: unknown) => fetch(`${stack!.api.url}/v1/tasks/bulk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const submitted = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'nightly', tasks: [{ prompt: 'plan a' }, { prompt: 'plan b' }, { prompt: 'alone', agent: 'casual' }] }) });
+    const ids = ((await submitted.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    const [kept] = await stack.submit([{ prompt: 'another batch', agent: 'casual' }]);
+    for (const id of [...ids, kept!]) await waitForEnd(stack.api.url, id);
+    const [held, gone] = await Promise.all(ids.slice(0, 2).map(async (id) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${id}`)).body.children![0]!.id));
+    // Their work directories (these tasks wrote no file: made here), which a worker's sweep removes.
+    const workdir = (id: string) => path.join(stack!.dataDir, 'work', id);
+    for (const id of [...ids, gone!, held!]) mkdirSync(workdir(id), { recursive: true });
+    const redis = connectRedis({ url: stack.config.REDIS_URL });
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
+    try {
+      // Not ended: nothing of its status is deleted, and the request says what is.
+      const refused = await post({ action: 'delete', batch: 'nightly', status: 'running' });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Only completed, failed, skipped, cancelled tasks can be deleted; got status running.');
+      // As a subtask still stopping after its task was cancelled: its tree stays, the others go.
+      await redis.hset(keys.task(held!), 'status', 'running');
+      expect(await (await post({ action: 'delete', batch: 'nightly' })).json()).toEqual({ action: 'delete', matched: 3, changed: 2, more: false });
+      expect(await redis.exists(...[ids[1]!, gone!, ids[2]!].flatMap((id) => [keys.task(id), keys.events(id), keys.messages(id)]))).toBe(0);
+      expect(await redis.exists(keys.task(ids[0]!), keys.task(held!), keys.task(kept!))).toBe(3);
+      await expect.poll(() => [ids[1]!, gone!, ids[2]!].some((id) => existsSync(workdir(id))), { timeout: 5_000 }).toBe(false);
+      expect([ids[0]!, held!].every((id) => existsSync(workdir(id)))).toBe(true);
+      const listed = (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=nightly`)).body.tasks;
+      expect(listed.map((task) => task.id)).toEqual([ids[0]!]);
+      // Once it ended, the tree goes too; the task of another batch stays.
+      await redis.hset(keys.task(held!), 'status', 'completed');
+      expect(await (await post({ action: 'delete', batch: 'nightly' })).json()).toEqual({ action: 'delete', matched: 1, changed: 1, more: false });
+      expect(await redis.exists(keys.task(ids[0]!), keys.task(held!), keys.scratchpad(ids[0]!))).toBe(0);
+      expect((await fetch(`${stack.api.url}/v1/tasks/${kept}`)).status).toBe(200);
     } finally {
       redis.disconnect();
     }

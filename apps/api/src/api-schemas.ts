@@ -137,9 +137,9 @@ export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.strin
 export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional(), forkOf: z.object({ id: z.string(), step: z.number().int() }).optional() });
 export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });
 export const bulkResultSchema = z.object({
-  action: z.enum(['cancel', 'retry']),
+  action: z.enum(['cancel', 'retry', 'delete']),
   matched: z.number().int().meta({ description: 'Tasks the filter matched that the action applies to (at most 10,000).' }),
-  changed: z.number().int().meta({ description: 'Cancelled (or asked to stop), or retried as new tasks.' }),
+  changed: z.number().int().meta({ description: 'Cancelled (or asked to stop), retried as new tasks, or deleted with their subtasks (a task with a subtask not ended yet is left).' }),
   more: z.boolean().meta({ description: 'More tasks match: send the same request again.' }),
 });
 const brief = z.object({ id: z.string(), prompt: z.string(), agent: z.string(), status, durationMs: z.number(), tokens: z.number().int() });

@@ -75,8 +75,9 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       },
       '/v1/tasks/bulk': {
         post: v1({
-          summary: 'Cancel or retry every task of a batch, or of a status',
-          description: 'Cancel applies to the tasks not ended yet (pending, queued, running, waiting); retry to failed and cancelled ones (each runs again as a new task, in the same batch).',
+          summary: 'Cancel, retry or delete every task of a batch, or of a status',
+          description:
+            'Cancel applies to the tasks not ended yet (pending, queued, running, waiting); retry to failed and cancelled ones (each runs again as a new task, in the same batch); delete to ended ones that are not subtasks, each removed with its subtasks as DELETE /v1/tasks/{id} does (one whose subtask has not ended yet is left).',
           requestBody: { content: json(bulkSchema) },
           responses: { '202': { description: 'What was done.', content: json(bulkResultSchema) }, '400': error('No filter, or a status the action does not apply to.'), '429': FULL },
         }),

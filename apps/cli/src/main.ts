@@ -41,6 +41,7 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
                                           a new task from the task's steps before N (not run again),
                                           then its own prompt or model; prints the new id
   delete ID                               remove an ended task for good: its record, events, subtasks, files
+  delete --batch B                        the same for every ended task of a batch
 
 Configuration comes from the environment (and ./.env); see the README.`;
 
@@ -58,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
       model: { type: 'string' },
       prompt: { type: 'string' },
       'from-step': { type: 'string' },
+      batch: { type: 'string' },
       watch: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },

@@ -4,8 +4,38 @@
  * (expire-tasks.ts) and when their owner deletes one (`DELETE /v1/tasks/:id`). Every step is idempotent:
  * two removals of the same task at once leave the same nothing.
  */
+import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
+
+/** A task of a tree that has not ended: the root itself, or one of its subtasks. */
+export interface Unended {
+  id: string;
+  /** Its status; null for a subtask planned but not created yet. */
+  status: TaskStatus | null;
+}
+
+/**
+ * For each of `roots`, the first task of its tree (itself, then its subtasks) that has not ended, if
+ * any: a tree may be removed only once nothing of it runs, or a subtask's worker would write on (and
+ * in its folder) after the removal. Two round trips for any number of roots. A root that is gone
+ * counts as ended.
+ */
+export async function unendedInTrees(store: TaskStore, roots: readonly string[]): Promise<Array<Unended | undefined>> {
+  const { redis, keys } = store;
+  const read = redis.pipeline();
+  for (const rootId of roots) read.hmget(keys.task(rootId), 'status', 'children');
+  const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
+  const childrenOf = records.map(([, children]) => JSON.parse(children ?? '[]') as string[]);
+  const statuses = await store.statuses(childrenOf.flat());
+  let next = 0;
+  return roots.map((rootId, index) => {
+    const children = statuses.slice(next, (next += childrenOf[index]!.length));
+    const status = records[index]?.[0] as TaskStatus | null | undefined;
+    if (status && !TERMINAL_STATUSES.has(status)) return { id: rootId, status };
+    return children.find((child) => !child.status || !TERMINAL_STATUSES.has(child.status));
+  });
+}
 
 /** Returns every removed id, subtasks included (for their work directories). */
 export async function removeTaskTrees(store: TaskStore, roots: readonly string[], options: { workdirsLeft?: boolean } = {}): Promise<string[]> {

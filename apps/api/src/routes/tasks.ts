@@ -28,6 +28,7 @@ import {
   type SubmittedTask,
   type TaskRecord,
   type TaskStore,
+  unendedInTrees,
 } from '@agentq/queue';
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
@@ -38,9 +39,17 @@ import { ApiError } from '../api-error.js';
 const BULK_LIMIT = 10_000;
 /** What a cancel applies to: every task not ended yet. */
 const CANCELLABLE: ReadonlySet<TaskStatus> = new Set(TASK_STATUSES.filter((status) => !TERMINAL_STATUSES.has(status)));
+/** The statuses each bulk action applies to, and its past participle for messages. */
+const BULK_ACTIONS = {
+  cancel: { wanted: CANCELLABLE, verb: 'cancelled' },
+  retry: { wanted: RETRYABLE, verb: 'retried' },
+  delete: { wanted: TERMINAL_STATUSES, verb: 'deleted' },
+} satisfies Record<string, { wanted: ReadonlySet<TaskStatus>; verb: string }>;
+/** Task trees removed per pipeline by a bulk delete (a tree is a few commands; a planned one more). */
+const DELETE_CHUNK = 500;
 
 export const bulkSchema = fieldsOnly({
-  action: z.enum(['cancel', 'retry']),
+  action: z.enum(['cancel', 'retry', 'delete']),
   batch: batchSchema.optional(),
   status: z.enum(TASK_STATUSES).optional(),
 }).refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
@@ -149,19 +158,20 @@ export function tasksRouter(options: {
     response.json(await store.list({ ...filters, ...scopeOf(principal, parsed.data.batch), summary: fields === 'summary' }));
   });
 
-  // One action on every task a filter matches: cancel (those not ended yet) or retry (failed or cancelled ones).
+  // One action on every task a filter matches: cancel (those not ended yet), retry (failed or cancelled
+  // ones) or delete (ended ones, with their subtasks; a subtask is deleted with its task, never alone).
   router.post('/v1/tasks/bulk', async (request, response) => {
     const parsed = bulkSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const { action, batch, status } = parsed.data;
     const principal = principalOf(response);
-    const wanted = action === 'cancel' ? CANCELLABLE : RETRYABLE;
-    if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${action === 'cancel' ? 'cancelled' : 'retried'}; got status ${status}.`);
+    const { wanted, verb } = BULK_ACTIONS[action];
+    if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`);
     const matched: Array<{ id: string; tenant: string }> = [];
     let cursor: string | undefined;
     do {
-      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch) });
-      matched.push(...page.tasks.filter((task) => wanted.has(task.status)));
+      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch), summary: true });
+      matched.push(...page.tasks.filter((task) => wanted.has(task.status) && (action !== 'delete' || !task.parentId)));
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
     const tasks = matched.slice(0, BULK_LIMIT);
@@ -172,7 +182,14 @@ export function tasksRouter(options: {
       for (const [tenant, count] of perTenant) await ensureRoom(tenant, count);
     }
     let changed = 0;
-    for (const { id: taskId } of tasks) {
+    if (action === 'delete') {
+      // A task with a subtask that has not ended yet is left (a later call finds it again).
+      const unended = await unendedInTrees(store, tasks.map((task) => task.id));
+      const ended = tasks.filter((_, index) => !unended[index]).map((task) => task.id);
+      for (let start = 0; start < ended.length; start += DELETE_CHUNK) await removeTaskTrees(store, ended.slice(start, start + DELETE_CHUNK), { workdirsLeft: true });
+      changed = ended.length;
+    }
+    for (const { id: taskId } of action === 'delete' ? [] : tasks) {
       const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
       if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
     }
@@ -203,10 +220,9 @@ export function tasksRouter(options: {
     const taskId = taskIdOf(request);
     const record = await visibleRecord(store, principalOf(response), taskId);
     if (record.parentId) throw new ApiError('conflict', `Task "${taskId}" is a subtask of ${record.rootId}: delete that task, which removes its subtasks with it.`);
-    // Nothing of it may still run: a subtask's worker would write on (and in its folder) after the removal.
-    const running = [record, ...(await store.statuses(record.children ?? []))].find((task) => !task.status || !TERMINAL_STATUSES.has(task.status));
+    const [running] = await unendedInTrees(store, [taskId]);
     if (running) {
-      const which = running.id === taskId ? `Task "${taskId}" is ${record.status}` : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
+      const which = running.id === taskId ? `Task "${taskId}" is ${running.status}` : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
       throw new ApiError('conflict', `${which}: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${taskId}/cancel) and delete it once it has ended.`);
     }
     await removeTaskTrees(store, [taskId], { workdirsLeft: true });

@@ -1,4 +1,4 @@
-/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID`. */
+/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID` (or `--batch B`). */
 import type { ApiClient } from '../api-client.js';
 import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -56,9 +56,26 @@ export async function forkCommand(client: ApiClient, taskId: string | undefined,
   return 0;
 }
 
-export async function deleteCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
-  if (!taskId) throw new UsageError('usage: agentq delete ID');
+export async function deleteCommand(client: ApiClient, taskId: string | undefined, flags: { batch?: string; json?: boolean }): Promise<number> {
+  if (flags.batch !== undefined && !taskId) return deleteBatch(client, flags.batch, flags);
+  if (!taskId || flags.batch !== undefined) throw new UsageError('usage: agentq delete ID, or agentq delete --batch B');
   await client.call('DELETE', `/v1/tasks/${encodeURIComponent(taskId)}`);
   process.stdout.write(flags.json ? `${JSON.stringify({ id: taskId, deleted: true })}\n` : `deleted ${taskId}\n`);
   return 0;
+}
+
+/** Every ended task of a batch, 10,000 a request; exit 1 when some are left (a subtask of theirs still runs). */
+async function deleteBatch(client: ApiClient, batch: string, flags: { json?: boolean }): Promise<number> {
+  let deleted = 0;
+  let left = 0;
+  for (;;) {
+    const answer = await client.call<{ matched: number; changed: number; more: boolean }>('POST', '/v1/tasks/bulk', { action: 'delete', batch });
+    deleted += answer.changed;
+    left = answer.matched - answer.changed;
+    // Those left match again: asking once more would find them again and nothing else.
+    if (!answer.more || answer.changed === 0) break;
+  }
+  if (flags.json) process.stdout.write(`${JSON.stringify({ batch, deleted, left })}\n`);
+  else process.stdout.write(`deleted ${deleted} task${deleted === 1 ? '' : 's'} of batch ${batch}${left ? `; ${left} left: a subtask of theirs has not ended (cancel them first)` : ''}\n`);
+  return left ? 1 : 0;
 }

@@ -83,6 +83,16 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         draw();
       }
     },
+    remove: async (id) => {
+      if (!window.confirm(`Delete task ${shortId(id)} for good, with its events, subtasks and files?`)) return;
+      try {
+        await request(`/v1/tasks/${encodeURIComponent(id)}`, { method: 'DELETE' });
+        location.hash = '#/tasks';
+      } catch (error) {
+        state.message = (error as Error).message;
+        draw();
+      }
+    },
   };
 
   void refresh();
@@ -106,6 +116,8 @@ interface SummaryState {
 
 interface Actions {
   post(path: string, body?: unknown, after?: (answer: { id?: string }) => void): Promise<void>;
+  /** Deletes the task for good (once the user confirmed), then shows the task list. */
+  remove(taskId: string): Promise<void>;
 }
 
 function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult {
@@ -127,6 +139,7 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
         ${(task.status === 'failed' || task.status === 'cancelled') && !task.parentId
           ? html`<button id="retry-task" @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}>Retry</button>`
           : nothing}
+        ${ENDED.has(task.status) && !task.parentId ? html`<button id="delete-task" class="danger" @click=${() => actions.remove(task.id)}>Delete</button>` : nothing}
         <span class="form-message" role="status">${state.message}</span>
       </div>
     </div>

@@ -13,6 +13,8 @@ import { submitForm } from './submit-form.js';
 
 const STATUSES = ['', 'queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 const PAGE = 50;
+const ENDED = new Set(['completed', 'failed', 'cancelled']);
+const BULK_DONE = { cancel: 'Cancelled', retry: 'Retried', delete: 'Deleted' };
 const REFRESH_MS = 2_000;
 
 export function tasksView(container: HTMLElement, signal: AbortSignal): void {
@@ -58,20 +60,23 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     void refresh();
   };
   const bulkMessage = h('span', { class: 'form-message', role: 'status', id: 'bulk-message' });
-  const bulk = (action: 'cancel' | 'retry', label: string, id: string) =>
+  const bulk = (action: 'cancel' | 'retry' | 'delete', label: string, id: string) =>
     h('button', { id, class: 'ghost', onclick: async () => {
-      const filter = { ...(batch ? { batch } : {}), ...(action === 'retry' ? { status: status === 'cancelled' ? 'cancelled' : 'failed' } : status ? { status } : {}) };
-      if (!window.confirm(`${label}: every task ${batch ? `of batch ${batch}` : ''}${status ? ` that is ${status}` : ''}?`)) return;
+      // Each action's own statuses: retry the failed (or the cancelled ones shown), delete the ended ones shown.
+      const only = action === 'retry' ? (status === 'cancelled' ? 'cancelled' : 'failed') : action === 'delete' ? (ENDED.has(status) ? status : '') : status;
+      const filter = { ...(batch ? { batch } : {}), ...(only ? { status: only } : {}) };
+      if (!window.confirm(`${label}: every task ${batch ? `of batch ${batch}` : ''}${only ? ` that is ${only}` : ''}${action === 'delete' ? ', for good' : ''}?`)) return;
       try {
-        const done = await request<{ changed: number; more: boolean }>('/v1/tasks/bulk', { method: 'POST', body: { action, ...filter } });
-        bulkMessage.textContent = `${action === 'cancel' ? 'Cancelled' : 'Retried'} ${done.changed} task${done.changed === 1 ? '' : 's'}${done.more ? ' (more match: do it again)' : ''}.`;
+        const done = await request<{ matched: number; changed: number; more: boolean }>('/v1/tasks/bulk', { method: 'POST', body: { action, ...filter } });
+        const left = action === 'delete' && done.matched > done.changed ? ` (${done.matched - done.changed} left: a subtask of theirs has not ended)` : '';
+        bulkMessage.textContent = `${BULK_DONE[action]} ${done.changed} task${done.changed === 1 ? '' : 's'}${left}${done.more ? ' (more match: do it again)' : ''}.`;
         void refresh();
       } catch (error) {
         bulkMessage.textContent = (error as Error).message;
       }
     } }, label);
   const comparison = h('div', { class: 'comparison-scroll' });
-  const bulkBar = h('div', { class: 'bulk', hidden: true }, bulk('cancel', 'Cancel unfinished', 'bulk-cancel'), bulk('retry', 'Retry failed', 'bulk-retry'), bulkMessage);
+  const bulkBar = h('div', { class: 'bulk', hidden: true }, bulk('cancel', 'Cancel unfinished', 'bulk-cancel'), bulk('retry', 'Retry failed', 'bulk-retry'), bulk('delete', 'Delete ended', 'bulk-delete'), bulkMessage);
 
   replaceChildren(
     container,
