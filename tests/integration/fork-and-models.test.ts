@@ -3,6 +3,8 @@
  * forked from a step: the steps before it are not asked of the model again, and the fork goes on with
  * its own prompt and model, linked to its origin.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { TaskView } from '@agentq/contract';
 import type { DoubleRequest } from '@agentq/llm';
@@ -99,6 +101,32 @@ it('forks a task from a step: keeps the steps before it without asking the model
   const first = stack.double.requests[count]!;
   expect(first.messages.map((message) => message.role)).toEqual(['system', 'user']);
   expect(first.messages[1]!.content).toBe('A new prompt.');
+});
+
+it('keeps the files a fork started from when its source is deleted before the fork’s first tool call', async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  stack = await startStack({
+    pools: ['file'],
+    env: { AGENTQ_MODELS: 'model-b' },
+    worker: { sweepIntervalMs: 100 },
+    rules: [
+      // The fork's first call waits until the test deleted the source; then it reads the file step 1 wrote.
+      { match: (request) => request.model === 'model-b' && toolResults(request) === 1, reply: async () => (await released, { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] }) },
+      { match: (request) => request.model === 'model-b', reply: (request) => ({ content: `forked answer: ${last(request).content}` }) },
+      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'step one wrote this' } }] } },
+      { reply: { content: 'original answer' } },
+    ],
+  });
+  const [source] = await stack.submit([{ prompt: 'write notes, then answer', agent: 'file' }]);
+  await waitForEnd(stack.api.url, source!);
+  const forked = await post(`/v1/tasks/${source}/fork`, { fromStep: 2, prompt: 'Read the notes.', model: 'model-b' });
+  await expect.poll(() => stack!.double.requests.filter((request) => request.model === 'model-b').length, { timeout: 10_000 }).toBe(1);
+  expect((await fetch(`${stack.api.url}/v1/tasks/${source}`, { method: 'DELETE' })).status).toBe(204);
+  await expect.poll(() => existsSync(path.join(stack!.dataDir, 'work', source!)), { timeout: 5_000 }).toBe(false);
+  release();
+  await waitForEnd(stack.api.url, forked.body.id as string);
+  expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${forked.body.id as string}`)).body).toMatchObject({ status: 'completed', result: expect.stringMatching(/^forked answer: .*step one wrote this/) });
 });
 
 it('says why a fork cannot be made', async () => {

@@ -2,11 +2,13 @@
  * An agent job: claim the task (still wanted?), run the agent loop from the task's journal, and
  * record how it ended. How a run ends for the job (hand-back, pool pause, retry) is hold-task.ts's.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
+import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad, onSubtaskFinished, type JobPayload } from '@agentq/queue';
 import { toolsFor } from '@agentq/tools';
 import { forkJournal } from './fork-journal.js';
@@ -32,6 +34,15 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
     const source = await store.getRecord(sourceId);
     return source && TERMINAL_STATUSES.has(source.status) ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId) : undefined;
   };
+  // A fork's steps and files, both taken when it starts: its source may be deleted (its folder swept)
+  // before the fork's first tool call. The copy is also tried then (prepareWorkdir), for a fork resumed
+  // on another host.
+  const startFork = async (sourceId: string, journal: () => Promise<MemoryEntry[]>, workdir: string) => {
+    const kept = await journal();
+    const from = await endedSourceWorkdir(sourceId);
+    if (from && existsSync(from)) await prepareWorkdir(context.isolation, workdir, from);
+    return kept;
+  };
   const end = await holdTask({
     job,
     token,
@@ -49,7 +60,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         journal,
         systemPrompt,
         prompt: record.parentId ? await subtaskPrompt({ store, record }) : record.prompt,
-        ...(record.forkOf ? { startFrom: () => forkJournal({ store, record, systemPrompt }) } : {}),
+        ...(record.forkOf ? { startFrom: () => startFork(record.forkOf!, () => forkJournal({ store, record, systemPrompt }), workdir) } : {}),
         scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
         workdir,
         // Made when a tool first needs it: most tasks of some kinds never do.

@@ -70,8 +70,8 @@ export type DoubleReply = DoubleAnswer | { error: DoubleError } | { fault: Doubl
 export interface DoubleRule {
   /** Which requests this rule answers. Default: every request. */
   match?: (request: DoubleRequest) => boolean;
-  /** The answer, or a function of the request that makes it. */
-  reply: DoubleReply | ((request: DoubleRequest) => DoubleReply);
+  /** The answer, or a function of the request that makes it (a promise: the answer waits for it). */
+  reply: DoubleReply | ((request: DoubleRequest) => DoubleReply | Promise<DoubleReply>);
   /** How many requests this rule answers before it is used up. Default: no limit. */
   times?: number;
 }
@@ -130,7 +130,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
       return sendError(res, { status: 500, message: 'The OpenAI double has no rule for this request', type: 'double_unscripted' });
     }
     rule.used++;
-    const reply = typeof rule.reply === 'function' ? rule.reply(request) : rule.reply;
+    const reply = typeof rule.reply === 'function' ? await rule.reply(request) : rule.reply;
     if ('error' in reply) return sendError(res, reply.error);
     const id = `chatcmpl-double-${nextId++}`;
     if ('fault' in reply) return sendFault(res, id, request, reply.fault);
