@@ -155,6 +155,22 @@ describe('agentq watch, status, cancel, retry', () => {
     expect((await run(['delete', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a task that has ended/);
   });
 
+  it('cancel --batch and retry --batch act on every task of a batch they apply to, and on no other', async () => {
+    stack = await startStack({ rules });
+    const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'b2', tasks: ['slow a', 'slow b', 'fail c'].map((prompt) => ({ prompt, agent: 'casual' })) }) });
+    const ids = ((await submit.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
+    const [other] = await stack.submit([{ prompt: 'slow, of no batch', agent: 'casual' }]);
+    await waitForEnd(stack.api.url, ids[2]!);
+    expect(await run(['cancel', '--batch', 'b2'])).toEqual({ code: 0, output: 'cancel requested: 2 tasks of batch b2\n' });
+    await Promise.all(ids.slice(0, 2).map((id) => waitForEnd(stack!.api.url, id)));
+    const statusOf = async (id: string) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${id}`)).body.status;
+    expect(await Promise.all([...ids, other!].map(statusOf))).toEqual(['cancelled', 'cancelled', 'failed', expect.stringMatching(/^(queued|running)$/)]);
+    expect(JSON.parse((await run(['retry', '--batch', 'b2', '--json'])).output)).toEqual({ action: 'retry', matched: 3, changed: 3, more: false });
+    const batch = (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=b2`)).body.tasks;
+    expect(batch.map((task) => task.metadata?.retryOf).filter(Boolean).sort()).toEqual([...ids].sort());
+    expect((await run(['retry', ids[0]!, '--batch', 'b2'])).code).toBe(2);
+  });
+
   it('delete --batch removes every ended task of a batch, and says which it left and why', async () => {
     stack = await startStack({ rules });
     const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'b1', tasks: ['one', 'two', 'slow three'].map((prompt) => ({ prompt, agent: 'casual' })) }) });

@@ -37,6 +37,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   status                                  pools, queue depths, workers online
   cancel ID                               cancel a task (and its subtasks)
   retry ID                                run a failed or cancelled task again; prints the new id
+  cancel --batch B / retry --batch B      the same for every task of a batch that has not ended /
+                                          that failed or was cancelled
   fork ID --from-step N [--prompt TEXT] [--model M] [--agent A]
                                           a new task from the task's steps before N (not run again),
                                           then its own prompt or model; prints the new id

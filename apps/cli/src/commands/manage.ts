@@ -1,4 +1,4 @@
-/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID` (or `--batch B`). */
+/** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID` (cancel, retry and delete also `--batch B`). */
 import type { ApiClient } from '../api-client.js';
 import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -27,8 +27,9 @@ export async function statusCommand(client: ApiClient, flags: { json?: boolean }
 
 const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 
-export async function cancelCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
-  if (!taskId) throw new UsageError('usage: agentq cancel ID');
+export async function cancelCommand(client: ApiClient, taskId: string | undefined, flags: { batch?: string; json?: boolean }): Promise<number> {
+  if (flags.batch !== undefined && !taskId) return bulkOnBatch(client, 'cancel', flags.batch, flags);
+  if (!taskId || flags.batch !== undefined) throw new UsageError('usage: agentq cancel ID, or agentq cancel --batch B');
   // A task that already ended has nothing to cancel: said, and exit 1.
   const task = await client.call<{ id: string; status: string }>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
   if (ENDED.has(task.status)) {
@@ -40,8 +41,9 @@ export async function cancelCommand(client: ApiClient, taskId: string | undefine
   return 0;
 }
 
-export async function retryCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
-  if (!taskId) throw new UsageError('usage: agentq retry ID');
+export async function retryCommand(client: ApiClient, taskId: string | undefined, flags: { batch?: string; json?: boolean }): Promise<number> {
+  if (flags.batch !== undefined && !taskId) return bulkOnBatch(client, 'retry', flags.batch, flags);
+  if (!taskId || flags.batch !== undefined) throw new UsageError('usage: agentq retry ID, or agentq retry --batch B');
   const answer = await client.call<{ id: string; retryOf: string }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/retry`, {});
   process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${answer.id}\n`);
   return 0;
@@ -64,12 +66,28 @@ export async function deleteCommand(client: ApiClient, taskId: string | undefine
   return 0;
 }
 
+interface BulkAnswer {
+  action: string;
+  matched: number;
+  changed: number;
+  more: boolean;
+}
+
+/** Cancels what has not ended of a batch, or retries what failed of it, as new tasks; one request (10,000 at most). */
+async function bulkOnBatch(client: ApiClient, action: 'cancel' | 'retry', batch: string, flags: { json?: boolean }): Promise<number> {
+  const answer = await client.call<BulkAnswer>('POST', '/v1/tasks/bulk', { action, batch });
+  const tasks = `${answer.changed} task${answer.changed === 1 ? '' : 's'} of batch ${batch}`;
+  const more = answer.more ? ' (more than 10,000 match: run it again)' : '';
+  process.stdout.write(flags.json ? `${JSON.stringify(answer)}\n` : `${action === 'cancel' ? `cancel requested: ${tasks}` : `retried ${tasks} as new tasks`}${more}\n`);
+  return 0;
+}
+
 /** Every ended task of a batch, 10,000 a request; exit 1 when some are left (a subtask of theirs still runs). */
 async function deleteBatch(client: ApiClient, batch: string, flags: { json?: boolean }): Promise<number> {
   let deleted = 0;
   let left = 0;
   for (;;) {
-    const answer = await client.call<{ matched: number; changed: number; more: boolean }>('POST', '/v1/tasks/bulk', { action: 'delete', batch });
+    const answer = await client.call<BulkAnswer>('POST', '/v1/tasks/bulk', { action: 'delete', batch });
     deleted += answer.changed;
     left = answer.matched - answer.changed;
     // Those left match again: asking once more would find them again and nothing else.
