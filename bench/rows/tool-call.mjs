@@ -1,13 +1,14 @@
 /**
  * B6: `bash -c true` run as the bash tool runs it, unjailed (AGENTQ_SANDBOX=none) and jailed (the
  * default), against the raw references: execa alone, and a bare `bwrap --unshare-all` around the same
- * command. Call -> result, in this process; the tool's calls start from a tool launcher, as a worker's do.
+ * command. Call -> result, in this process; the tool's calls start from a tool launcher, as a worker's do,
+ * with the work directory's disk quota watched.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { bashTool, chooseIsolation, closeIsolation, findBwrap } from '@agentq/tools';
+import { bashTool, chooseIsolation, closeIsolation, findBwrap, MAX_WORKDIR_ENTRIES, WorkdirDisk } from '@agentq/tools';
 import { alternate, median, percentile } from '../lib/stats.mjs';
 
 export async function measureToolCall({ quick, egress = false }) {
@@ -25,7 +26,9 @@ export async function measureToolCall({ quick, egress = false }) {
     await jail.jail.prepareWorkdir(workdir);
     const bwrap = findBwrap();
     const signal = new AbortController().signal;
-    const context = (isolation) => ({ workdir, signal, timeoutMs: 10_000, outputLimit: 20_000, isolation });
+    // With the work directory's disk quota on, as a worker's tools run by default (AGENTQ_TASK_DISK_MB).
+    const disk = new WorkdirDisk(workdir, { bytes: 4096 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    const context = (isolation) => ({ workdir, signal, timeoutMs: 10_000, outputLimit: 20_000, isolation, disk });
     const bareBwrap = ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--unshare-all', '--die-with-parent', '--', '/bin/bash', '-c', 'true'];
     const timed = (run) => async () => {
       const started = performance.now();

@@ -64,6 +64,8 @@ beforeAll(async () => {
     // The search of the whole jail (`find /`, about 150,000 entries of /usr and the interpreters) took
     // over 15 s once with the rest of the suite running on the same 2 cores.
     AGENTQ_TOOL_TIMEOUT_MS: '45000',
+    // Smaller than the default (4 GiB), so that filling it takes a moment and little of this machine's disk.
+    AGENTQ_TASK_DISK_MB: '64',
   };
   api = spawnAgentq(['api'], env);
   worker = spawnAgentq(['worker', '--pools', 'coder'], env);
@@ -218,6 +220,18 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect(results.memory![0]).not.toMatch(/allocated 2 GB/);
     // The worker survived both and still runs tasks.
     expect((await attack({ after: [bash('echo still serving')] })).after).toEqual(['still serving']);
+  });
+
+  it('cannot fill the disk: its tool is stopped at the task\'s disk quota, and the task can delete and go on', async () => {
+    const results = await attack({
+      // A file at a time, each within the file size limit; 300 MiB at most, should the quota fail.
+      'fill the disk': [bash('for i in $(seq 1 300); do head -c 1M /dev/zero > part-$i; done; echo finished'), { name: 'write_file', arguments: { path: 'more.txt', content: 'more' } }, bash('rm part-*; echo cleaned')],
+    });
+    const [filled, written, cleaned] = results['fill the disk']!;
+    expect(filled).toMatch(/\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 64\.0 MiB and 200000 entries\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/);
+    expect(filled).not.toMatch(/finished/);
+    expect(written).toMatch(/^Not written: the work directory holds/);
+    expect(cleaned).toBe('cleaned');
   });
 
   it('leaves no orphan when its worker is killed mid-tool', async () => {

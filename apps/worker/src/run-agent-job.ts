@@ -76,6 +76,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         isolation: context.isolation,
         toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
         toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+        ...(config.AGENTQ_TASK_DISK_MB ? { diskQuotaBytes: config.AGENTQ_TASK_DISK_MB * 1024 * 1024 } : {}),
         signal,
       });
     },

@@ -194,6 +194,8 @@ const configSchema = z.object({
   AGENTQ_TOOL_MEMORY_MB: positiveInt(1024),
   /** Largest file a jailed tool may write, and the size of its private /tmp, in MiB. */
   AGENTQ_TOOL_FILE_MB: positiveInt(512),
+  /** What one task's work directory may hold on disk, in MiB (0: no quota): its tools are stopped or refused past it. */
+  AGENTQ_TASK_DISK_MB: z.coerce.number().int().min(0).default(4096),
   /** Let `http_fetch` reach loopback and private-network addresses (e.g. an intranet). Default false. */
   AGENTQ_FETCH_PRIVATE: flag(false),
   /** Subtasks one plan may have. */

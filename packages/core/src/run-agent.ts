@@ -10,7 +10,7 @@
  */
 import type { LanguageModel } from '@agentq/llm';
 import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
-import type { ProcessIsolation, Scratchpad, Tool, ToolContext } from '@agentq/tools';
+import { MAX_WORKDIR_ENTRIES, WorkdirDisk, type ProcessIsolation, type Scratchpad, type Tool, type ToolContext } from '@agentq/tools';
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -52,6 +52,8 @@ export interface RunAgentOptions {
   toolTimeoutMs?: number;
   /** Characters of tool output kept for the model. Default 20000. */
   toolOutputLimit?: number;
+  /** What the work directory may hold on disk (bytes); its tools are held to it. Default: no quota. */
+  diskQuotaBytes?: number;
   /** The shared memory of the task's subtasks, for the memory tools. Default none. */
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
@@ -92,6 +94,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     ...(options.serviceAddresses ? { serviceAddresses: options.serviceAddresses } : {}),
     isolation: options.isolation,
     ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
+    ...(options.diskQuotaBytes ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) } : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
+import type { WorkdirDisk } from './disk-quota.js';
 import { defineTool, type ToolResult } from './tool.js';
 import { openInWorkdir, replaceContent } from './workdir-files.js';
 
@@ -18,7 +19,7 @@ export const editFileTool = defineTool({
   async run(args, context) {
     const file = await openInWorkdir({ workdir: context.workdir, path: args.path, access: 'update' });
     try {
-      return await edit(file, args);
+      return await edit(file, args, context.disk);
     } finally {
       await file.close();
     }
@@ -28,7 +29,7 @@ export const editFileTool = defineTool({
 /** At most this many replacements at once: more is a change for sed or a script, not a tool call that holds the worker's thread. */
 const MAX_REPLACEMENTS = 100_000;
 
-async function edit(file: FileHandle, args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined }): Promise<ToolResult> {
+async function edit(file: FileHandle, args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined }, disk: WorkdirDisk | undefined): Promise<ToolResult> {
   const size = (await file.stat()).size;
   if (size > MAX_EDIT_BYTES) return { ok: false, output: `${args.path} is larger than ${MAX_EDIT_BYTES} bytes: edit it with bash (sed, python).` };
   const text = await file.readFile('utf8');
@@ -51,6 +52,8 @@ async function edit(file: FileHandle, args: { path: string; old_text: string; ne
   if (after > MAX_EDIT_BYTES) {
     return { ok: false, output: `The edit would make ${args.path} ${after} bytes, more than ${MAX_EDIT_BYTES}: write a file that large with bash (python), in parts.` };
   }
+  const refused = after > size ? await disk?.admit(after - size) : undefined;
+  if (refused) return { ok: false, output: refused };
   await replaceContent(file, args.replace_all ? text.replaceAll(args.old_text, () => args.new_text) : text.replace(args.old_text, () => args.new_text));
   return { ok: true, output: `Replaced ${args.replace_all ? matches : 1} occurrence(s) in ${args.path}` };
 }

@@ -25,3 +25,4 @@ export * from './jail.js';
 export * from './jail-identity.js';
 export type { JailLimits } from './jail-files.js';
 export * from './copy-workdir.js';
+export * from './disk-quota.js';

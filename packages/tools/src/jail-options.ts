@@ -1,4 +1,5 @@
 /** What a jail is made with and what one run in it takes: plain data, which a tool launcher is sent too. */
+import type { DiskQuota } from './disk-quota.js';
 import type { Interpreters } from './interpreters.js';
 import type { JailLimits } from './jail-files.js';
 
@@ -37,4 +38,6 @@ export interface JailRunOptions {
   timeoutMs: number;
   outputLimit: number;
   signal: AbortSignal;
+  /** The work directory's quota (disk-quota.ts). */
+  disk?: DiskQuota;
 }

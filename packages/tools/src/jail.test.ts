@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool, MAX_COMMAND_BYTES } from './bash-tool.js';
+import { MAX_WORKDIR_ENTRIES, WorkdirDisk } from './disk-quota.js';
 import { jailIdentity } from './jail-identity.js';
 import { nodeTool } from './node-tool.js';
 import { egressRules } from './jail-egress.js';
@@ -191,6 +192,28 @@ describe('the jail', () => {
     expect(big.output).toMatch(/File size limit exceeded|rc=1\d\d/);
     expect((await stat(path.join(workdir, 'big.bin'))).size).toBeLessThanOrEqual(64 * 1024 * 1024);
     expect(big.output).toMatch(/tmp=1/);
+  });
+
+  it('stops a process that fills its work directory past the task\'s disk quota, and lets it delete', async () => {
+    const disk = new WorkdirDisk(workdir, { bytes: 20 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    const quoted = { ...context, timeoutMs: 60_000, disk };
+    // A file at a time, each within the file size limit: only the folder's quota stops it.
+    const filled = await bash('for i in $(seq 1 300); do head -c 1M /dev/zero > part-$i; done; echo finished', quoted);
+    expect(filled.ok).toBe(false);
+    expect(filled.output).not.toMatch(/finished/);
+    expect(filled.output).toMatch(/\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 20\.0 MiB and 200000 entries\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/);
+    // Stopped within a look or two of passing it, far before the 300 MiB it would have written.
+    const held = Number(execFileSync('du', ['-s', '-B1', workdir], { encoding: 'utf8' }).split('\t')[0]);
+    expect(held).toBeGreaterThan(20 * 1024 * 1024);
+    expect(held).toBeLessThan(200 * 1024 * 1024);
+    // Past its quota, a run that deletes is not stopped, and a write fits again after it.
+    const writeFile = (content: string) => writeFileTool.run({ path: 'note.txt', content }, quoted);
+    expect(await writeFile('x'.repeat(1024))).toMatchObject({ ok: false, output: expect.stringMatching(/^Not written: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 20\.0 MiB and 200000 entries, and 1\.0 KiB more would pass it\. Delete what you no longer need \(with bash: rm\), then write again\.$/) });
+    expect(await bash('rm part-*; echo removed', quoted)).toEqual({ ok: true, output: 'removed' });
+    expect(await writeFile('x'.repeat(1024))).toEqual({ ok: true, output: 'Wrote 1024 bytes to note.txt' });
+    // A quick run that passes it between two looks is told so.
+    const quick = await bash('head -c 15M /dev/zero > a; head -c 15M /dev/zero > b; echo wrote', quoted);
+    expect(quick.output).toMatch(/^wrote\n\[the work directory holds [\d.]+ MiB in \d+ entries; its quota is 20\.0 MiB and 200000 entries: delete files \(rm\) before writing more, or the next tool that writes is stopped\]$/);
   });
 
   it('runs a root worker\'s task as its own unprivileged uid, which owns what the file tools write', async () => {

@@ -167,6 +167,7 @@ export class Jail {
       timeoutMs: options.timeoutMs,
       outputLimit: options.outputLimit,
       signal: options.signal,
+      ...(options.disk ? { disk: options.disk } : {}),
       ...(identity ?? {}),
       infoPipe: true,
       // fd 3 is the info pipe.

@@ -1,17 +1,23 @@
 /** Turns a finished process into what the model reads: success is the exit status alone. */
+import { overQuota, quotaText, type DiskUsage } from './disk-quota.js';
 import type { ProcessOutcome } from './run-process.js';
 import type { ToolResult } from './tool.js';
 
 /** What bash and libc print when a fork hits the process limit. */
 const FORK_REFUSED = /fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't start new thread/;
 
-export function processResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number }): ToolResult {
+export function processResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number; diskLimit?: DiskUsage }): ToolResult {
   const output = outcome.output.trimEnd() || '(no output)';
   // Said whatever the exit status: a program that hit the limit may still have ended well.
   const limited =
     options.processLimit !== undefined && FORK_REFUSED.test(outcome.output)
       ? `\n[the jail's limit of ${options.processLimit} processes was reached: start fewer processes at once]`
       : '';
+  if (outcome.disk?.stopped && options.diskLimit) {
+    return { ok: false, output: `${output}\n[stopped: ${quotaText(outcome.disk.usage, options.diskLimit)}. Delete what you no longer need (rm), then go on in smaller steps]` };
+  }
+  // Past it after a run too quick to be stopped: said, so that the next write is not a surprise.
+  const full = outcome.disk && options.diskLimit && overQuota(outcome.disk.usage, options.diskLimit) ? `\n[${quotaText(outcome.disk.usage, options.diskLimit)}: delete files (rm) before writing more, or the next tool that writes is stopped]` : '';
   if (outcome.cancelled) return { ok: false, output: `${output}\n[cancelled: the task was cancelled while this ran]` };
   if (outcome.timedOut) {
     return {
@@ -19,6 +25,6 @@ export function processResult(outcome: ProcessOutcome, options: { timeoutMs: num
       output: `${output}${limited}\n[timed out after ${options.timeoutMs} ms and was killed: make it finish faster, or run long work in smaller steps]`,
     };
   }
-  if (outcome.exitCode !== 0) return { ok: false, output: `${output}${limited}\n[exit status ${outcome.exitCode ?? 'unknown'}]` };
-  return { ok: true, output: `${output}${limited}` };
+  if (outcome.exitCode !== 0) return { ok: false, output: `${output}${limited}${full}\n[exit status ${outcome.exitCode ?? 'unknown'}]` };
+  return { ok: true, output: `${output}${limited}${full}` };
 }

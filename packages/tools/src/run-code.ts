@@ -25,7 +25,7 @@ export async function runCode(options: {
     };
   }
   const bash = options.program === 'bash';
-  const bounds = { ...(bash ? {} : { input: options.code }), timeoutMs: context.timeoutMs, outputLimit: context.outputLimit };
+  const bounds = { ...(bash ? {} : { input: options.code }), timeoutMs: context.timeoutMs, outputLimit: context.outputLimit, ...(context.disk ? { disk: context.disk.quota() } : {}) };
   let outcome: ProcessOutcome;
   if (isolation.kind === 'jail') {
     outcome = await isolation.jail.run({ program: options.program, ...(bash ? { command: options.code } : { args: ['-'] }), workdir: context.workdir, ...bounds, signal: context.signal });
@@ -33,5 +33,6 @@ export async function runCode(options: {
     const unjailed = { file: resolveInterpreters()[options.program], args: bash ? ['-c', options.code] : ['-'], cwd: context.workdir, env: toolEnvironment({ workdir: context.workdir }), ...bounds };
     outcome = isolation.launcher ? await isolation.launcher.run({ unjailed }, context.signal) : await runProcess({ ...unjailed, signal: context.signal });
   }
-  return processResult(outcome, { timeoutMs: context.timeoutMs, ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}) });
+  context.disk?.record(outcome.disk);
+  return processResult(outcome, { timeoutMs: context.timeoutMs, ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}), ...(context.disk ? { diskLimit: context.disk.limit } : {}) });
 }

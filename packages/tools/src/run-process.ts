@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { OutputCollector } from './cap-output.js';
+import { watchDisk, type DiskCheck, type DiskQuota } from './disk-quota.js';
 
 export interface RunProcessOptions {
   file: string;
@@ -38,6 +39,8 @@ export interface RunProcessOptions {
    * returns: to end what the group kill cannot reach (a jail's own sessions). Default none.
    */
   onKill?: () => Promise<void>;
+  /** The work directory's quota: watched while the process runs (stopped past it), measured after. */
+  disk?: DiskQuota;
 }
 
 export interface ProcessOutcome {
@@ -46,6 +49,8 @@ export interface ProcessOutcome {
   timedOut: boolean;
   cancelled: boolean;
   durationMs: number;
+  /** With a quota: what the folder holds after the run, and whether the run was stopped for it. */
+  disk?: DiskCheck;
 }
 
 /** Grace between SIGTERM and SIGKILL of the process group. */
@@ -100,6 +105,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   };
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
+  const disk = options.disk && watchDisk(options.disk, killTree);
 
   let release: (() => void) | undefined;
   try {
@@ -115,16 +121,19 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
       child.stdin?.end(`x${options.input ?? ''}`);
     }
     const exitCode = await ended;
-    if (timedOut || cancelled) await killed;
+    const diskCheck = disk?.stop();
+    if (timedOut || cancelled || diskCheck?.stopped) await killed;
     return {
       exitCode,
       output: collector.text(),
       timedOut,
       cancelled,
       durationMs: Math.round(performance.now() - started),
+      ...(diskCheck ? { disk: diskCheck } : {}),
     };
   } finally {
     clearTimeout(timer);
+    disk?.stop();
     release?.();
     options.signal.removeEventListener('abort', onAbort);
   }

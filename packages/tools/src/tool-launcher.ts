@@ -27,7 +27,7 @@ import type { ProcessOutcome, RunProcessOptions } from './run-process.js';
  * What a run needs, without its signal (a cancel is a message of its own): in the launcher's jail, or
  * unjailed (AGENTQ_SANDBOX=none), a plain process.
  */
-export type LaunchRequest = { jailed: Omit<JailRunOptions, 'signal'> } | { unjailed: Pick<RunProcessOptions, 'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit'> };
+export type LaunchRequest = { jailed: Omit<JailRunOptions, 'signal'> } | { unjailed: Pick<RunProcessOptions, 'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit' | 'disk'> };
 
 /**
  * Worker -> launcher. `jail`: the jail it runs processes in; none for a launcher of unjailed ones.

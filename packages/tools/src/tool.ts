@@ -4,6 +4,7 @@
  * inside the task's work directory.
  */
 import type { z } from 'zod';
+import type { WorkdirDisk } from './disk-quota.js';
 import type { HostIdentity } from './jail-identity.js';
 import type { ProcessIsolation } from './process-isolation.js';
 
@@ -35,6 +36,8 @@ export interface ToolContext {
   isolation: ProcessIsolation;
   /** Makes the work directory if it is not there yet; called before each tool runs. Default: it is there. */
   prepareWorkdir?: () => Promise<void>;
+  /** The work directory's disk quota, when it has one: process tools are watched, file tools check before they write. */
+  disk?: WorkdirDisk;
 }
 
 export interface ToolResult {

@@ -1,0 +1,77 @@
+/** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
+import { execFileSync } from 'node:child_process';
+import { link, mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_WORKDIR_ENTRIES, walkDisk, walkDiskAsync, WorkdirDisk } from './disk-quota.js';
+import { runProcess } from './run-process.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'agentq-disk-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** What du says a folder holds, without the folder's own blocks (ours counts what is in it). */
+const du = (folder: string) => Number(execFileSync('du', ['-s', '-B1', folder], { encoding: 'utf8' }).split('\t')[0]) - Number(execFileSync('stat', ['-c', '%b', folder], { encoding: 'utf8' })) * 512;
+
+describe('measuring a work directory', () => {
+  it('counts blocks as du does: a sparse file what it uses, a hard link once, a link never followed', async () => {
+    await mkdir(path.join(dir, 'sub', 'deeper'), { recursive: true });
+    await writeFile(path.join(dir, 'sub', 'deeper', 'data'), Buffer.alloc(300_000, 1));
+    await link(path.join(dir, 'sub', 'deeper', 'data'), path.join(dir, 'again'));
+    await writeFile(path.join(dir, 'sparse'), '');
+    await truncate(path.join(dir, 'sparse'), 1024 ** 3);
+    // Outside the folder, a big file it links to: not counted.
+    await writeFile(path.join(tmpdir(), `agentq-outside-${path.basename(dir)}`), Buffer.alloc(2_000_000, 1));
+    await symlink(path.join(tmpdir(), `agentq-outside-${path.basename(dir)}`), path.join(dir, 'outside'));
+    try {
+      const { usage } = walkDisk(dir);
+      expect(usage.bytes).toBe(du(dir));
+      expect(usage.bytes).toBeLessThan(1_000_000);
+      expect(usage.entries).toBe(6);
+      expect((await walkDiskAsync(dir)).usage).toEqual(usage);
+    } finally {
+      await rm(path.join(tmpdir(), `agentq-outside-${path.basename(dir)}`), { force: true });
+    }
+  });
+
+  it('stops counting once past a limit, and a folder that is not there holds nothing', async () => {
+    for (let index = 0; index < 50; index++) await writeFile(path.join(dir, `f${index}`), 'x');
+    expect(walkDisk(dir, { bytes: Number.MAX_SAFE_INTEGER, entries: 10 }).usage.entries).toBe(11);
+    expect(walkDisk(path.join(dir, 'missing')).usage).toEqual({ bytes: 0, entries: 0 });
+  });
+});
+
+describe('a process held to the quota', () => {
+  const run = (command: string, disk: WorkdirDisk) =>
+    runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
+
+  it('is stopped once its folder passes the quota, not by a quota it started past while it deletes', async () => {
+    const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    const started = performance.now();
+    // Bounded, so that a broken quota cannot fill the machine's disk: 200 MiB at most.
+    const filled = await run('for i in $(seq 1 200); do head -c 1M /dev/zero > "part-$i"; done; echo finished', disk);
+    expect(filled.output).not.toMatch(/finished/);
+    expect(filled.disk).toMatchObject({ stopped: true });
+    expect(filled.disk!.usage.bytes).toBeGreaterThan(10 * 1024 * 1024);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    disk.record(filled.disk);
+    // Past it from the start: a slow delete runs to its end.
+    const removed = await run('for file in part-*; do rm "$file"; sleep 0.01; done; echo done', disk);
+    expect(removed.output).toBe('done\n');
+    expect(removed.disk).toMatchObject({ stopped: false, usage: { bytes: 0, entries: 0 } });
+  });
+
+  it('counts a folder of many empty files by its entries', async () => {
+    const disk = new WorkdirDisk(dir, { bytes: 1024 ** 3, entries: 500 });
+    const made = await run('for i in $(seq 1 100000); do : > "f$i"; done', disk);
+    expect(made.disk).toMatchObject({ stopped: true });
+    expect(made.disk!.usage.entries).toBeGreaterThan(500);
+    // Stopped within a look or two: nowhere near the 100,000 it would have made.
+    expect(made.disk!.usage.entries).toBeLessThan(50_000);
+  });
+});

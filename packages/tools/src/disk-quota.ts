@@ -1,0 +1,251 @@
+/**
+ * A task's disk quota: what its work directory may hold (bytes on disk, as `du` counts them, and
+ * entries), so that one task cannot fill the disk every task of its worker shares. The jail's file size
+ * limit binds one file; this binds the folder. A filesystem's own quotas need the operator's setup (a
+ * mount option, quota tools), so the folder is measured instead, and measured cheaply: a walk of it
+ * (one `lstat` an entry) is needed only when the filesystem as a whole grew by more than the folder's
+ * room since the last walk (one `statfs`), or when that walk is old (a walk takes at most a tenth of
+ * the time; a small folder is walked every time).
+ *
+ * While a process tool runs, its folder is looked at every 100 ms (`watchDisk`), and the process is
+ * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
+ * can write past the quota for about one look's time. File tools check before they write (`WorkdirDisk`).
+ */
+import { lstatSync, readdirSync, statfsSync } from 'node:fs';
+import { lstat, opendir, statfs } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface DiskUsage {
+  /** Bytes allocated on disk (blocks: a sparse file counts what it uses, a hard link counts once). */
+  bytes: number;
+  /** Files, folders and links. */
+  entries: number;
+}
+
+/** A walk of a folder: what it held, when, how long the walk took, and how full its filesystem was then. */
+export interface DiskLook {
+  usage: DiskUsage;
+  at: number;
+  tookMs: number;
+  filesystem: DiskUsage | undefined;
+}
+
+/** A work directory's quota, as a run is given it: plain data (a tool launcher is sent it too). */
+export interface DiskQuota {
+  dir: string;
+  bytes: number;
+  entries: number;
+  /** The last walk of the folder, when there was one. */
+  last?: DiskLook;
+}
+
+/** What a run left: the folder's usage (a walk's, or the last one's plus the filesystem's growth), and whether it was stopped. */
+export interface DiskCheck {
+  usage: DiskUsage;
+  stopped: boolean;
+  last: DiskLook | undefined;
+}
+
+/** At most this many entries in a work directory: each costs the disk an inode, and a walk an `lstat`. */
+export const MAX_WORKDIR_ENTRIES = 200_000;
+
+/** How often a running process's filesystem is looked at. */
+const LOOK_EVERY_MS = 100;
+/** A walk is older than this many times its own duration: walk again. */
+const WALK_SHARE = 10;
+
+export function overQuota(usage: DiskUsage, limit: DiskUsage): boolean {
+  return usage.bytes > limit.bytes || usage.entries > limit.entries;
+}
+
+/** The used bytes and inodes of the filesystem holding `dir` (undefined when it cannot say). */
+function filesystemUsage(dir: string): DiskUsage | undefined {
+  try {
+    const fs = statfsSync(dir);
+    return { bytes: (fs.blocks - fs.bfree) * fs.bsize, entries: fs.files - fs.ffree };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Walks `dir` on this thread (fast: about 5 µs an entry), never following a link; past `stopAbove` it
+ * stops, so its answer is then only known to be past it. A missing folder holds nothing; an entry
+ * removed meanwhile is skipped.
+ */
+export function walkDisk(dir: string, stopAbove?: DiskUsage): DiskLook {
+  const started = performance.now();
+  const filesystem = filesystemUsage(dir);
+  const usage: DiskUsage = { bytes: 0, entries: 0 };
+  const linked = new Set<string>();
+  const folders = [dir];
+  walk: while (folders.length) {
+    const folder = folders.pop()!;
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const entryPath = path.join(folder, name);
+      let stats;
+      try {
+        stats = lstatSync(entryPath);
+      } catch {
+        continue;
+      }
+      if (count(usage, linked, stats)) folders.push(entryPath);
+      if (stopAbove && overQuota(usage, stopAbove)) break walk;
+    }
+  }
+  return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
+}
+
+/** The same walk off the thread (slower, for a process with other work: the worker's file tools). */
+export async function walkDiskAsync(dir: string, stopAbove?: DiskUsage): Promise<DiskLook> {
+  const started = performance.now();
+  const filesystem = await statfs(dir).then(
+    (fs) => ({ bytes: (fs.blocks - fs.bfree) * fs.bsize, entries: fs.files - fs.ffree }),
+    () => undefined,
+  );
+  const usage: DiskUsage = { bytes: 0, entries: 0 };
+  const linked = new Set<string>();
+  const folders = [dir];
+  walk: while (folders.length) {
+    const folder = folders.pop()!;
+    const entries = await opendir(folder).catch(() => undefined);
+    if (!entries) continue;
+    for await (const entry of entries) {
+      const entryPath = path.join(folder, entry.name);
+      const stats = await lstat(entryPath).catch(() => undefined);
+      if (stats && count(usage, linked, stats)) folders.push(entryPath);
+      if (stopAbove && overQuota(usage, stopAbove)) {
+        await entries.close().catch(() => undefined);
+        break walk;
+      }
+    }
+  }
+  return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
+}
+
+/** Adds an entry to `usage`; true when it is a folder to walk into. */
+function count(usage: DiskUsage, linked: Set<string>, stats: { nlink: number; dev: number; ino: number; blocks: number; isDirectory(): boolean }): boolean {
+  usage.entries++;
+  const folder = stats.isDirectory();
+  if (stats.nlink > 1 && !folder) {
+    const inode = `${stats.dev}:${stats.ino}`;
+    if (linked.has(inode)) return false;
+    linked.add(inode);
+  }
+  usage.bytes += stats.blocks * 512;
+  return folder;
+}
+
+/**
+ * What the folder holds at most, from its last walk and how much its filesystem grew since (other
+ * folders' writes count too, so it only errs high); undefined when a walk is needed: none yet, an old
+ * one, or one the growth could take past `limit`.
+ */
+function estimate(quota: DiskQuota, limit: DiskUsage): DiskUsage | undefined {
+  const { last } = quota;
+  if (!last?.filesystem || Date.now() - last.at >= WALK_SHARE * last.tookMs) return undefined;
+  const now = filesystemUsage(quota.dir);
+  if (!now) return undefined;
+  const usage = { bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
+  return overQuota(usage, limit) ? undefined : usage;
+}
+
+/**
+ * Watches the folder while a process runs: `onOver` is called (once) when it is past its quota and
+ * past what it held when the run started (a run that starts past it may delete). `stop` ends the
+ * watch and answers the folder's usage then (the same answer to every later call).
+ */
+export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void): { stop(): DiskCheck } {
+  const limit = { bytes: quota.bytes, entries: quota.entries };
+  let state: DiskQuota = { ...quota };
+  // What the run may reach: its quota, or what the folder held before it, if more.
+  let allowed = quota.last ? { bytes: Math.max(limit.bytes, quota.last.usage.bytes), entries: Math.max(limit.entries, quota.last.usage.entries) } : undefined;
+  let stopped = false;
+  const look = () => {
+    if (estimate(state, allowed ?? limit)) return;
+    const walked = walkDisk(quota.dir, allowed);
+    state = { ...state, last: walked };
+    if (!allowed) {
+      allowed = { bytes: Math.max(limit.bytes, walked.usage.bytes), entries: Math.max(limit.entries, walked.usage.entries) };
+      return;
+    }
+    if (overQuota(walked.usage, allowed)) {
+      stopped = true;
+      clearInterval(timer);
+      onOver(walked.usage);
+    }
+  };
+  const timer = setInterval(look, LOOK_EVERY_MS);
+  let check: DiskCheck | undefined;
+  return {
+    stop() {
+      clearInterval(timer);
+      if (check) return check;
+      const known = estimate(state, limit);
+      if (known) return (check = { usage: known, stopped, last: state.last });
+      const walked = walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
+      return (check = { usage: walked.usage, stopped, last: walked });
+    },
+  };
+}
+
+/** "3.2 MiB", "12.0 KiB", "800 bytes" */
+export function megabytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The quota's words for the model: what the folder holds, against what it may. */
+export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
+  return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} entries; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
+}
+
+/**
+ * A run's view of its folder's quota, for its tools: the last walk (from a process tool's run or a
+ * file tool's check), and the checks a file tool makes before it writes.
+ */
+export class WorkdirDisk {
+  private last: DiskLook | undefined;
+  /** The best known usage: the last run's, or a walk's, plus what file tools wrote since. */
+  private known: DiskUsage | undefined;
+
+  constructor(
+    readonly dir: string,
+    readonly limit: DiskUsage,
+  ) {}
+
+  /** The quota a process run is given. */
+  quota(): DiskQuota {
+    return { dir: this.dir, ...this.limit, ...(this.last ? { last: this.last } : {}) };
+  }
+
+  /** What a process run left. */
+  record(check: DiskCheck | undefined): void {
+    if (!check) return;
+    this.last = check.last;
+    this.known = check.usage;
+  }
+
+  /**
+   * Before a file tool writes `bytes` more (and maybe one more entry): a refusal for the model when
+   * that would take the folder past its quota, else undefined (and the write is counted).
+   */
+  async admit(bytes: number): Promise<string | undefined> {
+    const limit = { bytes: this.limit.bytes - bytes, entries: this.limit.entries - 1 };
+    if (!this.known || overQuota(this.known, limit)) {
+      this.last = await walkDiskAsync(this.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
+      this.known = this.last.usage;
+      if (overQuota(this.known, limit)) {
+        return `Not written: ${quotaText(this.known, this.limit)}, and ${megabytes(bytes)} more would pass it. Delete what you no longer need (with bash: rm), then write again.`;
+      }
+    }
+    this.known = { bytes: this.known.bytes + bytes, entries: this.known.entries + 1 };
+    return undefined;
+  }
+}
