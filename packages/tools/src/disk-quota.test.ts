@@ -66,6 +66,23 @@ describe('a process held to the quota', () => {
     expect(removed.disk).toMatchObject({ stopped: false, usage: { bytes: 0, entries: 0 } });
   });
 
+  it('walks the folder again only when its filesystem grew by more than its room since the last walk', async () => {
+    // A room of a GiB: other writes on this filesystem meanwhile (tests at once) stay well within it.
+    const roomy = new WorkdirDisk(dir, { bytes: 1024 ** 3, entries: MAX_WORKDIR_ENTRIES });
+    const first = await run('head -c 1M /dev/zero > a', roomy);
+    roomy.record(first.disk);
+    // A small write: the filesystem's growth fits the room, so the last walk stands (plus that growth).
+    const second = await run('head -c 1M /dev/zero > b', roomy);
+    expect(second.disk!.last).toEqual(first.disk!.last);
+    expect(second.disk!.usage.bytes).toBeGreaterThanOrEqual(2 * 1024 * 1024);
+    // With a room of 3 MiB left, 4 MiB more is past it: walked, and told exactly.
+    const tight = new WorkdirDisk(dir, { bytes: 5 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    tight.record(second.disk);
+    const third = await run('head -c 4M /dev/zero > c', tight);
+    expect(third.disk!.last!.at).toBeGreaterThan(first.disk!.last!.at);
+    expect(third.disk!.usage.bytes).toBe(du(dir));
+  });
+
   it('counts a folder of many empty files by its entries', async () => {
     const disk = new WorkdirDisk(dir, { bytes: 1024 ** 3, entries: 500 });
     const made = await run('for i in $(seq 1 100000); do : > "f$i"; done', disk);

@@ -4,8 +4,8 @@
  * limit binds one file; this binds the folder. A filesystem's own quotas need the operator's setup (a
  * mount option, quota tools), so the folder is measured instead, and measured cheaply: a walk of it
  * (one `lstat` an entry) is needed only when the filesystem as a whole grew by more than the folder's
- * room since the last walk (one `statfs`), or when that walk is old (a walk takes at most a tenth of
- * the time; a small folder is walked every time).
+ * room since the last walk (one `statfs`), or when that walk is old (30 s, and ten times its own
+ * duration: walks take at most a tenth of the time).
  *
  * While a process tool runs, its folder is looked at every 100 ms (`watchDisk`), and the process is
  * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
@@ -51,8 +51,13 @@ export const MAX_WORKDIR_ENTRIES = 200_000;
 
 /** How often a running process's filesystem is looked at. */
 const LOOK_EVERY_MS = 100;
-/** A walk is older than this many times its own duration: walk again. */
+/**
+ * A walk is old once it is older than this many times its own duration, and than `STALE_MS`: a write
+ * in this folder shows as the filesystem's growth, but a delete in another folder meanwhile can hide
+ * it, so at most for this long.
+ */
 const WALK_SHARE = 10;
+const STALE_MS = 30_000;
 
 export function overQuota(usage: DiskUsage, limit: DiskUsage): boolean {
   return usage.bytes > limit.bytes || usage.entries > limit.entries;
@@ -149,7 +154,7 @@ function count(usage: DiskUsage, linked: Set<string>, stats: { nlink: number; de
  */
 function estimate(quota: DiskQuota, limit: DiskUsage): DiskUsage | undefined {
   const { last } = quota;
-  if (!last?.filesystem || Date.now() - last.at >= WALK_SHARE * last.tookMs) return undefined;
+  if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
   const now = filesystemUsage(quota.dir);
   if (!now) return undefined;
   const usage = { bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
