@@ -1,11 +1,14 @@
 /** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
 import { execFileSync } from 'node:child_process';
-import { link, mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_WORKDIR_ENTRIES, walkDisk, walkDiskAsync, WorkdirDisk } from './disk-quota.js';
+import { editFileTool } from './edit-file-tool.js';
 import { runProcess } from './run-process.js';
+import { writeFileTool } from './write-file-tool.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -81,6 +84,17 @@ describe('a process held to the quota', () => {
     const third = await run('head -c 4M /dev/zero > c', tight);
     expect(third.disk!.last!.at).toBeGreaterThan(first.disk!.last!.at);
     expect(third.disk!.usage.bytes).toBe(du(dir));
+  });
+
+  it('is held by the file tools too: a write or an edit past it is refused, with what to do', async () => {
+    const disk = new WorkdirDisk(dir, { bytes: 256 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    const context = { workdir: dir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 10_000, isolation: { kind: 'none' as const }, disk };
+    expect(await writeFileTool.run({ path: 'a.txt', content: 'small' }, context)).toMatchObject({ ok: true });
+    const refused = /^Not written: the work directory holds [\d.]+ KiB in 1 entry; its quota is 256\.0 KiB and 200000 entries, and [\d.]+ KiB more would pass it\. Delete what you no longer need \(with bash: rm\), then write again\.$/;
+    expect(await writeFileTool.run({ path: 'b.txt', content: 'x'.repeat(300 * 1024) }, context)).toMatchObject({ ok: false, output: expect.stringMatching(refused) });
+    expect(await editFileTool.run({ path: 'a.txt', old_text: 'small', new_text: 'y'.repeat(300 * 1024) }, context)).toMatchObject({ ok: false, output: expect.stringMatching(refused) });
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('small');
+    expect(existsSync(path.join(dir, 'b.txt'))).toBe(false);
   });
 
   it('counts a folder of many empty files by its entries', async () => {

@@ -208,7 +208,7 @@ export function megabytes(bytes: number): string {
 
 /** The quota's words for the model: what the folder holds, against what it may. */
 export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
-  return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} entries; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
+  return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
 }
 
 /**
