@@ -1,7 +1,7 @@
 /** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -104,5 +104,23 @@ describe('a process held to the quota', () => {
     expect(made.disk!.usage.entries).toBeGreaterThan(500);
     // Stopped within a look or two: nowhere near the 100,000 it would have made.
     expect(made.disk!.usage.entries).toBeLessThan(50_000);
+  });
+});
+
+describe('a folder its task closed', () => {
+  it('is opened again and counted: chmod 000 hides nothing from a worker that is not root', async () => {
+    // The walk as a worker of its own uid runs it, on a folder of that uid's, as a jailed task leaves it.
+    if (process.getuid?.() !== 0) return;
+    const uid = 65534;
+    await mkdir(path.join(dir, 'closed'));
+    await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
+    execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
+    await chmod(path.join(dir, 'closed'), 0o000);
+    const script = `import('${path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js')}').then(async ({ walkDisk, walkDiskAsync }) => { const d = ${JSON.stringify(dir)}; const sync = walkDisk(d).usage; await import('node:fs').then((fs) => fs.chmodSync(d + '/closed', 0)); console.log(JSON.stringify([sync, (await walkDiskAsync(d)).usage])); })`;
+    const [sync, async] = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8' })) as Array<{ bytes: number; entries: number }>;
+    for (const usage of [sync, async]) {
+      expect(usage.entries).toBe(2);
+      expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+    }
   });
 });

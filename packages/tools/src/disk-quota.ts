@@ -11,8 +11,8 @@
  * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
  * can write past the quota for about one look's time. File tools check before they write (`WorkdirDisk`).
  */
-import { lstatSync, readdirSync, statfsSync } from 'node:fs';
-import { lstat, opendir, statfs } from 'node:fs/promises';
+import { chmodSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
+import { chmod, lstat, opendir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface DiskUsage {
@@ -89,8 +89,15 @@ export function walkDisk(dir: string, stopAbove?: DiskUsage): DiskLook {
     let names: string[];
     try {
       names = readdirSync(folder);
-    } catch {
-      continue;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EACCES') continue;
+      // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may.
+      try {
+        chmodSync(folder, 0o700);
+        names = readdirSync(folder);
+      } catch {
+        continue;
+      }
     }
     for (const name of names) {
       const entryPath = path.join(folder, name);
@@ -119,7 +126,7 @@ export async function walkDiskAsync(dir: string, stopAbove?: DiskUsage): Promise
   const folders = [dir];
   walk: while (folders.length) {
     const folder = folders.pop()!;
-    const entries = await opendir(folder).catch(() => undefined);
+    const entries = await opendir(folder).catch(async (error: NodeJS.ErrnoException) => (error.code === 'EACCES' ? chmod(folder, 0o700).then(() => opendir(folder)) : undefined)).catch(() => undefined);
     if (!entries) continue;
     for await (const entry of entries) {
       const entryPath = path.join(folder, entry.name);
