@@ -117,7 +117,7 @@ describe('a folder its task closed', () => {
     execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
     await chmod(path.join(dir, 'closed'), 0o000);
     const script = `import('${path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js')}').then(async ({ walkDisk, walkDiskAsync }) => { const d = ${JSON.stringify(dir)}; const sync = walkDisk(d).usage; await import('node:fs').then((fs) => fs.chmodSync(d + '/closed', 0)); console.log(JSON.stringify([sync, (await walkDiskAsync(d)).usage])); })`;
-    const [sync, async] = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8' })) as Array<{ bytes: number; entries: number }>;
+    const [sync, async] = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8' })) as [{ bytes: number; entries: number }, { bytes: number; entries: number }];
     for (const usage of [sync, async]) {
       expect(usage.entries).toBe(2);
       expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
