@@ -3,7 +3,6 @@
  * concurrency. Start more processes (here or on other machines) to go faster; Redis is the only
  * shared state. Each process also sweeps expired tasks' data now and then.
  */
-import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
@@ -33,7 +32,7 @@ import {
   type AgentQueues,
 } from '@agentq/queue';
 import { createLogger, createMetrics, serveMetrics, startTracing, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
-import { resolveInterpreters, runsProcesses, toolsFor } from '@agentq/tools';
+import { removeWorkdir, resolveInterpreters, runsProcesses, toolsFor } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
@@ -168,11 +167,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   }
   await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
 
-  const removeWorkdir = (taskId: string) => rm(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), { recursive: true, force: true });
+  const removeTaskWorkdir = (taskId: string) => removeWorkdir(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId));
   // Tasks past their retention, and the folders of tasks their owners deleted.
   const sweep = () =>
-    expireTasks({ store, onRemoved: removeWorkdir })
-      .then(() => removeLeftWorkdirs(store, removeWorkdir))
+    expireTasks({ store, onRemoved: removeTaskWorkdir })
+      .then(() => removeLeftWorkdirs(store, removeTaskWorkdir))
       .catch((error: unknown) => logger.error({ err: error }, 'sweeping expired tasks failed'));
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_WORKDIR_ENTRIES, walkDisk, walkDiskAsync, WorkdirDisk } from './disk-quota.js';
 import { editFileTool } from './edit-file-tool.js';
+import { processResult } from './process-result.js';
 import { runProcess } from './run-process.js';
 import { writeFileTool } from './write-file-tool.js';
 
@@ -14,8 +15,9 @@ let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'agentq-disk-'));
 });
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+afterEach(() => {
+  // rm, which walks by descriptor: Node's cannot remove folders nested past a path's length.
+  execFileSync('rm', ['-rf', dir]);
 });
 
 /** What du says a folder holds, without the folder's own blocks (ours counts what is in it). */
@@ -104,6 +106,33 @@ describe('a process held to the quota', () => {
     expect(made.disk!.usage.entries).toBeGreaterThan(500);
     // Stopped within a look or two: nowhere near the 100,000 it would have made.
     expect(made.disk!.usage.entries).toBeLessThan(50_000);
+  });
+});
+
+describe('folders nested past what a path can name', () => {
+  const run = (command: string, disk: WorkdirDisk) =>
+    runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
+  // 300 levels of 20 characters: past 4,096 bytes of path, where a walk by path cannot go; 3 MiB below.
+  const nest = `for i in $(seq 300); do mkdir ${'d'.repeat(20)} && cd ${'d'.repeat(20)} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
+  const quota = { bytes: 2 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES };
+
+  it('count as past the quota once the filesystem grew past its room (what is below them cannot be counted), and may be removed', async () => {
+    const disk = new WorkdirDisk(dir, quota);
+    disk.record((await run('true', disk)).disk);
+    const nested = await run(`${nest}; sleep 3; echo slept`, disk);
+    expect(nested.disk).toMatchObject({ stopped: true, usage: { tooDeep: true } });
+    expect(nested.output).not.toMatch(/slept/);
+    expect(processResult(nested, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(
+      /\[stopped: the work directory's folders nest too deep to be measured \(a path longer than 4096 bytes; its quota is 2\.0 MiB\): remove the deepest \(rm -r\)\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/,
+    );
+    disk.record(nested.disk);
+    const context = { workdir: dir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 10_000, isolation: { kind: 'none' as const }, disk };
+    expect((await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).output).toMatch(/^Not written: the work directory's folders nest too deep/);
+    // Started so: its removal runs to its end, and the folder is measured again.
+    const removed = await run(`rm -r ${'d'.repeat(20)}; echo removed`, disk);
+    expect(removed).toMatchObject({ output: 'removed\n', disk: { stopped: false, usage: { bytes: 0, entries: 0 } } });
+    disk.record(removed.disk);
+    expect(await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).toMatchObject({ ok: true });
   });
 });
 

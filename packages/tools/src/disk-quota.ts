@@ -20,6 +20,8 @@ export interface DiskUsage {
   bytes: number;
   /** Files, folders and links. */
   entries: number;
+  /** Folders nest past what a path can name (4,096 bytes): what is below them cannot be counted. */
+  tooDeep?: boolean;
 }
 
 /** A walk of a folder: what it held, when, how long the walk took, and how full its filesystem was then. */
@@ -59,8 +61,19 @@ const LOOK_EVERY_MS = 100;
 const WALK_SHARE = 10;
 const STALE_MS = 30_000;
 
+/** Past `limit`; a folder too deep to count is past it, unless the limit allows it (a run that started so may delete). */
 export function overQuota(usage: DiskUsage, limit: DiskUsage): boolean {
-  return usage.bytes > limit.bytes || usage.entries > limit.entries;
+  return usage.bytes > limit.bytes || usage.entries > limit.entries || (usage.tooDeep === true && limit.tooDeep !== true);
+}
+
+/** The larger of two usages, as a limit (a run may reach what its folder held before it). */
+function atLeast(limit: DiskUsage, usage: DiskUsage): DiskUsage {
+  return { bytes: Math.max(limit.bytes, usage.bytes), entries: Math.max(limit.entries, usage.entries), ...(usage.tooDeep ? { tooDeep: true } : {}) };
+}
+
+/** Too deep to name: below it, nothing can be counted (Node has no `openat`). */
+function tooDeep(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
 }
 
 /** The used bytes and inodes of the filesystem holding `dir` (undefined when it cannot say). */
@@ -90,6 +103,7 @@ export function walkDisk(dir: string, stopAbove?: DiskUsage): DiskLook {
     try {
       names = readdirSync(folder);
     } catch (error) {
+      if (tooDeep(error)) usage.tooDeep = true;
       if ((error as NodeJS.ErrnoException).code !== 'EACCES') continue;
       // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may.
       try {
@@ -104,7 +118,8 @@ export function walkDisk(dir: string, stopAbove?: DiskUsage): DiskLook {
       let stats;
       try {
         stats = lstatSync(entryPath);
-      } catch {
+      } catch (error) {
+        if (tooDeep(error)) usage.tooDeep = true;
         continue;
       }
       if (count(usage, linked, stats)) folders.push(entryPath);
@@ -126,16 +141,16 @@ export async function walkDiskAsync(dir: string, stopAbove?: DiskUsage): Promise
   const folders = [dir];
   walk: while (folders.length) {
     const folder = folders.pop()!;
-    const entries = await opendir(folder).catch(async (error: NodeJS.ErrnoException) => (error.code === 'EACCES' ? chmod(folder, 0o700).then(() => opendir(folder)) : undefined)).catch(() => undefined);
+    const entries = await opendir(folder)
+      .catch(async (error: NodeJS.ErrnoException) => (error.code === 'EACCES' ? chmod(folder, 0o700).then(() => opendir(folder)) : Promise.reject(error)))
+      .catch((error: unknown) => void (tooDeep(error) && (usage.tooDeep = true)));
     if (!entries) continue;
     for await (const entry of entries) {
       const entryPath = path.join(folder, entry.name);
-      const stats = await lstat(entryPath).catch(() => undefined);
+      const stats = await lstat(entryPath).catch((error: unknown) => void (tooDeep(error) && (usage.tooDeep = true)));
       if (stats && count(usage, linked, stats)) folders.push(entryPath);
-      if (stopAbove && overQuota(usage, stopAbove)) {
-        await entries.close().catch(() => undefined);
-        break walk;
-      }
+      // Leaving the loop closes the folder.
+      if (stopAbove && overQuota(usage, stopAbove)) break walk;
     }
   }
   return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
@@ -164,7 +179,7 @@ function estimate(quota: DiskQuota, limit: DiskUsage): DiskUsage | undefined {
   if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
   const now = filesystemUsage(quota.dir);
   if (!now) return undefined;
-  const usage = { bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
+  const usage = { ...last.usage, bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
   return overQuota(usage, limit) ? undefined : usage;
 }
 
@@ -177,14 +192,14 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void):
   const limit = { bytes: quota.bytes, entries: quota.entries };
   let state: DiskQuota = { ...quota };
   // What the run may reach: its quota, or what the folder held before it, if more.
-  let allowed = quota.last ? { bytes: Math.max(limit.bytes, quota.last.usage.bytes), entries: Math.max(limit.entries, quota.last.usage.entries) } : undefined;
+  let allowed = quota.last ? atLeast(limit, quota.last.usage) : undefined;
   let stopped = false;
   const look = () => {
     if (estimate(state, allowed ?? limit)) return;
     const walked = walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
     if (!allowed) {
-      allowed = { bytes: Math.max(limit.bytes, walked.usage.bytes), entries: Math.max(limit.entries, walked.usage.entries) };
+      allowed = atLeast(limit, walked.usage);
       return;
     }
     if (overQuota(walked.usage, allowed)) {
@@ -215,6 +230,7 @@ export function megabytes(bytes: number): string {
 
 /** The quota's words for the model: what the folder holds, against what it may. */
 export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
+  if (usage.tooDeep) return `the work directory's folders nest too deep to be measured (a path longer than 4096 bytes; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
   return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
 }
 

@@ -26,3 +26,4 @@ export * from './jail-identity.js';
 export type { JailLimits } from './jail-files.js';
 export * from './copy-workdir.js';
 export * from './disk-quota.js';
+export * from './remove-workdir.js';
