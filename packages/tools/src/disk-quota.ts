@@ -5,14 +5,13 @@
  * mount option, quota tools), so the folder is measured instead, and measured cheaply: a walk of it
  * (one `lstat` an entry) is needed only when the filesystem as a whole grew by more than the folder's
  * room since the last walk (one `statfs`), or when that walk is old (30 s, and ten times its own
- * duration: walks take at most a tenth of the time).
+ * duration); a walk that takes long is made at most a tenth of the time, and never holds the thread.
  *
  * While a process tool runs, its folder is looked at every 100 ms (`watchDisk`), and the process is
  * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
  * can write past the quota for about one look's time. File tools check before they write (`WorkdirDisk`).
  */
-import { chmodSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
-import { chmod, lstat, opendir, statfs } from 'node:fs/promises';
+import { chmod, lstat, readdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface DiskUsage {
@@ -76,80 +75,47 @@ function tooDeep(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
 }
 
-/** The used bytes and inodes of the filesystem holding `dir` (undefined when it cannot say). */
-function filesystemUsage(dir: string): DiskUsage | undefined {
+/** The used bytes and inodes of the filesystem holding `dir` (undefined when it cannot say): one `statfs`. */
+async function filesystemUsage(dir: string): Promise<DiskUsage | undefined> {
   try {
-    const fs = statfsSync(dir);
+    const fs = await statfs(dir);
     return { bytes: (fs.blocks - fs.bfree) * fs.bsize, entries: fs.files - fs.ffree };
   } catch {
     return undefined;
   }
 }
 
-/**
- * Walks `dir` on this thread (fast: about 5 µs an entry), never following a link; past `stopAbove` it
- * stops, so its answer is then only known to be past it. A missing folder holds nothing; an entry
- * removed meanwhile is skipped.
- */
-export function walkDisk(dir: string, stopAbove?: DiskUsage): DiskLook {
-  const started = performance.now();
-  const filesystem = filesystemUsage(dir);
-  const usage: DiskUsage = { bytes: 0, entries: 0 };
-  const linked = new Set<string>();
-  const folders = [dir];
-  walk: while (folders.length) {
-    const folder = folders.pop()!;
-    let names: string[];
-    try {
-      names = readdirSync(folder);
-    } catch (error) {
-      if (tooDeep(error)) usage.tooDeep = true;
-      if ((error as NodeJS.ErrnoException).code !== 'EACCES') continue;
-      // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may.
-      try {
-        chmodSync(folder, 0o700);
-        names = readdirSync(folder);
-      } catch {
-        continue;
-      }
-    }
-    for (const name of names) {
-      const entryPath = path.join(folder, name);
-      let stats;
-      try {
-        stats = lstatSync(entryPath);
-      } catch (error) {
-        if (tooDeep(error)) usage.tooDeep = true;
-        continue;
-      }
-      if (count(usage, linked, stats)) folders.push(entryPath);
-      if (stopAbove && overQuota(usage, stopAbove)) break walk;
-    }
-  }
-  return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
-}
+/** Entries stat'ed at once: the thread pool's threads all busy, and this process's loop free meanwhile. */
+const STAT_BATCH = 256;
 
-/** The same walk off the thread (slower, for a process with other work: the worker's file tools). */
-export async function walkDiskAsync(dir: string, stopAbove?: DiskUsage): Promise<DiskLook> {
+/**
+ * Walks `dir`, never following a link, off this process's thread (about 25 µs an entry, the loop never
+ * held: the process that walks runs other tasks' tools too); past `stopAbove` it stops, so its answer is
+ * then only known to be past it. A missing folder holds nothing; an entry removed meanwhile is skipped.
+ */
+export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<DiskLook> {
   const started = performance.now();
-  const filesystem = await statfs(dir).then(
-    (fs) => ({ bytes: (fs.blocks - fs.bfree) * fs.bsize, entries: fs.files - fs.ffree }),
-    () => undefined,
-  );
+  const filesystem = await filesystemUsage(dir);
   const usage: DiskUsage = { bytes: 0, entries: 0 };
   const linked = new Set<string>();
   const folders = [dir];
+  const noted = (error: unknown) => {
+    if (tooDeep(error)) usage.tooDeep = true;
+    return undefined;
+  };
   walk: while (folders.length) {
     const folder = folders.pop()!;
-    const entries = await opendir(folder)
-      .catch(async (error: NodeJS.ErrnoException) => (error.code === 'EACCES' ? chmod(folder, 0o700).then(() => opendir(folder)) : Promise.reject(error)))
-      .catch((error: unknown) => void (tooDeep(error) && (usage.tooDeep = true)));
-    if (!entries) continue;
-    for await (const entry of entries) {
-      const entryPath = path.join(folder, entry.name);
-      const stats = await lstat(entryPath).catch((error: unknown) => void (tooDeep(error) && (usage.tooDeep = true)));
-      if (stats && count(usage, linked, stats)) folders.push(entryPath);
-      // Leaving the loop closes the folder.
+    const names = await readdir(folder).catch(async (error: NodeJS.ErrnoException) => {
+      // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may.
+      if (error.code !== 'EACCES') return noted(error);
+      return chmod(folder, 0o700).then(() => readdir(folder), noted);
+    });
+    for (let from = 0; names && from < names.length; from += STAT_BATCH) {
+      const batch = names.slice(from, from + STAT_BATCH).map((name) => path.join(folder, name));
+      const stats = await Promise.all(batch.map((entryPath) => lstat(entryPath).catch(noted)));
+      for (const [index, entry] of stats.entries()) {
+        if (entry && count(usage, linked, entry)) folders.push(batch[index]!);
+      }
       if (stopAbove && overQuota(usage, stopAbove)) break walk;
     }
   }
@@ -169,57 +135,71 @@ function count(usage: DiskUsage, linked: Set<string>, stats: { nlink: number; de
   return folder;
 }
 
+/** A walk this quick is always made again when needed. */
+const QUICK_WALK_MS = 50;
+
+/** A long walk is recent: another now would take more than a tenth of the time. */
+function recent(last: DiskLook | undefined): last is DiskLook {
+  return last !== undefined && last.tookMs >= QUICK_WALK_MS && Date.now() - last.at < WALK_SHARE * last.tookMs;
+}
+
 /**
  * What the folder holds at most, from its last walk and how much its filesystem grew since (other
- * folders' writes count too, so it only errs high); undefined when a walk is needed: none yet, an old
- * one, or one the growth could take past `limit`.
+ * folders' writes count too, so it only errs high), and whether that fits `limit`; undefined when it
+ * cannot be told without a walk (none yet, or an old one).
  */
-function estimate(quota: DiskQuota, limit: DiskUsage): DiskUsage | undefined {
+async function estimate(quota: DiskQuota, limit: DiskUsage): Promise<{ usage: DiskUsage; fits: boolean } | undefined> {
   const { last } = quota;
   if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
-  const now = filesystemUsage(quota.dir);
+  const now = await filesystemUsage(quota.dir);
   if (!now) return undefined;
   const usage = { ...last.usage, bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
-  return overQuota(usage, limit) ? undefined : usage;
+  return { usage, fits: !overQuota(usage, limit) };
 }
 
 /**
  * Watches the folder while a process runs: `onOver` is called (once) when it is past its quota and
- * past what it held when the run started (a run that starts past it may delete). `stop` ends the
- * watch and answers the folder's usage then (the same answer to every later call).
+ * past what it held when the run started (a run that starts past it may delete). Walks take at most a
+ * tenth of the time, so a folder that takes long to walk is looked at less often. `stop` ends the watch
+ * and answers the folder's usage then (the same answer to every later call); `cancel` only ends it.
  */
-export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void): { stop(): DiskCheck } {
+export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void): { stop(): Promise<DiskCheck>; cancel(): void } {
   const limit = { bytes: quota.bytes, entries: quota.entries };
   let state: DiskQuota = { ...quota };
   // What the run may reach: its quota, or what the folder held before it, if more.
   let allowed = quota.last ? atLeast(limit, quota.last.usage) : undefined;
   let stopped = false;
-  const look = () => {
-    if (estimate(state, allowed ?? limit)) return;
-    const walked = walkDisk(quota.dir, allowed);
+  let looking: Promise<void> | undefined;
+  const look = async () => {
+    if ((await estimate(state, allowed ?? limit))?.fits || recent(state.last) || timer === undefined) return;
+    const walked = await walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
     if (!allowed) {
       allowed = atLeast(limit, walked.usage);
-      return;
-    }
-    if (overQuota(walked.usage, allowed)) {
+    } else if (overQuota(walked.usage, allowed) && timer !== undefined) {
       stopped = true;
       clearInterval(timer);
       onOver(walked.usage);
     }
   };
-  const timer = setInterval(look, LOOK_EVERY_MS);
-  let check: DiskCheck | undefined;
-  return {
-    stop() {
-      clearInterval(timer);
-      if (check) return check;
-      const known = estimate(state, limit);
-      if (known) return (check = { usage: known, stopped, last: state.last });
-      const walked = walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
-      return (check = { usage: walked.usage, stopped, last: walked });
-    },
+  let timer: NodeJS.Timeout | undefined = setInterval(() => {
+    looking ??= look().finally(() => (looking = undefined));
+  }, LOOK_EVERY_MS);
+  const cancel = () => {
+    clearInterval(timer);
+    timer = undefined;
   };
+  let check: Promise<DiskCheck> | undefined;
+  const final = async (): Promise<DiskCheck> => {
+    cancel();
+    await looking;
+    const known = await estimate(state, limit);
+    // Fits, or was walked a moment ago: no walk (a folder past its quota would be walked after every run).
+    if (known && (known.fits || recent(state.last))) return { usage: known.usage, stopped, last: state.last };
+    const walked = await walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
+    return { usage: walked.usage, stopped, last: walked };
+  };
+  return { stop: () => (check ??= final()), cancel };
 }
 
 /** "3.2 MiB", "12.0 KiB", "800 bytes" */
@@ -267,7 +247,7 @@ export class WorkdirDisk {
   async admit(bytes: number): Promise<string | undefined> {
     const limit = { bytes: this.limit.bytes - bytes, entries: this.limit.entries - 1 };
     if (!this.known || overQuota(this.known, limit)) {
-      this.last = await walkDiskAsync(this.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
+      this.last = await walkDisk(this.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
       this.known = this.last.usage;
       if (overQuota(this.known, limit)) {
         return `Not written: ${quotaText(this.known, this.limit)}, and ${megabytes(bytes)} more would pass it. Delete what you no longer need (with bash: rm), then write again.`;

@@ -121,7 +121,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
       child.stdin?.end(`x${options.input ?? ''}`);
     }
     const exitCode = await ended;
-    const diskCheck = disk?.stop();
+    const diskCheck = await disk?.stop();
     if (timedOut || cancelled || diskCheck?.stopped) await killed;
     return {
       exitCode,
@@ -133,7 +133,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     };
   } finally {
     clearTimeout(timer);
-    disk?.stop();
+    disk?.cancel();
     release?.();
     options.signal.removeEventListener('abort', onAbort);
   }
