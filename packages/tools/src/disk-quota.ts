@@ -246,12 +246,13 @@ export class WorkdirDisk {
    */
   async admit(bytes: number): Promise<string | undefined> {
     const limit = { bytes: this.limit.bytes - bytes, entries: this.limit.entries - 1 };
-    if (!this.known || overQuota(this.known, limit)) {
+    // Walked again to be sure, unless a long walk was made a moment ago.
+    if (!this.known || (overQuota(this.known, limit) && !recent(this.last))) {
       this.last = await walkDisk(this.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
       this.known = this.last.usage;
-      if (overQuota(this.known, limit)) {
-        return `Not written: ${quotaText(this.known, this.limit)}, and ${megabytes(bytes)} more would pass it. Delete what you no longer need (with bash: rm), then write again.`;
-      }
+    }
+    if (overQuota(this.known, limit)) {
+      return `Not written: ${quotaText(this.known, this.limit)}, and ${megabytes(bytes)} more would pass it. Delete what you no longer need (with bash: rm), then write again.`;
     }
     this.known = { bytes: this.known.bytes + bytes, entries: this.known.entries + 1 };
     return undefined;
