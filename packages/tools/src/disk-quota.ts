@@ -148,13 +148,14 @@ function recent(last: DiskLook | undefined): last is DiskLook {
  * folders' writes count too, so it only errs high), and whether that fits `limit`; undefined when it
  * cannot be told without a walk (none yet, or an old one).
  */
-async function estimate(quota: DiskQuota, limit: DiskUsage): Promise<{ usage: DiskUsage; fits: boolean } | undefined> {
+async function estimate(quota: DiskQuota, limit: DiskUsage): Promise<{ usage: DiskUsage; fits: boolean; shrank: boolean } | undefined> {
   const { last } = quota;
   if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
   const now = await filesystemUsage(quota.dir);
   if (!now) return undefined;
   const usage = { ...last.usage, bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
-  return { usage, fits: !overQuota(usage, limit) };
+  // Something was deleted since (here, maybe): the estimate can only err high, so a walk may show less.
+  return { usage, fits: !overQuota(usage, limit), shrank: now.bytes < last.filesystem.bytes || now.entries < last.filesystem.entries };
 }
 
 /**
@@ -171,7 +172,8 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void):
   let stopped = false;
   let looking: Promise<void> | undefined;
   const look = async () => {
-    if ((await estimate(state, allowed ?? limit))?.fits || recent(state.last) || timer === undefined) return;
+    const known = await estimate(state, allowed ?? limit);
+    if (known?.fits || (recent(state.last) && !known?.shrank) || timer === undefined) return;
     const walked = await walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
     if (!allowed) {
@@ -194,8 +196,9 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void):
     cancel();
     await looking;
     const known = await estimate(state, limit);
-    // Fits, or was walked a moment ago: no walk (a folder past its quota would be walked after every run).
-    if (known && (known.fits || recent(state.last))) return { usage: known.usage, stopped, last: state.last };
+    // Fits, or was walked a moment ago and nothing was deleted since: no walk (a large folder past its
+    // quota would otherwise be walked after every run).
+    if (known && (known.fits || (recent(state.last) && !known.shrank))) return { usage: known.usage, stopped, last: state.last };
     const walked = await walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
     return { usage: walked.usage, stopped, last: walked };
   };
@@ -246,8 +249,8 @@ export class WorkdirDisk {
    */
   async admit(bytes: number): Promise<string | undefined> {
     const limit = { bytes: this.limit.bytes - bytes, entries: this.limit.entries - 1 };
-    // Walked again to be sure, unless a long walk was made a moment ago.
-    if (!this.known || (overQuota(this.known, limit) && !recent(this.last))) {
+    // Walked again to be sure: what is known may err high (a run's estimate, after a delete).
+    if (!this.known || overQuota(this.known, limit)) {
       this.last = await walkDisk(this.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
       this.known = this.last.usage;
     }
