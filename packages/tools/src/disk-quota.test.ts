@@ -1,7 +1,7 @@
 /** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -139,17 +139,27 @@ describe('folders nested past what a path can name', () => {
 });
 
 describe('a folder its task closed', () => {
-  it('is opened again and counted: chmod 000 hides nothing from a worker that is not root', async () => {
-    // The walk as a worker of its own uid runs it, on a folder of that uid's, as a jailed task leaves it.
-    if (process.getuid?.() !== 0) return;
+  // The walk as a worker of its own uid runs it (another uid's, here: only root can start it as one),
+  // on a folder of that uid's, as a jailed task leaves it.
+  it.skipIf(process.getuid?.() !== 0)('is opened again and counted: chmod 000 hides nothing from a worker that is not root', async () => {
     const uid = 65534;
     await mkdir(path.join(dir, 'closed'));
     await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
     execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
     await chmod(path.join(dir, 'closed'), 0o000);
-    const script = `import('${path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js')}').then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
-    const usage = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8' })) as { bytes: number; entries: number };
-    expect(usage.entries).toBe(2);
-    expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+    // The walker (it imports only Node's own modules) where that uid can read it: the checkout may not be.
+    const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
+    await chmod(copy, 0o755);
+    const walker = path.join(copy, 'disk-quota.mjs');
+    await copyFile(path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js'), walker);
+    await chmod(walker, 0o644);
+    try {
+      const script = `import(${JSON.stringify(walker)}).then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
+      const usage = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy })) as { bytes: number; entries: number };
+      expect(usage.entries).toBe(2);
+      expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   });
 });
