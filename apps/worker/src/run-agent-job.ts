@@ -35,8 +35,8 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
     return source && TERMINAL_STATUSES.has(source.status) ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId) : undefined;
   };
   // A fork's steps and files, both taken when it starts: its source may be deleted (its folder swept)
-  // before the fork's first tool call. The copy is also tried then (prepareWorkdir), for a fork resumed
-  // on another host.
+  // before the fork's first tool call. The lazy prepareWorkdir below still copies them into a folder
+  // not made yet (a fork resumed on another host).
   const startFork = async (sourceId: string, journal: () => Promise<MemoryEntry[]>, workdir: string) => {
     const kept = await journal();
     const from = await endedSourceWorkdir(sourceId);
