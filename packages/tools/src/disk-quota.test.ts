@@ -23,6 +23,10 @@ afterEach(() => {
 /** What du says a folder holds, without the folder's own blocks (ours counts what is in it). */
 const du = (folder: string) => Number(execFileSync('du', ['-s', '-B1', folder], { encoding: 'utf8' }).split('\t')[0]) - Number(execFileSync('stat', ['-c', '%b', folder], { encoding: 'utf8' })) * 512;
 
+/** A bash command in the folder, held to `disk`'s quota. */
+const run = (command: string, disk: WorkdirDisk) =>
+  runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
+
 describe('measuring a work directory', () => {
   it('counts blocks as du does: a sparse file what it uses, a hard link once, a link never followed', async () => {
     await mkdir(path.join(dir, 'sub', 'deeper'), { recursive: true });
@@ -53,8 +57,6 @@ describe('measuring a work directory', () => {
 });
 
 describe('a process held to the quota', () => {
-  const run = (command: string, disk: WorkdirDisk) =>
-    runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
 
   it('is stopped once its folder passes the quota, not by a quota it started past while it deletes', async () => {
     const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
@@ -111,8 +113,6 @@ describe('a process held to the quota', () => {
 });
 
 describe('folders nested past what a path can name', () => {
-  const run = (command: string, disk: WorkdirDisk) =>
-    runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
   // 300 levels of 20 characters: past 4,096 bytes of path, where a walk by path cannot go; 3 MiB below.
   const nest = `for i in $(seq 300); do mkdir ${'d'.repeat(20)} && cd ${'d'.repeat(20)} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
   const quota = { bytes: 2 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES };

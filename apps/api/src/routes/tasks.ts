@@ -188,10 +188,11 @@ export function tasksRouter(options: {
       const ended = tasks.filter((_, index) => !unended[index]).map((task) => task.id);
       for (let start = 0; start < ended.length; start += DELETE_CHUNK) await removeTaskTrees(store, ended.slice(start, start + DELETE_CHUNK), { workdirsLeft: true });
       changed = ended.length;
-    }
-    for (const { id: taskId } of action === 'delete' ? [] : tasks) {
-      const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
-      if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
+    } else {
+      for (const { id: taskId } of tasks) {
+        const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
+        if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
+      }
     }
     response.status(202).json({ action, matched: tasks.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
   });

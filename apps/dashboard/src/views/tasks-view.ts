@@ -5,6 +5,7 @@
  */
 import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { repeat } from 'lit-html/directives/repeat.js';
+import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import { request, type TaskSummary } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
@@ -13,7 +14,6 @@ import { submitForm } from './submit-form.js';
 
 const STATUSES = ['', 'queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 const PAGE = 50;
-const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const BULK_DONE = { cancel: 'Cancelled', retry: 'Retried', delete: 'Deleted' };
 const REFRESH_MS = 2_000;
 
@@ -63,7 +63,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   const bulk = (action: 'cancel' | 'retry' | 'delete', label: string, id: string) =>
     h('button', { id, class: 'ghost', onclick: async () => {
       // Each action's own statuses: retry the failed (or the cancelled ones shown), delete the ended ones shown.
-      const only = action === 'retry' ? (status === 'cancelled' ? 'cancelled' : 'failed') : action === 'delete' ? (ENDED.has(status) ? status : '') : status;
+      const only = action === 'retry' ? (status === 'cancelled' ? 'cancelled' : 'failed') : action === 'delete' ? (TERMINAL_STATUSES.has(status as TaskStatus) ? status : '') : status;
       const filter = { ...(batch ? { batch } : {}), ...(only ? { status: only } : {}) };
       if (!window.confirm(`${label}: every task ${batch ? `of batch ${batch}` : ''}${only ? ` that is ${only}` : ''}${action === 'delete' ? ', for good' : ''}?`)) return;
       try {
