@@ -234,6 +234,17 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect(cleaned).toBe('cleaned');
   });
 
+  it('cannot hide what it writes from the quota below folders nested past a path\'s length', async () => {
+    const level = 'd'.repeat(20);
+    const results = await attack({
+      // 300 levels (past 4,096 bytes of path, where a walk by path cannot go), then 150 MiB at most below.
+      'hide deep': [bash(`for i in $(seq 300); do mkdir ${level} && cd ${level} || exit 1; done; for i in $(seq 1 150); do head -c 1M /dev/zero > part-$i; done; echo finished`), bash(`rm -r ${level}; echo cleaned`)],
+    });
+    expect(results['hide deep']![0]).toMatch(/\[stopped: the work directory's folders nest too deep to be measured \(a path longer than 4096 bytes; its quota is 64\.0 MiB\): remove the deepest \(rm -r\)\. /);
+    expect(results['hide deep']![0]).not.toMatch(/finished/);
+    expect(results['hide deep']![1]).toBe('cleaned');
+  });
+
   it('leaves no orphan when its worker is killed mid-tool', async () => {
     attacks.set('long tool', [bash(`sleep ${marker}9`)]);
     const [id] = await submit(['long tool']);
