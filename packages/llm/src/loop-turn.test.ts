@@ -36,4 +36,13 @@ describe('loop turns', () => {
     // Resolved before an immediate queued after it: not kept for the next iteration.
     expect(await turned).toBe(true);
   });
+
+  it('lets the first turn since the last check phase go at once, and the turns after it wait for that phase', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const order: string[] = [];
+    // Queued before the turns: it runs in the check phase, ahead of any turn sent there.
+    setImmediate(() => order.push('immediate'));
+    await Promise.all([loopTurn().then(() => order.push('first')), loopTurn().then(() => order.push('second'))]);
+    expect(order).toEqual(['first', 'immediate', 'second']);
+  });
 });
