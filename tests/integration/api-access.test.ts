@@ -206,6 +206,23 @@ describe('tenants', () => {
     expect(await listed('key-acme')).toBe(5);
   });
 
+  it('holds a tenant to its limits when its submits come all at once, so that parallel requests cannot pass them together', async () => {
+    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '5', AGENTQ_TENANT_MAX_TASKS: '8' } });
+    const post = (tasks: unknown[]) => fetch(`${stack!.api.url}/v1/tasks`, as('key-acme', { method: 'POST', body: JSON.stringify({ tasks }) }));
+    const listed = async () => ((await (await fetch(`${stack!.api.url}/v1/tasks?limit=500`, as('key-acme'))).json()) as { tasks: TaskView[] }).tasks;
+    // Twenty requests of two tasks each, sent together: two of them fit under the limit of five.
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, index) => post([{ prompt: `a${index}`, agent: 'casual' }, { prompt: `b${index}`, agent: 'casual' }]).then((response) => response.status)));
+    expect(statuses.filter((status) => status === 202)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(18);
+    expect(await listed()).toHaveLength(4);
+    // Cancelled, they leave room for unfinished tasks but still count as stored (limit 8): of ten
+    // single-task requests at once, four pass.
+    await fetch(`${stack.api.url}/v1/tasks/bulk`, as('key-acme', { method: 'POST', body: JSON.stringify({ action: 'cancel', status: 'queued' }) }));
+    const singles = await Promise.all(Array.from({ length: 10 }, (_, index) => post([{ prompt: `c${index}`, agent: 'casual' }]).then((response) => response.status)));
+    expect(singles.filter((status) => status === 202)).toHaveLength(4);
+    expect(await listed()).toHaveLength(8);
+  });
+
   it('holds a tenant to its number of stored tasks, ended ones included, so cancelling what it submits fills nothing', async () => {
     stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_TASKS: '3' } });
     const post = (key: string, path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));

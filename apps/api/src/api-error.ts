@@ -5,7 +5,7 @@
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated } from '@agentq/queue';
+import { CommitNotReplicated, NoRoomError } from '@agentq/queue';
 import type { Logger } from '@agentq/telemetry';
 
 /** Every error code the API answers with (the status follows from it, `statusFor`). */
@@ -114,6 +114,7 @@ function toApiError(error: unknown): ApiError {
   if (String((error as { code?: unknown }).code).startsWith('Z_')) {
     return new ApiError('invalid_request', `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`);
   }
+  if (error instanceof NoRoomError) return noRoom(error);
   if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
   const code = status ?? statusCode;
@@ -122,4 +123,23 @@ function toApiError(error: unknown): ApiError {
     return new ApiError(code === 413 ? 'payload_too_large' : code === 415 ? 'unsupported_media_type' : code === 404 ? 'not_found' : 'invalid_request', (error as Error).message);
   }
   return new ApiError('internal', 'Internal error; see the API logs.');
+}
+
+/** A tenant's submit (a retry, a fork) past its limits: which one, by how much, and when to try again. */
+function noRoom(error: NoRoomError): ApiError {
+  const { tenant, requested, unfinished, stored, limits } = error;
+  if (error.limit === 'unfinished') {
+    return new ApiError(
+      'limit_reached',
+      `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${requested} more would pass its limit of ${limits.unfinished} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.`,
+      { tenant, unfinished, requested, limit: limits.unfinished },
+      5,
+    );
+  }
+  return new ApiError(
+    'limit_reached',
+    `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.`,
+    { tenant, stored, requested, limit: limits.stored },
+    60,
+  );
 }

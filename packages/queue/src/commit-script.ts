@@ -29,7 +29,8 @@
  * its tenant's, its batch's if any), its idempotency key (if any); then, when tasks are ready to run, the
  * fair arrival counter and per tenant's list (payload `lists`) that list and its pool's ring]; listed
  * tasks take their `order` from the counter, in their order, and their status's `band` in the first two
- * lists; a created task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
+ * lists; with `room` (its keys after the tasks'), the listed tasks must fit in their tenant's room first
+ * (tenant-room.ts), else nothing is written and it answers `{{'no_room', unfinished, stored}}`; a created task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
  * ARGV = [payload JSON, then for each task its fields (name, value, ...; `fields` in the payload says
  * how many) and its first event's body if any]: kept out of the payload, so not decoded. Stores each
  * new record (its fields), adds it to its indexes, and its first event if any; a task whose idempotency
@@ -52,7 +53,8 @@
 
 import { JOIN_TENANT_LIST } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
-import { STATUS_SPAN } from './task-index.js';
+import { STATUS_SPAN, UNFINISHED_MAX_SCORE } from './task-index.js';
+import { TAKE_ROOM } from './tenant-room.js';
 
 /**
  * Appends the events whose bodies are ARGV[first] to ARGV[first + count - 1]: one RPUSH (an element per
@@ -191,7 +193,7 @@ if c.read then return {'applied', last, status, cancelRequested, record, message
 return {'applied', last, status, cancelRequested}
 `;
 
-export const CREATE_SCRIPT = `${ENVELOPE}${JOIN_TENANT_LIST}
+export const CREATE_SCRIPT = `${ENVELOPE}${JOIN_TENANT_LIST}${TAKE_ROOM(UNFINISHED_MAX_SCORE)}
 local c = cjson.decode(ARGV[1])
 local answers = {}
 -- Per tenant's list (c.lists), the created tasks that join it, and their priorities.
@@ -204,6 +206,11 @@ local arg = 2
 -- millisecond keep their order); a task that turns out to exist already leaves its number unused.
 local listed = 0
 for _, t in ipairs(c.tasks) do if t.listed then listed = listed + 1 end end
+-- Room in the tenant's limits (tenant-room.ts), taken before anything is written.
+if c.room then
+  local ok, unfinished, stored = takeRoom(c.room, listed)
+  if not ok then return {{'no_room', unfinished or -1, stored or -1}} end
+end
 local order = listed > 0 and redis.call('INCRBY', KEYS[1], listed) - listed or 0
 for index, t in ipairs(c.tasks) do
   if t.listed then order = order + 1 end

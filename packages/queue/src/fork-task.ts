@@ -8,6 +8,7 @@ import type { AgentQueues } from './agent-queues.js';
 import type { TaskRecord } from './task-record.js';
 import type { ForkInput } from './task-schemas.js';
 import type { TaskStore } from './task-store.js';
+import type { RoomLimits } from './tenant-room.js';
 import { Transitions } from './transitions.js';
 
 /** Why a task cannot be forked as asked, in words that say what to do instead. */
@@ -25,7 +26,8 @@ export function forkRefusal(source: TaskRecord, input: Pick<ForkInput, 'fromStep
   return undefined;
 }
 
-export async function forkTask(options: { store: TaskStore; queues: AgentQueues; source: TaskRecord; input: ForkInput }): Promise<{ id: string }> {
+/** With `room`, the fork must fit in its tenant's limits (else NoRoomError). */
+export async function forkTask(options: { store: TaskStore; queues: AgentQueues; source: TaskRecord; input: ForkInput; room?: RoomLimits }): Promise<{ id: string }> {
   const { source, input } = options;
   const refusal = forkRefusal(source, input);
   if (refusal) throw new ForkError(refusal);
@@ -37,7 +39,7 @@ export async function forkTask(options: { store: TaskStore; queues: AgentQueues;
     metadata: source.metadata ?? {},
     ...(model ? { model } : {}),
     fromStep: input.fromStep,
-  });
+  }, options.room && { limits: options.room });
   await options.queues.admission.admitListed([created.agent]);
   return { id: created.id };
 }

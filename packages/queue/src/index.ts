@@ -24,3 +24,4 @@ export * from './tenant-spending.js';
 export * from './rate-limits.js';
 export * from './fork-task.js';
 export * from './task-index.js';
+export * from './tenant-room.js';

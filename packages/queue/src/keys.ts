@@ -22,6 +22,9 @@ export interface Keys {
   tenantTasks(tenant: string): string;
   /** A tenant's tasks submitted with a batch id, by creation order. */
   tenantBatch(tenant: string, batch: string): string;
+  /** The room a tenant's submits in flight hold for their later calls, and until when (tenant-room.ts). */
+  tenantRoomHeld(tenant: string): string;
+  tenantRoomUntil(tenant: string): string;
   /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
   idempotency(tenant: string, key: string): string;
   /** A tenant's spending of a UTC day (`YYYY-MM-DD`): a hash of `tokens` and `microUsd`, with tenant limits. */
@@ -67,6 +70,8 @@ export function createKeys(prefix: string): Keys {
     orderCounter: `${prefix}:tasks:order`,
     tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks:index`,
     tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,
+    tenantRoomHeld: (tenant) => `${prefix}:tenant:${tenant}:room:held`,
+    tenantRoomUntil: (tenant) => `${prefix}:tenant:${tenant}:room:until`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     tenantSpend: (tenant, day) => `${prefix}:spend:${tenant}:${day}`,
     spendPrefix: `${prefix}:spend:`,

@@ -5,12 +5,14 @@
 import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import type { TaskStore } from './task-store.js';
+import type { RoomLimits } from './tenant-room.js';
 import { Transitions } from './transitions.js';
 
 /** The statuses a task may be retried from. */
 export const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
 
-export async function retryTask(options: { store: TaskStore; queues: AgentQueues; taskId: string }): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
+/** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
+export async function retryTask(options: { store: TaskStore; queues: AgentQueues; taskId: string; room?: RoomLimits }): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
   const record = await options.store.getRecord(options.taskId);
   if (!record) return { found: false };
   if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
@@ -19,7 +21,7 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   // The same model when it was named, and the same budget.
   const budget = record.budgetMicroUsd !== undefined || record.budgetTokens !== undefined ? { ...(record.budgetMicroUsd !== undefined ? { usd: record.budgetMicroUsd / 1_000_000 } : {}), ...(record.budgetTokens !== undefined ? { tokens: record.budgetTokens } : {}) } : undefined;
   const input = { prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata, ...(record.pinnedModel && record.model ? { model: record.model } : {}), ...(budget ? { budget } : {}) };
-  const [created] = await new Transitions(options.store).submit([input], { tenant: record.tenant, batch: record.batch });
+  const [created] = await new Transitions(options.store).submit([input], { tenant: record.tenant, batch: record.batch, ...(options.room ? { room: { limits: options.room } } : {}) });
   await options.queues.admission.admitListed([created!.agent]);
   return { found: true, status: 'queued', newId: created!.id };
 }

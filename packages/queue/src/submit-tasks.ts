@@ -8,29 +8,39 @@
  * come first, and the tasks wait for the next (each worker takes one a second): later, never lost. A
  * turn asked for while one is under way is taken after it, and so finds the later chunks listed too.
  */
+import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from './agent-queues.js';
 import { poolOf, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
+import { NoRoomError, type RoomLimits } from './tenant-room.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
 /** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
 export class EnqueueError extends Error {}
 
-/** `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. */
-export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
+/**
+ * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. With `room`, the
+ * tasks are stored only if all fit in the tenant's limits (else NoRoomError, nothing stored): the first
+ * chunk's call checks them and holds the room the others take (tenant-room.ts).
+ */
+export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: RoomLimits }): Promise<SubmittedTask[]> {
   const { transitions, queues, inputs, tenant, batch, traceparents } = options;
   // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const admitted: Array<Promise<void>> = [];
+  const submitId = randomUUID();
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
-    const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}) });
+    const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, first: start === 0 } };
+    const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}), ...(room ? { room } : {}) });
     // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
     admitted.push(queues.admission.admitListed(chunk.map(poolOf)));
     return submitted;
   });
   const outcomes = await Promise.allSettled(stored);
   await Promise.all(admitted);
+  // No room: the first chunk stored nothing, and held nothing for the others, which stored nothing either.
+  if (outcomes[0]?.status === 'rejected' && outcomes[0].reason instanceof NoRoomError) throw outcomes[0].reason;
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failure) {
     const message = `Could not store every task: ${(failure.reason as Error).message}`;

@@ -66,9 +66,12 @@ export async function countByStatus(redis: Redis, key: string): Promise<Record<T
 const UNFINISHED_BANDS = TASK_STATUSES.findIndex((status) => TERMINAL_STATUSES.has(status));
 if (TASK_STATUSES.slice(UNFINISHED_BANDS).some((status) => !TERMINAL_STATUSES.has(status))) throw new Error('TASK_STATUSES must list the statuses not ended first');
 
+/** The highest score of a task not ended: its tasks are an index's scores 0 to this. */
+export const UNFINISHED_MAX_SCORE = UNFINISHED_BANDS * STATUS_SPAN - 1;
+
 /** How many of an index's tasks have not ended: one ZCOUNT. */
 export async function countUnfinished(redis: Redis, key: string): Promise<number> {
-  return redis.zcount(key, 0, UNFINISHED_BANDS * STATUS_SPAN - 1);
+  return redis.zcount(key, 0, UNFINISHED_MAX_SCORE);
 }
 
 const MIGRATE_PAGE = 1_000;

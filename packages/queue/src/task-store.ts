@@ -5,11 +5,13 @@
  * task's own keys.
  */
 import { TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskSummaryView, type TaskView } from '@agentq/contract';
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
+import { HOLD_MS, NoRoomError, type RoomClaim, type RoomLimits } from './tenant-room.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import type { LeasedTask } from './fair-admission.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
@@ -112,10 +114,12 @@ const SEARCH_SCAN_LIMIT = 5_000;
 export const CREATE_BATCH = 200;
 
 type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
+/** Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored]` for the whole call. */
+type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number]>;
 
 interface ScriptCommands {
   agentqCommit(...args: string[]): Promise<CommitReply>;
-  agentqCreate(...args: string[]): Promise<Array<['created' | 'existing', string, string]>>;
+  agentqCreate(...args: string[]): Promise<CreateReply>;
 }
 
 /**
@@ -164,10 +168,19 @@ export class TaskStore {
     redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
   }
 
-  /** Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an idempotency key named. */
-  async create(tasks: readonly NewTask[]): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
+  /**
+   * Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an
+   * idempotency key named. With `room`, the listed tasks (all of one tenant) are stored only if they fit
+   * in their tenant's limits, checked in the calls that store them (tenant-room.ts), else nothing is and
+   * it throws NoRoomError; `room.claim` says which part of a submit split over several calls this is.
+   */
+  async create(tasks: readonly NewTask[], room?: { limits: RoomLimits; claim?: RoomClaim }): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
     const ts = new Date().toISOString();
-    const calls: Array<Promise<Array<['created' | 'existing', string, string]>>> = [];
+    const calls: Array<Promise<CreateReply>> = [];
+    const listed = tasks.filter((task) => task.listed);
+    const tenant = listed[0]?.listed?.tenant;
+    if (room && listed.some((task) => task.listed!.tenant !== tenant)) throw new Error('tasks of one tenant only are created against its room');
+    const claim = room?.claim ?? { id: randomUUID(), tasks: listed.length, first: true };
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
@@ -210,10 +223,23 @@ export class TaskStore {
       const waiting = lists.size
         ? { arrivals: keys.push(this.keys.fairArrivals), lists: [...lists].map(([list, { ring, tenant }]) => ({ list: keys.push(list), ring: keys.push(ring), tenant })) }
         : {};
-      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting };
+      // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
+      const roomCheck =
+        room && tenant !== undefined
+          ? { room: { list: keys.push(this.keys.tenantTasks(tenant)), held: keys.push(this.keys.tenantRoomHeld(tenant)), expiry: keys.push(this.keys.tenantRoomUntil(tenant)), id: claim.id, tasks: claim.tasks, first: claim.first && start === 0, ...room.limits } }
+          : {};
+      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting, ...roomCheck };
       calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
     }
-    return (await Promise.all(calls)).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
+    const replies = await Promise.all(calls);
+    const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0];
+    if (refusal) {
+      const [unfinished, stored] = [Number(refusal[1]), Number(refusal[2])];
+      // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
+      if (unfinished < 0) throw new Error(`Submit ${claim.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`);
+      throw new NoRoomError(tenant!, claim.tasks, unfinished, stored, room!.limits);
+    }
+    return (replies as Array<Array<['created' | 'existing', string, string]>>).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
 
   /** Tells `observer` of every commit this store applies from now on. */

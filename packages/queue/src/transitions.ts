@@ -16,6 +16,7 @@ import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import { poolOf, type PendingQuestion, type TaskInput } from './task-schemas.js';
 import type { CommitOptions, CommitResult, NewTask, StoredEventInput, TaskStore } from './task-store.js';
+import type { RoomClaim, RoomLimits } from './tenant-room.js';
 
 /** Which task a transition changes: what it needs of its record. */
 export type TaskRef = Pick<TaskRecord, 'id' | 'tenant' | 'listed'>;
@@ -59,6 +60,12 @@ export type RequeueReason =
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
 
+/** A tenant's limits that new tasks must fit in, and (a submit over several calls) which part this is. */
+export interface Room {
+  limits: RoomLimits;
+  claim?: RoomClaim;
+}
+
 /** A submitted task: new, or (`existing`) the live task its idempotency key named, with that one's status. */
 export interface SubmittedTask {
   id: string;
@@ -74,26 +81,32 @@ export class Transitions {
    * New submitted tasks, `queued`; a task whose idempotency key names one already answers that one.
    * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
    */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[] }): Promise<SubmittedTask[]> {
-    return this.createSubmitted(inputs.map((input, index) => submittedTask(input, { ...options, traceparent: options.traceparents?.[index] })));
+  async submit(inputs: readonly TaskInput[], options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: Room }): Promise<SubmittedTask[]> {
+    return this.createSubmitted(
+      inputs.map((input, index) => submittedTask(input, { tenant: options.tenant, batch: options.batch, traceparent: options.traceparents?.[index] })),
+      options.room,
+    );
   }
 
   /**
    * A fork of `source`: a new submitted task (its tenant's and batch's) that starts from the source's
    * steps before `fromStep` (its first run copies them), then goes on with its own prompt, model and agent.
    */
-  async fork(source: TaskRecord, input: TaskInput & { agent: AgentKind; fromStep: number }): Promise<SubmittedTask> {
+  async fork(source: TaskRecord, input: TaskInput & { agent: AgentKind; fromStep: number }, room?: Room): Promise<SubmittedTask> {
     const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
     task.fields.forkOf = source.id;
     task.fields.forkStep = String(input.fromStep);
     task.event = { type: 'task.queued', agent: task.waiting.pool, data: { priority: task.waiting.priority, forkOf: source.id, fromStep: input.fromStep } };
-    const [created] = await this.createSubmitted([task]);
+    const [created] = await this.createSubmitted([task], room);
     return created!;
   }
 
-  /** Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its job. */
-  private async createSubmitted(tasks: readonly SubmittedNewTask[]): Promise<SubmittedTask[]> {
-    const created = await this.store.create(tasks);
+  /**
+   * Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its
+   * job. With `room`, only if they fit in the tenant's limits (else NoRoomError, nothing stored).
+   */
+  private async createSubmitted(tasks: readonly SubmittedNewTask[], room?: Room): Promise<SubmittedTask[]> {
+    const created = await this.store.create(tasks, room);
     return created.map((result, index) => ({
       id: result.id,
       agent: tasks[index]!.waiting.pool,

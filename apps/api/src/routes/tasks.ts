@@ -16,6 +16,7 @@ import {
   forkRefusal,
   forkTask,
   isTaskId,
+  NoRoomError,
   removeTaskTrees,
   RETRYABLE,
   retryTask,
@@ -25,6 +26,7 @@ import {
   tenantLimitReached,
   Transitions,
   type AgentQueues,
+  type RoomLimits,
   type SubmittedTask,
   type TaskRecord,
   type TaskStore,
@@ -80,31 +82,16 @@ export function tasksRouter(options: {
   maxTasksPerTenant: number;
 }): Router {
   const { store, queues } = options;
+  const room: RoomLimits = { unfinished: options.maxUnfinishedPerTenant, stored: options.maxTasksPerTenant };
   /**
-   * Room for `count` more of `tenant`'s tasks, or a 429 that says so: one tenant's submits cannot fill the
-   * Redis every tenant shares, neither with tasks waiting nor with tasks it cancels as it submits them
-   * (kept until their retention ends). Counted as each request arrives (requests at the same moment may
-   * pass it by their own sizes).
+   * Room for `count` more of `tenant`'s tasks, or NoRoomError (a 429 that says so), read before a bulk
+   * retry so that it is refused whole. Each new task is still stored only within its tenant's room,
+   * checked in the call that stores it (tenant-room.ts): requests at the same moment cannot pass it together.
    */
   const ensureRoom = async (tenant: string, count: number) => {
     const list = store.keys.tenantTasks(tenant);
     const [unfinished, stored] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list)]);
-    if (unfinished + count > options.maxUnfinishedPerTenant) {
-      throw new ApiError(
-        'limit_reached',
-        `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${count} more would pass its limit of ${options.maxUnfinishedPerTenant} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.`,
-        { tenant, unfinished, requested: count, limit: options.maxUnfinishedPerTenant },
-        5,
-      );
-    }
-    if (stored + count > options.maxTasksPerTenant) {
-      throw new ApiError(
-        'limit_reached',
-        `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${count} more would pass its limit of ${options.maxTasksPerTenant} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.`,
-        { tenant, stored, requested: count, limit: options.maxTasksPerTenant },
-        60,
-      );
-    }
+    if (unfinished + count > room.unfinished || stored + count > room.stored) throw new NoRoomError(tenant, count, unfinished, stored, room);
   };
   const transitions = new Transitions(store);
   const router = Router();
@@ -119,7 +106,7 @@ export function tasksRouter(options: {
     const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRoom(tenant, parsed.data.tasks.length)]);
+    const reached = await tenantLimitReached(store, tenant);
     if (reached) {
       const { spent, limit, resetsAt } = reached;
       throw new ApiError(
@@ -132,7 +119,7 @@ export function tasksRouter(options: {
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {
-      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, batch: parsed.data.batch, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
+      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, batch: parsed.data.batch, room, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
     } catch (error) {
       if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
       throw error;
@@ -190,7 +177,7 @@ export function tasksRouter(options: {
       changed = ended.length;
     } else {
       for (const { id: taskId } of tasks) {
-        const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId });
+        const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId, room });
         if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
       }
     }
@@ -231,9 +218,8 @@ export function tasksRouter(options: {
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
-    const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
-    await ensureRoom(source.tenant, 1);
-    const result = await retryTask({ store, queues, taskId: taskIdOf(request) });
+    await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const result = await retryTask({ store, queues, taskId: taskIdOf(request), room });
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.newId) throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
     response.status(202).json({ id: result.newId, status: 'queued', retryOf: taskIdOf(request) });
@@ -246,9 +232,8 @@ export function tasksRouter(options: {
     // What the request can fix is said before the tenant's room (a 409, then a 429).
     const refusal = forkRefusal(source, parsed.data);
     if (refusal) throw new ApiError('conflict', refusal);
-    await ensureRoom(source.tenant, 1);
     try {
-      const fork = await forkTask({ store, queues, source, input: parsed.data });
+      const fork = await forkTask({ store, queues, source, input: parsed.data, room });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
     } catch (error) {
       if (error instanceof ForkError) throw new ApiError('conflict', error.message);

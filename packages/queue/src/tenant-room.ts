@@ -1,0 +1,92 @@
+/**
+ * A tenant's room: how many of its submitted tasks may be unfinished (AGENTQ_TENANT_MAX_UNFINISHED) and
+ * stored (AGENTQ_TENANT_MAX_TASKS), so that one tenant cannot fill the Redis every tenant shares. The
+ * room is checked in the CREATE call that stores the tasks, so requests sent at the same moment cannot
+ * pass a limit together (a check before the call let twenty parallel requests pass it twenty times).
+ *
+ * A submit too big for one call (CREATE_BATCH) checks room for all its tasks in its first call, which
+ * holds the room its later calls need: the tenant's other submits count it as taken. Each later call
+ * takes its share of the hold; a submit whose first call was refused has no hold, so its later calls
+ * store nothing either. A hold lasts HOLD_MS at most (a process that died between its calls).
+ */
+
+/** What a tenant may have: tasks not ended yet, and tasks kept (ended ones too). */
+export interface RoomLimits {
+  unfinished: number;
+  stored: number;
+}
+
+/** One submit's claim on its tenant's room, over its calls: its id, all its tasks, and whether this is its first call. */
+export interface RoomClaim {
+  id: string;
+  tasks: number;
+  first: boolean;
+}
+
+/** The tenant has no room for a submit: nothing of it was stored. Counts include what other submits hold. */
+export class NoRoomError extends Error {
+  constructor(
+    readonly tenant: string,
+    readonly requested: number,
+    readonly unfinished: number,
+    readonly stored: number,
+    readonly limits: RoomLimits,
+  ) {
+    super(`Tenant ${tenant} has no room for ${requested} more tasks (${unfinished} unfinished of ${limits.unfinished}, ${stored} stored of ${limits.stored})`);
+  }
+
+  /** Which limit it would pass: unfinished tasks first. */
+  get limit(): 'unfinished' | 'stored' {
+    return this.unfinished + this.requested > this.limits.unfinished ? 'unfinished' : 'stored';
+  }
+}
+
+/** How long a submit's later calls may take after its first (they are sent together: milliseconds). */
+export const HOLD_MS = 60_000;
+
+/**
+ * Lua: `takeRoom(r, count)` for a call storing `count` of a submit's tasks. `r` = {list, held, expiry
+ * (KEYS indexes of the tenant's list and its two hold sets), id, tasks, first, unfinished, stored
+ * (the limits)}. Answers true, or false with the counts that left no room (a later call whose hold is
+ * gone answers false alone). Needs CALL_MANY and the index's UNFINISHED_MAX_SCORE.
+ */
+export const TAKE_ROOM = (unfinishedMaxScore: number) => `
+local function takeRoom(r, count)
+  local list, held, expiry = KEYS[r.list], KEYS[r.held], KEYS[r.expiry]
+  if not r.first then
+    local left = tonumber(redis.call('ZSCORE', held, r.id) or '0')
+    if left < count then return false end
+    if left == count then
+      redis.call('ZREM', held, r.id)
+      redis.call('ZREM', expiry, r.id)
+    else
+      redis.call('ZINCRBY', held, -count, r.id)
+    end
+    return true
+  end
+  local function now()
+    local t = redis.call('TIME')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local holding = 0
+  if redis.call('EXISTS', held) == 1 then
+    local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now())
+    if #gone > 0 then
+      callMany('ZREM', held, gone)
+      callMany('ZREM', expiry, gone)
+    end
+    local holds = redis.call('ZRANGE', held, 0, -1, 'WITHSCORES')
+    for i = 2, #holds, 2 do holding = holding + tonumber(holds[i]) end
+  end
+  local unfinished = redis.call('ZCOUNT', list, 0, ${unfinishedMaxScore}) + holding
+  local stored = redis.call('ZCARD', list) + holding
+  if unfinished + r.tasks > r.unfinished or stored + r.tasks > r.stored then return false, unfinished, stored end
+  if r.tasks > count then
+    redis.call('ZADD', held, r.tasks - count, r.id)
+    redis.call('ZADD', expiry, string.format('%d', now() + ${HOLD_MS}), r.id)
+    redis.call('PEXPIRE', held, ${HOLD_MS})
+    redis.call('PEXPIRE', expiry, ${HOLD_MS})
+  end
+  return true
+end
+`;
