@@ -74,6 +74,18 @@ describe('a process held to the quota', () => {
     expect(removed.disk).toMatchObject({ stopped: false, usage: { bytes: 0, entries: 0 } });
   });
 
+  it('counts what its processes write to a file they deleted and keep open, which no walk of the folder sees', async () => {
+    const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
+    // Bounded, as above: 200 MiB at most, freed when the process ends.
+    const hidden = await run('exec 3>hidden; rm hidden; for i in $(seq 1 200); do head -c 1M /dev/zero >&3; done; echo finished', disk);
+    expect(hidden.output).not.toMatch(/finished/);
+    expect(hidden.disk).toMatchObject({ stopped: true });
+    expect(processResult(hidden, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(/processes hold [\d.]+ MiB in files they deleted but keep open .*: close them, or write to files you keep. Delete what you no longer need/);
+    // A file deleted and closed holds nothing: the next run may write.
+    const after = await run('head -c 1M /dev/zero > kept; echo written', disk);
+    expect(after.output).toBe('written\n');
+  });
+
   it('walks the folder again only when its filesystem grew by more than its room since the last walk', async () => {
     // A room of a GiB: other writes on this filesystem meanwhile (tests at once) stay well within it.
     const roomy = new WorkdirDisk(dir, { bytes: 1024 ** 3, entries: MAX_WORKDIR_ENTRIES });
@@ -147,12 +159,14 @@ describe('a folder its task closed', () => {
     await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
     execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
     await chmod(path.join(dir, 'closed'), 0o000);
-    // The walker (it imports only Node's own modules) where that uid can read it: the checkout may not be.
+    // The walker (it imports only Node's own modules, and the file beside it) where that uid can read it: the checkout may not be.
     const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
     await chmod(copy, 0o755);
     const walker = path.join(copy, 'disk-quota.mjs');
     await copyFile(path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js'), walker);
+    await copyFile(path.join(import.meta.dirname, '..', 'dist', 'open-deleted-files.js'), path.join(copy, 'open-deleted-files.js'));
     await chmod(walker, 0o644);
+    await chmod(path.join(copy, 'open-deleted-files.js'), 0o644);
     try {
       const script = `import(${JSON.stringify(walker)}).then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
       const usage = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy })) as { bytes: number; entries: number };

@@ -9,11 +9,14 @@
  *
  * While a process tool runs, its folder is looked at every 100 ms (`watchDisk`), and the process is
  * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
- * can write past the quota for about one look's time. File tools check before they write (`WorkdirDisk`).
+ * can write past the quota for about one look's time. What its processes write to files they deleted
+ * but keep open counts too, read when a walk finds less than the filesystem grew. File tools check
+ * before they write (`WorkdirDisk`).
  */
 import { statfsSync } from 'node:fs';
 import { chmod, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { openDeletedBytes } from './open-deleted-files.js';
 
 export interface DiskUsage {
   /** Bytes allocated on disk (blocks: a sparse file counts what it uses, a hard link counts once). */
@@ -22,6 +25,8 @@ export interface DiskUsage {
   entries: number;
   /** Folders nest past what a path can name (4,096 bytes): what is below them cannot be counted. */
   tooDeep?: boolean;
+  /** Of `bytes`, those in files the run's processes deleted but hold open (open-deleted-files.ts). */
+  openDeleted?: number;
 }
 
 /** A walk of a folder: what it held, when, how long the walk took, and how full its filesystem was then. */
@@ -45,6 +50,8 @@ export interface DiskQuota {
 export interface DiskCheck {
   usage: DiskUsage;
   stopped: boolean;
+  /** What the folder (and the files its processes held open) held when it was stopped. */
+  stoppedAt?: DiskUsage;
   last: DiskLook | undefined;
 }
 
@@ -168,24 +175,27 @@ async function estimate(quota: DiskQuota, limit: DiskUsage): Promise<{ usage: Di
  * tenth of the time, so a folder that takes long to walk is looked at less often. `stop` ends the watch
  * and answers the folder's usage then (the same answer to every later call); `cancel` only ends it.
  */
-export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void): { stop(): Promise<DiskCheck>; cancel(): void } {
+export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, pid?: number): { stop(): Promise<DiskCheck>; cancel(): void } {
   const limit = { bytes: quota.bytes, entries: quota.entries };
   let state: DiskQuota = { ...quota };
   // What the run may reach: its quota, or what the folder held before it, if more.
   let allowed = quota.last ? atLeast(limit, quota.last.usage) : undefined;
-  let stopped = false;
+  let stoppedAt: DiskUsage | undefined;
   let looking: Promise<void> | undefined;
   const look = async () => {
     const known = await estimate(state, allowed ?? limit);
     if (known?.fits || (recent(state.last) && !known?.shrank) || timer === undefined) return;
     const walked = await walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
+    // The filesystem grew past the room, but maybe not in the folder: in files the run deleted and holds open.
+    const openDeleted = pid === undefined || overQuota(walked.usage, allowed ?? limit) ? 0 : await openDeletedBytes(pid);
+    const usage = openDeleted ? { ...walked.usage, bytes: walked.usage.bytes + openDeleted, openDeleted } : walked.usage;
     if (!allowed) {
-      allowed = atLeast(limit, walked.usage);
-    } else if (overQuota(walked.usage, allowed) && timer !== undefined) {
-      stopped = true;
+      allowed = atLeast(limit, usage);
+    } else if (overQuota(usage, allowed) && timer !== undefined) {
+      stoppedAt = usage;
       clearInterval(timer);
-      onOver(walked.usage);
+      onOver(usage);
     }
   };
   let timer: NodeJS.Timeout | undefined = setInterval(() => {
@@ -202,9 +212,10 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void):
     const known = await estimate(state, limit);
     // Fits, or was walked a moment ago and nothing was deleted since: no walk (a large folder past its
     // quota would otherwise be walked after every run).
-    if (known && (known.fits || (recent(state.last) && !known.shrank))) return { usage: known.usage, stopped, last: state.last };
+    const stopped = { stopped: stoppedAt !== undefined, ...(stoppedAt ? { stoppedAt } : {}) };
+    if (known && (known.fits || (recent(state.last) && !known.shrank))) return { usage: known.usage, ...stopped, last: state.last };
     const walked = await walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
-    return { usage: walked.usage, stopped, last: walked };
+    return { usage: walked.usage, ...stopped, last: walked };
   };
   return { stop: () => (check ??= final()), cancel };
 }
@@ -217,6 +228,9 @@ export function megabytes(bytes: number): string {
 
 /** The quota's words for the model: what the folder holds, against what it may. */
 export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
+  if (usage.openDeleted) {
+    return `the work directory's processes hold ${megabytes(usage.openDeleted)} in files they deleted but keep open (their disk is freed only when closed; the quota is ${megabytes(quota.bytes)}): close them, or write to files you keep`;
+  }
   if (usage.tooDeep) return `the work directory's folders nest too deep to be measured (a path longer than 4096 bytes; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
   return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
 }

@@ -14,7 +14,7 @@ export function processResult(outcome: ProcessOutcome, options: { timeoutMs: num
       ? `\n[the jail's limit of ${options.processLimit} processes was reached: start fewer processes at once]`
       : '';
   if (outcome.disk?.stopped && options.diskLimit) {
-    return { ok: false, output: `${output}\n[stopped: ${quotaText(outcome.disk.usage, options.diskLimit)}. Delete what you no longer need (rm), then go on in smaller steps]` };
+    return { ok: false, output: `${output}\n[stopped: ${quotaText(outcome.disk.stoppedAt ?? outcome.disk.usage, options.diskLimit)}. Delete what you no longer need (rm), then go on in smaller steps]` };
   }
   // Past it after a run too quick to be stopped: said, so that the next write is not a surprise.
   const full = outcome.disk && options.diskLimit && overQuota(outcome.disk.usage, options.diskLimit) ? `\n[${quotaText(outcome.disk.usage, options.diskLimit)}: delete files (rm) before writing more, or the next tool that writes is stopped]` : '';

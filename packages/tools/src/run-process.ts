@@ -105,7 +105,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   };
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
-  const disk = options.disk && watchDisk(options.disk, killTree);
+  const disk = options.disk && watchDisk(options.disk, killTree, child.pid);
 
   let release: (() => void) | undefined;
   try {
