@@ -30,7 +30,8 @@
  * fair arrival counter and per tenant's list (payload `lists`) that list and its pool's ring]; listed
  * tasks take their `order` from the counter, in their order, and their status's `band` in the first two
  * lists; with `room` (its keys after the tasks'), the listed tasks must fit in their tenant's room first
- * (tenant-room.ts), else nothing is written and it answers `{{'no_room', unfinished, stored}}`; a created task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
+ * (tenant-room.ts), else nothing is written and it answers `{{'no_room', unfinished, stored}}`; a created
+ * task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
  * ARGV = [payload JSON, then for each task its fields (name, value, ...; `fields` in the payload says
  * how many) and its first event's body if any]: kept out of the payload, so not decoded. Stores each
  * new record (its fields), adds it to its indexes, and its first event if any; a task whose idempotency

@@ -2,7 +2,7 @@
  * A tenant's room: how many of its submitted tasks may be unfinished (AGENTQ_TENANT_MAX_UNFINISHED) and
  * stored (AGENTQ_TENANT_MAX_TASKS), so that one tenant cannot fill the Redis every tenant shares. The
  * room is checked in the CREATE call that stores the tasks, so requests sent at the same moment cannot
- * pass a limit together (a check before the call let twenty parallel requests pass it twenty times).
+ * pass a limit together (read before the call, ten parallel requests with room for four all passed).
  *
  * A submit too big for one call (CREATE_BATCH) checks room for all its tasks in its first call, which
  * holds the room its later calls need: the tenant's other submits count it as taken. Each later call
