@@ -5,7 +5,7 @@
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, NoRoomError } from '@agentq/queue';
+import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, type RedisFull } from '@agentq/queue';
 import type { Logger } from '@agentq/telemetry';
 
 /** Every error code the API answers with (the status follows from it, `statusFor`). */
@@ -115,6 +115,7 @@ function toApiError(error: unknown): ApiError {
     return new ApiError('invalid_request', `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`);
   }
   if (error instanceof NoRoomError) return noRoom(error);
+  if (isRedisOutOfMemory(error)) return redisOutOfMemory();
   if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
   const code = status ?? statusCode;
@@ -141,5 +142,28 @@ function noRoom(error: NoRoomError): ApiError {
     `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.`,
     { tenant, stored, requested, limit: limits.stored },
     60,
+  );
+}
+
+const MIB = 1024 * 1024;
+
+/** New tasks refused: Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. */
+export function redisFull(full: RedisFull): ApiError {
+  const { usedBytes, maxBytes, percent } = full;
+  return new ApiError(
+    'unavailable',
+    `Redis holds ${(usedBytes / MIB).toFixed(1)} MiB of its maxmemory of ${(maxBytes / MIB).toFixed(1)} MiB, past AGENTQ_REDIS_FULL_PERCENT (${percent}%): new tasks are refused so that the tasks already stored can run and end. Nothing was submitted: submit again once ended tasks have expired or been deleted (DELETE /v1/tasks/:id, or a bulk delete), or once the operator gave Redis more memory.`,
+    { usedBytes, maxBytes, percent },
+    30,
+  );
+}
+
+/** Redis refused a write: it is past its maxmemory. */
+export function redisOutOfMemory(): ApiError {
+  return new ApiError(
+    'unavailable',
+    'Redis is past its maxmemory and refuses writes (OOM): this request was not carried out. Delete ended tasks (DELETE /v1/tasks/:id, or a bulk delete), or ask the operator to give Redis more memory, then try again.',
+    undefined,
+    30,
   );
 }

@@ -13,7 +13,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
-import type { AgentQueues, EventHub, Keys, TaskStore } from '@agentq/queue';
+import type { AgentQueues, EventHub, Keys, RedisMemory, TaskStore } from '@agentq/queue';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -58,6 +58,8 @@ export interface CreateAppOptions {
   maxUnfinishedPerTenant?: number;
   /** Submitted tasks one tenant may have stored, ended ones included (AGENTQ_TENANT_MAX_TASKS). Default 1,000,000. */
   maxTasksPerTenant?: number;
+  /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
+  redisMemory?: RedisMemory;
   /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
   apiKeys?: readonly ApiKey[];
   /** Keys that see every tenant and open bull-board. Default none. */
@@ -116,7 +118,7 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000 }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

@@ -28,7 +28,7 @@ const error = (description: string) => ({ description, content: json(errorBodySc
 /** What any /v1 route may answer besides its own: a bad key, Redis away. */
 const COMMON: ZodOpenApiResponsesObject = {
   '401': error('No API key, or not a valid one (when keys are configured).'),
-  '503': error('Redis does not answer; try again shortly (Retry-After).'),
+  '503': error('Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork), also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).'),
 };
 const FULL = error('The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`): nothing was created (`Retry-After`).');
 const NOT_FOUND = error('No such task, or not one this key may see (another tenant\'s task is a 404 too).');

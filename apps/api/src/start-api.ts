@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
-import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
+import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -61,6 +61,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
     maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
+    redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,

@@ -308,6 +308,12 @@ const configSchema = z.object({
    * tasks, and would fill Redis with ended ones. Past it, a submit (a retry, a fork) is a 429.
    */
   AGENTQ_TENANT_MAX_TASKS: positiveInt(1_000_000),
+  /**
+   * New tasks (a submit, a retry, a fork) are refused (503) once Redis uses this share of its
+   * `maxmemory`, in percent, when it has one: what is left lets the tasks already stored run and end
+   * (a Redis past its maxmemory refuses their writes too). 100: refused only at maxmemory itself.
+   */
+  AGENTQ_REDIS_FULL_PERCENT: z.coerce.number().int().min(1).max(100).default(90),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
 });

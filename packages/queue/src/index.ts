@@ -25,3 +25,4 @@ export * from './rate-limits.js';
 export * from './fork-task.js';
 export * from './task-index.js';
 export * from './tenant-room.js';
+export * from './redis-memory.js';

@@ -16,7 +16,15 @@ import { NoRoomError, type RoomLimits } from './tenant-room.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
 /** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
-export class EnqueueError extends Error {}
+export class EnqueueError extends Error {
+  constructor(
+    message: string,
+    /** What refused the first chunk that failed. */
+    override readonly cause: unknown,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. With `room`, the
@@ -54,7 +62,7 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
         await transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } });
       }),
     ).catch(() => undefined);
-    throw new EnqueueError(message);
+    throw new EnqueueError(message, failure.reason);
   }
   return outcomes.flatMap((outcome) => (outcome as PromiseFulfilledResult<SubmittedTask[]>).value);
 }

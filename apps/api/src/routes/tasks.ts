@@ -25,7 +25,9 @@ import {
   submitSchema,
   tenantLimitReached,
   Transitions,
+  isRedisOutOfMemory,
   type AgentQueues,
+  type RedisMemory,
   type RoomLimits,
   type SubmittedTask,
   type TaskRecord,
@@ -35,7 +37,7 @@ import {
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
-import { ApiError } from '../api-error.js';
+import { ApiError, redisFull, redisOutOfMemory } from '../api-error.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
@@ -80,6 +82,7 @@ export function tasksRouter(options: {
   allowedModels: ReadonlySet<string>;
   maxUnfinishedPerTenant: number;
   maxTasksPerTenant: number;
+  redisMemory?: RedisMemory;
 }): Router {
   const { store, queues } = options;
   const room: RoomLimits = { unfinished: options.maxUnfinishedPerTenant, stored: options.maxTasksPerTenant };
@@ -92,6 +95,14 @@ export function tasksRouter(options: {
     const list = store.keys.tenantTasks(tenant);
     const [unfinished, stored] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list)]);
     if (unfinished + count > room.unfinished || stored + count > room.stored) throw new NoRoomError(tenant, count, unfinished, stored, room);
+  };
+  /**
+   * A 503 once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (or `bytes` more would take it
+   * past): new tasks would take the room stored ones need to end.
+   */
+  const ensureRedisRoom = async (bytes = 0) => {
+    const full = await options.redisMemory?.full(bytes);
+    if (full) throw redisFull(full);
   };
   const transitions = new Transitions(store);
   const router = Router();
@@ -106,7 +117,9 @@ export function tasksRouter(options: {
     const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    const reached = await tenantLimitReached(store, tenant);
+    // Its size as sent (what storing it adds to Redis, about), else its prompts'.
+    const bytes = Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
+    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRedisRoom(bytes)]);
     if (reached) {
       const { spent, limit, resetsAt } = reached;
       throw new ApiError(
@@ -121,6 +134,7 @@ export function tasksRouter(options: {
     try {
       tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, batch: parsed.data.batch, room, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
     } catch (error) {
+      if (error instanceof EnqueueError && isRedisOutOfMemory(error.cause)) throw redisOutOfMemory();
       if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
       throw error;
     } finally {
@@ -167,6 +181,7 @@ export function tasksRouter(options: {
       const perTenant = new Map<string, number>();
       for (const { tenant } of tasks) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
       for (const [tenant, count] of perTenant) await ensureRoom(tenant, count);
+      await ensureRedisRoom();
     }
     let changed = 0;
     if (action === 'delete') {
@@ -219,6 +234,7 @@ export function tasksRouter(options: {
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
     await visibleRecord(store, principalOf(response), taskIdOf(request));
+    await ensureRedisRoom();
     const result = await retryTask({ store, queues, taskId: taskIdOf(request), room });
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.newId) throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
@@ -232,6 +248,7 @@ export function tasksRouter(options: {
     // What the request can fix is said before the tenant's room (a 409, then a 429).
     const refusal = forkRefusal(source, parsed.data);
     if (refusal) throw new ApiError('conflict', refusal);
+    await ensureRedisRoom();
     try {
       const fork = await forkTask({ store, queues, source, input: parsed.data, room });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });

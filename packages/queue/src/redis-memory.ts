@@ -1,0 +1,63 @@
+/**
+ * How full Redis is against its `maxmemory`, for the API to refuse new tasks before Redis refuses every
+ * write (AGENTQ_REDIS_FULL_PERCENT): past its maxmemory (with the default `noeviction`), Redis answers
+ * OOM to the writes of the tasks already stored too, which then cannot end. Read with `INFO memory`
+ * once a second, and again whenever what this process let through since (at twice its requests' bytes)
+ * may have brought Redis within a tenth of the line: a burst of submits does not pass it between two
+ * readings. (Other API processes' bursts meanwhile are not seen until the next reading.)
+ */
+import type { Redis } from 'ioredis';
+
+/** Redis's memory when it is past the line. */
+export interface RedisFull {
+  usedBytes: number;
+  maxBytes: number;
+  /** The line, in percent of maxBytes. */
+  percent: number;
+}
+
+/** Whether an error is Redis refusing a write because it is past its maxmemory. */
+export function isRedisOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('OOM ');
+}
+
+/**
+ * What storing a request's bytes may add to Redis, at most about: a task's record holds its prompt, and
+ * its memory (once it runs) a copy of it.
+ */
+const GROWTH = 2;
+
+export class RedisMemory {
+  private reading: { used: number; max: number; at: number } | undefined;
+  /** Bytes of the requests let through since the reading. */
+  private added = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    /** The line, in percent of maxmemory. */
+    readonly percent: number,
+    private readonly everyMs = 1_000,
+  ) {}
+
+  /**
+   * Undefined while Redis has room for a request of `bytes` more (or has no maxmemory), which is then
+   * counted until the next reading; else how full Redis is.
+   */
+  async full(bytes = 0): Promise<RedisFull | undefined> {
+    const line = (max: number) => (max * this.percent) / 100;
+    const last = this.reading;
+    const estimate = (reading: { used: number }) => reading.used + (this.added + bytes) * GROWTH;
+    if (!last || Date.now() - last.at >= this.everyMs || (last.max > 0 && estimate(last) >= 0.9 * line(last.max))) await this.read();
+    const reading = this.reading!;
+    if (reading.max > 0 && estimate(reading) >= line(reading.max)) return { usedBytes: reading.used, maxBytes: reading.max, percent: this.percent };
+    this.added += bytes;
+    return undefined;
+  }
+
+  private async read(): Promise<void> {
+    const info = await this.redis.info('memory');
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+    this.reading = { used: field('used_memory'), max: field('maxmemory'), at: Date.now() };
+    this.added = 0;
+  }
+}
