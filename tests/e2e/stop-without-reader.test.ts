@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
-import { freePort, spawnRedisServer, waitForRedis } from '../setup/redis-server.js';
+import { freePort, startRedisServer } from '../setup/redis-server.js';
 import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
 
 let dataDir: string | undefined;
@@ -24,10 +24,8 @@ afterEach(async () => {
 
 it.each([['api'], ['worker', '--pools', 'casual']])('agentq %s stops on SIGTERM with Redis away and its stdout reader gone', async (...args) => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-reader-'));
-  const port = await freePort();
-  const redis = spawnRedisServer(port);
-  await waitForRedis(`redis://127.0.0.1:${port}`);
-  const agentq = spawnAgentq(args, { PORT: String(await freePort()), REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', AGENTQ_MODEL: 'm' });
+  const { url, server: redis } = await startRedisServer();
+  const agentq = spawnAgentq(args, { PORT: String(await freePort()), REDIS_URL: url, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', AGENTQ_MODEL: 'm' });
   await agentq.waitFor(args[0] === 'api' ? /listening on/ : /serving casual/);
   redis.kill('SIGKILL');
   await agentq.waitFor(/Redis connection lost/);
@@ -43,10 +41,8 @@ it('a worker with a task running stops at once when Redis is away, and says the 
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-away-'));
   // The task's model call does not answer before the worker is told to stop.
   double = await startOpenAIDouble({ rules: [{ reply: { content: 'late', delayMs: 60_000 } }] });
-  const port = await freePort();
-  const redis = spawnRedisServer(port);
-  await waitForRedis(`redis://127.0.0.1:${port}`);
-  const env = { PORT: String(await freePort()), REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' };
+  const { url: redisUrl, server: redis } = await startRedisServer();
+  const env = { PORT: String(await freePort()), REDIS_URL: redisUrl, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' };
   const api = spawnAgentq(['api'], env);
   const worker = spawnAgentq(['worker', '--pools', 'casual'], env);
   const url = (await api.waitFor(/listening on (http:\/\/[\d.:]+)/))[1]!;

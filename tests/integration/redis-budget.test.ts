@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { freePort, spawnRedisServer, waitForRedis } from '../setup/redis-server.js';
+import { startRedisServer } from '../setup/redis-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
@@ -36,10 +36,7 @@ let server: ChildProcess;
 let url: string;
 let counter: Redis;
 beforeAll(async () => {
-  const port = await freePort();
-  server = spawnRedisServer(port);
-  url = `redis://127.0.0.1:${port}`;
-  await waitForRedis(url);
+  ({ url, server } = await startRedisServer());
   counter = new Redis(url);
 });
 afterAll(async () => {

@@ -7,17 +7,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, spawnRedisServer, waitForRedis } from '../setup/redis-server.js';
+import { startRedisServer } from '../setup/redis-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let server: ChildProcess;
 let admin: Redis;
 let stack: Stack;
 beforeAll(async () => {
-  const port = await freePort();
-  server = spawnRedisServer(port);
-  const url = `redis://127.0.0.1:${port}`;
-  await waitForRedis(url);
+  let url: string;
+  ({ url, server } = await startRedisServer());
   admin = new Redis(url);
   // No worker: what is stored stays, so the test fills Redis at its own pace.
   stack = await startStack({ pools: [], env: { REDIS_URL: url } });

@@ -37,6 +37,15 @@ export async function teardown(): Promise<void> {
   server?.kill('SIGKILL');
 }
 
+/** A redis-server of a test's own on a free port, answering: its URL and process (to kill at the end). */
+export async function startRedisServer(): Promise<{ url: string; server: ChildProcess }> {
+  const port = await freePort();
+  const server = spawnRedisServer(port);
+  const url = `redis://127.0.0.1:${port}`;
+  await waitForRedis(url);
+  return { url, server };
+}
+
 /** A redis-server on `port` that keeps nothing on disk. */
 export function spawnRedisServer(port: number): ChildProcess {
   return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
