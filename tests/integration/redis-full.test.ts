@@ -1,13 +1,17 @@
 /**
  * A Redis that fills up: new tasks are refused before it reaches its maxmemory (AGENTQ_REDIS_FULL_PERCENT),
  * with a 503 that says why, so that Redis never refuses the writes of the tasks already stored; a
- * request that meets a Redis past its maxmemory anyway is a 503 that says so, not a 500. A Redis of
- * the test's own, its maxmemory set a few MiB above what it holds.
+ * request that meets a Redis past its maxmemory anyway is a 503 that says so, not a 500. A Redis that
+ * would evict keys past its maxmemory is said to be wrong, by the API, the worker and `agentq doctor`.
+ * A Redis of the test's own, its maxmemory set a few MiB above what it holds.
  */
 import type { ChildProcess } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
+import { createLogger } from '@agentq/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer } from '../setup/redis-server.js';
+import { spawnAgentq, stopSpawned } from '../helpers/processes.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let server: ChildProcess;
@@ -81,6 +85,35 @@ describe('a Redis that fills up', () => {
         },
       });
     } finally {
+      await admin.config('SET', 'maxmemory', '0');
+    }
+  });
+});
+
+describe('a Redis that evicts keys past its maxmemory', () => {
+  it('is said to lose tasks: an error in the API\'s and the worker\'s logs, and a failure of agentq doctor', async () => {
+    await admin.config('SET', 'maxmemory', String(512 * 1024 * 1024));
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    const url = `redis://127.0.0.1:${admin.options.port}`;
+    const lines: Array<{ msg: string; level: string; name: string }> = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as { msg: string; level: string; name: string });
+        done();
+      },
+    });
+    const evicting = await startStack({ pools: ['casual'], env: { REDIS_URL: url }, logger: createLogger({ name: 'agentq-test', level: 'info', format: 'json', destination }) });
+    try {
+      const warning = /^Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\): a task's record, its events or its job may vanish\. Set maxmemory-policy noeviction/;
+      // Said by each of the two (one logger here): the API as it starts, the worker once Redis answers.
+      await expect.poll(() => lines.filter((line) => line.level === 'error' && warning.test(line.msg)).length).toBe(2);
+      const doctor = spawnAgentq(['doctor'], { REDIS_URL: url, AGENTQ_DATA_DIR: evicting.dataDir });
+      expect(await doctor.exited).toBe(1);
+      expect(doctor.output()).toMatch(/FAIL +Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\)/);
+    } finally {
+      await evicting.close();
+      await stopSpawned();
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
       await admin.config('SET', 'maxmemory', '0');
     }
   });

@@ -55,9 +55,26 @@ export class RedisMemory {
   }
 
   private async read(): Promise<void> {
-    const info = await this.redis.info('memory');
-    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-    this.reading = { used: field('used_memory'), max: field('maxmemory'), at: Date.now() };
+    const { used, max } = await readRedisMemory(this.redis);
+    this.reading = { used, max, at: Date.now() };
     this.added = 0;
   }
+}
+
+/** What Redis says of its memory (`INFO memory`): bytes used, its maxmemory (0: none), and what it does past it. */
+export async function readRedisMemory(redis: Redis): Promise<{ used: number; max: number; policy: string }> {
+  const info = await redis.info('memory');
+  const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
+  return { used: Number(field('used_memory') ?? 0), max: Number(field('maxmemory') ?? 0), policy: field('maxmemory_policy') ?? 'noeviction' };
+}
+
+/**
+ * Why Redis may delete agentq's keys by itself: with a maxmemory and a policy that evicts keys past it,
+ * a task's record, its events or its BullMQ job can vanish without a trace. Undefined when it never
+ * evicts (`noeviction`, agentq's default and BullMQ's requirement, or no maxmemory).
+ */
+export async function redisEvictionWarning(redis: Redis): Promise<string | undefined> {
+  const { max, policy } = await readRedisMemory(redis);
+  if (max === 0 || policy === 'noeviction') return undefined;
+  return `Redis evicts keys once it holds its maxmemory (maxmemory-policy ${policy}): a task's record, its events or its job may vanish. Set maxmemory-policy noeviction; agentq refuses new tasks before Redis is full (AGENTQ_REDIS_FULL_PERCENT).`;
 }

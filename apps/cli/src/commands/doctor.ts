@@ -1,24 +1,27 @@
 /**
  * `agentq doctor`: what this machine and configuration give a deployment, checked for real: how each
- * pool's tools would be isolated (the jail is tried), whether Redis answers and asks for a password,
- * and whom the API would serve. Exits 1 when a pool's tools would be refused or the API would not start.
+ * pool's tools would be isolated (the jail is tried), whether Redis answers, asks for a password and
+ * keeps every key (an evicting Redis loses tasks), and whom the API would serve. Exits 1 when a pool's
+ * tools would be refused, Redis evicts keys, or the API would not start.
  */
 import { AGENT_POOLS } from '@agentq/contract';
 import { isLoopbackHost, type Config } from '@agentq/config';
 import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
-import { probeRedis } from '../redis-probe.js';
+import { probeRedis, probeRedisEviction } from '../redis-probe.js';
 import { paint } from '../terminal.js';
 
 export async function doctorCommand(config: Config, flags: { json?: boolean }): Promise<number> {
   const tools = await isolationForPools({ config, pools: AGENT_POOLS, serviceAddresses: await redisAddresses(config.REDIS_URL) });
   await closeIsolations(tools);
   const redisUrl = new URL(config.REDIS_URL);
-  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers: await probeRedis(config.REDIS_URL), password: Boolean(redisUrl.password) };
+  const answers = await probeRedis(config.REDIS_URL);
+  const evicts = answers === 'ok' ? await probeRedisEviction(config.REDIS_URL) : undefined;
+  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(evicts ? { evicts } : {}) };
   const keys = config.AGENTQ_API_KEYS?.length ?? 0;
   const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
   const pools = AGENT_POOLS.map((pool) => ({ pool, ...tools.get(pool)!.summary, description: tools.get(pool)!.description }));
-  const problems = pools.filter((pool) => pool.kind === 'unavailable').length + (apiRefused ? 1 : 0);
+  const problems = pools.filter((pool) => pool.kind === 'unavailable').length + (apiRefused ? 1 : 0) + (evicts ? 1 : 0);
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, keys, adminKeys, refused: apiRefused } })}\n`);
     return problems ? 1 : 0;
@@ -40,6 +43,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
         ? 'asks for a password that REDIS_URL does not give'
         : 'does not answer (`agentq start` starts a private one, with a password, when REDIS_URL is on loopback)';
   console.log(`  ${mark(redisOk)} ${redis.url} ${redisNote}`);
+  if (evicts) console.log(`  ${mark(false)} ${evicts}`);
   console.log('API:');
   const access = keys + adminKeys ? `${keys} tenant key(s), ${adminKeys} admin key(s)` : 'no keys: anyone who reaches it may submit tasks';
   const apiOk = apiRefused ? false : keys + adminKeys ? true : isLoopbackHost(config.AGENTQ_HOST) ? true : 'warn';
