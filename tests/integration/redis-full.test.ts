@@ -110,6 +110,7 @@ describe('a Redis that evicts keys past its maxmemory', () => {
       const doctor = spawnAgentq(['doctor'], { REDIS_URL: url, AGENTQ_DATA_DIR: evicting.dataDir });
       expect(await doctor.exited).toBe(1);
       expect(doctor.output()).toMatch(/FAIL +Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\)/);
+      expect(doctor.output()).not.toMatch(/no maxmemory/);
     } finally {
       await evicting.close();
       await stopSpawned();

@@ -1,5 +1,5 @@
 /** Whether a Redis answers at a URL, asked once without retries: `ok`, `auth` (it wants other credentials), or `down`. */
-import { redisEvictionWarning } from '@agentq/queue';
+import { readRedisMemory, redisEvictionWarning } from '@agentq/queue';
 import { Redis } from 'ioredis';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';
@@ -17,15 +17,20 @@ export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisP
   }
 }
 
-/** Why the Redis at a URL may delete agentq's keys by itself (it evicts them past its maxmemory); undefined when it does not, or cannot be asked. */
-export async function probeRedisEviction(url: string, timeoutMs = 1_000): Promise<string | undefined> {
+/**
+ * What the Redis at a URL does once full: `evicts` says why it may delete agentq's keys by itself (it
+ * evicts them past its maxmemory); `unbounded`, that it has no maxmemory (it grows until the machine
+ * runs out, and agentq cannot refuse new tasks before). Nothing when it cannot be asked.
+ */
+export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<{ evicts?: string; unbounded?: boolean }> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    return await redisEvictionWarning(client);
+    const [evicts, { max }] = await Promise.all([redisEvictionWarning(client), readRedisMemory(client)]);
+    return { ...(evicts ? { evicts } : {}), ...(max === 0 ? { unbounded: true } : {}) };
   } catch {
-    return undefined;
+    return {};
   } finally {
     client.disconnect();
   }
