@@ -94,8 +94,9 @@ describe('agentq start checks', () => {
     expect(good.output()).toMatch(/ok +coder +bubblewrap jail as .*network none, limits 128 processes/);
     expect(good.output()).toMatch(/ok +casual +runs no process tools/);
     expect(good.output()).toMatch(/listens on 127\.0\.0\.1:8080; no keys/);
-    // The test's Redis has no maxmemory: a warning, not a failure.
+    // The test's Redis has no maxmemory and keeps nothing on disk: warnings, not failures.
     expect(good.output()).toMatch(/warn +Redis has no maxmemory: it grows until the machine runs out of memory/);
+    expect(good.output()).toMatch(/warn +Redis does not log its writes to disk \(appendonly no\): a restart of Redis loses every task/);
 
     const unjailed = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir, AGENTQ_SANDBOX: 'none' });
     expect(await unjailed.exited).toBe(0);

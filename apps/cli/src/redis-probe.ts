@@ -18,17 +18,19 @@ export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisP
 }
 
 /**
- * What the Redis at a URL does once full: `evicts` says why it may delete agentq's keys by itself (it
- * evicts them past its maxmemory); `unbounded`, that it has no maxmemory (it grows until the machine
- * runs out, and agentq cannot refuse new tasks before). Nothing when it cannot be asked.
+ * What the Redis at a URL does once full, and on a restart: `evicts` says why it may delete agentq's keys
+ * by itself (it evicts them past its maxmemory); `unbounded`, that it has no maxmemory (it grows until
+ * the machine runs out, and agentq cannot refuse new tasks before); `unlogged`, that it does not log its
+ * writes to disk (`appendonly no`: a restart loses what it wrote since its last snapshot, if any).
+ * Nothing when it cannot be asked.
  */
-export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<{ evicts?: string; unbounded?: boolean }> {
+export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<{ evicts?: string; unbounded?: boolean; unlogged?: boolean }> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const [evicts, { max }] = await Promise.all([redisEvictionWarning(client), readRedisMemory(client)]);
-    return { ...(evicts ? { evicts } : {}), ...(max === 0 ? { unbounded: true } : {}) };
+    const [evicts, { max }, persistence] = await Promise.all([redisEvictionWarning(client), readRedisMemory(client), client.info('persistence')]);
+    return { ...(evicts ? { evicts } : {}), ...(max === 0 ? { unbounded: true } : {}), ...(/^aof_enabled:0/m.test(persistence) ? { unlogged: true } : {}) };
   } catch {
     return {};
   } finally {

@@ -1,7 +1,8 @@
 /**
  * `agentq doctor`: what this machine and configuration give a deployment, checked for real: how each
  * pool's tools would be isolated (the jail is tried), whether Redis answers, asks for a password and
- * keeps every key (an evicting Redis loses tasks; one without a maxmemory is a warning), and whom the API would serve. Exits 1 when a pool's
+ * keeps every key (an evicting Redis loses tasks; one without a maxmemory, or that does not log its writes
+ * to disk, is a warning), and whom the API would serve. Exits 1 when a pool's
  * tools would be refused, Redis evicts keys, or the API would not start.
  */
 import { AGENT_POOLS } from '@agentq/contract';
@@ -15,8 +16,8 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   await closeIsolations(tools);
   const redisUrl = new URL(config.REDIS_URL);
   const answers = await probeRedis(config.REDIS_URL);
-  const { evicts, unbounded } = answers === 'ok' ? await probeRedisMemory(config.REDIS_URL) : {};
-  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(evicts ? { evicts } : {}), ...(unbounded ? { unbounded } : {}) };
+  const { evicts, unbounded, unlogged } = answers === 'ok' ? await probeRedisMemory(config.REDIS_URL) : {};
+  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(evicts ? { evicts } : {}), ...(unbounded ? { unbounded } : {}), ...(unlogged ? { unlogged } : {}) };
   const keys = config.AGENTQ_API_KEYS?.length ?? 0;
   const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
@@ -45,6 +46,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   console.log(`  ${mark(redisOk)} ${redis.url} ${redisNote}`);
   if (evicts) console.log(`  ${mark(false)} ${evicts}`);
   if (unbounded) console.log(`  ${mark('warn')} Redis has no maxmemory: it grows until the machine runs out of memory, and new tasks are not refused before (AGENTQ_REDIS_FULL_PERCENT is a share of it). Set maxmemory to what the machine can give Redis.`);
+  if (unlogged) console.log(`  ${mark('warn')} Redis does not log its writes to disk (appendonly no): a restart of Redis loses every task and job written since its last snapshot, or all of them without snapshots. Set appendonly yes.`);
   console.log('API:');
   const access = keys + adminKeys ? `${keys} tenant key(s), ${adminKeys} admin key(s)` : 'no keys: anyone who reaches it may submit tasks';
   const apiOk = apiRefused ? false : keys + adminKeys ? true : isLoopbackHost(config.AGENTQ_HOST) ? true : 'warn';
