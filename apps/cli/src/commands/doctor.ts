@@ -1,9 +1,9 @@
 /**
  * `agentq doctor`: what this machine and configuration give a deployment, checked for real: how each
  * pool's tools would be isolated (the jail is tried), whether Redis answers, asks for a password and
- * keeps every key (an evicting Redis loses tasks; one without a maxmemory, or that does not log its writes
- * to disk, is a warning), and whom the API would serve. Exits 1 when a pool's
- * tools would be refused, Redis evicts keys, or the API would not start.
+ * keeps every key (an evicting Redis loses tasks; one without a maxmemory, or that does not log its
+ * writes to disk, is a warning), and whom the API would serve. Exits 1 when a pool's tools would be
+ * refused, Redis evicts keys, or the API would not start.
  */
 import { AGENT_POOLS } from '@agentq/contract';
 import { isLoopbackHost, type Config } from '@agentq/config';
