@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
-import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, redisEvictionWarning, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, watchRedis } from '@agentq/queue';
+import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -45,7 +45,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
-  void redisEvictionWarning(redis).then((warning) => warning && logger.error(warning), () => undefined);
+  void warnIfEvicting(redis, (line) => logger.error(line));
   await upgradeTaskIndexes(redis, keys, logger);
   const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config));
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.

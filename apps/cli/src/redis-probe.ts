@@ -1,5 +1,5 @@
 /** Whether a Redis answers at a URL, asked once without retries: `ok`, `auth` (it wants other credentials), or `down`. */
-import { readRedisMemory, redisEvictionWarning } from '@agentq/queue';
+import { evictionWarning, readRedisMemory } from '@agentq/queue';
 import { Redis } from 'ioredis';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';
@@ -29,8 +29,9 @@ export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const [evicts, { max }, persistence] = await Promise.all([redisEvictionWarning(client), readRedisMemory(client), client.info('persistence')]);
-    return { ...(evicts ? { evicts } : {}), ...(max === 0 ? { unbounded: true } : {}), ...(/^aof_enabled:0/m.test(persistence) ? { unlogged: true } : {}) };
+    const [memory, persistence] = await Promise.all([readRedisMemory(client), client.info('persistence')]);
+    const evicts = evictionWarning(memory);
+    return { ...(evicts ? { evicts } : {}), ...(memory.max === 0 ? { unbounded: true } : {}), ...(/^aof_enabled:0/m.test(persistence) ? { unlogged: true } : {}) };
   } catch {
     return {};
   } finally {

@@ -21,7 +21,7 @@ import {
   removeLeftWorkdirs,
   HEARTBEAT_TTL_MS,
   onSubtaskFinished,
-  redisEvictionWarning,
+  warnIfEvicting,
   removeHeartbeat,
   settledWithin,
   closeConnection,
@@ -100,7 +100,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const workerId = `${hostname()}:${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });
   // Said at start (once Redis answers), as an error: a Redis that evicts keys loses tasks without a trace.
-  void redisEvictionWarning(data).then((warning) => warning && logger.error(warning), () => undefined);
+  void warnIfEvicting(data, (line) => logger.error(line));
   const metrics = createMetrics();
   const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
   const toolNames = new Set(options.pools.flatMap((pool) => toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name)));

@@ -73,8 +73,14 @@ export async function readRedisMemory(redis: Redis): Promise<{ used: number; max
  * a task's record, its events or its BullMQ job can vanish without a trace. Undefined when it never
  * evicts (`noeviction`, agentq's default and BullMQ's requirement, or no maxmemory).
  */
-export async function redisEvictionWarning(redis: Redis): Promise<string | undefined> {
-  const { max, policy } = await readRedisMemory(redis);
+export function evictionWarning(memory: { max: number; policy: string }): string | undefined {
+  const { max, policy } = memory;
   if (max === 0 || policy === 'noeviction') return undefined;
   return `Redis evicts keys once it holds its maxmemory (maxmemory-policy ${policy}): a task's record, its events or its job may vanish. Set maxmemory-policy noeviction; agentq refuses new tasks before Redis is full (AGENTQ_REDIS_FULL_PERCENT).`;
+}
+
+/** Says `evictionWarning` through `log` when Redis evicts keys (an API's or a worker's start); never fails. */
+export async function warnIfEvicting(redis: Redis, log: (line: string) => void): Promise<void> {
+  const warning = await readRedisMemory(redis).then(evictionWarning, () => undefined);
+  if (warning) log(warning);
 }

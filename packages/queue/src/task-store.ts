@@ -11,7 +11,7 @@ import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
-import { HOLD_MS, NoRoomError, type RoomClaim, type RoomLimits } from './tenant-room.js';
+import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import type { LeasedTask } from './fair-admission.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
@@ -174,13 +174,13 @@ export class TaskStore {
    * in their tenant's limits, checked in the calls that store them (tenant-room.ts), else nothing is and
    * it throws NoRoomError; `room.claim` says which part of a submit split over several calls this is.
    */
-  async create(tasks: readonly NewTask[], room?: { limits: RoomLimits; claim?: RoomClaim }): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
+  async create(tasks: readonly NewTask[], room?: Room): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
     const ts = new Date().toISOString();
     const calls: Array<Promise<CreateReply>> = [];
     const listed = tasks.filter((task) => task.listed);
     const tenant = listed[0]?.listed?.tenant;
     if (room && listed.some((task) => task.listed!.tenant !== tenant)) throw new Error('tasks of one tenant only are created against its room');
-    const claim = room?.claim ?? { id: randomUUID(), tasks: listed.length, first: true };
+    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, first: true });
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
@@ -225,7 +225,7 @@ export class TaskStore {
         : {};
       // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
       const roomCheck =
-        room && tenant !== undefined
+        room && claim && tenant !== undefined
           ? { room: { list: keys.push(this.keys.tenantTasks(tenant)), held: keys.push(this.keys.tenantRoomHeld(tenant)), expiry: keys.push(this.keys.tenantRoomUntil(tenant)), id: claim.id, tasks: claim.tasks, first: claim.first && start === 0, ...room.limits } }
           : {};
       const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting, ...roomCheck };
@@ -236,8 +236,8 @@ export class TaskStore {
     if (refusal) {
       const [unfinished, stored] = [Number(refusal[1]), Number(refusal[2])];
       // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
-      if (unfinished < 0) throw new Error(`Submit ${claim.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`);
-      throw new NoRoomError(tenant!, claim.tasks, unfinished, stored, room!.limits);
+      if (unfinished < 0) throw new Error(`Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`);
+      throw new NoRoomError(tenant!, claim!.tasks, unfinished, stored, room!.limits);
     }
     return (replies as Array<Array<['created' | 'existing', string, string]>>).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }

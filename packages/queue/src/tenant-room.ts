@@ -23,6 +23,12 @@ export interface RoomClaim {
   first: boolean;
 }
 
+/** A tenant's limits that new tasks must fit in, and (a submit over several calls) which part this is. */
+export interface Room {
+  limits: RoomLimits;
+  claim?: RoomClaim;
+}
+
 /** The tenant has no room for a submit: nothing of it was stored. Counts include what other submits hold. */
 export class NoRoomError extends Error {
   constructor(

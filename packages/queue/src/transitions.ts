@@ -16,7 +16,7 @@ import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import { poolOf, type PendingQuestion, type TaskInput } from './task-schemas.js';
 import type { CommitOptions, CommitResult, NewTask, StoredEventInput, TaskStore } from './task-store.js';
-import type { RoomClaim, RoomLimits } from './tenant-room.js';
+import type { Room } from './tenant-room.js';
 
 /** Which task a transition changes: what it needs of its record. */
 export type TaskRef = Pick<TaskRecord, 'id' | 'tenant' | 'listed'>;
@@ -59,12 +59,6 @@ export type RequeueReason =
   | { kind: 'rate_limited'; message: string; notBefore?: string }
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
-
-/** A tenant's limits that new tasks must fit in, and (a submit over several calls) which part this is. */
-export interface Room {
-  limits: RoomLimits;
-  claim?: RoomClaim;
-}
 
 /** A submitted task: new, or (`existing`) the live task its idempotency key named, with that one's status. */
 export interface SubmittedTask {

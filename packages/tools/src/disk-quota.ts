@@ -159,7 +159,7 @@ function recent(last: DiskLook | undefined): last is DiskLook {
  * folders' writes count too, so it only errs high), and whether that fits `limit`; undefined when it
  * cannot be told without a walk (none yet, or an old one).
  */
-async function estimate(quota: DiskQuota, limit: DiskUsage): Promise<{ usage: DiskUsage; fits: boolean; shrank: boolean } | undefined> {
+function estimate(quota: DiskQuota, limit: DiskUsage): { usage: DiskUsage; fits: boolean; shrank: boolean } | undefined {
   const { last } = quota;
   if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
   const now = filesystemUsage(quota.dir);
@@ -183,7 +183,7 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, 
   let stoppedAt: DiskUsage | undefined;
   let looking: Promise<void> | undefined;
   const look = async () => {
-    const known = await estimate(state, allowed ?? limit);
+    const known = estimate(state, allowed ?? limit);
     if (known?.fits || (recent(state.last) && !known?.shrank) || timer === undefined) return;
     const walked = await walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
@@ -209,7 +209,7 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, 
   const final = async (): Promise<DiskCheck> => {
     cancel();
     await looking;
-    const known = await estimate(state, limit);
+    const known = estimate(state, limit);
     // Fits, or was walked a moment ago and nothing was deleted since: no walk (a large folder past its
     // quota would otherwise be walked after every run).
     const stopped = { stopped: stoppedAt !== undefined, ...(stoppedAt ? { stoppedAt } : {}) };
