@@ -255,6 +255,33 @@ describe('tenants', () => {
     expect(await submitAs('key-acme', [{ prompt: 'five', agent: 'casual' }, { prompt: 'six', agent: 'casual' }])).toHaveLength(2);
   });
 
+  it('holds a tenant to the bytes its tasks wrote to Redis (their answers too), and frees them when its ended tasks are deleted', async () => {
+    // Each answer is 8,000 bytes, written three times (the model's message, its event, the result): two
+    // tasks take acme past its 0.05 MiB (52,429 bytes), one does not.
+    stack = await startStack({ pools: ['casual'], rules: [{ reply: { content: 'a'.repeat(8_000) } }], env: { ...KEYS, AGENTQ_TENANT_MAX_MB: '0.05' } });
+    const post = (key: string, path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+    for (const prompt of ['one', 'two']) {
+      const [id] = await submitAs('key-acme', [{ prompt, agent: 'casual' }]);
+      await waitForEnd(stack.api.url, id!, auth('key-acme'));
+    }
+    const over = await post('key-acme', '/v1/tasks', { tasks: [{ prompt: 'three', agent: 'casual' }] });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    const { error } = (await over.json()) as { error: { code: string; message: string; details: { writtenBytes: number; limitBytes: number } } };
+    expect(error.code).toBe('limit_reached');
+    expect(error.message).toMatch(/^Tenant acme's stored tasks have written 0\.1 MiB to Redis .* would pass its limit of 0\.1 MiB \(AGENTQ_TENANT_MAX_MB\)\. Nothing was submitted: delete ended tasks/);
+    expect(error.details.limitBytes).toBe(52_429);
+    expect(error.details.writtenBytes).toBeGreaterThan(2 * 3 * 8_000);
+    // A fork is held to it too; another tenant keeps its own room.
+    const listed = (await (await fetch(`${stack.api.url}/v1/tasks`, as('key-acme'))).json()) as { tasks: TaskView[] };
+    expect((await post('key-acme', `/v1/tasks/${listed.tasks[0]!.id}/fork`, { fromStep: 1 })).status).toBe(429);
+    expect(await submitAs('key-globex', [{ prompt: 'g1', agent: 'casual' }])).toHaveLength(1);
+    // Deleting one ended task gives its bytes back.
+    expect((await fetch(`${stack.api.url}/v1/tasks/${listed.tasks[0]!.id}`, as('key-acme', { method: 'DELETE' }))).status).toBe(204);
+    expect(await submitAs('key-acme', [{ prompt: 'three', agent: 'casual' }])).toHaveLength(1);
+  });
+
   it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {
     const asked = (request: DoubleRequest) => request.messages.some((message) => typeof message.content === 'string' && message.content.includes('ask me'));
     const rules = [

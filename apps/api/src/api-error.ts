@@ -137,6 +137,15 @@ function noRoom(error: NoRoomError): ApiError {
       5,
     );
   }
+  if (error.limit === 'bytes' && error.bytes && limits.bytes !== undefined) {
+    const { used, requested: asked } = error.bytes;
+    return new ApiError(
+      'limit_reached',
+      `Tenant ${tenant}'s stored tasks have written ${(used / MIB).toFixed(1)} MiB to Redis (prompts, messages, tool outputs, events, answers; ended tasks are kept for AGENTQ_RETENTION_HOURS); ${requested} more tasks (${(asked / MIB).toFixed(2)} MiB to start with) would pass its limit of ${(limits.bytes / MIB).toFixed(1)} MiB (AGENTQ_TENANT_MAX_MB). Nothing was submitted: delete ended tasks you no longer need (DELETE /v1/tasks/:id, or a bulk delete), or submit again as the oldest pass their retention.`,
+      { tenant, writtenBytes: used, requestedBytes: asked, limitBytes: limits.bytes },
+      60,
+    );
+  }
   return new ApiError(
     'limit_reached',
     `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.`,

@@ -58,6 +58,8 @@ export interface CreateAppOptions {
   maxUnfinishedPerTenant?: number;
   /** Submitted tasks one tenant may have stored, ended ones included (AGENTQ_TENANT_MAX_TASKS). Default 1,000,000. */
   maxTasksPerTenant?: number;
+  /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
+  maxBytesPerTenant?: number;
   /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
   redisMemory?: RedisMemory;
   /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
@@ -118,7 +120,7 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000, ...(options.maxBytesPerTenant !== undefined ? { maxBytesPerTenant: options.maxBytesPerTenant } : {}), ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

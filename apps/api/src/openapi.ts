@@ -30,7 +30,7 @@ const COMMON: ZodOpenApiResponsesObject = {
   '401': error('No API key, or not a valid one (when keys are configured).'),
   '503': error('Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork), also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).'),
 };
-const FULL = error('The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`): nothing was created (`Retry-After`).');
+const FULL = error('The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).');
 const NOT_FOUND = error('No such task, or not one this key may see (another tenant\'s task is a 404 too).');
 
 const taskIdParam = { path: z.object({ id: z.string().regex(TASK_ID_PATTERN).meta({ description: 'A task id: a UUID, or `<root>.v<n>.s<n>` for a subtask.' }) }) };
@@ -63,7 +63,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '400': error('A field is wrong: `details` names each, with its index.'),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
             '429': error(
-              "The tenant reached its daily limit (AGENTQ_TENANT_LIMITS; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`): nothing was submitted.",
+              "The tenant reached its daily limit (AGENTQ_TENANT_LIMITS; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was submitted.",
             ),
           },
         }),

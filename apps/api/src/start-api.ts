@@ -63,6 +63,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
     maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
+    ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: Math.round(config.AGENTQ_TENANT_MAX_MB * 1024 * 1024) } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),

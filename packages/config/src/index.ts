@@ -309,6 +309,13 @@ const configSchema = z.object({
    */
   AGENTQ_TENANT_MAX_TASKS: positiveInt(1_000_000),
   /**
+   * What one tenant's stored tasks may have written to Redis, in MiB (prompts, messages, tool outputs,
+   * events, answers; counted as written, before compaction): a count of tasks does not bound their
+   * size. Past it, a submit (a retry, a fork) is a 429 until ended tasks expire or are deleted.
+   * Default: no limit (still counted).
+   */
+  AGENTQ_TENANT_MAX_MB: z.coerce.number().positive().optional(),
+  /**
    * New tasks (a submit, a retry, a fork) are refused (503) once Redis uses this share of its
    * `maxmemory`, in percent, when it has one: what is left lets the tasks already stored run and end
    * (a Redis past its maxmemory refuses their writes too). 100: refused only at maxmemory itself.

@@ -14,6 +14,8 @@
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
  *   With `lease` (`{key, ms}`), the task is leased in its pool's fair leases until its caller added its
  *   job (an answered task's: fair-admission.ts, recover).
+ * - What it writes (its messages', events' and fields' bytes) adds to the task's `bytes`; a commit
+ *   that leaves it ended adds what its tenant's count lacks of them (`counted`, tenant-bytes.ts).
  * - A budgeted task's spending adds up at its root, and the tenant's per day with tenant limits
  *   (SPENDING).
  * - Returns `{outcome, seq, status, stop, record?, messages?}`: `outcome` is `applied`,
@@ -30,7 +32,8 @@
  * fair arrival counter and per tenant's list (payload `lists`) that list and its pool's ring]; listed
  * tasks take their `order` from the counter, in their order, and their status's `band` in the first two
  * lists; with `room` (its keys after the tasks'), the listed tasks must fit in their tenant's room first
- * (tenant-room.ts), else nothing is written and it answers `{{'no_room', unfinished, stored}}`; a created
+ * (tenant-room.ts), else nothing is written and it answers `{{'no_room', unfinished, stored, bytes written}}`;
+ * each created task's `bytes` (tenant-bytes.ts, createdBytes) is its record's and adds to its tenant's count; a created
  * task with `wait` joins that tenant's list (fair-lists.ts) with its `priority`;
  * ARGV = [payload JSON, then for each task its fields (name, value, ...; `fields` in the payload says
  * how many) and its first event's body if any]: kept out of the payload, so not decoded. Stores each
@@ -52,6 +55,7 @@
  * Redis as strings made with `'%d'`: Redis formats a Lua number with `%.17g`, which costs more.
  */
 
+import { TERMINAL_STATUSES } from '@agentq/contract';
 import { JOIN_TENANT_LIST } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
 import { STATUS_SPAN, UNFINISHED_MAX_SCORE } from './task-index.js';
@@ -114,6 +118,7 @@ end
 `;
 
 export const COMMIT_SCRIPT = `${ENVELOPE}${SPENDING}
+local ENDED = {${[...TERMINAL_STATUSES].map((status) => `${status} = true`).join(', ')}}
 local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local record
@@ -123,7 +128,7 @@ if c.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'counted'}
   for name in pairs(c.add or {}) do names[#names + 1] = name end
   local h = redis.call('HMGET', task, unpack(names))
   for index, name in ipairs(names) do fields[name] = h[index] end
@@ -185,6 +190,19 @@ if messageCount > 0 then
 end
 local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, seq, 2 + messageCount, c.events or 0)
 if last ~= seq then put('seq', string.format('%d', last)) end
+-- What it wrote (its messages, events and fields) adds to the task's bytes; once it ended, what its
+-- tenant's count does not have yet joins it (tenant-bytes.ts).
+local written = 0
+for index = 2, #ARGV do written = written + #ARGV[index] end
+local bytes = tonumber(fields.bytes or '0') + written
+if written > 0 then put('bytes', string.format('%d', bytes)) end
+if ENDED[status] then
+  local counted = tonumber(fields.counted or '0')
+  if bytes > counted then
+    redis.call('INCRBY', c.tenantPrefix .. (fields.tenant or 'default') .. ':bytes', string.format('%d', bytes - counted))
+    put('counted', string.format('%d', bytes))
+  end
+end
 if #set > 0 then redis.call('HSET', task, unpack(set)) end
 if c.lease then
   local t = redis.call('TIME')
@@ -205,13 +223,20 @@ local next = 2
 local arg = 2
 -- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
 -- millisecond keep their order); a task that turns out to exist already leaves its number unused.
-local listed = 0
-for _, t in ipairs(c.tasks) do if t.listed then listed = listed + 1 end end
+local listed, listedBytes = 0, 0
+for _, t in ipairs(c.tasks) do
+  if t.listed then
+    listed = listed + 1
+    listedBytes = listedBytes + t.bytes
+  end
+end
 -- Room in the tenant's limits (tenant-room.ts), taken before anything is written.
 if c.room then
-  local ok, unfinished, stored = takeRoom(c.room, listed)
-  if not ok then return {{'no_room', unfinished or -1, stored or -1}} end
+  local ok, unfinished, stored, written = takeRoom(c.room, listed, listedBytes)
+  if not ok then return {{'no_room', unfinished or -1, stored or -1, written or -1}} end
 end
+-- What the created tasks write, per tenant (tenant-bytes.ts).
+local added = {}
 local order = listed > 0 and redis.call('INCRBY', KEYS[1], listed) - listed or 0
 for index, t in ipairs(c.tasks) do
   if t.listed then order = order + 1 end
@@ -233,6 +258,12 @@ for index, t in ipairs(c.tasks) do
       fields[#fields + 1] = 'seq'
       fields[#fields + 1] = string.format('%d', t.events)
     end
+    local bytes = string.format('%d', t.bytes)
+    fields[#fields + 1] = 'bytes'
+    fields[#fields + 1] = bytes
+    fields[#fields + 1] = 'counted'
+    fields[#fields + 1] = bytes
+    added[t.tenant] = (added[t.tenant] or 0) + t.bytes
     redis.call('HSET', task, unpack(fields))
     -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
     for i = 1, t.indexes do
@@ -254,5 +285,6 @@ end
 for index, l in ipairs(c.lists or {}) do
   joinTenantList(KEYS[l.ring], KEYS[l.list], KEYS[c.arrivals], l.tenant, joining[index].ids, joining[index].priorities)
 end
+for tenant, bytes in pairs(added) do redis.call('INCRBY', c.tenantPrefix .. tenant .. ':bytes', string.format('%d', bytes)) end
 return answers
 `;

@@ -24,5 +24,6 @@ export * from './tenant-spending.js';
 export * from './rate-limits.js';
 export * from './fork-task.js';
 export * from './task-index.js';
+export * from './tenant-bytes.js';
 export * from './tenant-room.js';
 export * from './redis-memory.js';

@@ -25,6 +25,11 @@ export interface Keys {
   /** The room a tenant's submits in flight hold for their later calls, and until when (tenant-room.ts). */
   tenantRoomHeld(tenant: string): string;
   tenantRoomUntil(tenant: string): string;
+  /** The bytes of a submit's tasks its later calls will store, held by its first (tenant-room.ts). */
+  tenantRoomHeldBytes(tenant: string): string;
+  /** The bytes a tenant's stored tasks wrote to Redis, as written (tenant-bytes.ts); `<tenantPrefix><tenant>:bytes`. */
+  tenantBytes(tenant: string): string;
+  tenantPrefix: string;
   /** A tenant's idempotency key (hashed: a client's key may hold anything), naming the task it created. */
   idempotency(tenant: string, key: string): string;
   /** A tenant's spending of a UTC day (`YYYY-MM-DD`): a hash of `tokens` and `microUsd`, with tenant limits. */
@@ -72,6 +77,9 @@ export function createKeys(prefix: string): Keys {
     tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,
     tenantRoomHeld: (tenant) => `${prefix}:tenant:${tenant}:room:held`,
     tenantRoomUntil: (tenant) => `${prefix}:tenant:${tenant}:room:until`,
+    tenantRoomHeldBytes: (tenant) => `${prefix}:tenant:${tenant}:room:held-bytes`,
+    tenantBytes: (tenant) => `${prefix}:tenant:${tenant}:bytes`,
+    tenantPrefix: `${prefix}:tenant:`,
     idempotency: (tenant, key) => `${prefix}:tenant:${tenant}:idem:${createHash('sha256').update(key).digest('hex')}`,
     tenantSpend: (tenant, day) => `${prefix}:spend:${tenant}:${day}`,
     spendPrefix: `${prefix}:spend:`,

@@ -7,6 +7,7 @@
 import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
+import { RELEASE_BYTES } from './tenant-bytes.js';
 
 /** A task of a tree that has not ended: the root itself, or one of its subtasks. */
 export interface Unended {
@@ -37,9 +38,24 @@ export async function unendedInTrees(store: TaskStore, roots: readonly string[])
   });
 }
 
+/**
+ * KEYS = [the tree's task records, then its other keys]; ARGV = [tenant prefix, how many records].
+ * Takes each record's bytes off its tenant's count (tenant-bytes.ts), then removes every key: in one
+ * script, so that two removals at once take them off once.
+ */
+const REMOVE_TREE = `${RELEASE_BYTES}
+for index = 1, tonumber(ARGV[2]) do releaseBytes(ARGV[1], KEYS[index]) end
+for from = 1, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, from, math.min(from + 999, #KEYS))) end
+`;
+
+interface RemoveCommands {
+  agentqRemoveTree(numberOfKeys: number, ...args: string[]): unknown;
+}
+
 /** Returns every removed id, subtasks included (for their work directories). */
 export async function removeTaskTrees(store: TaskStore, roots: readonly string[], options: { workdirsLeft?: boolean } = {}): Promise<string[]> {
   const { redis, keys } = store;
+  if (!(redis as unknown as Partial<RemoveCommands>).agentqRemoveTree) redis.defineCommand('agentqRemoveTree', { lua: REMOVE_TREE });
   const read = redis.pipeline();
   for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
   const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
@@ -50,7 +66,9 @@ export async function removeTaskTrees(store: TaskStore, roots: readonly string[]
     const [children, tenant, batch] = records[index] ?? [null, null, null];
     const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
     everyId.push(...ids);
-    remove.unlink(...ids.flatMap((id) => [keys.task(id), keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId));
+    const taskKeys = ids.map((id) => keys.task(id));
+    const rest = [...ids.flatMap((id) => [keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId)];
+    (remove as unknown as RemoveCommands).agentqRemoveTree(taskKeys.length + rest.length, ...taskKeys, ...rest, keys.tenantPrefix, String(taskKeys.length));
     const owner = tenant ?? DEFAULT_TENANT;
     remove.zrem(keys.allTasks, rootId);
     remove.zrem(keys.tenantTasks(owner), rootId);

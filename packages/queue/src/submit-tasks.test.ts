@@ -156,7 +156,7 @@ describe("a tenant's room", () => {
 
   it("counts what a submit's first call holds for its later calls as taken, until they take it or it expires", async () => {
     const limits: RoomLimits = { unfinished: 300, stored: 1_000 };
-    const claim = { id: 'submit-1', tasks: 300 };
+    const claim = { id: 'submit-1', tasks: 300, bytes: 0 };
     await transitions.submit(roomInputs(100, 'first part'), { tenant: 'held', room: { limits, claim: { ...claim, first: true } } });
     // 100 stored and 200 held: no room for one more.
     await expect(transitions.submit(roomInputs(1, 'between'), { tenant: 'held', room: { limits } })).rejects.toMatchObject({ unfinished: 300, stored: 300 });

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from './agent-queues.js';
 import { poolOf, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
+import { createdBytes } from './tenant-bytes.js';
 import { NoRoomError, type RoomLimits } from './tenant-room.js';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
@@ -37,9 +38,10 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const admitted: Array<Promise<void>> = [];
   const submitId = randomUUID();
+  const bytes = options.room ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata) }), 0) : 0;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
-    const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, first: start === 0 } };
+    const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 } };
     const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}), ...(room ? { room } : {}) });
     // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
     admitted.push(queues.admission.admitListed(chunk.map(poolOf)));

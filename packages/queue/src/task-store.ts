@@ -13,6 +13,7 @@ import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { readEvents, type StoredEvent } from './task-events.js';
+import { createdBytes } from './tenant-bytes.js';
 import type { LeasedTask } from './fair-admission.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT } from './task-schemas.js';
@@ -114,8 +115,8 @@ const SEARCH_SCAN_LIMIT = 5_000;
 export const CREATE_BATCH = 200;
 
 type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
-/** Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored]` for the whole call. */
-type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number]>;
+/** Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole call. */
+type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number, number]>;
 
 interface ScriptCommands {
   agentqCommit(...args: string[]): Promise<CommitReply>;
@@ -180,7 +181,7 @@ export class TaskStore {
     const listed = tasks.filter((task) => task.listed);
     const tenant = listed[0]?.listed?.tenant;
     if (room && listed.some((task) => task.listed!.tenant !== tenant)) throw new Error('tasks of one tenant only are created against its room');
-    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, first: true });
+    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes: listed.reduce((total, task) => total + createdBytes(task.fields), 0), first: true });
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
@@ -208,6 +209,8 @@ export class TaskStore {
         }
         return {
           taskId: id,
+          tenant: task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT,
+          bytes: createdBytes(task.fields),
           rootId: task.fields.rootId,
           status: task.fields.status,
           fields: fields.length,
@@ -226,18 +229,33 @@ export class TaskStore {
       // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
       const roomCheck =
         room && claim && tenant !== undefined
-          ? { room: { list: keys.push(this.keys.tenantTasks(tenant)), held: keys.push(this.keys.tenantRoomHeld(tenant)), expiry: keys.push(this.keys.tenantRoomUntil(tenant)), id: claim.id, tasks: claim.tasks, first: claim.first && start === 0, ...room.limits } }
+          ? {
+              room: {
+                list: keys.push(this.keys.tenantTasks(tenant)),
+                held: keys.push(this.keys.tenantRoomHeld(tenant)),
+                expiry: keys.push(this.keys.tenantRoomUntil(tenant)),
+                heldBytes: keys.push(this.keys.tenantRoomHeldBytes(tenant)),
+                counter: keys.push(this.keys.tenantBytes(tenant)),
+                id: claim.id,
+                tasks: claim.tasks,
+                bytes: claim.bytes,
+                first: claim.first && start === 0,
+                unfinished: room.limits.unfinished,
+                stored: room.limits.stored,
+                ...(room.limits.bytes !== undefined ? { maxBytes: room.limits.bytes } : {}),
+              },
+            }
           : {};
-      const payload = { ts, taskPrefix: this.keys.task(''), idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting, ...roomCheck };
+      const payload = { ts, taskPrefix: this.keys.task(''), tenantPrefix: this.keys.tenantPrefix, idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting, ...roomCheck };
       calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
     }
     const replies = await Promise.all(calls);
     const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0];
     if (refusal) {
-      const [unfinished, stored] = [Number(refusal[1]), Number(refusal[2])];
+      const [unfinished, stored, written] = [Number(refusal[1]), Number(refusal[2]), Number(refusal[3])];
       // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
       if (unfinished < 0) throw new Error(`Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`);
-      throw new NoRoomError(tenant!, claim!.tasks, unfinished, stored, room!.limits);
+      throw new NoRoomError(tenant!, claim!.tasks, unfinished, stored, room!.limits, room!.limits.bytes !== undefined ? { used: written, requested: claim!.bytes } : undefined);
     }
     return (replies as Array<Array<['created' | 'existing', string, string]>>).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
@@ -307,6 +325,7 @@ export class TaskStore {
       channel: this.keys.eventsChannel(taskId),
       ts,
       taskPrefix: this.keys.task(''),
+      tenantPrefix: this.keys.tenantPrefix,
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status } : {}),

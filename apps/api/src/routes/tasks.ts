@@ -9,6 +9,7 @@ import {
   batchSchema,
   cancelTask,
   countUnfinished,
+  createdBytes,
   EnqueueError,
   fieldsOnly,
   ForkError,
@@ -82,19 +83,24 @@ export function tasksRouter(options: {
   allowedModels: ReadonlySet<string>;
   maxUnfinishedPerTenant: number;
   maxTasksPerTenant: number;
+  /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
+  maxBytesPerTenant?: number;
   redisMemory?: RedisMemory;
 }): Router {
   const { store, queues } = options;
-  const room: RoomLimits = { unfinished: options.maxUnfinishedPerTenant, stored: options.maxTasksPerTenant };
+  const room: RoomLimits = { unfinished: options.maxUnfinishedPerTenant, stored: options.maxTasksPerTenant, ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}) };
   /**
    * Room for `count` more of `tenant`'s tasks, or NoRoomError (a 429 that says so), read before a bulk
    * retry so that it is refused whole. Each new task is still stored only within its tenant's room,
    * checked in the call that stores it (tenant-room.ts): requests at the same moment cannot pass it together.
    */
-  const ensureRoom = async (tenant: string, count: number) => {
+  const ensureRoom = async (tenant: string, count: number, bytes: number) => {
     const list = store.keys.tenantTasks(tenant);
-    const [unfinished, stored] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list)]);
-    if (unfinished + count > room.unfinished || stored + count > room.stored) throw new NoRoomError(tenant, count, unfinished, stored, room);
+    const [unfinished, stored, written] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list), store.redis.get(store.keys.tenantBytes(tenant))]);
+    const used = Number(written ?? 0);
+    if (unfinished + count > room.unfinished || stored + count > room.stored || (room.bytes !== undefined && used + bytes > room.bytes)) {
+      throw new NoRoomError(tenant, count, unfinished, stored, room, room.bytes !== undefined ? { used, requested: bytes } : undefined);
+    }
   };
   /**
    * A 503 once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (or `bytes` more would take it
@@ -168,7 +174,7 @@ export function tasksRouter(options: {
     const principal = principalOf(response);
     const { wanted, verb } = BULK_ACTIONS[action];
     if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`);
-    const matched: Array<{ id: string; tenant: string }> = [];
+    const matched: Array<{ id: string; tenant: string; prompt: string; metadata: Record<string, unknown> }> = [];
     let cursor: string | undefined;
     do {
       const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch), summary: true });
@@ -178,9 +184,12 @@ export function tasksRouter(options: {
     const tasks = matched.slice(0, BULK_LIMIT);
     if (action === 'retry') {
       // Each retry is a new task of its tenant's (an admin's bulk action may span tenants).
-      const perTenant = new Map<string, number>();
-      for (const { tenant } of tasks) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
-      for (const [tenant, count] of perTenant) await ensureRoom(tenant, count);
+      const perTenant = new Map<string, { count: number; bytes: number }>();
+      for (const task of tasks) {
+        const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
+        perTenant.set(task.tenant, { count: taken.count + 1, bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }) });
+      }
+      for (const [tenant, { count, bytes }] of perTenant) await ensureRoom(tenant, count, bytes);
       await ensureRedisRoom();
     }
     let changed = 0;
