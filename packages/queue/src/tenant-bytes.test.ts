@@ -64,6 +64,7 @@ describe("a tenant's bytes", () => {
     await Promise.all([removeTaskTrees(store, [first!.id, second!.id]), removeTaskTrees(store, [second!.id, first!.id])]);
     expect(both).toBeGreaterThan(ended + createdBytes(submitted[1]!));
     expect(await written('counted')).toBe(0);
+    expect(await store.redis.exists(keys.tenantBytes('counted'))).toBe(0);
   });
 
   it('refuses a submit past the byte limit whole, over several calls, and stores all of one that fits', async () => {

@@ -22,11 +22,14 @@ export function createdBytes(task: Record<string, string | undefined>): number {
 
 /**
  * Lua: `releaseBytes(tenantPrefix, taskKey)` takes what a task's tenant's count holds of it off that
- * count; the caller removes the record in the same script.
+ * count (removed at 0); the caller removes the record in the same script.
  */
 export const RELEASE_BYTES = `
 local function releaseBytes(tenantPrefix, taskKey)
   local h = redis.call('HMGET', taskKey, 'counted', 'tenant')
-  if h[1] then redis.call('DECRBY', tenantPrefix .. (h[2] or 'default') .. ':bytes', h[1]) end
+  if not h[1] then return end
+  local counter = tenantPrefix .. (h[2] or 'default') .. ':bytes'
+  -- A tenant with nothing stored keeps no key.
+  if redis.call('DECRBY', counter, h[1]) <= 0 then redis.call('DEL', counter) end
 end
 `;
