@@ -38,7 +38,8 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const admitted: Array<Promise<void>> = [];
   const submitId = randomUUID();
-  const bytes = options.room ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata) }), 0) : 0;
+  // What all its tasks write when created, for a byte limit only (tenant-bytes.ts).
+  const bytes = options.room?.bytes !== undefined ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata) }), 0) : 0;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
     const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 } };

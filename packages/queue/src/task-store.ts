@@ -181,7 +181,8 @@ export class TaskStore {
     const listed = tasks.filter((task) => task.listed);
     const tenant = listed[0]?.listed?.tenant;
     if (room && listed.some((task) => task.listed!.tenant !== tenant)) throw new Error('tasks of one tenant only are created against its room');
-    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes: listed.reduce((total, task) => total + createdBytes(task.fields), 0), first: true });
+    const bytes = room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
+    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
       // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).

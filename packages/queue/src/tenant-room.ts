@@ -23,7 +23,7 @@ export interface RoomLimits {
 export interface RoomClaim {
   id: string;
   tasks: number;
-  /** What all its tasks write when they are created (tenant-bytes.ts, createdBytes). */
+  /** What all its tasks write when they are created (tenant-bytes.ts, createdBytes); read with a byte limit only. */
   bytes: number;
   first: boolean;
 }
