@@ -282,6 +282,22 @@ describe('tenants', () => {
     expect(await submitAs('key-acme', [{ prompt: 'three', agent: 'casual' }])).toHaveLength(1);
   });
 
+  it('stops a running task of a tenant past its bytes after its step, and says why', async () => {
+    // Every step writes a 20,000-byte file: its tool call is written twice (the model's message, its
+    // event), so about 40 KB a step against acme's 0.1 MiB (104,858 bytes).
+    const endless = { reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'big.txt', content: 'w'.repeat(20_000) } }] } };
+    stack = await startStack({ pools: ['file'], rules: [endless], env: { ...KEYS, AGENTQ_TENANT_MAX_MB: '0.1' } });
+    const [id] = await submitAs('key-acme', [{ prompt: 'write forever', agent: 'file' }]);
+    await waitForEnd(stack.api.url, id!, { authorization: 'Bearer key-acme' });
+    const stopped = (await (await fetch(`${stack.api.url}/v1/tasks/${id}`, as('key-acme'))).json()) as TaskView;
+    expect(stopped.status).toBe('failed');
+    expect(stopped.error).toEqual({ code: 'budget', message: expect.stringContaining("tenant acme's tasks have written AGENTQ_TENANT_MAX_MB to Redis") });
+    // Stopped at its first step past the limit, long before AGENTQ_MAX_STEPS (20).
+    expect(stack.double.requests.length).toBeGreaterThanOrEqual(2);
+    expect(stack.double.requests.length).toBeLessThanOrEqual(4);
+    expect((await fetch(`${stack.api.url}/v1/tasks`, as('key-acme', { method: 'POST', body: JSON.stringify({ tasks: [{ prompt: 'more', agent: 'file' }] }) }))).status).toBe(429);
+  });
+
   it('holds a fork to its tenant’s number of unfinished tasks, after saying what in the fork itself is wrong', async () => {
     const asked = (request: DoubleRequest) => request.messages.some((message) => typeof message.content === 'string' && message.content.includes('ask me'));
     const rules = [

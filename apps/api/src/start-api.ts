@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantSpendingLimits, type Config } from '@agentq/config';
+import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantMaxBytes, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -47,7 +47,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
   await upgradeTaskIndexes(redis, keys, logger);
-  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config));
+  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config), tenantMaxBytes(config));
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   store.observe((commit) => telemetry.observe(commit));
@@ -63,7 +63,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
     maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
-    ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: Math.round(config.AGENTQ_TENANT_MAX_MB * 1024 * 1024) } : {}),
+    ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: tenantMaxBytes(config) } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),

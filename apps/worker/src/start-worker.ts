@@ -8,7 +8,7 @@ import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
-import { commitDurability, concurrencyFor, fairOptions, modelFor, redisTarget, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
+import { commitDurability, concurrencyFor, fairOptions, modelFor, redisTarget, tenantMaxBytes, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -105,7 +105,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
   const toolNames = new Set(options.pools.flatMap((pool) => toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name)));
   const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
-  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config));
+  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config), tenantMaxBytes(config));
   store.observe((commit) => telemetry.observe(commit));
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });

@@ -311,8 +311,8 @@ const configSchema = z.object({
   /**
    * What one tenant's stored tasks may have written to Redis, in MiB (prompts, messages, tool outputs,
    * events, answers; counted as written, before compaction): a count of tasks does not bound their
-   * size. Past it, a submit (a retry, a fork) is a 429 until ended tasks expire or are deleted.
-   * Default: no limit (still counted).
+   * size. Past it, a submit (a retry, a fork) is a 429 until ended tasks expire or are deleted, and the
+   * tenant's running tasks stop after their step. Default: no limit (still counted).
    */
   AGENTQ_TENANT_MAX_MB: z.coerce.number().positive().optional(),
   /**
@@ -436,6 +436,11 @@ export function redisTarget(config: Config): { url: string; sentinels?: Array<{ 
 }
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */
+/** AGENTQ_TENANT_MAX_MB in bytes, if set. */
+export function tenantMaxBytes(config: Config): number | undefined {
+  return config.AGENTQ_TENANT_MAX_MB === undefined ? undefined : Math.round(config.AGENTQ_TENANT_MAX_MB * 1024 * 1024);
+}
+
 export function commitDurability(config: Config): { replicas: number; timeoutMs: number } | undefined {
   return config.AGENTQ_COMMIT_REPLICAS > 0 ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS } : undefined;
 }

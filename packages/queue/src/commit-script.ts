@@ -14,15 +14,17 @@
  *   A task that ends is put in the to-compact set (its events are compacted later, compact-events.ts).
  *   With `lease` (`{key, ms}`), the task is leased in its pool's fair leases until its caller added its
  *   job (an answered task's: fair-admission.ts, recover).
- * - What it writes (its messages', events' and fields' bytes) adds to the task's `bytes`; a commit
- *   that leaves it ended adds what its tenant's count lacks of them (`counted`, tenant-bytes.ts).
+ * - A commit that appends messages or events adds what it writes (their bytes and its fields') to the
+ *   task's `bytes` and to its tenant's count (tenant-bytes.ts); past `tenantMaxBytes`, its stop is
+ *   'tenant_bytes'.
  * - A budgeted task's spending adds up at its root, and the tenant's per day with tenant limits
  *   (SPENDING).
  * - Returns `{outcome, seq, status, stop, record?, messages?}`: `outcome` is `applied`,
  *   `missing` (no such task), `wrong_status` (`expect` did not hold) or `stale_token` (another run
  *   holds the task, checked first); nothing is written unless it is `applied`. `seq` is the last event's number,
  *   `status` the status after the commit, `stop` why its run should stop: '1' a cancel was asked
- *   for, 'budget' its root's budget is spent, 'tenant_limit' its tenant's daily limit, '0' none.
+ *   for, 'budget' its root's budget is spent, 'tenant_limit' its tenant's daily limit, 'tenant_bytes'
+ *   its tenant's byte limit (AGENTQ_TENANT_MAX_MB), '0' none.
  *   With `read`, also the record as it was before the commit (flat field/value pairs; refused
  *   commits too) and, when applied, its memory: a run's claim reads
  *   its task in the same round trip.
@@ -55,7 +57,6 @@
  * Redis as strings made with `'%d'`: Redis formats a Lua number with `%.17g`, which costs more.
  */
 
-import { TERMINAL_STATUSES } from '@agentq/contract';
 import { JOIN_TENANT_LIST } from './fair-lists.js';
 import { CALL_MANY } from './lua-call-many.js';
 import { STATUS_SPAN, UNFINISHED_MAX_SCORE } from './task-index.js';
@@ -118,7 +119,6 @@ end
 `;
 
 export const COMMIT_SCRIPT = `${ENVELOPE}${SPENDING}
-local ENDED = {${[...TERMINAL_STATUSES].map((status) => `${status} = true`).join(', ')}}
 local task, messagesKey, eventsKey, expiryKey, toCompactKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local c = cjson.decode(ARGV[1])
 local record
@@ -128,7 +128,7 @@ if c.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'counted'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes'}
   for name in pairs(c.add or {}) do names[#names + 1] = name end
   local h = redis.call('HMGET', task, unpack(names))
   for index, name in ipairs(names) do fields[name] = h[index] end
@@ -149,6 +149,16 @@ if c.expect then
   if not allowed then return {'wrong_status', seq, current, cancelRequested, record} end
 end
 local stop = spendingStop(c, fields, rootId)
+-- What a commit that appends messages or events writes (them and its fields) adds to the task's bytes
+-- and its tenant's count (tenant-bytes.ts); past the tenant's byte limit, its runs stop (a claim too:
+-- a queued task of a tenant past it makes no model call).
+local written, total = 0, nil
+local tenantBytes = c.tenantPrefix .. (fields.tenant or 'default') .. ':bytes'
+if (c.messages or 0) + (c.events or 0) > 0 then
+  for index = 2, #ARGV do written = written + #ARGV[index] end
+  total = redis.call('INCRBY', tenantBytes, written)
+end
+if c.tenantMaxBytes and stop == '0' and (total or tonumber(redis.call('GET', tenantBytes) or '0')) > c.tenantMaxBytes then stop = 'tenant_bytes' end
 -- Why the run should stop at its next step: a cancel first, else a spent budget or limit.
 if cancelRequested == '0' then cancelRequested = stop end
 local set = {}
@@ -190,19 +200,7 @@ if messageCount > 0 then
 end
 local last = addEvents(eventsKey, c.channel, c.taskId, rootId or c.taskId, seq, 2 + messageCount, c.events or 0)
 if last ~= seq then put('seq', string.format('%d', last)) end
--- What it wrote (its messages, events and fields) adds to the task's bytes; once it ended, what its
--- tenant's count does not have yet joins it (tenant-bytes.ts).
-local written = 0
-for index = 2, #ARGV do written = written + #ARGV[index] end
-local bytes = tonumber(fields.bytes or '0') + written
-if written > 0 then put('bytes', string.format('%d', bytes)) end
-if ENDED[status] then
-  local counted = tonumber(fields.counted or '0')
-  if bytes > counted then
-    redis.call('INCRBY', c.tenantPrefix .. (fields.tenant or 'default') .. ':bytes', string.format('%d', bytes - counted))
-    put('counted', string.format('%d', bytes))
-  end
-end
+if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
 if #set > 0 then redis.call('HSET', task, unpack(set)) end
 if c.lease then
   local t = redis.call('TIME')
@@ -258,11 +256,8 @@ for index, t in ipairs(c.tasks) do
       fields[#fields + 1] = 'seq'
       fields[#fields + 1] = string.format('%d', t.events)
     end
-    local bytes = string.format('%d', t.bytes)
     fields[#fields + 1] = 'bytes'
-    fields[#fields + 1] = bytes
-    fields[#fields + 1] = 'counted'
-    fields[#fields + 1] = bytes
+    fields[#fields + 1] = string.format('%d', t.bytes)
     added[t.tenant] = (added[t.tenant] or 0) + t.bytes
     redis.call('HSET', task, unpack(fields))
     -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.

@@ -190,26 +190,25 @@ const bytesInputs = (count: number, prompt: string) => Array.from({ length: coun
 const bytesOf = (list: Array<{ prompt: string }>) => list.reduce((total, input) => total + createdBytes(input), 0);
 
 describe("a tenant's bytes", () => {
-  it('counts new tasks at once, a run’s writes when its task ends, and takes them off when the tasks are removed (once, whoever removes them)', async () => {
+  it('counts new tasks at once, and each step of a run as it is written, and takes them off when the tasks are removed (once, whoever removes them)', async () => {
     const submitted = bytesInputs(2, 'é'.repeat(1_000));
     const [first, second] = await transitions.submit(submitted, { tenant: 'counted' });
     expect(await written('counted')).toBe(bytesOf(submitted));
     expect(bytesOf(submitted)).toBeGreaterThan(4_000);
 
-    // A step of the first task's run: its message, its event and its field go on the task's count, not yet its tenant's.
+    // The claim's few fields are not counted; a step (its message, its event) is, on the task and its tenant.
     const ref = { id: first!.id, tenant: 'counted', listed: true };
     const by = { runToken: 'run-1', agent: 'casual', worker: 'w1' };
     expect((await transitions.claim(ref, by)).applied).toBe(true);
+    expect(await written('counted')).toBe(bytesOf(submitted));
     const message = { role: 'assistant' as const, content: 'x'.repeat(10_000) };
     expect((await store.commit({ taskId: ref.id, runToken: by.runToken, messages: [message], events: [{ type: 'reasoning', data: { text: 'thinking' } }] })).applied).toBe(true);
-    const running = Number(await store.redis.hget(keys.task(ref.id), 'bytes'));
-    expect(running).toBeGreaterThan(createdBytes(submitted[0]!) + 10_000);
-    expect(await written('counted')).toBe(bytesOf(submitted));
-    // It ends: all it wrote is its tenant's now.
+    const stepped = Number(await store.redis.hget(keys.task(ref.id), 'bytes'));
+    expect(stepped).toBeGreaterThan(createdBytes(submitted[0]!) + 10_000);
+    expect(await written('counted')).toBe(stepped + createdBytes(submitted[1]!));
     expect((await transitions.complete(ref, { ...by, result: 'y'.repeat(5_000) })).applied).toBe(true);
     const ended = Number(await store.redis.hget(keys.task(ref.id), 'bytes'));
-    expect(ended).toBeGreaterThan(running + 5_000);
-    expect(await store.redis.hget(keys.task(ref.id), 'counted')).toBe(String(ended));
+    expect(ended).toBeGreaterThan(stepped + 5_000);
     expect(await written('counted')).toBe(ended + createdBytes(submitted[1]!));
 
     await transitions.cancel({ id: second!.id, tenant: 'counted', listed: true }, { from: ['queued'], reason: 'to end it' });
@@ -219,6 +218,19 @@ describe("a tenant's bytes", () => {
     expect(both).toBeGreaterThan(ended + createdBytes(submitted[1]!));
     expect(await written('counted')).toBe(0);
     expect(await store.redis.exists(keys.tenantBytes('counted'))).toBe(0);
+  });
+
+  it("tells a run to stop once its tenant's tasks wrote past the byte limit", async () => {
+    const limited = new TaskStore(store.redis, keys, undefined, undefined, undefined, 20_000);
+    const [task] = await new Transitions(limited).submit(bytesInputs(1, 'stop'), { tenant: 'stopped' });
+    const by = { runToken: 'run-1', agent: 'casual', worker: 'w1' };
+    expect((await new Transitions(limited).claim({ id: task!.id, tenant: 'stopped' }, by)).stop).toBeUndefined();
+    const step = (size: number) => limited.commit({ taskId: task!.id, runToken: by.runToken, messages: [{ role: 'assistant', content: 'x'.repeat(size) }] });
+    expect((await step(10_000)).stop).toBeUndefined();
+    expect(await step(10_000)).toMatchObject({ applied: true, stop: 'tenant_bytes' });
+    // A queued task of the tenant is told at its claim, before its first model call.
+    const [queued] = await new Transitions(limited).submit(bytesInputs(1, 'queued'), { tenant: 'stopped' });
+    expect((await new Transitions(limited).claim({ id: queued!.id, tenant: 'stopped' }, { ...by, runToken: 'run-2' })).stop).toBe('tenant_bytes');
   });
 
   it('refuses a submit past the byte limit whole, over several calls, and stores all of one that fits', async () => {

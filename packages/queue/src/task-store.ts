@@ -51,7 +51,7 @@ export interface CommitOptions {
 export type TenantLimits = Record<string, { tokens?: number; microUsd?: number }>;
 
 /** Why a run should stop at its next step, though nobody cancelled it. */
-export type SpendingStop = 'budget' | 'tenant_limit';
+export type SpendingStop = 'budget' | 'tenant_limit' | 'tenant_bytes';
 
 /** What a commit did: `applied`, or why nothing was written. */
 export type CommitOutcome = 'applied' | 'missing' | 'wrong_status' | 'stale_token';
@@ -164,6 +164,8 @@ export class TaskStore {
      * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
      */
     readonly durability?: { replicas: number; timeoutMs: number },
+    /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
+    readonly tenantMaxBytes?: number,
   ) {
     redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
     redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
@@ -327,6 +329,7 @@ export class TaskStore {
       ts,
       taskPrefix: this.keys.task(''),
       tenantPrefix: this.keys.tenantPrefix,
+      ...(this.tenantMaxBytes !== undefined ? { tenantMaxBytes: this.tenantMaxBytes } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status } : {}),
@@ -491,7 +494,7 @@ function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
     applied: outcome === 'applied',
     status: (status || undefined) as TaskStatus | undefined,
     cancelRequested: stop === '1',
-    stop: stop === 'budget' || stop === 'tenant_limit' ? stop : undefined,
+    stop: stop === 'budget' || stop === 'tenant_limit' || stop === 'tenant_bytes' ? stop : undefined,
     seq: Number(seq),
   };
 }

@@ -1,15 +1,14 @@
 /**
  * What a tenant's tasks wrote to Redis, counted per tenant (`tenant:<t>:bytes`) so that AGENTQ_TENANT_MAX_MB
- * can bound it (tenant-room.ts): a count of tasks does not bound their size, and a tenant's prompts,
- * tool outputs and answers could otherwise take the memory every tenant shares.
+ * can bound it: a count of tasks does not bound their size, and a tenant's prompts, tool outputs and
+ * answers could otherwise take the memory every tenant shares.
  *
- * Counted as written, before compaction, by the scripts that write (commit-script.ts). A task's record
- * keeps what it wrote (`bytes`) and how much of it its tenant's count holds (`counted`). CREATE counts a
- * new task's `createdBytes` at once; its commits add to its `bytes`, and the commit that ends it adds
- * the rest to its tenant's count (one command a task, not one a step): a running task's growth is counted
- * when it ends (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_MAX_STEPS and AGENTQ_TOOL_OUTPUT_LIMIT bound it
- * meanwhile). Its removal takes its `counted` off in the script that removes it, so that two removals
- * at once take it off once. The limit is checked when tasks are created (tenant-room.ts).
+ * Counted as written, before compaction, by the scripts that write (commit-script.ts), on the task's
+ * record (`bytes`) and its tenant's count at once: CREATE counts a new task's `createdBytes`; a commit
+ * that appends messages or events, what it writes (a claim's few fields are not counted). New tasks must
+ * fit under the limit (tenant-room.ts); past it, the tenant's runs stop at their next step (a queued
+ * task at its claim, before any model call), as at a spent daily limit. A task's removal takes its
+ * `bytes` off in the script that removes it, so that two removals at once take it off once.
  */
 
 /** A new task's record, first event and index entries, past its prompt and metadata: about this many bytes. */
@@ -21,12 +20,12 @@ export function createdBytes(task: Record<string, string | undefined>): number {
 }
 
 /**
- * Lua: `releaseBytes(tenantPrefix, taskKey)` takes what a task's tenant's count holds of it off that
- * count (removed at 0); the caller removes the record in the same script.
+ * Lua: `releaseBytes(tenantPrefix, taskKey)` takes a task's bytes off its tenant's count (removed at 0);
+ * the caller removes the record in the same script.
  */
 export const RELEASE_BYTES = `
 local function releaseBytes(tenantPrefix, taskKey)
-  local h = redis.call('HMGET', taskKey, 'counted', 'tenant')
+  local h = redis.call('HMGET', taskKey, 'bytes', 'tenant')
   if not h[1] then return end
   local counter = tenantPrefix .. (h[2] or 'default') .. ':bytes'
   -- A tenant with nothing stored keeps no key.
