@@ -431,6 +431,8 @@ describe('the dashboard', () => {
         { match: (request) => promptOf(request).startsWith('long'), reply: { content: 'took a while', delayMs: 300, usage: { promptTokens: 900, completionTokens: 100 } } },
         { reply: { content: 'ok', usage: { promptTokens: 10, completionTokens: 2 } } },
       ],
+      // The batch fills the tenant's stored tasks; its tokens count against a daily limit.
+      env: { AGENTQ_TENANT_MAX_TASKS: '5', AGENTQ_TENANT_LIMITS: '{"default": {"tokensPerDay": 100000}}' },
     });
     const ids = await stack.submit(['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })));
     await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
@@ -451,6 +453,17 @@ describe('the dashboard', () => {
     expect(await page.locator('table.slowest tbody tr').first().textContent()).toContain('long 1');
     expect(await page.locator('table.costliest tbody tr').first().textContent()).toContain('1000 tokens');
     expect(await page.locator('.pools-table tr[data-pool="casual"] td').nth(5).textContent()).toBe('1');
+    // The tenant against its limits: its stored tasks reached (as the next submit would find), its tokens counted.
+    const usageRow = async (limit: string, index = 0) => (await page.locator(`#usage tr[data-limit="${limit}"]`).nth(index).locator('td').allTextContents()).slice(0, 3).map((text) => text.trim());
+    expect(await usageRow('unfinished')).toEqual(['Tasks not ended', '0', 'of 100,000']);
+    expect(await usageRow('stored')).toEqual(['Tasks stored', '5', 'of 5']);
+    expect(await page.locator('#usage tr[data-limit="stored"]').getAttribute('class')).toBe('reached');
+    expect(await page.locator('#usage tr[data-limit="stored"] .badge').textContent()).toBe('reached');
+    expect(await usageRow('writtenBytes')).toEqual(['Written to Redis', expect.stringMatching(/^\d+\.\d KiB$/), 'no limit']);
+    expect(await usageRow('daily')).toEqual(['Tokens today', (900 + 100 + 2 * (10 + 2)).toLocaleString('en-US'), 'of 100,000']);
+    expect(await page.locator('#usage .refused').textContent()).toMatch(/^New tasks are refused while a limit is reached/);
+    const refused = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'one more', agent: 'casual' }] }) });
+    expect(refused.status).toBe(429);
     await page.screenshot({ path: `${ARTIFACTS}dashboard-overview.png`, fullPage: true });
     // At phone width nothing is wider than the screen.
     await page.setViewportSize({ width: 390, height: 800 });

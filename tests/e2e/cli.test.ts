@@ -133,6 +133,29 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(/1 worker process online/);
   });
 
+  it('usage shows the key\'s tenant against each of its limits, and an admin any tenant\'s', async () => {
+    const env = { AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex', AGENTQ_ADMIN_KEYS: 'key-admin', AGENTQ_TENANT_MAX_UNFINISHED: '2', AGENTQ_TENANT_MAX_MB: '1.5', AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 5000}}' };
+    // No coder pool: the coder tasks stay queued, holding their places.
+    stack = await startStack({ rules, pools: ['casual'], env });
+    const submitted = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { authorization: 'Bearer key-acme', 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'wait one', agent: 'coder' }, { prompt: 'wait two', agent: 'coder' }] }) });
+    expect(submitted.status).toBe(202);
+    const plain = await run(['usage', '--api-key', 'key-acme']);
+    expect(plain.code).toBe(0);
+    expect(plain.output).toMatch(/^tenant acme$/m);
+    expect(plain.output).toMatch(/^unfinished tasks +2 of 2 +reached$/m);
+    expect(plain.output).toMatch(/^stored tasks +2 of 1,000,000$/m);
+    expect(plain.output).toMatch(/^written to Redis +1\.\d KiB of 1\.5 MiB$/m);
+    expect(plain.output).toMatch(/^spent today +0 tokens of 5,000, \$0\.0000 \(resets \d{4}-\d\d-\d\dT00:00:00\.000Z\)$/m);
+    expect(plain.output).toMatch(/^new tasks are refused while a limit is reached$/m);
+    const other = await run(['usage', '--api-key', 'key-globex']);
+    expect(other.output).toMatch(/^spent today +not counted \(no daily limit\)$/m);
+    expect(other.output).not.toMatch(/reached/);
+    const json = await run(['usage', '--tenant', 'acme', '--json', '--api-key', 'key-admin']);
+    expect(JSON.parse(json.output)).toMatchObject({ tenant: 'acme', tasks: { unfinished: 2, stored: 2 }, reached: ['unfinished'] });
+    const refused = await run(['usage', '--tenant', 'acme', '--api-key', 'key-globex']);
+    expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This key is tenant globex's: it reads its own usage only/) });
+  });
+
   it('cancel stops a task and retry runs it again as a new task', async () => {
     stack = await startStack({ rules });
     const [taskId] = await stack.submit([{ prompt: 'slow work', agent: 'casual' }]);

@@ -1,5 +1,5 @@
 /** Who may use the API: binding, keys, tenants on every route, admins and bull-board. */
-import type { TaskView } from '@agentq/contract';
+import type { TaskView, UsageView } from '@agentq/contract';
 import { networkInterfaces } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -189,7 +189,7 @@ describe('tenants', () => {
     expect(await over.json()).toMatchObject({
       error: {
         code: 'limit_reached',
-        message: 'Tenant acme has 2 tasks not yet ended (pending, queued, running or waiting); 2 more would pass its limit of 3 (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some.',
+        message: 'Tenant acme has 2 tasks not yet ended (pending, queued, running or waiting); 2 more would pass its limit of 3 (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some. GET /v1/usage shows where it stands against each limit.',
       },
     });
     expect(await listed('key-acme')).toBe(2);
@@ -235,7 +235,7 @@ describe('tenants', () => {
     expect(await over.json()).toEqual({
       error: {
         code: 'limit_reached',
-        message: 'Tenant acme holds 3 tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); 1 more would pass its limit of 3 (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit.',
+        message: 'Tenant acme holds 3 tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); 1 more would pass its limit of 3 (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.',
         details: { tenant: 'acme', stored: 3, requested: 1, limit: 3 },
       },
     });
@@ -280,6 +280,77 @@ describe('tenants', () => {
     // Deleting one ended task gives its bytes back.
     expect((await fetch(`${stack.api.url}/v1/tasks/${listed.tasks[0]!.id}`, as('key-acme', { method: 'DELETE' }))).status).toBe(204);
     expect(await submitAs('key-acme', [{ prompt: 'three', agent: 'casual' }])).toHaveLength(1);
+  });
+
+  it('shows a tenant its usage against each of its limits, as its submits find them; an admin any tenant\'s', async () => {
+    // One answer of 20,000 characters (written three times) passes acme's 0.05 MiB (52,429 bytes), and its
+    // 1,000 tokens acme's daily limit; coder tasks stay queued (no coder pool), holding their places.
+    const env = { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '3', AGENTQ_TENANT_MAX_TASKS: '4', AGENTQ_TENANT_MAX_MB: '0.05', AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 1000, "usdPerDay": 5}}' };
+    stack = await startStack({ pools: ['casual'], rules: [{ reply: { content: 'a'.repeat(20_000), usage: { promptTokens: 700, completionTokens: 300 } } }], env });
+    const url = stack.api.url;
+    const usage = async (key: string, query = '') => {
+      const response = await fetch(`${url}/v1/usage${query}`, as(key));
+      expect(response.status).toBe(200);
+      return (await response.json()) as UsageView;
+    };
+    const submitStatus = async (key: string) => (await fetch(`${url}/v1/tasks`, as(key, { method: 'POST', body: JSON.stringify({ tasks: [{ prompt: 'one more', agent: 'coder' }] }) }))).status;
+    const midnight = new Date();
+    midnight.setUTCHours(24, 0, 0, 0);
+    expect(await usage('key-acme')).toEqual({
+      tenant: 'acme',
+      tasks: { unfinished: 0, stored: 0 },
+      writtenBytes: 0,
+      today: { tokens: 0, usd: 0, resetsAt: midnight.toISOString() },
+      limits: { unfinished: 3, stored: 4, writtenBytes: 52_429, daily: { tokens: 1000, usd: 5 } },
+      reached: [],
+    });
+
+    await submitAs('key-acme', [{ prompt: 'queued one', agent: 'coder' }, { prompt: 'queued two', agent: 'coder' }]);
+    const queued = await usage('key-acme');
+    expect(queued).toMatchObject({ tasks: { unfinished: 2, stored: 2 }, reached: [] });
+    expect(queued.writtenBytes).toBeGreaterThan(2 * 512);
+    const [answered] = await submitAs('key-acme', [{ prompt: 'answer at length', agent: 'casual' }]);
+    await waitForEnd(url, answered!, { authorization: 'Bearer key-acme' });
+    const spent = await usage('key-acme');
+    const task = (await (await fetch(`${url}/v1/tasks/${answered}`, as('key-acme'))).json()) as TaskView;
+    expect(spent.tasks).toEqual({ unfinished: 2, stored: 3 });
+    expect(spent.today).toMatchObject({ tokens: task.usage.promptTokens + task.usage.completionTokens, usd: 0 });
+    expect(spent.today!.tokens).toBe(1000);
+    expect(spent.writtenBytes).toBeGreaterThan(queued.writtenBytes + 3 * 20_000);
+    expect(spent.reached).toEqual(['writtenBytes', 'daily']);
+    expect(await submitStatus('key-acme')).toBe(429);
+    // Deleting the answered task gives its bytes back: under the byte limit again (the day's spending stays).
+    expect((await fetch(`${url}/v1/tasks/${answered}`, as('key-acme', { method: 'DELETE' }))).status).toBe(204);
+    expect(await usage('key-acme')).toMatchObject({ tasks: { unfinished: 2, stored: 2 }, writtenBytes: queued.writtenBytes, reached: ['daily'] });
+
+    // globex: no daily limit (its spending is not counted); at its unfinished limit, then its stored one too.
+    await submitAs('key-globex', [{ prompt: 'g1', agent: 'coder' }, { prompt: 'g2', agent: 'coder' }, { prompt: 'g3', agent: 'coder' }]);
+    const full = await usage('key-globex');
+    expect(full).toMatchObject({ tenant: 'globex', tasks: { unfinished: 3, stored: 3 }, today: null, limits: { daily: null }, reached: ['unfinished'] });
+    expect(await submitStatus('key-globex')).toBe(429);
+    expect(await (await fetch(`${url}/v1/tasks/bulk`, as('key-globex', { method: 'POST', body: JSON.stringify({ action: 'cancel', status: 'queued' }) }))).json()).toMatchObject({ changed: 3 });
+    expect((await usage('key-globex')).reached).toEqual([]);
+    expect(await submitStatus('key-globex')).toBe(202);
+    expect(await usage('key-globex')).toMatchObject({ tasks: { unfinished: 1, stored: 4 }, reached: ['stored'] });
+    expect(await submitStatus('key-globex')).toBe(429);
+
+    // A tenant reads its own usage only; an admin reads any tenant's (default: its own key's tenant).
+    const foreign = await fetch(`${url}/v1/usage?tenant=globex`, as('key-acme'));
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ error: { code: 'forbidden', message: expect.stringContaining("This key is tenant acme's: it reads its own usage only") } });
+    expect(await usage('key-acme', '?tenant=acme')).toEqual(await usage('key-acme'));
+    expect(await usage('key-admin', '?tenant=globex')).toEqual(await usage('key-globex'));
+    expect(await usage('key-admin')).toMatchObject({ tenant: 'default', tasks: { unfinished: 0, stored: 0 } });
+    expect((await fetch(`${url}/v1/usage`)).status).toBe(401);
+    for (const [query, message] of [
+      ['?tenant=../acme', 'tenant: is not a tenant name'],
+      ['?tennat=acme', 'tennat'],
+      ['?tenant=acme&tenant=globex', 'The query gives tenant 2 times'],
+    ] as const) {
+      const response = await fetch(`${url}/v1/usage${query}`, as('key-admin'));
+      expect(response.status, query).toBe(400);
+      expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(message) });
+    }
   });
 
   it('stops a running task of a tenant past its bytes after its step, and says why', async () => {

@@ -124,6 +124,12 @@ function generate(count: number, random: () => number): FuzzRequest[] {
       path: `/v1/tasks?${pick(['status=bogus', 'limit=0', 'limit=501', 'limit=abc', 'cursor=xyz', 'cursor=-1', `q=${'q'.repeat(201)}`, 'status=queued&status=failed', 'limit=1.5', 'q=', 'fields=result', 'fields='])}`,
       headers: auth,
     }),
+    () => ({
+      kind: 'usage query',
+      method: 'GET',
+      path: `/v1/usage?${pick(['tenant=', `tenant=${'t'.repeat(65)}`, 'tenant=a%2Fb', 'tenant=..%2F..', 'tenant=a&tenant=b', 'tennat=acme', 'tenant=%00', 'tenant=a%20b', 'tenant[x]=y'])}`,
+      headers: auth,
+    }),
     // Keys: missing, wrong, malformed header or cookie.
     () => ({
       kind: 'auth',

@@ -4,7 +4,7 @@
  * type by the compiler, both ways (`Same` below), so the document cannot drift from the code.
  */
 import { z } from 'zod';
-import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type OverviewView, type PoolView, type TaskEvent, type TaskView } from '@agentq/contract';
+import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type OverviewView, type PoolView, type TaskEvent, type TaskView, type UsageView } from '@agentq/contract';
 import { API_ERROR_CODES } from './api-error.js';
 
 /** True when A and B describe the same values. */
@@ -162,3 +162,26 @@ export const overviewSchema = z
 sameType<z.infer<typeof overviewSchema>, OverviewView>(true);
 
 export const principalSchema = z.object({ tenant: z.string(), admin: z.boolean() });
+
+export const usageSchema = z
+  .object({
+    tenant: z.string(),
+    tasks: z.object({
+      unfinished: z.number().int().meta({ description: 'Its submitted tasks not ended yet (AGENTQ_TENANT_MAX_UNFINISHED).' }),
+      stored: z.number().int().meta({ description: 'Its submitted tasks kept, ended ones too, until deleted or past their retention (AGENTQ_TENANT_MAX_TASKS).' }),
+    }),
+    writtenBytes: z.number().int().meta({ description: 'What its stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB); a DELETE gives it back.' }),
+    today: z
+      .object({ tokens: z.number().int(), usd: z.number(), resetsAt: z.string().meta({ description: 'Midnight UTC, when the day’s spending starts again from zero.' }) })
+      .nullable()
+      .meta({ description: 'What it spent this UTC day; null for a tenant without a daily limit (AGENTQ_TENANT_LIMITS): only a limited tenant’s spending is counted.' }),
+    limits: z.object({
+      unfinished: z.number().int(),
+      stored: z.number().int(),
+      writtenBytes: z.number().int().nullable(),
+      daily: z.object({ tokens: z.number().int().nullable(), usd: z.number().nullable() }).nullable(),
+    }),
+    reached: z.array(z.enum(['unfinished', 'stored', 'writtenBytes', 'daily'])).meta({ description: 'The limits it is at or past: while any is listed, a submit, retry or fork is refused with a 429.' }),
+  })
+  .meta({ id: 'Usage' });
+sameType<z.infer<typeof usageSchema>, UsageView>(true);

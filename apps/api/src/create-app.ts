@@ -13,7 +13,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
-import type { AgentQueues, EventHub, Keys, RedisMemory, TaskStore } from '@agentq/queue';
+import type { AgentQueues, EventHub, Keys, RedisMemory, RoomLimits, TaskStore } from '@agentq/queue';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -25,6 +25,7 @@ import { metricsRouter } from './routes/metrics.js';
 import { overviewRouter } from './routes/overview.js';
 import { poolsRouter } from './routes/pools.js';
 import { tasksRouter } from './routes/tasks.js';
+import { usageRouter } from './routes/usage.js';
 
 /** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
 const MAX_URL_LENGTH = 8 * 1024;
@@ -120,8 +121,14 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), maxUnfinishedPerTenant: options.maxUnfinishedPerTenant ?? 100_000, maxTasksPerTenant: options.maxTasksPerTenant ?? 1_000_000, ...(options.maxBytesPerTenant !== undefined ? { maxBytesPerTenant: options.maxBytesPerTenant } : {}), ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
+  const room: RoomLimits = {
+    unfinished: options.maxUnfinishedPerTenant ?? 100_000,
+    stored: options.maxTasksPerTenant ?? 1_000_000,
+    ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}),
+  };
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
+  app.use(usageRouter({ store: options.store, room }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 

@@ -19,8 +19,10 @@ import {
   taskEventSchema,
   taskListSchema,
   taskViewSchema,
+  usageSchema,
 } from './api-schemas.js';
 import { bulkSchema, listQuerySchema } from './routes/tasks.js';
+import { usageQuerySchema } from './routes/usage.js';
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 const error = (description: string) => ({ description, content: json(errorBodySchema) });
@@ -163,6 +165,17 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       },
       '/v1/pools': {
         get: v1({ summary: 'The pools: queue depths, throughput, workers online, tool isolation', responses: { '200': { description: 'Every pool.', content: json(poolListSchema) } } }),
+      },
+      '/v1/usage': {
+        get: v1({
+          summary: "A tenant's usage against its limits: tasks unfinished and stored, bytes written, today's spending",
+          requestParams: { query: usageQuerySchema },
+          responses: {
+            '200': { description: "The key's tenant's usage (an admin's: the tenant asked for).", content: json(usageSchema) },
+            '400': error('A bad or repeated query parameter.'),
+            '403': error("A tenant's key asked for another tenant."),
+          },
+        }),
       },
       '/v1/me': {
         get: v1({ summary: "The key's tenant, and whether it is an admin's", responses: { '200': { description: 'Who this key is.', content: json(principalSchema) } } }),

@@ -2,7 +2,7 @@
 /**
  * `agentq`: the one entry point of every process, and the terminal client of the API.
  *   agentq start | api | worker | demo         run agentq
- *   agentq submit | watch | status | cancel | retry | fork | delete   talk to a running agentq
+ *   agentq submit | watch | status | usage | cancel | retry | fork | delete   talk to a running agentq
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import { doctorCommand } from './commands/doctor.js';
 import { cancelCommand, deleteCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
+import { usageCommand } from './commands/usage.js';
 import { watchCommand } from './commands/watch.js';
 import { workerCommand } from './commands/worker.js';
 import { UsageError } from './usage-error.js';
@@ -35,6 +36,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
                                           --watch shows the batch's progress, exits 1 if any failed
   watch ID                                the task's steps as they happen, then its answer
   status                                  pools, queue depths, workers online
+  usage [--tenant T]                      the key's tenant's tasks, bytes and spending against its
+                                          limits (an admin key: any tenant's)
   cancel ID                               cancel a task (and its subtasks)
   retry ID                                run a failed or cancelled task again; prints the new id
   cancel --batch B / retry --batch B      the same for every task of a batch that has not ended /
@@ -62,6 +65,7 @@ async function main(argv: string[]): Promise<number> {
       prompt: { type: 'string' },
       'from-step': { type: 'string' },
       batch: { type: 'string' },
+      tenant: { type: 'string' },
       watch: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -102,6 +106,8 @@ async function main(argv: string[]): Promise<number> {
       return watchCommand(client(loadConfig()), argument, values);
     case 'status':
       return statusCommand(client(loadConfig()), values);
+    case 'usage':
+      return usageCommand(client(loadConfig()), values);
     case 'cancel':
       return cancelCommand(client(loadConfig()), argument, values);
     case 'retry':

@@ -42,3 +42,8 @@ export function usd(value: number): string {
 export function clip(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
+
+/** A size in bytes, in KiB or MiB. */
+export function bytes(value: number): string {
+  return value >= 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : `${(value / 1024).toFixed(1)} KiB`;
+}

@@ -21,7 +21,7 @@ function perPool<Schema extends z.ZodType>(name: string, schema: Schema): Record
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** A tenant's name: it is part of Redis keys, so a plain word. */
-const TENANT = /^[\w.-]{1,64}$/;
+export const TENANT_NAME = /^[\w.-]{1,64}$/;
 
 export interface ApiKey {
   key: string;
@@ -35,7 +35,7 @@ const apiKeyList = z.string().transform((value, context): ApiKey[] => {
     // Split on the last "=", so keys may contain "=" (base64 padding) when a tenant is named.
     const at = entry.lastIndexOf('=');
     const tenant = at > 0 ? entry.slice(at + 1) : '';
-    if (at > 0 && TENANT.test(tenant)) keys.push({ key: entry.slice(0, at), tenant });
+    if (at > 0 && TENANT_NAME.test(tenant)) keys.push({ key: entry.slice(0, at), tenant });
     else if (/\s/.test(entry)) context.addIssue({ code: 'custom', message: 'a key may not contain spaces' });
     else keys.push({ key: entry, tenant: 'default' });
   }
@@ -89,7 +89,7 @@ const tenantLimits = jsonSetting(
         .refine((limit) => limit.usdPerDay !== undefined || limit.tokensPerDay !== undefined, 'needs "usdPerDay", "tokensPerDay" or both'),
     )
     .superRefine((limits, context) => {
-      for (const tenant of Object.keys(limits)) if (tenant !== '*' && !TENANT.test(tenant)) context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
+      for (const tenant of Object.keys(limits)) if (tenant !== '*' && !TENANT_NAME.test(tenant)) context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
     }),
   '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
 );

@@ -159,3 +159,21 @@ export interface OverviewView {
     failures: Array<{ code: string; count: number; example: { id: string; message: string } }>;
   };
 }
+
+/** A limit a submit of one more task would pass now (`UsageView.reached`). */
+export type UsageLimit = 'unfinished' | 'stored' | 'writtenBytes' | 'daily';
+
+/** What `GET /v1/usage` answers: a tenant's usage against its limits. */
+export interface UsageView {
+  tenant: string;
+  /** Its submitted tasks not ended yet, and all it keeps (ended ones too, until deleted or expired). */
+  tasks: { unfinished: number; stored: number };
+  /** What its stored tasks wrote to Redis, in bytes, as AGENTQ_TENANT_MAX_MB counts it. */
+  writtenBytes: number;
+  /** What it spent this UTC day; null for a tenant without a daily limit (only a limited tenant's spending is counted). */
+  today: { tokens: number; usd: number; resetsAt: string } | null;
+  /** Its limits: null where it has none. */
+  limits: { unfinished: number; stored: number; writtenBytes: number | null; daily: { tokens: number | null; usd: number | null } | null };
+  /** The limits it is at or past: while any is listed, a submit (retry, fork) is refused with a 429. */
+  reached: UsageLimit[];
+}

@@ -26,4 +26,5 @@ export * from './fork-task.js';
 export * from './task-index.js';
 export * from './tenant-bytes.js';
 export * from './tenant-room.js';
+export * from './tenant-usage.js';
 export * from './redis-memory.js';

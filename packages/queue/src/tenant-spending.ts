@@ -2,7 +2,7 @@
  * A tenant's spending of the day against its limit (AGENTQ_TENANT_LIMITS), as the commit script
  * counts it: a submit past the limit is refused until the day (UTC) is over.
  */
-import type { TaskStore } from './task-store.js';
+import type { TaskStore, TenantLimits } from './task-store.js';
 
 export interface TenantLimitReached {
   tenant: string;
@@ -12,19 +12,49 @@ export interface TenantLimitReached {
   resetsAt: Date;
 }
 
+/** What a tenant spent of a day, in tokens and micro-USD. */
+export interface DaySpending {
+  tokens: number;
+  microUsd: number;
+}
+
+/** The tenant's daily limit (its own, else `*`'s); undefined when it has none. */
+export function dailyLimitOf(store: TaskStore, tenant: string): TenantLimits[string] | undefined {
+  return store.tenantLimits?.[tenant] ?? store.tenantLimits?.['*'];
+}
+
+/** The key of `tenant`'s spending on the UTC day of `now`. */
+export function spendingKey(store: TaskStore, tenant: string, now: Date): string {
+  return store.keys.tenantSpend(tenant, now.toISOString().slice(0, 10));
+}
+
+/** A day's spending from its hash's `tokens` and `microUsd` (absent: 0). */
+export function daySpending([tokens, microUsd]: ReadonlyArray<string | null>): DaySpending {
+  return { tokens: Number(tokens ?? 0), microUsd: Number(microUsd ?? 0) };
+}
+
+/** Whether `spent` is at or past `limit`. */
+export function spentPast(spent: DaySpending, limit: TenantLimits[string]): boolean {
+  return (limit.tokens !== undefined && spent.tokens >= limit.tokens) || (limit.microUsd !== undefined && spent.microUsd >= limit.microUsd);
+}
+
+/** Midnight UTC after `now`: when the day's spending starts again from zero. */
+export function dayEnd(now: Date): Date {
+  const end = new Date(now);
+  end.setUTCHours(24, 0, 0, 0);
+  return end;
+}
+
 /** Whether `tenant` reached its daily limit; undefined when it did not, or has none. */
 export async function tenantLimitReached(store: TaskStore, tenant: string, now = new Date()): Promise<TenantLimitReached | undefined> {
-  const limit = store.tenantLimits?.[tenant] ?? store.tenantLimits?.['*'];
+  const limit = dailyLimitOf(store, tenant);
   if (!limit) return undefined;
-  const [tokens, microUsd] = (await store.redis.hmget(store.keys.tenantSpend(tenant, now.toISOString().slice(0, 10)), 'tokens', 'microUsd')).map(Number);
-  const reached = (limit.tokens !== undefined && tokens! >= limit.tokens) || (limit.microUsd !== undefined && microUsd! >= limit.microUsd);
-  if (!reached) return undefined;
-  const resetsAt = new Date(now);
-  resetsAt.setUTCHours(24, 0, 0, 0);
+  const spent = daySpending(await store.redis.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd'));
+  if (!spentPast(spent, limit)) return undefined;
   return {
     tenant,
-    spent: { tokens: tokens!, usd: microUsd! / 1_000_000 },
+    spent: { tokens: spent.tokens, usd: spent.microUsd / 1_000_000 },
     limit: { ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}), ...(limit.microUsd !== undefined ? { usd: limit.microUsd / 1_000_000 } : {}) },
-    resetsAt,
+    resetsAt: dayEnd(now),
   };
 }

@@ -8,7 +8,6 @@ import {
   answerTask,
   batchSchema,
   cancelTask,
-  countUnfinished,
   createdBytes,
   EnqueueError,
   fieldsOnly,
@@ -18,6 +17,7 @@ import {
   forkTask,
   isTaskId,
   NoRoomError,
+  readRoomUsage,
   removeTaskTrees,
   RETRYABLE,
   retryTask,
@@ -39,6 +39,7 @@ import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError, redisFull, redisOutOfMemory } from '../api-error.js';
+import { invalid, parsedQuery } from '../request-input.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
@@ -81,23 +82,18 @@ export function tasksRouter(options: {
   metrics: Metrics;
   tracing: Tracing;
   allowedModels: ReadonlySet<string>;
-  maxUnfinishedPerTenant: number;
-  maxTasksPerTenant: number;
-  /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
-  maxBytesPerTenant?: number;
+  /** What each tenant may have (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS, AGENTQ_TENANT_MAX_MB). */
+  room: RoomLimits;
   redisMemory?: RedisMemory;
 }): Router {
-  const { store, queues } = options;
-  const room: RoomLimits = { unfinished: options.maxUnfinishedPerTenant, stored: options.maxTasksPerTenant, ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}) };
+  const { store, queues, room } = options;
   /**
    * Room for `count` more of `tenant`'s tasks, or NoRoomError (a 429 that says so), read before a bulk
    * retry so that it is refused whole. Each new task is still stored only within its tenant's room,
    * checked in the call that stores it (tenant-room.ts): requests at the same moment cannot pass it together.
    */
   const ensureRoom = async (tenant: string, count: number, bytes: number) => {
-    const list = store.keys.tenantTasks(tenant);
-    const [unfinished, stored, written] = await Promise.all([countUnfinished(store.redis, list), store.redis.zcard(list), store.redis.get(store.keys.tenantBytes(tenant))]);
-    const used = Number(written ?? 0);
+    const { unfinished, stored, writtenBytes: used } = await readRoomUsage(store, tenant);
     if (unfinished + count > room.unfinished || stored + count > room.stored || (room.bytes !== undefined && used + bytes > room.bytes)) {
       throw new NoRoomError(tenant, count, unfinished, stored, room, room.bytes !== undefined ? { used, requested: bytes } : undefined);
     }
@@ -130,7 +126,7 @@ export function tasksRouter(options: {
       const { spent, limit, resetsAt } = reached;
       throw new ApiError(
         'limit_reached',
-        `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was submitted; submit again after ${resetsAt.toISOString()}.`,
+        `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was submitted; submit again after ${resetsAt.toISOString()} (GET /v1/usage shows what it spent today).`,
         { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
         Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
       );
@@ -156,13 +152,10 @@ export function tasksRouter(options: {
   });
 
   router.get('/v1/tasks', async (request, response) => {
-    const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value));
-    if (repeated) throw new ApiError('invalid_request', `The query gives ${repeated[0]} ${(repeated[1] as unknown[]).length} times: give each parameter once.`);
-    const parsed = listQuerySchema.safeParse(request.query);
-    if (!parsed.success) throw invalid(parsed.error, 'The query');
+    const query = parsedQuery(listQuerySchema, request);
     const principal = principalOf(response);
-    const { fields, ...filters } = parsed.data;
-    response.json(await store.list({ ...filters, ...scopeOf(principal, parsed.data.batch), summary: fields === 'summary' }));
+    const { fields, ...filters } = query;
+    response.json(await store.list({ ...filters, ...scopeOf(principal, query.batch), summary: fields === 'summary' }));
   });
 
   // One action on every task a filter matches: cancel (those not ended yet), retry (failed or cancelled
@@ -327,13 +320,4 @@ export async function visibleRecord(store: TaskStore, principal: Principal, task
 
 function notFound(taskId: string): ApiError {
   return new ApiError('not_found', `No task with id "${taskId}".`);
-}
-
-function invalid(error: z.ZodError, what: string): ApiError {
-  const details = error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-  const summary = details
-    .slice(0, 5)
-    .map((detail) => `${detail.path || '(root)'}: ${detail.message}`)
-    .join('; ');
-  return new ApiError('invalid_request', `${what} is invalid: ${summary}${details.length > 5 ? ` (and ${details.length - 5} more)` : ''}`, details);
 }

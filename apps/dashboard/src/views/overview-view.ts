@@ -1,14 +1,14 @@
 /**
  * The landing page: tasks by status, jobs finished and the success rate over the last hour, tokens and
  * model time per model, the slowest and the most expensive of the newest ended tasks, why tasks failed,
- * and the pools (rate now, workers, failures, model time per call, how their tools run). A lit-html
- * template, refreshed every 5 s in place.
+ * the pools (rate now, workers, failures, model time per call, how their tools run), and the key's
+ * tenant against its limits (GET /v1/usage). A lit-html template, refreshed every 5 s in place.
  */
 import { html, render, type TemplateResult } from 'lit-html';
-import type { OverviewView, PoolView, TaskBrief } from '@agentq/contract';
+import type { OverviewView, PoolView, TaskBrief, UsageLimit, UsageView } from '@agentq/contract';
 import { request } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { clip, duration, shortId, usd } from '../format.js';
+import { bytes, clip, duration, shortId, usd } from '../format.js';
 import { isolationBadge } from './pools-view.js';
 import { timeChart } from './time-chart.js';
 
@@ -21,11 +21,15 @@ export function overviewView(container: HTMLElement, signal: AbortSignal): void 
   let first = true;
   const load = async () => {
     try {
-      const [overview, pools] = await Promise.all([request<OverviewView>('/v1/overview', { signal }), request<{ pools: PoolView[] }>('/v1/pools', { signal })]);
+      const [overview, pools, usage] = await Promise.all([
+        request<OverviewView>('/v1/overview', { signal }),
+        request<{ pools: PoolView[] }>('/v1/pools', { signal }),
+        request<UsageView>('/v1/usage', { signal }),
+      ]);
       if (signal.aborted) return;
       if (first) root.replaceChildren();
       first = false;
-      render(template(overview, pools.pools), root);
+      render(template(overview, pools.pools, usage), root);
     } catch (error) {
       if (!signal.aborted && first) replaceChildren(root, h('p', { class: 'error' }, `Could not load the overview: ${(error as Error).message}`));
     }
@@ -35,7 +39,7 @@ export function overviewView(container: HTMLElement, signal: AbortSignal): void 
   signal.addEventListener('abort', () => window.clearInterval(timer));
 }
 
-function template(overview: OverviewView, pools: readonly PoolView[]): TemplateResult {
+function template(overview: OverviewView, pools: readonly PoolView[], usage: UsageView): TemplateResult {
   const { counts, perMinute, sample } = overview;
   const finished = perMinute.completed.map((done, index) => done + perMinute.failed[index]!);
   const successRate = perMinute.completed.map((done, index) => (finished[index] ? Math.round((1000 * done) / finished[index]!) / 10 : null));
@@ -101,7 +105,54 @@ function template(overview: OverviewView, pools: readonly PoolView[]): TemplateR
         </tbody>
       </table>
     </section>
+    ${usageCard(usage)}
   `;
+}
+
+/** One of a tenant's limits: what it used of it (a limit of null: none). */
+interface UsageRow {
+  limit: UsageLimit;
+  label: string;
+  used: number;
+  of: number | null;
+  shown: (value: number) => string;
+}
+
+/** The key's tenant against each of its limits; a limit reached is said, as a submit would find it. */
+function usageCard(usage: UsageView): TemplateResult {
+  const plain = (value: number) => value.toLocaleString('en-US');
+  const rows: UsageRow[] = [
+    { limit: 'unfinished', label: 'Tasks not ended', used: usage.tasks.unfinished, of: usage.limits.unfinished, shown: plain },
+    { limit: 'stored', label: 'Tasks stored', used: usage.tasks.stored, of: usage.limits.stored, shown: plain },
+    { limit: 'writtenBytes', label: 'Written to Redis', used: usage.writtenBytes, of: usage.limits.writtenBytes, shown: bytes },
+  ];
+  const { today, limits } = usage;
+  if (today && limits.daily) {
+    if (limits.daily.tokens !== null) rows.push({ limit: 'daily', label: 'Tokens today', used: today.tokens, of: limits.daily.tokens, shown: plain });
+    if (limits.daily.usd !== null) rows.push({ limit: 'daily', label: 'Spent today', used: today.usd, of: limits.daily.usd, shown: usd });
+  }
+  return html`<section class="card usage" id="usage">
+    <h2>Limits · tenant ${usage.tenant}</h2>
+    <table class="usage-table">
+      <tbody>
+        ${rows.map((row) => {
+          const reached = usage.reached.includes(row.limit);
+          return html`<tr data-limit=${row.limit} class=${reached ? 'reached' : ''}>
+            <td>${row.label}</td>
+            <td class="num used">${row.shown(row.used)}</td>
+            <td class="num">${row.of === null ? 'no limit' : `of ${row.shown(row.of)}`}</td>
+            <td class="meter">${row.of === null ? '' : html`<meter min="0" max=${row.of} low=${0.7 * row.of} high=${0.9 * row.of} optimum="0" value=${Math.min(row.used, row.of)} title=${`${row.label}: ${row.shown(row.used)} of ${row.shown(row.of)}`}></meter>`}</td>
+            <td>${reached ? html`<span class="badge status-failed">reached</span>` : ''}</td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>
+    ${usage.reached.length
+      ? html`<p class="refused">New tasks are refused while a limit is reached${today && usage.reached.includes('daily') ? ` (the day's spending starts again at ${today.resetsAt})` : ''}.</p>`
+      : today
+        ? ''
+        : html`<p class="muted">No daily limit: this tenant's spending is not counted.</p>`}
+  </section>`;
 }
 
 function briefTable(title: string, id: string, tasks: readonly TaskBrief[], figure: (task: TaskBrief) => string): TemplateResult {

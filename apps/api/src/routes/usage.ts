@@ -1,0 +1,31 @@
+/**
+ * `GET /v1/usage`: a tenant's usage against its limits (tenant-usage.ts), so that it sees how close it is
+ * before a submit is refused. A tenant's key reads its own; an admin key any tenant's (`?tenant=`).
+ */
+import { Router } from 'express';
+import { z } from 'zod';
+import { TENANT_NAME } from '@agentq/config';
+import { fieldsOnly, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/queue';
+import { principalOf } from '../api-auth.js';
+import { ApiError } from '../api-error.js';
+import { parsedQuery } from '../request-input.js';
+
+// Strict: a misspelt `?tennat=` would otherwise answer the caller's own tenant as if it were asked for.
+export const usageQuerySchema = fieldsOnly(
+  { tenant: z.string().regex(TENANT_NAME, 'is not a tenant name (1 to 64 letters, digits, _ . -)').optional().meta({ description: "The tenant (an admin key's only): default the key's own." }) },
+  '',
+  'parameter',
+);
+
+export function usageRouter(options: { store: TaskStore; room: RoomLimits }): Router {
+  const router = Router();
+  router.get('/v1/usage', async (request, response) => {
+    const principal = principalOf(response);
+    const tenant = parsedQuery(usageQuerySchema, request).tenant ?? principal.tenant;
+    if (tenant !== principal.tenant && !principal.admin) {
+      throw new ApiError('forbidden', `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key (AGENTQ_ADMIN_KEYS) reads any tenant's.`);
+    }
+    response.json(await tenantUsage(options.store, tenant, options.room));
+  });
+  return router;
+}

@@ -1,0 +1,63 @@
+/**
+ * A tenant's usage against its limits, read in one round trip: its tasks not ended and stored
+ * (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS), the bytes they wrote (AGENTQ_TENANT_MAX_MB) and,
+ * with a daily limit (AGENTQ_TENANT_LIMITS), what it spent today. `GET /v1/usage` shows it, so that a
+ * tenant sees how close it is before a submit is refused; the bulk retry's room check reads its counts.
+ *
+ * Read, not held: a submit's room is taken in the script that stores it (tenant-room.ts), so what this
+ * reads may be out of date by the submits under way (a submit of several calls holds room for a minute).
+ */
+import type { UsageLimit, UsageView } from '@agentq/contract';
+import { execPipeline } from './pipeline-replies.js';
+import { UNFINISHED_MAX_SCORE } from './task-index.js';
+import type { TaskStore } from './task-store.js';
+import { dailyLimitOf, dayEnd, daySpending, spendingKey, spentPast, type DaySpending } from './tenant-spending.js';
+import type { RoomLimits } from './tenant-room.js';
+
+/** What counts against a tenant's room: its tasks not ended, all it stores, and the bytes they wrote. */
+export interface RoomUsage {
+  unfinished: number;
+  stored: number;
+  writtenBytes: number;
+}
+
+/** `tenant`'s usage of its room and, with a daily limit, of its day (one round trip). */
+async function readUsage(store: TaskStore, tenant: string, now: Date): Promise<{ room: RoomUsage; today?: DaySpending }> {
+  const list = store.keys.tenantTasks(tenant);
+  const read = store.redis.pipeline().zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(store.keys.tenantBytes(tenant));
+  if (dailyLimitOf(store, tenant)) read.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd');
+  const [unfinished, stored, written, spent] = await execPipeline(read);
+  return {
+    room: { unfinished: Number(unfinished), stored: Number(stored), writtenBytes: Number(written ?? 0) },
+    ...(spent ? { today: daySpending(spent as Array<string | null>) } : {}),
+  };
+}
+
+/** What counts against `tenant`'s room now. */
+export async function readRoomUsage(store: TaskStore, tenant: string): Promise<RoomUsage> {
+  return (await readUsage(store, tenant, new Date())).room;
+}
+
+/** `tenant`'s usage against `limits` and its daily limit, as `GET /v1/usage` answers it. */
+export async function tenantUsage(store: TaskStore, tenant: string, limits: RoomLimits, now = new Date()): Promise<UsageView> {
+  const { room, today } = await readUsage(store, tenant, now);
+  const daily = dailyLimitOf(store, tenant);
+  const reached: UsageLimit[] = [];
+  if (room.unfinished >= limits.unfinished) reached.push('unfinished');
+  if (room.stored >= limits.stored) reached.push('stored');
+  if (limits.bytes !== undefined && room.writtenBytes >= limits.bytes) reached.push('writtenBytes');
+  if (daily && today && spentPast(today, daily)) reached.push('daily');
+  return {
+    tenant,
+    tasks: { unfinished: room.unfinished, stored: room.stored },
+    writtenBytes: room.writtenBytes,
+    today: today ? { tokens: today.tokens, usd: today.microUsd / 1_000_000, resetsAt: dayEnd(now).toISOString() } : null,
+    limits: {
+      unfinished: limits.unfinished,
+      stored: limits.stored,
+      writtenBytes: limits.bytes ?? null,
+      daily: daily ? { tokens: daily.tokens ?? null, usd: daily.microUsd !== undefined ? daily.microUsd / 1_000_000 : null } : null,
+    },
+    reached,
+  };
+}
