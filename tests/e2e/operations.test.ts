@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UsageView } from '@agentq/contract';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { freePort } from '../setup/redis-server.js';
 import { logLines, processEnv, spawnAgentq, type AgentqProcess, type LogLine } from '../helpers/processes.js';
@@ -144,6 +145,15 @@ describe('a batch, as an operator watches it', () => {
     expect(after.value('agentq_tasks_submitted_total', { agent: 'file' }) - before.api.value('agentq_tasks_submitted_total', { agent: 'file' })).toBe(3);
     expect(after.value('agentq_workers_online', { pool: 'casual' })).toBe(1);
     expect(after.value('agentq_queue_jobs', { pool: 'casual', state: 'active' })).toBe(0);
+    // Each configured tenant's usage against its limits, as GET /v1/usage has it: acme's batch ended and kept.
+    const usage = (await (await fetch(`${baseUrl}/v1/usage`, { headers: tenant })).json()) as UsageView;
+    expect(usage.tasks).toEqual({ unfinished: 0, stored: 12 });
+    expect(after.value('agentq_tenant_tasks', { tenant: 'acme', state: 'unfinished' })).toBe(0);
+    expect(after.value('agentq_tenant_tasks', { tenant: 'acme', state: 'stored' })).toBe(12);
+    expect(after.value('agentq_tenant_written_bytes', { tenant: 'acme' })).toBe(usage.writtenBytes);
+    expect(usage.writtenBytes).toBeGreaterThan(12 * 512);
+    expect(after.value('agentq_tenant_limit_used_ratio', { tenant: 'acme', limit: 'stored' })).toBe(12 / 1_000_000);
+    expect(after.value('agentq_tenant_tasks', { tenant: 'default', state: 'stored' })).toBe(0);
     expect(after.count('agentq_http_request_duration_seconds', { route: '/v1/tasks', status: '202' })).toBeGreaterThanOrEqual(1);
     // The standard process metrics are there too (event-loop lag among them).
     expect(after.families.nodejs_eventloop_lag_seconds?.type).toBe('gauge');

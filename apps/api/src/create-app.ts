@@ -13,7 +13,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
-import type { AgentQueues, EventHub, Keys, RedisMemory, RoomLimits, TaskStore } from '@agentq/queue';
+import { DEFAULT_TENANT, type AgentQueues, type EventHub, type Keys, type RedisMemory, type RoomLimits, type TaskStore } from '@agentq/queue';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -120,12 +120,14 @@ export function createApp(options: CreateAppOptions): Express {
   app.get('/v1/me', (_request, response) => {
     response.json(principalOf(response));
   });
-  app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin] }));
   const room: RoomLimits = {
     unfinished: options.maxUnfinishedPerTenant ?? 100_000,
     stored: options.maxTasksPerTenant ?? 1_000_000,
     ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}),
   };
+  // The tenants the keys name, and `default` (a bare key's, an admin's, and everyone's without keys).
+  const tenants = [...new Set([DEFAULT_TENANT, ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant)])];
+  app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin], store: options.store, room, tenants }));
   app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(usageRouter({ store: options.store, room }));

@@ -37,6 +37,10 @@ export function createMetrics() {
     activeJobs: new Gauge({ name: 'agentq_worker_active_jobs', help: 'Jobs this worker process is running now, by pool.', labelNames: ['pool'], registers }),
     queueJobs: new Gauge({ name: 'agentq_queue_jobs', help: 'Jobs in each pool by state (waiting, prioritized, active, delayed, failed), read from Redis when scraped.', labelNames: ['pool', 'state'], registers }),
     workersOnline: new Gauge({ name: 'agentq_workers_online', help: 'Worker processes whose heartbeat is fresh, by pool, read from Redis when scraped.', labelNames: ['pool'], registers }),
+    tenantTasks: new Gauge({ name: 'agentq_tenant_tasks', help: "Each configured tenant's submitted tasks not ended (unfinished) and kept (stored), read from Redis when scraped.", labelNames: ['tenant', 'state'], registers }),
+    tenantWrittenBytes: new Gauge({ name: 'agentq_tenant_written_bytes', help: "What each configured tenant's stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB counts it), read from Redis when scraped.", labelNames: ['tenant'], registers }),
+    tenantSpentToday: new Gauge({ name: 'agentq_tenant_spent_today', help: 'What each tenant with a daily limit spent this UTC day, in tokens or USD, read from Redis when scraped.', labelNames: ['tenant', 'unit'], registers }),
+    tenantLimitUsed: new Gauge({ name: 'agentq_tenant_limit_used_ratio', help: "How much of each of a configured tenant's limits it uses (1: reached; its submits are refused), read from Redis when scraped.", labelNames: ['tenant', 'limit'], registers }),
     sseClients: new Gauge({ name: 'agentq_sse_clients', help: 'Clients following events over SSE on this API process.', registers }),
     httpRequests: new Histogram({ name: 'agentq_http_request_duration_seconds', help: 'API requests, by method, route and status.', labelNames: ['method', 'route', 'status'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers }),
   };

@@ -1,25 +1,39 @@
 /**
  * `GET /metrics`: the API process's Prometheus metrics, and the system's as Redis has them now (queue
- * depth and active jobs per pool, workers online per pool), read at each scrape. With API keys set it
- * needs an admin key (a scrape config's `authorization`): the figures span every tenant.
+ * depth and active jobs per pool, workers online per pool, each configured tenant's usage against its
+ * limits), read at each scrape. With API keys set it needs an admin key (a scrape config's
+ * `authorization`): the figures span every tenant. The tenants are the keys' (and `default`): named by
+ * the operator, never by a request, so a client cannot add series.
  */
-import { AGENT_POOLS } from '@agentq/contract';
+import { AGENT_POOLS, type UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { onlineWorkers, type AgentQueues, type Keys } from '@agentq/queue';
+import { onlineWorkers, tenantUsage, type AgentQueues, type Keys, type RoomLimits, type TaskStore } from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 
 const STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed'] as const;
 
-export function metricsRouter(options: { metrics: Metrics; queues: AgentQueues; redis: Redis; keys: Keys; guard: RequestHandler[] }): Router {
+export function metricsRouter(options: {
+  metrics: Metrics;
+  queues: AgentQueues;
+  redis: Redis;
+  keys: Keys;
+  guard: RequestHandler[];
+  store: TaskStore;
+  room: RoomLimits;
+  /** The tenants whose usage is shown. */
+  tenants: readonly string[];
+}): Router {
   const { metrics } = options;
   const router = Router();
   router.get('/metrics', ...options.guard, async (_request, response) => {
-    const [counts, admission, workers] = await Promise.all([
+    const [counts, admission, workers, usages] = await Promise.all([
       Promise.all(AGENT_POOLS.map((pool) => options.queues[pool].getJobCounts(...STATES))),
       Promise.all(AGENT_POOLS.map((pool) => options.queues.admission.waiting(pool))),
       onlineWorkers({ redis: options.redis, keys: options.keys }),
+      Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
     ]);
+    for (const usage of usages) showUsage(metrics, usage);
     AGENT_POOLS.forEach((pool, index) => {
       for (const state of STATES) metrics.queueJobs.set({ pool, state }, counts[index]![state] ?? 0);
       // Not in the queue yet: waiting for their tenant's turn (fair admission).
@@ -29,4 +43,24 @@ export function metricsRouter(options: { metrics: Metrics; queues: AgentQueues; 
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   return router;
+}
+
+/** A tenant's usage (tenant-usage.ts) as gauges, with how much of each limit it uses (1: reached). */
+function showUsage(metrics: Metrics, usage: UsageView): void {
+  const { tenant, tasks, limits, today } = usage;
+  metrics.tenantTasks.set({ tenant, state: 'unfinished' }, tasks.unfinished);
+  metrics.tenantTasks.set({ tenant, state: 'stored' }, tasks.stored);
+  metrics.tenantWrittenBytes.set({ tenant }, usage.writtenBytes);
+  const used = (limit: string, value: number, of: number | null | undefined) => {
+    if (of) metrics.tenantLimitUsed.set({ tenant, limit }, value / of);
+  };
+  used('unfinished', tasks.unfinished, limits.unfinished);
+  used('stored', tasks.stored, limits.stored);
+  used('writtenBytes', usage.writtenBytes, limits.writtenBytes);
+  if (today) {
+    metrics.tenantSpentToday.set({ tenant, unit: 'tokens' }, today.tokens);
+    metrics.tenantSpentToday.set({ tenant, unit: 'usd' }, today.usd);
+    used('dailyTokens', today.tokens, limits.daily?.tokens);
+    used('dailyUsd', today.usd, limits.daily?.usd);
+  }
 }
