@@ -74,6 +74,14 @@ function generate(count: number, random: () => number): FuzzRequest[] {
     () => `{"tasks":[{"prompt":${JSON.stringify('p'.repeat(200_001))}}]}`,
     () => `{"tasks":[${Array.from({ length: 10_001 }, () => '{"prompt":"x"}').join(',')}]}`,
     () => `{"tasks":[{"prompt":"x"}]}\u0000`,
+    // Plans a client gives: wrong shapes, too big, or graphs that cannot run.
+    () => `{"tasks":[{"prompt":"x","plan":${pick(['"nope"', '[]', '{}', 'null', '[1]', '[{"id":"1"}]'])}}]}`,
+    () => `{"tasks":[{"prompt":"x","agent":"coder","plan":[{"id":"1","agent":"casual","task":"t"}]}]}`,
+    () => `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 101 + int(200) }, (_, index) => ({ id: String(index), agent: 'casual', task: 't' })))}}]}`,
+    () => `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 100 }, (_, index) => ({ id: String(index), agent: 'casual', task: 't', need: [String((index + 1) % 100)] })))}}]}`,
+    () => `{"tasks":[{"prompt":"x","plan":[{"id":"1","agent":"casual","task":"t","need":${JSON.stringify(Array.from({ length: 10_000 }, (_, index) => String(index)))}}]}]}`,
+    () => `{"tasks":[{"prompt":"x","plan":[{"id":"__proto__","agent":"casual","task":"t","need":["constructor"]}]}]}`,
+    () => `{"tasks":[{"prompt":"x","plan":[{"id":"${'i'.repeat(65)}","agent":"planner","task":"${'t'.repeat(20_001)}"}]}]}`,
   ];
   const kinds: Array<() => FuzzRequest> = [
     // Malformed percent-encoding, on every route.

@@ -271,6 +271,98 @@ describe('a planned task', () => {
     expect(String(plannerAsks(stack)[1]!.messages.at(-1)!.content)).toMatch(/^Some steps did not complete: step 1 failed/);
   });
 
+  it('runs a plan its client gave: no planning call, its subtasks as a DAG, then the final answer', async () => {
+    stack = await startStack({
+      rules: scenario({
+        plans: [planJson([{ id: 'x', agent: 'casual', task: 'step never', need: [] }])],
+        agents: [
+          { when: 'step one', reply: { content: 'result of one' } },
+          { when: 'step two', reply: (request) => ({ content: `result of two (saw: ${promptOf(request).match(/result of one/g)?.join(' + ') ?? 'nothing'})` }) },
+          { when: 'step three', reply: { content: 'result of three' } },
+        ],
+      }),
+    });
+    const plan = [
+      { id: 'fetch', agent: 'coder', task: 'step one', need: [] },
+      { id: 'sum', agent: 'casual', task: 'step two', need: ['fetch'] },
+      // `need` may be left out: none.
+      { id: 'aside', agent: 'file', task: 'step three' },
+    ];
+    const [rootId] = await stack.submit([{ prompt: 'run my plan', plan, priority: 7 }]);
+    const rootEvents = await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root).toMatchObject({ status: 'completed', agent: 'planner', progress: { done: 3, ended: 3, total: 3 } });
+    expect(root.result).toBe('FINAL from: result of one, result of two, result of one, result of three');
+    expect(root.plan!.map((node) => [node.id, node.agent, node.task, node.need, node.version])).toEqual([
+      ['fetch', 'coder', 'step one', [], 1],
+      ['sum', 'casual', 'step two', ['fetch'], 1],
+      ['aside', 'file', 'step three', [], 1],
+    ]);
+    // Started, then planned (the run's start goes out with the plan), with no gap in its stream.
+    expect(rootEvents.slice(0, 3).map((event) => event.event)).toEqual(['task.queued', 'task.started', 'plan.created']);
+    expect(rootEvents.map((event) => event.data.seq)).toEqual(rootEvents.map((_, index) => index + 1));
+    const created = rootEvents.find((event) => event.event === 'plan.created')!.data as { data: { given?: boolean; plan: Array<{ id: string }> } };
+    expect(created.data).toMatchObject({ given: true, plan: [{ id: 'fetch' }, { id: 'sum' }, { id: 'aside' }] });
+    // The subtask that needs another got its result, and kept the root's priority.
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${root.children![1]!.id}`)).body).toMatchObject({ result: 'result of two (saw: result of one)', priority: 7 });
+    // No model was asked for a plan: three agents and one final answer.
+    expect(plannerAsks(stack)).toHaveLength(0);
+    expect(stack.double.requests).toHaveLength(4);
+  });
+
+  it('does not re-plan a plan its client gave: it fails with what its steps did, and a retry runs the same plan', async () => {
+    stack = await startStack({
+      env: { AGENTQ_REPLANS: '1' },
+      rules: scenario({
+        plans: [planJson([{ id: 'x', agent: 'casual', task: 'step rescue', need: [] }])],
+        agents: [
+          { when: 'step doomed', reply: { error: { status: 400, message: 'nope' } } },
+          { when: 'step fine', reply: { content: 'result of fine' } },
+        ],
+      }),
+    });
+    const plan = [
+      { id: 'a', agent: 'casual', task: 'step fine', need: [] },
+      { id: 'b', agent: 'casual', task: 'step doomed', need: ['a'] },
+    ];
+    const [rootId] = await stack.submit([{ prompt: 'my doomed plan', plan }]);
+    await waitForEnd(stack.api.url, rootId!);
+    const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
+    expect(root).toMatchObject({ status: 'failed', error: { code: 'subtasks_failed', message: expect.stringMatching(/^1 of 2 steps did not complete: step b failed/) } });
+    expect(root.result).toMatch(/Partial results:[\s\S]*### Step a \(casual, completed\): step fine\nresult of fine/);
+    // Its two steps were the only model calls: no re-plan was asked for, and no final answer.
+    expect(stack.double.requests.map(promptOf)).toEqual([expect.stringContaining('step fine'), expect.stringContaining('step doomed')]);
+    const retry = (await (await fetch(`${stack.api.url}/v1/tasks/${rootId}/retry`, { method: 'POST' })).json()) as { id: string };
+    await waitForEnd(stack.api.url, retry.id);
+    const again = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${retry.id}`)).body;
+    expect(again).toMatchObject({ status: 'failed', error: { code: 'subtasks_failed' } });
+    expect(again.plan!.map((node) => [node.id, node.task, node.need])).toEqual([['a', 'step fine', []], ['b', 'step doomed', ['a']]]);
+    expect(plannerAsks(stack)).toHaveLength(0);
+  });
+
+  it('refuses a plan its client gave with what to change, and stores nothing', async () => {
+    stack = await startStack({ pools: [], env: { AGENTQ_MAX_SUBTASKS: '3' } });
+    const step = (id: string, need: string[] = [], agent = 'casual') => ({ id, agent, task: `do ${id}`, need });
+    const cases: Array<[string, Record<string, unknown>, string, string]> = [
+      ['an agent beside the plan', { agent: 'coder', plan: [step('1')] }, 'tasks.0.agent', 'a task with a plan is planned: each subtask names its agent; leave "agent" out'],
+      ['an unknown agent', { plan: [step('1', [], 'wizard')] }, 'tasks.0.plan.0.agent', 'Invalid option: expected one of "coder"|"file"|"casual"|"web"'],
+      ['a need that does not exist', { plan: [step('1'), step('2', ['7'])] }, 'tasks.0.plan', 'subtask 2 needs 7, which does not exist'],
+      ['a duplicate id', { plan: [step('1'), step('1')] }, 'tasks.0.plan', 'subtask id 1 is used twice: give every subtask its own id'],
+      ['a cycle', { plan: [step('1', ['2']), step('2', ['1'])] }, 'tasks.0.plan', 'subtasks 1 -> 2 -> 1 need each other in a cycle'],
+      ['an empty plan', { plan: [] }, 'tasks.0.plan', 'must hold at least one subtask'],
+      ['more subtasks than AGENTQ_MAX_SUBTASKS', { plan: [step('1'), step('2'), step('3'), step('4')] }, 'tasks.0.plan', 'has 4 subtasks; at most 3 are allowed here (AGENTQ_MAX_SUBTASKS): merge some'],
+      ['a misspelt field', { plan: [{ id: '1', agent: 'casual', task: 'do 1', needs: [] }] }, 'tasks.0.plan.0', 'unknown field "needs": the fields are "id", "agent", "task", "need"'],
+      ['a subtask without work', { plan: [{ id: '1', agent: 'casual', task: '  ' }] }, 'tasks.0.plan.0.task', 'must describe the work'],
+    ];
+    for (const [name, fields, path, message] of cases) {
+      const response = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'mine', ...fields }] }) });
+      expect(response.status, name).toBe(400);
+      const { error } = (await response.json()) as { error: { details: Array<{ path: string; message: string }> } };
+      expect(error.details, name).toContainEqual({ path, message: expect.stringContaining(message) });
+    }
+    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks).toEqual([]);
+  });
+
   it('cancelling the root cancels every subtask, running or waiting for its needs', async () => {
     stack = await startStack({
       env: { AGENTQ_CONCURRENCY: '2' },

@@ -59,6 +59,8 @@ export interface CreateAppOptions {
   maxUnfinishedPerTenant?: number;
   /** Submitted tasks one tenant may have stored, ended ones included (AGENTQ_TENANT_MAX_TASKS). Default 1,000,000. */
   maxTasksPerTenant?: number;
+  /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
+  maxSubtasks?: number;
   /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
   maxBytesPerTenant?: number;
   /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
@@ -128,7 +130,7 @@ export function createApp(options: CreateAppOptions): Express {
   // The tenants the keys name, and `default` (a bare key's, an admin's, and everyone's without keys).
   const tenants = [...new Set([DEFAULT_TENANT, ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant)])];
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin], store: options.store, room, tenants }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, maxSubtasks: options.maxSubtasks ?? 20, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(usageRouter({ store: options.store, room }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

@@ -63,6 +63,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
     maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
+    maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
     ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: tenantMaxBytes(config) } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),

@@ -1,8 +1,8 @@
 /**
  * The planner pool's `finish` job, once every subtask of a planned task ended: all completed -> one
  * model call writes the final answer from the goal and the results; some did not -> re-plan around
- * them (bounded, once by default), or fail the task with the partial results. No model call happens
- * between subtasks.
+ * them (bounded, once by default; never a plan its client gave), or fail the task with the partial
+ * results. No model call happens between subtasks.
  */
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
@@ -33,7 +33,8 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
     return `### Step ${subtask.id} (${subtask.agent}, ${child?.status ?? 'missing'}): ${subtask.task}\n${outcome}`;
   });
   const problems = failed.map(({ subtask, record: child }) => `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`);
-  const mayReplan = record.replans < config.AGENTQ_REPLANS;
+  // A plan its client gave is not rewritten by the model: it fails with what its steps did.
+  const mayReplan = !record.givenPlan && record.replans < config.AGENTQ_REPLANS;
 
   const end = await holdTask<Finish, string>({
     ...plannerHold(job, token, context, record),
@@ -79,7 +80,7 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
         return 'completed';
       }
       if (outcome?.status === 'planned') {
-        await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: record.planVersion + 1 });
+        await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: record.planVersion + 1, takeHeld: by.takeHeld });
         return 'replanned';
       }
       if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);

@@ -1,6 +1,7 @@
 /**
  * The planner pool's `agent` job: ask the model for a plan of a submitted task (core's planning
- * stage), and start it as a DAG of subtasks across the pools, or record why there is none.
+ * stage), or take the plan its client gave, and start it as a DAG of subtasks across the pools, or
+ * record why there is none.
  */
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
@@ -30,6 +31,8 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
     run: async (held): Promise<PlanOutcome | { status: 'failed'; reason: 'budget'; message: string }> => {
       const stop = held.spending();
       if (stop) return { status: 'failed', reason: 'budget', message: spendingStopMessage(stop, record) };
+      // A plan its client gave (checked on submit) runs as given: no model call.
+      if (record.givenPlan) return { status: 'planned', plan: record.givenPlan };
       return planTask({
         model: held.model,
         journal: held.journal,
@@ -46,7 +49,7 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
       const outcome = ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
       switch (outcome.status) {
         case 'planned':
-          await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: 1 });
+          await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: 1, given: record.givenPlan !== undefined, takeHeld: by.takeHeld });
           return 'planned';
         case 'cancelled':
           await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while it was being planned' });

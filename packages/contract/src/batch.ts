@@ -1,7 +1,8 @@
 /**
  * A batch of tasks as people write it (the dashboard's form, `agentq submit`): one task per line,
  * either a JSON task (`{"prompt": "...", "agent": "coder"}`) or a plain prompt; blank lines and lines
- * that start with `#` are skipped. Defaults fill what a line leaves out.
+ * that start with `#` are skipped. Defaults fill what a line leaves out (a default agent, but for a
+ * task that gives its own plan).
  */
 
 export class BatchLineError extends Error {
@@ -30,7 +31,10 @@ export function parseBatchLines(text: string, defaults: { agent?: string; priori
       return;
     }
     try {
-      tasks.push({ line: index + 1, task: { ...filled, ...(JSON.parse(line) as Record<string, unknown>) } });
+      const task = JSON.parse(line) as Record<string, unknown>;
+      // A task with a plan of its own is planned: a default agent would send it to one pool instead.
+      const { agent, ...rest } = filled;
+      tasks.push({ line: index + 1, task: { ...(task['plan'] === undefined && agent ? { agent } : {}), ...rest, ...task } });
     } catch (error) {
       throw new BatchLineError(index + 1, `Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`);
     }

@@ -10,7 +10,8 @@ export interface EventDataMap {
   /** `rateLimited`: waiting for the model's rate limit; `notBefore`: when its next call is expected to fit. */
   'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean; notBefore?: string; forkOf?: string; fromStep?: number };
   'task.started': { attempt: number; resumed: boolean };
-  'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>> };
+  /** `given`: the plan its client gave on submit, not the planner model's. */
+  'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>>; given?: true };
   'subtask.queued': { subtaskId: string; planId: string; agent: string };
   'llm.request': { model: string; messages: number; tools: number };
   'llm.response': {

@@ -1,10 +1,12 @@
 /**
  * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority,
- * metadata (plus `retryOf`), named model and budget, in the same tenant: the old one keeps its history.
+ * metadata (plus `retryOf`), named model, budget and given plan, in the same tenant: the old one keeps
+ * its history.
  */
 import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from './agent-queues.js';
 import type { TaskStore } from './task-store.js';
+import type { TaskInput } from './task-schemas.js';
 import type { RoomLimits } from './tenant-room.js';
 import { Transitions } from './transitions.js';
 
@@ -20,7 +22,9 @@ export async function retryTask(options: { store: TaskStore; queues: AgentQueues
   const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
   // The same model when it was named, and the same budget.
   const budget = record.budgetMicroUsd !== undefined || record.budgetTokens !== undefined ? { ...(record.budgetMicroUsd !== undefined ? { usd: record.budgetMicroUsd / 1_000_000 } : {}), ...(record.budgetTokens !== undefined ? { tokens: record.budgetTokens } : {}) } : undefined;
-  const input = { prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata, ...(record.pinnedModel && record.model ? { model: record.model } : {}), ...(budget ? { budget } : {}) };
+  // A plan its client gave runs again as given (its agents were checked when it was submitted).
+  const plan = record.givenPlan as TaskInput['plan'];
+  const input: TaskInput = { prompt: record.prompt, ...(agent ? { agent } : {}), priority: record.priority, metadata, ...(record.pinnedModel && record.model ? { model: record.model } : {}), ...(budget ? { budget } : {}), ...(plan ? { plan } : {}) };
   const [created] = await new Transitions(options.store).submit([input], { tenant: record.tenant, batch: record.batch, ...(options.room ? { room: { limits: options.room } } : {}) });
   await options.queues.admission.admitListed([created!.agent]);
   return { found: true, status: 'queued', newId: created!.id };

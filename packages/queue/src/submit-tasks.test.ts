@@ -233,6 +233,17 @@ describe("a tenant's bytes", () => {
     expect((await new Transitions(limited).claim({ id: queued!.id, tenant: 'stopped' }, { ...by, runToken: 'run-2' })).stop).toBe('tenant_bytes');
   });
 
+  it('counts a plan a task gives with it, in the room check and in what is written', async () => {
+    const plan = [{ id: 'one', agent: 'coder' as const, task: 'x'.repeat(2_000) }, { id: 'two', agent: 'file' as const, task: 'y'.repeat(1_000), need: ['one'] }];
+    const input = { prompt: 'planned', plan };
+    const size = createdBytes({ prompt: 'planned' }) + Buffer.byteLength(JSON.stringify(plan.map((subtask) => ({ need: [], ...subtask }))));
+    expect(size).toBeGreaterThan(3_000);
+    const limits = (bytes: number): RoomLimits => ({ unfinished: 10, stored: 10, bytes });
+    await expect(submitTasks({ transitions, queues, inputs: [input], tenant: 'planner', room: limits(size - 1) })).rejects.toBeInstanceOf(NoRoomError);
+    expect(await submitTasks({ transitions, queues, inputs: [input], tenant: 'planner', room: limits(size) })).toHaveLength(1);
+    expect(await written('planner')).toBe(size);
+  });
+
   it('refuses a submit past the byte limit whole, over several calls, and stores all of one that fits', async () => {
     // 450 tasks of about 1.5 KB: three CREATE calls.
     const big = bytesInputs(450, 'z'.repeat(1_000));

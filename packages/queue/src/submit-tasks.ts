@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from './agent-queues.js';
-import { poolOf, type TaskInput } from './task-schemas.js';
+import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK } from './task-store.js';
 import { createdBytes } from './tenant-bytes.js';
 import { NoRoomError, type RoomLimits } from './tenant-room.js';
@@ -39,7 +39,7 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
   const admitted: Array<Promise<void>> = [];
   const submitId = randomUUID();
   // What all its tasks write when created, for a byte limit only (tenant-bytes.ts).
-  const bytes = options.room?.bytes !== undefined ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata) }), 0) : 0;
+  const bytes = options.room?.bytes !== undefined ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata), givenPlan: input.plan && storedPlan(input.plan) }), 0) : 0;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
     const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 } };

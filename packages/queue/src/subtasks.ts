@@ -11,7 +11,7 @@ import { enqueue } from './jobs.js';
 import { dependentsOf, type PlannedSubtask } from '@agentq/core';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
 import type { TaskStore } from './task-store.js';
-import { Transitions } from './transitions.js';
+import { joinWrites, Transitions, type HeldWrite } from './transitions.js';
 
 export type { StoredSubtask } from './task-record.js';
 
@@ -22,7 +22,18 @@ interface DagOptions {
 
 /** Stores the subtasks of a (re)plan, links them to their root, and queues those that need nothing. */
 /** `traceparent`: the trace context the subtasks' runs continue (the planner's run, with tracing on). */
-export async function startPlan(options: DagOptions & { rootId: string; plan: readonly PlannedSubtask[]; version: number; traceparent?: string | undefined }): Promise<StoredSubtask[]> {
+export async function startPlan(
+  options: DagOptions & {
+    rootId: string;
+    plan: readonly PlannedSubtask[];
+    version: number;
+    traceparent?: string | undefined;
+    /** The client gave it on submit. */
+    given?: boolean;
+    /** What the run that planned held back (its `task.started`): written first, with the plan. */
+    takeHeld?: (() => HeldWrite | undefined) | undefined;
+  },
+): Promise<StoredSubtask[]> {
   const { store, rootId, version } = options;
   const root = await store.getRecord(rootId);
   if (!root) throw new Error(`No root task ${rootId}`);
@@ -31,10 +42,11 @@ export async function startPlan(options: DagOptions & { rootId: string; plan: re
   const stored: StoredSubtask[] = options.plan.map((subtask) => ({ ...subtask, taskId: taskIdOf.get(subtask.id)!, version }));
   await new Transitions(store).addSubtasks(root, stored, options.traceparent);
   const all = [...earlier, ...stored];
+  const created = { type: 'plan.created' as const, data: { version, plan: stored.map(({ id, agent, task, need, taskId }) => ({ id, agent, task, need, taskId })), ...(options.given ? { given: true as const } : {}) } };
   await store.commit({
     taskId: rootId,
     fields: { plan: JSON.stringify(all), children: JSON.stringify(all.map((subtask) => subtask.taskId)), planVersion: String(version) },
-    events: [{ type: 'plan.created', data: { version, plan: stored.map(({ id, agent, task, need, taskId }) => ({ id, agent, task, need, taskId })) } }],
+    ...joinWrites(options.takeHeld?.(), { messages: [], events: [created] }),
   });
   await releaseSubtasks({ ...options, taskIds: stored.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId) });
   return stored;

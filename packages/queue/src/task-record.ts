@@ -26,7 +26,8 @@ const optionalText = z
 
 const taskErrorSchema = z.object({ code: z.string(), message: z.string() }).transform((error) => error as TaskError);
 const pendingSchema = z.object({ callId: z.string(), protocol: z.enum(['native', 'fences']), question: z.string() }) satisfies z.ZodType<PendingQuestion>;
-const storedSubtaskSchema = z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()), taskId: z.string(), version: z.number() });
+const plannedSubtaskSchema = z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()) });
+const storedSubtaskSchema = plannedSubtaskSchema.extend({ taskId: z.string(), version: z.number() });
 
 const recordSchema = z.object({
   id: z.string().min(1),
@@ -100,6 +101,8 @@ const recordSchema = z.object({
   resumes: count.default(0),
   /** A planned task: every subtask of every plan version, and their ids. */
   plan: json(z.array(storedSubtaskSchema)).optional(),
+  /** The plan its client gave on submit (task-schemas.ts, storedPlan), run instead of asking the planner model. */
+  givenPlan: json(z.array(plannedSubtaskSchema)).optional(),
   children: json(z.array(z.string())).optional(),
   planVersion: z.coerce.number().int().default(1),
   replans: count.default(0),
@@ -111,7 +114,7 @@ const recordSchema = z.object({
 export type TaskRecord = z.infer<typeof recordSchema>;
 
 /** A record's fields but its result and plan (the large ones): what a task's summary is made from. */
-export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter((name) => !['result', 'plan', 'children', 'needs'].includes(name));
+export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter((name) => !['result', 'plan', 'givenPlan', 'children', 'needs'].includes(name));
 export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
 
 class TaskRecordError extends Error {

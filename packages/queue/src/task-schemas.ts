@@ -5,6 +5,7 @@
 import { z } from 'zod';
 
 import { AGENT_KINDS, type AgentPool } from '@agentq/contract';
+import { checkPlan, type PlannedSubtask } from '@agentq/core';
 /** The tenant of tasks submitted without API keys, and of keys that name none. */
 export const DEFAULT_TENANT = 'default';
 
@@ -56,6 +57,36 @@ export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hi
   });
 }
 
+/** At most this many subtasks in a plan a client gives (the API holds it to AGENTQ_MAX_SUBTASKS too). */
+export const GIVEN_PLAN_MAX_SUBTASKS = 100;
+
+/** A subtask of a plan a client gives: the planner model's shape. */
+const givenSubtaskSchema = fieldsOnly({
+  id: z.string().trim().min(1, 'must not be empty').max(64),
+  agent: z.enum(AGENT_KINDS),
+  task: z.string().trim().min(1, 'must describe the work').max(20_000),
+  /** The ids of the subtasks whose results it needs: it runs once they all completed. */
+  need: z.array(z.string()).max(GIVEN_PLAN_MAX_SUBTASKS).optional(),
+});
+
+/**
+ * A plan a client gives instead of the planner model's: checked as the model's is (core's checkPlan:
+ * unique ids, needs that exist, no cycle), each problem said in words that say what to change.
+ */
+export const givenPlanSchema = z
+  .array(givenSubtaskSchema)
+  .min(1, 'must hold at least one subtask')
+  .max(GIVEN_PLAN_MAX_SUBTASKS, `at most ${GIVEN_PLAN_MAX_SUBTASKS} subtasks`)
+  .superRefine((plan, context) => {
+    const check = checkPlan({ plan }, { agents: AGENT_KINDS, maxSubtasks: GIVEN_PLAN_MAX_SUBTASKS });
+    if (!check.ok) for (const message of check.errors) context.addIssue({ code: 'custom', message });
+  });
+
+/** A given plan as its task's record keeps it (what CREATE stores, and what its bytes count). */
+export function storedPlan(plan: z.infer<typeof givenPlanSchema>): string {
+  return JSON.stringify(plan.map(({ id, agent, task, need }): PlannedSubtask => ({ id, agent, task, need: need ?? [] })));
+}
+
 export const taskInputSchema = fieldsOnly({
   prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
   /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
@@ -98,7 +129,14 @@ export const taskInputSchema = fieldsOnly({
   })
     .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
     .optional(),
-}, ' (anything of your own goes in "metadata")');
+  /**
+   * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
+   * the pools, and the planner model writes only the final answer. Never re-planned.
+   */
+  plan: givenPlanSchema.optional(),
+}, ' (anything of your own goes in "metadata")').superRefine((task, context) => {
+  if (task.plan && task.agent) context.addIssue({ code: 'custom', path: ['agent'], message: 'a task with a plan is planned: each subtask names its agent; leave "agent" out' });
+});
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
 /** A batch id: a client's name for tasks submitted together, to list and act on them as one. */

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import type { StoredSubtask, TaskRecord } from './task-record.js';
-import { poolOf, type PendingQuestion, type TaskInput } from './task-schemas.js';
+import { poolOf, storedPlan, type PendingQuestion, type TaskInput } from './task-schemas.js';
 import type { CommitOptions, CommitResult, NewTask, StoredEventInput, TaskStore } from './task-store.js';
 import type { Room } from './tenant-room.js';
 
@@ -298,6 +298,7 @@ function submittedTask(input: TaskInput, options: { tenant: string; batch?: stri
       ...(options.traceparent ? { traceparent: options.traceparent } : {}),
       ...(options.batch !== undefined ? { batch: options.batch } : {}),
       ...(input.model !== undefined ? { model: input.model, pinnedModel: '1' } : {}),
+      ...(input.plan ? { givenPlan: storedPlan(input.plan) } : {}),
       ...budgetFields(input.budget),
       status: 'queued',
       // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.

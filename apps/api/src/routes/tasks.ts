@@ -32,6 +32,7 @@ import {
   type RoomLimits,
   type SubmittedTask,
   type TaskRecord,
+  type TaskInput,
   type TaskStore,
   unendedInTrees,
 } from '@agentq/queue';
@@ -84,6 +85,8 @@ export function tasksRouter(options: {
   allowedModels: ReadonlySet<string>;
   /** What each tenant may have (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS, AGENTQ_TENANT_MAX_MB). */
   room: RoomLimits;
+  /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
+  maxSubtasks: number;
   redisMemory?: RedisMemory;
 }): Router {
   const { store, queues, room } = options;
@@ -112,7 +115,16 @@ export function tasksRouter(options: {
   const allowModel = (model: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
     if (model !== undefined && !options.allowedModels.has(model)) context.addIssue({ code: 'custom', path, message: modelNotAllowed(model, options.allowedModels) });
   };
-  const submitBody = submitSchema.superRefine((body, context) => body.tasks.forEach((task, index) => allowModel(task.model, ['tasks', index, 'model'], context)));
+  // A plan given on submit is held to the operator's bound on a plan, as the planner model's are.
+  const planFits = (plan: TaskInput['plan'], path: Array<string | number>, context: z.RefinementCtx) => {
+    if (plan && plan.length > options.maxSubtasks) context.addIssue({ code: 'custom', path, message: `has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed here (AGENTQ_MAX_SUBTASKS): merge some` });
+  };
+  const submitBody = submitSchema.superRefine((body, context) =>
+    body.tasks.forEach((task, index) => {
+      allowModel(task.model, ['tasks', index, 'model'], context);
+      planFits(task.plan, ['tasks', index, 'plan'], context);
+    }),
+  );
   const forkBody = forkSchema.superRefine((body, context) => allowModel(body.model, ['model'], context));
 
   router.post('/v1/tasks', async (request, response) => {
@@ -176,7 +188,8 @@ export function tasksRouter(options: {
     } while (cursor && matched.length < BULK_LIMIT);
     const tasks = matched.slice(0, BULK_LIMIT);
     if (action === 'retry') {
-      // Each retry is a new task of its tenant's (an admin's bulk action may span tenants).
+      // Each retry is a new task of its tenant's (an admin's bulk action may span tenants). Read from the
+      // list's summaries, the bytes leave out a given plan's: each retry's CREATE counts them as it stores it.
       const perTenant = new Map<string, { count: number; bytes: number }>();
       for (const task of tasks) {
         const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
