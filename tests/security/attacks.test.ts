@@ -224,8 +224,9 @@ describe('a task attacking from its jail, with the default settings', () => {
 
   it('cannot fill the disk: its tool is stopped at the task\'s disk quota, and the task can delete and go on', async () => {
     const results = await attack({
-      // A file at a time, each within the file size limit; 300 MiB at most, should the quota fail.
-      'fill the disk': [bash('for i in $(seq 1 300); do head -c 1M /dev/zero > part-$i; done; echo finished'), { name: 'write_file', arguments: { path: 'more.txt', content: 'more' } }, bash('rm part-*; echo cleaned')],
+      // A file at a time, each within the file size limit; 300 MiB at most, should the quota fail; paced, so
+      // that the quota's looks (100 ms apart) see it grow (a burst between two looks is the overshoot allowed).
+      'fill the disk': [bash('for i in $(seq 1 300); do head -c 1M /dev/zero > part-$i; sleep 0.01; done; echo finished'), { name: 'write_file', arguments: { path: 'more.txt', content: 'more' } }, bash('rm part-*; echo cleaned')],
     });
     const [filled, written, cleaned] = results['fill the disk']!;
     expect(filled).toMatch(/\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 64\.0 MiB and 200000 entries\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/);
@@ -238,7 +239,7 @@ describe('a task attacking from its jail, with the default settings', () => {
     const level = 'd'.repeat(20);
     const results = await attack({
       // 300 levels (past 4,096 bytes of path, where a walk by path cannot go), then 150 MiB at most below.
-      'hide deep': [bash(`for i in $(seq 300); do mkdir ${level} && cd ${level} || exit 1; done; for i in $(seq 1 150); do head -c 1M /dev/zero > part-$i; done; echo finished`), bash(`rm -r ${level}; echo cleaned`)],
+      'hide deep': [bash(`for i in $(seq 300); do mkdir ${level} && cd ${level} || exit 1; done; for i in $(seq 1 150); do head -c 1M /dev/zero > part-$i; sleep 0.01; done; echo finished`), bash(`rm -r ${level}; echo cleaned`)],
     });
     expect(results['hide deep']![0]).toMatch(/\[stopped: the work directory's folders nest too deep to be measured \(a path longer than 4096 bytes; its quota is 64\.0 MiB\): remove the deepest \(rm -r\)\. /);
     expect(results['hide deep']![0]).not.toMatch(/finished/);

@@ -61,8 +61,9 @@ describe('a process held to the quota', () => {
   it('is stopped once its folder passes the quota, not by a quota it started past while it deletes', async () => {
     const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
     const started = performance.now();
-    // Bounded, so that a broken quota cannot fill the machine's disk: 200 MiB at most.
-    const filled = await run('for i in $(seq 1 200); do head -c 1M /dev/zero > "part-$i"; done; echo finished', disk);
+    // Bounded, so that a broken quota cannot fill the machine's disk: 200 MiB at most. Paced, so that the
+    // looks (100 ms apart) see it grow: a burst done between two looks is the overshoot the design allows.
+    const filled = await run('for i in $(seq 1 200); do head -c 1M /dev/zero > "part-$i"; sleep 0.01; done; echo finished', disk);
     expect(filled.output).not.toMatch(/finished/);
     expect(filled.disk).toMatchObject({ stopped: true });
     expect(filled.disk!.usage.bytes).toBeGreaterThan(10 * 1024 * 1024);
