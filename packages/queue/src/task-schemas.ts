@@ -133,7 +133,7 @@ export const taskInputSchema = fieldsOnly({
    * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
    * the pools, and the planner model writes only the final answer. Never re-planned.
    */
-  plan: givenPlanSchema.optional(),
+  plan: givenPlanSchema.optional().meta({ description: "The task's own plan, run instead of asking the planner model for one: each subtask runs in its agent's pool once every subtask it `need`s completed. Not with `agent`; never re-planned." }),
 }, ' (anything of your own goes in "metadata")').superRefine((task, context) => {
   if (task.plan && task.agent) context.addIssue({ code: 'custom', path: ['agent'], message: 'a task with a plan is planned: each subtask names its agent; leave "agent" out' });
 });
