@@ -166,6 +166,10 @@ describe('the dashboard', () => {
     expect(await page.locator('.isolation-warning').count()).toBe(0);
     await page.waitForSelector('nav a[href="/admin/queues"]');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-pools.png` });
+    // The overview shows an admin every tenant against its limits; a tenant's key (below) only its own.
+    await page.goto(`${stack.api.url}/#/`);
+    await page.waitForSelector('.usage[data-tenant="acme"]');
+    expect(await page.locator('.usage').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-tenant')))).toEqual(['default', 'acme']);
     // The key also opens bull-board, as a cookie: an admin's does; and its page asks nothing of other hosts.
     // (The browser stops its font request before it leaves: the page's policy allows only this host.)
     const outside: string[] = [];
@@ -188,6 +192,9 @@ describe('the dashboard', () => {
     expect(await page.locator('.pool[data-pool="coder"] .workers li').count()).toBe(0);
     expect(await page.locator('.pool[data-pool="coder"]').textContent()).toMatch(/1 worker online/);
     expect(await page.locator('nav a[href="/admin/queues"]').count()).toBe(0);
+    await page.goto(`${stack.api.url}/#/`);
+    await page.waitForSelector('.usage[data-tenant="acme"]');
+    expect(await page.locator('.usage').count()).toBe(1);
     expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(403);
   });
 
@@ -454,14 +461,14 @@ describe('the dashboard', () => {
     expect(await page.locator('table.costliest tbody tr').first().textContent()).toContain('1000 tokens');
     expect(await page.locator('.pools-table tr[data-pool="casual"] td').nth(5).textContent()).toBe('1');
     // The tenant against its limits: its stored tasks reached (as the next submit would find), its tokens counted.
-    const usageRow = async (limit: string, index = 0) => (await page.locator(`#usage tr[data-limit="${limit}"]`).nth(index).locator('td').allTextContents()).slice(0, 3).map((text) => text.trim());
+    const usageRow = async (limit: string, index = 0) => (await page.locator(`.usage[data-tenant="default"] tr[data-limit="${limit}"]`).nth(index).locator('td').allTextContents()).slice(0, 3).map((text) => text.trim());
     expect(await usageRow('unfinished')).toEqual(['Tasks not ended', '0', 'of 100,000']);
     expect(await usageRow('stored')).toEqual(['Tasks stored', '5', 'of 5']);
-    expect(await page.locator('#usage tr[data-limit="stored"]').getAttribute('class')).toBe('reached');
-    expect(await page.locator('#usage tr[data-limit="stored"] .badge').textContent()).toBe('reached');
+    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"]').getAttribute('class')).toBe('reached');
+    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"] .badge').textContent()).toBe('reached');
     expect(await usageRow('writtenBytes')).toEqual(['Written to Redis', expect.stringMatching(/^\d+\.\d KiB$/), 'no limit']);
     expect(await usageRow('daily')).toEqual(['Tokens today', (900 + 100 + 2 * (10 + 2)).toLocaleString('en-US'), 'of 100,000']);
-    expect(await page.locator('#usage .refused').textContent()).toMatch(/^New tasks are refused while a limit is reached/);
+    expect(await page.locator('.usage[data-tenant="default"] .refused').textContent()).toMatch(/^New tasks are refused while a limit is reached/);
     const refused = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'one more', agent: 'casual' }] }) });
     expect(refused.status).toBe(429);
     await page.screenshot({ path: `${ARTIFACTS}dashboard-overview.png`, fullPage: true });

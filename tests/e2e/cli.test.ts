@@ -154,6 +154,16 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(JSON.parse(json.output)).toMatchObject({ tenant: 'acme', tasks: { unfinished: 2, stored: 2 }, reached: ['unfinished'] });
     const refused = await run(['usage', '--tenant', 'acme', '--api-key', 'key-globex']);
     expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This key is tenant globex's: it reads its own usage only/) });
+    // Every tenant, a line each: an admin's key only.
+    const all = await run(['usage', '--all', '--api-key', 'key-admin']);
+    expect(all.code).toBe(0);
+    expect(all.output.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^tenant +unfinished +stored +written +today +reached$/),
+      expect.stringMatching(/^default +0\/2 +0\/1,000,000 +0\.0 KiB of 1\.5 MiB +- +-$/),
+      expect.stringMatching(/^acme +2\/2 +2\/1,000,000 +1\.\d KiB of 1\.5 MiB +0 tokens, \$0\.0000 +unfinished$/),
+      expect.stringMatching(/^globex +0\/2 +0\/1,000,000 +0\.0 KiB of 1\.5 MiB +- +-$/),
+    ]);
+    expect((await run(['usage', '--all', '--api-key', 'key-acme'])).output).toMatch(/agentq: This needs an admin key/);
   });
 
   it('cancel stops a task and retry runs it again as a new task', async () => {

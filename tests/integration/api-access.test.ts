@@ -342,6 +342,13 @@ describe('tenants', () => {
     expect(await usage('key-admin', '?tenant=globex')).toEqual(await usage('key-globex'));
     expect(await usage('key-admin')).toMatchObject({ tenant: 'default', tasks: { unfinished: 0, stored: 0 } });
     expect((await fetch(`${url}/v1/usage`)).status).toBe(401);
+    // Every tenant the keys name, and default, at once: an admin's only.
+    const all = await fetch(`${url}/v1/tenants`, as('key-admin'));
+    expect(all.status).toBe(200);
+    expect(await all.json()).toEqual({ tenants: [await usage('key-admin'), await usage('key-acme'), await usage('key-globex')] });
+    const refusedAll = await fetch(`${url}/v1/tenants`, as('key-acme'));
+    expect(refusedAll.status).toBe(403);
+    expect(await refusedAll.json()).toMatchObject({ error: { code: 'forbidden', message: 'This needs an admin key (AGENTQ_ADMIN_KEYS).' } });
     for (const [query, message] of [
       ['?tenant=../acme', 'tenant: is not a tenant name'],
       ['?tennat=acme', 'tennat'],

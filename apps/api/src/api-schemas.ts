@@ -185,3 +185,4 @@ export const usageSchema = z
   })
   .meta({ id: 'Usage' });
 sameType<z.infer<typeof usageSchema>, UsageView>(true);
+export const tenantListSchema = z.object({ tenants: z.array(usageSchema).meta({ description: '`default`, then every tenant the API keys name.' }) });

@@ -19,6 +19,7 @@ import {
   taskEventSchema,
   taskListSchema,
   taskViewSchema,
+  tenantListSchema,
   usageSchema,
 } from './api-schemas.js';
 import { bulkSchema, listQuerySchema } from './routes/tasks.js';
@@ -175,6 +176,12 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '400': error('A bad or repeated query parameter.'),
             '403': error("A tenant's key asked for another tenant."),
           },
+        }),
+      },
+      '/v1/tenants': {
+        get: v1({
+          summary: "Every tenant's usage against its limits (admins only): the tenants the keys name, and default",
+          responses: { '200': { description: 'Each tenant, as GET /v1/usage answers it.', content: json(tenantListSchema) }, '403': error('Not an admin key.') },
         }),
       },
       '/v1/me': {

@@ -36,8 +36,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
                                           --watch shows the batch's progress, exits 1 if any failed
   watch ID                                the task's steps as they happen, then its answer
   status                                  pools, queue depths, workers online
-  usage [--tenant T]                      the key's tenant's tasks, bytes and spending against its
-                                          limits (an admin key: any tenant's)
+  usage [--tenant T] / usage --all        the key's tenant's tasks, bytes and spending against its
+                                          limits (an admin key: any tenant's, or every tenant's)
   cancel ID                               cancel a task (and its subtasks)
   retry ID                                run a failed or cancelled task again; prints the new id
   cancel --batch B / retry --batch B      the same for every task of a batch that has not ended /
@@ -67,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
       batch: { type: 'string' },
       tenant: { type: 'string' },
       watch: { type: 'boolean' },
+      all: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

@@ -1,12 +1,13 @@
 /**
  * `GET /v1/usage`: a tenant's usage against its limits (tenant-usage.ts), so that it sees how close it is
- * before a submit is refused. A tenant's key reads its own; an admin key any tenant's (`?tenant=`).
+ * before a submit is refused. A tenant's key reads its own; an admin key any tenant's (`?tenant=`), and
+ * `GET /v1/tenants` every tenant the keys name (and `default`) at once.
  */
 import { Router } from 'express';
 import { z } from 'zod';
 import { TENANT_NAME } from '@agentq/config';
 import { fieldsOnly, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/queue';
-import { principalOf } from '../api-auth.js';
+import { principalOf, requireAdmin } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { parsedQuery } from '../request-input.js';
 
@@ -17,7 +18,7 @@ export const usageQuerySchema = fieldsOnly(
   'parameter',
 );
 
-export function usageRouter(options: { store: TaskStore; room: RoomLimits }): Router {
+export function usageRouter(options: { store: TaskStore; room: RoomLimits; /** The tenants the keys name, and `default`. */ tenants: readonly string[] }): Router {
   const router = Router();
   router.get('/v1/usage', async (request, response) => {
     const principal = principalOf(response);
@@ -26,6 +27,9 @@ export function usageRouter(options: { store: TaskStore; room: RoomLimits }): Ro
       throw new ApiError('forbidden', `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key (AGENTQ_ADMIN_KEYS) reads any tenant's.`);
     }
     response.json(await tenantUsage(options.store, tenant, options.room));
+  });
+  router.get('/v1/tenants', requireAdmin, async (_request, response) => {
+    response.json({ tenants: await Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))) });
   });
   return router;
 }

@@ -2,11 +2,12 @@
  * The landing page: tasks by status, jobs finished and the success rate over the last hour, tokens and
  * model time per model, the slowest and the most expensive of the newest ended tasks, why tasks failed,
  * the pools (rate now, workers, failures, model time per call, how their tools run), and the key's
- * tenant against its limits (GET /v1/usage). A lit-html template, refreshed every 5 s in place.
+ * tenant against its limits (GET /v1/usage; an admin's: every tenant's, GET /v1/tenants). A lit-html
+ * template, refreshed every 5 s in place.
  */
 import { html, render, type TemplateResult } from 'lit-html';
 import type { OverviewView, PoolView, TaskBrief, UsageLimit, UsageView } from '@agentq/contract';
-import { request } from '../api.js';
+import { request, type Me } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { bytes, clip, duration, shortId, usd } from '../format.js';
 import { isolationBadge } from './pools-view.js';
@@ -19,17 +20,20 @@ export function overviewView(container: HTMLElement, signal: AbortSignal): void 
   const root = h('div', { class: 'overview', id: 'overview' }, 'Loading…');
   replaceChildren(container, root);
   let first = true;
+  let admin: boolean | undefined;
   const load = async () => {
     try {
-      const [overview, pools, usage] = await Promise.all([
+      admin ??= (await request<Me>('/v1/me', { signal })).admin;
+      const [overview, pools, usages] = await Promise.all([
         request<OverviewView>('/v1/overview', { signal }),
         request<{ pools: PoolView[] }>('/v1/pools', { signal }),
-        request<UsageView>('/v1/usage', { signal }),
+        // An admin sees every tenant's; a tenant its own.
+        admin ? request<{ tenants: UsageView[] }>('/v1/tenants', { signal }).then((answer) => answer.tenants) : request<UsageView>('/v1/usage', { signal }).then((usage) => [usage]),
       ]);
       if (signal.aborted) return;
       if (first) root.replaceChildren();
       first = false;
-      render(template(overview, pools.pools, usage), root);
+      render(template(overview, pools.pools, usages), root);
     } catch (error) {
       if (!signal.aborted && first) replaceChildren(root, h('p', { class: 'error' }, `Could not load the overview: ${(error as Error).message}`));
     }
@@ -39,7 +43,7 @@ export function overviewView(container: HTMLElement, signal: AbortSignal): void 
   signal.addEventListener('abort', () => window.clearInterval(timer));
 }
 
-function template(overview: OverviewView, pools: readonly PoolView[], usage: UsageView): TemplateResult {
+function template(overview: OverviewView, pools: readonly PoolView[], usages: readonly UsageView[]): TemplateResult {
   const { counts, perMinute, sample } = overview;
   const finished = perMinute.completed.map((done, index) => done + perMinute.failed[index]!);
   const successRate = perMinute.completed.map((done, index) => (finished[index] ? Math.round((1000 * done) / finished[index]!) / 10 : null));
@@ -105,7 +109,7 @@ function template(overview: OverviewView, pools: readonly PoolView[], usage: Usa
         </tbody>
       </table>
     </section>
-    ${usageCard(usage)}
+    ${usages.map(usageCard)}
   `;
 }
 
@@ -131,7 +135,7 @@ function usageCard(usage: UsageView): TemplateResult {
     if (limits.daily.tokens !== null) rows.push({ limit: 'daily', label: 'Tokens today', used: today.tokens, of: limits.daily.tokens, shown: plain });
     if (limits.daily.usd !== null) rows.push({ limit: 'daily', label: 'Spent today', used: today.usd, of: limits.daily.usd, shown: usd });
   }
-  return html`<section class="card usage" id="usage">
+  return html`<section class="card usage" data-tenant=${usage.tenant}>
     <h2>Limits · tenant ${usage.tenant}</h2>
     <table class="usage-table">
       <tbody>
