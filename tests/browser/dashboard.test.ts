@@ -168,8 +168,9 @@ describe('the dashboard', () => {
     await page.screenshot({ path: `${ARTIFACTS}dashboard-pools.png` });
     // The overview shows an admin every tenant against its limits; a tenant's key (below) only its own.
     await page.goto(`${stack.api.url}/#/`);
-    await page.waitForSelector('.usage[data-tenant="acme"]');
-    expect(await page.locator('.usage').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-tenant')))).toEqual(['default', 'acme']);
+    await page.waitForSelector('#tenants tr[data-tenant="acme"]');
+    expect(await page.locator('#tenants tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tenant')))).toEqual(['default', 'acme']);
+    expect((await page.locator('#tenants tr[data-tenant="acme"] td').allTextContents()).map((text) => text.trim())).toEqual(['acme', '0 of 100,000', '0 of 1,000,000', '0.0 KiB', '—']);
     // The key also opens bull-board, as a cookie: an admin's does; and its page asks nothing of other hosts.
     // (The browser stops its font request before it leaves: the page's policy allows only this host.)
     const outside: string[] = [];

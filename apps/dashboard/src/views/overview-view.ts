@@ -2,8 +2,8 @@
  * The landing page: tasks by status, jobs finished and the success rate over the last hour, tokens and
  * model time per model, the slowest and the most expensive of the newest ended tasks, why tasks failed,
  * the pools (rate now, workers, failures, model time per call, how their tools run), and the key's
- * tenant against its limits (GET /v1/usage; an admin's: every tenant's, GET /v1/tenants). A lit-html
- * template, refreshed every 5 s in place.
+ * tenant against its limits (GET /v1/usage; an admin's: every tenant's, a line each, GET /v1/tenants).
+ * A lit-html template, refreshed every 5 s in place.
  */
 import { html, render, type TemplateResult } from 'lit-html';
 import type { OverviewView, PoolView, TaskBrief, UsageLimit, UsageView } from '@agentq/contract';
@@ -109,8 +109,32 @@ function template(overview: OverviewView, pools: readonly PoolView[], usages: re
         </tbody>
       </table>
     </section>
-    ${usages.map(usageCard)}
+    ${usages.length === 1 ? usageCard(usages[0]!) : tenantsTable(usages)}
   `;
+}
+
+/** Several tenants (an admin's view): a line each, each figure against its limit, a limit reached in red. */
+function tenantsTable(usages: readonly UsageView[]): TemplateResult {
+  const plain = (value: number) => value.toLocaleString('en-US');
+  const cell = (usage: UsageView, limit: UsageLimit, text: string) => html`<td class=${usage.reached.includes(limit) ? 'num reached' : 'num'} data-limit=${limit}>${text}</td>`;
+  return html`<section class="card usage" id="tenants">
+    <h2>Limits · every tenant</h2>
+    <table class="tenants-table">
+      <thead><tr><th>Tenant</th><th class="num">Tasks not ended</th><th class="num">Tasks stored</th><th class="num">Written to Redis</th><th class="num">Today</th></tr></thead>
+      <tbody>
+        ${usages.map(
+          (usage) => html`<tr data-tenant=${usage.tenant}>
+            <td>${usage.tenant}</td>
+            ${cell(usage, 'unfinished', `${plain(usage.tasks.unfinished)} of ${plain(usage.limits.unfinished)}`)}
+            ${cell(usage, 'stored', `${plain(usage.tasks.stored)} of ${plain(usage.limits.stored)}`)}
+            ${cell(usage, 'writtenBytes', usage.limits.writtenBytes === null ? bytes(usage.writtenBytes) : `${bytes(usage.writtenBytes)} of ${bytes(usage.limits.writtenBytes)}`)}
+            ${cell(usage, 'daily', usage.today ? `${plain(usage.today.tokens)} tokens, ${usd(usage.today.usd)}` : '—')}
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+    <p class="muted">A figure in red is at its limit: that tenant's new tasks are refused. Today's spending is counted for tenants with a daily limit.</p>
+  </section>`;
 }
 
 /** One of a tenant's limits: what it used of it (a limit of null: none). */
