@@ -435,12 +435,12 @@ export function redisTarget(config: Config): { url: string; sentinels?: Array<{ 
   return { url: config.REDIS_URL, ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}) };
 }
 
-/** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */
 /** AGENTQ_TENANT_MAX_MB in bytes, if set. */
 export function tenantMaxBytes(config: Config): number | undefined {
   return config.AGENTQ_TENANT_MAX_MB === undefined ? undefined : Math.round(config.AGENTQ_TENANT_MAX_MB * 1024 * 1024);
 }
 
+/** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */
 export function commitDurability(config: Config): { replicas: number; timeoutMs: number } | undefined {
   return config.AGENTQ_COMMIT_REPLICAS > 0 ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS } : undefined;
 }
