@@ -136,6 +136,24 @@ describe('the dashboard', () => {
     await page.waitForSelector('text=Part of');
   });
 
+  it('shows a plan its client gave as text: ids and steps with markup never become HTML', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'ok' } }] });
+    const hostile = '<img src=x onerror="window.__xss=1">';
+    const plan = [
+      { id: hostile, agent: 'casual', task: `${hostile} first` },
+      { id: '<b>2</b>', agent: 'casual', task: '<script>window.__xss=2</script> then', need: [hostile] },
+    ];
+    const [rootId] = await stack.submit([{ prompt: 'my own plan', plan }]);
+    await waitForEnd(stack.api.url, rootId!);
+    await open(`${stack.api.url}/#/tasks/${rootId}`);
+    await page.waitForSelector('.plan-graph .node.status-completed');
+    expect(await page.locator('.plan-graph .node').count()).toBe(2);
+    expect(await page.locator('.plan-graph').textContent()).toContain(hostile);
+    expect(await page.locator('.plan-graph').textContent()).toContain('<b>2</b>');
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.locator('#app img, #app script, #app b').count()).toBe(0);
+  });
+
   it('answers a task that waits for its user', async () => {
     const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
     stack = await startStack({
