@@ -222,6 +222,26 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect((await attack({ after: [bash('echo still serving')] })).after).toEqual(['still serving']);
   });
 
+  it('cannot hold more memory than its run may, in shared maps, memfd files or its tmpfs, whatever its OOM score', async () => {
+    const python = (code: string): DoubleToolCall => ({ name: 'python', arguments: { code } });
+    const results = await attack({
+      // As found from outside: 1.5 GiB of shared anonymous memory, every page touched (VmData 4.7 MB).
+      'shared map': [python('import mmap\nm = mmap.mmap(-1, 1536 << 20)\nfor i in range(0, 1536 << 20, 4096): m[i] = 1\nprint("held")')],
+      // 2 GiB in four memfd files of 512 MiB (the file size limit).
+      memfd: [python('import os\nfds = [os.memfd_create("x") for _ in range(4)]\nfor fd in fds:\n    for _ in range(16): os.write(fd, b"x" * (32 << 20))\nprint("held")')],
+      // Its score lowered (which only a worker with CAP_SYS_RESOURCE can forbid), then 1,000 MiB in /dev/shm
+      // and /tmp (each within its 512 MiB) and 100 MiB of heap: the rest of its shell is ended too.
+      'tmpfs and score': [bash('echo 0 > /proc/self/oom_score_adj; grep memory /proc/self/cgroup; head -c 500M /dev/zero > /dev/shm/a; head -c 500M /dev/zero > /tmp/b; python3 -c "x = bytearray(100 << 20)"; sleep 2; echo held')],
+    });
+    for (const [name, [output]] of Object.entries(results)) {
+      expect(output, name).not.toMatch(/held/);
+      expect(output, name).toMatch(/\[killed: the tool's processes used all of their 1024\.0 MiB of memory together \(files in \/tmp and \/dev\/shm count too\)/);
+    }
+    // Its run's group, inside the group all tool runs share (bounded below the machine's memory).
+    expect(results['tmpfs and score']![0]).toMatch(/memory:\/agentq\/\d+\/run-\d+/);
+    expect((await attack({ after: [bash('echo still serving')] })).after).toEqual(['still serving']);
+  });
+
   it('cannot fill the disk: its tool is stopped at the task\'s disk quota, and the task can delete and go on', async () => {
     const results = await attack({
       // A file at a time, each within the file size limit; 300 MiB at most, should the quota fail; paced, so

@@ -190,7 +190,7 @@ const configSchema = z.object({
   ...perPool('AGENTQ_TOOL_NETWORK', toolNetwork.optional()),
   /** Processes (and threads) one jailed tool run may have at once. */
   AGENTQ_TOOL_PROCESSES: positiveInt(128),
-  /** Memory (data segment) of each jailed process, in MiB. */
+  /** Memory of a jailed tool run, all its processes together (its cgroup; without one, the data segment of each), in MiB. */
   AGENTQ_TOOL_MEMORY_MB: positiveInt(1024),
   /** Largest file a jailed tool may write, and the size of its private /tmp, in MiB. */
   AGENTQ_TOOL_FILE_MB: positiveInt(512),

@@ -27,3 +27,4 @@ export type { JailLimits } from './jail-files.js';
 export * from './copy-workdir.js';
 export * from './disk-quota.js';
 export * from './remove-workdir.js';
+export * from './tool-cgroups.js';

@@ -16,7 +16,10 @@ export const JAIL_UID = 1000;
 export interface JailLimits {
   /** Processes and threads at once, the whole tool run together. */
   processes: number;
-  /** Data segment of each process (heap and anonymous memory), in MiB. */
+  /**
+   * Memory of the whole run in MiB: every process together, shared memory and tmpfs files included
+   * (its cgroup); where no cgroup can be had, the data segment of each process only.
+   */
   memoryMb: number;
   /** Largest file a process may write, in MiB. */
   fileMb: number;
@@ -73,11 +76,11 @@ export function removeJailFiles(files: JailFiles): void {
 }
 
 /**
- * The shell line every jailed program starts with: hard limits, which nothing in the jail can raise,
- * and the out-of-memory score that makes the kernel kill a tool before anything else. It is put in
- * front of the command itself (not in BASH_ENV, which bash skips when its stdin is a socket).
+ * The shell line every jailed program starts with: hard limits, which nothing in the jail can raise.
+ * It is put in front of the command itself (not in BASH_ENV, which bash skips when its stdin is a
+ * socket). The out-of-memory score is set from outside (jail.ts): set from inside, it could be lowered.
  */
 export function limitsLine(limits: JailLimits): string {
   // bash counts -d in KiB and -f in blocks of 1 KiB.
-  return `ulimit -u ${limits.processes} -d ${limits.memoryMb * 1024} -f ${limits.fileMb * 1024} -t ${limits.cpuSeconds} -c 0 || exit 126; echo 1000 >/proc/self/oom_score_adj; `;
+  return `ulimit -u ${limits.processes} -d ${limits.memoryMb * 1024} -f ${limits.fileMb * 1024} -t ${limits.cpuSeconds} -c 0 || exit 126; `;
 }

@@ -194,6 +194,28 @@ describe('the jail', () => {
     expect(big.output).toMatch(/tmp=1/);
   });
 
+  it('bounds the memory of the whole run, shared maps, memfd files and tmpfs included, and ends it whole', async () => {
+    if (process.getuid?.() !== 0) return;
+    const tooMuch = 'MIB = 1 << 20\n';
+    // Each under the per-process data limit (512 MiB) that alone let them all through.
+    const shared = await pythonTool.run({ code: `${tooMuch}import mmap\nm = mmap.mmap(-1, 700 * MIB)\nfor i in range(0, 700 * MIB, 4096): m[i] = 1\nprint("held")` }, context);
+    // Twelve files of 60 MiB: each within the file size limit (64 MiB).
+    const memfd = await pythonTool.run({ code: `${tooMuch}import os\nfds = [os.memfd_create("x") for _ in range(12)]\nfor fd in fds: os.write(fd, b"x" * (60 * MIB))\nprint("held")` }, context);
+    // 60 + 60 MiB of tmpfs files and a 420 MiB map: each fits, together they do not. A sleeper is ended too.
+    const started = Date.now();
+    const tmpfs = await bash(`sleep 30 & head -c 60M /dev/zero > /tmp/a; head -c 60M /dev/zero > /dev/shm/b; python3 -c 'import mmap; m = mmap.mmap(-1, 420 << 20); [m.__setitem__(i, 1) for i in range(0, 420 << 20, 4096)]; print("held")'; wait`, { timeoutMs: 20_000 });
+    for (const result of [shared, memfd, tmpfs]) {
+      expect(result.ok).toBe(false);
+      expect(result.output).not.toMatch(/held/);
+      expect(result.output).toMatch(/\[killed: the tool's processes used all of their 512\.0 MiB of memory together \(files in \/tmp and \/dev\/shm count too\): use less at once/);
+    }
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // The next call of the task runs as usual, and its processes are in a group of their own.
+    const groups = await bash('cat /proc/self/cgroup');
+    expect(groups.output).toMatch(/memory:\/agentq\/\d+\/run-\d+$/m);
+    expect(groups.output).toMatch(/pids:\/agentq\/\d+\/run-\d+$/m);
+  }, 60_000);
+
   it('stops a process that fills its work directory past the task\'s disk quota, and lets it delete', async () => {
     const disk = new WorkdirDisk(workdir, { bytes: 20 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
     const quoted = { ...context, timeoutMs: 60_000, disk };

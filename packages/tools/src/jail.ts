@@ -10,10 +10,13 @@
  *   interpreters), the task's work directory read-write at its real path, a private `/tmp`, its own
  *   `/proc`; nothing else of the machine: no home folders, no other task, no host `/proc`, no worker
  *   environment, no file descriptor of the worker's but its output pipes;
- * - limits (hard rlimits, set by the bash that starts every program): processes, memory, CPU time,
- *   file size.
+ * - a cgroup of its own per run (tool-cgroups.ts), which its processes join before they run anything:
+ *   the memory of the whole run (every page, tmpfs included, no swap), its processes and its CPU weight,
+ *   ended whole when its memory is exhausted; an out-of-memory score of 1000 it cannot lower, so that the
+ *   kernel kills a tool before anything else of the machine;
+ * - hard rlimits too, set by the bash that starts every program: processes, memory, CPU time, file size.
  */
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, writeFileSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -21,6 +24,7 @@ import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
 import { JAIL_UID, limitsLine, removeJailFiles, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
+import { describeCgroups, findCgroups, ToolCgroups, type CgroupHost, type RunGroup } from './tool-cgroups.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
 import { SYSTEM_PATH, type JailOptions, type JailProgram, type JailRunOptions, type ToolNetwork } from './jail-options.js';
@@ -56,6 +60,9 @@ export class Jail {
   private readonly files: JailFiles | undefined;
   private readonly endArgs: string[];
   private readonly launcher: ToolLauncher | undefined;
+  /** Where runs get their cgroups, or why they cannot (then memory is bounded per process only). */
+  readonly cgroupHost: CgroupHost | { missing: string };
+  private readonly cgroups: ToolCgroups | undefined;
 
   constructor(options: JailOptions) {
     const bwrap = options.bwrap ?? findBwrap();
@@ -86,6 +93,16 @@ export class Jail {
       }
     }
 
+    let host = findCgroups();
+    // Made where the processes start: here, or in the launcher.
+    if (!options.separateProcess && !('missing' in host)) {
+      try {
+        this.cgroups = ToolCgroups.open(host);
+      } catch (error) {
+        host = { missing: `its cgroup folders could not be made (${(error as Error).message})` };
+      }
+    }
+    this.cgroupHost = host;
     // A jail whose processes its launcher starts needs no arguments (nor /etc copy) of its own here.
     this.files = options.separateProcess ? undefined : writeJailFiles({ network: options.network });
     this.baseArgs = this.files ? baseArgs({ etc: this.files.etc, network: options.network, limits: options.limits, roots }) : [];
@@ -101,6 +118,7 @@ export class Jail {
    */
   async close(): Promise<void> {
     await this.launcher?.close();
+    this.cgroups?.close();
     if (this.files) removeJailFiles(this.files);
   }
 
@@ -109,7 +127,12 @@ export class Jail {
     const { processes, memoryMb, fileMb, cpuSeconds } = this.limits;
     const identity = process.getuid?.() === 0 ? 'an unprivileged uid per task' : `uid ${process.getuid?.() ?? '?'} (the worker's own)`;
     const missing = Object.entries(this.unavailable).map(([program, reason]) => `; no ${program}: ${reason}`);
-    return `bubblewrap jail as ${identity}, network ${this.network}, limits ${processes} processes, ${memoryMb} MiB memory and ${fileMb} MiB files per process, ${cpuSeconds} s CPU${missing.join('')}`;
+    const host = this.cgroupHost;
+    const bounds =
+      'missing' in host
+        ? `${processes} processes, ${memoryMb} MiB memory (heap, per process only: NO cgroup, ${host.missing}; shared memory, memfd and tmpfs files are not bounded) and ${fileMb} MiB files per process`
+        : `${describeCgroups(host)} per run: ${memoryMb} MiB memory and ${processes} processes for the whole run, ${fileMb} MiB files per process`;
+    return `bubblewrap jail as ${identity}, network ${this.network}, limits ${bounds}, ${cpuSeconds} s CPU${missing.join('')}`;
   }
 
   /** The host user a work directory's tools run as, when that is not the worker's own. */
@@ -148,7 +171,15 @@ export class Jail {
     const egress = this.egress;
     const identity = this.identity(options.workdir);
     let info: Promise<JailInfo | undefined> = Promise.resolve(undefined);
-    return runProcess({
+    const group = this.cgroups?.create({ memoryBytes: this.limits.memoryMb * 1024 * 1024, processes: this.limits.processes });
+    let watch: NodeJS.Timeout | undefined;
+    const end = async () => {
+      group?.kill();
+      const reported = await info;
+      if (reported) killPidNamespace(reported.pidNamespace);
+    };
+    try {
+      const outcome = await runProcess({
       file: this.bwrap,
       args: [
         ...this.baseArgs,
@@ -156,7 +187,9 @@ export class Jail {
         '--chdir', options.workdir,
         '--setenv', 'HOME', options.workdir,
         '--info-fd', '3',
-        ...(egress ? ['--block-fd', '0'] : []),
+        // The jail waits for one byte on stdin before it starts the program: its cgroup, OOM score
+        // and network are set meanwhile.
+        '--block-fd', '4',
         ...this.endArgs,
         '--',
         ...launch,
@@ -170,21 +203,38 @@ export class Jail {
       ...(options.disk ? { disk: options.disk } : {}),
       ...(identity ?? {}),
       infoPipe: true,
-      // fd 3 is the info pipe.
+      // fd 3 is the info pipe (fd 4 the gate).
       onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
-      // Killing bwrap's process group does not reach the jail's own sessions: end its namespace.
-      onKill: async () => {
+      // Killing bwrap's process group does not reach the jail's own sessions: end its group and namespace.
+      onKill: end,
+      beforeStart: async (child) => {
         const reported = await info;
-        if (reported) killPidNamespace(reported.pidNamespace);
+        if (!reported || child.pid === undefined) throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
+        const pids = [child.pid, reported.childPid];
+        contain(pids, group);
+        if (group) {
+          // A run past its memory is ended whole, not only its largest process (cgroup v2 does it itself).
+          watch = setInterval(() => {
+            if (group.memoryKills() > 0) void end();
+          }, MEMORY_LOOK_MS);
+        }
+        const release = egress ? await this.connect(reported, egress) : undefined;
+        return () => {
+          clearInterval(watch);
+          release?.();
+        };
       },
-      ...(egress ? { beforeStart: () => this.connect(info, egress) } : {}),
     });
+      return group ? { ...outcome, memory: group.memory() } : outcome;
+    } finally {
+      clearInterval(watch);
+      // Off the call's path: a group's last process may take a moment to be gone.
+      if (group) void this.cgroups?.release(group);
+    }
   }
 
-  /** Waits for the jail to report its process, then gives its namespace the egress network. */
-  private async connect(info: Promise<JailInfo | undefined>, tools: EgressTools): Promise<() => void> {
-    const reported = await info;
-    if (!reported) throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
+  /** Gives the jail's namespace the egress network. */
+  private async connect(reported: JailInfo, tools: EgressTools): Promise<() => void> {
     try {
       return await attachEgress({ pid: reported.childPid, tools, rules: this.rules });
     } catch (error) {
@@ -194,6 +244,19 @@ export class Jail {
       );
     }
   }
+}
+
+/** How often a run's group is looked at for a process the kernel killed for memory. */
+const MEMORY_LOOK_MS = 100;
+
+/**
+ * Puts a starting jail's processes (bubblewrap's and the jail's first, before it starts the program)
+ * in the run's group, and gives them the highest out-of-memory score. Written by this root process, the
+ * score is also the least the jail may set (the kernel's oom_score_adj_min): a tool cannot lower it.
+ */
+function contain(pids: readonly number[], group: RunGroup | undefined): void {
+  group?.join(pids);
+  for (const pid of pids) writeFileSync(`/proc/${pid}/oom_score_adj`, '1000');
 }
 
 /**

@@ -46,11 +46,16 @@ export async function chooseIsolation(options: { mode: SandboxMode; workRoot: st
   } catch (error) {
     return failure((error as Error).message);
   }
-  const problem = await tryJail(jail, options.workRoot);
+  const host = jail.cgroupHost;
+  // `bwrap` wants every bound the jail gives; `auto` runs without a cgroup, and says what is lost (describe).
+  const problem = options.mode === 'bwrap' && 'missing' in host ? `the tools' memory and processes cannot be bounded by a cgroup: ${host.missing}. ${CGROUP_HELP}` : await tryJail(jail, options.workRoot);
   if (!problem) return { kind: 'jail', jail };
   await jail.close();
   return failure(problem);
 }
+
+const CGROUP_HELP =
+  'Run the worker as root, on a host with cgroup v2 (memory and pids delegated to its cgroup) or the v1 memory and pids hierarchies; in a container, give it a writable /sys/fs/cgroup (see the README, "Security model"). Or set AGENTQ_SANDBOX=auto to run the jail with per-process limits only.';
 
 const INSTALL_HELP =
   'Install it (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap), or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).';

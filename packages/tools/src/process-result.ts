@@ -1,5 +1,5 @@
 /** Turns a finished process into what the model reads: success is the exit status alone. */
-import { overQuota, quotaText, type DiskUsage } from './disk-quota.js';
+import { megabytes, overQuota, quotaText, type DiskUsage } from './disk-quota.js';
 import type { ProcessOutcome } from './run-process.js';
 import type { ToolResult } from './tool.js';
 
@@ -18,6 +18,13 @@ export function processResult(outcome: ProcessOutcome, options: { timeoutMs: num
   }
   // Past it after a run too quick to be stopped: said, so that the next write is not a surprise.
   const full = outcome.disk && options.diskLimit && overQuota(outcome.disk.usage, options.diskLimit) ? `\n[${quotaText(outcome.disk.usage, options.diskLimit)}: delete files (rm) before writing more, or the next tool that writes is stopped]` : '';
+  const memory = outcome.memory;
+  if (memory?.exhausted && !outcome.cancelled) {
+    return {
+      ok: false,
+      output: `${output}\n[killed: the tool's processes used all of their ${megabytes(memory.limitBytes)} of memory together (files in /tmp and /dev/shm count too): use less at once, e.g. read the data in parts, or delete files in /tmp]`,
+    };
+  }
   if (outcome.cancelled) return { ok: false, output: `${output}\n[cancelled: the task was cancelled while this ran]` };
   if (outcome.timedOut) {
     return {

@@ -8,8 +8,10 @@
  * CPU more (`bash -c true`: 3.2 ms against 2.3 ms, measured alternating; bench/jail.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { OutputCollector } from './cap-output.js';
 import { watchDisk, type DiskCheck, type DiskQuota } from './disk-quota.js';
+import type { GroupMemory } from './tool-cgroups.js';
 
 export interface RunProcessOptions {
   file: string;
@@ -24,14 +26,18 @@ export interface RunProcessOptions {
   /** Run as this host user (the worker must be root). Default: the worker's own. */
   uid?: number;
   gid?: number;
-  /** Give the process a pipe as file descriptor 3 (bubblewrap's `--info-fd 3`), for `onSpawn` to read. */
+  /**
+   * Give the process pipes as file descriptors 3 and 4: bubblewrap's `--info-fd 3`, for `onSpawn` to
+   * read, and `--block-fd 4`, where it waits for one byte before it starts its program (sent once
+   * `beforeStart` resolved, or at once without it).
+   */
   infoPipe?: boolean;
   /** Called as soon as the process exists. */
   onSpawn?: (child: ChildProcess) => void;
   /**
-   * Runs once the process has started and before it gets its stdin; the process is expected to wait
-   * for one byte on stdin first (bubblewrap's `--block-fd 0`), which is sent when this resolves. What
-   * it returns is called at the end. When it throws, the process is killed and the error is thrown.
+   * Runs once the process has started and before it may start its program (`infoPipe`'s fd 4). What it
+   * returns is called at the end. When it throws, the process is killed and the error is thrown (a run
+   * cancelled or timed out meanwhile ends as such instead).
    */
   beforeStart?: (child: ChildProcess) => Promise<() => void>;
   /**
@@ -51,6 +57,8 @@ export interface ProcessOutcome {
   durationMs: number;
   /** With a quota: what the folder holds after the run, and whether the run was stopped for it. */
   disk?: DiskCheck;
+  /** In a cgroup (jail.ts): its memory limit, peak, and whether the run was ended for it. */
+  memory?: GroupMemory;
 }
 
 /** Grace between SIGTERM and SIGKILL of the process group. */
@@ -59,14 +67,14 @@ const KILL_GRACE_MS = 500;
 export async function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> {
   const started = performance.now();
   const collector = new OutputCollector(options.outputLimit);
-  const gated = options.beforeStart !== undefined;
+  const gated = options.infoPipe === true;
   const child = spawn(options.file, options.args, {
     cwd: options.cwd,
     env: options.env,
     detached: true,
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    stdio: [gated || options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(options.infoPipe ? ['pipe' as const] : [])],
+    stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(gated ? (['pipe', 'pipe'] as const) : [])],
   });
   // Settles once the process ended and its output was read to the end; a process that could not
   // start (a missing program, a uid it may not take) says why, as its output.
@@ -79,8 +87,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   });
   options.onSpawn?.(child);
   child.stdin?.on('error', () => undefined);
-  // The program waits for nothing else: its input at once (a gated one gets it with its start byte).
-  if (!gated && options.input !== undefined) child.stdin?.end(options.input);
+  if (options.input !== undefined) child.stdin?.end(options.input);
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => collector.push(chunk));
@@ -111,14 +118,16 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   try {
     if (gated) {
       try {
-        release = await options.beforeStart!(child);
+        release = await options.beforeStart?.(child);
+        // The byte the process waits for.
+        const gate = child.stdio[4] as Writable | null;
+        gate?.on('error', () => undefined);
+        gate?.end('x');
       } catch (error) {
         killTree();
         await ended;
-        throw error;
+        if (!cancelled && !timedOut) throw error;
       }
-      // The byte the process waits for, then its input.
-      child.stdin?.end(`x${options.input ?? ''}`);
     }
     const exitCode = await ended;
     const diskCheck = await disk?.stop();
