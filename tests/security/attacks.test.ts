@@ -242,6 +242,20 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect((await attack({ after: [bash('echo still serving')] })).after).toEqual(['still serving']);
   });
 
+  // The numbers are x86_64's.
+  it.skipIf(process.arch !== 'x64')('cannot reach the kernel through io_uring, userfaultfd, bpf, perf events, keys, ptrace or new namespaces', async () => {
+    const probe = [
+      'import ctypes',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'params = ctypes.create_string_buffer(120)',
+      'for name, nr, *args in [("io_uring_setup", 425, 1, params), ("userfaultfd", 323, 0), ("bpf", 321, 0, 0, 0), ("perf_event_open", 298, 0, 0, -1, -1, 0), ("keyctl", 250, 0, 0), ("ptrace", 101, 0, 0, 0, 0), ("unshare", 272, 0), ("clone", 56, 0x10000000, 0, 0, 0, 0)]:',
+      '    result = libc.syscall(nr, *args)',
+      '    print(name, "refused" if result == -1 and ctypes.get_errno() == 1 else f"gave {result}")',
+    ].join('\n');
+    const results = await attack({ syscalls: [{ name: 'python', arguments: { code: probe } }] });
+    expect(results.syscalls![0]!.split('\n')).toEqual(['io_uring_setup', 'userfaultfd', 'bpf', 'perf_event_open', 'keyctl', 'ptrace', 'unshare', 'clone'].map((name) => `${name} refused`));
+  });
+
   it('cannot fill the disk: its tool is stopped at the task\'s disk quota, and the task can delete and go on', async () => {
     const results = await attack({
       // A file at a time, each within the file size limit; 300 MiB at most, should the quota fail; paced, so

@@ -70,6 +70,10 @@ export async function attachEgress(options: { pid: number; tools: EgressTools; r
       '--configure',
       '--mtu=65520',
       '--disable-host-loopback',
+      // Its own mount namespace with nothing but what it needs, its capabilities dropped, and its own
+      // seccomp filter: it parses every packet the jail sends, as root.
+      '--enable-sandbox',
+      '--enable-seccomp',
       '--ready-fd=3',
       '--exit-fd=4',
       '--netns-type=path',

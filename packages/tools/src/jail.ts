@@ -24,6 +24,7 @@ import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
 import { JAIL_UID, limitsLine, removeJailFiles, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
+import { deniedCalls, seccompFilter } from './jail-seccomp.js';
 import { describeCgroups, findCgroups, ToolCgroups, type CgroupHost, type RunGroup } from './tool-cgroups.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
@@ -63,6 +64,8 @@ export class Jail {
   /** Where runs get their cgroups, or why they cannot (then memory is bounded per process only). */
   readonly cgroupHost: CgroupHost | { missing: string };
   private readonly cgroups: ToolCgroups | undefined;
+  /** The seccomp filter its programs run under (jail-seccomp.ts); none on an architecture without a table. */
+  private readonly seccomp = seccompFilter();
 
   constructor(options: JailOptions) {
     const bwrap = options.bwrap ?? findBwrap();
@@ -132,7 +135,8 @@ export class Jail {
       'missing' in host
         ? `${processes} processes, ${memoryMb} MiB memory (heap, per process only: NO cgroup, ${host.missing}; shared memory, memfd and tmpfs files are not bounded) and ${fileMb} MiB files per process`
         : `${describeCgroups(host)} per run: ${memoryMb} MiB memory and ${processes} processes for the whole run, ${fileMb} MiB files per process`;
-    return `bubblewrap jail as ${identity}, network ${this.network}, limits ${bounds}, ${cpuSeconds} s CPU${missing.join('')}`;
+    const filter = this.seccomp ? `seccomp filter (${deniedCalls().length} calls refused)` : `NO seccomp filter (no table for ${process.arch})`;
+    return `bubblewrap jail as ${identity}, network ${this.network}, ${filter}, limits ${bounds}, ${cpuSeconds} s CPU${missing.join('')}`;
   }
 
   /** The host user a work directory's tools run as, when that is not the worker's own. */
@@ -190,6 +194,7 @@ export class Jail {
         // The jail waits for one byte on stdin before it starts the program: its cgroup, OOM score
         // and network are set meanwhile.
         '--block-fd', '4',
+        ...(this.seccomp ? ['--seccomp', '5'] : []),
         ...this.endArgs,
         '--',
         ...launch,
@@ -203,6 +208,7 @@ export class Jail {
       ...(options.disk ? { disk: options.disk } : {}),
       ...(identity ?? {}),
       infoPipe: true,
+      ...(this.seccomp ? { seccomp: this.seccomp } : {}),
       // fd 3 is the info pipe (fd 4 the gate).
       onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
       // Killing bwrap's process group does not reach the jail's own sessions: end its group and namespace.

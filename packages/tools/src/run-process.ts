@@ -32,6 +32,8 @@ export interface RunProcessOptions {
    * `beforeStart` resolved, or at once without it).
    */
   infoPipe?: boolean;
+  /** With `infoPipe`: bytes the process reads from file descriptor 5 (bubblewrap's `--seccomp 5`). */
+  seccomp?: Buffer;
   /** Called as soon as the process exists. */
   onSpawn?: (child: ChildProcess) => void;
   /**
@@ -74,7 +76,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     detached: true,
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(gated ? (['pipe', 'pipe'] as const) : [])],
+    stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(gated ? (['pipe', 'pipe', ...(options.seccomp ? ['pipe' as const] : [])] as const) : [])],
   });
   // Settles once the process ended and its output was read to the end; a process that could not
   // start (a missing program, a uid it may not take) says why, as its output.
@@ -88,6 +90,11 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
   options.onSpawn?.(child);
   child.stdin?.on('error', () => undefined);
   if (options.input !== undefined) child.stdin?.end(options.input);
+  if (gated && options.seccomp) {
+    const filter = (child.stdio as unknown as Array<Writable | null>)[5];
+    filter?.on('error', () => undefined);
+    filter?.end(options.seccomp);
+  }
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => collector.push(chunk));
