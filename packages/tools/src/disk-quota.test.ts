@@ -1,11 +1,11 @@
 /** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_WORKDIR_ENTRIES, walkDisk, WorkdirDisk } from './disk-quota.js';
+import { MAX_WALK_DEPTH, MAX_WORKDIR_ENTRIES, walkDisk, WorkdirDisk } from './disk-quota.js';
 import { editFileTool } from './edit-file-tool.js';
 import { processResult } from './process-result.js';
 import { runProcess } from './run-process.js';
@@ -126,29 +126,61 @@ describe('a process held to the quota', () => {
   });
 });
 
-describe('folders nested past what a path can name', () => {
-  // 300 levels of 20 characters: past 4,096 bytes of path, where a walk by path cannot go; 3 MiB below.
-  const nest = `for i in $(seq 300); do mkdir ${'d'.repeat(20)} && cd ${'d'.repeat(20)} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
+describe('folders nested deep', () => {
+  const nest = (levels: number, name: string) => `for i in $(seq ${levels}); do mkdir ${name} && cd ${name} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
   const quota = { bytes: 2 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES };
 
-  it('count as past the quota once the filesystem grew past its room (what is below them cannot be counted), and may be removed', async () => {
+  it('are counted past what a path can name: the walk goes by descriptors', async () => {
     const disk = new WorkdirDisk(dir, quota);
     disk.record((await run('true', disk)).disk);
-    const nested = await run(`${nest}; sleep 3; echo slept`, disk);
+    // 300 levels of 20 characters: past 4,096 bytes of path, where a walk by path could not go.
+    const nested = await run(`${nest(300, 'd'.repeat(20))}; sleep 3; echo slept`, disk);
+    expect(nested.disk).toMatchObject({ stopped: true });
+    expect(nested.disk!.stoppedAt!.tooDeep).toBeUndefined();
+    expect(nested.disk!.stoppedAt!.bytes).toBeGreaterThan(2 * 1024 * 1024);
+    expect(processResult(nested, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(/\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 2\.0 MiB/);
+  });
+
+  it(`count as past the quota below ${MAX_WALK_DEPTH} levels once the filesystem grew past its room, and may be removed`, async () => {
+    const disk = new WorkdirDisk(dir, quota);
+    disk.record((await run('true', disk)).disk);
+    const nested = await run(`${nest(MAX_WALK_DEPTH + 50, 'd')}; sleep 3; echo slept`, disk);
     expect(nested.disk).toMatchObject({ stopped: true, usage: { tooDeep: true } });
     expect(nested.output).not.toMatch(/slept/);
     expect(processResult(nested, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(
-      /\[stopped: the work directory's folders nest too deep to be measured \(a path longer than 4096 bytes; its quota is 2\.0 MiB\): remove the deepest \(rm -r\)\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/,
+      /\[stopped: the work directory's folders nest too deep to be measured \(more than 512 levels; its quota is 2\.0 MiB\): remove the deepest \(rm -r\)\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/,
     );
     disk.record(nested.disk);
     const context = { workdir: dir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 10_000, isolation: { kind: 'none' as const }, disk };
     expect((await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).output).toMatch(/^Not written: the work directory's folders nest too deep/);
     // Started so: its removal runs to its end, and the folder is measured again.
-    const removed = await run(`rm -r ${'d'.repeat(20)}; echo removed`, disk);
+    const removed = await run('rm -r d; echo removed', disk);
     expect(removed).toMatchObject({ output: 'removed\n', disk: { stopped: false } });
     expect((await walkDisk(dir)).usage).toEqual({ bytes: 0, entries: 0 });
     disk.record(removed.disk);
     expect(await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).toMatchObject({ ok: true });
+  });
+});
+
+describe('a walk raced by its task', () => {
+  it('never leaves the folder: a subfolder swapped for a link to / is not entered', async () => {
+    // A racer swaps a folder and a link to / with renameat2(RENAME_EXCHANGE), as fast as it can.
+    await mkdir(path.join(dir, 'real', 'inner'), { recursive: true });
+    await writeFile(path.join(dir, 'real', 'inner', 'file'), Buffer.alloc(10_000, 1));
+    await symlink('/', path.join(dir, 'l'));
+    const swap = 'import ctypes, sys\nlibc = ctypes.CDLL(None)\nwhile True: libc.syscall(316, -100, b"real", -100, b"l", 2)';
+    const racer = spawn('/usr/bin/python3', ['-c', swap], { cwd: dir, stdio: 'ignore' });
+    try {
+      for (let walk = 0; walk < 200; walk++) {
+        const { usage } = await walkDisk(dir);
+        // At most: the folder, the link, the folder inside and its file; the folder twice when each name
+        // showed it in turn (the walk of / would count dozens).
+        expect(usage.entries).toBeLessThanOrEqual(6);
+        expect(usage.bytes).toBeLessThan(1024 * 1024);
+      }
+    } finally {
+      racer.kill('SIGKILL');
+    }
   });
 });
 

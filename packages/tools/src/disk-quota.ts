@@ -13,9 +13,8 @@
  * but keep open counts too, read when a walk finds less than the filesystem grew. File tools check
  * before they write (`WorkdirDisk`).
  */
-import { statfsSync } from 'node:fs';
-import { chmod, lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
+import { constants, statfsSync } from 'node:fs';
+import { chmod, lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { openDeletedBytes } from './open-deleted-files.js';
 
 export interface DiskUsage {
@@ -23,7 +22,7 @@ export interface DiskUsage {
   bytes: number;
   /** Files, folders and links. */
   entries: number;
-  /** Folders nest past what a path can name (4,096 bytes): what is below them cannot be counted. */
+  /** Folders nest deeper than `MAX_WALK_DEPTH` levels: what is below them cannot be counted. */
   tooDeep?: boolean;
   /** Of `bytes`, those in files the run's processes deleted but hold open (open-deleted-files.ts). */
   openDeleted?: number;
@@ -78,11 +77,6 @@ function atLeast(limit: DiskUsage, usage: DiskUsage): DiskUsage {
   return { bytes: Math.max(limit.bytes, usage.bytes), entries: Math.max(limit.entries, usage.entries), ...(usage.tooDeep ? { tooDeep: true } : {}) };
 }
 
-/** Too deep to name: below it, nothing can be counted (Node has no `openat`). */
-function tooDeep(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
-}
-
 /**
  * The used bytes and inodes of the filesystem holding `dir` (undefined when it cannot say): one `statfs`,
  * made on this thread (a few µs, where a trip through the thread pool cost a tool call about 0.5 ms).
@@ -100,37 +94,88 @@ function filesystemUsage(dir: string): DiskUsage | undefined {
 const STAT_BATCH = 256;
 
 /**
- * Walks `dir`, never following a link, off this process's thread (about 25 µs an entry, the loop never
- * held: the process that walks runs other tasks' tools too); past `stopAbove` it stops, so its answer is
- * then only known to be past it. A missing folder holds nothing; an entry removed meanwhile is skipped.
+ * Folders are walked by open descriptors (Node has no `openat`: a folder's entries are named through
+ * `/proc/self/fd/N/`, which resolves no path above them), so a walk holds one descriptor a level; past
+ * this depth, what is below cannot be counted.
+ */
+export const MAX_WALK_DEPTH = 512;
+
+const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * Walks `dir` off this process's thread (about 25 µs an entry, the loop never held: the process that
+ * walks runs other tasks' tools too); past `stopAbove` it stops, so its answer is then only known to be
+ * past it. A missing folder holds nothing; an entry removed meanwhile is skipped.
+ *
+ * It never leaves the folder, whatever the task renames meanwhile: each folder is opened from its
+ * parent's descriptor with O_NOFOLLOW and O_DIRECTORY, so a folder swapped for a link (a
+ * `RENAME_EXCHANGE` racer) is not entered, and a folder's entries are named from its own descriptor,
+ * never by a path the task could redirect above it.
  */
 export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<DiskLook> {
   const started = performance.now();
   const filesystem = filesystemUsage(dir);
   const usage: DiskUsage = { bytes: 0, entries: 0 };
   const linked = new Set<string>();
-  const folders = [dir];
-  const noted = (error: unknown) => {
-    if (tooDeep(error)) usage.tooDeep = true;
-    return undefined;
+  const stack: Array<{ folder: FileHandle; pending: string[] }> = [];
+  const enter = async (folder: FileHandle) => {
+    stack.push({ folder, pending: [] });
+    stack.at(-1)!.pending = await countFolder(folder, usage, linked, stopAbove);
   };
-  walk: while (folders.length) {
-    const folder = folders.pop()!;
-    const names = await readdir(folder).catch(async (error: NodeJS.ErrnoException) => {
-      // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may.
-      if (error.code !== 'EACCES') return noted(error);
-      return chmod(folder, 0o700).then(() => readdir(folder), noted);
-    });
-    for (let from = 0; names && from < names.length; from += STAT_BATCH) {
-      const batch = names.slice(from, from + STAT_BATCH).map((name) => path.join(folder, name));
-      const stats = await Promise.all(batch.map((entryPath) => lstat(entryPath).catch(noted)));
-      for (const [index, entry] of stats.entries()) {
-        if (entry && count(usage, linked, entry)) folders.push(batch[index]!);
+  try {
+    const top = await open(dir, FOLDER_FLAGS).catch(() => undefined);
+    if (top) await enter(top);
+    while (stack.length) {
+      if (stopAbove && overQuota(usage, stopAbove)) break;
+      const frame = stack.at(-1)!;
+      const name = frame.pending.pop();
+      if (name === undefined) {
+        await stack.pop()!.folder.close();
+        continue;
       }
-      if (stopAbove && overQuota(usage, stopAbove)) break walk;
+      if (stack.length >= MAX_WALK_DEPTH) {
+        usage.tooDeep = true;
+        continue;
+      }
+      const child = await openFolder(frame.folder, name);
+      if (child) await enter(child);
     }
+  } finally {
+    await Promise.all(stack.map((frame) => frame.folder.close()));
   }
   return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
+}
+
+/** Where an entry of an open folder is named without resolving any path above it. */
+function inFolder(folder: FileHandle, name?: string): string {
+  return name === undefined ? `/proc/self/fd/${folder.fd}` : `/proc/self/fd/${folder.fd}/${name}`;
+}
+
+/** Opens a folder's subfolder; undefined when it is no longer one (removed, or swapped for a link or a file). */
+async function openFolder(parent: FileHandle, name: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(inFolder(parent, name), FOLDER_FLAGS);
+  } catch (error) {
+    // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may
+    // (root never meets this).
+    if ((error as NodeJS.ErrnoException).code !== 'EACCES') return undefined;
+    return chmod(inFolder(parent, name), 0o700).then(() => open(inFolder(parent, name), FOLDER_FLAGS), () => undefined);
+  }
+}
+
+/** Counts a folder's entries into `usage`; the names of its subfolders. */
+async function countFolder(folder: FileHandle, usage: DiskUsage, linked: Set<string>, stopAbove: DiskUsage | undefined): Promise<string[]> {
+  const names = await readdir(inFolder(folder)).catch(() => [] as string[]);
+  const subfolders: string[] = [];
+  for (let from = 0; from < names.length; from += STAT_BATCH) {
+    const batch = names.slice(from, from + STAT_BATCH);
+    const stats = await Promise.all(batch.map((name) => lstat(inFolder(folder, name)).catch(() => undefined)));
+    for (const [index, entry] of stats.entries()) {
+      if (entry && count(usage, linked, entry)) subfolders.push(batch[index]!);
+    }
+    if (stopAbove && overQuota(usage, stopAbove)) break;
+  }
+  return subfolders;
 }
 
 /** Adds an entry to `usage`; true when it is a folder to walk into. */
@@ -231,7 +276,7 @@ export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
   if (usage.openDeleted) {
     return `the work directory's processes hold ${megabytes(usage.openDeleted)} in files they deleted but keep open (their disk is freed only when closed; the quota is ${megabytes(quota.bytes)}): close them, or write to files you keep`;
   }
-  if (usage.tooDeep) return `the work directory's folders nest too deep to be measured (a path longer than 4096 bytes; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
+  if (usage.tooDeep) return `the work directory's folders nest too deep to be measured (more than ${MAX_WALK_DEPTH} levels; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
   return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
 }
 
