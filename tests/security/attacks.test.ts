@@ -5,7 +5,7 @@
  * attack must be refused or contained, and nothing it starts may outlive its tool call.
  */
 import type { TaskView } from '@agentq/contract';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -268,6 +268,22 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect(written).toMatch(/^Not written: the work directory holds/);
     expect(cleaned).toBe('cleaned');
   });
+
+  it('cannot ratchet past the entry quota a run at a time: a run that starts past it may only delete', async () => {
+    // As found from outside: four runs of 100,000 files each, against 200,000 entries (the default).
+    const make = (name: string) => bash(`mkdir ${name} && cd ${name} && seq 100000 | xargs touch; echo made ${name}`);
+    const results = await attack({ ratchet: [make('a'), make('b'), make('c'), make('d')] });
+    const [, , third, fourth] = results.ratchet!;
+    for (const run of [third!, fourth!]) {
+      expect(run).toMatch(/Disk quota exceeded/);
+      expect(run).toMatch(/\[the work directory was past its quota when this started, so this run could only delete/);
+    }
+    // What it holds: the first two runs' files at most, nothing of the last two.
+    const workdir = path.dirname(execFileSync('find', [path.join(dataDir, 'work'), '-maxdepth', '2', '-name', 'b', '-type', 'd'], { encoding: 'utf8' }).trim());
+    const entries = Number(execFileSync('bash', ['-c', 'find . | wc -l'], { cwd: workdir, encoding: 'utf8' }).trim()) - 1;
+    expect(entries).toBeLessThanOrEqual(200_002);
+    expect(existsSync(path.join(workdir, 'c', '1'))).toBe(false);
+  }, 120_000);
 
   it('cannot hide what it writes from the quota below folders nested past a path\'s length', async () => {
     const level = 'd'.repeat(20);

@@ -8,8 +8,8 @@
  * duration); a walk that takes long is made at most a tenth of the time, and never holds the thread.
  *
  * While a process tool runs, its folder is looked at every 100 ms (`watchDisk`), and the process is
- * stopped once the folder is past its quota and still grows (a run that starts past it may delete): it
- * can write past the quota for about one look's time. What its processes write to files they deleted
+ * stopped once the folder is past its quota and still grows (a jailed run that starts past it may only
+ * delete: jail-seccomp.ts): it can write past the quota for about one look's time. What its processes write to files they deleted
  * but keep open counts too, read when a walk finds less than the filesystem grew. File tools check
  * before they write (`WorkdirDisk`).
  */
@@ -43,6 +43,8 @@ export interface DiskQuota {
   entries: number;
   /** The last walk of the folder, when there was one. */
   last?: DiskLook;
+  /** The folder was past its quota when last measured: a jailed run may then only delete. */
+  over?: boolean;
 }
 
 /** What a run left: the folder's usage (a walk's, or the last one's plus the filesystem's growth), and whether it was stopped. */
@@ -296,7 +298,8 @@ export class WorkdirDisk {
 
   /** The quota a process run is given. */
   quota(): DiskQuota {
-    return { dir: this.dir, ...this.limit, ...(this.last ? { last: this.last } : {}) };
+    const over = this.known !== undefined && overQuota(this.known, this.limit);
+    return { dir: this.dir, ...this.limit, ...(this.last ? { last: this.last } : {}), ...(over ? { over } : {}) };
   }
 
   /** What a process run left. */

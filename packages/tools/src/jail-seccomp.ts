@@ -8,6 +8,11 @@
  * read, answers ENOSYS so that libc falls back to `clone`), swap, reboot, quotas, file handles, NUMA
  * policy, the kernel log. Any other architecture's calls (x32 on x86_64, 32-bit ones) are refused whole.
  *
+ * A run that starts with its work directory past its disk quota gets a second filter too, `deleteOnly`:
+ * every call that makes a name (open with O_CREAT or O_TMPFILE, mkdir, mknod, link, symlink; openat2,
+ * whose flags a filter cannot read, answers ENOSYS so that libc falls back) answers EDQUOT ("Disk quota
+ * exceeded"), while its files cannot grow either (a file size limit of 0, set by the jail's prelude).
+ *
  * bubblewrap applies it just before it runs the program (`--seccomp FD` reads it from a pipe), with
  * no_new_privs set: nothing in the jail can remove it. A classic BPF program, built here: no library.
  */
@@ -17,6 +22,7 @@ const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000;
 const EPERM = 1;
 const ENOSYS = 38;
+const EDQUOT = 122;
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
@@ -27,6 +33,10 @@ const RET_K = 0x06;
 const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16;
+const ARG_LOW = (index: number) => 16 + index * 8;
+
+/** O_CREAT, and O_TMPFILE's own bit: an open that makes a file. */
+const CREATES = 0o100 | 0o20000000;
 
 /** Namespace flags a `clone` may not ask for: NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME. */
 const CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
@@ -39,6 +49,10 @@ interface ArchTable {
   clone: number;
   clone3: number;
   denied: Record<string, number>;
+  /** Calls that make a name, and the opens (by the index of their flags argument). */
+  makes: Record<string, number>;
+  opens: Array<{ nr: number; flags: number }>;
+  openat2: number;
 }
 
 /** The same calls by name on each architecture agentq's workers run on (unistd_64.h, asm-generic/unistd.h). */
@@ -59,6 +73,9 @@ const TABLES: Partial<Record<NodeJS.Architecture, ArchTable>> = {
       open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, pidfd_getfd: 438, mount_setattr: 442,
       quotactl_fd: 443, memfd_secret: 447,
     },
+    makes: { creat: 85, mkdir: 83, mknod: 133, link: 86, symlink: 88, mkdirat: 258, mknodat: 259, linkat: 265, symlinkat: 266 },
+    opens: [{ nr: 2, flags: 1 }, { nr: 257, flags: 2 }],
+    openat2: 437,
   },
   arm64: {
     audit: 0xc00000b7,
@@ -74,6 +91,9 @@ const TABLES: Partial<Record<NodeJS.Architecture, ArchTable>> = {
       move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, pidfd_getfd: 438, mount_setattr: 442, quotactl_fd: 443,
       memfd_secret: 447,
     },
+    makes: { mknodat: 33, mkdirat: 34, symlinkat: 36, linkat: 37 },
+    opens: [{ nr: 56, flags: 2 }],
+    openat2: 437,
   },
 };
 
@@ -83,34 +103,43 @@ export function deniedCalls(arch: NodeJS.Architecture = process.arch): string[] 
 }
 
 /**
- * The filter for this machine's architecture, as bubblewrap reads it (struct sock_filter, in this
+ * The filter for this machine's architecture (`deleteOnly`: with the calls that make a name refused), as bubblewrap reads it (struct sock_filter, in this
  * machine's byte order); undefined on an architecture without a table (the jail then runs without it,
  * and says so).
  */
-export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer | undefined {
+export function seccompFilter(options: { deleteOnly?: boolean; arch?: NodeJS.Architecture } = {}): Buffer | undefined {
+  const arch = options.arch ?? process.arch;
   const table = TABLES[arch];
   if (!table) return undefined;
   const numbers = Object.values(table.denied);
   // Each instruction: [code, jump if true, jump if false, k]; jumps count the instructions skipped.
   const program: Array<[number, number, number, number]> = [];
   // The tail, in order: ALLOW, ERRNO(EPERM), ERRNO(ENOSYS); jumps are resolved against it.
-  const body: Array<{ code: number; k: number; onTrue?: 'eperm' | 'enosys' | 'allow'; onFalse?: 'eperm' | 'enosys' | 'allow' }> = [
+  type Target = 'eperm' | 'enosys' | 'edquot' | 'allow';
+  const body: Array<{ code: number; k: number; onTrue?: Target; onFalse?: Target }> = [
     { code: LD_W_ABS, k: ARCH },
     { code: JEQ_K, k: table.audit, onFalse: 'eperm' },
     { code: LD_W_ABS, k: NR },
     ...(table.foreignFrom !== undefined ? [{ code: JGE_K, k: table.foreignFrom, onTrue: 'eperm' as const }] : []),
     ...numbers.map((nr) => ({ code: JEQ_K, k: nr, onTrue: 'eperm' as const })),
     { code: JEQ_K, k: table.clone3, onTrue: 'enosys' },
-    { code: JEQ_K, k: table.clone, onFalse: 'allow' },
-    { code: LD_W_ABS, k: ARG0_LOW },
-    { code: JSET_K, k: CLONE_NAMESPACES, onTrue: 'eperm', onFalse: 'allow' },
   ];
-  const tail = { allow: body.length, eperm: body.length + 1, enosys: body.length + 2 };
+  if (options.deleteOnly) {
+    body.push(...Object.values(table.makes).map((nr) => ({ code: JEQ_K, k: nr, onTrue: 'edquot' as const })));
+    body.push({ code: JEQ_K, k: table.openat2, onTrue: 'enosys' });
+    // Each open: its flags, then back to the call's number for the next test.
+    for (const open of table.opens) {
+      body.push({ code: JEQ_K, k: open.nr, onFalse: 'next3' as Target }, { code: LD_W_ABS, k: ARG_LOW(open.flags) }, { code: JSET_K, k: CREATES, onTrue: 'edquot' }, { code: LD_W_ABS, k: NR });
+    }
+  }
+  body.push({ code: JEQ_K, k: table.clone, onFalse: 'allow' }, { code: LD_W_ABS, k: ARG0_LOW }, { code: JSET_K, k: CLONE_NAMESPACES, onTrue: 'eperm', onFalse: 'allow' });
+  const tail: Record<string, number> = { allow: body.length, eperm: body.length + 1, enosys: body.length + 2, edquot: body.length + 3 };
   for (const [index, step] of body.entries()) {
-    const jump = (target: keyof typeof tail | undefined) => (target ? tail[target] - index - 1 : 0);
+    // 'next3': past this open's three tests of its flags, to the next test of the call's number.
+    const jump = (target: string | undefined) => (target === undefined ? 0 : target === 'next3' ? 3 : tail[target]! - index - 1);
     program.push([step.code, jump(step.onTrue), jump(step.onFalse), step.k]);
   }
-  program.push([RET_K, 0, 0, RET_ALLOW], [RET_K, 0, 0, RET_ERRNO | EPERM], [RET_K, 0, 0, RET_ERRNO | ENOSYS]);
+  program.push([RET_K, 0, 0, RET_ALLOW], [RET_K, 0, 0, RET_ERRNO | EPERM], [RET_K, 0, 0, RET_ERRNO | ENOSYS], [RET_K, 0, 0, RET_ERRNO | EDQUOT]);
   if (program.some(([, onTrue, onFalse]) => onTrue > 255 || onFalse > 255)) throw new Error('the seccomp filter is too long for its jumps');
   const bytes = Buffer.alloc(program.length * 8);
   for (const [index, [code, onTrue, onFalse, k]] of program.entries()) {

@@ -224,7 +224,7 @@ describe('the jail', () => {
     const memfd = await pythonTool.run({ code: `${tooMuch}import os\nfds = [os.memfd_create("x") for _ in range(12)]\nfor fd in fds: os.write(fd, b"x" * (60 * MIB))\nprint("held")` }, context);
     // 60 + 60 MiB of tmpfs files and a 420 MiB map: each fits, together they do not. A sleeper is ended too.
     const started = Date.now();
-    const tmpfs = await bash(`sleep 30 & head -c 60M /dev/zero > /tmp/a; head -c 60M /dev/zero > /dev/shm/b; python3 -c 'import mmap; m = mmap.mmap(-1, 420 << 20); [m.__setitem__(i, 1) for i in range(0, 420 << 20, 4096)]; print("held")'; wait`, { timeoutMs: 20_000 });
+    const tmpfs = await bash(`sleep 30 & head -c 60M /dev/zero > /tmp/a; head -c 60M /dev/zero > /dev/shm/b; python3 -c 'import mmap; m = mmap.mmap(-1, 420 << 20); [m.__setitem__(i, 1) for i in range(0, 420 << 20, 4096)]; print("he" + "ld")'; wait`, { timeoutMs: 20_000 });
     for (const result of [shared, memfd, tmpfs]) {
       expect(result.ok).toBe(false);
       expect(result.output).not.toMatch(/held/);
@@ -252,11 +252,30 @@ describe('the jail', () => {
     // Past its quota, a run that deletes is not stopped, and a write fits again after it.
     const writeFile = (content: string) => writeFileTool.run({ path: 'note.txt', content }, quoted);
     expect(await writeFile('x'.repeat(1024))).toMatchObject({ ok: false, output: expect.stringMatching(/^Not written: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 20\.0 MiB and 200000 entries, and 1\.0 KiB more would pass it\. Delete what you no longer need \(with bash: rm\), then write again\.$/) });
-    expect(await bash('rm part-*; echo removed', quoted)).toEqual({ ok: true, output: 'removed' });
+    expect(await bash('rm part-*; echo removed', quoted)).toEqual({ ok: true, output: expect.stringMatching(/^removed\n\[the work directory was past its quota when this started, so this run could only delete: .* It is under it now: the next call may write again\.\]$/) });
     expect(await writeFile('x'.repeat(1024))).toEqual({ ok: true, output: 'Wrote 1024 bytes to note.txt' });
     // A quick run that passes it between two looks is told so.
     const quick = await bash('head -c 15M /dev/zero > a; head -c 15M /dev/zero > b; echo wrote', quoted);
     expect(quick.output).toMatch(/^wrote\n\[the work directory holds [\d.]+ MiB in \d+ entries; its quota is 20\.0 MiB and 200000 entries: delete files \(rm\) before writing more, or the next tool that writes is stopped\]$/);
+  });
+
+  it('lets a run that starts past the quota only delete, whatever its folder held before', async () => {
+    const disk = new WorkdirDisk(workdir, { bytes: 20 * 1024 * 1024, entries: 1_000 });
+    const quoted = { ...context, disk };
+    // Stopped, or quicker than a look: past the quota of entries when it ends.
+    const first = await bash('mkdir many && cd many && touch $(seq 1 1500) && echo made', quoted);
+    expect(first.output).toMatch(/the work directory holds [\d.]+ (KiB|MiB) in \d+ entries; its quota is 20\.0 MiB and 1000 entries/);
+    const held = execFileSync('find', [workdir], { encoding: 'utf8' }).trim().split('\n').length;
+    expect(held).toBeGreaterThan(1_001);
+    // The next runs cannot make a name nor grow a file, however they try; their output says why.
+    const second = await bash('cd many && touch $(seq 2000 3500); mkdir more; ln -s 1 link; echo x >> 1; python3 -c "open(\'new\', \'w\')"; echo tried', quoted);
+    expect(second.output).toMatch(/Disk quota exceeded/);
+    expect(second.output).toMatch(/File size limit exceeded|File too large/);
+    expect(second.output).toMatch(/tried\n\[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow \("Disk quota exceeded", "File too large"\)\. It still is \(the work directory holds [\d.]+ (KiB|MiB) in \d+ entries; its quota is 20\.0 MiB and 1000 entries\): delete more \(rm\) before anything else\.\]$/);
+    expect(execFileSync('find', [workdir], { encoding: 'utf8' }).trim().split('\n').length).toBe(held);
+    // Deleting brings it under; then it writes again.
+    expect((await bash('rm -r many; echo removed', quoted)).output).toBe('removed\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"). It is under it now: the next call may write again.]');
+    expect(await bash('touch again && echo wrote', quoted)).toEqual({ ok: true, output: 'wrote' });
   });
 
   it('runs a root worker\'s task as its own unprivileged uid, which owns what the file tools write', async () => {

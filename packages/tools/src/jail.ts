@@ -66,6 +66,8 @@ export class Jail {
   private readonly cgroups: ToolCgroups | undefined;
   /** The seccomp filter its programs run under (jail-seccomp.ts); none on an architecture without a table. */
   private readonly seccomp = seccompFilter();
+  /** The same, for a run that starts past its work directory's quota: it may only delete. */
+  private readonly deleteOnlySeccomp = seccompFilter({ deleteOnly: true });
 
   constructor(options: JailOptions) {
     const bwrap = options.bwrap ?? findBwrap();
@@ -167,7 +169,10 @@ export class Jail {
     // bash starts every jailed program, closes what it inherited and sets the limits before anything
     // else runs: in front of a bash command on the same line, or before it replaces itself with the
     // interpreter.
-    const prelude = `${CLOSE_INHERITED}${this.limitsLine}`;
+    // Past its quota when it starts, a run may only delete: no file grows, no name is made (the filter).
+    const deleteOnly = options.disk?.over === true && this.deleteOnlySeccomp !== undefined;
+    const prelude = `${CLOSE_INHERITED}${this.limitsLine}${deleteOnly ? 'ulimit -f 0 || exit 126; ' : ''}`;
+    const seccomp = deleteOnly ? this.deleteOnlySeccomp : this.seccomp;
     const launch =
       options.program === 'bash'
         ? [bash, '-c', `${prelude}${options.command ?? ''}`]
@@ -194,7 +199,7 @@ export class Jail {
         // The jail waits for one byte on stdin before it starts the program: its cgroup, OOM score
         // and network are set meanwhile.
         '--block-fd', '4',
-        ...(this.seccomp ? ['--seccomp', '5'] : []),
+        ...(seccomp ? ['--seccomp', '5'] : []),
         ...this.endArgs,
         '--',
         ...launch,
@@ -208,7 +213,7 @@ export class Jail {
       ...(options.disk ? { disk: options.disk } : {}),
       ...(identity ?? {}),
       infoPipe: true,
-      ...(this.seccomp ? { seccomp: this.seccomp } : {}),
+      ...(seccomp ? { seccomp } : {}),
       // fd 3 is the info pipe (fd 4 the gate).
       onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
       // Killing bwrap's process group does not reach the jail's own sessions: end its group and namespace.
@@ -231,7 +236,7 @@ export class Jail {
         };
       },
     });
-      return group ? { ...outcome, memory: group.memory() } : outcome;
+      return { ...outcome, ...(group ? { memory: group.memory() } : {}), ...(deleteOnly ? { deleteOnly } : {}) };
     } finally {
       clearInterval(watch);
       // Off the call's path: a group's last process may take a moment to be gone.

@@ -7,6 +7,17 @@ import type { ToolResult } from './tool.js';
 const FORK_REFUSED = /fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't start new thread/;
 
 export function processResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number; diskLimit?: DiskUsage }): ToolResult {
+  if (!outcome.deleteOnly || !outcome.disk || !options.diskLimit) return runResult(outcome, options);
+  // Its own note says where the folder stands.
+  const { diskLimit: _said, ...withoutQuota } = options;
+  const result = runResult(outcome, withoutQuota);
+  const now = overQuota(outcome.disk.usage, options.diskLimit)
+    ? `It still is (${quotaText(outcome.disk.usage, options.diskLimit)}): delete more (rm) before anything else.`
+    : 'It is under it now: the next call may write again.';
+  return { ok: result.ok, output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"). ${now}]` };
+}
+
+function runResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number; diskLimit?: DiskUsage }): ToolResult {
   const output = outcome.output.trimEnd() || '(no output)';
   // Said whatever the exit status: a program that hit the limit may still have ended well.
   const limited =

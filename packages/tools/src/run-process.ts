@@ -61,6 +61,8 @@ export interface ProcessOutcome {
   disk?: DiskCheck;
   /** In a cgroup (jail.ts): its memory limit, peak, and whether the run was ended for it. */
   memory?: GroupMemory;
+  /** It started past its work directory's quota, and could only delete (jail.ts). */
+  deleteOnly?: boolean;
 }
 
 /** Grace between SIGTERM and SIGKILL of the process group. */
