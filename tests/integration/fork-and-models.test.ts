@@ -3,6 +3,7 @@
  * forked from a step: the steps before it are not asked of the model again, and the fork goes on with
  * its own prompt and model, linked to its origin.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -144,4 +145,41 @@ it('says why a fork cannot be made', async () => {
   const refused = await post(`/v1/tasks/${planned}/fork`, { fromStep: 1 });
   expect(refused.status).toBe(409);
   expect(JSON.stringify(refused.body)).toContain('is a planned task');
+});
+
+it('copies a fork\'s files as they are on disk (links as links, sparse files sparse), and refuses a fork of a task past the quota', async () => {
+  const calls: Record<string, string> = {
+    // As found from outside: a file with nine more names, and two sparse files far larger than what they hold.
+    'make files': 'head -c 4M /dev/urandom > data; for i in $(seq 9); do ln data again-$i; done; truncate -s 511M sparse-a sparse-b; echo made',
+    // Past the 8 MiB quota before a look can stop it.
+    'make too much': 'head -c 12M /dev/zero > big; echo made',
+  };
+  const first = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+  stack = await startStack({
+    pools: ['coder'],
+    env: { AGENTQ_TASK_DISK_MB: '8' },
+    rules: [
+      { match: (request) => toolResults(request) === 0 && calls[first(request)] !== undefined, reply: (request) => ({ toolCalls: [{ name: 'bash', arguments: { command: calls[first(request)]! } }] }) },
+      { reply: { content: 'done' } },
+    ],
+  });
+  const [files, tooMuch] = await stack.submit([
+    { prompt: 'make files', agent: 'coder' },
+    { prompt: 'make too much', agent: 'coder' },
+  ]);
+  await Promise.all([files, tooMuch].map((id) => waitForEnd(stack!.api.url, id!)));
+  const du = (id: string) => Number(execFileSync('du', ['-s', '-B1', path.join(stack!.dataDir, 'work', id)], { encoding: 'utf8' }).split('\t')[0]);
+
+  const forked = await post(`/v1/tasks/${files}/fork`, { fromStep: 2, prompt: 'go on' });
+  expect(forked.status).toBe(202);
+  await waitForEnd(stack.api.url, forked.body.id as string);
+  expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${forked.body.id as string}`)).body.status).toBe('completed');
+  // What its source held (4 MiB and the folders' blocks), not 3 GB.
+  expect(du(files!)).toBeGreaterThan(4 * 1024 * 1024);
+  expect(du(forked.body.id as string)).toBeLessThan(5 * 1024 * 1024);
+  expect(du(forked.body.id as string)).toBe(du(files!));
+
+  const refused = await post(`/v1/tasks/${tooMuch}/fork`, { fromStep: 2, prompt: 'go on' });
+  expect(refused.status).toBe(409);
+  expect(JSON.stringify(refused.body)).toMatch(/work directory holds 12\.\d MiB in 1 entries, past a task's disk quota \(8\.0 MiB and 200000 entries, AGENTQ_TASK_DISK_MB\): a fork, which starts with a copy of it, would pass it/);
 });

@@ -61,6 +61,8 @@ export interface CreateAppOptions {
   maxTasksPerTenant?: number;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
   maxSubtasks?: number;
+  /** A task's disk quota (AGENTQ_TASK_DISK_MB): a fork of a task whose files pass it is refused. Default none. */
+  diskQuota?: { bytes: number; entries: number };
   /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
   maxBytesPerTenant?: number;
   /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
@@ -130,7 +132,7 @@ export function createApp(options: CreateAppOptions): Express {
   // The tenants the keys name, and `default` (a bare key's, an admin's, and everyone's without keys).
   const tenants = [...new Set([DEFAULT_TENANT, ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant)])];
   app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin], store: options.store, room, tenants }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, maxSubtasks: options.maxSubtasks ?? 20, ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
+  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, maxSubtasks: options.maxSubtasks ?? 20, ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}), ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
   app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
   app.use(usageRouter({ store: options.store, room, tenants }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantMaxBytes, tenantSpendingLimits, type Config } from '@agentq/config';
-import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
+import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, forkDiskQuota, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -64,6 +64,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
     maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
     maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
+    ...(config.AGENTQ_TASK_DISK_MB ? { diskQuota: forkDiskQuota(config.AGENTQ_TASK_DISK_MB)! } : {}),
     ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: tenantMaxBytes(config) } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),

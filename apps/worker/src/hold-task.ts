@@ -18,7 +18,7 @@
  * outcome's transition takes them (`by.takeHeld`), and anything left is written when it ends.
  */
 import { randomUUID } from 'node:crypto';
-import { DelayedError, RateLimitError, type Job } from 'bullmq';
+import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
 import { LlmError, type LanguageModel } from '@agentq/llm';
 import { CommitNotReplicated, createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
@@ -144,7 +144,8 @@ export async function holdTask<T, R>(options: {
         await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
         throw new RateLimitError();
       }
-      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+      // The same error every time (UnrecoverableError): the task fails now, not after more paid attempts.
+      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1) && !(error instanceof UnrecoverableError)) {
         await context.transitions.requeue(record, { ...held.by, why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message } });
         throw error;
       }

@@ -9,8 +9,8 @@ import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import { toolProtocolFor } from '@agentq/config';
 import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
 import type { MemoryEntry } from '@agentq/protocol';
-import { createRedisScratchpad, onSubtaskFinished, type JobPayload } from '@agentq/queue';
-import { toolsFor } from '@agentq/tools';
+import { createRedisScratchpad, forkDiskQuota, onSubtaskFinished, type JobPayload } from '@agentq/queue';
+import { toolsFor, WorkdirDisk } from '@agentq/tools';
 import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
@@ -30,6 +30,8 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
 
   // A fork's files start as its source's, once nothing of the source runs any more.
+  const diskQuota = forkDiskQuota(config.AGENTQ_TASK_DISK_MB);
+  const disk = diskQuota && new WorkdirDisk(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), diskQuota);
   const endedSourceWorkdir = async (sourceId: string) => {
     const source = await store.getRecord(sourceId);
     return source && TERMINAL_STATUSES.has(source.status) ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId) : undefined;
@@ -40,7 +42,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   const startFork = async (sourceId: string, journal: () => Promise<MemoryEntry[]>, workdir: string) => {
     const kept = await journal();
     const from = await endedSourceWorkdir(sourceId);
-    if (from && existsSync(from)) await prepareWorkdir(context.isolation, workdir, from);
+    if (from && existsSync(from)) await prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: from, quota: diskQuota });
     return kept;
   };
   const end = await holdTask({
@@ -64,7 +66,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
         workdir,
         // Made when a tool first needs it: most tasks of some kinds never do.
-        prepareWorkdir: async () => prepareWorkdir(context.isolation, workdir, record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined),
+        prepareWorkdir: async () => prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined, quota: diskQuota }),
         maxSteps: config.AGENTQ_MAX_STEPS,
         maxToolCallsPerStep: config.AGENTQ_MAX_TOOL_CALLS,
         stopWhen: [...budgets, spendingIsWithin(spending, record)],
@@ -76,13 +78,14 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         isolation: context.isolation,
         toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
         toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
-        ...(config.AGENTQ_TASK_DISK_MB ? { diskQuotaBytes: config.AGENTQ_TASK_DISK_MB * 1024 * 1024 } : {}),
+        ...(disk ? { disk } : {}),
         signal,
       });
     },
     settle: async (ran, { record, by }) => {
       const outcome: AgentOutcome = ran.ended === 'ran' ? ran.value : { status: 'failed', reason: 'error', message: ran.message, steps: record.steps };
-      await recordOutcome({ transitions, task: record, by, protocol: protocolName, outcome });
+      // What its folder holds, for a fork's check: a fork must not copy past its own quota.
+      await recordOutcome({ transitions, task: record, by: { ...by, workdir: disk?.usage() }, protocol: protocolName, outcome });
       if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
       // A failed task is a failed job in BullMQ's counts too; it is recorded already, so not tried again.
       if (outcome.status === 'failed') throw new UnrecoverableError(outcome.message);

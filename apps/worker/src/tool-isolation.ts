@@ -8,8 +8,9 @@ import { lookup } from 'node:dns/promises';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { UnrecoverableError } from 'bullmq';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, blockedDestinations, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, WorkdirTooLargeError, type DiskUsage, blockedDestinations, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
 
 export interface PoolTools {
   isolation: ProcessIsolation;
@@ -91,11 +92,18 @@ export async function redisAddresses(url: string): Promise<string[]> {
 
 /**
  * Makes a task's work directory; a fork's first one (`copyFrom`: its ended source's, when it is on this
- * host) starts as a copy of the source's files, owned by the fork's tools' user.
+ * host) starts as a copy of the source's files, owned by the fork's tools' user, unless the source holds
+ * more than `quota` (the fork then fails at once, saying so: the same copy would fail again).
  */
-export async function prepareWorkdir(isolation: ProcessIsolation, workdir: string, copyFrom?: string): Promise<void> {
+export async function prepareWorkdir(options: { isolation: ProcessIsolation; workdir: string; copyFrom?: string | undefined; quota?: DiskUsage | undefined }): Promise<void> {
+  const { isolation, workdir, copyFrom } = options;
   if (copyFrom && existsSync(copyFrom) && !existsSync(workdir)) {
-    await copyWorkdir(copyFrom, workdir, isolation.kind === 'jail' ? isolation.jail.identity(workdir) : undefined);
+    try {
+      await copyWorkdir({ from: copyFrom, to: workdir, owner: isolation.kind === 'jail' ? isolation.jail.identity(workdir) : undefined, ...(options.quota ? { quota: options.quota } : {}) });
+    } catch (error) {
+      if (error instanceof WorkdirTooLargeError) throw new UnrecoverableError(`The fork cannot start: ${error.message}.`);
+      throw error;
+    }
   }
   if (isolation.kind === 'jail') await isolation.jail.prepareWorkdir(workdir);
   else await mkdir(workdir, { recursive: true });

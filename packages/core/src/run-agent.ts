@@ -54,6 +54,8 @@ export interface RunAgentOptions {
   toolOutputLimit?: number;
   /** What the work directory may hold on disk (bytes); its tools are held to it. Default: no quota. */
   diskQuotaBytes?: number;
+  /** The work directory's quota, made by the caller (which then reads what the run left); instead of `diskQuotaBytes`. */
+  disk?: WorkdirDisk;
   /** The shared memory of the task's subtasks, for the memory tools. Default none. */
   scratchpad?: Scratchpad;
   /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
@@ -94,7 +96,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     ...(options.serviceAddresses ? { serviceAddresses: options.serviceAddresses } : {}),
     isolation: options.isolation,
     ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
-    ...(options.diskQuotaBytes ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) } : {}),
+    ...(options.disk ? { disk: options.disk } : options.diskQuotaBytes ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) } : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();

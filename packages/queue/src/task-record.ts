@@ -63,6 +63,9 @@ const recordSchema = z.object({
   /** A fork: the task whose steps before `forkStep` it starts from. */
   forkOf: optionalText,
   forkStep: z.coerce.number().int().positive().optional(),
+  /** What its work directory held when its last run ended, as `du` counts it. */
+  workdirBytes: z.coerce.number().int().min(0).optional().catch(undefined),
+  workdirEntries: z.coerce.number().int().min(0).optional().catch(undefined),
   modelMs: count.default(0),
   /** What its model calls cost, in micro-USD. */
   costMicroUsd: count.default(0),

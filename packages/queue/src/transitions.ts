@@ -35,6 +35,13 @@ export interface ByRun extends By {
    * by the run takes it and writes it first, in the same commit.
    */
   takeHeld?: () => HeldWrite | undefined;
+  /** What the task's work directory held when the run ended (a fork may not copy more than its quota). */
+  workdir?: { bytes: number; entries: number } | undefined;
+}
+
+/** The work directory's size, as the record keeps it. */
+function workdirFields(options: Partial<ByRun>): Record<string, string> {
+  return options.workdir ? { workdirBytes: String(options.workdir.bytes), workdirEntries: String(options.workdir.entries) } : {};
 }
 
 /** Messages and events a run held back, to go out with its next write. */
@@ -163,7 +170,7 @@ export class Transitions {
       takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'completed',
-      fields: { finishedAt: new Date().toISOString(), result },
+      fields: { finishedAt: new Date().toISOString(), result, ...workdirFields(options) },
       events: [{ type: 'task.completed', ...by(options), data: { result, ...(steps !== undefined ? { steps } : {}), ...(subtasks !== undefined ? { subtasks } : {}) } }],
     });
   }
@@ -178,7 +185,7 @@ export class Transitions {
       ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from ?? ['running'],
       status: 'failed',
-      fields: { finishedAt: new Date().toISOString(), error: JSON.stringify(error), ...(options.result !== undefined ? { result: options.result } : {}) },
+      fields: { finishedAt: new Date().toISOString(), error: JSON.stringify(error), ...(options.result !== undefined ? { result: options.result } : {}), ...workdirFields(options) },
       events: [{ type: 'task.failed', ...by(options), data: { error, ...(steps !== undefined ? { steps } : {}) } }],
     });
   }
@@ -190,7 +197,7 @@ export class Transitions {
       ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from,
       status: 'cancelled',
-      fields: { finishedAt: new Date().toISOString() },
+      fields: { finishedAt: new Date().toISOString(), ...workdirFields(options) },
       events: [{ type: 'task.cancelled', ...by(options), data: { ...(reason ? { reason } : {}), ...(steps !== undefined ? { steps } : {}) } }],
     });
   }
@@ -202,7 +209,7 @@ export class Transitions {
       takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'waiting',
-      fields: { pending: JSON.stringify(options.pending) },
+      fields: { pending: JSON.stringify(options.pending), ...workdirFields(options) },
       events: [{ type: 'task.waiting', ...by(options), data: { question: options.pending.question, steps: options.steps } }],
     });
   }

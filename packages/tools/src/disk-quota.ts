@@ -296,6 +296,11 @@ export class WorkdirDisk {
     readonly limit: DiskUsage,
   ) {}
 
+  /** What the folder holds, as best known (undefined before anything measured it). */
+  usage(): DiskUsage | undefined {
+    return this.known;
+  }
+
   /** The quota a process run is given. */
   quota(): DiskQuota {
     const over = this.known !== undefined && overQuota(this.known, this.limit);

@@ -87,6 +87,8 @@ export function tasksRouter(options: {
   room: RoomLimits;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
   maxSubtasks: number;
+  /** A task's disk quota: a fork of a task whose files pass it is refused. */
+  diskQuota?: { bytes: number; entries: number };
   redisMemory?: RedisMemory;
 }): Router {
   const { store, queues, room } = options;
@@ -261,11 +263,11 @@ export function tasksRouter(options: {
     const parsed = forkBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     // What the request can fix is said before the tenant's room (a 409, then a 429).
-    const refusal = forkRefusal(source, parsed.data);
+    const refusal = forkRefusal(source, parsed.data, options.diskQuota);
     if (refusal) throw new ApiError('conflict', refusal);
     await ensureRedisRoom();
     try {
-      const fork = await forkTask({ store, queues, source, input: parsed.data, room });
+      const fork = await forkTask({ store, queues, source, input: parsed.data, room, ...(options.diskQuota ? { quota: options.diskQuota } : {}) });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
     } catch (error) {
       if (error instanceof ForkError) throw new ApiError('conflict', error.message);
