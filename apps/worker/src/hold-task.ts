@@ -144,8 +144,10 @@ export async function holdTask<T, R>(options: {
         await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
         throw new RateLimitError();
       }
-      // The same error every time (UnrecoverableError): the task fails now, not after more paid attempts.
-      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1) && !(error instanceof UnrecoverableError)) {
+      // The same error every time (UnrecoverableError; a RangeError: a stack or a string past V8's
+      // bounds): the task fails now, not after more paid attempts.
+      const again = !(error instanceof UnrecoverableError || error instanceof RangeError);
+      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1) && again) {
         await context.transitions.requeue(record, { ...held.by, why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message } });
         throw error;
       }

@@ -29,3 +29,10 @@ it('counts a message of 300,000 blanks or letters at once: a model cannot hold t
   expect(tokens).toBeGreaterThan(0);
   expect(performance.now() - started).toBeLessThan(2_000);
 });
+
+it('counts a 30 MiB run of one letter (a regular expression over it overflowed the stack)', () => {
+  const counted: string[] = [];
+  const tokens = countBounded((text) => (counted.push(text), text.length), 'x'.repeat(30 * 1024 * 1024));
+  expect(tokens).toBe(30 * 1024 * 1024);
+  expect(Math.max(...counted.slice(0, 1000).map((text) => text.length))).toBeLessThanOrEqual(100);
+});

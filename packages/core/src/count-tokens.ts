@@ -53,23 +53,35 @@ export async function countMessageTokens(messages: readonly Message[]): Promise<
  * event loop 11 s, a million would hold it for half an hour.
  */
 const MAX_RUN = 100;
-const LONG_RUN = new RegExp(`\\s{${MAX_RUN + 1},}|\\S{${MAX_RUN + 1},}`, 'g');
+
+/** A blank as `\s` matches it (the tokenizer splits on the same). */
+function isBlank(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
 
 /**
  * `text`'s tokens, its long runs counted MAX_RUN characters at a time: a cut changes only the merges
- * next to it (about a token more per cut), and text without such runs counts the same as whole.
+ * next to it (about a token more per cut), and text without such runs counts the same as whole. The
+ * runs are found by a plain scan: a regular expression over a 30 MiB run overflowed the stack
+ * ("Maximum call stack size exceeded", and the task failed).
  */
 export function countBounded(countTokens: (text: string) => number, text: string): number {
   if (text.length <= MAX_RUN) return countTokens(text);
   let total = 0;
   let from = 0;
-  for (const run of text.matchAll(LONG_RUN)) {
-    const end = run.index + run[0].length;
-    // What comes before the run goes with the run's first part, so that the tokens across them stay whole.
-    let cut = run.index + MAX_RUN;
-    total += countTokens(text.slice(from, cut));
-    for (; cut < end; cut += MAX_RUN) total += countTokens(text.slice(cut, Math.min(cut + MAX_RUN, end)));
-    from = end;
+  let start = 0;
+  while (start < text.length) {
+    const blank = isBlank(text.charCodeAt(start));
+    let end = start + 1;
+    while (end < text.length && isBlank(text.charCodeAt(end)) === blank) end++;
+    if (end - start > MAX_RUN) {
+      // What comes before the run goes with the run's first part, so that the tokens across them stay whole.
+      let cut = start + MAX_RUN;
+      total += countTokens(text.slice(from, cut));
+      for (; cut < end; cut += MAX_RUN) total += countTokens(text.slice(cut, Math.min(cut + MAX_RUN, end)));
+      from = end;
+    }
+    start = end;
   }
   return total + countTokens(text.slice(from));
 }
