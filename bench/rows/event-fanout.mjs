@@ -21,7 +21,7 @@ export async function measureEventFanout({ redis, quick }) {
   const clients = quick ? 500 : 1_000;
   const events = quick ? 15 : 40;
   // All its clients are one tenant's (the open API's): allowed as many streams as it opens.
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b7', pools: null, env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients) } });
+  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b7', pools: null, env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients), AGENTQ_CONNECTIONS_PER_ADDRESS: '0' } });
   const connection = new Redis(redis.url);
   const store = new TaskStore(connection, createKeys('b7'));
   // Two tasks (queued, no worker runs them): the SSE clients follow one, the subscribers the other's channel.

@@ -10,7 +10,7 @@ import { AGENT_POOLS } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
 import { DEFAULT_TENANT, type AgentQueues, type EventHub, type Keys, type RedisMemory, type RoomLimits, type TaskStore } from '@agentq/queue';
@@ -90,13 +90,17 @@ export function createApp(options: CreateAppOptions): Express {
   app.use((request, _response, next) => {
     next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
   });
-  app.use(express.json({ limit: options.bodyLimit }));
-  // A body of another type is refused as such: otherwise it would be read as no body at all. (An empty
-  // one is no body: fetch sends a POST without one with a Content-Length of 0.)
-  app.use((request, _response, next) => {
-    const sent = Number(request.get('content-length') ?? 0) > 0 || request.get('transfer-encoding') !== undefined;
-    next(sent && request.is('json') === false ? new ApiError('unsupported_media_type', `The body's content-type is ${JSON.stringify(request.get('content-type') ?? '')}: send JSON, with content-type: application/json.`) : undefined);
-  });
+  // A body is read only once its key was checked (below): an unauthenticated client's megabytes of JSON
+  // are never parsed on the thread every tenant shares.
+  const body = [
+    express.json({ limit: options.bodyLimit }),
+    // A body of another type is refused as such: otherwise it would be read as no body at all. (An empty
+    // one is no body: fetch sends a POST without one with a Content-Length of 0.)
+    (request: Request, _response: Response, next: NextFunction) => {
+      const sent = Number(request.get('content-length') ?? 0) > 0 || request.get('transfer-encoding') !== undefined;
+      next(sent && request.is('json') === false ? new ApiError('unsupported_media_type', `The body's content-type is ${JSON.stringify(request.get('content-type') ?? '')}: send JSON, with content-type: application/json.`) : undefined);
+    },
+  ];
 
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });
@@ -119,8 +123,8 @@ export function createApp(options: CreateAppOptions): Express {
   });
 
   const auth = authenticate({ keys: options.apiKeys ?? [], adminKeys: options.adminKeys ?? [], ...(options.allowAnyHost ? { allowAnyHost: true } : {}) });
-  app.use('/v1', auth);
-  app.use('/admin', auth, requireAdmin);
+  app.use('/v1', auth, ...body);
+  app.use('/admin', auth, requireAdmin, ...body);
   app.get('/v1/me', (_request, response) => {
     response.json(principalOf(response));
   });

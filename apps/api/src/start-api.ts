@@ -2,7 +2,6 @@
  * Starts the API on its address, with its Redis connections; `close` stops it cleanly. It listens on
  * loopback unless told otherwise, and refuses to open any other address without API keys.
  */
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantMaxBytes, tenantSpendingLimits, type Config } from '@agentq/config';
 import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, forkDiskQuota, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
@@ -10,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
 import { ApiError, errorBody, statusFor } from './api-error.js';
+import { createApiServer } from './api-server.js';
 import { createApp } from './create-app.js';
 
 export interface ApiHandle {
@@ -75,9 +75,13 @@ export async function startApi(options: { config: Config; host?: string; logger?
     metrics,
     tracing,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.PORT, host, () => resolve(listening));
-    listening.once('error', reject);
+  const server = createApiServer({ app, perAddress: config.AGENTQ_CONNECTIONS_PER_ADDRESS });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   server.on('clientError', answerClientError);
   const address = server.address() as AddressInfo;

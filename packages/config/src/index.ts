@@ -323,6 +323,11 @@ const configSchema = z.object({
   AGENTQ_REDIS_FULL_PERCENT: z.coerce.number().int().min(1).max(100).default(90),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
   AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
+  /**
+   * Connections one client address may hold open to the API at once; past it a new one is closed at
+   * once. 0: no cap (behind a proxy that connects from one address, set it to what the proxy holds).
+   */
+  AGENTQ_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(512),
 });
 
 export type Config = z.infer<typeof configSchema>;
