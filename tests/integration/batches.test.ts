@@ -92,4 +92,12 @@ it('runs the failed tasks of a batch again, as new tasks of the same batch', asy
   const again = all.filter((task) => task.metadata.retryOf);
   expect(again.map((task) => task.metadata.retryOf).sort()).toEqual((await list('batch=mixed&status=failed')).filter((task) => !task.metadata.retryOf).map((task) => task.id).sort());
   expect(again.every((task) => task.batch === 'mixed')).toBe(true);
+
+  // Pressed again once the retries failed too: each line of work is retried once, from its newest attempt
+  // (the originals, failed and retried already, are left: 4 retries without that).
+  await Promise.all(again.map((task) => waitForEnd(stack!.api.url, task.id)));
+  const second = await post('/v1/tasks/bulk', { action: 'retry', batch: 'mixed', status: 'failed' });
+  expect(await second.json()).toEqual({ action: 'retry', matched: 2, changed: 2, more: false });
+  const third = (await list('batch=mixed')).filter((task) => !all.some((seen) => seen.id === task.id));
+  expect(third.map((task) => task.metadata.retryOf).sort()).toEqual(again.map((task) => task.id).sort());
 });

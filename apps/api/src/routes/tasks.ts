@@ -183,9 +183,18 @@ export function tasksRouter(options: {
     if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`);
     const matched: Array<{ id: string; tenant: string; prompt: string; metadata: Record<string, unknown> }> = [];
     let cursor: string | undefined;
+    // A retry retries each line of work once: its newest attempt. A task some task retried already (its
+    // `retryOf`) is left, whatever that retry's status; retries are newer than what they retry, and the
+    // list comes newest first, so every task's retries are read before it (all statuses, for that).
+    const retried = new Set<string>();
+    const listed = action === 'retry' ? undefined : status;
     do {
-      const page = await store.list({ limit: 500, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch), summary: true });
-      matched.push(...page.tasks.filter((task) => wanted.has(task.status) && (action !== 'delete' || !task.parentId)));
+      const page = await store.list({ limit: 500, ...(listed ? { status: listed } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch), summary: true });
+      for (const task of page.tasks) {
+        if (wanted.has(task.status) && (!status || task.status === status) && (action !== 'delete' || !task.parentId) && !retried.has(task.id)) matched.push(task);
+        const retryOf = task.metadata?.retryOf;
+        if (typeof retryOf === 'string') retried.add(retryOf);
+      }
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
     const tasks = matched.slice(0, BULK_LIMIT);
