@@ -7,6 +7,7 @@ import { firstUserText, type DoubleRequest } from '@agentq/llm';
 import { closeQueues, connectRedis, createAgentQueues, createKeys, TaskStore } from '@agentq/queue';
 import { readSse, waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { processesMatching } from '../helpers/processes.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -327,5 +328,28 @@ describe('a worker that shuts down', () => {
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'finished by the second worker' });
     expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.started', 'llm.request', 'task.queued', 'task.started', 'llm.request', 'llm.response', 'step.completed', 'task.completed']);
     expect(events[3]!.data.data).toEqual({ reason: 'its worker shut down; it resumes on another' });
+  });
+
+  it('tells the model that a tool it stopped mid-run was stopped by the worker, not cancelled, and may run again', async () => {
+    const marker = `29.${Date.now() % 100_000}`;
+    stack = await startStack({
+      pools: [],
+      rules: [
+        { match: (request) => !request.messages.some((message) => message.role === 'tool'), reply: { toolCalls: [{ name: 'bash', arguments: { command: `sleep ${marker}; echo slept` } }] } },
+        { reply: { content: 'went on' } },
+      ],
+    });
+    const { startWorker } = await import('@agentq/worker');
+    const first = await startWorker({ config: stack.config, pools: ['coder'], shutdownGraceMs: 100 });
+    const [taskId] = await stack.submit([{ prompt: 'a long tool', agent: 'coder' }]);
+    // Its tool is running.
+    await expect.poll(() => processesMatching(`sleep ${marker}`).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await first.close();
+    const second = await startWorker({ config: stack.config, pools: ['coder'], shutdownGraceMs: 100 });
+    await waitForEnd(stack.api.url, taskId!);
+    await second.close();
+    const told = stack.double.requests.at(-1)!.messages.find((message) => message.role === 'tool');
+    expect(String(told?.content)).toMatch(/\[stopped: the worker running this task stopped \(a deploy or a scale-down\) while this ran, and the task went on on another worker: run it again if you still need its result\]$/);
+    expect(String(told?.content)).not.toMatch(/cancelled/);
   });
 });

@@ -4,16 +4,10 @@
  * travels as its abort signal's reason: a user's cancel, or this worker's shutdown (then the task is
  * handed back to the queue, not cancelled).
  */
+import { CANCELLED, SHUTDOWN } from '@agentq/tools';
 import type { Redis } from 'ioredis';
 
-/** The abort reasons of a run. */
-export const CANCELLED = Object.freeze({ stop: 'cancelled' as const });
-const SHUTDOWN = Object.freeze({ stop: 'shutdown' as const });
-
-/** Whether a run was stopped by its worker's shutdown (its signal's reason). */
-export function stoppedByShutdown(signal: AbortSignal): boolean {
-  return signal.aborted && signal.reason === SHUTDOWN;
-}
+export { CANCELLED, stoppedByShutdown } from '@agentq/tools';
 
 export class CancelListener {
   private readonly running = new Map<string, AbortController>();

@@ -28,3 +28,4 @@ export * from './copy-workdir.js';
 export * from './disk-quota.js';
 export * from './remove-workdir.js';
 export * from './tool-cgroups.js';
+export * from './stop-reasons.js';

@@ -6,7 +6,8 @@ import type { ToolResult } from './tool.js';
 /** What bash and libc print when a fork hits the process limit. */
 const FORK_REFUSED = /fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't start new thread/;
 
-export function processResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number; diskLimit?: DiskUsage }): ToolResult {
+/** `shutdown`: the run was stopped by its worker's shutdown (stop-reasons.ts), not cancelled. */
+export function processResult(outcome: ProcessOutcome, options: ResultOptions): ToolResult {
   if (!outcome.deleteOnly || !outcome.disk || !options.diskLimit) return runResult(outcome, options);
   // Its own note says where the folder stands.
   const { diskLimit: _said, ...withoutQuota } = options;
@@ -17,7 +18,14 @@ export function processResult(outcome: ProcessOutcome, options: { timeoutMs: num
   return { ok: result.ok, output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"). ${now}]` };
 }
 
-function runResult(outcome: ProcessOutcome, options: { timeoutMs: number; processLimit?: number; diskLimit?: DiskUsage }): ToolResult {
+interface ResultOptions {
+  timeoutMs: number;
+  processLimit?: number;
+  diskLimit?: DiskUsage;
+  shutdown?: boolean;
+}
+
+function runResult(outcome: ProcessOutcome, options: ResultOptions): ToolResult {
   const output = outcome.output.trimEnd() || '(no output)';
   // Said whatever the exit status: a program that hit the limit may still have ended well.
   const limited =
@@ -35,6 +43,9 @@ function runResult(outcome: ProcessOutcome, options: { timeoutMs: number; proces
       ok: false,
       output: `${output}\n[killed: the tool's processes used all of their ${megabytes(memory.limitBytes)} of memory together (files in /tmp and /dev/shm count too): use less at once, e.g. read the data in parts, or delete files in /tmp]`,
     };
+  }
+  if (outcome.cancelled && options.shutdown) {
+    return { ok: false, output: `${output}\n[stopped: the worker running this task stopped (a deploy or a scale-down) while this ran, and the task went on on another worker: run it again if you still need its result]` };
   }
   if (outcome.cancelled) return { ok: false, output: `${output}\n[cancelled: the task was cancelled while this ran]` };
   if (outcome.timedOut) {

@@ -4,6 +4,7 @@ import { resolveInterpreters } from './interpreters.js';
 import type { JailProgram } from './jail.js';
 import { processResult } from './process-result.js';
 import { runProcess, type ProcessOutcome } from './run-process.js';
+import { stoppedByShutdown } from './stop-reasons.js';
 import type { ToolContext, ToolResult } from './tool.js';
 import { toolEnvironment } from './tool-environment.js';
 
@@ -34,5 +35,5 @@ export async function runCode(options: {
     outcome = isolation.launcher ? await isolation.launcher.run({ unjailed }, context.signal) : await runProcess({ ...unjailed, signal: context.signal });
   }
   context.disk?.record(outcome.disk);
-  return processResult(outcome, { timeoutMs: context.timeoutMs, ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}), ...(context.disk ? { diskLimit: context.disk.limit } : {}) });
+  return processResult(outcome, { timeoutMs: context.timeoutMs, shutdown: stoppedByShutdown(context.signal), ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}), ...(context.disk ? { diskLimit: context.disk.limit } : {}) });
 }
