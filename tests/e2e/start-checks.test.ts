@@ -73,6 +73,21 @@ describe('agentq start checks', () => {
     const withPassword = new Redis(redisAt.replace('redis://', `redis://:${password}@`), { maxRetriesPerRequest: 0 });
     expect(await withPassword.config('GET', 'bind')).toEqual(['bind', '127.0.0.1 -::1']);
     withPassword.disconnect();
+    // doctor reads the credentials agentq start uses, and where its API really listens (not PORT's default).
+    const doctor = spawnAgentq(['doctor'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: dataDir });
+    await doctor.exited;
+    expect(doctor.output()).toMatch(/ok +redis:\/\/127\.0\.0\.1:\d+ answers, with a password \(the private Redis's of `agentq start`/);
+    expect(doctor.output()).toContain(`listens on ${new URL(url).host} (pid `);
+    // Without it, a Redis that wants a password is said to, with how to give it: doctor fails, and so does a worker, in one line.
+    const elsewhere = await mkdtemp(path.join(tmpdir(), 'agentq-no-password-'));
+    const refused = spawnAgentq(['doctor'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: elsewhere });
+    expect(await refused.exited).toBe(1);
+    expect(refused.output()).toMatch(/FAIL +redis:\/\/127\.0\.0\.1:\d+ wants a password that REDIS_URL does not give \(NOAUTH\): put it in REDIS_URL/);
+    const worker = spawnAgentq(['worker', '--pools', 'casual'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: dataDir });
+    expect(await worker.exited).toBe(2);
+    expect(worker.output()).toMatch(/agentq: The Redis at REDIS_URL=redis:\/\/127\.0\.0\.1:\d+ wants a password \(NOAUTH\): put it in REDIS_URL, .*; the private Redis of `agentq start` keeps its password in .*redis\/password\.\n/);
+    expect(worker.output()).not.toMatch(/ReplyError| {4}at /);
+    await rm(elsewhere, { recursive: true, force: true });
     expect(await agentq.stop()).toBe(0);
     // Stopping agentq stops its Redis too.
     const probe = new Redis(redisAt, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -91,9 +106,9 @@ describe('agentq start checks', () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-doctor-'));
     const good = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir });
     expect(await good.exited).toBe(0);
-    expect(good.output()).toMatch(/ok +coder +bubblewrap jail as .*network none, limits 128 processes/);
+    expect(good.output()).toMatch(/ok +coder +bubblewrap jail as .*network none, seccomp filter \(\d+ calls refused\), limits cgroup v\d \(memory, pids[^)]*\) per run: 1024 MiB memory and 128 processes for the whole run/);
     expect(good.output()).toMatch(/ok +casual +runs no process tools/);
-    expect(good.output()).toMatch(/listens on 127\.0\.0\.1:8080; no keys/);
+    expect(good.output()).toMatch(/would listen on 127\.0\.0\.1:8080 \(none runs now\); no keys/);
     // The test's Redis has no maxmemory and keeps nothing on disk: warnings, not failures.
     expect(good.output()).toMatch(/warn +Redis has no maxmemory: it grows until the machine runs out of memory/);
     expect(good.output()).toMatch(/warn +Redis does not log its writes to disk \(appendonly no\): a restart of Redis loses every task/);

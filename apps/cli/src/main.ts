@@ -18,6 +18,7 @@ import { usageCommand } from './commands/usage.js';
 import { watchCommand } from './commands/watch.js';
 import { workerCommand } from './commands/worker.js';
 import { UsageError } from './usage-error.js';
+import { withRedisCredentials } from './private-redis.js';
 
 const HELP = `usage: agentq <command>
 
@@ -90,12 +91,16 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
       await startCommand({ config: loadConfig() });
       return -1;
-    case 'api':
-      await apiCommand(loadConfig());
+    case 'api': {
+      const config = loadConfig();
+      await withRedisCredentials(config, () => apiCommand(config));
       return -1;
-    case 'worker':
-      await workerCommand(loadConfig(), values);
+    }
+    case 'worker': {
+      const config = loadConfig();
+      await withRedisCredentials(config, () => workerCommand(config, values));
       return -1;
+    }
     case 'demo':
       await demoCommand();
       return -1;

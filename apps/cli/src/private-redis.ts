@@ -4,6 +4,7 @@
  * (mode 0600), its files there too, append-only file on so tasks survive a restart. Code a task runs
  * cannot reach it from the jail, and without the password nothing else on this machine can use it.
  */
+import { UsageError } from './usage-error.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,49 @@ export function privatePassword(dir: string): string {
   const password = randomBytes(24).toString('base64url');
   writeFileSync(file, `${password}\n`, { mode: 0o600 });
   return password;
+}
+
+/**
+ * REDIS_URL with the private Redis's password of `agentq start` (kept in `<data>/redis/password`), when
+ * REDIS_URL gives none and that file exists; undefined otherwise. Nothing is generated.
+ */
+export function withStoredPassword(url: string, dataDir: string): string | undefined {
+  const file = path.join(path.resolve(dataDir, 'redis'), 'password');
+  if (new URL(url).password || !existsSync(file)) return undefined;
+  return withPassword(url, readFileSync(file, 'utf8').trim());
+}
+
+/** The one line that says how to give a Redis that wants a password its password. */
+export function passwordHelp(url: string, dataDir: string): string {
+  return `The Redis at REDIS_URL=${redactedUrl(url)} wants a password (NOAUTH): ${passwordFix(dataDir)}`;
+}
+
+/** How to give it: in REDIS_URL, and where `agentq start`'s private Redis keeps its own. */
+export function passwordFix(dataDir: string): string {
+  const file = path.join(path.resolve(dataDir, 'redis'), 'password');
+  return `put it in REDIS_URL, e.g. redis://:<password>@host:port (or redis://<user>:<password>@host:port for an ACL user)${existsSync(file) ? `; the private Redis of \`agentq start\` keeps its password in ${file}` : ''}.`;
+}
+
+/** A Redis URL fit to print: its password replaced. */
+export function redactedUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString().replace(/\/$/, '');
+}
+
+/** Runs a process's start; a Redis that wants a password it was not given is one line that says how to give it. */
+export async function withRedisCredentials(config: { REDIS_URL: string; AGENTQ_DATA_DIR: string }, start: () => Promise<void>): Promise<void> {
+  try {
+    await start();
+  } catch (error) {
+    if (wantsPassword(error)) throw new UsageError(passwordHelp(config.REDIS_URL, config.AGENTQ_DATA_DIR));
+    throw error;
+  }
+}
+
+/** Whether an error is Redis asking for (other) credentials. */
+export function wantsPassword(error: unknown): boolean {
+  return /NOAUTH|WRONGPASS|invalid (username-)?password/i.test((error as Error | undefined)?.message ?? '');
 }
 
 /** A Redis URL with this password (and the user it named, if any). */

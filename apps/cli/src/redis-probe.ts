@@ -1,17 +1,21 @@
 /** Whether a Redis answers at a URL, asked once without retries: `ok`, `auth` (it wants other credentials), or `down`. */
 import { evictionWarning, readRedisMemory } from '@agentq/queue';
 import { Redis } from 'ioredis';
+import { wantsPassword } from './private-redis.js';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';
 
 export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisProbe> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on('error', () => undefined);
+  // No ready check: its INFO, refused with NOAUTH, would close the connection and answer "Connection is
+  // closed", which read as a Redis that does not answer.
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, enableReadyCheck: false });
+  let failure: unknown;
+  client.on('error', (error) => (failure ??= error));
   try {
     await client.connect();
     return (await client.ping()) === 'PONG' ? 'ok' : 'down';
   } catch (error) {
-    return /NOAUTH|WRONGPASS|invalid (username-)?password|AUTH/i.test((error as Error).message) ? 'auth' : 'down';
+    return wantsPassword(error) || wantsPassword(failure) || /\bAUTH\b/.test((error as Error).message) ? 'auth' : 'down';
   } finally {
     client.disconnect();
   }

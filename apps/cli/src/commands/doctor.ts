@@ -2,29 +2,37 @@
  * `agentq doctor`: what this machine and configuration give a deployment, checked for real: how each
  * pool's tools would be isolated (the jail is tried), whether Redis answers, asks for a password and
  * keeps every key (an evicting Redis loses tasks; one without a maxmemory, or that does not log its
- * writes to disk, is a warning), and whom the API would serve. Exits 1 when a pool's tools would be
- * refused, Redis evicts keys, or the API would not start.
+ * writes to disk, is a warning), with the credentials `agentq start` uses, and whom the API serves (where
+ * a running one listens). Exits 1 when a pool's tools would be refused, Redis does not answer (or wants
+ * a password it is not given) or evicts keys, or the API would not start.
  */
 import { AGENT_POOLS } from '@agentq/contract';
 import { isLoopbackHost, type Config } from '@agentq/config';
 import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
+import { runningApi } from '../api-address.js';
+import { passwordFix, withStoredPassword } from '../private-redis.js';
 import { probeRedis, probeRedisMemory } from '../redis-probe.js';
 import { paint } from '../terminal.js';
 
 export async function doctorCommand(config: Config, flags: { json?: boolean }): Promise<number> {
   const tools = await isolationForPools({ config, pools: AGENT_POOLS, serviceAddresses: await redisAddresses(config.REDIS_URL) });
   await closeIsolations(tools);
-  const redisUrl = new URL(config.REDIS_URL);
-  const answers = await probeRedis(config.REDIS_URL);
-  const { evicts, unbounded, unlogged } = answers === 'ok' ? await probeRedisMemory(config.REDIS_URL) : {};
-  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(evicts ? { evicts } : {}), ...(unbounded ? { unbounded } : {}), ...(unlogged ? { unlogged } : {}) };
+  // The credentials `agentq start` uses: REDIS_URL's, else its private Redis's stored password.
+  let url = config.REDIS_URL;
+  let answers = await probeRedis(url);
+  const stored = answers === 'auth' ? withStoredPassword(url, config.AGENTQ_DATA_DIR) : undefined;
+  if (stored && (await probeRedis(stored)) === 'ok') [url, answers] = [stored, 'ok'];
+  const redisUrl = new URL(url);
+  const { evicts, unbounded, unlogged } = answers === 'ok' ? await probeRedisMemory(url) : {};
+  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(stored && answers === 'ok' ? { storedPassword: true } : {}), ...(evicts ? { evicts } : {}), ...(unbounded ? { unbounded } : {}), ...(unlogged ? { unlogged } : {}) };
+  const api = await runningApi(config);
   const keys = config.AGENTQ_API_KEYS?.length ?? 0;
   const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
   const pools = AGENT_POOLS.map((pool) => ({ pool, ...tools.get(pool)!.summary, description: tools.get(pool)!.description }));
-  const problems = pools.filter((pool) => pool.kind === 'unavailable').length + (apiRefused ? 1 : 0) + (evicts ? 1 : 0);
+  const problems = pools.filter((pool) => pool.kind === 'unavailable').length + (apiRefused ? 1 : 0) + (evicts ? 1 : 0) + (answers === 'ok' ? 0 : 1);
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, keys, adminKeys, refused: apiRefused } })}\n`);
+    process.stdout.write(`${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, ...(api ? { listening: api.listening } : {}), keys, adminKeys, refused: apiRefused } })}\n`);
     return problems ? 1 : 0;
   }
   const mark = (ok: boolean | 'warn') => (ok === true ? paint.green('ok  ') : ok === 'warn' ? paint.yellow('warn') : paint.red('FAIL'));
@@ -38,10 +46,10 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   const redisNote =
     redis.answers === 'ok'
       ? redis.password
-        ? 'answers, with a password'
+        ? `answers, with a password${redis.storedPassword ? ` (the private Redis's of \`agentq start\`, from ${config.AGENTQ_DATA_DIR}/redis/password)` : ''}`
         : `answers without a password: any program that reaches it${isLoopbackHost(redisUrl.hostname) ? ' on this machine' : ''} can read and change every task (jailed tools cannot reach it)`
       : redis.answers === 'auth'
-        ? 'asks for a password that REDIS_URL does not give'
+        ? `wants a password that REDIS_URL does not give (NOAUTH): ${passwordFix(config.AGENTQ_DATA_DIR)}`
         : 'does not answer (`agentq start` starts a private one, with a password, when REDIS_URL is on loopback)';
   console.log(`  ${mark(redisOk)} ${redis.url} ${redisNote}`);
   if (evicts) console.log(`  ${mark(false)} ${evicts}`);
@@ -50,6 +58,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   console.log('API:');
   const access = keys + adminKeys ? `${keys} tenant key(s), ${adminKeys} admin key(s)` : 'no keys: anyone who reaches it may submit tasks';
   const apiOk = apiRefused ? false : keys + adminKeys ? true : isLoopbackHost(config.AGENTQ_HOST) ? true : 'warn';
-  console.log(`  ${mark(apiOk)} listens on ${config.AGENTQ_HOST}:${config.PORT}; ${access}${apiRefused ? ' (it refuses to start so: set AGENTQ_API_KEYS)' : ''}`);
+  const where = api ? `listens on ${api.listening} (pid ${api.pid})` : `would listen on ${config.AGENTQ_HOST}:${config.PORT} (none runs now)`;
+  console.log(`  ${mark(apiOk)} ${where}; ${access}${apiRefused ? ' (it refuses to start so: set AGENTQ_API_KEYS)' : ''}`);
   return problems ? 1 : 0;
 }

@@ -5,14 +5,13 @@
  */
 import { AGENT_POOLS } from '@agentq/contract';
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
 import { createLogger, endLogs, prettyLogs, type Logger } from '@agentq/telemetry';
-import { onPath, privatePassword, startPrivateRedis, withPassword } from '../private-redis.js';
+import { onPath, passwordHelp, redactedUrl, startPrivateRedis, withStoredPassword } from '../private-redis.js';
 import { probeModelEndpoint } from '../probe-model.js';
 import { probeRedis } from '../redis-probe.js';
 import { onShutdown } from '../shutdown.js';
@@ -134,30 +133,24 @@ async function redisFor(options: { config: Config; logger: Logger; onStarted: (c
   const probe = await probeRedis(url);
   if (probe === 'ok') return url;
   if (probe === 'auth') {
-    const stored = existsSync(path.join(dir, 'password')) && !new URL(url).password ? withPassword(url, privatePassword(dir)) : undefined;
+    const stored = withStoredPassword(url, config.AGENTQ_DATA_DIR);
     if (stored && (await probeRedis(stored)) === 'ok') return stored;
-    throw new UsageError(`The Redis at REDIS_URL=${redacted(url)} wants a password: put it in REDIS_URL, e.g. redis://:<password>@host:port (or redis://<user>:<password>@host:port for an ACL user).`);
+    throw new UsageError(passwordHelp(url, config.AGENTQ_DATA_DIR));
   }
   if (!isLoopbackHost(new URL(url).hostname)) {
-    throw new UsageError(`Nothing answers at REDIS_URL=${redacted(url)}. Start that Redis, or point REDIS_URL at one that runs.`);
+    throw new UsageError(`Nothing answers at REDIS_URL=${redactedUrl(url)}. Start that Redis, or point REDIS_URL at one that runs.`);
   }
   if (!onPath('redis-server')) {
     throw new UsageError(
-      `Nothing answers at REDIS_URL=${redacted(url)} and redis-server is not on the PATH.\n` +
+      `Nothing answers at REDIS_URL=${redactedUrl(url)} and redis-server is not on the PATH.\n` +
         'Start a Redis (e.g. `docker run -p 6379:6379 redis:7`, or `apt-get install redis-server`), or point REDIS_URL at one.',
     );
   }
   const started = await startPrivateRedis({ url, dataDir: config.AGENTQ_DATA_DIR });
   options.onStarted(started.child);
   options.logger.info(
-    `nothing answers at ${redacted(url)}: started a private redis-server on loopback, with a generated password (in ${started.passwordFile}); data in ${dir}, append-only file on`,
+    `nothing answers at ${redactedUrl(url)}: started a private redis-server on loopback, with a generated password (in ${started.passwordFile}); data in ${dir}, append-only file on`,
   );
   return started.url;
 }
 
-/** A Redis URL fit to print: its password replaced. */
-function redacted(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString().replace(/\/$/, '');
-}
