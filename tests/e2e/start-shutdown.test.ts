@@ -4,7 +4,7 @@
  * error or stack trace is printed. And the demo keeps its data apart from real runs.
  */
 import type { TaskEvent } from '@agentq/contract';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -118,3 +118,40 @@ it('stops everything, its Redis included, though the reader of its output went a
   });
   expect(refused).toBe('ECONNREFUSED');
 }, 60_000);
+
+it('starts a worker that exited again, with a warning, and the rest runs on', async () => {
+  double = await startOpenAIDouble({ rules: [{ reply: { content: 'still served' } }] });
+  dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-restart-'));
+  const agentq = spawnAgentq(['start'], {
+    PORT: String(await freePort()),
+    REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: double.baseURL,
+    AGENTQ_MODEL: 'restart-model',
+  });
+  const baseUrl = (await agentq.waitFor(/ready: API at (http[^\s"]+)/))[1]!;
+  // The casual pool's worker process (of this agentq: other tests run theirs) dies.
+  const casualWorkers = () => childrenOf(agentq.child.pid!).filter((line) => line.includes('worker --pools casual'));
+  const [casual] = casualWorkers();
+  process.kill(Number(casual!.trim().split(' ')[0]), 'SIGKILL');
+  await agentq.waitFor(/`agentq worker --pools casual` exited \(SIGKILL\); starting it again in 1 s\./);
+  await expect.poll(() => casualWorkers().length, { timeout: 15_000 }).toBe(1);
+  expect(casualWorkers()[0]).not.toBe(casual);
+  expect(logLines(agentq.output()).find((line) => /exited \(SIGKILL\)/.test(String(line.msg)))).toMatchObject({ level: 'warn' });
+  // Everything else ran on, and the new worker serves its pool.
+  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'after', agent: 'casual' }] }) });
+  const [task] = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks;
+  await expect.poll(async () => ((await (await fetch(`${baseUrl}/v1/tasks/${task!.id}`)).json()) as { status: string }).status, { timeout: 20_000 }).toBe('completed');
+  expect(agentq.child.exitCode).toBeNull();
+  agentq.child.kill('SIGINT');
+  expect(await agentq.exited).toBe(130);
+}, 60_000);
+
+/** The processes a process started, a line each: its pid and command line. */
+function childrenOf(pid: number): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
+}

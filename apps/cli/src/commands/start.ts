@@ -19,6 +19,11 @@ import { UsageError } from '../usage-error.js';
 
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 
+/** A worker that exited is started again after this, doubled at each exit up to the most, and back to the first once one ran a minute. */
+const RESTART_FIRST_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+const RESTART_RESET_MS = 60_000;
+
 export interface StartOptions {
   config: Config;
   /** The environment the children get (they parse their own config from it). Default `process.env`. */
@@ -43,10 +48,13 @@ export async function startCommand(options: StartOptions): Promise<void> {
   const workers: ChildProcess[] = [];
   const services: ChildProcess[] = [];
   let redis: ChildProcess | undefined;
+  /** Workers waiting to be started again. */
+  const restarts = new Set<NodeJS.Timeout>();
   let stopping = false;
   const stopAll = async () => {
     if (stopping) return;
     stopping = true;
+    for (const timer of restarts) clearTimeout(timer);
     logger.info('stopping: the workers hand their running tasks back to the queue, then the API and Redis stop');
     // Past the workers' grace for running jobs, so that they hand them back before any SIGKILL.
     await Promise.all(workers.map((child) => stopChild(child, config.AGENTQ_SHUTDOWN_GRACE_MS + 10_000)));
@@ -70,14 +78,30 @@ export async function startCommand(options: StartOptions): Promise<void> {
   const modelProblem = await probeModelEndpoint(config);
   if (modelProblem) logger.warn(`the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
 
-  const spawnChild = (name: string, args: string[], childEnv: NodeJS.ProcessEnv = env) => {
+  // A worker that exits is started again (its tasks are handed back or resumed from Redis), after 1 s,
+  // doubling each time up to 30 s, back to 1 s once one has run a minute; the API's exit stops everything.
+  const spawnChild = (name: string, args: string[], childEnv: NodeJS.ProcessEnv = env, delayMs = RESTART_FIRST_MS) => {
     const child = fork(MAIN, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    const startedAt = Date.now();
     forwardLines(child.stdout!, name, pretty);
     forwardLines(child.stderr!, name, pretty);
-    (args[0] === 'worker' ? workers : services).push(child);
+    const worker = args[0] === 'worker';
+    (worker ? workers : services).push(child);
     child.once('exit', (code, signal) => {
       if (stopping) return;
-      logger.error(`\`agentq ${args.join(' ')}\` exited (${signal ?? `code ${code}`}); stopping everything.`);
+      const how = signal ?? `code ${code}`;
+      if (worker) {
+        workers.splice(workers.indexOf(child), 1);
+        const delay = Date.now() - startedAt >= RESTART_RESET_MS ? RESTART_FIRST_MS : delayMs;
+        logger.warn(`\`agentq ${args.join(' ')}\` exited (${how}); starting it again in ${delay / 1000} s.`);
+        const timer = setTimeout(() => {
+          restarts.delete(timer);
+          if (!stopping) void spawnChild(name, args, childEnv, Math.min(delay * 2, RESTART_MAX_MS));
+        }, delay);
+        restarts.add(timer);
+        return;
+      }
+      logger.error(`\`agentq ${args.join(' ')}\` exited (${how}); stopping everything.`);
       void stopAll()
         .then(() => endLogs(logger))
         .finally(() => process.exit(1));
