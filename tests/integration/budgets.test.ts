@@ -39,7 +39,7 @@ async function task(id: string, key?: string): Promise<TaskView> {
   return (await response.json()) as TaskView;
 }
 
-it("stops a task once its token budget is spent, before another model call, and shows what it spent", async () => {
+it("stops a task once its token budget is spent, or before a call whose prompt alone would pass it, and shows what it spent", async () => {
   stack = await startStack({ pools: ['file'], rules: [endless] });
   const response = await submit({ tasks: [{ prompt: 'loop', agent: 'file', budget: { tokens: 2_500 } }] });
   expect(response.status).toBe(202);
@@ -47,10 +47,12 @@ it("stops a task once its token budget is spent, before another model call, and 
   await waitForEnd(stack.api.url, id);
   const view = await task(id);
   expect(view.status).toBe('failed');
-  expect(view.error).toEqual({ code: 'budget', message: expect.stringContaining(`the budget of task ${id} is spent`) });
-  // 3 calls of 1,100 tokens reach 2,500: the third call's commit says so, and no fourth call is made.
-  expect(stack.double.requests).toHaveLength(3);
-  expect(view.budget).toEqual({ usd: null, tokens: 2_500, spentUsd: 0, spentTokens: 3_300, spent: true });
+  // 2 calls of 1,100 tokens leave 300, and the third call's prompt alone (the system prompt, the tools'
+  // schemas, the context) holds more: it is not made. Checked by what was used alone, it was, and the
+  // task ended at 3,300.
+  expect(view.error).toEqual({ code: 'budget', message: expect.stringMatching(/^Stopped: the task used 2200 tokens of its budget of 2500, and its next call's prompt alone holds \d+ more\.$/) });
+  expect(stack.double.requests).toHaveLength(2);
+  expect(view.budget).toEqual({ usd: null, tokens: 2_500, spentUsd: 0, spentTokens: 2_200, spent: false });
 });
 
 it('shares a planned task’s budget among its subtasks: each stops, the one that needs them is skipped, the root fails with what was done', async () => {

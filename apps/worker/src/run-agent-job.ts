@@ -69,7 +69,9 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         prepareWorkdir: async () => prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined, quota: diskQuota }),
         maxSteps: config.AGENTQ_MAX_STEPS,
         maxToolCallsPerStep: config.AGENTQ_MAX_TOOL_CALLS,
-        stopWhen: [...budgets, spendingIsWithin(spending, record)],
+        // A task's own token budget also stops it before a call whose prompt alone would pass it (the
+        // shared spending is known only once a call's commit adds it up).
+        stopWhen: [...budgets, ...(record.budgetTokens !== undefined && !record.parentId ? [tokenBudgetIs(record.budgetTokens)] : []), spendingIsWithin(spending, record)],
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },

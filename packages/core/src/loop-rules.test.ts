@@ -34,9 +34,17 @@ const bash = (command: string, id?: string) => ({ toolCalls: [{ name: 'bash', ar
 
 describe('stop conditions', () => {
   it('fails with reason budget when the token budget is used up', async () => {
-    const model = createScriptedModel({ script: [{ ...bash('true'), usage: { promptTokens: 600, completionTokens: 50 } }, { ...bash('true'), usage: { promptTokens: 700, completionTokens: 50 } }, { content: 'never' }] });
-    const outcome = await runAgent(base({ model, stopWhen: [tokenBudgetIs(1_000)] }));
-    expect(outcome).toEqual({ status: 'failed', reason: 'budget', message: 'Stopped: the task used 1400 tokens of its budget of 1000.', steps: 2 });
+    const model = createScriptedModel({ script: [{ ...bash('true'), usage: { promptTokens: 1_600, completionTokens: 50 } }, { ...bash('true'), usage: { promptTokens: 1_700, completionTokens: 50 } }, { content: 'never' }] });
+    const outcome = await runAgent(base({ model, stopWhen: [tokenBudgetIs(3_000)] }));
+    expect(outcome).toEqual({ status: 'failed', reason: 'budget', message: 'Stopped: the task used 3400 tokens of its budget of 3000.', steps: 2 });
+  });
+
+  it('fails with reason budget before a call whose prompt alone would pass the token budget', async () => {
+    const model = createScriptedModel({ script: [{ content: 'never' }] });
+    // The system prompt, the tools' schemas and the prompt hold more than 500 tokens.
+    const outcome = await runAgent(base({ model, prompt: 'word '.repeat(600), stopWhen: [tokenBudgetIs(500)] }));
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'budget', message: expect.stringMatching(/^Stopped: the task used 0 tokens of its budget of 500, and its next call's prompt alone holds \d+ more\.$/), steps: 0 });
+    expect(model.requests).toHaveLength(0);
   });
 
   it('counts the tokens of earlier attempts against the budget', async () => {

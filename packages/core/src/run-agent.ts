@@ -14,6 +14,7 @@ import { MAX_WORKDIR_ENTRIES, WorkdirDisk, type ProcessIsolation, type Scratchpa
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
+import { countMessageTokens } from './count-tokens.js';
 import { capToolCalls, DEFAULT_MAX_TOOL_CALLS_PER_STEP } from './cap-tool-calls.js';
 import { executeTools, type ExecuteToolsOutcome } from './execute-tools.js';
 import type { AgentJournal } from './journal.js';
@@ -86,6 +87,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   const stopConditions = [stepCountIs(options.maxSteps), ...(options.stopWhen ?? [])];
   const callLimit = options.maxToolCallsPerStep ?? DEFAULT_MAX_TOOL_CALLS_PER_STEP;
   const toolSpecs = protocol.toolSpecs(tools);
+  const countsNextPrompt = stopConditions.some((condition) => condition.countsNextPrompt);
+  // The tools' schemas go with every call; counted once, roughly (their JSON), for a token budget.
+  const toolSpecTokens = countsNextPrompt ? Math.ceil(JSON.stringify(toolSpecs).length / 4) : 0;
   const toolContext: ToolContext = {
     workdir: options.workdir,
     signal,
@@ -133,7 +137,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
 
   for (;;) {
     if (signal.aborted) return { status: 'cancelled', steps };
-    const stop = stopConditions.map((condition) => condition({ steps, usage, elapsedMs: Date.now() - startedAt })).find(Boolean);
+    // The next prompt, counted only for a condition that reads it (a token budget): the context and the tools' schemas.
+    const nextPromptTokens = countsNextPrompt ? (await countMessageTokens(buildContextView(entries).map((item) => item.message))) + toolSpecTokens : undefined;
+    const stop = stopConditions.map((condition) => condition({ steps, usage, elapsedMs: Date.now() - startedAt, ...(nextPromptTokens !== undefined ? { nextPromptTokens } : {}) })).find(Boolean);
     if (stop) return { status: 'failed', reason: stop.reason, message: stop.message, steps };
 
     try {

@@ -12,21 +12,37 @@ export interface RunState {
   usage: TokenUsage;
   /** Since the task first started. */
   elapsedMs: number;
+  /** The tokens of the next call's prompt, counted before it is sent (for conditions that ask: `countsNextPrompt`). */
+  nextPromptTokens?: number;
 }
 
-export type StopCondition = (state: RunState) => { reason: FailureReason; message: string } | undefined;
+export type StopCondition = ((state: RunState) => { reason: FailureReason; message: string } | undefined) & {
+  /** It reads `nextPromptTokens`, which is then counted before each call. */
+  countsNextPrompt?: boolean;
+};
 
 export function stepCountIs(maxSteps: number): StopCondition {
   return (state) =>
     state.steps >= maxSteps ? { reason: 'max_steps', message: `Stopped after ${maxSteps} steps without a final answer (max steps ${maxSteps}).` } : undefined;
 }
 
-/** Total tokens (prompt + completion) the task may use. */
+/**
+ * Total tokens (prompt + completion) the task may use: it stops once they are used, and before a call
+ * whose prompt alone would pass them (a 3,000-token budget ended at 4,438 when only what was used was
+ * checked: the last call's prompt was the whole context).
+ */
 export function tokenBudgetIs(maxTokens: number): StopCondition {
-  return (state) => {
+  const condition: StopCondition = (state) => {
     const used = state.usage.promptTokens + state.usage.completionTokens;
-    return used >= maxTokens ? { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}.` } : undefined;
+    if (used >= maxTokens) return { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}.` };
+    const next = state.nextPromptTokens ?? 0;
+    if (used + next > maxTokens) {
+      return { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}, and its next call's prompt alone holds ${next} more.` };
+    }
+    return undefined;
   };
+  condition.countsNextPrompt = true;
+  return condition;
 }
 
 /** Wall-clock time the task may take from its first start. */
