@@ -14,18 +14,24 @@ export interface EventDataMap {
   'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>>; given?: true };
   'subtask.queued': { subtaskId: string; planId: string; agent: string };
   'llm.request': { model: string; messages: number; tools: number };
+  /**
+   * What a model or a tool wrote is kept up to 32 KiB characters an event (its head and tail beyond):
+   * `contentLength`, `argumentsLength`, `outputLength` and `textLength` say how long the whole was when it
+   * was cut. The whole is in the task's messages.
+   */
   'llm.response': {
     content: string | null;
-    toolCalls: Array<{ id: string; name: string; arguments: string }>;
+    contentLength?: number;
+    toolCalls: Array<{ id: string; name: string; arguments: string; argumentsLength?: number }>;
     usage: TokenUsageView | null;
     finishReason: string | null;
     durationMs: number;
     /** What the call cost in USD (AGENTQ_PRICES); absent for a model without a price. */
     costUsd?: number;
   };
-  reasoning: { text: string };
-  'tool.call': { id: string; name: string; arguments: string; label?: string };
-  'tool.result': { id: string; name: string; ok: boolean; skipped?: boolean; output: string; durationMs: number };
+  reasoning: { text: string; textLength?: number };
+  'tool.call': { id: string; name: string; arguments: string; argumentsLength?: number; label?: string };
+  'tool.result': { id: string; name: string; ok: boolean; skipped?: boolean; output: string; outputLength?: number; durationMs: number };
   /** `planErrors`: why the planner's plan of this step was not accepted. */
   'step.completed': { step: number; planErrors?: string[] };
   compaction: { tokensBefore: number; tokensAfter: number; summarised: number; summaries: number };

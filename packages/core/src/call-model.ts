@@ -3,6 +3,7 @@
  * what the answer asks for (through the tool protocol), and commit the answer with its usage and
  * events before anything acts on it. A final answer completes its step in the same commit.
  */
+import { eventText, keptArguments, keptText } from './event-text.js';
 import type { LanguageModel, ToolSpec } from '@agentq/llm';
 import { normalizeMessages, splitReasoning, type AssistantMessage, type Message, type TokenUsage } from '@agentq/protocol';
 import type { Tool } from '@agentq/tools';
@@ -74,13 +75,15 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
   const reasoningText = [response.reasoning, reasoning].filter(Boolean).join('\n\n');
 
   const events: EventInput[] = [];
-  if (reasoningText) events.push({ type: 'reasoning', step, data: { text: reasoningText } });
+  if (reasoningText) events.push({ type: 'reasoning', step, data: keptText(reasoningText) });
+  const content = message.content === null ? undefined : eventText(message.content);
   events.push({
     type: 'llm.response',
     step,
     data: {
-      content: message.content,
-      toolCalls: message.toolCalls ?? [],
+      content: content ? content.text : null,
+      ...(content?.length !== undefined ? { contentLength: content.length } : {}),
+      toolCalls: (message.toolCalls ?? []).map((call) => ({ ...call, ...keptArguments(call.arguments) })),
       usage: response.usage ?? null,
       finishReason: response.finishReason ?? null,
       durationMs,

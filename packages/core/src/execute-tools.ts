@@ -4,6 +4,7 @@
  * running tool's process tree). With fences, the first failure stops the remaining blocks. The step
  * completes in the same commit as its last result, so a resumed job never completes a step twice.
  */
+import { keptArguments, keptOutput } from './event-text.js';
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
 import type { EventInput } from '@agentq/contract';
@@ -39,7 +40,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   const resultEvent = (result: CallResult, durationMs: number): EventInput => ({
     type: 'tool.result',
     step,
-    data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), output: result.output, durationMs },
+    data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), ...keptOutput(result.output), durationMs },
   });
   /** Commits results; the last ones also carry the step's own messages and complete it. */
   const record = async (recorded: CallResult[], durationMs: number, isLast: boolean) => {
@@ -70,7 +71,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     // Goes out with its result, or by itself if the call runs long enough to be seen running. The
     // run's hold on its task was checked by the write just before (the answer, or the last result).
     await journal.commit({
-      events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) } }],
+      events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, ...keptArguments(call.arguments), ...(call.label ? { label: call.label } : {}) } }],
       lazy: true,
       writeWithinMs: ANNOUNCE_WITHIN_MS,
     });
