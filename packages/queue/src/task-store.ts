@@ -12,6 +12,7 @@ import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
 import { newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
+import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
 import type { LeasedTask } from './fair-admission.js';
@@ -480,6 +481,11 @@ export class TaskStore {
 
   async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
     return (await this.storedEvents(taskId, afterSeq)).map((stored) => stored.event);
+  }
+
+  /** The same, a page at a time (event-pages.ts): for a reader that sends them on. */
+  eventPages(taskId: string, afterSeq?: number): AsyncGenerator<StoredEvent[]> {
+    return eventPages({ redis: this.redis, key: this.keys.events(taskId), streamKey: this.keys.streamedEvents(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
   }
 
   /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */

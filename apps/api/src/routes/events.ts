@@ -3,7 +3,7 @@
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
 import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
@@ -39,7 +39,7 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       return;
     }
     if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
-      response.json(await store.events(taskId, after));
+      await sendJsonArray(request, response, store.eventPages(taskId, after));
       return;
     }
 
@@ -102,19 +102,55 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
     request.on('close', () => end());
     // A client that went away while its stream was being set up: its 'close' came before the listener.
     if (request.destroyed) end();
-    await replay(await store.storedEvents(taskId, after));
+    for await (const page of store.eventPages(taskId, after)) {
+      if (ended) break;
+      await replay(page);
+    }
     const held = pending;
     pending = undefined;
     for (const event of held) send(event);
     // A task that already ended (a client resuming after its last event): send what is left, and close.
     const record = await store.getRecord(taskId);
     if (!ended && TERMINAL_STATUSES.has(record?.status as TaskStatus)) {
-      await replay(await store.storedEvents(taskId, lastSeq));
+      for await (const page of store.eventPages(taskId, lastSeq)) {
+        if (ended) break;
+        await replay(page);
+      }
       end();
     }
   });
 
   return router;
+}
+
+/**
+ * The events as one JSON array, written a page at a time as the client reads them (their JSON text as
+ * stored, never parsed and written out again); a client that goes away stops the read.
+ */
+async function sendJsonArray(request: Request, response: Response, pages: AsyncGenerator<StoredEvent[]>): Promise<void> {
+  response.status(200).type('application/json');
+  let gone = false;
+  request.once('close', () => (gone = true));
+  let separator = '[';
+  for await (const page of pages) {
+    if (gone) return void (await pages.return(undefined));
+    if (!page.length) continue;
+    const more = response.write(`${separator}${page.map((stored) => stored.text).join(',')}`);
+    separator = ',';
+    if (!more) await drained(response);
+  }
+  response.end(separator === '[' ? '[]' : ']');
+}
+
+/** Resolves once the response took what was written, or closed. */
+function drained(response: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done).off('close', done);
+      resolve();
+    };
+    response.on('drain', done).on('close', done);
+  });
 }
 
 /** `Last-Event-ID` or `?after=`: the seq of an event already seen, a whole number (0: from the start). */
