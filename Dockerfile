@@ -1,5 +1,6 @@
-# One image for every agentq process: the API and each worker pool run it with another command.
-FROM node:20-bookworm-slim
+# One image for every agentq process: the API and each worker pool run it with another command. On a
+# maintained Node LTS (Node 20's support ended in April 2026; the code still runs on 20.19 and later).
+FROM node:24-bookworm-slim
 # Tools the agents run: bash is there; python3 for the python tool. The jail: bubblewrap; for pools
 # with AGENTQ_TOOL_NETWORK=egress, slirp4netns and nftables (util-linux brings nsenter).
 RUN apt-get update \
