@@ -3,7 +3,7 @@
  * when it is ready (its port may differ from PORT: PORT=0 takes a free one), and removes it when it
  * stops. Read only while its process lives and answers there.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '@agentq/config';
 
@@ -15,10 +15,18 @@ interface ApiAddress {
 
 const file = (config: Config) => path.resolve(config.AGENTQ_DATA_DIR, 'api.json');
 
-/** Written by a ready API; removed when it stops. */
+/**
+ * Written by a ready API, where it can (an API needs no data directory of its own: one it cannot write
+ * to only leaves doctor without its address); removed when it stops.
+ */
 export function writeApiAddress(config: Config, address: Omit<ApiAddress, 'pid'>): () => void {
   const where = file(config);
-  writeFileSync(where, JSON.stringify({ pid: process.pid, ...address }));
+  try {
+    mkdirSync(path.dirname(where), { recursive: true });
+    writeFileSync(where, JSON.stringify({ pid: process.pid, ...address }));
+  } catch {
+    return () => undefined;
+  }
   return () => rmSync(where, { force: true });
 }
 
