@@ -267,7 +267,13 @@ const MEMORY_LOOK_MS = 100;
  */
 function contain(pids: readonly number[], group: RunGroup | undefined): void {
   group?.join(pids);
-  for (const pid of pids) writeFileSync(`/proc/${pid}/oom_score_adj`, '1000');
+  for (const pid of pids) {
+    try {
+      writeFileSync(`/proc/${pid}/oom_score_adj`, '1000');
+    } catch {
+      // Not this worker's to set (an unusual /proc): the group's bound still holds.
+    }
+  }
 }
 
 /**
