@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { redisAnswers } from './redis-probe.js';
+import { redisAnswers, wantsPassword } from './redis-probe.js';
 
 export interface PrivateRedis {
   child: ChildProcess;
@@ -103,10 +103,6 @@ export async function withRedisCredentials(config: { REDIS_URL: string; AGENTQ_D
   }
 }
 
-/** Whether an error is Redis asking for (other) credentials. */
-export function wantsPassword(error: unknown): boolean {
-  return /NOAUTH|WRONGPASS|invalid (username-)?password/i.test((error as Error | undefined)?.message ?? '');
-}
 
 /** A Redis URL with this password (and the user it named, if any). */
 export function withPassword(url: string, password: string): string {

@@ -1,7 +1,6 @@
 /** Whether a Redis answers at a URL, asked once without retries: `ok`, `auth` (it wants other credentials), or `down`. */
 import { evictionWarning, readRedisMemory } from '@agentq/queue';
 import { Redis } from 'ioredis';
-import { wantsPassword } from './private-redis.js';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';
 
@@ -45,4 +44,9 @@ export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<
 
 export async function redisAnswers(url: string, timeoutMs = 1_000): Promise<boolean> {
   return (await probeRedis(url, timeoutMs)) === 'ok';
+}
+
+/** Whether an error is Redis asking for (other) credentials. */
+export function wantsPassword(error: unknown): boolean {
+  return /NOAUTH|WRONGPASS|invalid (username-)?password/i.test((error as Error | undefined)?.message ?? '');
 }
