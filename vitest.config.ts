@@ -3,6 +3,20 @@ import { defineConfig } from 'vitest/config';
 
 const root = import.meta.dirname;
 
+/**
+ * The tiers, run in this order by CI (`npm test` runs them all): unit (no Redis, no jail, no agentq
+ * process; `npm run test:unit`, seconds), then integration (a real Redis, real tool processes and
+ * jails), e2e (agentq's own processes), browser (Chromium), security (attacks through a real worker),
+ * hosts (agentq across network namespaces). Each tier but unit gets a redis-server of its own.
+ */
+const UNIT = [
+  'apps/*/src/**/*.test.ts',
+  'packages/{config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
+  'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool}.test.ts',
+];
+const INTEGRATION = ['packages/{queue,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
+const withRedis = ['tests/setup/redis-server.ts'];
+
 export default defineConfig({
   resolve: {
     // Unit tests run the TypeScript sources; end-to-end tests spawn the built processes.
@@ -12,9 +26,15 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
-    globalSetup: ['tests/setup/redis-server.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: UNIT, globalSetup: withRedis } },
+      { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], globalSetup: withRedis } },
+      { extends: true, test: { name: 'browser', include: ['tests/browser/**/*.test.ts'], globalSetup: withRedis } },
+      { extends: true, test: { name: 'security', include: ['tests/security/**/*.test.ts'], globalSetup: withRedis } },
+      { extends: true, test: { name: 'hosts', include: ['tests/hosts/**/*.test.ts'], globalSetup: withRedis } },
+    ],
   },
 });

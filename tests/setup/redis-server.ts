@@ -14,9 +14,9 @@ declare module 'vitest' {
   }
 }
 
-let server: ChildProcess | undefined;
 
-export async function setup(project: TestProject): Promise<void> {
+/** One server per tier (project) that asks for it, stopped by the teardown it returns. */
+export async function setup(project: TestProject): Promise<() => void> {
   const port = await freePort();
   const child = spawnRedisServer(port);
   const started = await new Promise<boolean>((resolve) => {
@@ -24,17 +24,13 @@ export async function setup(project: TestProject): Promise<void> {
     child.once('spawn', () => resolve(true));
   });
   if (started) {
-    server = child;
     const url = `redis://127.0.0.1:${port}`;
     await waitForRedis(url);
     project.provide('redisUrl', url);
-  } else {
-    project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    return () => child.kill('SIGKILL');
   }
-}
-
-export async function teardown(): Promise<void> {
-  server?.kill('SIGKILL');
+  project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  return () => undefined;
 }
 
 /** A redis-server of a test's own on a free port, answering: its URL and process (to kill at the end). */

@@ -11,6 +11,7 @@ import { MAX_WORKDIR_ENTRIES, WorkdirDisk } from './disk-quota.js';
 import { jailIdentity } from './jail-identity.js';
 import { nodeTool } from './node-tool.js';
 import { egressRules } from './jail-egress.js';
+import { JAIL_GATE } from './jail.js';
 import { chooseIsolation, type ProcessIsolation } from './process-isolation.js';
 import { pythonTool } from './python-tool.js';
 import type { ToolContext } from './tool.js';
@@ -178,6 +179,23 @@ describe('the jail', () => {
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 3_000 }).toEqual([]);
   });
 
+  it('runs nothing of a task whose worker died before the jail was let go: its gate fails closed', async () => {
+    // The gate as the jail's first line runs it: the pipe closed without its byte (a killed launcher).
+    const gated = spawn('/bin/bash', ['-c', `${JAIL_GATE}echo ran`], { stdio: ['ignore', 'pipe', 'ignore', 'ignore', 'pipe'] });
+    let output = '';
+    gated.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    (gated.stdio[4] as NodeJS.WritableStream).end();
+    const code = await new Promise((resolve) => gated.once('close', resolve));
+    expect({ code, output }).toEqual({ code: 125, output: '' });
+    // Its byte lets it go.
+    const letGo = spawn('/bin/bash', ['-c', `${JAIL_GATE}echo ran`], { stdio: ['ignore', 'pipe', 'ignore', 'ignore', 'pipe'] });
+    let ran = '';
+    letGo.stdout!.on('data', (chunk: Buffer) => (ran += chunk.toString('utf8')));
+    (letGo.stdio[4] as NodeJS.WritableStream).end('x');
+    expect(await new Promise((resolve) => letGo.once('close', resolve))).toBe(0);
+    expect(ran).toBe('ran\n');
+  });
+
   it('leaves nothing when cancelled while the jail is still starting', async () => {
     const marker = `97${Math.floor(Math.random() * 1e6)}`;
     for (let round = 0; round < 30; round++) {
@@ -271,10 +289,10 @@ describe('the jail', () => {
     const second = await bash('cd many && touch $(seq 2000 3500); mkdir more; ln -s 1 link; echo x >> 1; python3 -c "open(\'new\', \'w\')"; echo tried', quoted);
     expect(second.output).toMatch(/Disk quota exceeded/);
     expect(second.output).toMatch(/File size limit exceeded|File too large/);
-    expect(second.output).toMatch(/tried\n\[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow \("Disk quota exceeded", "File too large"\)\. It still is \(the work directory holds [\d.]+ (KiB|MiB) in \d+ entries; its quota is 20\.0 MiB and 1000 entries\): delete more \(rm\) before anything else\.\]$/);
+    expect(second.output).toMatch(/tried\n\[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow \("Disk quota exceeded", "File too large"; a redirection with > counts as making one, even to \/dev\/null\)\. It still is \(the work directory holds [\d.]+ (KiB|MiB) in \d+ entries; its quota is 20\.0 MiB and 1000 entries\): delete more \(rm\) before anything else\.\]$/);
     expect(execFileSync('find', [workdir], { encoding: 'utf8' }).trim().split('\n').length).toBe(held);
     // Deleting brings it under; then it writes again.
-    expect((await bash('rm -r many; echo removed', quoted)).output).toBe('removed\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"). It is under it now: the next call may write again.]');
+    expect((await bash('rm -r many; echo removed', quoted)).output).toMatch(/^removed\n\[the work directory was past its quota when this started, so this run could only delete: .* It is under it now: the next call may write again\.\]$/);
     expect(await bash('touch again && echo wrote', quoted)).toEqual({ ok: true, output: 'wrote' });
   });
 

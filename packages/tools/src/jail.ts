@@ -16,7 +16,7 @@
  *   kernel kills a tool before anything else of the machine;
  * - hard rlimits too, set by the bash that starts every program: processes, memory, CPU time, file size.
  */
-import { existsSync, lstatSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -40,6 +40,14 @@ export type { JailOptions, JailProgram, JailRunOptions, ToolNetwork } from './ja
  * could read or write it.
  */
 const CLOSE_INHERITED = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ';
+
+/**
+ * The jail's first line waits for one byte on fd 4, sent once its processes are in their cgroup with
+ * their OOM score and its network is set, and ends the jail unless that byte came: a worker (or launcher)
+ * that died meanwhile closes the pipe, and nothing of the task runs. (bubblewrap's own `--block-fd` goes
+ * on at end of file: a jail whose launcher was killed while it waited ran its command, orphaned.)
+ */
+export const JAIL_GATE = 'read -r -n 1 -u 4 go; [ "$go" = x ] || exit 125; ';
 
 
 export function findBwrap(): string | undefined {
@@ -171,7 +179,7 @@ export class Jail {
     // interpreter.
     // Past its quota when it starts, a run may only delete: no file grows, no name is made (the filter).
     const deleteOnly = options.disk?.over === true && this.deleteOnlySeccomp !== undefined;
-    const prelude = `${CLOSE_INHERITED}${this.limitsLine}${deleteOnly ? 'ulimit -f 0 || exit 126; ' : ''}`;
+    const prelude = `${JAIL_GATE}${CLOSE_INHERITED}${this.limitsLine}${deleteOnly ? 'ulimit -f 0 || exit 126; ' : ''}`;
     const seccomp = deleteOnly ? this.deleteOnlySeccomp : this.seccomp;
     const launch =
       options.program === 'bash'
@@ -196,9 +204,6 @@ export class Jail {
         '--chdir', options.workdir,
         '--setenv', 'HOME', options.workdir,
         '--info-fd', '3',
-        // The jail waits for one byte on stdin before it starts the program: its cgroup, OOM score
-        // and network are set meanwhile.
-        '--block-fd', '4',
         ...(seccomp ? ['--seccomp', '5'] : []),
         ...this.endArgs,
         '--',
@@ -267,12 +272,26 @@ const MEMORY_LOOK_MS = 100;
  */
 function contain(pids: readonly number[], group: RunGroup | undefined): void {
   group?.join(pids);
-  for (const pid of pids) {
+  // What the jail's first process started before it moved (the prelude's bash, waiting at the gate);
+  // what it starts after is born in the group.
+  const first = pids.at(-1)!;
+  const started = readChildren(first);
+  if (started.length) group?.join(started);
+  for (const pid of [...pids, ...started]) {
     try {
       writeFileSync(`/proc/${pid}/oom_score_adj`, '1000');
     } catch {
       // Not this worker's to set (an unusual /proc): the group's bound still holds.
     }
+  }
+}
+
+/** A process's children, from /proc (none when it is gone). */
+function readChildren(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 

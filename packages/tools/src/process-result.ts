@@ -15,7 +15,7 @@ export function processResult(outcome: ProcessOutcome, options: ResultOptions): 
   const now = overQuota(outcome.disk.usage, options.diskLimit)
     ? `It still is (${quotaText(outcome.disk.usage, options.diskLimit)}): delete more (rm) before anything else.`
     : 'It is under it now: the next call may write again.';
-  return { ok: result.ok, output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"). ${now}]` };
+  return { ok: result.ok, output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"; a redirection with > counts as making one, even to /dev/null). ${now}]` };
 }
 
 interface ResultOptions {

@@ -28,8 +28,8 @@ export interface RunProcessOptions {
   gid?: number;
   /**
    * Give the process pipes as file descriptors 3 and 4: bubblewrap's `--info-fd 3`, for `onSpawn` to
-   * read, and `--block-fd 4`, where it waits for one byte before it starts its program (sent once
-   * `beforeStart` resolved, or at once without it).
+   * read, and a gate on 4, where the jail waits for one byte before it starts its program (sent once
+   * `beforeStart` resolved, or at once without it; jail.ts).
    */
   infoPipe?: boolean;
   /** With `infoPipe`: bytes the process reads from file descriptor 5 (bubblewrap's `--seccomp 5`). */
