@@ -120,6 +120,17 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   expect(body.error.code).toBe('limit_reached');
   expect(body.error.message).toMatch(/Tenant acme reached its daily limit .* Nothing was submitted/);
   expect(body.error.details).toMatchObject({ resetsAt: midnight.toISOString(), spent: { tokens: 2_200 } });
+  // Every other way of creating work is refused the same way: a retry, a bulk retry, a fork.
+  const post = (path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' }, body: JSON.stringify(body) });
+  for (const [path, body, done] of [
+    [`/v1/tasks/${id}/retry`, undefined, 'retried'],
+    ['/v1/tasks/bulk', { action: 'retry', status: 'failed' }, 'retried'],
+    [`/v1/tasks/${id}/fork`, { fromStep: 1 }, 'forked'],
+  ] as const) {
+    const again = await post(path, body);
+    expect(again.status, path).toBe(429);
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(new RegExp(`^Tenant acme reached its daily limit .* Nothing was ${done}`));
+  }
   const listed = (await (await fetch(`${stack.api.url}/v1/tasks`, { headers: { authorization: 'Bearer key-a' } })).json()) as { tasks: unknown[] };
   expect(listed.tasks).toHaveLength(1);
 

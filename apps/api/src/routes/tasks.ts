@@ -111,6 +111,24 @@ export function tasksRouter(options: {
     const full = await options.redisMemory?.full(bytes);
     if (full) throw redisFull(full);
   };
+  /**
+   * What every way of creating work passes (submit, retry, bulk retry, fork): the tenant's daily limit
+   * (a 429 until it resets) and Redis's room (a 503). The tenant's room is checked where the tasks are
+   * stored. A retry or fork past the daily limit was a 202, then failed at its claim.
+   */
+  const admit = async (options: { tenant: string; action: 'submit' | 'retry' | 'fork'; bytes?: number }) => {
+    const { tenant, action } = options;
+    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRedisRoom(options.bytes ?? 0)]);
+    if (!reached) return;
+    const { spent, limit, resetsAt } = reached;
+    const done = { submit: 'submitted', retry: 'retried', fork: 'forked' }[action];
+    throw new ApiError(
+      'limit_reached',
+      `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was ${done}; ${action} again after ${resetsAt.toISOString()} (GET /v1/usage shows what it spent today).`,
+      { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
+      Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
+    );
+  };
   const transitions = new Transitions(store);
   const router = Router();
   // A model a task names must be one this install allows: said like any other bad field.
@@ -135,16 +153,7 @@ export function tasksRouter(options: {
     const tenant = principalOf(response).tenant;
     // Its size as sent (what storing it adds to Redis, about), else its prompts'.
     const bytes = Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
-    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRedisRoom(bytes)]);
-    if (reached) {
-      const { spent, limit, resetsAt } = reached;
-      throw new ApiError(
-        'limit_reached',
-        `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was submitted; submit again after ${resetsAt.toISOString()} (GET /v1/usage shows what it spent today).`,
-        { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
-        Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
-      );
-    }
+    await admit({ tenant, action: 'submit', bytes });
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {
@@ -206,7 +215,10 @@ export function tasksRouter(options: {
         const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
         perTenant.set(task.tenant, { count: taken.count + 1, bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }) });
       }
-      for (const [tenant, { count, bytes }] of perTenant) await ensureRoom(tenant, count, bytes);
+      for (const [tenant, { count, bytes }] of perTenant) {
+        await admit({ tenant, action: 'retry', bytes });
+        await ensureRoom(tenant, count, bytes);
+      }
       await ensureRedisRoom();
     }
     let changed = 0;
@@ -259,11 +271,14 @@ export function tasksRouter(options: {
   });
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
-    await visibleRecord(store, principalOf(response), taskIdOf(request));
-    await ensureRedisRoom();
+    const record = await visibleRecord(store, principalOf(response), taskIdOf(request));
+    const notRetryable = (status: string | undefined) => new ApiError('conflict', `Task "${taskIdOf(request)}" is ${status}: only a failed or cancelled task (not a subtask) can be retried.`);
+    // What the request can fix is said before the tenant's limits (a 409, then a 429).
+    if (!RETRYABLE.has(record.status) || record.parentId) throw notRetryable(record.status);
+    await admit({ tenant: record.tenant, action: 'retry' });
     const result = await retryTask({ store, queues, taskId: taskIdOf(request), room });
     if (!result.found) throw notFound(taskIdOf(request));
-    if (!result.newId) throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}: only a failed or cancelled task (not a subtask) can be retried.`);
+    if (!result.newId) throw notRetryable(result.status);
     response.status(202).json({ id: result.newId, status: 'queued', retryOf: taskIdOf(request) });
   });
 
@@ -274,7 +289,7 @@ export function tasksRouter(options: {
     // What the request can fix is said before the tenant's room (a 409, then a 429).
     const refusal = forkRefusal(source, parsed.data, options.diskQuota);
     if (refusal) throw new ApiError('conflict', refusal);
-    await ensureRedisRoom();
+    await admit({ tenant: source.tenant, action: 'fork' });
     try {
       const fork = await forkTask({ store, queues, source, input: parsed.data, room, ...(options.diskQuota ? { quota: options.diskQuota } : {}) });
       response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
