@@ -16,7 +16,8 @@ module.exports = {
     {
       name: 'dashboard-imports-only-the-contract',
       severity: 'error',
-      comment: 'The dashboard runs in a browser with no bundler: it may import itself, @agentq/contract, lit-html and marked (each served as is, named in its import map), nothing else.',
+      comment:
+        'The dashboard runs in a browser with no bundler: it may import itself, @agentq/contract, lit-html and marked (each served as is, named in its import map), nothing else.',
       from: { path: '^apps/dashboard/src/' },
       to: { pathNot: '^(apps/dashboard/src/|packages/contract/|node_modules/(lit-html|marked)/)' },
     },
@@ -37,14 +38,16 @@ module.exports = {
     {
       name: 'leaf-packages-stay-leaves',
       severity: 'error',
-      comment: 'The model client, the tool protocol, the tools and the telemetry know nothing of the loop, the queue or the config.',
+      comment:
+        'The model client, the tool protocol, the tools and the telemetry know nothing of the loop, the queue or the config.',
       from: { path: '^packages/(llm|protocol|tools|telemetry)/src/' },
       to: { path: '^packages/(core|queue|config)/|node_modules/(ioredis|bullmq)/' },
     },
     {
       name: 'every-import-resolves',
       severity: 'error',
-      comment: 'An import that cannot be found (a typo, a package not built or not declared) would hide the arrows above.',
+      comment:
+        'An import that cannot be found (a typo, a package not built or not declared) would hide the arrows above.',
       from: {},
       to: { couldNotResolve: true },
     },

@@ -17,12 +17,29 @@ export default tseslint.config(
     files: ['apps/dashboard/**/*.ts'],
     languageOptions: { globals: globals.browser },
     // Text only: whatever a model wrote must never be parsed as HTML.
-    rules: { 'no-restricted-properties': ['error', { property: 'innerHTML' }, { property: 'outerHTML' }, { property: 'insertAdjacentHTML' }] },
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { property: 'innerHTML' },
+        { property: 'outerHTML' },
+        { property: 'insertAdjacentHTML' },
+      ],
+    },
   },
   {
     // The environment is read in one place: packages/config.
     files: ['packages/**/*.ts', 'apps/**/*.ts'],
-    ignores: ['packages/config/**', '**/*.test.ts', 'apps/cli/src/private-redis.ts', 'packages/tools/src/tool-environment.ts'],
-    rules: { 'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @agentq/config.' }] },
+    ignores: [
+      'packages/config/**',
+      '**/*.test.ts',
+      'apps/cli/src/private-redis.ts',
+      'packages/tools/src/tool-environment.ts',
+    ],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through @agentq/config.' },
+      ],
+    },
   },
 );

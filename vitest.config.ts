@@ -21,7 +21,10 @@ export default defineConfig({
   resolve: {
     // Unit tests run the TypeScript sources; end-to-end tests spawn the built processes.
     alias: [
-      { find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|queue)$/, replacement: path.join(root, 'packages/$1/src/index.ts') },
+      {
+        find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|queue)$/,
+        replacement: path.join(root, 'packages/$1/src/index.ts'),
+      },
       { find: /^@agentq\/(api|worker|cli)$/, replacement: path.join(root, 'apps/$1/src/index.ts') },
     ],
   },

@@ -17,26 +17,46 @@ import { startAgentq } from './lib/agentq.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { percentile } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, readers: { type: 'string', default: '6' }, slow: { type: 'string', default: '2000' } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    readers: { type: 'string', default: '6' },
+    slow: { type: 'string', default: '2000' },
+  },
+});
 const rounds = values.quick ? 1 : 2;
 const phaseMs = values.quick ? 4_000 : 8_000;
 const EVENTS = 2_560;
 
 const redis = await startPrivateRedis();
 const prefix = 'bench-fair';
-const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix, pools: null, env: { AGENTQ_API_KEYS: 'key-acme=acme,key-beta=beta' } });
+const agentq = await startAgentq({
+  redisUrl: redis.url,
+  modelURL: 'http://127.0.0.1:9/v1',
+  prefix,
+  pools: null,
+  env: { AGENTQ_API_KEYS: 'key-acme=acme,key-beta=beta' },
+});
 const { url } = agentq.api;
 const apiPid = agentq.api.child.pid;
 
 // acme's task, then its 80 MB of events, written as a worker's commits write them, ended and compacted.
-const submitted = await fetch(`${url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-acme' }, body: JSON.stringify({ tasks: [{ prompt: 'big log', agent: 'casual' }] }) });
+const submitted = await fetch(`${url}/v1/tasks`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: 'Bearer key-acme' },
+  body: JSON.stringify({ tasks: [{ prompt: 'big log', agent: 'casual' }] }),
+});
 const [{ id }] = (await submitted.json()).tasks;
 const store = new TaskStore(connectRedis({ url: redis.url }), createKeys(prefix));
 const transitions = new Transitions(store);
 const record = await store.getRecord(id);
 await transitions.claim(record, { runToken: 'bench' });
 for (let from = 0; from < EVENTS; from += 64) {
-  const events = Array.from({ length: 64 }, () => ({ type: 'tool.result', step: 1, data: { id: 'c', name: 'bash', ok: true, output: randomBytes(24 * 1024).toString('base64'), durationMs: 1 } }));
+  const events = Array.from({ length: 64 }, () => ({
+    type: 'tool.result',
+    step: 1,
+    data: { id: 'c', name: 'bash', ok: true, output: randomBytes(24 * 1024).toString('base64'), durationMs: 1 },
+  }));
   await store.commit({ taskId: id, runToken: 'bench', events });
 }
 await transitions.complete(record, { runToken: 'bench', result: 'done' });
@@ -47,10 +67,12 @@ const beta = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const me = () =>
   new Promise((resolve, reject) => {
     const started = performance.now();
-    http.get(`${url}/v1/me`, { agent: beta, headers: { authorization: 'Bearer key-beta' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(performance.now() - started));
-    }).on('error', reject);
+    http
+      .get(`${url}/v1/me`, { agent: beta, headers: { authorization: 'Bearer key-beta' } }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(performance.now() - started));
+      })
+      .on('error', reject);
   });
 const rss = () => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${apiPid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
@@ -73,7 +95,9 @@ function load() {
   let reads = 0;
   const reader = async () => {
     while (!stopped) {
-      const response = await fetch(`${url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json', authorization: 'Bearer key-acme' } });
+      const response = await fetch(`${url}/v1/tasks/${id}/events`, {
+        headers: { accept: 'application/json', authorization: 'Bearer key-acme' },
+      });
       for await (const _chunk of response.body) if (stopped) break;
       reads++;
     }
@@ -94,8 +118,12 @@ function load() {
   };
 }
 
-console.log(`acme's log: ${EVENTS} events, ${(logBytes / 1024 / 1024).toFixed(1)} MB as JSON; phases of ${phaseMs / 1000} s, alternating`);
-console.log(`${'phase'.padEnd(46)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)} ${'RSS over rest'.padStart(14)}`);
+console.log(
+  `acme's log: ${EVENTS} events, ${(logBytes / 1024 / 1024).toFixed(1)} MB as JSON; phases of ${phaseMs / 1000} s, alternating`,
+);
+console.log(
+  `${'phase'.padEnd(46)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)} ${'RSS over rest'.padStart(14)}`,
+);
 for (let round = 0; round < rounds; round++) {
   const rest = await measure(phaseMs);
   const restRss = rest.peak;
@@ -111,5 +139,7 @@ process.exit(0);
 
 function print(name, latencies, rssMb) {
   const sorted = [...latencies].sort((a, b) => a - b);
-  console.log(`${name.padEnd(46)} ${`${percentile(sorted, 50).toFixed(1)} ms`.padStart(8)} ${`${percentile(sorted, 99).toFixed(1)} ms`.padStart(8)} ${`${sorted.at(-1).toFixed(1)} ms`.padStart(8)} ${`${rssMb.toFixed(0)} MB`.padStart(14)}`);
+  console.log(
+    `${name.padEnd(46)} ${`${percentile(sorted, 50).toFixed(1)} ms`.padStart(8)} ${`${percentile(sorted, 99).toFixed(1)} ms`.padStart(8)} ${`${sorted.at(-1).toFixed(1)} ms`.padStart(8)} ${`${rssMb.toFixed(0)} MB`.padStart(14)}`,
+  );
 }

@@ -19,13 +19,22 @@ try {
   let batch = 0;
   const measure = async (promptBytes, resultBytes) => {
     batch++;
-    const inputs = Array.from({ length: COUNT }, (_, index) => ({ prompt: `${batch} ${index} ${'p'.repeat(promptBytes)}`, agent: 'casual' }));
+    const inputs = Array.from({ length: COUNT }, (_, index) => ({
+      prompt: `${batch} ${index} ${'p'.repeat(promptBytes)}`,
+      agent: 'casual',
+    }));
     let created;
     const create = await redis.count(async () => (created = await transitions.submit(inputs, { tenant: 'default' })));
     const tasks = await Promise.all(created.map((task) => store.getRecord(task.id)));
     const by = { runToken: `run ${batch}`, agent: 'casual', worker: 'bench' };
     const claim = await redis.count(() => Promise.all(tasks.map((task) => transitions.claim(task, by))));
-    const complete = await redis.count(() => Promise.all(tasks.map((task, index) => transitions.complete(task, { ...by, result: `${index} ${'r'.repeat(resultBytes)}`, steps: 1 }))));
+    const complete = await redis.count(() =>
+      Promise.all(
+        tasks.map((task, index) =>
+          transitions.complete(task, { ...by, result: `${index} ${'r'.repeat(resultBytes)}`, steps: 1 }),
+        ),
+      ),
+    );
     return { create: create / COUNT, claim: claim / COUNT, complete: complete / COUNT };
   };
   await measure(0, 0);
@@ -33,9 +42,15 @@ try {
   const long = await measure(LONG, LONG);
   const k = (value) => `${Math.round(value / 1000).toLocaleString('en-US')}K`;
   console.log(`Redis instructions per task (callgrind, ${COUNT} tasks each):`);
-  console.log(`  create:   ${k(short.create)} with a short prompt, ${k(long.create)} with a 10 KB one (${((long.create - short.create) / LONG).toFixed(0)} a byte)`);
-  console.log(`  claim:    ${k(short.claim)} with a short prompt, ${k(long.claim)} with a 10 KB one (${((long.claim - short.claim) / LONG).toFixed(0)} a byte)`);
-  console.log(`  complete: ${k(short.complete)} with a short result, ${k(long.complete)} with a 10 KB one (${((long.complete - short.complete) / LONG).toFixed(0)} a byte)`);
+  console.log(
+    `  create:   ${k(short.create)} with a short prompt, ${k(long.create)} with a 10 KB one (${((long.create - short.create) / LONG).toFixed(0)} a byte)`,
+  );
+  console.log(
+    `  claim:    ${k(short.claim)} with a short prompt, ${k(long.claim)} with a 10 KB one (${((long.claim - short.claim) / LONG).toFixed(0)} a byte)`,
+  );
+  console.log(
+    `  complete: ${k(short.complete)} with a short result, ${k(long.complete)} with a 10 KB one (${((long.complete - short.complete) / LONG).toFixed(0)} a byte)`,
+  );
 } finally {
   await redis.stop();
 }

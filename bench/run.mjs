@@ -19,30 +19,86 @@ import { measureSingleStep } from './rows/single-step.mjs';
 import { measureSubmit } from './rows/submit.mjs';
 import { measureToolCall } from './rows/tool-call.mjs';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
 const only = values.only ? new Set(values.only.toUpperCase().split(',')) : undefined;
 const wanted = (...ids) => !only || ids.some((id) => only.has(id));
 
-const n = (value, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const n = (value, digits = 0) =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const rows = [];
 const figures = {};
-const row = (id, what, agentq, reference, ratio, goal, pass) => rows.push({ id, what, agentq, reference, ratio, goal, pass });
+const row = (id, what, agentq, reference, ratio, goal, pass) =>
+  rows.push({ id, what, agentq, reference, ratio, goal, pass });
 
 const redis = await startPrivateRedis();
 const startedAt = performance.now();
 try {
   if (wanted('B1', 'B2')) {
     const r = (figures.singleStep = await measureSingleStep({ redis, quick: values.quick }));
-    row('B1', `single-step tasks/s, 1 worker c=50, 0 ms model (${n(r.count)} tasks)`, `${n(r.agentq.rate)}/s`, `no-op jobs ${n(r.raw.rate)}/s`, `${n((100 * r.agentq.rate) / r.raw.rate)}% of raw`, '≥ 30% of raw', r.agentq.rate >= 0.3 * r.raw.rate);
-    row('B2', 'worker CPU per step', `${n(r.agentq.workerCpuMs, 2)} ms`, `${n(r.raw.workerCpuMs, 2)} ms`, `${n(r.agentq.workerCpuMs / r.raw.workerCpuMs, 1)}x`, '≤ 0.4 ms', r.agentq.workerCpuMs <= 0.4);
+    row(
+      'B1',
+      `single-step tasks/s, 1 worker c=50, 0 ms model (${n(r.count)} tasks)`,
+      `${n(r.agentq.rate)}/s`,
+      `no-op jobs ${n(r.raw.rate)}/s`,
+      `${n((100 * r.agentq.rate) / r.raw.rate)}% of raw`,
+      '≥ 30% of raw',
+      r.agentq.rate >= 0.3 * r.raw.rate,
+    );
+    row(
+      'B2',
+      'worker CPU per step',
+      `${n(r.agentq.workerCpuMs, 2)} ms`,
+      `${n(r.raw.workerCpuMs, 2)} ms`,
+      `${n(r.agentq.workerCpuMs / r.raw.workerCpuMs, 1)}x`,
+      '≤ 0.4 ms',
+      r.agentq.workerCpuMs <= 0.4,
+    );
     const floor = (figures.modelClient = await measureModelClient({ quick: values.quick }));
-    row('', "of which a model call's client side (in one process, c=50)", `${n(floor.agentqMs, 2)} ms`, `the openai SDK alone ${n(floor.sdkMs, 2)} ms; a bare POST ${n(floor.bareMs, 2)} ms`, `${n(floor.agentqMs / floor.sdkMs, 2)}x the SDK`, 'the floor under B2', null);
-    row('', 'Redis commands per single-step task', n(r.agentq.commands, 1), n(r.raw.commands, 1), `${n(r.agentq.commands / r.raw.commands, 1)}x`, '≤ 50', r.agentq.commands <= 50);
-    row('', 'Redis CPU per task', `${n(r.agentq.redisCpuMs, 3)} ms`, `${n(r.raw.redisCpuMs, 3)} ms`, `${n(r.agentq.redisCpuMs / r.raw.redisCpuMs, 1)}x`, '≤ 0.15 ms', r.agentq.redisCpuMs <= 0.15);
+    row(
+      '',
+      "of which a model call's client side (in one process, c=50)",
+      `${n(floor.agentqMs, 2)} ms`,
+      `the openai SDK alone ${n(floor.sdkMs, 2)} ms; a bare POST ${n(floor.bareMs, 2)} ms`,
+      `${n(floor.agentqMs / floor.sdkMs, 2)}x the SDK`,
+      'the floor under B2',
+      null,
+    );
+    row(
+      '',
+      'Redis commands per single-step task',
+      n(r.agentq.commands, 1),
+      n(r.raw.commands, 1),
+      `${n(r.agentq.commands / r.raw.commands, 1)}x`,
+      '≤ 50',
+      r.agentq.commands <= 50,
+    );
+    row(
+      '',
+      'Redis CPU per task',
+      `${n(r.agentq.redisCpuMs, 3)} ms`,
+      `${n(r.raw.redisCpuMs, 3)} ms`,
+      `${n(r.agentq.redisCpuMs / r.raw.redisCpuMs, 1)}x`,
+      '≤ 0.15 ms',
+      r.agentq.redisCpuMs <= 0.15,
+    );
     if (canCount()) {
       const counted = (figures.redisInstructions = await measureRedisInstructions({ quick: values.quick }));
       const k = (value) => `${n(value / 1000)}K`;
-      row('', `the same, counted: Redis instructions per task (callgrind, ${n(counted.count)} tasks)`, k(counted.agentq), k(counted.raw), `${n(counted.agentq / counted.raw, 2)}x`, 'the row above, without the noise', null);
+      row(
+        '',
+        `the same, counted: Redis instructions per task (callgrind, ${n(counted.count)} tasks)`,
+        k(counted.agentq),
+        k(counted.raw),
+        `${n(counted.agentq / counted.raw, 2)}x`,
+        'the row above, without the noise',
+        null,
+      );
     } else row('', 'the same, counted: Redis instructions per task', 'valgrind is not installed', '', '', '', null);
     // B1's rate is what the machine's cores give every process of the run together.
     const busy = (side) => `${n(side.busyCores, 2)} of ${r.cores} cores busy`;
@@ -58,7 +114,15 @@ try {
   }
   if (wanted('B3')) {
     const r = (figures.firstRequest = await measureFirstRequest({ redis, quick: values.quick }));
-    row('B3', `submit -> first model request, p50 / p99 (${r.samples} each)`, `${n(r.agentq.p50, 1)} / ${n(r.agentq.p99, 1)} ms`, `add -> processor ${n(r.raw.p50, 1)} / ${n(r.raw.p99, 1)} ms`, `${n(r.agentq.p50 / r.raw.p50, 1)}x / ${n(r.agentq.p99 / r.raw.p99, 1)}x`, '≤ 2x raw', r.agentq.p50 <= 2 * r.raw.p50 && r.agentq.p99 <= 2 * r.raw.p99);
+    row(
+      'B3',
+      `submit -> first model request, p50 / p99 (${r.samples} each)`,
+      `${n(r.agentq.p50, 1)} / ${n(r.agentq.p99, 1)} ms`,
+      `add -> processor ${n(r.raw.p50, 1)} / ${n(r.raw.p99, 1)} ms`,
+      `${n(r.agentq.p50 / r.raw.p50, 1)}x / ${n(r.agentq.p99 / r.raw.p99, 1)}x`,
+      '≤ 2x raw',
+      r.agentq.p50 <= 2 * r.raw.p50 && r.agentq.p99 <= 2 * r.raw.p99,
+    );
   }
   if (wanted('B4')) {
     const r = (figures.manyLoops = await measureManyLoops({ redis, quick: values.quick }));
@@ -74,28 +138,73 @@ try {
   }
   if (wanted('B5')) {
     const r = (figures.submit = await measureSubmit({ redis, quick: values.quick }));
-    row('B5', `POST ${n(r.count)} tasks`, `${n(r.agentq.ms / 1000, 2)} s`, `addBulk ${n(r.raw.ms / 1000, 2)} s`, `${n(r.agentq.ms / r.raw.ms, 2)}x`, '≤ 1.5x', r.agentq.ms <= 1.5 * r.raw.ms);
+    row(
+      'B5',
+      `POST ${n(r.count)} tasks`,
+      `${n(r.agentq.ms / 1000, 2)} s`,
+      `addBulk ${n(r.raw.ms / 1000, 2)} s`,
+      `${n(r.agentq.ms / r.raw.ms, 2)}x`,
+      '≤ 1.5x',
+      r.agentq.ms <= 1.5 * r.raw.ms,
+    );
   }
   if (wanted('B6')) {
     const r = (figures.toolCall = await measureToolCall({ quick: values.quick }));
-    row('B6', 'bash `true` as a tool, call -> result, p50', `${n(r.tool.p50, 1)} ms (no jail)`, `execa ${n(r.execa.p50, 1)} ms`, `${n(r.tool.p50 / r.execa.p50, 2)}x`, '≤ 1.3x raw execa', r.tool.p50 <= 1.3 * r.execa.p50);
-    row('', 'the same, jailed', `${n(r.jailed.p50, 1)} ms`, `bare bwrap ${n(r.bwrap.p50, 1)} ms`, `${r.jailed.p50 >= r.bwrap.p50 ? '+' : '−'}${n(Math.abs(r.jailed.p50 - r.bwrap.p50), 1)} ms`, '≤ bare bwrap + 1 ms', r.jailed.p50 <= r.bwrap.p50 + 1);
+    row(
+      'B6',
+      'bash `true` as a tool, call -> result, p50',
+      `${n(r.tool.p50, 1)} ms (no jail)`,
+      `execa ${n(r.execa.p50, 1)} ms`,
+      `${n(r.tool.p50 / r.execa.p50, 2)}x`,
+      '≤ 1.3x raw execa',
+      r.tool.p50 <= 1.3 * r.execa.p50,
+    );
+    row(
+      '',
+      'the same, jailed',
+      `${n(r.jailed.p50, 1)} ms`,
+      `bare bwrap ${n(r.bwrap.p50, 1)} ms`,
+      `${r.jailed.p50 >= r.bwrap.p50 ? '+' : '−'}${n(Math.abs(r.jailed.p50 - r.bwrap.p50), 1)} ms`,
+      '≤ bare bwrap + 1 ms',
+      r.jailed.p50 <= r.bwrap.p50 + 1,
+    );
   }
   if (wanted('B7')) {
     const r = (figures.eventFanout = await measureEventFanout({ redis, quick: values.quick }));
-    row('B7', `${n(r.clients)} SSE clients, event -> client, p50 / p99`, `${n(r.agentq.p50, 1)} / ${n(r.agentq.p99, 1)} ms`, `Redis subscribers ${n(r.raw.p50, 1)} / ${n(r.raw.p99, 1)} ms`, `${n(r.agentq.p99 / r.raw.p99, 2)}x (p99)`, '≤ 1.5x the subscribers', r.agentq.p99 <= 1.5 * r.raw.p99);
+    row(
+      'B7',
+      `${n(r.clients)} SSE clients, event -> client, p50 / p99`,
+      `${n(r.agentq.p50, 1)} / ${n(r.agentq.p99, 1)} ms`,
+      `Redis subscribers ${n(r.raw.p50, 1)} / ${n(r.raw.p99, 1)} ms`,
+      `${n(r.agentq.p99 / r.raw.p99, 2)}x (p99)`,
+      '≤ 1.5x the subscribers',
+      r.agentq.p99 <= 1.5 * r.raw.p99,
+    );
   }
   if (wanted('B8')) {
     const r = (figures.bytesPerTask = await measureBytesPerTask({ redis, quick: values.quick }));
-    row('B8', `Redis bytes per ended 3-step task (${r.completed}/${r.count} completed)`, `${n(r.agentq.bytes / 1000, 1)} KB`, `kept BullMQ job ${n(r.raw.bytes / 1000, 1)} KB`, `${n(r.agentq.bytes / r.raw.bytes, 2)}x`, '≤ 5 KB once ended', r.agentq.bytes <= 5_000);
+    row(
+      'B8',
+      `Redis bytes per ended 3-step task (${r.completed}/${r.count} completed)`,
+      `${n(r.agentq.bytes / 1000, 1)} KB`,
+      `kept BullMQ job ${n(r.raw.bytes / 1000, 1)} KB`,
+      `${n(r.agentq.bytes / r.raw.bytes, 2)}x`,
+      '≤ 5 KB once ended',
+      r.agentq.bytes <= 5_000,
+    );
   }
 } finally {
   await redis.stop();
 }
 
-console.log(`\nagentq benchmarks${values.quick ? ' (--quick)' : ''}: ${n((performance.now() - startedAt) / 1000)} s, Node ${process.version}; alternating runs, medians\n`);
+console.log(
+  `\nagentq benchmarks${values.quick ? ' (--quick)' : ''}: ${n((performance.now() - startedAt) / 1000)} s, Node ${process.version}; alternating runs, medians\n`,
+);
 console.log('| | what | agentq | reference | ratio | goal | |');
 console.log('|---|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.id} | ${r.what} | ${r.agentq} | ${r.reference} | ${r.ratio} | ${r.goal} | ${r.pass === null ? '' : r.pass ? 'ok' : 'MISSED'} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.id} | ${r.what} | ${r.agentq} | ${r.reference} | ${r.ratio} | ${r.goal} | ${r.pass === null ? '' : r.pass ? 'ok' : 'MISSED'} |`,
+  );
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 process.exit(0);

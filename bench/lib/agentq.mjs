@@ -9,9 +9,24 @@ import path from 'node:path';
 import { countByStatus, createKeys } from '@agentq/queue';
 import { startAgentqApi, startAgentqWorker } from './processes.mjs';
 
-export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench', pools = 'casual', concurrency = 50, env = {} }) {
+export async function startAgentq({
+  redisUrl,
+  modelURL,
+  prefix = 'agentq-bench',
+  pools = 'casual',
+  concurrency = 50,
+  env = {},
+}) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-'));
-  const common = { REDIS_URL: redisUrl, AGENTQ_REDIS_PREFIX: prefix, AGENTQ_DATA_DIR: dataDir, OPENAI_BASE_URL: modelURL, OPENAI_API_KEY: 'bench', AGENTQ_MODEL: 'bench', ...env };
+  const common = {
+    REDIS_URL: redisUrl,
+    AGENTQ_REDIS_PREFIX: prefix,
+    AGENTQ_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: modelURL,
+    OPENAI_API_KEY: 'bench',
+    AGENTQ_MODEL: 'bench',
+    ...env,
+  };
   // No pools: the API alone (what is submitted stays queued).
   // However the benchmark ends (private-redis.mjs makes a signal end it through exit): its processes
   // stopped first, so that none writes in the folder once it is removed.
@@ -22,7 +37,10 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
   };
   process.once('exit', removeDataDir);
   let batches = 0;
-  const [api, worker] = (started = await Promise.all([startAgentqApi(common), pools ? startAgentqWorker(common, { pools, concurrency }) : undefined]));
+  const [api, worker] = (started = await Promise.all([
+    startAgentqApi(common),
+    pools ? startAgentqWorker(common, { pools, concurrency }) : undefined,
+  ]));
   return {
     api,
     worker,
@@ -31,7 +49,10 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
     async submit(tasks) {
       const ids = [];
       for (let start = 0; start < tasks.length; start += 10_000) {
-        const { status, body } = await post(`${api.url}/v1/tasks`, JSON.stringify({ tasks: tasks.slice(start, start + 10_000) }));
+        const { status, body } = await post(
+          `${api.url}/v1/tasks`,
+          JSON.stringify({ tasks: tasks.slice(start, start + 10_000) }),
+        );
         if (status !== 202) throw new Error(`submit: ${status} ${body}`);
         ids.push(...JSON.parse(body).tasks.map((task) => task.id));
       }
@@ -67,12 +88,18 @@ export async function startAgentq({ redisUrl, modelURL, prefix = 'agentq-bench',
 const client = new http.Agent({ keepAlive: true });
 function post(url, body) {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent: client, headers: { 'content-type': 'application/json' } }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      url,
+      { method: 'POST', agent: client, headers: { 'content-type': 'application/json' } },
+      (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });

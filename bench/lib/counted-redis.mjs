@@ -19,7 +19,25 @@ export async function startCountedRedis() {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-callgrind-'));
   // vgdb's pipes in the same folder: a server killed cannot remove its own from /tmp.
-  const server = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dir}/out.%p`, `--vgdb-prefix=${dir}/vgdb`, 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const server = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${dir}/out.%p`,
+      `--vgdb-prefix=${dir}/vgdb`,
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
   // valgrind's launcher may not be the process that runs Redis: its pid is the one in the output's name.
   let pid;
   const stopServer = () => {
@@ -36,8 +54,11 @@ export async function startCountedRedis() {
   const url = `redis://127.0.0.1:${port}`;
   // Slow to start under valgrind: a few seconds.
   const client = await connectWhenUp(url, { everyMs: 100, tries: 100 });
-  pid = readdirSync(dir).find((name) => /^out\.\d+$/.test(name)).slice('out.'.length);
-  const tell = (...command) => execFileSync('vgdb', [`--vgdb-prefix=${dir}/vgdb`, `--pid=${pid}`, ...command], { stdio: 'pipe' });
+  pid = readdirSync(dir)
+    .find((name) => /^out\.\d+$/.test(name))
+    .slice('out.'.length);
+  const tell = (...command) =>
+    execFileSync('vgdb', [`--vgdb-prefix=${dir}/vgdb`, `--pid=${pid}`, ...command], { stdio: 'pipe' });
   return {
     url,
     client,

@@ -17,7 +17,15 @@
 import { parseArgs } from 'node:util';
 import { firstUserText, startOpenAIDouble } from '@agentq/llm';
 
-const { values } = parseArgs({ options: { latency: { type: 'string', default: '0' }, script: { type: 'string', default: 'single' }, announce: { type: 'boolean', default: false }, log: { type: 'boolean', default: false }, host: { type: 'string', default: '127.0.0.1' } } });
+const { values } = parseArgs({
+  options: {
+    latency: { type: 'string', default: '0' },
+    script: { type: 'string', default: 'single' },
+    announce: { type: 'boolean', default: false },
+    log: { type: 'boolean', default: false },
+    host: { type: 'string', default: '127.0.0.1' },
+  },
+});
 const log = values.log ? [] : undefined;
 const announce = values.announce;
 const delayMs = Number(values.latency);
@@ -45,8 +53,16 @@ const scripts = {
   single: [{ reply: answer({ content: 'done' }) }],
   usage: [{ reply: answer({ content: 'done', usage: { promptTokens: 50, completionTokens: 100 } }) }],
   'three-step': [
-    { match: (request) => toolResults(request) === 0, reply: answer({ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello from a benchmark' } }] }) },
-    { match: (request) => toolResults(request) === 1, reply: answer({ toolCalls: [{ name: 'bash', arguments: { command: 'wc -c a.txt' } }] }) },
+    {
+      match: (request) => toolResults(request) === 0,
+      reply: answer({
+        toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello from a benchmark' } }],
+      }),
+    },
+    {
+      match: (request) => toolResults(request) === 1,
+      reply: answer({ toolCalls: [{ name: 'bash', arguments: { command: 'wc -c a.txt' } }] }),
+    },
     { reply: answer({ content: 'The file has 22 bytes.' }) },
   ],
 };
@@ -57,10 +73,19 @@ const diamond = [
   { id: '4', agent: 'casual', task: 'four', need: ['2', '3'] },
 ];
 scripts.diamond = [
-  { match: (request) => String(request.messages[0]?.content).startsWith('You are the planner'), reply: answer({ content: `\`\`\`json\n${JSON.stringify({ plan: diamond })}\n\`\`\`` }) },
+  {
+    match: (request) => String(request.messages[0]?.content).startsWith('You are the planner'),
+    reply: answer({ content: `\`\`\`json\n${JSON.stringify({ plan: diamond })}\n\`\`\`` }),
+  },
   ...scripts.single,
 ];
-scripts.mixed = [...scripts['three-step'].map((rule) => ({ ...rule, match: (request) => firstUserText(request).startsWith('multi') && (rule.match?.(request) ?? true) })), ...scripts.single];
+scripts.mixed = [
+  ...scripts['three-step'].map((rule) => ({
+    ...rule,
+    match: (request) => firstUserText(request).startsWith('multi') && (rule.match?.(request) ?? true),
+  })),
+  ...scripts.single,
+];
 const rules = scripts[values.script];
 if (!rules) throw new Error(`No script ${values.script}`);
 const double = await startOpenAIDouble({ rules: [record, ...rules], host: values.host });

@@ -4,7 +4,14 @@ import { request, startProcess, waitFor } from './processes.mjs';
 const SERVER = new URL('./model-server.mjs', import.meta.url).pathname;
 
 export async function startModel({ latencyMs = 0, script = 'single', announce = false, log = false } = {}) {
-  const args = ['--latency', String(latencyMs), '--script', script, ...(announce ? ['--announce'] : []), ...(log ? ['--log'] : [])];
+  const args = [
+    '--latency',
+    String(latencyMs),
+    '--script',
+    script,
+    ...(announce ? ['--announce'] : []),
+    ...(log ? ['--log'] : []),
+  ];
   const model = startProcess({ script: SERVER, args, ready: (message) => message?.ready });
   const { ready: baseURL } = await model.started;
   return {

@@ -9,7 +9,11 @@ import { Redis } from 'ioredis';
 
 export async function startPrivateRedis() {
   const port = await freePort();
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   // Stopped with the benchmark however it ends: one stopped by a signal (Ctrl-C, a CI's timeout) must
   // not leave its server running (the other processes it started exit when their IPC channel closes).
   const killServer = () => server.kill('SIGKILL');
@@ -51,7 +55,8 @@ export async function startPrivateRedis() {
 
 /** Makes SIGINT and SIGTERM end this process through `exit` (code 128 + the signal), where the servers it started are stopped. */
 export function exitOnSignals() {
-  for (const signal of ['SIGINT', 'SIGTERM']) if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
+  for (const signal of ['SIGINT', 'SIGTERM'])
+    if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(128 + constants.signals[signal]));
 }
 
 /** A client of the server at `url` once it answers a PING, tried every `everyMs`, `tries` times at most. */

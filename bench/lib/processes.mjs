@@ -13,13 +13,19 @@ const PROBE = new URL('./probe.mjs', import.meta.url).pathname;
  * 64 KiB are kept to say why it died, if it does before it is ready.
  */
 export function startProcess({ script, args = [], env, ready, execArgv = [] }) {
-  const child = fork(script, args, { env: { ...process.env, ...env }, execArgv: ['--import', PROBE, ...execArgv], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = fork(script, args, {
+    env: { ...process.env, ...env },
+    execArgv: ['--import', PROBE, ...execArgv],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => {
     if (output.length < 65_536) output += chunk;
   });
   const started = new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code} before it was ready:\n${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${script} ${args.join(' ')} exited with ${code} before it was ready:\n${output}`)),
+    );
     child.on('message', (message) => {
       if (ready?.(message)) resolve(message);
     });
@@ -70,7 +76,13 @@ export async function startAgentqApi(env) {
   // BENCH_API_ARGS: Node flags for the API alone, as BENCH_WORKER_ARGS for the worker.
   const execArgv = process.env.BENCH_API_ARGS?.split(' ').filter(Boolean) ?? [];
   // Ready when it says so over IPC (what `agentq start` waits for too), whatever its log level.
-  const api = startProcess({ script: AGENTQ_MAIN, args: ['api'], env: { PORT: '0', ...env }, ready: (message) => message?.type === 'ready', execArgv });
+  const api = startProcess({
+    script: AGENTQ_MAIN,
+    args: ['api'],
+    env: { PORT: '0', ...env },
+    ready: (message) => message?.type === 'ready',
+    execArgv,
+  });
   const { url } = await api.started;
   return { ...api, url };
 }
@@ -79,7 +91,13 @@ export async function startAgentqApi(env) {
 export async function startAgentqWorker(env, { pools, concurrency }) {
   // BENCH_WORKER_ARGS: Node flags for the worker alone, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const execArgv = process.env.BENCH_WORKER_ARGS?.split(' ').filter(Boolean) ?? [];
-  const worker = startProcess({ script: AGENTQ_MAIN, args: ['worker', '--pools', pools, '--concurrency', String(concurrency)], env, ready: (message) => message?.type === 'ready', execArgv });
+  const worker = startProcess({
+    script: AGENTQ_MAIN,
+    args: ['worker', '--pools', pools, '--concurrency', String(concurrency)],
+    env,
+    ready: (message) => message?.type === 'ready',
+    execArgv,
+  });
   await worker.started;
   return worker;
 }

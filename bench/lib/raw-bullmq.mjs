@@ -8,13 +8,23 @@ import { Redis } from 'ioredis';
 import { request, startProcess, waitFor } from './processes.mjs';
 
 const WORKER = new URL('./raw-worker.mjs', import.meta.url).pathname;
-export const RAW_JOB_OPTIONS = { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } };
+export const RAW_JOB_OPTIONS = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 2_000 },
+  removeOnComplete: true,
+  removeOnFail: { age: 24 * 3600 },
+};
 
 export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurrency = 50, sleepMs = 0 }) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', () => undefined);
   const queue = new Queue('raw', { connection, prefix });
-  const worker = startProcess({ script: WORKER, args: ['--queue', 'raw', '--prefix', prefix, '--concurrency', String(concurrency), '--sleep', String(sleepMs)], env: { REDIS_URL: redisUrl }, ready: (message) => message?.ready });
+  const worker = startProcess({
+    script: WORKER,
+    args: ['--queue', 'raw', '--prefix', prefix, '--concurrency', String(concurrency), '--sleep', String(sleepMs)],
+    env: { REDIS_URL: redisUrl },
+    ready: (message) => message?.ready,
+  });
   await worker.started;
   return {
     queue,
@@ -24,7 +34,13 @@ export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurren
       await request(worker.child, { expect: count }, (message) => message?.expecting);
       const done = waitFor(worker.child, (message) => message?.done);
       for (let start = 0; start < count; start += 1_000) {
-        await queue.addBulk(Array.from({ length: Math.min(1_000, count - start) }, (_, index) => ({ name: 'job', data: data(start + index), opts: options })));
+        await queue.addBulk(
+          Array.from({ length: Math.min(1_000, count - start) }, (_, index) => ({
+            name: 'job',
+            data: data(start + index),
+            opts: options,
+          })),
+        );
       }
       await done;
     },

@@ -8,7 +8,14 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
-const { values } = parseArgs({ options: { queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string', default: '50' }, sleep: { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: {
+    queue: { type: 'string' },
+    prefix: { type: 'string' },
+    concurrency: { type: 'string', default: '50' },
+    sleep: { type: 'string', default: '0' },
+  },
+});
 const sleepMs = Number(values.sleep);
 const connection = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: null });
 let completed = 0;

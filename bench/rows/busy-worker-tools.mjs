@@ -20,13 +20,23 @@ export async function measureBusyWorkerTools({ quick, heapMb = 250, concurrency 
   const root = mkdtempSync(path.join(tmpdir(), 'agentq-bench-busy-'));
   const limits = { processes: 128, memoryMb: 1024, fileMb: 512, cpuSeconds: 60 };
   const here = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits } });
-  const launched = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
+  const launched = await chooseIsolation({
+    mode: 'bwrap',
+    workRoot: root,
+    jail: { network: 'none', limits, separateProcess: true },
+  });
   try {
     const workdir = path.join(root, 'task');
     await here.jail.prepareWorkdir(workdir);
     const measured = (isolation) => async () => {
       // A signal per call, as each task has its own.
-      const context = () => ({ workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 1_000, isolation });
+      const context = () => ({
+        workdir,
+        signal: new AbortController().signal,
+        timeoutMs: 10_000,
+        outputLimit: 1_000,
+        isolation,
+      });
       const delay = monitorEventLoopDelay({ resolution: 1 });
       delay.enable();
       const cpu = process.cpuUsage();
@@ -43,11 +53,28 @@ export async function measureBusyWorkerTools({ quick, heapMb = 250, concurrency 
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
       delay.disable();
-      return { rate: calls / seconds, cpuMs: (used.user + used.system) / 1000 / calls, loopP99Ms: delay.percentile(99) / 1e6 };
+      return {
+        rate: calls / seconds,
+        cpuMs: (used.user + used.system) / 1000 / calls,
+        loopP99Ms: delay.percentile(99) / 1e6,
+      };
     };
     const samples = await alternate({ here: measured(here), launcher: measured(launched) }, rounds);
-    const of = (name) => ({ rate: median(samples[name].map((s) => s.rate)), cpuMs: median(samples[name].map((s) => s.cpuMs)), loopP99Ms: median(samples[name].map((s) => s.loopP99Ms)) });
-    return { calls, rounds, concurrency, heapMb, rssMb: process.memoryUsage().rss / 1e6, entries: heap.length, here: of('here'), launcher: of('launcher') };
+    const of = (name) => ({
+      rate: median(samples[name].map((s) => s.rate)),
+      cpuMs: median(samples[name].map((s) => s.cpuMs)),
+      loopP99Ms: median(samples[name].map((s) => s.loopP99Ms)),
+    });
+    return {
+      calls,
+      rounds,
+      concurrency,
+      heapMb,
+      rssMb: process.memoryUsage().rss / 1e6,
+      entries: heap.length,
+      here: of('here'),
+      launcher: of('launcher'),
+    };
   } finally {
     await launched.jail.close();
     rmSync(root, { recursive: true, force: true });

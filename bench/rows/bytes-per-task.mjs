@@ -12,7 +12,13 @@ const ANSWER = 'The file has 22 bytes.';
 export async function measureBytesPerTask({ redis, quick }) {
   const count = quick ? 40 : 100;
   const model = await startModel({ script: 'three-step' });
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b8', pools: 'coder', concurrency: 20 });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: model.baseURL,
+    prefix: 'b8',
+    pools: 'coder',
+    concurrency: 20,
+  });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b8-raw', concurrency: 20 });
   try {
     const prompts = Array.from({ length: count }, (_, index) => `Write a file and tell me its size (${index})`);
@@ -21,8 +27,16 @@ export async function measureBytesPerTask({ redis, quick }) {
     // Once ended, each task's events are compacted by the worker in the background.
     await until(async () => -(await redis.client.zcard('b8:tasks:to-compact')), 0, 50);
     const { completed } = await agentq.ended(redis.client);
-    await raw.run(count, (index) => ({ prompt: prompts[index], answer: ANSWER }), { ...RAW_JOB_OPTIONS, removeOnComplete: false });
-    return { count, completed, agentq: { bytes: await agentqBytes(redis.client, 'b8', ids) }, raw: { bytes: await raw.bytesPerJob(redis.client) } };
+    await raw.run(count, (index) => ({ prompt: prompts[index], answer: ANSWER }), {
+      ...RAW_JOB_OPTIONS,
+      removeOnComplete: false,
+    });
+    return {
+      count,
+      completed,
+      agentq: { bytes: await agentqBytes(redis.client, 'b8', ids) },
+      raw: { bytes: await raw.bytesPerJob(redis.client) },
+    };
   } finally {
     await Promise.all([agentq.stop(), raw.stop(), model.stop()]);
   }
@@ -47,6 +61,7 @@ async function agentqBytes(redis, prefix, ids) {
     bytes += await usage(`${prefix}:bull:coder:${id}`);
   }
   // The task lists and the expiry schedule grow with every task.
-  for (const key of [...(await scan(`${prefix}:tasks*`)), ...(await scan(`${prefix}:tenant:*:tasks*`))]) bytes += await usage(key);
+  for (const key of [...(await scan(`${prefix}:tasks*`)), ...(await scan(`${prefix}:tenant:*:tasks*`))])
+    bytes += await usage(key);
   return bytes / ids.length;
 }

@@ -21,7 +21,13 @@ export async function measureEventFanout({ redis, quick }) {
   const clients = quick ? 500 : 1_000;
   const events = quick ? 15 : 40;
   // All its clients are one tenant's (the open API's): allowed as many streams as it opens.
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b7', pools: null, env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients), AGENTQ_CONNECTIONS_PER_ADDRESS: '0' } });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: 'http://127.0.0.1:9/v1',
+    prefix: 'b7',
+    pools: null,
+    env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients), AGENTQ_CONNECTIONS_PER_ADDRESS: '0' },
+  });
   const connection = new Redis(redis.url);
   const store = new TaskStore(connection, createKeys('b7'));
   // Two tasks (queued, no worker runs them): the SSE clients follow one, the subscribers the other's channel.
@@ -49,24 +55,31 @@ export async function measureEventFanout({ redis, quick }) {
   const open = new Promise((resolve) => (allOpen = resolve));
   for (let index = 0; index < clients; index++) {
     const reader = createSseReader();
-    const request = http.get(`${agentq.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' } }, (response) => {
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => {
-        for (const message of reader.push(chunk)) {
-          const event = JSON.parse(message.data);
-          if (event.type === 'task.queued' && ++opened === clients) allOpen();
-          if (event.type === 'reasoning') deliver(Number(event.data.text));
-        }
-      });
-      response.on('error', () => undefined);
-    });
+    const request = http.get(
+      `${agentq.api.url}/v1/tasks/${taskId}/events`,
+      { headers: { accept: 'text/event-stream' } },
+      (response) => {
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => {
+          for (const message of reader.push(chunk)) {
+            const event = JSON.parse(message.data);
+            if (event.type === 'task.queued' && ++opened === clients) allOpen();
+            if (event.type === 'reasoning') deliver(Number(event.data.text));
+          }
+        });
+        response.on('error', () => undefined);
+      },
+    );
     request.on('error', () => undefined);
     requests.push(request);
   }
   const subscribers = Array.from({ length: clients }, () => new Redis(redis.url));
-  await Promise.all(subscribers.map((subscriber) => subscriber.subscribe(createKeys('b7').eventsChannel(subscribedTaskId))));
+  await Promise.all(
+    subscribers.map((subscriber) => subscriber.subscribe(createKeys('b7').eventsChannel(subscribedTaskId))),
+  );
   // What each subscriber gets is the event as the API's hub gets it: its JSON line, read the same way.
-  for (const subscriber of subscribers) subscriber.on('message', (_channel, text) => deliver(Number(JSON.parse(text).data.text)));
+  for (const subscriber of subscribers)
+    subscriber.on('message', (_channel, text) => deliver(Number(JSON.parse(text).data.text)));
   await open;
 
   const variants = {
@@ -88,7 +101,12 @@ export async function measureEventFanout({ redis, quick }) {
     // optimised, the garbage of opening the streams still to collect) is not what a follower sees after.
     await alternate(variants, 2);
     const samples = await alternate(variants, events);
-    return { clients, events, agentq: { p50: percentile(samples.agentq, 50), p99: percentile(samples.agentq, 99) }, raw: { p50: percentile(samples.raw, 50), p99: percentile(samples.raw, 99) } };
+    return {
+      clients,
+      events,
+      agentq: { p50: percentile(samples.agentq, 50), p99: percentile(samples.agentq, 99) },
+      raw: { p50: percentile(samples.raw, 50), p99: percentile(samples.raw, 99) },
+    };
   } finally {
     for (const request of requests) request.destroy();
     for (const subscriber of subscribers) subscriber.disconnect();

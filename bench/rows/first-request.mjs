@@ -10,7 +10,13 @@ import { alternate, percentile } from '../lib/stats.mjs';
 export async function measureFirstRequest({ redis, quick }) {
   const samples = quick ? 60 : 200;
   const model = await startModel({ script: 'single', announce: true });
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b3', pools: 'casual', concurrency: 50 });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: model.baseURL,
+    prefix: 'b3',
+    pools: 'casual',
+    concurrency: 50,
+  });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b3-raw', concurrency: 50 });
   let next = 0;
   const once = async () => {

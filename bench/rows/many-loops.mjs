@@ -14,7 +14,13 @@ export async function measureManyLoops({ redis, quick }) {
   const count = quick ? 6_000 : 12_000;
   const rounds = quick ? 1 : 2;
   const model = await startModel({ script: 'single', latencyMs: 200 });
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b4', pools: 'casual', concurrency: CONCURRENCY });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: model.baseURL,
+    prefix: 'b4',
+    pools: 'casual',
+    concurrency: CONCURRENCY,
+  });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b4-raw', concurrency: CONCURRENCY, sleepMs: 200 });
   const runAgentq = (n) => agentq.runTasks(redis.client, n);
 
@@ -29,13 +35,24 @@ export async function measureManyLoops({ redis, quick }) {
   try {
     await runAgentq(2_000);
     await raw.run(2_000);
-    const samples = await alternate({ agentq: measured(agentq.worker, runAgentq), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
+    const samples = await alternate(
+      { agentq: measured(agentq.worker, runAgentq), raw: measured(raw.worker, (n) => raw.run(n)) },
+      rounds,
+    );
     const of = (name, field) => median(samples[name].map((sample) => sample[field]));
     return {
       count,
       rounds,
-      agentq: { rate: of('agentq', 'rate'), loopP99: of('agentq', 'loopP99'), peakRssMb: Math.max(...samples.agentq.map((sample) => sample.peakRssMb)) },
-      raw: { rate: of('raw', 'rate'), loopP99: of('raw', 'loopP99'), peakRssMb: Math.max(...samples.raw.map((sample) => sample.peakRssMb)) },
+      agentq: {
+        rate: of('agentq', 'rate'),
+        loopP99: of('agentq', 'loopP99'),
+        peakRssMb: Math.max(...samples.agentq.map((sample) => sample.peakRssMb)),
+      },
+      raw: {
+        rate: of('raw', 'rate'),
+        loopP99: of('raw', 'loopP99'),
+        peakRssMb: Math.max(...samples.raw.map((sample) => sample.peakRssMb)),
+      },
     };
   } finally {
     await Promise.all([agentq.stop(), raw.stop(), model.stop()]);

@@ -27,11 +27,15 @@ export async function measureModelClient({ quick }) {
     sdk: (index) => sdk.chat.completions.create({ model: 'bench', messages: message(index) }),
     bare: (index) =>
       new Promise((resolve, reject) => {
-        const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (response) => {
-          const chunks = [];
-          response.on('data', (chunk) => chunks.push(chunk));
-          response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-        });
+        const request = http.request(
+          url,
+          { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+          (response) => {
+            const chunks = [];
+            response.on('data', (chunk) => chunks.push(chunk));
+            response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+          },
+        );
         request.on('error', reject);
         request.end(JSON.stringify({ model: 'bench', messages: message(index) }));
       }),
@@ -39,16 +43,27 @@ export async function measureModelClient({ quick }) {
   const measured = (call) => async () => {
     let next = 0;
     const before = process.cpuUsage();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await call(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < count) await call(next++);
+      }),
+    );
     const cpu = process.cpuUsage(before);
     return (cpu.user + cpu.system) / 1000 / count;
   };
   try {
     for (const call of Object.values(calls)) await measured(call)(); // warm-up: connections, JIT
-    const samples = await alternate(Object.fromEntries(Object.entries(calls).map(([name, call]) => [name, measured(call)])), rounds);
-    return { count, rounds, agentqMs: median(samples.agentq), sdkMs: median(samples.sdk), bareMs: median(samples.bare) };
+    const samples = await alternate(
+      Object.fromEntries(Object.entries(calls).map(([name, call]) => [name, measured(call)])),
+      rounds,
+    );
+    return {
+      count,
+      rounds,
+      agentqMs: median(samples.agentq),
+      sdkMs: median(samples.sdk),
+      bareMs: median(samples.bare),
+    };
   } finally {
     agent.destroy();
     await model.stop();

@@ -18,7 +18,13 @@ export async function measureRedisInstructions({ quick }) {
 async function perTask(count) {
   const redis = await startCountedRedis();
   const model = await startModel({ script: 'single' });
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'agentq', pools: 'casual', concurrency: 50 });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: model.baseURL,
+    prefix: 'agentq',
+    pools: 'casual',
+    concurrency: 50,
+  });
   const { toCompact } = createKeys(agentq.prefix);
   const run = async (n) => {
     // Polled rarely: the polls are counted too (a few thousand instructions each). Then until every

@@ -15,7 +15,13 @@ export async function measureSingleStep({ redis, quick }) {
   const count = quick ? 1_000 : 4_000;
   const rounds = quick ? 2 : 3;
   const model = await startModel({ script: 'single' });
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: model.baseURL, prefix: 'b1', pools: 'casual', concurrency: 50 });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: model.baseURL,
+    prefix: 'b1',
+    pools: 'casual',
+    concurrency: 50,
+  });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b1-raw', concurrency: 50 });
   const runAgentq = (n) => agentq.runTasks(redis.client, n);
 
@@ -26,38 +32,69 @@ export async function measureSingleStep({ redis, quick }) {
     const { user, system } = globalThis.process.cpuUsage();
     return (user + system) / 1000;
   };
-  const measured = (process, run, { api, model: double } = {}) => async () => {
-    const [cpuBefore, redisBefore, apiBefore, modelBefore, clientBefore] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), ownCpuMs()];
-    const started = performance.now();
-    await run(count);
-    const ms = performance.now() - started;
-    const [cpuAfter, redisAfter, apiAfter, modelAfter, clientAfter] = [await process.probe(), await redis.usage(), await cpuOf(api), await cpuOf(double), ownCpuMs()];
-    const workerCpuMs = (cpuAfter.cpuMs - cpuBefore.cpuMs) / count;
-    const redisCpuMs = (redisAfter.cpuMs - redisBefore.cpuMs) / count;
-    const apiCpuMs = (apiAfter - apiBefore) / count;
-    const modelCpuMs = (modelAfter - modelBefore) / count;
-    const clientCpuMs = (clientAfter - clientBefore) / count;
-    const totalCpuMs = workerCpuMs + redisCpuMs + apiCpuMs + modelCpuMs + clientCpuMs;
-    return {
-      rate: (count / ms) * 1000,
-      workerCpuMs,
-      commands: (redisAfter.calls - redisBefore.calls) / count,
-      redisCpuMs,
-      apiCpuMs,
-      modelCpuMs,
-      clientCpuMs,
-      totalCpuMs,
-      busyCores: (totalCpuMs * count) / ms,
+  const measured =
+    (process, run, { api, model: double } = {}) =>
+    async () => {
+      const [cpuBefore, redisBefore, apiBefore, modelBefore, clientBefore] = [
+        await process.probe(),
+        await redis.usage(),
+        await cpuOf(api),
+        await cpuOf(double),
+        ownCpuMs(),
+      ];
+      const started = performance.now();
+      await run(count);
+      const ms = performance.now() - started;
+      const [cpuAfter, redisAfter, apiAfter, modelAfter, clientAfter] = [
+        await process.probe(),
+        await redis.usage(),
+        await cpuOf(api),
+        await cpuOf(double),
+        ownCpuMs(),
+      ];
+      const workerCpuMs = (cpuAfter.cpuMs - cpuBefore.cpuMs) / count;
+      const redisCpuMs = (redisAfter.cpuMs - redisBefore.cpuMs) / count;
+      const apiCpuMs = (apiAfter - apiBefore) / count;
+      const modelCpuMs = (modelAfter - modelBefore) / count;
+      const clientCpuMs = (clientAfter - clientBefore) / count;
+      const totalCpuMs = workerCpuMs + redisCpuMs + apiCpuMs + modelCpuMs + clientCpuMs;
+      return {
+        rate: (count / ms) * 1000,
+        workerCpuMs,
+        commands: (redisAfter.calls - redisBefore.calls) / count,
+        redisCpuMs,
+        apiCpuMs,
+        modelCpuMs,
+        clientCpuMs,
+        totalCpuMs,
+        busyCores: (totalCpuMs * count) / ms,
+      };
     };
-  };
   try {
     // Warm-up: connections, scripts loaded, and the code optimised. A worker runs for hours; its first
     // thousand tasks, run before V8 optimised its hot code, cost it twice the CPU of the next ones.
     await runAgentq(2_000);
     await raw.run(2_000);
-    const samples = await alternate({ agentq: measured(agentq.worker, runAgentq, { api: agentq.api, model }), raw: measured(raw.worker, (n) => raw.run(n)) }, rounds);
-    const fields = ['rate', 'workerCpuMs', 'commands', 'redisCpuMs', 'apiCpuMs', 'modelCpuMs', 'clientCpuMs', 'totalCpuMs', 'busyCores'];
-    const of = (name) => Object.fromEntries(fields.map((field) => [field, median(samples[name].map((sample) => sample[field]))]));
+    const samples = await alternate(
+      {
+        agentq: measured(agentq.worker, runAgentq, { api: agentq.api, model }),
+        raw: measured(raw.worker, (n) => raw.run(n)),
+      },
+      rounds,
+    );
+    const fields = [
+      'rate',
+      'workerCpuMs',
+      'commands',
+      'redisCpuMs',
+      'apiCpuMs',
+      'modelCpuMs',
+      'clientCpuMs',
+      'totalCpuMs',
+      'busyCores',
+    ];
+    const of = (name) =>
+      Object.fromEntries(fields.map((field) => [field, median(samples[name].map((sample) => sample[field]))]));
     return { count, rounds, cores: availableParallelism(), agentq: of('agentq'), raw: of('raw') };
   } finally {
     await Promise.all([agentq.stop(), raw.stop(), model.stop()]);

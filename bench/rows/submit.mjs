@@ -10,12 +10,21 @@ const COUNT = 10_000;
 export async function measureSubmit({ redis, quick }) {
   const rounds = quick ? 3 : 7;
   // The API alone: nothing runs what is submitted (no worker, no model).
-  const agentq = await startAgentq({ redisUrl: redis.url, modelURL: 'http://127.0.0.1:9/v1', prefix: 'b5', pools: null });
+  const agentq = await startAgentq({
+    redisUrl: redis.url,
+    modelURL: 'http://127.0.0.1:9/v1',
+    prefix: 'b5',
+    pools: null,
+  });
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   connection.on('error', () => undefined);
   const queue = new Queue('raw', { connection, prefix: 'b5-raw' });
   let batch = 0;
-  const tasks = () => Array.from({ length: COUNT }, (_, index) => ({ prompt: `submit ${batch} ${index}: write a haiku about queues`, agent: 'casual' }));
+  const tasks = () =>
+    Array.from({ length: COUNT }, (_, index) => ({
+      prompt: `submit ${batch} ${index}: write a haiku about queues`,
+      agent: 'casual',
+    }));
   const timed = (run) => async () => {
     const list = tasks();
     batch++;
@@ -25,7 +34,11 @@ export async function measureSubmit({ redis, quick }) {
   };
   try {
     await agentq.submit(tasks().slice(0, 1_000));
-    await queue.addBulk(tasks().slice(0, 1_000).map((data) => ({ name: 'job', data, opts: RAW_JOB_OPTIONS })));
+    await queue.addBulk(
+      tasks()
+        .slice(0, 1_000)
+        .map((data) => ({ name: 'job', data, opts: RAW_JOB_OPTIONS })),
+    );
     const samples = await alternate(
       {
         agentq: timed((list) => agentq.submit(list)),

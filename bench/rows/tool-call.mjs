@@ -18,9 +18,23 @@ export async function measureToolCall({ quick, egress = false }) {
   try {
     const limits = { processes: 128, memoryMb: 1024, fileMb: 512, cpuSeconds: 60 };
     // As a worker runs them: from its tool launcher.
-    const jail = await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
-    const unjailed = await chooseIsolation({ mode: 'none', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
-    const egressJail = egress ? await chooseIsolation({ mode: 'bwrap', workRoot: root, jail: { network: 'egress', limits, separateProcess: true } }) : undefined;
+    const jail = await chooseIsolation({
+      mode: 'bwrap',
+      workRoot: root,
+      jail: { network: 'none', limits, separateProcess: true },
+    });
+    const unjailed = await chooseIsolation({
+      mode: 'none',
+      workRoot: root,
+      jail: { network: 'none', limits, separateProcess: true },
+    });
+    const egressJail = egress
+      ? await chooseIsolation({
+          mode: 'bwrap',
+          workRoot: root,
+          jail: { network: 'egress', limits, separateProcess: true },
+        })
+      : undefined;
     isolations.push(jail, unjailed, egressJail);
     const workdir = path.join(root, 'task');
     await jail.jail.prepareWorkdir(workdir);
@@ -29,7 +43,26 @@ export async function measureToolCall({ quick, egress = false }) {
     // With the work directory's disk quota on, as a worker's tools run by default (AGENTQ_TASK_DISK_MB).
     const disk = new WorkdirDisk(workdir, { bytes: 4096 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
     const context = (isolation) => ({ workdir, signal, timeoutMs: 10_000, outputLimit: 20_000, isolation, disk });
-    const bareBwrap = ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--unshare-all', '--die-with-parent', '--', '/bin/bash', '-c', 'true'];
+    const bareBwrap = [
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--symlink',
+      'usr/lib',
+      '/lib',
+      '--symlink',
+      'usr/lib64',
+      '/lib64',
+      '--unshare-all',
+      '--die-with-parent',
+      '--',
+      '/bin/bash',
+      '-c',
+      'true',
+    ];
     const timed = (run) => async () => {
       const started = performance.now();
       await run();
@@ -44,7 +77,12 @@ export async function measureToolCall({ quick, egress = false }) {
     };
     await alternate(variants, 10);
     const samples = await alternate(variants, rounds);
-    return { rounds, ...Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, { p50: median(list), p90: percentile(list, 90) }])) };
+    return {
+      rounds,
+      ...Object.fromEntries(
+        Object.entries(samples).map(([name, list]) => [name, { p50: median(list), p90: percentile(list, 90) }]),
+      ),
+    };
   } finally {
     await Promise.all(isolations.filter(Boolean).map(closeIsolation));
     rmSync(root, { recursive: true, force: true });

@@ -9,7 +9,8 @@ import { getJson, startStack, type Stack } from '../helpers/stack.js';
 
 const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
 const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
-const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const promptOf = (request: DoubleRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
 
 let browser: Browser;
@@ -25,7 +26,8 @@ afterAll(async () => {
 });
 afterEach(async () => {
   // The page's policy (security-headers.ts) blocks nothing the dashboard itself does, in any test.
-  if (page && !page.isClosed()) expect(await page.evaluate(() => (window as unknown as { __blocked?: string[] }).__blocked ?? [])).toEqual([]);
+  if (page && !page.isClosed())
+    expect(await page.evaluate(() => (window as unknown as { __blocked?: string[] }).__blocked ?? [])).toEqual([]);
   await page?.close();
   await stack?.close();
   stack = undefined;
@@ -38,7 +40,9 @@ async function open(url: string): Promise<Page> {
   await page.addInitScript(() => {
     const blocked: string[] = [];
     (window as unknown as { __blocked: string[] }).__blocked = blocked;
-    document.addEventListener('securitypolicyviolation', (event) => blocked.push(`${event.effectiveDirective} ${event.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (event) =>
+      blocked.push(`${event.effectiveDirective} ${event.blockedURI}`),
+    );
   });
   await page.goto(url);
   return page;
@@ -49,8 +53,17 @@ describe('the dashboard', () => {
     stack = await startStack({
       rules: [
         { match: (request) => promptOf(request).startsWith('slow'), reply: { content: 'too late', delayMs: 30_000 } },
-        { match: (request) => toolResults(request) === 0 && (request.tools?.length ?? 0) > 3, reply: { content: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'line\n'.repeat(40) } }] } },
-        { match: (request) => toolResults(request) === 1, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat notes.txt' } }] } },
+        {
+          match: (request) => toolResults(request) === 0 && (request.tools?.length ?? 0) > 3,
+          reply: {
+            content: 'Writing it.',
+            toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'line\n'.repeat(40) } }],
+          },
+        },
+        {
+          match: (request) => toolResults(request) === 1,
+          reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat notes.txt' } }] },
+        },
         { reply: { content: 'All written.', reasoning: 'The file is there.' } },
       ],
     });
@@ -58,16 +71,27 @@ describe('the dashboard', () => {
     await open(`${stack.api.url}/#/tasks`);
     await page.waitForSelector('table.tasks');
     const loadMs = Date.now() - started;
-    const domReady = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).domContentLoadedEventEnd);
+    const domReady = await page.evaluate(
+      () => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).domContentLoadedEventEnd,
+    );
     // What the page loads, all of it (scripts, styles, its first API calls): the measure of "fast" that
     // holds on any machine (about 160 KB). The time is a cold browser's on a shared machine, 0.6-1.1 s
     // here: bounded loosely, against a page that hangs.
-    const bytes = await page.evaluate(() => performance.getEntriesByType('resource').reduce((sum, entry) => sum + (entry as PerformanceResourceTiming).transferSize, 0));
-    console.log(`dashboard: DOMContentLoaded at ${Math.round(domReady)} ms, task table shown after ${loadMs} ms, ${Math.round(bytes / 1024)} KB loaded`);
+    const bytes = await page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .reduce((sum, entry) => sum + (entry as PerformanceResourceTiming).transferSize, 0),
+    );
+    console.log(
+      `dashboard: DOMContentLoaded at ${Math.round(domReady)} ms, task table shown after ${loadMs} ms, ${Math.round(bytes / 1024)} KB loaded`,
+    );
     expect(bytes).toBeLessThan(300 * 1024);
     expect(domReady).toBeLessThan(3_000);
 
-    await page.fill('#batch-text', 'write the notes file\n{"prompt": "slow: think for a long time", "agent": "casual"}');
+    await page.fill(
+      '#batch-text',
+      'write the notes file\n{"prompt": "slow: think for a long time", "agent": "casual"}',
+    );
     await page.selectOption('#batch-agent', 'coder');
     await page.click('#batch-submit');
     await page.waitForSelector('text=/Queued 2 tasks as batch web-/');
@@ -75,8 +99,20 @@ describe('the dashboard', () => {
     await page.click('tr.task-row >> text=write the notes file');
     await page.waitForSelector('.task-summary .badge[data-status="completed"]');
     await page.waitForSelector('#timeline .event[data-type="task.completed"]');
-    const timeline = await page.locator('#timeline .event').evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
-    expect(timeline).toEqual(expect.arrayContaining(['task.started', 'llm.request', 'llm.response', 'tool.call', 'step.completed', 'reasoning', 'task.completed']));
+    const timeline = await page
+      .locator('#timeline .event')
+      .evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
+    expect(timeline).toEqual(
+      expect.arrayContaining([
+        'task.started',
+        'llm.request',
+        'llm.response',
+        'tool.call',
+        'step.completed',
+        'reasoning',
+        'task.completed',
+      ]),
+    );
     expect(await page.locator('#timeline .tool-name').allTextContents()).toEqual(['write_file', 'bash']);
     // Long output is folded, with a way to expand it.
     const fold = page.locator('#timeline details.fold.output');
@@ -117,10 +153,17 @@ describe('the dashboard', () => {
   });
 
   it('shows a plan as a graph with the subtasks coloured by status', async () => {
-    const isPlanner = (request: DoubleRequest) => String(request.messages[0]?.content ?? '').startsWith('You are the planner');
+    const isPlanner = (request: DoubleRequest) =>
+      String(request.messages[0]?.content ?? '').startsWith('You are the planner');
     stack = await startStack({
       rules: [
-        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"gather","need":[]},{"id":"2","agent":"casual","task":"check","need":[]},{"id":"3","agent":"casual","task":"report","need":["1","2"]}]}\n```' } },
+        {
+          match: isPlanner,
+          reply: {
+            content:
+              '```json\n{"plan":[{"id":"1","agent":"casual","task":"gather","need":[]},{"id":"2","agent":"casual","task":"check","need":[]},{"id":"3","agent":"casual","task":"report","need":["1","2"]}]}\n```',
+          },
+        },
         { reply: { content: 'ok' } },
       ],
     });
@@ -158,8 +201,15 @@ describe('the dashboard', () => {
     const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
     stack = await startStack({
       rules: [
-        { match: (request) => !hasTool(request), reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } },
-        { reply: (request) => ({ content: `Painting it ${String(request.messages.at(-1)!.content).replace('The user answered: ', '')}.` }) },
+        {
+          match: (request) => !hasTool(request),
+          reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] },
+        },
+        {
+          reply: (request) => ({
+            content: `Painting it ${String(request.messages.at(-1)!.content).replace('The user answered: ', '')}.`,
+          }),
+        },
       ],
     });
     const [taskId] = await stack.submit([{ prompt: 'paint the fence', agent: 'casual' }]);
@@ -173,7 +223,10 @@ describe('the dashboard', () => {
   });
 
   it('shows the pools with their workers and isolation, and asks for the API key when keys are configured', async () => {
-    stack = await startStack({ env: { AGENTQ_API_KEYS: 'k-tenant=acme', AGENTQ_ADMIN_KEYS: 'k-admin' }, rules: [{ reply: { content: 'ok' } }] });
+    stack = await startStack({
+      env: { AGENTQ_API_KEYS: 'k-tenant=acme', AGENTQ_ADMIN_KEYS: 'k-admin' },
+      rules: [{ reply: { content: 'ok' } }],
+    });
     await open(`${stack.api.url}/#/pools`);
     await page.waitForSelector('#key-dialog');
     await page.fill('#api-key', 'k-admin');
@@ -187,12 +240,20 @@ describe('the dashboard', () => {
     // The overview shows an admin every tenant against its limits; a tenant's key (below) only its own.
     await page.goto(`${stack.api.url}/#/`);
     await page.waitForSelector('#tenants tr[data-tenant="acme"]');
-    expect(await page.locator('#tenants tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tenant')))).toEqual(['default', 'acme']);
-    expect((await page.locator('#tenants tr[data-tenant="acme"] td').allTextContents()).map((text) => text.trim())).toEqual(['acme', '0 of 100,000', '0 of 1,000,000', '0.0 KiB', '—']);
+    expect(
+      await page.locator('#tenants tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tenant'))),
+    ).toEqual(['default', 'acme']);
+    expect(
+      (await page.locator('#tenants tr[data-tenant="acme"] td').allTextContents()).map((text) => text.trim()),
+    ).toEqual(['acme', '0 of 100,000', '0 of 1,000,000', '0.0 KiB', '—']);
     // The key also opens bull-board, as a cookie: an admin's does; and its page asks nothing of other hosts.
     // (The browser stops its font request before it leaves: the page's policy allows only this host.)
     const outside: string[] = [];
-    page.on('requestfinished', (request) => !request.url().startsWith(stack!.api.url) && !request.url().startsWith('data:') && outside.push(request.url()));
+    page.on(
+      'requestfinished',
+      (request) =>
+        !request.url().startsWith(stack!.api.url) && !request.url().startsWith('data:') && outside.push(request.url()),
+    );
     const blocked: string[] = [];
     page.on('requestfailed', (request) => blocked.push(`${request.url()} ${request.failure()?.errorText ?? ''}`));
     expect((await page.goto(`${stack.api.url}/admin/queues`))?.status()).toBe(200);
@@ -218,15 +279,23 @@ describe('the dashboard', () => {
   });
 
   it('keeps what is typed in the answer box, its focus and a selection through live updates', async () => {
-    stack = await startStack({ rules: [{ reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } }] });
+    stack = await startStack({
+      rules: [{ reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } }],
+    });
     const [taskId] = await stack.submit([{ prompt: 'paint the shed', agent: 'casual' }]);
     await open(`${stack.api.url}/#/tasks/${taskId}`);
     await page.waitForSelector('.task-summary .badge[data-status="waiting"]');
     await page.click('#answer-text');
     await page.keyboard.type('half an ans');
-    await page.evaluate(() => window.getSelection()!.selectAllChildren(document.querySelector('.task-summary .prompt')!));
+    await page.evaluate(() =>
+      window.getSelection()!.selectAllChildren(document.querySelector('.task-summary .prompt')!),
+    );
     // The page fetches the task again (every 5 s while it is not ended) and redraws it: twice.
-    for (let refresh = 0; refresh < 2; refresh++) await page.waitForResponse((response) => response.url().endsWith(`/v1/tasks/${taskId}`) && response.request().method() === 'GET', { timeout: 15_000 });
+    for (let refresh = 0; refresh < 2; refresh++)
+      await page.waitForResponse(
+        (response) => response.url().endsWith(`/v1/tasks/${taskId}`) && response.request().method() === 'GET',
+        { timeout: 15_000 },
+      );
     await page.waitForFunction(() => document.querySelector('.task-summary .duration')?.textContent !== '—');
     expect(await page.inputValue('#answer-text')).toBe('half an ans');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('answer-text');
@@ -267,7 +336,9 @@ describe('the dashboard', () => {
     expect(await result.locator('li strong').textContent()).toBe('first');
     expect(await result.locator('pre code').textContent()).toBe('console.log("<b>not bold</b>")');
     expect(await result.locator('table td').allTextContents()).toEqual(['a.txt', '3 B']);
-    expect(await result.locator('table td').evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell).textAlign))).toEqual(['left', 'right']);
+    expect(
+      await result.locator('table td').evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell).textAlign)),
+    ).toEqual(['left', 'right']);
     const links = result.locator('a');
     expect(await links.count()).toBe(2); // the web page and the image, as a link; the javascript: one is text
     expect(await links.first().getAttribute('href')).toBe('https://example.com/docs');
@@ -276,7 +347,9 @@ describe('the dashboard', () => {
     expect(await result.textContent()).toContain('<img src=x onerror="window.__xss=6"> & done');
     expect(await page.locator('#app script, #app img, #app b, #app iframe').count()).toBe(0);
     // A single newline keeps its line (a command's output in an answer), as in chat answers.
-    expect(await result.locator('p', { hasText: 'total 4' }).evaluate((paragraph) => paragraph.innerHTML)).toBe('total 4<br>-rw-r--r-- 1 agentq 91 demo.sh');
+    expect(await result.locator('p', { hasText: 'total 4' }).evaluate((paragraph) => paragraph.innerHTML)).toBe(
+      'total 4<br>-rw-r--r-- 1 agentq 91 demo.sh',
+    );
     // The model's answer in the timeline is Markdown too.
     expect(await page.locator('#timeline .llm-response .markdown h3').textContent()).toBe('Plan');
     await page.locator('#task-result a').first().hover();
@@ -291,11 +364,22 @@ describe('the dashboard', () => {
     await page.setContent(`<iframe id="framed" src="${stack.api.url}/#/tasks"></iframe>`);
     const framed = await page.waitForFunction(() => {
       const frame = document.querySelector('iframe');
-      return frame ? new Promise((resolve) => (frame.contentDocument === null || frame.contentDocument.readyState === 'complete' ? resolve(true) : frame.addEventListener('load', () => resolve(true)))) : false;
+      return frame
+        ? new Promise((resolve) =>
+            frame.contentDocument === null || frame.contentDocument.readyState === 'complete'
+              ? resolve(true)
+              : frame.addEventListener('load', () => resolve(true)),
+          )
+        : false;
     });
     expect(await framed.jsonValue()).toBe(true);
     const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
-    expect(await frame?.locator('#app').count().catch(() => 0)).toBe(0);
+    expect(
+      await frame
+        ?.locator('#app')
+        .count()
+        .catch(() => 0),
+    ).toBe(0);
     for (const path of ['/', '/v1/tasks', '/styles.css']) {
       const response = await fetch(`${stack.api.url}${path}`);
       expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -330,17 +414,24 @@ describe('the dashboard', () => {
     // Another client holds the only stream this tenant may have. Its response is kept referenced until
     // it is let go: fetch closes the connection of a response that is garbage collected.
     const other = new AbortController();
-    const held = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream' }, signal: other.signal });
+    const held = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, {
+      headers: { accept: 'text/event-stream' },
+      signal: other.signal,
+    });
     expect(held.status).toBe(200);
     page = await browser.newPage();
     await page.clock.install();
     const answers: number[] = [];
-    page.on('response', (response) => response.url().includes(`/v1/tasks/${taskId}/events`) && answers.push(response.status()));
+    page.on(
+      'response',
+      (response) => response.url().includes(`/v1/tasks/${taskId}/events`) && answers.push(response.status()),
+    );
     await page.goto(`${stack.api.url}/#/tasks/${taskId}`);
     await expect.poll(() => answers).toEqual([429]);
     other.abort();
     await held.body?.cancel().catch(() => undefined);
-    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
+    const sseClients = async () =>
+      Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
     await expect.poll(sseClients).toBe(0);
     // Its Retry-After (5 s) passes: the page opens the stream again, and gets it.
     await page.clock.runFor(5_000);
@@ -354,7 +445,10 @@ describe('the dashboard', () => {
     stack = await startStack({
       pools: ['casual'],
       rules: [
-        { match: (request) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'the model refused this one' } } },
+        {
+          match: (request) => promptOf(request).startsWith('fail'),
+          reply: { error: { status: 400, message: 'the model refused this one' } },
+        },
         { match: (request) => promptOf(request).startsWith('slow'), reply: { content: 'too late', delayMs: 30_000 } },
         { reply: { content: 'ok' } },
       ],
@@ -371,26 +465,42 @@ describe('the dashboard', () => {
     expect(await page.inputValue('#batch-filter')).toBe(batch);
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 3);
     await page.waitForSelector('tr.task-row td.status .reason');
-    expect(await page.locator('tr.task-row td.status .reason').textContent()).toMatch(/^error: The LLM endpoint http:\/\/127\.0\.0\.1:\d+\/v1 /);
-    expect(await page.locator('tr.task-row td.status .reason').getAttribute('title')).toContain('the model refused this one');
-    await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="running"]').length === 2);
+    expect(await page.locator('tr.task-row td.status .reason').textContent()).toMatch(
+      /^error: The LLM endpoint http:\/\/127\.0\.0\.1:\d+\/v1 /,
+    );
+    expect(await page.locator('tr.task-row td.status .reason').getAttribute('title')).toContain(
+      'the model refused this one',
+    );
+    await page.waitForFunction(
+      () => document.querySelectorAll('tr.task-row .badge[data-status="running"]').length === 2,
+    );
     // The rows are patched in place: a selection in the list survives its next refresh.
-    await page.evaluate(() => window.getSelection()!.selectAllChildren(document.querySelector('tr.task-row td.prompt')!));
+    await page.evaluate(() =>
+      window.getSelection()!.selectAllChildren(document.querySelector('tr.task-row td.prompt')!),
+    );
     const selected = await page.evaluate(() => window.getSelection()!.toString());
-    await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
-    const refreshed = await page.waitForResponse((response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='));
+    await page.waitForResponse(
+      (response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='),
+    );
+    const refreshed = await page.waitForResponse(
+      (response) => response.url().includes('/v1/tasks?') && response.url().includes('batch='),
+    );
     expect(await page.evaluate(() => window.getSelection()!.toString())).toBe(selected);
     // The list asks for summaries: a result is not shown there, and may be megabytes at every refresh.
     expect(new URL(refreshed.url()).searchParams.get('fields')).toBe('summary');
     expect(((await refreshed.json()) as { tasks: object[] }).tasks.some((task) => 'result' in task)).toBe(false);
     await page.evaluate(() => window.getSelection()!.removeAllRanges());
     await page.click('#bulk-cancel');
-    await page.waitForFunction(() => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2);
+    await page.waitForFunction(
+      () => document.querySelectorAll('tr.task-row .badge[data-status="cancelled"]').length === 2,
+    );
     expect(await page.locator('#bulk-message').textContent()).toBe('Cancelled 2 tasks.');
     await page.screenshot({ path: `${ARTIFACTS}dashboard-batch.png` });
 
     // One deleted from its own page (after the confirmation), which then shows the list; the rest in bulk.
-    const ids = (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=${encodeURIComponent(batch)}`)).body.tasks.map((task) => task.id);
+    const ids = (
+      await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=${encodeURIComponent(batch)}`)
+    ).body.tasks.map((task) => task.id);
     await page.click('tr.task-row >> text=slow: one');
     await page.waitForSelector('.task-summary .badge[data-status="cancelled"]');
     const gone = decodeURIComponent(await page.evaluate(() => location.hash.slice('#/tasks/'.length)));
@@ -403,9 +513,13 @@ describe('the dashboard', () => {
     await page.click('#bulk-delete');
     await page.waitForFunction(() => document.querySelectorAll('tr.task-row').length === 0);
     expect(await page.locator('#bulk-message').textContent()).toBe('Deleted 2 tasks.');
-    expect(await Promise.all(ids.map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([404, 404, 404]);
+    expect(await Promise.all(ids.map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([
+      404, 404, 404,
+    ]);
     // The other batch's task stays.
-    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.prompt)).toEqual(['elsewhere']);
+    expect(
+      (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.prompt),
+    ).toEqual(['elsewhere']);
     expect(pageErrors).toEqual([]);
   });
 
@@ -414,8 +528,14 @@ describe('the dashboard', () => {
       pools: ['casual', 'file'],
       env: { AGENTQ_MODELS: 'model-b' },
       rules: [
-        { match: (request) => request.model === 'model-b' && promptOf(request).startsWith('write'), reply: { content: 'the fork answers' } },
-        { match: (request) => promptOf(request).startsWith('write') && toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] } },
+        {
+          match: (request) => request.model === 'model-b' && promptOf(request).startsWith('write'),
+          reply: { content: 'the fork answers' },
+        },
+        {
+          match: (request) => promptOf(request).startsWith('write') && toolResults(request) === 0,
+          reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] },
+        },
         { match: (request) => promptOf(request).startsWith('write'), reply: { content: 'the source answers' } },
         { reply: (request) => ({ content: `answered by ${request.model}` }) },
       ],
@@ -427,10 +547,17 @@ describe('the dashboard', () => {
     await page.fill('#batch-models', 'test-model, model-b');
     await page.click('#batch-submit');
     await page.waitForFunction(() => location.hash.startsWith('#/tasks?batch=web-'));
-    await page.waitForFunction(() => document.querySelectorAll('#model-comparison td.compare-cell .badge[data-status="completed"]').length === 4);
+    await page.waitForFunction(
+      () => document.querySelectorAll('#model-comparison td.compare-cell .badge[data-status="completed"]').length === 4,
+    );
     expect(await page.locator('#model-comparison thead th.model').allTextContents()).toEqual(['model-b', 'test-model']);
     expect(await page.locator('#model-comparison tbody tr').count()).toBe(2);
-    expect(stack.double.requests.map((request) => request.model).sort()).toEqual(['model-b', 'model-b', 'test-model', 'test-model']);
+    expect(stack.double.requests.map((request) => request.model).sort()).toEqual([
+      'model-b',
+      'model-b',
+      'test-model',
+      'test-model',
+    ]);
     await page.screenshot({ path: `${ARTIFACTS}dashboard-compare.png` });
 
     const [source] = await stack.submit([{ prompt: 'write a file, then answer', agent: 'file' }]);
@@ -440,7 +567,7 @@ describe('the dashboard', () => {
     await page.fill('.fork-form:visible textarea', 'Answer once more.');
     await page.fill('.fork-form:visible input[name="model"]', 'model-b');
     await page.click('.fork-form:visible button[type="submit"]');
-    await page.waitForFunction((id) => location.hash.startsWith("#/tasks/") && !location.hash.endsWith(id), source!);
+    await page.waitForFunction((id) => location.hash.startsWith('#/tasks/') && !location.hash.endsWith(id), source!);
     await page.waitForSelector('.task-summary .badge[data-status="completed"]');
     expect(await page.locator('.fork-of').textContent()).toBe(`${source!.slice(0, 8)}, step 2`);
     expect(await page.locator('dd.model').textContent()).toBe('model-b');
@@ -453,14 +580,22 @@ describe('the dashboard', () => {
     stack = await startStack({
       pools: ['casual'],
       rules: [
-        { match: (request) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'not this one' } } },
-        { match: (request) => promptOf(request).startsWith('long'), reply: { content: 'took a while', delayMs: 300, usage: { promptTokens: 900, completionTokens: 100 } } },
+        {
+          match: (request) => promptOf(request).startsWith('fail'),
+          reply: { error: { status: 400, message: 'not this one' } },
+        },
+        {
+          match: (request) => promptOf(request).startsWith('long'),
+          reply: { content: 'took a while', delayMs: 300, usage: { promptTokens: 900, completionTokens: 100 } },
+        },
         { reply: { content: 'ok', usage: { promptTokens: 10, completionTokens: 2 } } },
       ],
       // The batch fills the tenant's stored tasks; its tokens count against a daily limit.
       env: { AGENTQ_TENANT_MAX_TASKS: '5', AGENTQ_TENANT_LIMITS: '{"default": {"tokensPerDay": 100000}}' },
     });
-    const ids = await stack.submit(['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })));
+    const ids = await stack.submit(
+      ['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })),
+    );
     await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
     await open(stack.api.url);
     await page.waitForSelector('#overview .tiles');
@@ -468,27 +603,65 @@ describe('the dashboard', () => {
     expect(await page.locator('.tile[data-status="failed"] .count').textContent()).toBe('2');
     // The hour's bars add up to the batch: 3 completed and 2 failed jobs, with axes and a unit.
     const bars = await page.locator('.time-chart.bars rect title').allTextContents();
-    const total = (name: string) => bars.filter((title) => title.startsWith(`${name}:`)).reduce((sum, title) => sum + Number(/: (\d+)/.exec(title)![1]), 0);
+    const total = (name: string) =>
+      bars
+        .filter((title) => title.startsWith(`${name}:`))
+        .reduce((sum, title) => sum + Number(/: (\d+)/.exec(title)![1]), 0);
     expect([total('completed'), total('failed')]).toEqual([3, 2]);
     expect(await page.locator('.time-chart.bars .unit').textContent()).toBe('jobs/min');
     expect(await page.locator('.time-chart.line .unit').textContent()).toBe('%');
     // Tokens per model, from the newest ended tasks.
-    expect(await page.locator('table.models tbody tr td').allTextContents()).toEqual(['test-model', '5', '3', String(900 + 2 * 10), String(100 + 2 * 2), '$0', expect.stringMatching(/ms|s$/)]);
+    expect(await page.locator('table.models tbody tr td').allTextContents()).toEqual([
+      'test-model',
+      '5',
+      '3',
+      String(900 + 2 * 10),
+      String(100 + 2 * 2),
+      '$0',
+      expect.stringMatching(/ms|s$/),
+    ]);
     expect(await page.locator('table.failures tbody tr td').first().textContent()).toBe('error');
     expect(await page.locator('table.failures tbody tr td.num').textContent()).toBe('2');
     expect(await page.locator('table.slowest tbody tr').first().textContent()).toContain('long 1');
     expect(await page.locator('table.costliest tbody tr').first().textContent()).toContain('1000 tokens');
     expect(await page.locator('.pools-table tr[data-pool="casual"] td').nth(5).textContent()).toBe('1');
     // The tenant against its limits: its stored tasks reached (as the next submit would find), its tokens counted.
-    const usageRow = async (limit: string, index = 0) => (await page.locator(`.usage[data-tenant="default"] tr[data-limit="${limit}"]`).nth(index).locator('td').allTextContents()).slice(0, 3).map((text) => text.trim());
+    const usageRow = async (limit: string, index = 0) =>
+      (
+        await page
+          .locator(`.usage[data-tenant="default"] tr[data-limit="${limit}"]`)
+          .nth(index)
+          .locator('td')
+          .allTextContents()
+      )
+        .slice(0, 3)
+        .map((text) => text.trim());
     expect(await usageRow('unfinished')).toEqual(['Tasks not ended', '0', 'of 100,000']);
     expect(await usageRow('stored')).toEqual(['Tasks stored', '5', 'of 5']);
-    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"]').getAttribute('class')).toBe('reached');
-    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"] .badge').textContent()).toBe('reached');
-    expect(await usageRow('writtenBytes')).toEqual(['Written to Redis', expect.stringMatching(/^\d+\.\d KiB$/), 'no limit']);
-    expect(await usageRow('daily')).toEqual(['Tokens today', (900 + 100 + 2 * (10 + 2)).toLocaleString('en-US'), 'of 100,000']);
-    expect(await page.locator('.usage[data-tenant="default"] .refused').textContent()).toMatch(/^New tasks are refused while a limit is reached/);
-    const refused = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'one more', agent: 'casual' }] }) });
+    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"]').getAttribute('class')).toBe(
+      'reached',
+    );
+    expect(await page.locator('.usage[data-tenant="default"] tr[data-limit="stored"] .badge').textContent()).toBe(
+      'reached',
+    );
+    expect(await usageRow('writtenBytes')).toEqual([
+      'Written to Redis',
+      expect.stringMatching(/^\d+\.\d KiB$/),
+      'no limit',
+    ]);
+    expect(await usageRow('daily')).toEqual([
+      'Tokens today',
+      (900 + 100 + 2 * (10 + 2)).toLocaleString('en-US'),
+      'of 100,000',
+    ]);
+    expect(await page.locator('.usage[data-tenant="default"] .refused').textContent()).toMatch(
+      /^New tasks are refused while a limit is reached/,
+    );
+    const refused = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ prompt: 'one more', agent: 'casual' }] }),
+    });
     expect(refused.status).toBe(429);
     await page.screenshot({ path: `${ARTIFACTS}dashboard-overview.png`, fullPage: true });
     // At phone width nothing is wider than the screen.

@@ -22,20 +22,44 @@ afterEach(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const promptOf = (request: DoubleRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
 const rules = [
-  { match: (request: DoubleRequest) => promptOf(request).startsWith('fail'), reply: { error: { status: 400, message: 'bad request for this one' } } },
-  { match: (request: DoubleRequest) => promptOf(request).startsWith('slow'), reply: { content: 'late', delayMs: 30_000 } },
-  { match: (request: DoubleRequest) => promptOf(request).startsWith('use a tool') && !hasTool(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 20' } }] } },
+  {
+    match: (request: DoubleRequest) => promptOf(request).startsWith('fail'),
+    reply: { error: { status: 400, message: 'bad request for this one' } },
+  },
+  {
+    match: (request: DoubleRequest) => promptOf(request).startsWith('slow'),
+    reply: { content: 'late', delayMs: 30_000 },
+  },
+  {
+    match: (request: DoubleRequest) => promptOf(request).startsWith('use a tool') && !hasTool(request),
+    reply: { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 20' } }] },
+  },
   // A task's output and its model's answer with terminal controls: the clipboard (OSC 52), a cleared screen, a bidi override.
-  { match: (request: DoubleRequest) => promptOf(request).startsWith('escape') && !hasTool(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: "printf 'out\\033]52;c;cHduZWQ=\\007\\033[2J\\r\\nnext\\rover\\n'" } }] } },
-  { match: (request: DoubleRequest) => promptOf(request).startsWith('escape'), reply: { content: 'done \x1b[1A\x1b[2Kcompleted\u009b31m \u202eevil\r\nend' } },
+  {
+    match: (request: DoubleRequest) => promptOf(request).startsWith('escape') && !hasTool(request),
+    reply: {
+      toolCalls: [
+        { name: 'bash', arguments: { command: "printf 'out\\033]52;c;cHduZWQ=\\007\\033[2J\\r\\nnext\\rover\\n'" } },
+      ],
+    },
+  },
+  {
+    match: (request: DoubleRequest) => promptOf(request).startsWith('escape'),
+    reply: { content: 'done \x1b[1A\x1b[2Kcompleted\u009b31m \u202eevil\r\nend' },
+  },
   { reply: (request: DoubleRequest) => ({ content: `answer to: ${promptOf(request)}` }) },
 ];
 
 async function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
-  const agentq = spawnAgentq([...args, '--url', stack!.api.url], options.env ?? {}, options.input === undefined ? {} : { input: options.input });
+  const agentq = spawnAgentq(
+    [...args, '--url', stack!.api.url],
+    options.env ?? {},
+    options.input === undefined ? {} : { input: options.input },
+  );
   const code = await agentq.exited;
   return { code, output: agentq.output() };
 }
@@ -44,7 +68,10 @@ describe('agentq submit', () => {
   it('submits a JSONL file and watches the batch to the end with a progress bar', async () => {
     stack = await startStack({ rules });
     const file = path.join(folder, 'batch.jsonl');
-    await writeFile(file, 'first plain prompt\n{"prompt": "second as json", "agent": "casual"}\n# a comment\n\n{"prompt": "third", "priority": 9}\n');
+    await writeFile(
+      file,
+      'first plain prompt\n{"prompt": "second as json", "agent": "casual"}\n# a comment\n\n{"prompt": "third", "priority": 9}\n',
+    );
     const { code, output } = await run(['submit', file, '--agent', 'casual', '--watch']);
     expect(code).toBe(0);
     expect(output).toMatch(/^submitted 3 tasks$/m);
@@ -59,7 +86,9 @@ describe('agentq submit', () => {
 
   it('exits 1 and names the tasks that did not complete', async () => {
     stack = await startStack({ rules });
-    const { code, output } = await run(['submit', '-', '--agent', 'casual', '--watch'], { input: 'fine one\nfail this one\n' });
+    const { code, output } = await run(['submit', '-', '--agent', 'casual', '--watch'], {
+      input: 'fine one\nfail this one\n',
+    });
     expect(code).toBe(1);
     expect(output).toMatch(/2\/2 done · 1 failed/);
     expect(output).toMatch(/1 did not complete: [\w-]+ \(failed\)/);
@@ -79,7 +108,10 @@ describe('agentq submit', () => {
   it('says what is wrong with a bad line or a bad task', async () => {
     stack = await startStack({ rules });
     const badLine = await run(['submit', '-'], { input: 'ok\n{"prompt": broken\n' });
-    expect(badLine).toMatchObject({ code: 2, output: expect.stringMatching(/Line 2 starts with "\{" but is not valid JSON/) });
+    expect(badLine).toMatchObject({
+      code: 2,
+      output: expect.stringMatching(/Line 2 starts with "\{" but is not valid JSON/),
+    });
     const badTask = await run(['submit', '-', '--agent', 'wizard'], { input: 'ok\n' });
     expect(badTask.code).toBe(1);
     expect(badTask.output).toMatch(/agentq: The API refused the batch:\n {2}standard input line 1: agent: /);
@@ -92,7 +124,9 @@ describe('agentq submit', () => {
     // A file that is not there: said plainly, without a stack trace.
     const missing = await run(['submit', path.join(folder, 'nope.jsonl')]);
     expect(missing.code).toBe(2);
-    expect(missing.output).toBe(`agentq: No file ${path.join(folder, 'nope.jsonl')}: give a JSONL file of tasks, or - for standard input.\n`);
+    expect(missing.output).toBe(
+      `agentq: No file ${path.join(folder, 'nope.jsonl')}: give a JSONL file of tasks, or - for standard input.\n`,
+    );
   });
 });
 
@@ -133,11 +167,26 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(/1 worker process online/);
   });
 
-  it('usage shows the key\'s tenant against each of its limits, and an admin any tenant\'s', async () => {
-    const env = { AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex', AGENTQ_ADMIN_KEYS: 'key-admin', AGENTQ_TENANT_MAX_UNFINISHED: '2', AGENTQ_TENANT_MAX_MB: '1.5', AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 5000}}' };
+  it("usage shows the key's tenant against each of its limits, and an admin any tenant's", async () => {
+    const env = {
+      AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex',
+      AGENTQ_ADMIN_KEYS: 'key-admin',
+      AGENTQ_TENANT_MAX_UNFINISHED: '2',
+      AGENTQ_TENANT_MAX_MB: '1.5',
+      AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 5000}}',
+    };
     // No coder pool: the coder tasks stay queued, holding their places.
     stack = await startStack({ rules, pools: ['casual'], env });
-    const submitted = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { authorization: 'Bearer key-acme', 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'wait one', agent: 'coder' }, { prompt: 'wait two', agent: 'coder' }] }) });
+    const submitted = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer key-acme', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tasks: [
+          { prompt: 'wait one', agent: 'coder' },
+          { prompt: 'wait two', agent: 'coder' },
+        ],
+      }),
+    });
     expect(submitted.status).toBe(202);
     const plain = await run(['usage', '--api-key', 'key-acme']);
     expect(plain.code).toBe(0);
@@ -145,15 +194,24 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(plain.output).toMatch(/^unfinished tasks +2 of 2 +reached$/m);
     expect(plain.output).toMatch(/^stored tasks +2 of 1,000,000$/m);
     expect(plain.output).toMatch(/^written to Redis +1\.\d KiB of 1\.5 MiB$/m);
-    expect(plain.output).toMatch(/^spent today +0 tokens of 5,000, \$0\.0000 \(resets \d{4}-\d\d-\d\dT00:00:00\.000Z\)$/m);
+    expect(plain.output).toMatch(
+      /^spent today +0 tokens of 5,000, \$0\.0000 \(resets \d{4}-\d\d-\d\dT00:00:00\.000Z\)$/m,
+    );
     expect(plain.output).toMatch(/^new tasks are refused while a limit is reached$/m);
     const other = await run(['usage', '--api-key', 'key-globex']);
     expect(other.output).toMatch(/^spent today +not counted \(no daily limit\)$/m);
     expect(other.output).not.toMatch(/reached/);
     const json = await run(['usage', '--tenant', 'acme', '--json', '--api-key', 'key-admin']);
-    expect(JSON.parse(json.output)).toMatchObject({ tenant: 'acme', tasks: { unfinished: 2, stored: 2 }, reached: ['unfinished'] });
+    expect(JSON.parse(json.output)).toMatchObject({
+      tenant: 'acme',
+      tasks: { unfinished: 2, stored: 2 },
+      reached: ['unfinished'],
+    });
     const refused = await run(['usage', '--tenant', 'acme', '--api-key', 'key-globex']);
-    expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This key is tenant globex's: it reads its own usage only/) });
+    expect(refused).toMatchObject({
+      code: 1,
+      output: expect.stringMatching(/agentq: This key is tenant globex's: it reads its own usage only/),
+    });
     // Every tenant, a line each: an admin's key only.
     const all = await run(['usage', '--all', '--api-key', 'key-admin']);
     expect(all.code).toBe(0);
@@ -178,65 +236,140 @@ describe('agentq watch, status, cancel, retry', () => {
     const { id } = JSON.parse(retried.output) as { id: string };
     const fresh = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body;
     expect(fresh).toMatchObject({ prompt: 'slow work', agent: 'casual', metadata: { retryOf: taskId } });
-    expect((await run(['retry', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a failed or cancelled task/);
+    expect((await run(['retry', id])).output).toMatch(
+      /agentq: Task ".+" is (queued|running): only a failed or cancelled task/,
+    );
     // A task that ended has nothing to cancel: said, and exit 1.
     const again = await run(['cancel', taskId!]);
     expect(again).toMatchObject({ code: 1, output: `${taskId} already ended (cancelled): nothing to cancel\n` });
     // Delete: the ended one goes; the retry, not ended yet, stays, with the API's reason.
     expect(await run(['delete', taskId!])).toMatchObject({ code: 0, output: `deleted ${taskId}\n` });
     expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`)).status).toBe(404);
-    expect((await run(['delete', id])).output).toMatch(/agentq: Task ".+" is (queued|running): only a task that has ended/);
+    expect((await run(['delete', id])).output).toMatch(
+      /agentq: Task ".+" is (queued|running): only a task that has ended/,
+    );
   });
 
   it('cancel --batch and retry --batch act on every task of a batch they apply to, and on no other', async () => {
     stack = await startStack({ rules });
-    const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'b2', tasks: ['slow a', 'slow b', 'fail c'].map((prompt) => ({ prompt, agent: 'casual' })) }) });
+    const submit = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: 'b2',
+        tasks: ['slow a', 'slow b', 'fail c'].map((prompt) => ({ prompt, agent: 'casual' })),
+      }),
+    });
     const ids = ((await submit.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
     const [other] = await stack.submit([{ prompt: 'slow, of no batch', agent: 'casual' }]);
     await waitForEnd(stack.api.url, ids[2]!);
-    expect(await run(['cancel', '--batch', 'b2'])).toEqual({ code: 0, output: 'cancel requested: 2 tasks of batch b2\n' });
+    expect(await run(['cancel', '--batch', 'b2'])).toEqual({
+      code: 0,
+      output: 'cancel requested: 2 tasks of batch b2\n',
+    });
     await Promise.all(ids.slice(0, 2).map((id) => waitForEnd(stack!.api.url, id)));
     const statusOf = async (id: string) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${id}`)).body.status;
-    expect(await Promise.all([...ids, other!].map(statusOf))).toEqual(['cancelled', 'cancelled', 'failed', expect.stringMatching(/^(queued|running)$/)]);
-    expect(JSON.parse((await run(['retry', '--batch', 'b2', '--json'])).output)).toEqual({ action: 'retry', matched: 3, changed: 3, more: false });
+    expect(await Promise.all([...ids, other!].map(statusOf))).toEqual([
+      'cancelled',
+      'cancelled',
+      'failed',
+      expect.stringMatching(/^(queued|running)$/),
+    ]);
+    expect(JSON.parse((await run(['retry', '--batch', 'b2', '--json'])).output)).toEqual({
+      action: 'retry',
+      matched: 3,
+      changed: 3,
+      more: false,
+    });
     const batch = (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?batch=b2`)).body.tasks;
-    expect(batch.map((task) => task.metadata?.retryOf).filter(Boolean).sort()).toEqual([...ids].sort());
+    expect(
+      batch
+        .map((task) => task.metadata?.retryOf)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual([...ids].sort());
     expect((await run(['retry', ids[0]!, '--batch', 'b2'])).code).toBe(2);
   });
 
   it('delete --batch removes every ended task of a batch, and says which it left and why', async () => {
     stack = await startStack({ rules });
-    const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ batch: 'b1', tasks: ['one', 'two', 'slow three'].map((prompt) => ({ prompt, agent: 'casual' })) }) });
+    const submit = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: 'b1',
+        tasks: ['one', 'two', 'slow three'].map((prompt) => ({ prompt, agent: 'casual' })),
+      }),
+    });
     const [one, two, slow] = ((await submit.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
-    const [other, stuck] = await stack.submit([{ prompt: 'not of the batch', agent: 'casual' }, { prompt: 'slow subtask', agent: 'casual' }]);
+    const [other, stuck] = await stack.submit([
+      { prompt: 'not of the batch', agent: 'casual' },
+      { prompt: 'slow subtask', agent: 'casual' },
+    ]);
     await Promise.all([one, two, other].map((id) => waitForEnd(stack!.api.url, id!)));
     // One's tree holds a task still running (as a subtask still stopping after its task was cancelled).
     const redis = connectRedis({ url: stack.config.REDIS_URL });
     await redis.hset(createKeys(stack.config.AGENTQ_REDIS_PREFIX).task(one!), 'children', JSON.stringify([stuck]));
     redis.disconnect();
     // Two goes; one stays for its running subtask (exit 1, with the reason); the slow one has not ended.
-    expect(await run(['delete', '--batch', 'b1'])).toEqual({ code: 1, output: 'deleted 1 task of batch b1; 1 left: a subtask of theirs has not ended (cancel them first)\n' });
-    expect(await Promise.all([one, two, slow, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([200, 404, 200, 200]);
+    expect(await run(['delete', '--batch', 'b1'])).toEqual({
+      code: 1,
+      output: 'deleted 1 task of batch b1; 1 left: a subtask of theirs has not ended (cancel them first)\n',
+    });
+    expect(
+      await Promise.all(
+        [one, two, slow, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status),
+      ),
+    ).toEqual([200, 404, 200, 200]);
     await Promise.all([slow, stuck].map((id) => fetch(`${stack!.api.url}/v1/tasks/${id}/cancel`, { method: 'POST' })));
     await Promise.all([slow, stuck].map((id) => waitForEnd(stack!.api.url, id!)));
-    expect(JSON.parse((await run(['delete', '--batch', 'b1', '--json'])).output)).toEqual({ batch: 'b1', deleted: 2, left: 0 });
-    expect(await Promise.all([one, slow, stuck, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status))).toEqual([404, 404, 404, 200]);
+    expect(JSON.parse((await run(['delete', '--batch', 'b1', '--json'])).output)).toEqual({
+      batch: 'b1',
+      deleted: 2,
+      left: 0,
+    });
+    expect(
+      await Promise.all(
+        [one, slow, stuck, other].map(async (id) => (await fetch(`${stack!.api.url}/v1/tasks/${id}`)).status),
+      ),
+    ).toEqual([404, 404, 404, 200]);
     expect(await run(['delete', one!, '--batch', 'b1'])).toMatchObject({ code: 2 });
   });
 
   it('submits on a named model and forks a task from a step, printing the new ids', async () => {
     stack = await startStack({ rules, env: { AGENTQ_MODELS: 'other-model' } });
-    const submitted = await run(['submit', '-', '--agent', 'casual', '--model', 'other-model', '--watch', '--json'], { input: 'use a tool please\n' });
+    const submitted = await run(['submit', '-', '--agent', 'casual', '--model', 'other-model', '--watch', '--json'], {
+      input: 'use a tool please\n',
+    });
     expect(submitted.code).toBe(0);
     const [source] = (JSON.parse(submitted.output) as { tasks: Array<{ id: string }> }).tasks;
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${source!.id}`)).body).toMatchObject({ model: 'other-model', steps: 2, status: 'completed' });
-    const forked = await run(['fork', source!.id, '--from-step', '2', '--prompt', 'say it shorter', '--model', 'test-model']);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${source!.id}`)).body).toMatchObject({
+      model: 'other-model',
+      steps: 2,
+      status: 'completed',
+    });
+    const forked = await run([
+      'fork',
+      source!.id,
+      '--from-step',
+      '2',
+      '--prompt',
+      'say it shorter',
+      '--model',
+      'test-model',
+    ]);
     expect(forked.code).toBe(0);
     const id = forked.output.trim();
     await waitForEnd(stack.api.url, id);
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({ model: 'test-model', forkOf: { id: source!.id, step: 2 }, status: 'completed' });
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({
+      model: 'test-model',
+      forkOf: { id: source!.id, step: 2 },
+      status: 'completed',
+    });
     expect((await run(['fork', source!.id])).output).toMatch(/usage: agentq fork ID --from-step N/);
-    expect((await run(['fork', source!.id, '--from-step', '9'])).output).toMatch(/agentq: Task ".+" has 2 completed steps: fromStep must be 1 to 2/);
+    expect((await run(['fork', source!.id, '--from-step', '9'])).output).toMatch(
+      /agentq: Task ".+" has 2 completed steps: fromStep must be 1 to 2/,
+    );
   });
 
   it('says its version, and colours a terminal unless NO_COLOR is set', async () => {
@@ -246,7 +379,9 @@ describe('agentq watch, status, cancel, retry', () => {
     // `script` gives the command a terminal of its own.
     const inTerminal = async (env: Record<string, string>) => {
       const command = `${process.execPath} ${AGENTQ_MAIN} status --url ${stack!.api.url}`;
-      const terminal = spawn('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+      const terminal = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      });
       let output = '';
       terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       await new Promise((resolve) => terminal.once('exit', resolve));
@@ -270,6 +405,8 @@ describe('agentq watch, status, cancel, retry', () => {
   it('explains when it cannot reach agentq', async () => {
     const agentq = spawnAgentq(['status', '--url', 'http://127.0.0.1:9'], {});
     expect(await agentq.exited).toBe(1);
-    expect(agentq.output()).toMatch(/Could not reach agentq at http:\/\/127\.0\.0\.1:9.*Is it running\? Set --url or AGENTQ_URL\./);
+    expect(agentq.output()).toMatch(
+      /Could not reach agentq at http:\/\/127\.0\.0\.1:9.*Is it running\? Set --url or AGENTQ_URL\./,
+    );
   });
 });

@@ -26,7 +26,9 @@ beforeAll(async () => {
     rules: [
       {
         match: (request) => toolResults(request) === 0 && (request.tools?.length ?? 0) > 0,
-        reply: (request) => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'answer.txt', content: firstUserText(request) } }] }),
+        reply: (request) => ({
+          toolCalls: [{ name: 'write_file', arguments: { path: 'answer.txt', content: firstUserText(request) } }],
+        }),
       },
       { reply: (request) => ({ content: `answered: ${firstUserText(request)}` }) },
     ],
@@ -55,8 +57,18 @@ afterAll(async () => {
 });
 
 async function post(body: unknown, raw?: string) {
-  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ?? JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as { tasks?: Array<{ id: string; status: string }>; error?: { code: string; message: string; details?: Array<{ path: string }> } } };
+  const response = await fetch(`${baseUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: raw ?? JSON.stringify(body),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as {
+      tasks?: Array<{ id: string; status: string }>;
+      error?: { code: string; message: string; details?: Array<{ path: string }> };
+    },
+  };
 }
 
 describe('agentq start', () => {
@@ -67,7 +79,10 @@ describe('agentq start', () => {
   });
 
   it('runs a batch of 50 tasks submitted in one request across two pools', async () => {
-    const tasks = Array.from({ length: 50 }, (_, index) => ({ prompt: `task number ${index}`, agent: index % 2 ? 'coder' : 'file' }));
+    const tasks = Array.from({ length: 50 }, (_, index) => ({
+      prompt: `task number ${index}`,
+      agent: index % 2 ? 'coder' : 'file',
+    }));
     const submitted = await post({ tasks });
     expect(submitted.status).toBe(202);
     expect(submitted.body.tasks).toHaveLength(50);
@@ -75,9 +90,16 @@ describe('agentq start', () => {
     const ids = submitted.body.tasks!.map((task) => task.id);
     const ends = await Promise.all(ids.map((id) => waitForEnd(baseUrl, id)));
     expect(ends.map((events) => events.at(-1)!.event)).toEqual(ids.map(() => 'task.completed'));
-    const views = await Promise.all(ids.map(async (id) => (await (await fetch(`${baseUrl}/v1/tasks/${id}`)).json()) as TaskView));
+    const views = await Promise.all(
+      ids.map(async (id) => (await (await fetch(`${baseUrl}/v1/tasks/${id}`)).json()) as TaskView),
+    );
     views.forEach((view, index) => {
-      expect(view).toMatchObject({ status: 'completed', agent: tasks[index]!.agent, result: `answered: task number ${index}`, steps: 2 });
+      expect(view).toMatchObject({
+        status: 'completed',
+        agent: tasks[index]!.agent,
+        result: `answered: task number ${index}`,
+        steps: 2,
+      });
     });
     // Each pool ran in its own worker process.
     const workersByPool = new Map<string, Set<string>>();
@@ -91,10 +113,16 @@ describe('agentq start', () => {
   });
 
   it('answers 400 naming each bad field and its index', async () => {
-    const response = await post({ tasks: [{ prompt: 'fine' }, { prompt: '' }, { prompt: 'x', agent: 'wizard' }, { prompt: 'y', priority: 99 }] });
+    const response = await post({
+      tasks: [{ prompt: 'fine' }, { prompt: '' }, { prompt: 'x', agent: 'wizard' }, { prompt: 'y', priority: 99 }],
+    });
     expect(response.status).toBe(400);
     expect(response.body.error!.code).toBe('invalid_request');
-    expect(response.body.error!.details!.map((detail) => detail.path)).toEqual(['tasks.1.prompt', 'tasks.2.agent', 'tasks.3.priority']);
+    expect(response.body.error!.details!.map((detail) => detail.path)).toEqual([
+      'tasks.1.prompt',
+      'tasks.2.agent',
+      'tasks.3.priority',
+    ]);
     expect(response.body.error!.message).toMatch(/tasks\.2\.agent: .*"coder"/);
   });
 
@@ -113,14 +141,48 @@ describe('agentq start', () => {
 
   it('says what to fix for a body sent as another type, a body not compressed as it says, and a repeated parameter', async () => {
     const body = JSON.stringify({ tasks: [{ prompt: 'sent as a form', agent: 'casual' }] });
-    const answer = async (response: Response) => ({ status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error });
+    const answer = async (response: Response) => ({
+      status: response.status,
+      error: ((await response.json()) as { error: { code: string; message: string } }).error,
+    });
     // As `curl -d` sends it: a form's content-type.
-    const form = await answer(await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }));
-    expect(form).toEqual({ status: 415, error: { code: 'unsupported_media_type', message: expect.stringMatching(/content-type is "application\/x-www-form-urlencoded": send JSON, with content-type: application\/json/) } });
-    const gzip = await answer(await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body }));
-    expect(gzip).toEqual({ status: 400, error: { code: 'invalid_request', message: expect.stringMatching(/could not be decompressed as its Content-Encoding says .*or without Content-Encoding/) } });
+    const form = await answer(
+      await fetch(`${baseUrl}/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      }),
+    );
+    expect(form).toEqual({
+      status: 415,
+      error: {
+        code: 'unsupported_media_type',
+        message: expect.stringMatching(
+          /content-type is "application\/x-www-form-urlencoded": send JSON, with content-type: application\/json/,
+        ),
+      },
+    });
+    const gzip = await answer(
+      await fetch(`${baseUrl}/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body,
+      }),
+    );
+    expect(gzip).toEqual({
+      status: 400,
+      error: {
+        code: 'invalid_request',
+        message: expect.stringMatching(
+          /could not be decompressed as its Content-Encoding says .*or without Content-Encoding/,
+        ),
+      },
+    });
     const twice = await answer(await fetch(`${baseUrl}/v1/tasks?limit=1&limit=2`));
-    expect(twice).toEqual({ status: 400, error: { code: 'invalid_request', message: 'The query gives limit 2 times: give each parameter once.' } });
+    expect(twice).toEqual({
+      status: 400,
+      error: { code: 'invalid_request', message: 'The query gives limit 2 times: give each parameter once.' },
+    });
     const list = (await (await fetch(`${baseUrl}/v1/tasks?limit=500`)).json()) as { tasks: TaskView[] };
     expect(list.tasks.filter((task) => task.prompt === 'sent as a form')).toHaveLength(0);
   });
@@ -128,11 +190,18 @@ describe('agentq start', () => {
   it('answers 413 for a body over the limit', async () => {
     const response = await post({ tasks: [{ prompt: 'x'.repeat(300_000) }] });
     expect(response.status).toBe(413);
-    expect(response.body.error).toMatchObject({ code: 'payload_too_large', message: expect.stringMatching(/larger than the limit/) });
+    expect(response.body.error).toMatchObject({
+      code: 'payload_too_large',
+      message: expect.stringMatching(/larger than the limit/),
+    });
   });
 
   it('answers 404 for an unknown task, its events, and an unknown route', async () => {
-    for (const url of [`${baseUrl}/v1/tasks/does-not-exist`, `${baseUrl}/v1/tasks/does-not-exist/events`, `${baseUrl}/v2/nothing`]) {
+    for (const url of [
+      `${baseUrl}/v1/tasks/does-not-exist`,
+      `${baseUrl}/v1/tasks/does-not-exist/events`,
+      `${baseUrl}/v2/nothing`,
+    ]) {
       const response = await fetch(url);
       expect(response.status).toBe(404);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('not_found');

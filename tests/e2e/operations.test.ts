@@ -21,9 +21,9 @@ const PROMPT = 'prompt-marker-77aa';
 const tenant = { authorization: `Bearer ${TENANT_KEY}`, 'content-type': 'application/json' };
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 
-
 const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
-const userText = (request: DoubleRequest) => JSON.stringify(request.messages.filter((message) => message.role === 'user'));
+const userText = (request: DoubleRequest) =>
+  JSON.stringify(request.messages.filter((message) => message.role === 'user'));
 
 const prefix = freshPrefix('ops');
 let double: OpenAIDouble;
@@ -37,8 +37,17 @@ beforeAll(async () => {
   double = await startOpenAIDouble({
     rules: [
       // "fail" tasks: the model refuses for good (a 400 is not retried): the task fails.
-      { match: (request) => userText(request).includes('fail'), reply: { error: { status: 400, message: 'this model cannot do that' } } },
-      { match: (request) => userText(request).includes('write') && toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hi' } }], usage: { promptTokens: 50, completionTokens: 10 } } },
+      {
+        match: (request) => userText(request).includes('fail'),
+        reply: { error: { status: 400, message: 'this model cannot do that' } },
+      },
+      {
+        match: (request) => userText(request).includes('write') && toolResults(request) === 0,
+        reply: {
+          toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hi' } }],
+          usage: { promptTokens: 50, completionTokens: 10 },
+        },
+      },
       { reply: { content: 'done', usage: { promptTokens: 30, completionTokens: 5 } } },
     ],
   });
@@ -49,7 +58,13 @@ beforeAll(async () => {
     dataDir,
     modelURL: double.baseURL,
     model: 'ops-model',
-    extra: { OPENAI_API_KEY: MODEL_KEY, AGENTQ_LLM_MAX_RETRIES: '0', AGENTQ_API_KEYS: `${TENANT_KEY}=acme`, AGENTQ_ADMIN_KEYS: ADMIN_KEY, AGENTQ_METRICS_PORT: String(metricsPort) },
+    extra: {
+      OPENAI_API_KEY: MODEL_KEY,
+      AGENTQ_LLM_MAX_RETRIES: '0',
+      AGENTQ_API_KEYS: `${TENANT_KEY}=acme`,
+      AGENTQ_ADMIN_KEYS: ADMIN_KEY,
+      AGENTQ_METRICS_PORT: String(metricsPort),
+    },
   });
   api = spawnAgentq(['api'], env);
   worker = spawnAgentq(['worker', '--pools', 'casual,file'], env);
@@ -67,7 +82,10 @@ afterAll(async () => {
 
 /** Every line it wrote, each of which must be JSON. */
 function lines(process: AgentqProcess): LogLine[] {
-  const written = process.output().split('\n').filter((line) => line.trim());
+  const written = process
+    .output()
+    .split('\n')
+    .filter((line) => line.trim());
   const parsed = logLines(process.output());
   expect(parsed).toHaveLength(written.length);
   return parsed;
@@ -78,7 +96,11 @@ async function settled(ids: string[]): Promise<Array<{ id: string; status: strin
   await expect
     .poll(
       async () => {
-        const response = await fetch(`${baseUrl}/v1/tasks/statuses`, { method: 'POST', headers: tenant, body: JSON.stringify({ ids }) });
+        const response = await fetch(`${baseUrl}/v1/tasks/statuses`, {
+          method: 'POST',
+          headers: tenant,
+          body: JSON.stringify({ ids }),
+        });
         tasks = ((await response.json()) as { tasks: Array<{ id: string; status: string }> }).tasks;
         return tasks.every((task) => task.status === 'completed' || task.status === 'failed');
       },
@@ -99,11 +121,17 @@ describe('a batch, as an operator watches it', () => {
       ...Array.from({ length: 3 }, (_, index) => ({ prompt: `${PROMPT} fail ${index}`, agent: 'casual' })),
       ...Array.from({ length: 3 }, (_, index) => ({ prompt: `${PROMPT} write ${index}`, agent: 'file' })),
     ];
-    const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: tenant, body: JSON.stringify({ tasks }) });
+    const response = await fetch(`${baseUrl}/v1/tasks`, {
+      method: 'POST',
+      headers: tenant,
+      body: JSON.stringify({ tasks }),
+    });
     expect(response.status).toBe(202);
     ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
     // A client's mistake is logged as what it was: a 400.
-    expect((await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: tenant, body: '{"tasks": []}' })).status).toBe(400);
+    expect(
+      (await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: tenant, body: '{"tasks": []}' })).status,
+    ).toBe(400);
     const statuses = await settled(ids);
     expect(statuses.filter((task) => task.status === 'failed')).toHaveLength(3);
   });
@@ -111,25 +139,59 @@ describe('a batch, as an operator watches it', () => {
   it('writes JSON lines: one per request, with its route, status, duration and tenant', async () => {
     await expect.poll(() => lines(api).filter((line) => line.msg === 'request' && line.status === 400).length).toBe(1);
     const requests = lines(api).filter((line) => line.msg === 'request');
-    expect(requests.find((line) => line.method === 'POST' && line.route === '/v1/tasks' && line.status === 202)).toMatchObject({ level: 'info', name: 'agentq-api', tenant: 'acme', durationMs: expect.any(Number) });
-    expect(requests.find((line) => line.route === '/v1/tasks/statuses')).toMatchObject({ method: 'POST', status: 200, tenant: 'acme' });
-    for (const line of lines(api)) expect(line).toMatchObject({ level: expect.any(String), time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), pid: expect.any(Number), msg: expect.any(String) });
+    expect(
+      requests.find((line) => line.method === 'POST' && line.route === '/v1/tasks' && line.status === 202),
+    ).toMatchObject({ level: 'info', name: 'agentq-api', tenant: 'acme', durationMs: expect.any(Number) });
+    expect(requests.find((line) => line.route === '/v1/tasks/statuses')).toMatchObject({
+      method: 'POST',
+      status: 200,
+      tenant: 'acme',
+    });
+    for (const line of lines(api))
+      expect(line).toMatchObject({
+        level: expect.any(String),
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        pid: expect.any(Number),
+        msg: expect.any(String),
+      });
   });
 
   it("logs each task's start and end with its figures, and why a failure failed", async () => {
     // A task's end is in Redis (its status) before its line is out (lines are written asynchronously).
-    await expect.poll(() => new Set(lines(worker).flatMap((line) => (line.msg === 'task ended' ? [line.taskId] : []))).size).toBe(ids.length);
+    await expect
+      .poll(() => new Set(lines(worker).flatMap((line) => (line.msg === 'task ended' ? [line.taskId] : []))).size)
+      .toBe(ids.length);
     const log = lines(worker);
     const started = log.filter((line) => line.msg === 'task started');
     const ended = log.filter((line) => line.msg === 'task ended');
     expect(new Set(started.map((line) => line.taskId))).toEqual(new Set(ids));
     expect(new Set(ended.map((line) => line.taskId))).toEqual(new Set(ids));
-    for (const line of started) expect(line).toMatchObject({ name: 'agentq-worker', rootId: line.taskId, attempt: 1, resumed: false, worker: expect.any(String) });
+    for (const line of started)
+      expect(line).toMatchObject({
+        name: 'agentq-worker',
+        rootId: line.taskId,
+        attempt: 1,
+        resumed: false,
+        worker: expect.any(String),
+      });
     const written = ended.find((line) => line.agent === 'file');
-    expect(written).toMatchObject({ level: 'info', status: 'completed', steps: 2, promptTokens: 80, completionTokens: 15, durationMs: expect.any(Number) });
+    expect(written).toMatchObject({
+      level: 'info',
+      status: 'completed',
+      steps: 2,
+      promptTokens: 80,
+      completionTokens: 15,
+      durationMs: expect.any(Number),
+    });
     const failed = ended.filter((line) => line.status === 'failed');
     expect(failed).toHaveLength(3);
-    for (const line of failed) expect(line).toMatchObject({ level: 'warn', agent: 'casual', reason: 'error', error: expect.stringContaining('this model cannot do that') });
+    for (const line of failed)
+      expect(line).toMatchObject({
+        level: 'warn',
+        agent: 'casual',
+        reason: 'error',
+        error: expect.stringContaining('this model cannot do that'),
+      });
   });
 
   it('never writes a key or a prompt', () => {
@@ -137,12 +199,20 @@ describe('a batch, as an operator watches it', () => {
     for (const secret of [MODEL_KEY, TENANT_KEY, ADMIN_KEY, PROMPT]) expect(everything).not.toContain(secret);
   });
 
-  it("serves /metrics to admins, whose counters moved with the batch", async () => {
-    expect((await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${TENANT_KEY}` } })).status).toBe(403);
+  it('serves /metrics to admins, whose counters moved with the batch', async () => {
+    expect((await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${TENANT_KEY}` } })).status).toBe(
+      403,
+    );
     expect((await fetch(`${baseUrl}/metrics`)).status).toBe(401);
     const after = await scrape(`${baseUrl}/metrics`, admin);
-    expect(after.value('agentq_tasks_submitted_total', { agent: 'casual' }) - before.api.value('agentq_tasks_submitted_total', { agent: 'casual' })).toBe(9);
-    expect(after.value('agentq_tasks_submitted_total', { agent: 'file' }) - before.api.value('agentq_tasks_submitted_total', { agent: 'file' })).toBe(3);
+    expect(
+      after.value('agentq_tasks_submitted_total', { agent: 'casual' }) -
+        before.api.value('agentq_tasks_submitted_total', { agent: 'casual' }),
+    ).toBe(9);
+    expect(
+      after.value('agentq_tasks_submitted_total', { agent: 'file' }) -
+        before.api.value('agentq_tasks_submitted_total', { agent: 'file' }),
+    ).toBe(3);
     expect(after.value('agentq_workers_online', { pool: 'casual' })).toBe(1);
     expect(after.value('agentq_queue_jobs', { pool: 'casual', state: 'active' })).toBe(0);
     // Each configured tenant's usage against its limits, as GET /v1/usage has it: acme's batch ended and kept.
@@ -154,15 +224,19 @@ describe('a batch, as an operator watches it', () => {
     expect(usage.writtenBytes).toBeGreaterThan(12 * 512);
     expect(after.value('agentq_tenant_limit_used_ratio', { tenant: 'acme', limit: 'stored' })).toBe(12 / 1_000_000);
     expect(after.value('agentq_tenant_tasks', { tenant: 'default', state: 'stored' })).toBe(0);
-    expect(after.count('agentq_http_request_duration_seconds', { route: '/v1/tasks', status: '202' })).toBeGreaterThanOrEqual(1);
+    expect(
+      after.count('agentq_http_request_duration_seconds', { route: '/v1/tasks', status: '202' }),
+    ).toBeGreaterThanOrEqual(1);
     // The standard process metrics are there too (event-loop lag among them).
     expect(after.families.nodejs_eventloop_lag_seconds?.type).toBe('gauge');
   });
 
   it("serves the worker's metrics on its port: ends by status and reason, steps, model and tool calls, tokens", async () => {
     const after = await scrape(workerMetrics);
-    const moved = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.worker.value(name, labels);
-    const counted = (name: string, labels: Record<string, string>) => after.count(name, labels) - before.worker.count(name, labels);
+    const moved = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.worker.value(name, labels);
+    const counted = (name: string, labels: Record<string, string>) =>
+      after.count(name, labels) - before.worker.count(name, labels);
     expect(moved('agentq_tasks_ended_total', { agent: 'casual', status: 'completed' })).toBe(6);
     expect(moved('agentq_tasks_ended_total', { agent: 'file', status: 'completed' })).toBe(3);
     expect(moved('agentq_tasks_ended_total', { agent: 'casual', status: 'failed', reason: 'error' })).toBe(3);

@@ -36,7 +36,9 @@ it('keeps two worker processes within one shared token limit, and the waiting ta
   const response = await fetch(`${baseUrl}/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `say ${index}`, agent: 'casual' })) }),
+    body: JSON.stringify({
+      tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `say ${index}`, agent: 'casual' })),
+    }),
   });
   const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
   const streams = await Promise.all(ids.map((id) => waitForEnd(baseUrl, id)));
@@ -54,12 +56,21 @@ it('keeps two worker processes within one shared token limit, and the waiting ta
   expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(3 * WINDOW_MS - 100);
 
   // Both processes drew on the one budget.
-  const workers = new Set(events.flatMap((stream) => stream.filter((event) => event.type === 'task.started').map((event) => event.worker)));
+  const workers = new Set(
+    events.flatMap((stream) => stream.filter((event) => event.type === 'task.started').map((event) => event.worker)),
+  );
   expect(workers.size).toBe(2);
 
   // Those that waited gave their slot back and said when they expected to start.
-  const isWait = (event: TaskEvent): event is Extract<TaskEvent, { type: 'task.queued' }> => event.type === 'task.queued' && event.data.rateLimited === true;
-  const waits = events.flatMap((stream) => stream.flatMap((event, index) => (isWait(event) ? [{ wait: event, started: stream.slice(0, index).findLast((earlier) => earlier.type === 'task.started')! }] : [])));
+  const isWait = (event: TaskEvent): event is Extract<TaskEvent, { type: 'task.queued' }> =>
+    event.type === 'task.queued' && event.data.rateLimited === true;
+  const waits = events.flatMap((stream) =>
+    stream.flatMap((event, index) =>
+      isWait(event)
+        ? [{ wait: event, started: stream.slice(0, index).findLast((earlier) => earlier.type === 'task.started')! }]
+        : [],
+    ),
+  );
   expect(waits.length).toBeGreaterThanOrEqual(TASKS - LIMIT / CALL_TOKENS - 10);
   for (const { wait, started } of waits) {
     // The run that had to wait started, asked, and was told a time within a window of then.

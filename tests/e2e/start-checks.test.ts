@@ -56,7 +56,13 @@ describe('agentq start checks', () => {
     expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
     // Nothing answers at the model endpoint here: said at start, naming it.
     expect(logLines(agentq.output())).toContainEqual(
-      expect.objectContaining({ level: 'warn', name: 'agentq', msg: expect.stringMatching(/^the model endpoint http:\/\/127\.0\.0\.1:9\/v1 does not answer \(.+\); tasks wait and then fail until it answers/) }),
+      expect.objectContaining({
+        level: 'warn',
+        name: 'agentq',
+        msg: expect.stringMatching(
+          /^the model endpoint http:\/\/127\.0\.0\.1:9\/v1 does not answer \(.+\); tasks wait and then fail until it answers/,
+        ),
+      }),
     );
     expect(existsSync(path.join(dataDir, 'redis', 'appendonlydir'))).toBe(true);
     // Its password is agentq's alone: a file only its user reads, never printed, and needed.
@@ -65,7 +71,12 @@ describe('agentq start checks', () => {
     const password = (await readFile(passwordFile, 'utf8')).trim();
     expect(password.length).toBeGreaterThanOrEqual(32);
     expect(agentq.output()).not.toContain(password);
-    const anonymous = new Redis(redisAt, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const anonymous = new Redis(redisAt, {
+      lazyConnect: true,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     anonymous.on('error', () => undefined);
     await anonymous.connect();
     await expect(anonymous.ping()).rejects.toThrow(/NOAUTH/);
@@ -76,16 +87,22 @@ describe('agentq start checks', () => {
     // doctor reads the credentials agentq start uses, and where its API really listens (not PORT's default).
     const doctor = spawnAgentq(['doctor'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: dataDir });
     await doctor.exited;
-    expect(doctor.output()).toMatch(/ok +redis:\/\/127\.0\.0\.1:\d+ answers, with a password \(the private Redis's of `agentq start`/);
+    expect(doctor.output()).toMatch(
+      /ok +redis:\/\/127\.0\.0\.1:\d+ answers, with a password \(the private Redis's of `agentq start`/,
+    );
     expect(doctor.output()).toContain(`listens on ${new URL(url).host} (pid `);
     // Without it, a Redis that wants a password is said to, with how to give it: doctor fails, and so does a worker, in one line.
     const elsewhere = await mkdtemp(path.join(tmpdir(), 'agentq-no-password-'));
     const refused = spawnAgentq(['doctor'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: elsewhere });
     expect(await refused.exited).toBe(1);
-    expect(refused.output()).toMatch(/FAIL +redis:\/\/127\.0\.0\.1:\d+ wants a password that REDIS_URL does not give \(NOAUTH\): put it in REDIS_URL/);
+    expect(refused.output()).toMatch(
+      /FAIL +redis:\/\/127\.0\.0\.1:\d+ wants a password that REDIS_URL does not give \(NOAUTH\): put it in REDIS_URL/,
+    );
     const worker = spawnAgentq(['worker', '--pools', 'casual'], { REDIS_URL: redisAt, AGENTQ_DATA_DIR: dataDir });
     expect(await worker.exited).toBe(2);
-    expect(worker.output()).toMatch(/agentq: The Redis at REDIS_URL=redis:\/\/127\.0\.0\.1:\d+ wants a password \(NOAUTH\): put it in REDIS_URL, .*; the private Redis of `agentq start` keeps its password in .*redis\/password\.\n/);
+    expect(worker.output()).toMatch(
+      /agentq: The Redis at REDIS_URL=redis:\/\/127\.0\.0\.1:\d+ wants a password \(NOAUTH\): put it in REDIS_URL, .*; the private Redis of `agentq start` keeps its password in .*redis\/password\.\n/,
+    );
     expect(worker.output()).not.toMatch(/ReplyError| {4}at /);
     await rm(elsewhere, { recursive: true, force: true });
     expect(await agentq.stop()).toBe(0);
@@ -96,7 +113,11 @@ describe('agentq start checks', () => {
   });
 
   it('agentq api refuses a public address without keys, and says how to open it', async () => {
-    const agentq = spawnAgentq(['api'], { REDIS_URL: redisUrl(), AGENTQ_HOST: '0.0.0.0', PORT: String(await freePort()) });
+    const agentq = spawnAgentq(['api'], {
+      REDIS_URL: redisUrl(),
+      AGENTQ_HOST: '0.0.0.0',
+      PORT: String(await freePort()),
+    });
     expect(await agentq.exited).toBe(2);
     expect(agentq.output()).toMatch(/AGENTQ_HOST=0\.0\.0\.0 would let anyone who reaches this port run code/);
     expect(agentq.output()).toMatch(/Set AGENTQ_API_KEYS/);
@@ -106,16 +127,26 @@ describe('agentq start checks', () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-doctor-'));
     const good = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir });
     expect(await good.exited).toBe(0);
-    expect(good.output()).toMatch(/ok +coder +bubblewrap jail as .*network none, seccomp filter \(\d+ calls refused\), limits cgroup v\d \(memory, pids[^)]*\) per run: 1024 MiB memory and 128 processes for the whole run/);
+    expect(good.output()).toMatch(
+      /ok +coder +bubblewrap jail as .*network none, seccomp filter \(\d+ calls refused\), limits cgroup v\d \(memory, pids[^)]*\) per run: 1024 MiB memory and 128 processes for the whole run/,
+    );
     expect(good.output()).toMatch(/ok +casual +runs no process tools/);
     expect(good.output()).toMatch(/would listen on 127\.0\.0\.1:8080 \(none runs now\); no keys/);
     // The test's Redis has no maxmemory and keeps nothing on disk: warnings, not failures.
     expect(good.output()).toMatch(/warn +Redis has no maxmemory: it grows until the machine runs out of memory/);
-    expect(good.output()).toMatch(/warn +Redis does not log its writes to disk \(appendonly no\): a restart of Redis loses every task/);
+    expect(good.output()).toMatch(
+      /warn +Redis does not log its writes to disk \(appendonly no\): a restart of Redis loses every task/,
+    );
 
-    const unjailed = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: dataDir, AGENTQ_SANDBOX: 'none' });
+    const unjailed = spawnAgentq(['doctor'], {
+      REDIS_URL: redisUrl(),
+      AGENTQ_DATA_DIR: dataDir,
+      AGENTQ_SANDBOX: 'none',
+    });
     expect(await unjailed.exited).toBe(0);
-    expect(unjailed.output()).toMatch(/warn +coder +no jail\. AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail/);
+    expect(unjailed.output()).toMatch(
+      /warn +coder +no jail\. AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail/,
+    );
 
     if (process.getuid?.() === 0) {
       // A data directory that the per-task uids cannot reach: the tools would be refused, and doctor says why.
@@ -124,7 +155,9 @@ describe('agentq start checks', () => {
       await chmod(path.join(dataDir, 'hidden'), 0o700);
       const blocked = spawnAgentq(['doctor'], { REDIS_URL: redisUrl(), AGENTQ_DATA_DIR: hidden });
       expect(await blocked.exited).toBe(1);
-      expect(blocked.output()).toMatch(/FAIL +coder +process tools refused: the work directories under .* cannot be reached by other users/);
+      expect(blocked.output()).toMatch(
+        /FAIL +coder +process tools refused: the work directories under .* cannot be reached by other users/,
+      );
     }
   });
 });

@@ -29,7 +29,10 @@ const toolResults = (request: DoubleRequest) => request.messages.filter((message
 it('hands running tasks back before Redis stops, with one line and no stack trace', async () => {
   double = await startOpenAIDouble({
     rules: [
-      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }] } },
+      {
+        match: (request) => toolResults(request) === 0,
+        reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }] },
+      },
       { reply: { content: 'done' } },
     ],
   });
@@ -47,18 +50,31 @@ it('hands running tasks back before Redis stops, with one line and no stack trac
   const response = await fetch(`${baseUrl}/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ tasks: Array.from({ length: 4 }, (_, index) => ({ prompt: `busy ${index}`, agent: 'coder' })) }),
+    body: JSON.stringify({
+      tasks: Array.from({ length: 4 }, (_, index) => ({ prompt: `busy ${index}`, agent: 'coder' })),
+    }),
   });
   const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
-  const events = async (id: string) => (await (await fetch(`${baseUrl}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json()) as TaskEvent[];
-  for (const id of ids) await expect.poll(async () => (await events(id)).some((event) => event.type === 'tool.call'), { timeout: 15_000 }).toBe(true);
+  const events = async (id: string) =>
+    (await (
+      await fetch(`${baseUrl}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })
+    ).json()) as TaskEvent[];
+  for (const id of ids)
+    await expect
+      .poll(async () => (await events(id)).some((event) => event.type === 'tool.call'), { timeout: 15_000 })
+      .toBe(true);
 
   const before = agentq.output().length;
   agentq.child.kill('SIGINT');
   expect(await agentq.exited).toBe(130);
   const shutdown = agentq.output().slice(before);
-  const own = logLines(shutdown).filter((line) => line.name === 'agentq').map((line) => line.msg);
-  expect(own).toEqual(['stopping: the workers hand their running tasks back to the queue, then the API and Redis stop', 'stopped']);
+  const own = logLines(shutdown)
+    .filter((line) => line.name === 'agentq')
+    .map((line) => line.msg);
+  expect(own).toEqual([
+    'stopping: the workers hand their running tasks back to the queue, then the API and Redis stop',
+    'stopped',
+  ]);
   expect(logLines(shutdown).filter((line) => line.level === 'error')).toEqual([]);
   expect(shutdown).not.toMatch(/^\s+at /m);
   expect(shutdown).not.toMatch(/Error|ECONNREFUSED|Missing lock|Connection is closed/);
@@ -83,7 +99,11 @@ it('the demo keeps its data apart: its own data directory, Redis and key prefix'
   const parent = (dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-demo-')));
   await chmod(parent, 0o755);
   const ownDir = path.join(parent, '.agentq');
-  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: ownDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+  const demo = spawnAgentq(['demo'], {
+    PORT: String(await freePort()),
+    AGENTQ_DATA_DIR: ownDir,
+    REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+  });
   await demo.waitFor(/ready: API at (http[^\s"]+)/);
   expect(demo.output()).toMatch(/started a private redis-server .* data in .*\/demo\/redis/);
   expect(existsSync(path.join(ownDir, 'demo', 'redis', 'password'))).toBe(true);
@@ -100,7 +120,11 @@ it('the demo keeps its data apart: its own data directory, Redis and key prefix'
 it('stops everything, its Redis included, though the reader of its output went away (a `| tee` stopped by the same Ctrl-C)', async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-reader-'));
   const redisPort = await freePort();
-  const demo = spawnAgentq(['demo'], { PORT: String(await freePort()), AGENTQ_DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+  const demo = spawnAgentq(['demo'], {
+    PORT: String(await freePort()),
+    AGENTQ_DATA_DIR: dataDir,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+  });
   await demo.waitFor(/ready: API at/);
   // Its output's reader goes away: every line it writes or forwards from now on fails (EPIPE).
   demo.child.stdout!.destroy();
@@ -137,11 +161,21 @@ it('starts a worker that exited again, with a warning, and the rest runs on', as
   await agentq.waitFor(/`agentq worker --pools casual` exited \(SIGKILL\); starting it again in 1 s\./);
   await expect.poll(() => casualWorkers().length, { timeout: 15_000 }).toBe(1);
   expect(casualWorkers()[0]).not.toBe(casual);
-  expect(logLines(agentq.output()).find((line) => /exited \(SIGKILL\)/.test(String(line.msg)))).toMatchObject({ level: 'warn' });
+  expect(logLines(agentq.output()).find((line) => /exited \(SIGKILL\)/.test(String(line.msg)))).toMatchObject({
+    level: 'warn',
+  });
   // Everything else ran on, and the new worker serves its pool.
-  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'after', agent: 'casual' }] }) });
+  const response = await fetch(`${baseUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: [{ prompt: 'after', agent: 'casual' }] }),
+  });
   const [task] = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks;
-  await expect.poll(async () => ((await (await fetch(`${baseUrl}/v1/tasks/${task!.id}`)).json()) as { status: string }).status, { timeout: 20_000 }).toBe('completed');
+  await expect
+    .poll(async () => ((await (await fetch(`${baseUrl}/v1/tasks/${task!.id}`)).json()) as { status: string }).status, {
+      timeout: 20_000,
+    })
+    .toBe('completed');
   expect(agentq.child.exitCode).toBeNull();
   agentq.child.kill('SIGINT');
   expect(await agentq.exited).toBe(130);
@@ -150,7 +184,9 @@ it('starts a worker that exited again, with a warning, and the rest runs on', as
 /** The processes a process started, a line each: its pid and command line. */
 function childrenOf(pid: number): string[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).trim().split('\n');
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
   } catch {
     return []; // ps exits 1 when there are none
   }

@@ -30,30 +30,54 @@ afterEach(async () => {
 /** The API and one coder worker as processes on the double; submits one task and returns its id. */
 async function startProcesses(options: { label: string; prompt: string; env?: Record<string, string> }) {
   dataDir = await mkdtemp(path.join(tmpdir(), `agentq-${options.label}-`));
-  const env = await processEnv({ prefix, dataDir, modelURL: double!.baseURL, model: `${options.label}-model`, ...(options.env ? { extra: options.env } : {}) });
+  const env = await processEnv({
+    prefix,
+    dataDir,
+    modelURL: double!.baseURL,
+    model: `${options.label}-model`,
+    ...(options.env ? { extra: options.env } : {}),
+  });
   const api = spawnAgentq(['api'], env);
   const worker = spawnAgentq(['worker', '--pools', 'coder'], env);
   running.push(api, worker);
   const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
   await worker.waitFor(/serving coder/);
-  const response = await fetch(`${baseUrl}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: options.prompt, agent: 'coder' }] }) });
+  const response = await fetch(`${baseUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: [{ prompt: options.prompt, agent: 'coder' }] }),
+  });
   const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
   return { env, worker, baseUrl, taskId, dataDir };
 }
 
-it('resumes a crashed worker\'s task on another worker at its last completed step', async () => {
+it("resumes a crashed worker's task on another worker at its last completed step", async () => {
   double = await startOpenAIDouble({
     rules: [
-      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'step1.txt', content: 'one' } }] } },
+      {
+        match: (request) => toolResults(request) === 0,
+        reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'step1.txt', content: 'one' } }] },
+      },
       // The first worker dies while this call is in flight; the second gets an answer.
-      { match: (request) => toolResults(request) === 1, times: 1, reply: { content: 'never delivered', delayMs: 60_000 } },
+      {
+        match: (request) => toolResults(request) === 1,
+        times: 1,
+        reply: { content: 'never delivered', delayMs: 60_000 },
+      },
       { reply: { content: 'finished after the crash' } },
     ],
   });
-  const { env, worker: first, baseUrl, taskId } = await startProcesses({ label: 'crash', prompt: 'survive', env: { AGENTQ_JOB_LOCK_MS: '2000' } });
+  const {
+    env,
+    worker: first,
+    baseUrl,
+    taskId,
+  } = await startProcesses({ label: 'crash', prompt: 'survive', env: { AGENTQ_JOB_LOCK_MS: '2000' } });
 
   // Wait until step 2's model call has reached the model, then kill the worker outright.
-  await expect.poll(() => double!.requests.filter((request) => toolResults(request) === 1).length, { timeout: 20_000 }).toBe(1);
+  await expect
+    .poll(() => double!.requests.filter((request) => toolResults(request) === 1).length, { timeout: 20_000 })
+    .toBe(1);
   await first.stop('SIGKILL');
 
   const second = spawnAgentq(['worker', '--pools', 'coder'], env);
@@ -77,13 +101,18 @@ it('a cancel reaches the worker process that holds the task within a second, and
   const marker = `6${Date.now() % 1_000_000}`;
   double = await startOpenAIDouble({
     rules: [
-      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: `echo $$ > shell.pid; sleep ${marker}` } }] } },
+      {
+        match: (request) => toolResults(request) === 0,
+        reply: { toolCalls: [{ name: 'bash', arguments: { command: `echo $$ > shell.pid; sleep ${marker}` } }] },
+      },
       { reply: { content: 'never' } },
     ],
   });
   const { baseUrl, taskId, dataDir: workRoot } = await startProcesses({ label: 'cancel', prompt: 'sleep' });
   const pidFile = path.join(workRoot, 'work', taskId, 'shell.pid');
-  await expect.poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { timeout: 10_000 }).toBe(true);
+  await expect
+    .poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { timeout: 10_000 })
+    .toBe(true);
   expect(processesMatching(`sleep ${marker}`).length).toBeGreaterThan(0);
 
   const cancelledAt = Date.now();
@@ -92,8 +121,10 @@ it('a cancel reaches the worker process that holds the task within a second, and
   expect(Date.now() - cancelledAt).toBeLessThan(1_000);
   expect(events.at(-1)!.event).toBe('task.cancelled');
   // What ran stays recorded, and the tool's process is gone.
-  expect(events.find((event) => event.event === 'tool.result')!.data.data).toMatchObject({ ok: false, output: expect.stringMatching(/\[cancelled: the task was cancelled while this ran\]/) });
+  expect(events.find((event) => event.event === 'tool.result')!.data.data).toMatchObject({
+    ok: false,
+    output: expect.stringMatching(/\[cancelled: the task was cancelled while this ran\]/),
+  });
   await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 2_000 }).toEqual([]);
   expect(double.requests).toHaveLength(1);
 });
-

@@ -8,10 +8,19 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`The dashboard tests need Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`The dashboard tests need Chromium at ${CHROMIUM}: apt-get install -y chromium`);
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
 }

@@ -6,7 +6,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { waitForRedis } from '../setup/redis-server.js';
 
 export async function startDurableRedis(options: { port: number; dir: string }): Promise<ChildProcess> {
-  const server = spawn('redis-server', ['--port', String(options.port), '--bind', '127.0.0.1', '--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+  const server = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(options.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      options.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+    ],
+    { stdio: 'ignore' },
+  );
   await waitForRedis(`redis://127.0.0.1:${options.port}`);
   return server;
 }

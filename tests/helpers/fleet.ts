@@ -16,7 +16,14 @@ export interface Fleet {
 }
 
 /** `pools`: what each worker serves, e.g. `casual` or `planner,file,casual`. */
-export async function startFleet(options: { name: string; model: string; rules: DoubleRule[]; workers: number; pools: string; env: Record<string, string> }): Promise<Fleet> {
+export async function startFleet(options: {
+  name: string;
+  model: string;
+  rules: DoubleRule[];
+  workers: number;
+  pools: string;
+  env: Record<string, string>;
+}): Promise<Fleet> {
   const prefix = freshPrefix(options.name);
   const double = await startOpenAIDouble({ rules: options.rules });
   const dataDir = await mkdtemp(path.join(tmpdir(), `agentq-${options.name}-`));
@@ -28,11 +35,22 @@ export async function startFleet(options: { name: string; model: string; rules: 
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    const env = await processEnv({ prefix, dataDir, modelURL: double.baseURL, model: options.model, extra: options.env });
+    const env = await processEnv({
+      prefix,
+      dataDir,
+      modelURL: double.baseURL,
+      model: options.model,
+      extra: options.env,
+    });
     const api = spawnAgentq(['api'], env);
-    processes.push(api, ...Array.from({ length: options.workers }, () => spawnAgentq(['worker', '--pools', options.pools], env)));
+    processes.push(
+      api,
+      ...Array.from({ length: options.workers }, () => spawnAgentq(['worker', '--pools', options.pools], env)),
+    );
     const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
-    await Promise.all(processes.slice(1).map((worker) => worker.waitFor(new RegExp(`serving ${options.pools.split(',').join(', ')}`))));
+    await Promise.all(
+      processes.slice(1).map((worker) => worker.waitFor(new RegExp(`serving ${options.pools.split(',').join(', ')}`))),
+    );
     return { baseUrl, double, stop };
   } catch (error) {
     await stop();

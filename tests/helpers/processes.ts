@@ -36,7 +36,13 @@ export interface AgentqProcess {
  * The environment of spawned agentq processes: a free API port, the tests' Redis under `prefix`, a data
  * folder, and the wire double as the model; `extra` adds to it or overrides.
  */
-export async function processEnv(options: { prefix: string; dataDir: string; modelURL: string; model: string; extra?: Record<string, string> }): Promise<Record<string, string>> {
+export async function processEnv(options: {
+  prefix: string;
+  dataDir: string;
+  modelURL: string;
+  model: string;
+  extra?: Record<string, string>;
+}): Promise<Record<string, string>> {
   return {
     PORT: String(await freePort()),
     REDIS_URL: redisUrl(),
@@ -62,7 +68,11 @@ export async function stopSpawned(): Promise<void> {
   );
 }
 
-export function spawnAgentq(args: string[], env: Record<string, string>, options: { input?: string } = {}): AgentqProcess {
+export function spawnAgentq(
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string } = {},
+): AgentqProcess {
   const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -85,7 +95,9 @@ export function spawnAgentq(args: string[], env: Record<string, string>, options
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`agentq ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms. Output:\n${output}`));
+          reject(
+            new Error(`agentq ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms. Output:\n${output}`),
+          );
         }, timeoutMs);
         const check = () => {
           const match = output.match(pattern);

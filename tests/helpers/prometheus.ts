@@ -15,10 +15,13 @@ export async function scrape(url: string, headers: Record<string, string> = {}):
   if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
   const families = await getMetricsFromIterator((await response.text()).split('\n')[Symbol.iterator]());
   const samples = <Sample extends { labels: Record<string, string> }>(name: string, labels: Record<string, string>) =>
-    ((families[name]?.data ?? []) as unknown as Sample[]).filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+    ((families[name]?.data ?? []) as unknown as Sample[]).filter((sample) =>
+      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    );
   return {
     families,
     value: (name, labels = {}) => samples<PromData>(name, labels).reduce((sum, sample) => sum + sample.value, 0),
-    count: (name, labels = {}) => samples<PromHistogramData>(name, labels).reduce((sum, sample) => sum + sample.count, 0),
+    count: (name, labels = {}) =>
+      samples<PromHistogramData>(name, labels).reduce((sum, sample) => sum + sample.count, 0),
   };
 }

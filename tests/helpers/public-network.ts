@@ -7,7 +7,10 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 
-export async function withPublicServer(subnet: string, run: (address: string, port: number) => Promise<void>): Promise<void> {
+export async function withPublicServer(
+  subnet: string,
+  run: (address: string, port: number) => Promise<void>,
+): Promise<void> {
   const name = `agentq-pub-${process.pid}`;
   const ip = (...args: string[]) => execFileSync('ip', args, { stdio: 'pipe' });
   const hostSide = `aq${process.pid % 100000}h`;
@@ -23,7 +26,15 @@ export async function withPublicServer(subnet: string, run: (address: string, po
     // The server runs inside that namespace. It reads what a client sends, if anything comes within
     // 0.3 s (a raw probe sends nothing), so that an HTTP client's request is not cut off unread.
     const port = 18080;
-    const server = spawn('ip', ['netns', 'exec', name, '/usr/bin/python3', '-c', `
+    const server = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        name,
+        '/usr/bin/python3',
+        '-c',
+        `
 import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("${address}", ${port})); s.listen()
 print("listening", flush=True)
@@ -35,7 +46,10 @@ while True:
     if path.startswith("/to/"): c.sendall(("HTTP/1.0 302 Found\\r\\nlocation: " + path[4:] + "\\r\\n\\r\\n").encode())
     else: c.sendall(b"HTTP/1.0 200 OK\\r\\ncontent-type: text/plain\\r\\n\\r\\nfrom the internet\\n")
     c.close()
-`], { stdio: ['ignore', 'pipe', 'inherit'] });
+`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise<void>((resolve) => server.stdout.once('data', () => resolve()));
     try {
       await run(address, port);

@@ -12,17 +12,32 @@ export async function readSse(url: string, headers: Record<string, string> = {})
   if (!response.ok || !response.body) throw new Error(`SSE ${url} answered ${response.status}`);
   return createSseReader()
     .push(await response.text())
-    .map((message) => ({ id: message.id ?? '', event: message.event ?? '', data: JSON.parse(message.data) as TaskEvent }));
+    .map((message) => ({
+      id: message.id ?? '',
+      event: message.event ?? '',
+      data: JSON.parse(message.data) as TaskEvent,
+    }));
 }
 
 /** Resolves with the task's events once its terminal event arrives (the stream closes after it). */
-export function waitForEnd(baseUrl: string, taskId: string, headers: Record<string, string> = {}): Promise<SseMessage[]> {
+export function waitForEnd(
+  baseUrl: string,
+  taskId: string,
+  headers: Record<string, string> = {},
+): Promise<SseMessage[]> {
   return readSse(`${baseUrl}/v1/tasks/${taskId}/events`, headers);
 }
 
 /** Reads a task's event stream until an event of `type` arrives (the stream stays open after it). */
-export async function waitForEvent(baseUrl: string, taskId: string, type: string, headers: Record<string, string> = {}): Promise<void> {
-  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream', ...headers } });
+export async function waitForEvent(
+  baseUrl: string,
+  taskId: string,
+  type: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, {
+    headers: { accept: 'text/event-stream', ...headers },
+  });
   if (!response.ok || !response.body) throw new Error(`the stream of ${taskId} answered ${response.status}`);
   const reader = response.body.getReader();
   const decoder = new TextDecoder();

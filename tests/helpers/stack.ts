@@ -25,7 +25,13 @@ export interface Stack {
  * `worker`: the worker's timings, where a test needs others than its defaults.
  */
 export async function startStack(
-  options: { rules?: DoubleRule[]; pools?: AgentPool[]; env?: Record<string, string>; logger?: Logger; worker?: Pick<StartWorkerOptions, 'admitIntervalMs' | 'sweepIntervalMs'> } = {},
+  options: {
+    rules?: DoubleRule[];
+    pools?: AgentPool[];
+    env?: Record<string, string>;
+    logger?: Logger;
+    worker?: Pick<StartWorkerOptions, 'admitIntervalMs' | 'sweepIntervalMs'>;
+  } = {},
 ): Promise<Stack> {
   const double = await startOpenAIDouble({ rules: options.rules ?? [] });
   const prefix = freshPrefix();
@@ -47,7 +53,9 @@ export async function startStack(
   const logged = options.logger ? { logger: options.logger } : {};
   const api = await startApi({ config, host: '127.0.0.1', ...logged });
   const pools = options.pools ?? [...AGENT_POOLS];
-  const worker = pools.length ? await startWorker({ config, pools, shutdownGraceMs: 200, ...options.worker, ...logged }) : undefined;
+  const worker = pools.length
+    ? await startWorker({ config, pools, shutdownGraceMs: 200, ...options.worker, ...logged })
+    : undefined;
   return {
     api,
     worker,
@@ -55,7 +63,11 @@ export async function startStack(
     config,
     dataDir,
     async submit(tasks) {
-      const response = await fetch(`${api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks }) });
+      const response = await fetch(`${api.url}/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks }),
+      });
       if (response.status !== 202) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
       return ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
     },

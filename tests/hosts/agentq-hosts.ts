@@ -41,7 +41,12 @@ export interface AgentqHosts {
 }
 
 /** Answers the first IPC message of `child` that `pick` returns something for. */
-function nextMessage<T>(child: ChildProcess, pick: (message: unknown) => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+function nextMessage<T>(
+  child: ChildProcess,
+  pick: (message: unknown) => T | undefined,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     let output = '';
     const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000));
@@ -74,10 +79,18 @@ function nextMessage<T>(child: ChildProcess, pick: (message: unknown) => T | und
 }
 
 /** Answers once `redis-cli <args>` run on `host` prints what `done` accepts. */
-async function untilRedisCli(network: TestNetwork, host: string, args: string[], done: (output: string) => boolean): Promise<string> {
+async function untilRedisCli(
+  network: TestNetwork,
+  host: string,
+  args: string[],
+  done: (output: string) => boolean,
+): Promise<string> {
   for (let tries = 0; ; tries++) {
     try {
-      const output = execFileSync('ip', ['netns', 'exec', network.host(host).ns, 'redis-cli', ...args], { stdio: 'pipe', encoding: 'utf8' });
+      const output = execFileSync('ip', ['netns', 'exec', network.host(host).ns, 'redis-cli', ...args], {
+        stdio: 'pipe',
+        encoding: 'utf8',
+      });
       if (done(output)) return output;
     } catch (error) {
       if (tries > 200) throw error;
@@ -91,7 +104,13 @@ async function untilRedisCli(network: TestNetwork, host: string, args: string[],
  * `sentinels`: Redis as a primary (host `redis`), a replica (`replica`) and three Sentinels (`sentinel1`..3),
  * each on a host of its own; agentq's processes find the primary through the Sentinels.
  */
-export async function startAgentqHosts(options: { script: string; latencyMs: number; concurrency: number; env?: Record<string, string>; sentinels?: boolean }): Promise<AgentqHosts> {
+export async function startAgentqHosts(options: {
+  script: string;
+  latencyMs: number;
+  concurrency: number;
+  env?: Record<string, string>;
+  sentinels?: boolean;
+}): Promise<AgentqHosts> {
   const network = TestNetwork.create();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
   // The jail runs each task's tools as a uid of its own: the work folders must be searchable by others.
@@ -103,7 +122,22 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
     network.addHost('client');
 
     // A replica's full sync writes an RDB file into its folder: the run's data folder, not the checkout.
-    const redisArgs = (address: string) => ['--bind', address, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--dir', dataDir, '--dbfilename', `${address}.rdb`];
+    const redisArgs = (address: string) => [
+      '--bind',
+      address,
+      '--port',
+      '6379',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'no',
+      '--dir',
+      dataDir,
+      '--dbfilename',
+      `${address}.rdb`,
+    ];
     const primary = network.spawn('redis', 'redis-server', redisArgs(redisHost.address), {});
     await untilRedisCli(network, 'redis', ['-h', redisHost.address, 'ping'], (output) => output.includes('PONG'));
     const sentinelEnv: Record<string, string> = {};
@@ -112,23 +146,54 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       // Two replicas: after a failover the promoted one still has one (commits that wait for a replica go on).
       for (const name of ['replica', 'replica2']) {
         const replica = network.addHost(name);
-        replicas.push(network.spawn(name, 'redis-server', [...redisArgs(replica.address), '--replicaof', redisHost.address, '6379'], {}));
-        await untilRedisCli(network, name, ['-h', replica.address, 'info', 'replication'], (output) => output.includes('master_link_status:up'));
+        replicas.push(
+          network.spawn(
+            name,
+            'redis-server',
+            [...redisArgs(replica.address), '--replicaof', redisHost.address, '6379'],
+            {},
+          ),
+        );
+        await untilRedisCli(network, name, ['-h', replica.address, 'info', 'replication'], (output) =>
+          output.includes('master_link_status:up'),
+        );
       }
       const sentinels = [1, 2, 3].map((index) => network.addHost(`sentinel${index}`));
       for (const sentinel of sentinels) {
         const file = path.join(dataDir, `${sentinel.name}.conf`);
-        await writeFile(file, `port 26379\nbind ${sentinel.address}\nprotected-mode no\nsentinel monitor mymaster ${redisHost.address} 6379 2\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n`);
+        await writeFile(
+          file,
+          `port 26379\nbind ${sentinel.address}\nprotected-mode no\nsentinel monitor mymaster ${redisHost.address} 6379 2\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n`,
+        );
         network.spawn(sentinel.name, 'redis-server', [file, '--sentinel'], {});
       }
       // Every Sentinel knows the primary, its replica and the others.
       for (const sentinel of sentinels) {
-        await untilRedisCli(network, sentinel.name, ['-h', sentinel.address, '-p', '26379', 'sentinel', 'master', 'mymaster'], (output) => /num-slaves\n2\n/.test(output) && /num-other-sentinels\n2\n/.test(output));
+        await untilRedisCli(
+          network,
+          sentinel.name,
+          ['-h', sentinel.address, '-p', '26379', 'sentinel', 'master', 'mymaster'],
+          (output) => /num-slaves\n2\n/.test(output) && /num-other-sentinels\n2\n/.test(output),
+        );
       }
       sentinelEnv.REDIS_SENTINELS = sentinels.map((sentinel) => `${sentinel.address}:26379`).join(',');
       sentinelEnv.REDIS_MASTER_NAME = 'mymaster';
     }
-    const model = network.spawn('model', process.execPath, [MODEL_SERVER, '--host', modelHost.address, '--script', options.script, '--latency', String(options.latencyMs), '--log'], {});
+    const model = network.spawn(
+      'model',
+      process.execPath,
+      [
+        MODEL_SERVER,
+        '--host',
+        modelHost.address,
+        '--script',
+        options.script,
+        '--latency',
+        String(options.latencyMs),
+        '--log',
+      ],
+      {},
+    );
     const modelURL = await nextMessage(model, (message) => (message as { ready?: string })?.ready, 'the model double');
 
     const env = {
@@ -143,41 +208,89 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
       ...sentinelEnv,
       ...options.env,
     };
-    const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], { ...env, AGENTQ_HOST: apiHost.address, PORT: '8080', AGENTQ_DATA_DIR: path.join(dataDir, 'api') });
-    await nextMessage(api, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), 'agentq api');
+    const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], {
+      ...env,
+      AGENTQ_HOST: apiHost.address,
+      PORT: '8080',
+      AGENTQ_DATA_DIR: path.join(dataDir, 'api'),
+    });
+    await nextMessage(
+      api,
+      (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined),
+      'agentq api',
+    );
     const apiUrl = `http://${apiHost.address}:8080`;
 
     const client = network.spawn('client', process.execPath, [CLIENT], {});
-    await nextMessage(client, (message) => ((message as { ready?: boolean })?.ready ? true : undefined), 'the client host');
+    await nextMessage(
+      client,
+      (message) => ((message as { ready?: boolean })?.ready ? true : undefined),
+      'the client host',
+    );
     let nextId = 0;
     const call = async <T>(method: string, route: string, body?: unknown) => {
       const id = nextId++;
-      const answer = nextMessage(client, (message) => ((message as { id?: number })?.id === id ? (message as { status: number; body: T }) : undefined), `the client's call ${method} ${route}`);
-      client.send({ id, method, url: `${apiUrl}${route}`, body, headers: { authorization: `Bearer ${API_KEY}`, accept: 'application/json' } });
+      const answer = nextMessage(
+        client,
+        (message) => ((message as { id?: number })?.id === id ? (message as { status: number; body: T }) : undefined),
+        `the client's call ${method} ${route}`,
+      );
+      client.send({
+        id,
+        method,
+        url: `${apiUrl}${route}`,
+        body,
+        headers: { authorization: `Bearer ${API_KEY}`, accept: 'application/json' },
+      });
       return answer;
     };
     let modelRequest = 0;
     const modelLog = () => {
       const id = modelRequest++;
-      const answer = nextMessage(model, (message) => (message as { log?: Array<[number, string]> })?.log, `the model's log ${id}`);
+      const answer = nextMessage(
+        model,
+        (message) => (message as { log?: Array<[number, string]> })?.log,
+        `the model's log ${id}`,
+      );
       model.send({ log: true });
       return answer;
     };
     const agentqProcesses = new Map<string, ChildProcess>([['api', api]]);
     const startWorker = async (name: string, workerOptions: { redisUrl?: string; onRedisHost?: boolean } = {}) => {
       if (!workerOptions.onRedisHost) network.addHost(name);
-      const worker = network.spawn(workerOptions.onRedisHost ? 'redis' : name, process.execPath, [AGENTQ_MAIN, 'worker', '--pools', 'planner,coder,file,casual,web', '--concurrency', String(options.concurrency)], {
-        ...env,
-        AGENTQ_DATA_DIR: path.join(dataDir, name),
-        ...(workerOptions.redisUrl ? { REDIS_URL: workerOptions.redisUrl } : {}),
-      });
-      await nextMessage(worker, (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined), `agentq worker on ${name}`);
+      const worker = network.spawn(
+        workerOptions.onRedisHost ? 'redis' : name,
+        process.execPath,
+        [
+          AGENTQ_MAIN,
+          'worker',
+          '--pools',
+          'planner,coder,file,casual,web',
+          '--concurrency',
+          String(options.concurrency),
+        ],
+        {
+          ...env,
+          AGENTQ_DATA_DIR: path.join(dataDir, name),
+          ...(workerOptions.redisUrl ? { REDIS_URL: workerOptions.redisUrl } : {}),
+        },
+      );
+      await nextMessage(
+        worker,
+        (message) => ((message as { type?: string })?.type === 'ready' ? true : undefined),
+        `agentq worker on ${name}`,
+      );
       agentqProcesses.set(name, worker);
       return worker;
     };
     const startSlowLink = async (name: string, delayMs: number) => {
       const proxy = network.addHost(name);
-      const child = network.spawn(name, process.execPath, [DELAY_PROXY, '--host', proxy.address, '--to', `${redisHost.address}:6379`, '--delay', String(delayMs)], {});
+      const child = network.spawn(
+        name,
+        process.execPath,
+        [DELAY_PROXY, '--host', proxy.address, '--to', `${redisHost.address}:6379`, '--delay', String(delayMs)],
+        {},
+      );
       await nextMessage(child, (message) => (message as { ready?: string })?.ready, `the slow link ${name}`);
       return `redis://${proxy.address}:6379`;
     };
@@ -196,11 +309,18 @@ export async function startAgentqHosts(options: { script: string; latencyMs: num
         await exited;
       },
       outputs(chars = 4_000) {
-        return Object.fromEntries([...agentqProcesses].map(([name, child]) => [name, network.outputOf(child).slice(-chars)]));
+        return Object.fromEntries(
+          [...agentqProcesses].map(([name, child]) => [name, network.outputOf(child).slice(-chars)]),
+        );
       },
       async primaryNow() {
         const sentinel = network.host('sentinel1');
-        const output = await untilRedisCli(network, 'sentinel1', ['-h', sentinel.address, '-p', '26379', 'sentinel', 'get-master-addr-by-name', 'mymaster'], (text) => text.trim().length > 0);
+        const output = await untilRedisCli(
+          network,
+          'sentinel1',
+          ['-h', sentinel.address, '-p', '26379', 'sentinel', 'get-master-addr-by-name', 'mymaster'],
+          (text) => text.trim().length > 0,
+        );
         return output.trim().split('\n')[0]!;
       },
       async stop() {

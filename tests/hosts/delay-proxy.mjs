@@ -6,7 +6,14 @@
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { host: { type: 'string' }, port: { type: 'string', default: '6379' }, to: { type: 'string' }, delay: { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: {
+    host: { type: 'string' },
+    port: { type: 'string', default: '6379' },
+    to: { type: 'string' },
+    delay: { type: 'string', default: '0' },
+  },
+});
 const delayMs = Number(values.delay);
 const [toHost, toPort] = values.to.split(':');
 

@@ -22,65 +22,82 @@ afterAll(() => hosts?.stop());
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(why)(`agentq across hosts${why ? ` (skipped: ${why})` : ''}`, () => {
-  it(`spreads ${TASKS} three-step tasks over the worker hosts, takes in a host that joins, and hands back a stopped host's tasks`, async () => {
-    // No grace on SIGTERM: a stopped host hands its running tasks back at once.
-    hosts = await startAgentqHosts({ script: 'three-step', latencyMs: 200, concurrency: CONCURRENCY, env: { AGENTQ_SHUTDOWN_GRACE_MS: '0' } });
-    // Worker ids are `<hostname>:<pid>`; every namespace shares the machine's hostname, so the pid tells the host.
-    const workers = new Map<string, ChildProcess>();
-    const start = async (name: string) => workers.set(name, await hosts!.startWorker(name));
-    await Promise.all(['w1', 'w2', 'w3'].map(start));
-    const submitted = await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `spread ${index}`, agent: 'coder' })) });
-    expect(submitted.status).toBe(202);
-    const ids = submitted.body.tasks.map((task) => task.id);
+  it(
+    `spreads ${TASKS} three-step tasks over the worker hosts, takes in a host that joins, and hands back a stopped host's tasks`,
+    async () => {
+      // No grace on SIGTERM: a stopped host hands its running tasks back at once.
+      hosts = await startAgentqHosts({
+        script: 'three-step',
+        latencyMs: 200,
+        concurrency: CONCURRENCY,
+        env: { AGENTQ_SHUTDOWN_GRACE_MS: '0' },
+      });
+      // Worker ids are `<hostname>:<pid>`; every namespace shares the machine's hostname, so the pid tells the host.
+      const workers = new Map<string, ChildProcess>();
+      const start = async (name: string) => workers.set(name, await hosts!.startWorker(name));
+      await Promise.all(['w1', 'w2', 'w3'].map(start));
+      const submitted = await hosts.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', {
+        tasks: Array.from({ length: TASKS }, (_, index) => ({ prompt: `spread ${index}`, agent: 'coder' })),
+      });
+      expect(submitted.status).toBe(202);
+      const ids = submitted.body.tasks.map((task) => task.id);
 
-    // Mid-batch (a third of its model calls made), a fourth host joins.
-    while ((await hosts.modelLog()).length < TASKS) await pause(50);
-    const joining = Date.now();
-    await start('w4');
-    const readyAt = Date.now();
-    // Then the first host leaves, gracefully: SIGTERM, its running tasks handed back after the grace period.
-    const w1 = workers.get('w1')!;
-    const leaving = Date.now();
-    const exited = new Promise((resolve) => w1.once('exit', resolve));
-    w1.kill('SIGTERM');
-    await exited;
-    const stoppedMs = Date.now() - leaving;
+      // Mid-batch (a third of its model calls made), a fourth host joins.
+      while ((await hosts.modelLog()).length < TASKS) await pause(50);
+      const joining = Date.now();
+      await start('w4');
+      const readyAt = Date.now();
+      // Then the first host leaves, gracefully: SIGTERM, its running tasks handed back after the grace period.
+      const w1 = workers.get('w1')!;
+      const leaving = Date.now();
+      const exited = new Promise((resolve) => w1.once('exit', resolve));
+      w1.kill('SIGTERM');
+      await exited;
+      const stoppedMs = Date.now() - leaving;
 
-    // Every task completes.
-    let statuses: string[] = [];
-    while (!(statuses = (await hosts.call<{ tasks: Array<{ status: string }> }>('POST', '/v1/tasks/statuses', { ids })).body.tasks.map((task) => task.status)).every((status) => ENDED.has(status))) await pause(200);
-    expect(statuses.filter((status) => status !== 'completed')).toEqual([]);
+      // Every task completes.
+      let statuses: string[] = [];
+      while (
+        !(statuses = (
+          await hosts.call<{ tasks: Array<{ status: string }> }>('POST', '/v1/tasks/statuses', { ids })
+        ).body.tasks.map((task) => task.status)).every((status) => ENDED.has(status))
+      )
+        await pause(200);
+      expect(statuses.filter((status) => status !== 'completed')).toEqual([]);
 
-    const hostOf = new Map([...workers].map(([name, child]) => [String(child.pid), name]));
-    const host = (worker: string | undefined) => hostOf.get(String(worker).split(':').at(-1)!) ?? 'unknown';
-    const steps = new Map<string, number>();
-    let handedBack = 0;
-    let firstOfW4 = Infinity;
-    for (const id of ids) {
-      const stream = (await hosts.call<TaskEvent[]>('GET', `/v1/tasks/${id}/events`)).body;
-      // seq has no gap and no repeat, and each step completed once, whatever moved between hosts.
-      expect(stream.map((event) => event.seq)).toEqual(stream.map((_, index) => index + 1));
-      expect(stream.filter((event) => event.type === 'step.completed').map((event) => event.step)).toEqual([1, 2, 3]);
-      for (const event of stream) {
-        if (event.type === 'llm.response') steps.set(host(event.worker), (steps.get(host(event.worker)) ?? 0) + 1);
-        if (event.type === 'task.queued' && event.data.reason?.includes('shut down')) {
-          handedBack++;
-          // It finished elsewhere: every run after the hand-back was on another host.
-          const later = stream.filter((other) => other.seq > event.seq && other.type === 'task.started');
-          expect(later.length).toBeGreaterThan(0);
-          expect(later.map((other) => host(other.worker))).not.toContain('w1');
+      const hostOf = new Map([...workers].map(([name, child]) => [String(child.pid), name]));
+      const host = (worker: string | undefined) => hostOf.get(String(worker).split(':').at(-1)!) ?? 'unknown';
+      const steps = new Map<string, number>();
+      let handedBack = 0;
+      let firstOfW4 = Infinity;
+      for (const id of ids) {
+        const stream = (await hosts.call<TaskEvent[]>('GET', `/v1/tasks/${id}/events`)).body;
+        // seq has no gap and no repeat, and each step completed once, whatever moved between hosts.
+        expect(stream.map((event) => event.seq)).toEqual(stream.map((_, index) => index + 1));
+        expect(stream.filter((event) => event.type === 'step.completed').map((event) => event.step)).toEqual([1, 2, 3]);
+        for (const event of stream) {
+          if (event.type === 'llm.response') steps.set(host(event.worker), (steps.get(host(event.worker)) ?? 0) + 1);
+          if (event.type === 'task.queued' && event.data.reason?.includes('shut down')) {
+            handedBack++;
+            // It finished elsewhere: every run after the hand-back was on another host.
+            const later = stream.filter((other) => other.seq > event.seq && other.type === 'task.started');
+            expect(later.length).toBeGreaterThan(0);
+            expect(later.map((other) => host(other.worker))).not.toContain('w1');
+          }
+          if (event.type === 'task.started' && host(event.worker) === 'w4')
+            firstOfW4 = Math.min(firstOfW4, Date.parse(event.ts));
         }
-        if (event.type === 'task.started' && host(event.worker) === 'w4') firstOfW4 = Math.min(firstOfW4, Date.parse(event.ts));
       }
-    }
-    const total = [...steps.values()].reduce((sum, count) => sum + count, 0);
-    const shares = [...steps].sort().map(([name, count]) => `${name} ${((100 * count) / total).toFixed(0)}%`);
-    console.log(
-      `spread: ${TASKS} tasks, ${total} model steps; share by host: ${shares.join(', ')}; w4 took its first task ${firstOfW4 - joining} ms after its process started (${readyAt - joining} ms to say it was ready); w1 stopped in ${stoppedMs} ms, handing back ${handedBack} running tasks, which finished elsewhere`,
-    );
-    expect(total).toBe(3 * TASKS);
-    for (const name of ['w1', 'w2', 'w3', 'w4']) expect(steps.get(name) ?? 0).toBeGreaterThan(0);
-    expect(firstOfW4 - readyAt).toBeLessThan(1_000);
-    expect(handedBack).toBeGreaterThan(0);
-  }, FULL ? 300_000 : 120_000);
+      const total = [...steps.values()].reduce((sum, count) => sum + count, 0);
+      const shares = [...steps].sort().map(([name, count]) => `${name} ${((100 * count) / total).toFixed(0)}%`);
+      console.log(
+        `spread: ${TASKS} tasks, ${total} model steps; share by host: ${shares.join(', ')}; w4 took its first task ${firstOfW4 - joining} ms after its process started (${readyAt - joining} ms to say it was ready); w1 stopped in ${stoppedMs} ms, handing back ${handedBack} running tasks, which finished elsewhere`,
+      );
+      expect(total).toBe(3 * TASKS);
+      for (const name of ['w1', 'w2', 'w3', 'w4']) expect(steps.get(name) ?? 0).toBeGreaterThan(0);
+      expect(firstOfW4 - readyAt).toBeLessThan(1_000);
+      expect(handedBack).toBeGreaterThan(0);
+    },
+    FULL ? 300_000 : 120_000,
+  );
 });

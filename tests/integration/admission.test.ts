@@ -16,7 +16,12 @@ afterEach(async () => {
 });
 
 it('admits the tasks beyond the backlog as jobs end, though its own last admission found nothing waiting', async () => {
-  stack = await startStack({ pools: ['casual'], env: { AGENTQ_FAIR_BACKLOG: '1' }, worker: { admitIntervalMs: 600_000 }, rules: [{ reply: { content: 'done' } }] });
+  stack = await startStack({
+    pools: ['casual'],
+    env: { AGENTQ_FAIR_BACKLOG: '1' },
+    worker: { admitIntervalMs: 600_000 },
+    rules: [{ reply: { content: 'done' } }],
+  });
   const { url } = stack.api;
   // The submit admits the first; the worker admits the second as the first ends, and finds no more
   // waiting: once the second ended, the worker's last admission has said so.
@@ -26,7 +31,9 @@ it('admits the tasks beyond the backlog as jobs end, though its own last admissi
   ]);
   await waitForEnd(url, first[1]!);
   // A submit on the API: it admits one; the worker must admit the other nine as jobs end.
-  const batch = await stack.submit(Array.from({ length: 10 }, (_, index) => ({ prompt: `batch ${index}`, agent: 'casual' })));
+  const batch = await stack.submit(
+    Array.from({ length: 10 }, (_, index) => ({ prompt: `batch ${index}`, agent: 'casual' })),
+  );
   const ends = await Promise.all(batch.map((id) => waitForEnd(url, id)));
   expect(ends.map((events) => events.at(-1)?.event)).toEqual(batch.map(() => 'task.completed'));
   expect(stack.double.requests).toHaveLength(12);

@@ -42,17 +42,59 @@ function generate(count: number, random: () => number): FuzzRequest[] {
   const int = (max: number) => Math.floor(random() * max);
   const auth = { authorization: `Bearer ${KEY}` };
   const json = { ...auth, 'content-type': 'application/json' };
-  const badPercent = ['%ZZ', '%E0%A4%A', '%', '%G1', '%C3%28', '%ED%A0%80', '%FF%FE', '%%', '%2', '%u0041', 'a%', '%E2%82'];
-  const badIds = ['x', 'abc:events', `${'0'.repeat(8)}-0000-0000-0000-000000000000:events`, '..', '...', 'task%20id', `${'a'.repeat(200)}`, 'ZZZZZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZZZZZZZZZ', '%00', 'null', '-1', '1e21', `${'f'.repeat(36)}`];
+  const badPercent = [
+    '%ZZ',
+    '%E0%A4%A',
+    '%',
+    '%G1',
+    '%C3%28',
+    '%ED%A0%80',
+    '%FF%FE',
+    '%%',
+    '%2',
+    '%u0041',
+    'a%',
+    '%E2%82',
+  ];
+  const badIds = [
+    'x',
+    'abc:events',
+    `${'0'.repeat(8)}-0000-0000-0000-000000000000:events`,
+    '..',
+    '...',
+    'task%20id',
+    `${'a'.repeat(200)}`,
+    'ZZZZZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZZZZZZZZZ',
+    '%00',
+    'null',
+    '-1',
+    '1e21',
+    `${'f'.repeat(36)}`,
+  ];
   // (No value that is a valid seq once a header's spaces are trimmed: that would be a real, endless stream.)
-  const badAfter = ['-1', '1.5', '1e21', 'Infinity', 'abc', '', '1 2', '0x10', '١٢', '9'.repeat(30), 'NaN', '1,2', '+3'];
-  const routes = (id: string) => [
-    ['GET', `/v1/tasks/${id}`],
-    ['GET', `/v1/tasks/${id}/events`],
-    ['POST', `/v1/tasks/${id}/cancel`],
-    ['POST', `/v1/tasks/${id}/retry`],
-    ['POST', `/v1/tasks/${id}/input`],
-  ] as const;
+  const badAfter = [
+    '-1',
+    '1.5',
+    '1e21',
+    'Infinity',
+    'abc',
+    '',
+    '1 2',
+    '0x10',
+    '١٢',
+    '9'.repeat(30),
+    'NaN',
+    '1,2',
+    '+3',
+  ];
+  const routes = (id: string) =>
+    [
+      ['GET', `/v1/tasks/${id}`],
+      ['GET', `/v1/tasks/${id}/events`],
+      ['POST', `/v1/tasks/${id}/cancel`],
+      ['POST', `/v1/tasks/${id}/retry`],
+      ['POST', `/v1/tasks/${id}/input`],
+    ] as const;
   const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   const invalidBodies = [
     () => '{"tasks":[{"prompt":"x"',
@@ -77,22 +119,38 @@ function generate(count: number, random: () => number): FuzzRequest[] {
     // Plans a client gives: wrong shapes, too big, or graphs that cannot run.
     () => `{"tasks":[{"prompt":"x","plan":${pick(['"nope"', '[]', '{}', 'null', '[1]', '[{"id":"1"}]'])}}]}`,
     () => `{"tasks":[{"prompt":"x","agent":"coder","plan":[{"id":"1","agent":"casual","task":"t"}]}]}`,
-    () => `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 101 + int(200) }, (_, index) => ({ id: String(index), agent: 'casual', task: 't' })))}}]}`,
-    () => `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 100 }, (_, index) => ({ id: String(index), agent: 'casual', task: 't', need: [String((index + 1) % 100)] })))}}]}`,
-    () => `{"tasks":[{"prompt":"x","plan":[{"id":"1","agent":"casual","task":"t","need":${JSON.stringify(Array.from({ length: 10_000 }, (_, index) => String(index)))}}]}]}`,
+    () =>
+      `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 101 + int(200) }, (_, index) => ({ id: String(index), agent: 'casual', task: 't' })))}}]}`,
+    () =>
+      `{"tasks":[{"prompt":"x","plan":${JSON.stringify(Array.from({ length: 100 }, (_, index) => ({ id: String(index), agent: 'casual', task: 't', need: [String((index + 1) % 100)] })))}}]}`,
+    () =>
+      `{"tasks":[{"prompt":"x","plan":[{"id":"1","agent":"casual","task":"t","need":${JSON.stringify(Array.from({ length: 10_000 }, (_, index) => String(index)))}}]}]}`,
     () => `{"tasks":[{"prompt":"x","plan":[{"id":"__proto__","agent":"casual","task":"t","need":["constructor"]}]}]}`,
-    () => `{"tasks":[{"prompt":"x","plan":[{"id":"${'i'.repeat(65)}","agent":"planner","task":"${'t'.repeat(20_001)}"}]}]}`,
+    () =>
+      `{"tasks":[{"prompt":"x","plan":[{"id":"${'i'.repeat(65)}","agent":"planner","task":"${'t'.repeat(20_001)}"}]}]}`,
   ];
   const kinds: Array<() => FuzzRequest> = [
     // Malformed percent-encoding, on every route.
     () => {
       const [method, path] = pick(routes(`${pick(badPercent)}${pick(['', 'abc', taskId.slice(0, 8)])}`));
-      return { kind: 'percent-encoding', method, path, headers: method === 'POST' ? json : auth, ...(method === 'POST' ? { body: '{"text":"x"}' } : {}) };
+      return {
+        kind: 'percent-encoding',
+        method,
+        path,
+        headers: method === 'POST' ? json : auth,
+        ...(method === 'POST' ? { body: '{"text":"x"}' } : {}),
+      };
     },
     // Ids that are no task's, or would name another Redis key.
     () => {
       const [method, path] = pick(routes(encodeURIComponent(pick(badIds))));
-      return { kind: 'bad id', method, path, headers: method === 'POST' ? json : auth, ...(method === 'POST' ? { body: '{"text":"x"}' } : {}) };
+      return {
+        kind: 'bad id',
+        method,
+        path,
+        headers: method === 'POST' ? json : auth,
+        ...(method === 'POST' ? { body: '{"text":"x"}' } : {}),
+      };
     },
     // Last-Event-ID and after, in both modes.
     () => {
@@ -103,7 +161,13 @@ function generate(count: number, random: () => number): FuzzRequest[] {
         method: 'GET',
         path: `/v1/tasks/${taskId}/events${header ? '' : `?after=${encodeURIComponent(value)}`}`,
         // A header carries bytes only: a non-ASCII value goes as its percent-encoding, malformed all the same.
-        headers: { ...auth, accept: pick(['application/json', 'text/event-stream']), ...(header ? { 'last-event-id': /^[\x20-\x7e]+$/.test(value) ? value : encodeURIComponent(value) || ' ' } : {}) },
+        headers: {
+          ...auth,
+          accept: pick(['application/json', 'text/event-stream']),
+          ...(header
+            ? { 'last-event-id': /^[\x20-\x7e]+$/.test(value) ? value : encodeURIComponent(value) || ' ' }
+            : {}),
+        },
       };
     },
     // Charsets and encodings.
@@ -111,7 +175,15 @@ function generate(count: number, random: () => number): FuzzRequest[] {
       kind: 'content-type',
       method: 'POST',
       path: '/v1/tasks',
-      headers: { ...auth, 'content-type': pick(['application/json; charset=latin1', 'application/json; charset=utf-16', 'application/json; charset=klingon', 'application/json; charset=ascii']) },
+      headers: {
+        ...auth,
+        'content-type': pick([
+          'application/json; charset=latin1',
+          'application/json; charset=utf-16',
+          'application/json; charset=klingon',
+          'application/json; charset=ascii',
+        ]),
+      },
       body: '{"tasks":[{"prompt":"x","agent":"casual"}]}',
     }),
     () => ({
@@ -123,8 +195,27 @@ function generate(count: number, random: () => number): FuzzRequest[] {
     }),
     // Bodies that break the schema or JSON itself.
     () => ({ kind: 'body', method: 'POST', path: '/v1/tasks', headers: json, body: pick(invalidBodies)() }),
-    () => ({ kind: 'statuses', method: 'POST', path: '/v1/tasks/statuses', headers: json, body: pick(['{"ids":"x"}', '{"ids":[]}', `{"ids":["${pick(badIds)}"]}`, '{"ids":[1]}', '{}', `{"ids":${JSON.stringify(Array.from({ length: 10_001 }, () => taskId))}}`]) }),
-    () => ({ kind: 'input', method: 'POST', path: `/v1/tasks/${taskId}/input`, headers: json, body: pick(['{"text":""}', '{"text":5}', '{}', '{"text":', `{"text":${JSON.stringify('t'.repeat(100_001))}}`]) }),
+    () => ({
+      kind: 'statuses',
+      method: 'POST',
+      path: '/v1/tasks/statuses',
+      headers: json,
+      body: pick([
+        '{"ids":"x"}',
+        '{"ids":[]}',
+        `{"ids":["${pick(badIds)}"]}`,
+        '{"ids":[1]}',
+        '{}',
+        `{"ids":${JSON.stringify(Array.from({ length: 10_001 }, () => taskId))}}`,
+      ]),
+    }),
+    () => ({
+      kind: 'input',
+      method: 'POST',
+      path: `/v1/tasks/${taskId}/input`,
+      headers: json,
+      body: pick(['{"text":""}', '{"text":5}', '{}', '{"text":', `{"text":${JSON.stringify('t'.repeat(100_001))}}`]),
+    }),
     // Bad queries.
     () => ({
       kind: 'query',
@@ -157,20 +248,46 @@ function generate(count: number, random: () => number): FuzzRequest[] {
     }),
     // A request head past Node's limit, and a URL past agentq's.
     () => ({ kind: 'huge', method: 'GET', path: `/v1/tasks/${'a'.repeat(pick([9_000, 20_000]))}`, headers: auth }),
-    () => ({ kind: 'huge header', method: 'GET', path: '/v1/tasks', headers: { ...auth, 'x-padding': 'p'.repeat(17_000) } }),
+    () => ({
+      kind: 'huge header',
+      method: 'GET',
+      path: '/v1/tasks',
+      headers: { ...auth, 'x-padding': 'p'.repeat(17_000) },
+    }),
     // Methods no route has.
-    () => ({ kind: 'method', method: pick(['PUT', 'DELETE', 'PATCH']), path: pick(['/v1/tasks', `/v1/tasks/${taskId}`, '/v1/pools']), headers: auth }),
+    () => ({
+      kind: 'method',
+      method: pick(['PUT', 'DELETE', 'PATCH']),
+      path: pick(['/v1/tasks', `/v1/tasks/${taskId}`, '/v1/pools']),
+      headers: auth,
+    }),
   ];
   return Array.from({ length: count }, (_, index) => kinds[index % kinds.length]!());
 }
 
 function send(request: FuzzRequest): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: '127.0.0.1', port, method: request.method, path: request.path, headers: request.headers, timeout: 10_000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const outgoing = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        timeout: 10_000,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            type: String(response.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     outgoing.on('error', reject);
     outgoing.on('timeout', () => {
       outgoing.destroy();
@@ -196,8 +313,15 @@ it('answers 2,600 malformed requests each with a JSON 4xx', async () => {
       } catch {
         code = undefined;
       }
-      if (answer.status < 400 || answer.status >= 500 || !answer.type.startsWith('application/json') || typeof code !== 'string') {
-        wrong.push(`${request.kind}: ${request.method} ${request.path.slice(0, 80)} -> ${answer.status} ${answer.type} ${answer.body.slice(0, 120)}`);
+      if (
+        answer.status < 400 ||
+        answer.status >= 500 ||
+        !answer.type.startsWith('application/json') ||
+        typeof code !== 'string'
+      ) {
+        wrong.push(
+          `${request.kind}: ${request.method} ${request.path.slice(0, 80)} -> ${answer.status} ${answer.type} ${answer.body.slice(0, 120)}`,
+        );
       }
     });
   }
@@ -205,7 +329,12 @@ it('answers 2,600 malformed requests each with a JSON 4xx', async () => {
   // The real task was never touched by any of it.
   const task = await fetch(`${stack.api.url}/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${KEY}` } });
   expect(task.status).toBe(200);
-  console.log(`fuzz: ${requests.length} malformed requests; statuses ${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(', ')}`);
+  console.log(
+    `fuzz: ${requests.length} malformed requests; statuses ${[...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([status, count]) => `${status}×${count}`)
+      .join(', ')}`,
+  );
 }, 120_000);
 
 it('ends a HEAD on the events route at once', async () => {

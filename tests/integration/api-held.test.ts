@@ -12,7 +12,10 @@ let port: number;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ pools: [], env: { AGENTQ_API_KEYS: 'key-acme=acme', AGENTQ_CONNECTIONS_PER_ADDRESS: '20' } });
+  stack = await startStack({
+    pools: [],
+    env: { AGENTQ_API_KEYS: 'key-acme=acme', AGENTQ_CONNECTIONS_PER_ADDRESS: '20' },
+  });
   port = Number(new URL(stack.api.url).port);
 });
 afterAll(async () => {
@@ -33,7 +36,9 @@ function raw(text: string): { socket: Socket; answer: () => string; closed: Prom
 
 it('refuses a request without a key before reading its body', async () => {
   // 6 MB announced, none of it sent: the answer comes at once, not once a body arrived.
-  const request = raw(`POST /v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${6 * 1024 * 1024}\r\n\r\n{"tasks": [`);
+  const request = raw(
+    `POST /v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${6 * 1024 * 1024}\r\n\r\n{"tasks": [`,
+  );
   await expect.poll(request.answer, { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 401 /);
   request.socket.destroy();
 });
@@ -48,11 +53,15 @@ it('closes a connection whose headers do not come within the headers timeout', a
 
 it('holds at most AGENTQ_CONNECTIONS_PER_ADDRESS connections from one address, and says so to the next', async () => {
   // Each answered (so the server holds it), and kept open (keep-alive).
-  const held = Array.from({ length: 20 }, () => raw('GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer key-acme\r\n\r\n'));
+  const held = Array.from({ length: 20 }, () =>
+    raw('GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer key-acme\r\n\r\n'),
+  );
   for (const each of held) await expect.poll(each.answer).toMatch(/^HTTP\/1\.1 200 /);
   const refused = raw('GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer key-acme\r\n\r\n');
   await refused.closed;
-  expect(refused.answer()).toMatch(/^HTTP\/1\.1 503 [\s\S]*holds 20 connections to the API already \(AGENTQ_CONNECTIONS_PER_ADDRESS\)/);
+  expect(refused.answer()).toMatch(
+    /^HTTP\/1\.1 503 [\s\S]*holds 20 connections to the API already \(AGENTQ_CONNECTIONS_PER_ADDRESS\)/,
+  );
   for (const each of held) each.socket.destroy();
   await Promise.all(held.map((each) => each.closed));
   // Once they closed, the address is served again.

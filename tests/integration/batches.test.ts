@@ -13,8 +13,14 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const post = (path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const list = async (query: string) => ((await (await fetch(`${stack!.api.url}/v1/tasks?${query}`)).json()) as { tasks: TaskView[] }).tasks;
+const post = (path: string, body: unknown) =>
+  fetch(`${stack!.api.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const list = async (query: string) =>
+  ((await (await fetch(`${stack!.api.url}/v1/tasks?${query}`)).json()) as { tasks: TaskView[] }).tasks;
 const submit = async (batch: string, prompts: string[], agent = 'casual') => {
   const response = await post('/v1/tasks', { batch, tasks: prompts.map((prompt) => ({ prompt, agent })) });
   expect(response.status).toBe(202);
@@ -28,17 +34,23 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
   const nightly = await submit('nightly-2026-11-30', ['one', 'two', 'three']);
   const other = await submit('other', ['four', 'five']);
   expect((await list('batch=nightly-2026-11-30')).map((task) => task.id).sort()).toEqual([...nightly].sort());
-  expect((await list('batch=nightly-2026-11-30&status=queued')).every((task) => task.batch === 'nightly-2026-11-30')).toBe(true);
+  expect(
+    (await list('batch=nightly-2026-11-30&status=queued')).every((task) => task.batch === 'nightly-2026-11-30'),
+  ).toBe(true);
   // Summaries (the dashboard's list): the same tasks, without their results.
   const full = await list('batch=nightly-2026-11-30');
   expect(full.every((task) => task.result === null)).toBe(true);
-  expect(await list('batch=nightly-2026-11-30&fields=summary')).toEqual(full.map(({ result: _result, ...summary }) => summary));
+  expect(await list('batch=nightly-2026-11-30&fields=summary')).toEqual(
+    full.map(({ result: _result, ...summary }) => summary),
+  );
   expect((await fetch(`${stack.api.url}/v1/tasks?fields=all`)).status).toBe(400);
 
   // No filter is a mistake, not "everything".
   const unfiltered = await post('/v1/tasks/bulk', { action: 'cancel' });
   expect(unfiltered.status).toBe(400);
-  expect(((await unfiltered.json()) as { error: { message: string } }).error.message).toMatch(/name a batch or a status/);
+  expect(((await unfiltered.json()) as { error: { message: string } }).error.message).toMatch(
+    /name a batch or a status/,
+  );
   expect((await post('/v1/tasks/bulk', { action: 'cancel', status: 'completed' })).status).toBe(400);
   expect((await post('/v1/tasks', { batch: 'bad batch!', tasks: [{ prompt: 'x' }] })).status).toBe(400);
   // A misspelt field is refused by name, never dropped: without its batch, this cancel would reach every
@@ -55,30 +67,53 @@ it('lists a batch, and cancels what of it is queued, leaving other batches alone
     'The query is invalid: (root): unknown parameter "stauts": the parameters are "batch", "status", "limit", "cursor", "q", "fields"',
   );
   // A metadata key "__proto__" (JSON.parse keeps it as a key) is refused by name, never dropped; deeper down it is kept.
-  const proto = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tasks":[{"prompt":"x","agent":"casual","metadata":{"__proto__":{"admin":true},"a":1}}]}' });
+  const proto = await fetch(`${stack.api.url}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"tasks":[{"prompt":"x","agent":"casual","metadata":{"__proto__":{"admin":true},"a":1}}]}',
+  });
   expect(proto.status).toBe(400);
-  expect(((await proto.json()) as { error: { message: string } }).error.message).toBe('The request body is invalid: tasks.0.metadata: has a key "__proto__", which cannot be stored: rename it');
-  const nested = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tasks":[{"prompt":"x","agent":"casual","metadata":{"a":{"__proto__":1}}}]}' });
+  expect(((await proto.json()) as { error: { message: string } }).error.message).toBe(
+    'The request body is invalid: tasks.0.metadata: has a key "__proto__", which cannot be stored: rename it',
+  );
+  const nested = await fetch(`${stack.api.url}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"tasks":[{"prompt":"x","agent":"casual","metadata":{"a":{"__proto__":1}}}]}',
+  });
   const [kept] = ((await nested.json()) as { tasks: Array<{ id: string }> }).tasks;
-  expect(await (await fetch(`${stack.api.url}/v1/tasks/${kept!.id}`)).text()).toContain('"metadata":{"a":{"__proto__":1}}');
+  expect(await (await fetch(`${stack.api.url}/v1/tasks/${kept!.id}`)).text()).toContain(
+    '"metadata":{"a":{"__proto__":1}}',
+  );
   expect(({} as Record<string, unknown>).admin).toBeUndefined();
   const typo = await post('/v1/tasks', { tasks: [{ prompt: 'x', agent: 'casual', priorty: 9 }] });
   expect(typo.status).toBe(400);
-  expect(((await typo.json()) as { error: { message: string } }).error.message).toMatch(/^The request body is invalid: tasks\.0: unknown field "priorty": the fields are "prompt", "agent", "priority", .* \(anything of your own goes in "metadata"\)$/);
+  expect(((await typo.json()) as { error: { message: string } }).error.message).toMatch(
+    /^The request body is invalid: tasks\.0: unknown field "priorty": the fields are "prompt", "agent", "priority", .* \(anything of your own goes in "metadata"\)$/,
+  );
 
   const cancelled = await post('/v1/tasks/bulk', { action: 'cancel', batch: 'nightly-2026-11-30', status: 'queued' });
   expect(cancelled.status).toBe(202);
   expect(await cancelled.json()).toEqual({ action: 'cancel', matched: 3, changed: 3, more: false });
-  expect((await list('batch=nightly-2026-11-30')).map((task) => task.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
-  expect((await list('batch=nightly-2026-11-30&status=queued'))).toEqual([]);
-  expect((await list('batch=other')).map((task) => [task.id, task.status]).sort()).toEqual(other.map((id) => [id, 'queued']).sort());
+  expect((await list('batch=nightly-2026-11-30')).map((task) => task.status)).toEqual([
+    'cancelled',
+    'cancelled',
+    'cancelled',
+  ]);
+  expect(await list('batch=nightly-2026-11-30&status=queued')).toEqual([]);
+  expect((await list('batch=other')).map((task) => [task.id, task.status]).sort()).toEqual(
+    other.map((id) => [id, 'queued']).sort(),
+  );
 });
 
 it('runs the failed tasks of a batch again, as new tasks of the same batch', async () => {
   stack = await startStack({
     pools: ['casual'],
     rules: [
-      { match: (request) => JSON.stringify(request.messages).includes('fail'), reply: { error: { status: 400, message: 'no' } } },
+      {
+        match: (request) => JSON.stringify(request.messages).includes('fail'),
+        reply: { error: { status: 400, message: 'no' } },
+      },
       { reply: { content: 'done' } },
     ],
   });
@@ -90,7 +125,12 @@ it('runs the failed tasks of a batch again, as new tasks of the same batch', asy
   const all = await list('batch=mixed');
   expect(all).toHaveLength(6);
   const again = all.filter((task) => task.metadata.retryOf);
-  expect(again.map((task) => task.metadata.retryOf).sort()).toEqual((await list('batch=mixed&status=failed')).filter((task) => !task.metadata.retryOf).map((task) => task.id).sort());
+  expect(again.map((task) => task.metadata.retryOf).sort()).toEqual(
+    (await list('batch=mixed&status=failed'))
+      .filter((task) => !task.metadata.retryOf)
+      .map((task) => task.id)
+      .sort(),
+  );
   expect(again.every((task) => task.batch === 'mixed')).toBe(true);
 
   // Pressed again once the retries failed too: each line of work is retried once, from its newest attempt

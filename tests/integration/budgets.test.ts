@@ -22,7 +22,8 @@ const PRICES = JSON.stringify({ 'test-model': { input: 2, output: 10 } });
 /** One call at those prices. */
 const CALL_USD = (1_000 * 2 + 100 * 10) / 1e6;
 const system = (request: DoubleRequest) => String(request.messages[0]?.content ?? '');
-const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const promptOf = (request: DoubleRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 /** A model that always asks for one more tool call. */
 const endless = { reply: { toolCalls: [{ name: 'list_files', arguments: {} }], usage } };
 
@@ -35,11 +36,14 @@ async function submit(body: unknown, key?: string): Promise<Response> {
 }
 
 async function task(id: string, key?: string): Promise<TaskView> {
-  const response = await fetch(`${stack!.api.url}/v1/tasks/${id}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+  const response = await fetch(
+    `${stack!.api.url}/v1/tasks/${id}`,
+    key ? { headers: { authorization: `Bearer ${key}` } } : {},
+  );
   return (await response.json()) as TaskView;
 }
 
-it("stops a task once its token budget is spent, or before a call whose prompt alone would pass it, and shows what it spent", async () => {
+it('stops a task once its token budget is spent, or before a call whose prompt alone would pass it, and shows what it spent', async () => {
   stack = await startStack({ pools: ['file'], rules: [endless] });
   const response = await submit({ tasks: [{ prompt: 'loop', agent: 'file', budget: { tokens: 2_500 } }] });
   expect(response.status).toBe(202);
@@ -50,7 +54,12 @@ it("stops a task once its token budget is spent, or before a call whose prompt a
   // 2 calls of 1,100 tokens leave 300, and the third call's prompt alone (the system prompt, the tools'
   // schemas, the context) holds more: it is not made. Checked by what was used alone, it was, and the
   // task ended at 3,300.
-  expect(view.error).toEqual({ code: 'budget', message: expect.stringMatching(/^Stopped: the task used 2200 tokens of its budget of 2500, and its next call's prompt alone holds \d+ more\.$/) });
+  expect(view.error).toEqual({
+    code: 'budget',
+    message: expect.stringMatching(
+      /^Stopped: the task used 2200 tokens of its budget of 2500, and its next call's prompt alone holds \d+ more\.$/,
+    ),
+  });
   expect(stack.double.requests).toHaveLength(2);
   expect(view.budget).toEqual({ usd: null, tokens: 2_500, spentUsd: 0, spentTokens: 2_200, spent: false });
 });
@@ -65,7 +74,10 @@ it('shares a planned task’s budget among its subtasks: each stops, the one tha
   stack = await startStack({
     env: { AGENTQ_PRICES: PRICES },
     rules: [
-      { match: (request) => system(request).startsWith('You are the planner'), reply: { content: `\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\``, usage } },
+      {
+        match: (request) => system(request).startsWith('You are the planner'),
+        reply: { content: `\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\``, usage },
+      },
       { match: (request) => promptOf(request).startsWith('answer'), reply: { content: 'the answer', usage } },
       { match: (request) => promptOf(request).startsWith('list'), ...endless },
     ],
@@ -99,7 +111,10 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   stack = await startStack({
     pools: ['file'],
     rules: [endless],
-    env: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_TENANT_LIMITS: JSON.stringify({ acme: { tokensPerDay: 2_000 } }) },
+    env: {
+      AGENTQ_API_KEYS: 'key-a=acme,key-b=beta',
+      AGENTQ_TENANT_LIMITS: JSON.stringify({ acme: { tokensPerDay: 2_000 } }),
+    },
   });
   const first = await submit({ tasks: [{ prompt: 'loop', agent: 'file' }] }, 'key-a');
   expect(first.status).toBe(202);
@@ -107,7 +122,10 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   await waitForEnd(stack.api.url, id, { authorization: 'Bearer key-a' });
   const stopped = await task(id, 'key-a');
   expect(stopped.status).toBe('failed');
-  expect(stopped.error).toEqual({ code: 'budget', message: expect.stringContaining('tenant acme reached its daily spending limit') });
+  expect(stopped.error).toEqual({
+    code: 'budget',
+    message: expect.stringContaining('tenant acme reached its daily spending limit'),
+  });
   expect(stack.double.requests).toHaveLength(2);
 
   const refused = await submit({ tasks: [{ prompt: 'more', agent: 'file' }] }, 'key-a');
@@ -116,12 +134,19 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   midnight.setUTCHours(24, 0, 0, 0);
   const retryAfter = Number(refused.headers.get('retry-after'));
   expect(Math.abs(Date.now() / 1000 + retryAfter - midnight.getTime() / 1000)).toBeLessThan(5);
-  const body = (await refused.json()) as { error: { code: string; message: string; details: { resetsAt: string; spent: { tokens: number } } } };
+  const body = (await refused.json()) as {
+    error: { code: string; message: string; details: { resetsAt: string; spent: { tokens: number } } };
+  };
   expect(body.error.code).toBe('limit_reached');
   expect(body.error.message).toMatch(/Tenant acme reached its daily limit .* Nothing was submitted/);
   expect(body.error.details).toMatchObject({ resetsAt: midnight.toISOString(), spent: { tokens: 2_200 } });
   // Every other way of creating work is refused the same way: a retry, a bulk retry, a fork.
-  const post = (path: string, body: unknown) => fetch(`${stack!.api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) =>
+    fetch(`${stack!.api.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+      body: JSON.stringify(body),
+    });
   for (const [path, body, done] of [
     [`/v1/tasks/${id}/retry`, undefined, 'retried'],
     ['/v1/tasks/bulk', { action: 'retry', status: 'failed' }, 'retried'],
@@ -129,12 +154,18 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   ] as const) {
     const again = await post(path, body);
     expect(again.status, path).toBe(429);
-    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(new RegExp(`^Tenant acme reached its daily limit .* Nothing was ${done}`));
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(
+      new RegExp(`^Tenant acme reached its daily limit .* Nothing was ${done}`),
+    );
   }
-  const listed = (await (await fetch(`${stack.api.url}/v1/tasks`, { headers: { authorization: 'Bearer key-a' } })).json()) as { tasks: unknown[] };
+  const listed = (await (
+    await fetch(`${stack.api.url}/v1/tasks`, { headers: { authorization: 'Bearer key-a' } })
+  ).json()) as { tasks: unknown[] };
   expect(listed.tasks).toHaveLength(1);
 
-  expect((await submit({ tasks: [{ prompt: 'beta works', agent: 'file', budget: { tokens: 1 } }] }, 'key-b')).status).toBe(202);
+  expect(
+    (await submit({ tasks: [{ prompt: 'beta works', agent: 'file', budget: { tokens: 1 } }] }, 'key-b')).status,
+  ).toBe(202);
 });
 
 it('refuses a budget or a tenant limit it cannot use, saying what to fix', async () => {
@@ -149,5 +180,7 @@ it('refuses a budget or a tenant limit it cannot use, saying what to fix', async
   expect(load('{"acme": {}}')).toThrow(/AGENTQ_TENANT_LIMITS=.*usdPerDay/);
   expect(load('{"a b": {"usdPerDay": 1}}')).toThrow(/not a tenant name/);
   expect(load('{"acme": {"usdPerDay": 1, "perHour": 2}}')).toThrow(/AGENTQ_TENANT_LIMITS/);
-  expect(loadConfig({ env: { AGENTQ_TENANT_LIMITS: '{"*": {"usdPerDay": 2.5}}' } }).AGENTQ_TENANT_LIMITS).toEqual({ '*': { usdPerDay: 2.5 } });
+  expect(loadConfig({ env: { AGENTQ_TENANT_LIMITS: '{"*": {"usdPerDay": 2.5}}' } }).AGENTQ_TENANT_LIMITS).toEqual({
+    '*': { usdPerDay: 2.5 },
+  });
 });

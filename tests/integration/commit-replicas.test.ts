@@ -9,7 +9,10 @@ let stack: Stack | undefined;
 afterAll(async () => stack?.close());
 
 it('answers 503 for a write no replica confirmed, naming the setting', async () => {
-  stack = await startStack({ pools: [], env: { AGENTQ_COMMIT_REPLICAS: '1', AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '50' } });
+  stack = await startStack({
+    pools: [],
+    env: { AGENTQ_COMMIT_REPLICAS: '1', AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '50' },
+  });
   const [taskId] = await stack.submit([{ prompt: 'wait in line', agent: 'casual' }]);
   const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
   expect(response.status).toBe(503);

@@ -22,19 +22,31 @@ const usage = { promptTokens: 1_000, cachedPromptTokens: 400, completionTokens: 
 const CALL_USD = (600 * 2 + 400 * 1 + 100 * 10) / 1e6;
 const system = (request: DoubleRequest) => String(request.messages[0]?.content ?? '');
 const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
-const promptOf = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const promptOf = (request: DoubleRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 
 async function eventsOf(taskId: string): Promise<TaskEvent[]> {
-  return (await fetch(`${stack!.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } })).json() as Promise<TaskEvent[]>;
+  return (
+    await fetch(`${stack!.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } })
+  ).json() as Promise<TaskEvent[]>;
 }
 
 it('prices each model call, and adds them up per task and per planned task', async () => {
-  const plan = [{ id: '1', agent: 'file', task: 'write it', need: [] }, { id: '2', agent: 'casual', task: 'say it', need: ['1'] }];
+  const plan = [
+    { id: '1', agent: 'file', task: 'write it', need: [] },
+    { id: '2', agent: 'casual', task: 'say it', need: ['1'] },
+  ];
   stack = await startStack({
     env: { AGENTQ_PRICES: PRICES },
     rules: [
-      { match: (request) => system(request).startsWith('You are the planner'), reply: { content: `\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\``, usage } },
-      { match: (request) => promptOf(request).startsWith('write it') && toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }], usage } },
+      {
+        match: (request) => system(request).startsWith('You are the planner'),
+        reply: { content: `\`\`\`json\n${JSON.stringify({ plan })}\n\`\`\``, usage },
+      },
+      {
+        match: (request) => promptOf(request).startsWith('write it') && toolResults(request) === 0,
+        reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }], usage },
+      },
       { reply: { content: 'done', usage } },
     ],
   });
@@ -43,7 +55,10 @@ it('prices each model call, and adds them up per task and per planned task', asy
   const task = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${single}`)).body;
   expect(task.costUsd).toBeCloseTo(2 * CALL_USD, 9);
   const responses = (await eventsOf(single!)).filter((event) => event.type === 'llm.response');
-  expect(responses.map((event) => (event.data as { costUsd?: number }).costUsd)).toEqual([expect.closeTo(CALL_USD, 9), expect.closeTo(CALL_USD, 9)]);
+  expect(responses.map((event) => (event.data as { costUsd?: number }).costUsd)).toEqual([
+    expect.closeTo(CALL_USD, 9),
+    expect.closeTo(CALL_USD, 9),
+  ]);
 
   // A planned task: the plan, two subtasks (two calls and one), the final answer.
   const [root] = await stack.submit([{ prompt: 'plan it' }]);
@@ -69,5 +84,7 @@ it('refuses a price table it cannot use, saying what is wrong', () => {
   expect(load('{"m": {"input": -1, "output": 1}}')).toThrow(/AGENTQ_PRICES/);
   expect(load('/no/such/prices.json')).toThrow(/is neither JSON nor the path of a file/);
   expect(load('{not json')).toThrow(/is not valid JSON/);
-  expect(loadConfig({ env: { AGENTQ_PRICES: '{"m": {"input": 1, "output": 2}}' } }).AGENTQ_PRICES).toEqual({ m: { input: 1, output: 2 } });
+  expect(loadConfig({ env: { AGENTQ_PRICES: '{"m": {"input": 1, "output": 2}}' } }).AGENTQ_PRICES).toEqual({
+    m: { input: 1, output: 2 },
+  });
 });

@@ -20,7 +20,10 @@ it('a failed agent task is a failed job, a completed one a completed job, and bo
   stack = await startStack({
     pools: ['casual'],
     rules: [
-      { match: (request: DoubleRequest) => JSON.stringify(request.messages).includes('please fail'), reply: { error: { status: 400, message: 'this prompt is refused' } } },
+      {
+        match: (request: DoubleRequest) => JSON.stringify(request.messages).includes('please fail'),
+        reply: { error: { status: 400, message: 'this prompt is refused' } },
+      },
       { reply: { content: 'fine' } },
     ],
   });
@@ -34,7 +37,9 @@ it('a failed agent task is a failed job, a completed one a completed job, and bo
   const redis = connectRedis({ url: stack.config.REDIS_URL });
   const queues = createAgentQueues({ connection: redis, keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX) });
   try {
-    await expect.poll(async () => (await queues.casual.getJob(failing!))?.getState(), { timeout: 5_000 }).toBe('failed');
+    await expect
+      .poll(async () => (await queues.casual.getJob(failing!))?.getState(), { timeout: 5_000 })
+      .toBe('failed');
     // A completed job is removed at once: the task record holds the outcome.
     await expect.poll(async () => queues.casual.getJob(passing!), { timeout: 5_000 }).toBeUndefined();
   } finally {
@@ -47,11 +52,18 @@ it('a failed agent task is a failed job, a completed one a completed job, and bo
 });
 
 it('a cancelled planned task reports its subtasks ended, not done', async () => {
-  const isPlanner = (request: DoubleRequest) => String(request.messages[0]?.content ?? '').startsWith('You are the planner');
+  const isPlanner = (request: DoubleRequest) =>
+    String(request.messages[0]?.content ?? '').startsWith('You are the planner');
   stack = await startStack({
     pools: ['planner', 'casual'],
     rules: [
-      { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"slow one","need":[]},{"id":"2","agent":"casual","task":"after it","need":["1"]}]}\n```' } },
+      {
+        match: isPlanner,
+        reply: {
+          content:
+            '```json\n{"plan":[{"id":"1","agent":"casual","task":"slow one","need":[]},{"id":"2","agent":"casual","task":"after it","need":["1"]}]}\n```',
+        },
+      },
       { reply: { content: 'too late', delayMs: 30_000 } },
     ],
   });

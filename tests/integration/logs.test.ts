@@ -37,26 +37,42 @@ it('logs a retry with its attempt, a pause for the user, and prompts only when a
     rules: [
       // The first call fails with a 500 (no SDK retries here): the job is tried again.
       { times: 1, reply: { error: { status: 500, message: 'the model server fell over' } } },
-      { match: (request) => JSON.stringify(request.messages).includes('ask me'), reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] } },
+      {
+        match: (request) => JSON.stringify(request.messages).includes('ask me'),
+        reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] },
+      },
       { reply: { content: 'done' } },
     ],
   });
   const [retried] = await stack.submit([{ prompt: 'a prompt worth logging', agent: 'casual' }]);
   await waitForEnd(stack.api.url, retried!);
   const requeued = lines.find((line) => line.msg === 'task requeued');
-  expect(requeued).toMatchObject({ level: 'warn', taskId: retried, agent: 'casual', reason: 'retry', attempt: 2, detail: expect.stringContaining('fell over') });
+  expect(requeued).toMatchObject({
+    level: 'warn',
+    taskId: retried,
+    agent: 'casual',
+    reason: 'retry',
+    attempt: 2,
+    detail: expect.stringContaining('fell over'),
+  });
   const starts = lines.filter((line) => line.msg === 'task started' && line.taskId === retried);
   expect(starts.map((line) => line.attempt)).toEqual([1, 2]);
   expect(starts[0]).toMatchObject({ prompt: 'a prompt worth logging' });
   // Its end reaches a follower and the worker's log by different connections: either may come first.
-  await expect.poll(() => lines.find((line) => line.msg === 'task ended' && line.taskId === retried)).toMatchObject({ status: 'completed', steps: 1 });
+  await expect
+    .poll(() => lines.find((line) => line.msg === 'task ended' && line.taskId === retried))
+    .toMatchObject({ status: 'completed', steps: 1 });
 
   const [asking] = await stack.submit([{ prompt: 'ask me something', agent: 'casual' }]);
-  await expect.poll(() => lines.find((line) => line.msg === 'task paused: waiting for its user' && line.taskId === asking)).toMatchObject({ level: 'info', agent: 'casual', steps: 1 });
+  await expect
+    .poll(() => lines.find((line) => line.msg === 'task paused: waiting for its user' && line.taskId === asking))
+    .toMatchObject({ level: 'info', agent: 'casual', steps: 1 });
 
   await stack.close();
   stack = undefined;
-  const shutdown = lines.filter((line) => line.name === 'agentq-test' && /^(stopping|stopped|grace)/.test(line.msg)).map((line) => line.msg);
+  const shutdown = lines
+    .filter((line) => line.name === 'agentq-test' && /^(stopping|stopped|grace)/.test(line.msg))
+    .map((line) => line.msg);
   expect(shutdown[0]).toMatch(/^stopping: no new jobs/);
   expect(shutdown.at(-1)).toBe('stopped');
 });
@@ -66,6 +82,8 @@ it('keeps prompts out of the lines by default', async () => {
   stack = await startStack({ pools: ['casual'], logger, rules: [{ reply: { content: 'done' } }] });
   const [id] = await stack.submit([{ prompt: 'a private prompt', agent: 'casual' }]);
   await waitForEnd(stack.api.url, id!);
-  await expect.poll(() => lines.find((line) => line.msg === 'task ended' && line.taskId === id)).toMatchObject({ status: 'completed' });
+  await expect
+    .poll(() => lines.find((line) => line.msg === 'task ended' && line.taskId === id))
+    .toMatchObject({ status: 'completed' });
   expect(JSON.stringify(lines)).not.toContain('a private prompt');
 });

@@ -14,13 +14,21 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const hasToolResult = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
 
 describe('a task that asks its user', () => {
   const askingRules = [
-    { match: (request: DoubleRequest) => !hasToolResult(request), reply: { toolCalls: [{ id: 'ask1', name: 'ask_user', arguments: { question: 'Which city?' } }] } },
-    { reply: (request: DoubleRequest) => ({ content: `Weather for ${String(request.messages.at(-1)?.content).replace('The user answered: ', '')}` }) },
+    {
+      match: (request: DoubleRequest) => !hasToolResult(request),
+      reply: { toolCalls: [{ id: 'ask1', name: 'ask_user', arguments: { question: 'Which city?' } }] },
+    },
+    {
+      reply: (request: DoubleRequest) => ({
+        content: `Weather for ${String(request.messages.at(-1)?.content).replace('The user answered: ', '')}`,
+      }),
+    },
   ];
 
   it('waits with its question, and resumes with the answer posted to /input', async () => {
@@ -34,14 +42,24 @@ describe('a task that asks its user', () => {
     const answered = await post(`${stack.api.url}/v1/tasks/${taskId}/input`, { text: 'Lisbon' });
     expect(answered.status).toBe(202);
     const events = await waitForEnd(stack.api.url, taskId!);
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'Weather for Lisbon', question: null });
-    expect(stack.double.requests.at(-1)!.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'ask1', content: 'The user answered: Lisbon' });
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({
+      status: 'completed',
+      result: 'Weather for Lisbon',
+      question: null,
+    });
+    expect(stack.double.requests.at(-1)!.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'ask1',
+      content: 'The user answered: Lisbon',
+    });
     expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
     expect(events.map((event) => event.event)).toContain('task.waiting');
 
     const again = await post(`${stack.api.url}/v1/tasks/${taskId}/input`, { text: 'Porto' });
     expect(again.status).toBe(409);
-    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(/is completed, not waiting for an answer/);
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(
+      /is completed, not waiting for an answer/,
+    );
   });
 
   it('can be cancelled while it waits', async () => {
@@ -61,9 +79,16 @@ describe('the fences protocol, chosen per pool', () => {
       rules: [
         {
           match: (request) => request.messages.length === 2,
-          reply: { content: 'Writing it:\n```python:fib.py\na, b = 0, 1\nfor _ in range(10):\n    a, b = b, a + b\nprint(a)\n```\n```bash\nls\n```' },
+          reply: {
+            content:
+              'Writing it:\n```python:fib.py\na, b = 0, 1\nfor _ in range(10):\n    a, b = b, a + b\nprint(a)\n```\n```bash\nls\n```',
+          },
         },
-        { reply: (request) => ({ content: `fib(10) = ${String(request.messages.at(-1)?.content).match(/\n(\d+)\n/)?.[1]}` }) },
+        {
+          reply: (request) => ({
+            content: `fib(10) = ${String(request.messages.at(-1)?.content).match(/\n(\d+)\n/)?.[1]}`,
+          }),
+        },
       ],
     });
     const [coderTask] = await stack.submit([{ prompt: 'compute fib(10)', agent: 'coder' }]);
@@ -76,7 +101,8 @@ describe('the fences protocol, chosen per pool', () => {
     expect(first!.messages[0]!.content).toMatch(/## How to use tools[\s\S]*- ```python \(or ```py, ```python3\)/);
     expect(second!.messages.at(-1)).toEqual({
       role: 'user',
-      content: '[success] block 1 (```python:fib.py):\n(saved as fib.py)\n55\n\n[success] block 2 (```bash):\nfib.py\n\nAll blocks ran.',
+      content:
+        '[success] block 1 (```python:fib.py):\n(saved as fib.py)\n55\n\n[success] block 2 (```bash):\nfib.py\n\nAll blocks ran.',
     });
   });
 });
@@ -91,10 +117,16 @@ describe('rate limits', () => {
         { reply: { content: 'answered' } },
       ],
     });
-    const ids = await stack.submit([{ prompt: 'one', agent: 'casual' }, { prompt: 'two', agent: 'casual' }]);
+    const ids = await stack.submit([
+      { prompt: 'one', agent: 'casual' },
+      { prompt: 'two', agent: 'casual' },
+    ]);
     const ends = await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
     expect(ends.map((events) => events.at(-1)!.event)).toEqual(['task.completed', 'task.completed']);
-    const limited = ends.flat().map((event) => event.data).find((event) => event.type === 'task.queued' && event.data.rateLimited);
+    const limited = ends
+      .flat()
+      .map((event) => event.data)
+      .find((event) => event.type === 'task.queued' && event.data.rateLimited);
     expect(limited?.type === 'task.queued' && limited.data.reason).toMatch(/429/);
     // Nothing reached the endpoint while the pool was paused.
     expect(stack.double.receivedAt[1]! - stack.double.receivedAt[0]!).toBeGreaterThanOrEqual(1_900);
@@ -108,7 +140,10 @@ describe('a cancelled task', () => {
     await waitForEvent(stack.api.url, taskId!, 'llm.request');
     await post(`${stack.api.url}/v1/tasks/${taskId}/cancel`, {});
     await waitForEnd(stack.api.url, taskId!);
-    const queues = createAgentQueues({ connection: connectRedis({ url: stack.config.REDIS_URL }), keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX) });
+    const queues = createAgentQueues({
+      connection: connectRedis({ url: stack.config.REDIS_URL }),
+      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    });
     const job = await queues.casual.getJob(taskId!);
     expect(job ? await job.getState() : 'removed').toMatch(/completed|removed/);
     expect(job?.attemptsMade ?? 0).toBeLessThanOrEqual(1);
@@ -118,10 +153,15 @@ describe('a cancelled task', () => {
 });
 
 describe('the jail', () => {
-  it('runs a task\'s tools jailed in its work directory by default', async () => {
+  it("runs a task's tools jailed in its work directory by default", async () => {
     stack = await startStack({
       rules: [
-        { match: (request) => !hasToolResult(request), reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo jailed > proof.txt; ls /home 2>&1; ls ..' } }] } },
+        {
+          match: (request) => !hasToolResult(request),
+          reply: {
+            toolCalls: [{ name: 'bash', arguments: { command: 'echo jailed > proof.txt; ls /home 2>&1; ls ..' } }],
+          },
+        },
         { reply: (request) => ({ content: String(request.messages.at(-1)!.content) }) },
       ],
     });

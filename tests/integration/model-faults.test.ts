@@ -28,7 +28,12 @@ describe('faults of the model endpoint', () => {
         : { content: `done: ${String(request.messages.find((message) => message.role === 'user')?.content)}` };
     stack = await startStack({
       pools: ['coder'],
-      env: { AGENTQ_CONCURRENCY: '25', AGENTQ_LLM_TIMEOUT_MS: '400', AGENTQ_LLM_MAX_RETRIES: '4', AGENTQ_LLM_DEADLINE_MS: '60000' },
+      env: {
+        AGENTQ_CONCURRENCY: '25',
+        AGENTQ_LLM_TIMEOUT_MS: '400',
+        AGENTQ_LLM_MAX_RETRIES: '4',
+        AGENTQ_LLM_DEADLINE_MS: '60000',
+      },
       rules: [
         {
           reply: (request) => {
@@ -42,15 +47,23 @@ describe('faults of the model endpoint', () => {
         },
       ],
     });
-    const ids = await stack.submit(Array.from({ length: 100 }, (_, index) => ({ prompt: `task ${index}`, agent: 'coder' })));
+    const ids = await stack.submit(
+      Array.from({ length: 100 }, (_, index) => ({ prompt: `task ${index}`, agent: 'coder' })),
+    );
     await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
-    const tasks = await Promise.all(ids.map(async (id) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${id}`)).body));
-    expect(tasks.filter((task) => task.status !== 'completed').map((task) => [task.id, task.status, task.error])).toEqual([]);
+    const tasks = await Promise.all(
+      ids.map(async (id) => (await getJson<TaskView>(`${stack!.api.url}/v1/tasks/${id}`)).body),
+    );
+    expect(
+      tasks.filter((task) => task.status !== 'completed').map((task) => [task.id, task.status, task.error]),
+    ).toEqual([]);
     expect(tasks.map((task) => task.result)).toEqual(ids.map((_, index) => `done: task ${index}`));
     const total = [...injected.values()].reduce((sum, count) => sum + count, 0);
     expect(total).toBeGreaterThanOrEqual(30);
     expect([...injected.keys()].sort()).toEqual([...faults].sort());
-    console.log(`model faults injected: ${total} (${[...injected].map(([fault, count]) => `${fault} ${count}`).join(', ')}); tasks completed: ${tasks.length}/100`);
+    console.log(
+      `model faults injected: ${total} (${[...injected].map(([fault, count]) => `${fault} ${count}`).join(', ')}); tasks completed: ${tasks.length}/100`,
+    );
   }, 120_000);
 
   it('stores an answer with an unpaired surrogate instead of losing it', async () => {
@@ -64,20 +77,35 @@ describe('faults of the model endpoint', () => {
   });
 
   it('refuses an answer past 64 MiB without reading it, as a broken answer, and the worker goes on', async () => {
-    stack = await startStack({ pools: ['casual'], rules: [{ reply: { fault: 'oversized' }, times: 1 }, { reply: { content: 'a normal answer' } }] });
+    stack = await startStack({
+      pools: ['casual'],
+      rules: [{ reply: { fault: 'oversized' }, times: 1 }, { reply: { content: 'a normal answer' } }],
+    });
     const [id] = await stack.submit([{ prompt: 'say a lot', agent: 'casual' }]);
     const events = await waitForEnd(stack.api.url, id!);
     // Tried again, as a broken answer is, with why.
-    const retried = events.find((event) => event.event === 'task.queued' && (event.data.data as { retry?: number }).retry === 2);
-    expect((retried!.data.data as { reason: string }).reason).toMatch(/sent a broken answer: the answer is larger than 64 MiB, more than any model's answer; it was not read/);
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({ status: 'completed', result: 'a normal answer' });
+    const retried = events.find(
+      (event) => event.event === 'task.queued' && (event.data.data as { retry?: number }).retry === 2,
+    );
+    expect((retried!.data.data as { reason: string }).reason).toMatch(
+      /sent a broken answer: the answer is larger than 64 MiB, more than any model's answer; it was not read/,
+    );
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({
+      status: 'completed',
+      result: 'a normal answer',
+    });
     expect(stack.double.requests).toHaveLength(2);
   });
 
   it('fails a task whose endpoint hangs within the deadline, naming the endpoint, not retried', async () => {
     stack = await startStack({
       pools: ['casual'],
-      env: { AGENTQ_LLM_TIMEOUT_MS: '300', AGENTQ_LLM_DEADLINE_MS: '1000', AGENTQ_LLM_MAX_RETRIES: '10', OPENAI_API_KEY: 'sk-never-shown' },
+      env: {
+        AGENTQ_LLM_TIMEOUT_MS: '300',
+        AGENTQ_LLM_DEADLINE_MS: '1000',
+        AGENTQ_LLM_MAX_RETRIES: '10',
+        OPENAI_API_KEY: 'sk-never-shown',
+      },
       rules: [{ reply: { fault: 'hang' } }],
     });
     const started = Date.now();
@@ -86,7 +114,9 @@ describe('faults of the model endpoint', () => {
     expect(Date.now() - started).toBeLessThan(4_000);
     const task = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body;
     expect(task.status).toBe('failed');
-    expect(task.error!.message).toContain(`${stack.double.baseURL} (model test-model) gave no usable answer within 1 s`);
+    expect(task.error!.message).toContain(
+      `${stack.double.baseURL} (model test-model) gave no usable answer within 1 s`,
+    );
     expect(JSON.stringify(task)).not.toContain('sk-never-shown');
   });
 });

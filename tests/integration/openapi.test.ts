@@ -15,7 +15,10 @@ import { waitForEnd } from '../helpers/sse.js';
 
 interface Document {
   openapi: string;
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
   components: { schemas: Record<string, unknown> };
 }
 
@@ -36,7 +39,16 @@ async function appRoutes(): Promise<string[]> {
   const subscriber = new Redis(redisUrl(), { lazyConnect: true });
   const queues = createAgentQueues({ connection: redis, keys });
   const logger = createLogger({ name: 'routes', level: 'silent' });
-  const app = createApp({ store: new TaskStore(redis, keys), queues, hub: new EventHub(subscriber, keys), redis, keys, bodyLimit: '1mb', logger, metrics: createMetrics() });
+  const app = createApp({
+    store: new TaskStore(redis, keys),
+    queues,
+    hub: new EventHub(subscriber, keys),
+    redis,
+    keys,
+    bodyLimit: '1mb',
+    logger,
+    metrics: createMetrics(),
+  });
   const routes: string[] = [];
   interface Layer {
     route?: { path: string; methods: Record<string, boolean> };
@@ -45,9 +57,12 @@ async function appRoutes(): Promise<string[]> {
   }
   const walk = (layers: Layer[]) => {
     for (const layer of layers) {
-      if (layer.route) for (const method of Object.keys(layer.route.methods)) routes.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+      if (layer.route)
+        for (const method of Object.keys(layer.route.methods))
+          routes.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
       // bull-board's own UI and its API (mounted at /admin/queues, for admins) are not agentq's API.
-      else if (layer.handle?.stack && !(layer.match('/admin/queues/x') && !layer.match('/not-a-mount'))) walk(layer.handle.stack);
+      else if (layer.handle?.stack && !(layer.match('/admin/queues/x') && !layer.match('/not-a-mount')))
+        walk(layer.handle.stack);
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
@@ -68,7 +83,9 @@ describe('GET /openapi.json', () => {
   it('describes every route of the app, with its method', async () => {
     const routes = await appRoutes();
     expect(routes.length).toBeGreaterThan(10);
-    const described = Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    const described = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(new Set(described)).toEqual(new Set(routes));
   });
 
@@ -76,23 +93,53 @@ describe('GET /openapi.json', () => {
     const ajv = new Ajv2020({ strict: false });
     // Each response schema with the document's components beside it, where its $refs point.
     const validator = (path: string, method: string, status: string) =>
-      ajv.compile({ ...(document.paths[path]![method]!.responses[status]!.content!['application/json']!.schema as object), components: document.components });
+      ajv.compile({
+        ...(document.paths[path]![method]!.responses[status]!.content!['application/json']!.schema as object),
+        components: document.components,
+      });
     const check = (path: string, method: string, status: string, body: unknown) => {
       const validate = validator(path, method, status);
-      expect(validate(body), `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      expect(validate(body), `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors)}`).toBe(
+        true,
+      );
     };
     // The schemas do say no to what does not fit.
     expect(validator('/v1/tasks/{id}', 'get', '200')({ error: { code: 'not_found', message: 'x' } })).toBe(false);
-    const submit = await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'describe me', agent: 'casual' }] }) });
+    const submit = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ prompt: 'describe me', agent: 'casual' }] }),
+    });
     const submitted = (await submit.json()) as { tasks: Array<{ id: string }> };
     check('/v1/tasks', 'post', '202', submitted);
     const id = submitted.tasks[0]!.id;
     await waitForEnd(stack.api.url, id);
     check('/v1/tasks/{id}', 'get', '200', await (await fetch(`${stack.api.url}/v1/tasks/${id}`)).json());
     check('/v1/tasks', 'get', '200', await (await fetch(`${stack.api.url}/v1/tasks`)).json());
-    check('/v1/tasks/{id}/events', 'get', '200', await (await fetch(`${stack.api.url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json());
+    check(
+      '/v1/tasks/{id}/events',
+      'get',
+      '200',
+      await (await fetch(`${stack.api.url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })).json(),
+    );
     check('/v1/pools', 'get', '200', await (await fetch(`${stack.api.url}/v1/pools`)).json());
-    check('/v1/tasks/{id}', 'get', '404', await (await fetch(`${stack.api.url}/v1/tasks/00000000-0000-4000-8000-000000000000`)).json());
-    check('/v1/tasks', 'post', '400', await (await fetch(`${stack.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tasks":[]}' })).json());
+    check(
+      '/v1/tasks/{id}',
+      'get',
+      '404',
+      await (await fetch(`${stack.api.url}/v1/tasks/00000000-0000-4000-8000-000000000000`)).json(),
+    );
+    check(
+      '/v1/tasks',
+      'post',
+      '400',
+      await (
+        await fetch(`${stack.api.url}/v1/tasks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"tasks":[]}',
+        })
+      ).json(),
+    );
   });
 });

@@ -18,7 +18,10 @@ it("summarises the newest ended tasks from their small fields, never reading a t
   stack = await startStack({
     pools: ['casual'],
     rules: [
-      { match: (request: DoubleRequest) => JSON.stringify(request.messages).includes('refuse me'), reply: { error: { status: 400, message: 'refused by the model' } } },
+      {
+        match: (request: DoubleRequest) => JSON.stringify(request.messages).includes('refuse me'),
+        reply: { error: { status: 400, message: 'refused by the model' } },
+      },
       { reply: { content: LONG_RESULT, usage: { promptTokens: 10, completionTokens: 20 } } },
     ],
   });
@@ -39,16 +42,26 @@ it("summarises the newest ended tasks from their small fields, never reading a t
   try {
     const { body } = await getJson<OverviewView>(`${stack.api.url}/v1/overview`);
     expect(body.sample.size).toBe(3);
-    expect(body.sample.models).toEqual([expect.objectContaining({ model: 'test-model', tasks: 3, promptTokens: 20, completionTokens: 40 })]);
-    expect(body.sample.failures).toEqual([{ code: 'error', count: 1, example: { id: ids[2], message: expect.stringContaining('refused by the model') } }]);
-    expect(body.sample.slowest.map((task) => task.prompt).sort()).toEqual(['a long answer', 'another long answer', 'refuse me']);
+    expect(body.sample.models).toEqual([
+      expect.objectContaining({ model: 'test-model', tasks: 3, promptTokens: 20, completionTokens: 40 }),
+    ]);
+    expect(body.sample.failures).toEqual([
+      { code: 'error', count: 1, example: { id: ids[2], message: expect.stringContaining('refused by the model') } },
+    ]);
+    expect(body.sample.slowest.map((task) => task.prompt).sort()).toEqual([
+      'a long answer',
+      'another long answer',
+      'refuse me',
+    ]);
     // The overview's reads: an HMGET of its table's fields per task (a worker's late write to a task may
     // land in the window too: its script's HMGET reads other fields).
     const overviewReads = () => commands.filter(([name, , first]) => name!.toLowerCase() === 'hmget' && first === 'id');
     await expect.poll(() => overviewReads().length).toBe(3);
     // Each record is read by its summary's fields: a 200 KB result is never sent.
     expect(commands.filter(([name]) => name!.toLowerCase() === 'hgetall')).toEqual([]);
-    expect(commands.filter(([name]) => name!.toLowerCase() === 'hmget').every((args) => !args.includes('result'))).toBe(true);
+    expect(commands.filter(([name]) => name!.toLowerCase() === 'hmget').every((args) => !args.includes('result'))).toBe(
+      true,
+    );
   } finally {
     monitor.disconnect();
   }

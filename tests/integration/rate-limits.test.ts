@@ -19,7 +19,9 @@ const LIMITS = JSON.stringify({ 'test-model': { rpm: 1_000, tpm: 1_000_000 } });
 
 async function runThree(): Promise<TaskEvent[][]> {
   const ids = await stack!.submit([1, 2, 3].map((index) => ({ prompt: `say ${index}`, agent: 'casual' })));
-  return (await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)))).map((stream) => stream.map((message) => message.data));
+  return (await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)))).map((stream) =>
+    stream.map((message) => message.data),
+  );
 }
 
 it("holds every task's calls for a 429's Retry-After, then completes them all", async () => {
@@ -37,7 +39,10 @@ it("holds every task's calls for a 429's Retry-After, then completes them all", 
   expect(after).toHaveLength(3);
   for (const time of after) expect(time).toBeGreaterThanOrEqual(refused! + 1_000 - 20);
   const waits = streams.flat().filter((event) => event.type === 'task.queued' && event.data.rateLimited);
-  expect(waits[0]?.data).toMatchObject({ reason: expect.stringContaining('the provider answered 429'), notBefore: expect.any(String) });
+  expect(waits[0]?.data).toMatchObject({
+    reason: expect.stringContaining('the provider answered 429'),
+    notBefore: expect.any(String),
+  });
   // Nothing failed and no attempt was used: each task started and completed in the one job.
   expect(streams.flat().filter((event) => event.type === 'task.failed')).toHaveLength(0);
 });
@@ -47,7 +52,17 @@ it('holds the next calls until the reset an answer’s x-ratelimit headers name 
     pools: ['casual'],
     env: { AGENTQ_LIMITS: LIMITS, AGENTQ_CONCURRENCY: '1' },
     rules: [
-      { times: 1, reply: { content: 'done', headers: { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-remaining-tokens': '90000' } } },
+      {
+        times: 1,
+        reply: {
+          content: 'done',
+          headers: {
+            'x-ratelimit-remaining-requests': '0',
+            'x-ratelimit-reset-requests': '1s',
+            'x-ratelimit-remaining-tokens': '90000',
+          },
+        },
+      },
       { reply: { content: 'done' } },
     ],
   });
@@ -64,6 +79,10 @@ it('refuses limits it cannot use, saying what to fix', () => {
   expect(load('{"m": {"rpm": 10, "perSeconds": 5}}')).toThrow(/not both/);
   expect(load('{"m": {"tpm": -5}}')).toThrow(/AGENTQ_LIMITS/);
   expect(load('{"m": {"rpm": 10, "burst": 5}}')).toThrow(/AGENTQ_LIMITS/);
-  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"rpm": 500, "tpm": 200000}}' } }).AGENTQ_LIMITS).toEqual({ m: { requests: 500, tokens: 200_000, windowMs: 60_000 } });
-  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"tokens": 5000, "perSeconds": 10}}' } }).AGENTQ_LIMITS).toEqual({ m: { tokens: 5_000, windowMs: 10_000 } });
+  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"rpm": 500, "tpm": 200000}}' } }).AGENTQ_LIMITS).toEqual({
+    m: { requests: 500, tokens: 200_000, windowMs: 60_000 },
+  });
+  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"tokens": 5000, "perSeconds": 10}}' } }).AGENTQ_LIMITS).toEqual({
+    m: { tokens: 5_000, windowMs: 10_000 },
+  });
 });

@@ -50,7 +50,9 @@ afterAll(async () => {
  * and its events were compacted (a worker does it within a second of the end): all a task costs.
  */
 async function runTasks(stack: Stack, count: number, agent: string): Promise<string[]> {
-  const ids = await stack.submit(Array.from({ length: count }, (_, index) => ({ prompt: `budget ${agent} ${index} ${Math.random()}`, agent })));
+  const ids = await stack.submit(
+    Array.from({ length: count }, (_, index) => ({ prompt: `budget ${agent} ${index} ${Math.random()}`, agent })),
+  );
   const prefix = stack.config.AGENTQ_REDIS_PREFIX;
   const jobKeys = ids.map((id) => `${prefix}:bull:${agent}:${id}`);
   const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
@@ -61,7 +63,11 @@ async function runTasks(stack: Stack, count: number, agent: string): Promise<str
 }
 
 async function expectCompleted(stack: Stack, ids: string[]): Promise<void> {
-  const tasks = await Promise.all(ids.map((id) => fetch(`${stack.api.url}/v1/tasks/${id}`).then((response) => response.json() as Promise<{ status: string }>)));
+  const tasks = await Promise.all(
+    ids.map((id) =>
+      fetch(`${stack.api.url}/v1/tasks/${id}`).then((response) => response.json() as Promise<{ status: string }>),
+    ),
+  );
   expect(tasks.map((task) => task.status)).toEqual(ids.map(() => 'completed'));
 }
 
@@ -85,7 +91,9 @@ async function measure(stack: Stack, agent: string, count: number) {
   });
   const ids = await runTasks(stack, count, agent);
   // What MONITOR shows arrives in order: a PING after the last task comes after all of theirs.
-  const pinged = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[0]?.toLowerCase() === 'ping' && resolve()));
+  const pinged = new Promise<void>((resolve) =>
+    monitor.on('monitor', (_time: string, args: string[]) => args[0]?.toLowerCase() === 'ping' && resolve()),
+  );
   await counter.ping();
   await pinged;
   monitor.disconnect();
@@ -110,12 +118,16 @@ describe('the Redis a task costs', () => {
   });
 
   it('a task of two steps with a file tool between them stays within its budget', async () => {
-    const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+    const toolResults = (request: DoubleRequest) =>
+      request.messages.filter((message) => message.role === 'tool').length;
     stack = await startStack({
       pools: ['file'],
       env: { REDIS_URL: url },
       rules: [
-        { match: (request: DoubleRequest) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello' } }] } },
+        {
+          match: (request: DoubleRequest) => toolResults(request) === 0,
+          reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello' } }] },
+        },
         { reply: { content: 'written' } },
       ],
     });

@@ -33,8 +33,14 @@ afterAll(async () => {
 const memory = async (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(await admin.info('memory'))![1]);
 /** How many writes Redis refused for its maxmemory. */
 const oomErrors = async () => Number(/^errorstat_OOM:count=(\d+)/m.exec(await admin.info('errorstats'))?.[1] ?? 0);
-const post = (path: string, body: unknown) => fetch(`${stack.api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const tasks = (count: number, name: string) => Array.from({ length: count }, (_, index) => ({ prompt: `${'x'.repeat(5_000)} ${name} ${index}`, agent: 'casual' }));
+const post = (path: string, body: unknown) =>
+  fetch(`${stack.api.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const tasks = (count: number, name: string) =>
+  Array.from({ length: count }, (_, index) => ({ prompt: `${'x'.repeat(5_000)} ${name} ${index}`, agent: 'casual' }));
 
 describe('a Redis that fills up', () => {
   it('refuses new tasks past AGENTQ_REDIS_FULL_PERCENT of its maxmemory, before Redis refuses any write, and takes them again once it has room', async () => {
@@ -51,21 +57,29 @@ describe('a Redis that fills up', () => {
     expect(accepted).toBeGreaterThan(0);
     expect(refused?.status).toBe(503);
     expect(refused?.headers.get('retry-after')).toBe('30');
-    const body = (await refused!.json()) as { error: { code: string; message: string; details: { usedBytes: number; maxBytes: number; percent: number } } };
+    const body = (await refused!.json()) as {
+      error: { code: string; message: string; details: { usedBytes: number; maxBytes: number; percent: number } };
+    };
     expect(body.error.code).toBe('unavailable');
-    expect(body.error.message).toMatch(/^Redis holds [\d.]+ MiB of its maxmemory of [\d.]+ MiB, past AGENTQ_REDIS_FULL_PERCENT \(90%\): new tasks are refused so that the tasks already stored can run and end\. Nothing was submitted/);
+    expect(body.error.message).toMatch(
+      /^Redis holds [\d.]+ MiB of its maxmemory of [\d.]+ MiB, past AGENTQ_REDIS_FULL_PERCENT \(90%\): new tasks are refused so that the tasks already stored can run and end\. Nothing was submitted/,
+    );
     expect(body.error.details).toMatchObject({ maxBytes, percent: 90 });
     // Refused once it was near the line, or the request's own size would take it past.
     expect(body.error.details.usedBytes).toBeGreaterThan(0.8 * maxBytes);
     expect(body.error.details.usedBytes).toBeLessThan(maxBytes);
     expect(await oomErrors()).toBe(0);
     // A retry is a new task too: refused once Redis itself is past the line (its maxmemory lowered).
-    const [first] = ((await (await fetch(`${stack.api.url}/v1/tasks?limit=1`)).json()) as { tasks: Array<{ id: string }> }).tasks;
+    const [first] = (
+      (await (await fetch(`${stack.api.url}/v1/tasks?limit=1`)).json()) as { tasks: Array<{ id: string }> }
+    ).tasks;
     expect((await post(`/v1/tasks/${first!.id}/cancel`, {})).status).toBe(202);
     await admin.config('SET', 'maxmemory', String(Math.floor((await memory('used_memory')) * 1.05)));
     const retry = await post(`/v1/tasks/${first!.id}/retry`, {});
     expect(retry.status).toBe(503);
-    expect(await retry.json()).toMatchObject({ error: { message: expect.stringMatching(/past AGENTQ_REDIS_FULL_PERCENT \(90%\): new tasks are refused/) } });
+    expect(await retry.json()).toMatchObject({
+      error: { message: expect.stringMatching(/past AGENTQ_REDIS_FULL_PERCENT \(90%\): new tasks are refused/) },
+    });
     expect(await oomErrors()).toBe(0);
     // Room again (the operator gave Redis more memory): taken at once.
     await admin.config('SET', 'maxmemory', '0');
@@ -73,7 +87,9 @@ describe('a Redis that fills up', () => {
   });
 
   it('answers a request that meets a Redis past its maxmemory with a 503 that says so', async () => {
-    const [task] = ((await (await post('/v1/tasks', { tasks: tasks(1, 'to cancel') })).json()) as { tasks: Array<{ id: string }> }).tasks;
+    const [task] = (
+      (await (await post('/v1/tasks', { tasks: tasks(1, 'to cancel') })).json()) as { tasks: Array<{ id: string }> }
+    ).tasks;
     await admin.config('SET', 'maxmemory', '1');
     try {
       const cancel = await post(`/v1/tasks/${task!.id}/cancel`, {});
@@ -81,7 +97,8 @@ describe('a Redis that fills up', () => {
       expect(await cancel.json()).toEqual({
         error: {
           code: 'unavailable',
-          message: 'Redis is past its maxmemory and refuses writes (OOM): this request was not carried out. Delete ended tasks (DELETE /v1/tasks/:id, or a bulk delete), or ask the operator to give Redis more memory, then try again.',
+          message:
+            'Redis is past its maxmemory and refuses writes (OOM): this request was not carried out. Delete ended tasks (DELETE /v1/tasks/:id, or a bulk delete), or ask the operator to give Redis more memory, then try again.',
         },
       });
     } finally {
@@ -91,7 +108,7 @@ describe('a Redis that fills up', () => {
 });
 
 describe('a Redis that evicts keys past its maxmemory', () => {
-  it('is said to lose tasks: an error in the API\'s and the worker\'s logs, and a failure of agentq doctor', async () => {
+  it("is said to lose tasks: an error in the API's and the worker's logs, and a failure of agentq doctor", async () => {
     await admin.config('SET', 'maxmemory', String(512 * 1024 * 1024));
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     const url = `redis://127.0.0.1:${admin.options.port}`;
@@ -102,14 +119,21 @@ describe('a Redis that evicts keys past its maxmemory', () => {
         done();
       },
     });
-    const evicting = await startStack({ pools: ['casual'], env: { REDIS_URL: url }, logger: createLogger({ name: 'agentq-test', level: 'info', format: 'json', destination }) });
+    const evicting = await startStack({
+      pools: ['casual'],
+      env: { REDIS_URL: url },
+      logger: createLogger({ name: 'agentq-test', level: 'info', format: 'json', destination }),
+    });
     try {
-      const warning = /^Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\): a task's record, its events or its job may vanish\. Set maxmemory-policy noeviction/;
+      const warning =
+        /^Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\): a task's record, its events or its job may vanish\. Set maxmemory-policy noeviction/;
       // Said by each of the two (one logger here): the API as it starts, the worker once Redis answers.
       await expect.poll(() => lines.filter((line) => line.level === 'error' && warning.test(line.msg)).length).toBe(2);
       const doctor = spawnAgentq(['doctor'], { REDIS_URL: url, AGENTQ_DATA_DIR: evicting.dataDir });
       expect(await doctor.exited).toBe(1);
-      expect(doctor.output()).toMatch(/FAIL +Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\)/);
+      expect(doctor.output()).toMatch(
+        /FAIL +Redis evicts keys once it holds its maxmemory \(maxmemory-policy allkeys-lru\)/,
+      );
       expect(doctor.output()).not.toMatch(/no maxmemory/);
     } finally {
       await evicting.close();

@@ -33,7 +33,16 @@ beforeAll(async () => {
   port = await freePort();
   await startRedis();
   double = await startOpenAIDouble({ rules: [{ reply: { content: 'done' } }] });
-  const config = loadConfig({ env: { PORT: '0', AGENTQ_LOG_LEVEL: 'silent', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm' } });
+  const config = loadConfig({
+    env: {
+      PORT: '0',
+      AGENTQ_LOG_LEVEL: 'silent',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      AGENTQ_DATA_DIR: dir,
+      OPENAI_BASE_URL: double.baseURL,
+      AGENTQ_MODEL: 'm',
+    },
+  });
   api = await startApi({ config });
   worker = await startWorker({ config, pools: ['casual'], shutdownGraceMs: 200 });
 });
@@ -46,7 +55,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const submit = (tasks: unknown[]) => fetch(`${api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks }) });
+const submit = (tasks: unknown[]) =>
+  fetch(`${api.url}/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks }),
+  });
 async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const started = Date.now();
   const value = await run();
@@ -54,7 +68,9 @@ async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }
 }
 
 it('answers 503 at once while Redis is away, recovers by itself, and an idempotent retry creates nothing twice', async () => {
-  const first = (await (await submit([{ prompt: 'before the outage', agent: 'casual', idempotencyKey: 'order-42' }])).json()) as { tasks: Array<{ id: string }> };
+  const first = (await (
+    await submit([{ prompt: 'before the outage', agent: 'casual', idempotencyKey: 'order-42' }])
+  ).json()) as { tasks: Array<{ id: string }> };
   const id = first.tasks[0]!.id;
   await waitForEnd(api.url, id);
 
@@ -62,7 +78,11 @@ it('answers 503 at once while Redis is away, recovers by itself, and an idempote
   const ready = await timed(() => fetch(`${api.url}/readyz`));
   expect(ready.value.status).toBe(503);
   expect(ready.ms).toBeLessThan(1_500);
-  for (const call of [() => fetch(`${api.url}/v1/tasks/${id}`), () => fetch(`${api.url}/v1/tasks`), () => submit([{ prompt: 'during the outage', agent: 'casual', idempotencyKey: 'order-42' }])]) {
+  for (const call of [
+    () => fetch(`${api.url}/v1/tasks/${id}`),
+    () => fetch(`${api.url}/v1/tasks`),
+    () => submit([{ prompt: 'during the outage', agent: 'casual', idempotencyKey: 'order-42' }]),
+  ]) {
     const answer = await timed(call);
     expect(answer.value.status).toBe(503);
     expect(answer.ms).toBeLessThan(1_500);
@@ -70,7 +90,9 @@ it('answers 503 at once while Redis is away, recovers by itself, and an idempote
   }
 
   await startRedis();
-  await expect.poll(async () => (await fetch(`${api.url}/readyz`)).status, { timeout: 15_000, interval: 200 }).toBe(200);
+  await expect
+    .poll(async () => (await fetch(`${api.url}/readyz`)).status, { timeout: 15_000, interval: 200 })
+    .toBe(200);
   expect(((await (await fetch(`${api.url}/v1/tasks/${id}`)).json()) as TaskView).status).toBe('completed');
 
   // The client retries the POST it never got an answer for: the same task, nothing new.
@@ -78,7 +100,9 @@ it('answers 503 at once while Redis is away, recovers by itself, and an idempote
   expect(retried.status).toBe(202);
   expect(await retried.json()).toEqual({ tasks: [{ id, status: 'completed', existing: true }] });
   // A new key still creates, and the worker, back on Redis by itself, runs it.
-  const fresh = (await (await submit([{ prompt: 'after the outage', agent: 'casual', idempotencyKey: 'order-43' }])).json()) as { tasks: Array<{ id: string }> };
+  const fresh = (await (
+    await submit([{ prompt: 'after the outage', agent: 'casual', idempotencyKey: 'order-43' }])
+  ).json()) as { tasks: Array<{ id: string }> };
   expect(fresh.tasks[0]!.id).not.toBe(id);
   await waitForEnd(api.url, fresh.tasks[0]!.id);
   const listed = (await (await fetch(`${api.url}/v1/tasks`)).json()) as { tasks: TaskView[] };
@@ -87,13 +111,19 @@ it('answers 503 at once while Redis is away, recovers by itself, and an idempote
 
 it('one idempotency key within a batch, or from two requests at once, creates one task', async () => {
   const [a, b] = await Promise.all([
-    submit([{ prompt: 'twice at once', agent: 'casual', idempotencyKey: 'race-1' }]).then((response) => response.json() as Promise<{ tasks: Array<{ id: string }> }>),
-    submit([{ prompt: 'twice at once', agent: 'casual', idempotencyKey: 'race-1' }]).then((response) => response.json() as Promise<{ tasks: Array<{ id: string }> }>),
+    submit([{ prompt: 'twice at once', agent: 'casual', idempotencyKey: 'race-1' }]).then(
+      (response) => response.json() as Promise<{ tasks: Array<{ id: string }> }>,
+    ),
+    submit([{ prompt: 'twice at once', agent: 'casual', idempotencyKey: 'race-1' }]).then(
+      (response) => response.json() as Promise<{ tasks: Array<{ id: string }> }>,
+    ),
   ]);
   expect(a.tasks[0]!.id).toBe(b.tasks[0]!.id);
-  const batch = (await (await submit([
-    { prompt: 'one', agent: 'casual', idempotencyKey: 'batch-1' },
-    { prompt: 'one again', agent: 'casual', idempotencyKey: 'batch-1' },
-  ])).json()) as { tasks: Array<{ id: string; existing?: boolean }> };
+  const batch = (await (
+    await submit([
+      { prompt: 'one', agent: 'casual', idempotencyKey: 'batch-1' },
+      { prompt: 'one again', agent: 'casual', idempotencyKey: 'batch-1' },
+    ])
+  ).json()) as { tasks: Array<{ id: string; existing?: boolean }> };
   expect(batch.tasks[1]).toMatchObject({ id: batch.tasks[0]!.id, existing: true });
 });

@@ -36,11 +36,25 @@ beforeAll(async () => {
   const toolResults = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
   double = await startOpenAIDouble({
     rules: [
-      { match: (request) => toolResults(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] } },
+      {
+        match: (request) => toolResults(request) === 0,
+        reply: { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] },
+      },
       { reply: { content: 'done' } },
     ],
   });
-  const config = loadConfig({ env: { PORT: '0', AGENTQ_LOG_LEVEL: 'silent', REDIS_URL: `redis://127.0.0.1:${port}`, AGENTQ_DATA_DIR: dir, OPENAI_BASE_URL: double.baseURL, AGENTQ_MODEL: 'm', AGENTQ_JOB_LOCK_MS: '3000', AGENTQ_CONCURRENCY: '10' } });
+  const config = loadConfig({
+    env: {
+      PORT: '0',
+      AGENTQ_LOG_LEVEL: 'silent',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      AGENTQ_DATA_DIR: dir,
+      OPENAI_BASE_URL: double.baseURL,
+      AGENTQ_MODEL: 'm',
+      AGENTQ_JOB_LOCK_MS: '3000',
+      AGENTQ_CONCURRENCY: '10',
+    },
+  });
   api = await startApi({ config });
   worker = await startWorker({ config, pools: ['coder'], shutdownGraceMs: 200 });
 });
@@ -57,7 +71,9 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   const response = await fetch(`${api.url}/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ tasks: Array.from({ length: 8 }, (_, index) => ({ prompt: `restart ${index}`, agent: 'coder' })) }),
+    body: JSON.stringify({
+      tasks: Array.from({ length: 8 }, (_, index) => ({ prompt: `restart ${index}`, agent: 'coder' })),
+    }),
   });
   const ids = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id);
   // Every task is in its tool when Redis dies.
@@ -66,10 +82,14 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   // Down for longer than a job's lock lasts (3/4 of AGENTQ_JOB_LOCK_MS): the locks are gone when it is back.
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   await startRedis();
-  await expect.poll(async () => (await fetch(`${api.url}/readyz`)).status, { timeout: 15_000, interval: 100 }).toBe(200);
+  await expect
+    .poll(async () => (await fetch(`${api.url}/readyz`)).status, { timeout: 15_000, interval: 100 })
+    .toBe(200);
 
   await Promise.all(ids.map((id) => waitForEnd(api.url, id)));
-  const tasks = await Promise.all(ids.map(async (id) => (await (await fetch(`${api.url}/v1/tasks/${id}`)).json()) as TaskView));
+  const tasks = await Promise.all(
+    ids.map(async (id) => (await (await fetch(`${api.url}/v1/tasks/${id}`)).json()) as TaskView),
+  );
   expect(tasks.every((task) => TERMINAL_STATUSES.has(task.status as TaskStatus))).toBe(true);
   expect(tasks.filter((task) => task.status !== 'completed').map((task) => [task.status, task.error])).toEqual([]);
 
@@ -77,7 +97,12 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   const queues = createAgentQueues({ connection, keys: createKeys('agentq') });
   try {
     // Within a stalled check or two, nothing is active any more.
-    await expect.poll(async () => (await queues.coder.getJobs(['active'])).map((job) => job.id), { timeout: 10_000, interval: 200 }).toEqual([]);
+    await expect
+      .poll(async () => (await queues.coder.getJobs(['active'])).map((job) => job.id), {
+        timeout: 10_000,
+        interval: 200,
+      })
+      .toEqual([]);
   } finally {
     await closeQueues(queues);
     connection.disconnect();

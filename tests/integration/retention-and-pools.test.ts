@@ -20,7 +20,8 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const isPlanner = (request: DoubleRequest) => String(request.messages[0]?.content ?? '').startsWith('You are the planner');
+const isPlanner = (request: DoubleRequest) =>
+  String(request.messages[0]?.content ?? '').startsWith('You are the planner');
 const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
 
 describe('pools', () => {
@@ -28,7 +29,10 @@ describe('pools', () => {
     stack = await startStack({
       env: { AGENTQ_MODEL_PLANNER: 'big-planner', AGENTQ_MODEL_CASUAL: 'small-chat' },
       rules: [
-        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"say hi","need":[]}]}\n```' } },
+        {
+          match: isPlanner,
+          reply: { content: '```json\n{"plan":[{"id":"1","agent":"casual","task":"say hi","need":[]}]}\n```' },
+        },
         { reply: { content: 'hi' } },
       ],
     });
@@ -42,7 +46,17 @@ describe('pools', () => {
       const url = new URL(request.url ?? '/', 'http://x');
       response.writeHead(200, { 'content-type': 'application/json' });
       if (url.pathname === '/search') {
-        response.end(JSON.stringify({ results: [{ title: `About ${url.searchParams.get('q')}`, url: `http://127.0.0.1:${(searx.address() as AddressInfo).port}/page`, content: 'a snippet' }] }));
+        response.end(
+          JSON.stringify({
+            results: [
+              {
+                title: `About ${url.searchParams.get('q')}`,
+                url: `http://127.0.0.1:${(searx.address() as AddressInfo).port}/page`,
+                content: 'a snippet',
+              },
+            ],
+          }),
+        );
       } else {
         response.end('{"page": "the full page"}');
       }
@@ -51,19 +65,44 @@ describe('pools', () => {
     try {
       stack = await startStack({
         // The fake search engine and its page are on this machine: let http_fetch reach it.
-        env: { AGENTQ_SEARCH_URL: `http://127.0.0.1:${(searx.address() as AddressInfo).port}`, AGENTQ_FETCH_PRIVATE: 'true' },
+        env: {
+          AGENTQ_SEARCH_URL: `http://127.0.0.1:${(searx.address() as AddressInfo).port}`,
+          AGENTQ_FETCH_PRIVATE: 'true',
+        },
         rules: [
-          { match: (request) => !hasTool(request), reply: { toolCalls: [{ name: 'web_search', arguments: { query: 'redis streams' } }] } },
-          { match: (request) => request.messages.filter((message) => message.role === 'tool').length === 1, reply: (request) => ({ toolCalls: [{ name: 'http_fetch', arguments: { url: String(request.messages.at(-1)!.content).match(/http:\S+\/page/)![0] } }] }) },
+          {
+            match: (request) => !hasTool(request),
+            reply: { toolCalls: [{ name: 'web_search', arguments: { query: 'redis streams' } }] },
+          },
+          {
+            match: (request) => request.messages.filter((message) => message.role === 'tool').length === 1,
+            reply: (request) => ({
+              toolCalls: [
+                {
+                  name: 'http_fetch',
+                  arguments: { url: String(request.messages.at(-1)!.content).match(/http:\S+\/page/)![0] },
+                },
+              ],
+            }),
+          },
           { reply: (request) => ({ content: `read: ${String(request.messages.at(-1)!.content)}` }) },
         ],
       });
       const [taskId] = await stack.submit([{ prompt: 'look it up', agent: 'web' }]);
       await waitForEnd(stack.api.url, taskId!);
       const first = stack.double.requests[0]!;
-      expect(first.tools!.map((tool) => tool.function.name)).toEqual(['web_search', 'http_fetch', 'memory_set', 'memory_get', 'memory_list', 'ask_user']);
+      expect(first.tools!.map((tool) => tool.function.name)).toEqual([
+        'web_search',
+        'http_fetch',
+        'memory_set',
+        'memory_get',
+        'memory_list',
+        'ask_user',
+      ]);
       expect(String(stack.double.requests[1]!.messages.at(-1)!.content)).toMatch(/^1\. About redis streams\n/);
-      expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.result).toBe('read: HTTP 200 OK (application/json)\n\n{"page": "the full page"}');
+      expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.result).toBe(
+        'read: HTTP 200 OK (application/json)\n\n{"page": "the full page"}',
+      );
     } finally {
       searx.closeAllConnections();
       searx.close();
@@ -76,8 +115,19 @@ describe('retention', () => {
     stack = await startStack({
       env: { AGENTQ_RETENTION_HOURS: '1' },
       rules: [
-        { match: isPlanner, reply: { content: '```json\n{"plan":[{"id":"1","agent":"coder","task":"note it","need":[]}]}\n```' } },
-        { match: (request) => !hasTool(request) && request.tools !== undefined, reply: { toolCalls: [{ name: 'memory_set', arguments: { key: 'k', value: 'v' } }, { name: 'write_file', arguments: { path: 'f.txt', content: 'x' } }] } },
+        {
+          match: isPlanner,
+          reply: { content: '```json\n{"plan":[{"id":"1","agent":"coder","task":"note it","need":[]}]}\n```' },
+        },
+        {
+          match: (request) => !hasTool(request) && request.tools !== undefined,
+          reply: {
+            toolCalls: [
+              { name: 'memory_set', arguments: { key: 'k', value: 'v' } },
+              { name: 'write_file', arguments: { path: 'f.txt', content: 'x' } },
+            ],
+          },
+        },
         { reply: { content: 'done' } },
       ],
     });
@@ -88,13 +138,24 @@ describe('retention', () => {
     const redis = new Redis(stack.config.REDIS_URL);
     const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
     const before = await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`);
-    expect(before).toEqual(expect.arrayContaining([keys.task(rootId!), keys.task(subtaskId), keys.scratchpad(rootId!), keys.events(subtaskId)]));
+    expect(before).toEqual(
+      expect.arrayContaining([
+        keys.task(rootId!),
+        keys.task(subtaskId),
+        keys.scratchpad(rootId!),
+        keys.events(subtaskId),
+      ]),
+    );
     expect(existsSync(path.join(stack.dataDir, 'work', subtaskId, 'f.txt'))).toBe(true);
 
     const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), keys);
     // Not yet: the hour is not over.
     expect(await expireTasks({ store })).toEqual([]);
-    const removed = await expireTasks({ store, now: Date.now() + 3601_000, onRemoved: (id) => rm(path.join(stack!.dataDir, 'work', id), { recursive: true, force: true }) });
+    const removed = await expireTasks({
+      store,
+      now: Date.now() + 3601_000,
+      onRemoved: (id) => rm(path.join(stack!.dataDir, 'work', id), { recursive: true, force: true }),
+    });
     expect(removed).toEqual([rootId]);
     expect(await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`)).toEqual([]);
     expect(await redis.zcard(keys.allTasks)).toBe(0);
@@ -113,7 +174,10 @@ describe('retention', () => {
     const ids: string[] = [];
     const transitions = new Transitions(store);
     for (let start = 0; start < count; start += 1_000) {
-      const created = await transitions.submit(Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })), { tenant: 'default' });
+      const created = await transitions.submit(
+        Array.from({ length: 1_000 }, (_, index) => ({ prompt: `task ${start + index}`, agent: 'casual' as const })),
+        { tenant: 'default' },
+      );
       await Promise.all(
         created.map(async ({ id }) => {
           const task = { id, tenant: 'default', listed: true };
@@ -143,7 +207,9 @@ describe('retention', () => {
     // (Ended here without their turn, the tasks are still named by their tenant's list: not the sweep's.)
     expect(left[1].filter((key) => !key.endsWith(':tasks:order') && !key.includes(':fair:'))).toEqual([]);
     const perMinute = Math.round((count / seconds) * 60);
-    console.log(`retention sweep: ${count} ended tasks removed by 2 sweepers in ${seconds.toFixed(2)} s: ${perMinute} tasks a minute`);
+    console.log(
+      `retention sweep: ${count} ended tasks removed by 2 sweepers in ${seconds.toFixed(2)} s: ${perMinute} tasks a minute`,
+    );
     expect(perMinute).toBeGreaterThan(20_000);
     await deletePrefix(prefix);
     sweepers.forEach((sweeper) => sweeper.redis.disconnect());

@@ -15,7 +15,8 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const toolResultCount = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
+const toolResultCount = (request: DoubleRequest) =>
+  request.messages.filter((message) => message.role === 'tool').length;
 
 /** A model that writes a file named after the prompt, checks it with bash, then answers. */
 const fileWritingRules = [
@@ -23,10 +24,18 @@ const fileWritingRules = [
     match: (request: DoubleRequest) => toolResultCount(request) === 0,
     reply: (request: DoubleRequest) => ({
       content: 'Writing the file.',
-      toolCalls: [{ name: 'write_file', arguments: { path: `out/${firstUserText(request)}.txt`, content: `made for ${firstUserText(request)}` } }],
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: { path: `out/${firstUserText(request)}.txt`, content: `made for ${firstUserText(request)}` },
+        },
+      ],
     }),
   },
-  { match: (request: DoubleRequest) => toolResultCount(request) === 1, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat out/*.txt' } }] } },
+  {
+    match: (request: DoubleRequest) => toolResultCount(request) === 1,
+    reply: { toolCalls: [{ name: 'bash', arguments: { command: 'cat out/*.txt' } }] },
+  },
   { reply: (request: DoubleRequest) => ({ content: `Done: ${request.messages.at(-1)?.content}` }) },
 ];
 
@@ -37,7 +46,16 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     const events = await waitForEnd(stack.api.url, taskId!);
 
     const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
-    expect(task).toMatchObject({ id: taskId, status: 'completed', agent: 'coder', prompt: 'report', result: 'Done: made for report', steps: 3, metadata: { batch: 'b1' }, error: null });
+    expect(task).toMatchObject({
+      id: taskId,
+      status: 'completed',
+      agent: 'coder',
+      prompt: 'report',
+      result: 'Done: made for report',
+      steps: 3,
+      metadata: { batch: 'b1' },
+      error: null,
+    });
     expect(task.usage.promptTokens).toBeGreaterThan(0);
     expect(task.usage.completionTokens).toBeGreaterThan(0);
     expect(Date.parse(task.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(task.startedAt!));
@@ -46,14 +64,32 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
     expect(events.map((event) => Number(event.id))).toEqual(events.map((event) => event.data.seq));
     expect(events.map((event) => event.event)).toEqual([
-      'task.queued', 'task.started',
-      'llm.request', 'llm.response', 'tool.call', 'tool.result', 'step.completed',
-      'llm.request', 'llm.response', 'tool.call', 'tool.result', 'step.completed',
-      'llm.request', 'llm.response', 'step.completed',
+      'task.queued',
+      'task.started',
+      'llm.request',
+      'llm.response',
+      'tool.call',
+      'tool.result',
+      'step.completed',
+      'llm.request',
+      'llm.response',
+      'tool.call',
+      'tool.result',
+      'step.completed',
+      'llm.request',
+      'llm.response',
+      'step.completed',
       'task.completed',
     ]);
     const first = events[0]!.data;
-    expect(first).toMatchObject({ id: `${taskId}:1`, taskId, rootId: taskId, seq: 1, type: 'task.queued', agent: 'coder' });
+    expect(first).toMatchObject({
+      id: `${taskId}:1`,
+      taskId,
+      rootId: taskId,
+      seq: 1,
+      type: 'task.queued',
+      agent: 'coder',
+    });
     expect(events[5]!.data).toMatchObject({ type: 'tool.result', step: 1, data: { name: 'write_file', ok: true } });
     expect(events[4]!.data.worker).toBe(stack.worker!.id);
   });
@@ -68,16 +104,26 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     const fromQuery = await readSse(`${stack.api.url}/v1/tasks/${taskId}/events?after=14`);
     expect(fromQuery.map((event) => event.event)).toEqual(all.slice(14).map((event) => event.event));
     // Resuming after the last event of a task that ended: nothing more, and the stream closes.
-    expect(await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`, { 'last-event-id': String(all.length) })).toEqual([]);
-    const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } });
-    expect(((await response.json()) as TaskEvent[]).map((event) => event.seq)).toEqual(all.map((event) => event.data.seq));
+    expect(
+      await readSse(`${stack.api.url}/v1/tasks/${taskId}/events`, { 'last-event-id': String(all.length) }),
+    ).toEqual([]);
+    const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(((await response.json()) as TaskEvent[]).map((event) => event.seq)).toEqual(
+      all.map((event) => event.data.seq),
+    );
   });
 
   it('cuts a follower that stopped reading, which resumes from Last-Event-ID with nothing lost', async () => {
     stack = await startStack({ pools: [] });
     const [taskId] = await stack.submit([{ prompt: 'followed by a client that stops reading', agent: 'casual' }]);
-    const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), createKeys(stack.config.AGENTQ_REDIS_PREFIX));
-    const sseClients = async () => Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
+    const store = new TaskStore(
+      connectRedis({ url: stack.config.REDIS_URL }),
+      createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    );
+    const sseClients = async () =>
+      Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
     const reader = createSseReader();
     const seen: number[] = [];
     let closed!: () => void;
@@ -97,7 +143,8 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     const response = await followed;
     response.pause();
     const big = 'x'.repeat(500_000);
-    for (let index = 0; index < 60; index++) await store.commit({ taskId: taskId!, events: [{ type: 'reasoning', data: { text: `${index} ${big}` } }] });
+    for (let index = 0; index < 60; index++)
+      await store.commit({ taskId: taskId!, events: [{ type: 'reasoning', data: { text: `${index} ${big}` } }] });
     await expect.poll(sseClients, { timeout: 10_000 }).toBe(0);
     // It reads again: what was sent before the cut, then the end of the stream.
     response.resume();
@@ -109,16 +156,20 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
       new Promise<number[]>((resolve) => {
         const ids: number[] = [];
         const again = createSseReader();
-        httpGet(`${stack!.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'text/event-stream', 'last-event-id': String(after) } }, (resumed) => {
-          resumed.setEncoding('utf8');
-          resumed.on('data', (chunk: string) => {
-            for (const message of again.push(chunk)) ids.push(Number(message.id));
-            if (ids.at(-1) === 61) {
-              resumed.destroy();
-              resolve(ids);
-            }
-          });
-        });
+        httpGet(
+          `${stack!.api.url}/v1/tasks/${taskId}/events`,
+          { headers: { accept: 'text/event-stream', 'last-event-id': String(after) } },
+          (resumed) => {
+            resumed.setEncoding('utf8');
+            resumed.on('data', (chunk: string) => {
+              for (const message of again.push(chunk)) ids.push(Number(message.id));
+              if (ids.at(-1) === 61) {
+                resumed.destroy();
+                resolve(ids);
+              }
+            });
+          },
+        );
       });
     // EventSource would reconnect with the last id it got: the rest comes from Redis, none twice.
     const all = Array.from({ length: 61 }, (_, index) => index + 1);
@@ -131,7 +182,10 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
   it('a follower that joins mid-run gets the past and then the live events, with no gap', async () => {
     stack = await startStack({
       rules: [
-        { match: (request) => toolResultCount(request) === 0, reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo one' } }] } },
+        {
+          match: (request) => toolResultCount(request) === 0,
+          reply: { toolCalls: [{ name: 'bash', arguments: { command: 'echo one' } }] },
+        },
         { reply: { content: 'finished', delayMs: 300 } },
       ],
     });
@@ -159,7 +213,10 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
   });
 
   it('fails with reason max_steps when the model never stops', async () => {
-    stack = await startStack({ rules: [{ reply: { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] } }], env: { AGENTQ_MAX_STEPS: '2' } });
+    stack = await startStack({
+      rules: [{ reply: { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] } }],
+      env: { AGENTQ_MAX_STEPS: '2' },
+    });
     const [taskId] = await stack.submit([{ prompt: 'loop forever', agent: 'coder' }]);
     await waitForEnd(stack.api.url, taskId!);
     const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
@@ -168,18 +225,36 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
 
   it('runs at most AGENTQ_MAX_TOOL_CALLS calls of one answer; the model is told of the rest', async () => {
     const calls = ['one', 'two', 'three'].map((word) => ({ name: 'bash', arguments: { command: `echo ${word}` } }));
-    stack = await startStack({ rules: [{ match: (request: DoubleRequest) => toolResultCount(request) === 0, reply: { toolCalls: calls } }, { reply: { content: 'done' } }], env: { AGENTQ_MAX_TOOL_CALLS: '2' } });
+    stack = await startStack({
+      rules: [
+        { match: (request: DoubleRequest) => toolResultCount(request) === 0, reply: { toolCalls: calls } },
+        { reply: { content: 'done' } },
+      ],
+      env: { AGENTQ_MAX_TOOL_CALLS: '2' },
+    });
     const [taskId] = await stack.submit([{ prompt: 'three at once', agent: 'coder' }]);
     const events = await waitForEnd(stack.api.url, taskId!);
-    const results = events.filter((event) => event.event === 'tool.result').map((event) => event.data.data as { ok: boolean; output: string; skipped?: boolean });
+    const results = events
+      .filter((event) => event.event === 'tool.result')
+      .map((event) => event.data.data as { ok: boolean; output: string; skipped?: boolean });
     expect(results.map((result) => [result.ok, result.output, result.skipped ?? false])).toEqual([
       [true, 'one', false],
       [true, 'two', false],
-      [false, 'not run: one answer runs at most 2 tool calls, and this was call 3 of 3. Call it again in your next answer if it is still needed.', true],
+      [
+        false,
+        'not run: one answer runs at most 2 tool calls, and this was call 3 of 3. Call it again in your next answer if it is still needed.',
+        true,
+      ],
     ]);
     expect(events.filter((event) => event.event === 'tool.call')).toHaveLength(2);
-    expect(stack.double.requests[1]!.messages.filter((message) => message.role === 'tool').map((message) => message.content)).toEqual(['one', 'two', results[2]!.output]);
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'done', steps: 2 });
+    expect(
+      stack.double.requests[1]!.messages.filter((message) => message.role === 'tool').map((message) => message.content),
+    ).toEqual(['one', 'two', results[2]!.output]);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({
+      status: 'completed',
+      result: 'done',
+      steps: 2,
+    });
   });
 
   it('lists tasks newest first, by status, page by page', async () => {
@@ -188,12 +263,20 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
     const page1 = await getJson<{ tasks: TaskView[]; nextCursor: string }>(`${stack.api.url}/v1/tasks?limit=2`);
     expect(page1.body.tasks.map((task) => task.prompt)).toEqual(['task 5', 'task 4']);
-    const page2 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(`${stack.api.url}/v1/tasks?limit=2&cursor=${page1.body.nextCursor}`);
+    const page2 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(
+      `${stack.api.url}/v1/tasks?limit=2&cursor=${page1.body.nextCursor}`,
+    );
     expect(page2.body.tasks.map((task) => task.prompt)).toEqual(['task 3', 'task 2']);
-    const page3 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(`${stack.api.url}/v1/tasks?limit=2&cursor=${page2.body.nextCursor}`);
+    const page3 = await getJson<{ tasks: TaskView[]; nextCursor: string | null }>(
+      `${stack.api.url}/v1/tasks?limit=2&cursor=${page2.body.nextCursor}`,
+    );
     expect(page3.body).toMatchObject({ tasks: [{ prompt: 'task 1' }], nextCursor: null });
-    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=completed`)).body.tasks).toHaveLength(5);
-    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=queued`)).body.tasks).toHaveLength(0);
+    expect(
+      (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=completed`)).body.tasks,
+    ).toHaveLength(5);
+    expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks?status=queued`)).body.tasks).toHaveLength(
+      0,
+    );
     const bad = await getJson<{ error: { code: string; message: string } }>(`${stack.api.url}/v1/tasks?status=done`);
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/status/);
@@ -203,19 +286,36 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
 describe('deleting a task', () => {
   it('removes an ended task with everything it left: its record, events, memory, list entries and work directory', async () => {
     stack = await startStack({ rules: fileWritingRules, worker: { sweepIntervalMs: 100 } });
-    const [taskId, kept] = await stack.submit([{ prompt: 'gone', agent: 'coder' }, { prompt: 'kept', agent: 'coder' }]);
+    const [taskId, kept] = await stack.submit([
+      { prompt: 'gone', agent: 'coder' },
+      { prompt: 'kept', agent: 'coder' },
+    ]);
     await Promise.all([waitForEnd(stack.api.url, taskId!), waitForEnd(stack.api.url, kept!)]);
     const workdir = path.join(stack.dataDir, 'work', taskId!);
     expect(existsSync(path.join(workdir, 'out', 'gone.txt'))).toBe(true);
-    const store = new TaskStore(connectRedis({ url: stack.config.REDIS_URL }), createKeys(stack.config.AGENTQ_REDIS_PREFIX));
+    const store = new TaskStore(
+      connectRedis({ url: stack.config.REDIS_URL }),
+      createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    );
     try {
       const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}`, { method: 'DELETE' });
       expect(response.status).toBe(204);
       expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}`)).status).toBe(404);
-      expect((await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } })).status).toBe(404);
-      expect((await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.id)).toEqual([kept]);
+      expect(
+        (await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`, { headers: { accept: 'application/json' } })).status,
+      ).toBe(404);
+      expect(
+        (await getJson<{ tasks: TaskView[] }>(`${stack.api.url}/v1/tasks`)).body.tasks.map((task) => task.id),
+      ).toEqual([kept]);
       const { keys } = store;
-      expect(await store.redis.exists(keys.task(taskId!), keys.messages(taskId!), keys.events(taskId!), keys.packedEvents(taskId!))).toBe(0);
+      expect(
+        await store.redis.exists(
+          keys.task(taskId!),
+          keys.messages(taskId!),
+          keys.events(taskId!),
+          keys.packedEvents(taskId!),
+        ),
+      ).toBe(0);
       expect(await store.redis.zscore(keys.expiry, taskId!)).toBeNull();
       // Its folder goes with a worker's next sweep; the other task's stays.
       await expect.poll(() => existsSync(workdir), { timeout: 5_000 }).toBe(false);
@@ -248,7 +348,13 @@ describe('deleting a task', () => {
   it('lets an idempotency key whose task was deleted create a new task, never answer the deleted one', async () => {
     stack = await startStack({ pools: [] });
     const submit = async () =>
-      (await (await fetch(`${stack!.api.url}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks: [{ prompt: 'keyed', agent: 'casual', idempotencyKey: 'order-7' }] }) })).json()) as {
+      (await (
+        await fetch(`${stack!.api.url}/v1/tasks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ tasks: [{ prompt: 'keyed', agent: 'casual', idempotencyKey: 'order-7' }] }),
+        })
+      ).json()) as {
         tasks: Array<{ id: string; existing?: true }>;
       };
     const [first] = (await submit()).tasks;
@@ -270,9 +376,16 @@ describe('cancellation', () => {
     const events = await waitForEnd(stack.api.url, taskId!);
     expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.cancelled']);
     // Its job is gone from the queue: no worker will ever pick it up.
-    const queues = createAgentQueues({ connection: connectRedis({ url: stack.config.REDIS_URL }), keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX) });
+    const queues = createAgentQueues({
+      connection: connectRedis({ url: stack.config.REDIS_URL }),
+      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    });
     expect(await queues.file.getJob(taskId!)).toBeUndefined();
-    expect(await queues.file.getJobCounts('waiting', 'prioritized', 'active')).toEqual({ waiting: 0, prioritized: 0, active: 0 });
+    expect(await queues.file.getJobCounts('waiting', 'prioritized', 'active')).toEqual({
+      waiting: 0,
+      prioritized: 0,
+      active: 0,
+    });
     await closeQueues(queues);
     expect(stack.double.requests).toHaveLength(0);
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('cancelled');
@@ -325,8 +438,21 @@ describe('a worker that shuts down', () => {
     const second = await startWorker({ config: stack.config, pools: ['casual'], shutdownGraceMs: 100 });
     const events = await waitForEnd(stack.api.url, taskId!);
     await second.close();
-    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({ status: 'completed', result: 'finished by the second worker' });
-    expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.started', 'llm.request', 'task.queued', 'task.started', 'llm.request', 'llm.response', 'step.completed', 'task.completed']);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body).toMatchObject({
+      status: 'completed',
+      result: 'finished by the second worker',
+    });
+    expect(events.map((event) => event.event)).toEqual([
+      'task.queued',
+      'task.started',
+      'llm.request',
+      'task.queued',
+      'task.started',
+      'llm.request',
+      'llm.response',
+      'step.completed',
+      'task.completed',
+    ]);
     expect(events[3]!.data.data).toEqual({ reason: 'its worker shut down; it resumes on another' });
   });
 
@@ -335,7 +461,10 @@ describe('a worker that shuts down', () => {
     stack = await startStack({
       pools: [],
       rules: [
-        { match: (request) => !request.messages.some((message) => message.role === 'tool'), reply: { toolCalls: [{ name: 'bash', arguments: { command: `sleep ${marker}; echo slept` } }] } },
+        {
+          match: (request) => !request.messages.some((message) => message.role === 'tool'),
+          reply: { toolCalls: [{ name: 'bash', arguments: { command: `sleep ${marker}; echo slept` } }] },
+        },
         { reply: { content: 'went on' } },
       ],
     });
@@ -349,7 +478,9 @@ describe('a worker that shuts down', () => {
     await waitForEnd(stack.api.url, taskId!);
     await second.close();
     const told = stack.double.requests.at(-1)!.messages.find((message) => message.role === 'tool');
-    expect(String(told?.content)).toMatch(/\[stopped: the worker running this task stopped \(a deploy or a scale-down\) while this ran, and the task went on on another worker: run it again if you still need its result\]$/);
+    expect(String(told?.content)).toMatch(
+      /\[stopped: the worker running this task stopped \(a deploy or a scale-down\) while this ran, and the task went on on another worker: run it again if you still need its result\]$/,
+    );
     expect(String(told?.content)).not.toMatch(/cancelled/);
   });
 });

@@ -14,7 +14,6 @@ declare module 'vitest' {
   }
 }
 
-
 /** One server per tier (project) that asks for it, stopped by the teardown it returns. */
 export async function setup(project: TestProject): Promise<() => void> {
   const port = await freePort();
@@ -44,7 +43,9 @@ export async function startRedisServer(): Promise<{ url: string; server: ChildPr
 
 /** A redis-server on `port` that keeps nothing on disk. */
 export function spawnRedisServer(port: number): ChildProcess {
-  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
 }
 
 export function freePort(): Promise<number> {

@@ -31,7 +31,10 @@ export interface AuthOptions {
 
 /** Sets `response.locals.principal`, or answers 401 (no or bad key) / 403 (a foreign Host without keys). */
 export function authenticate(options: AuthOptions): RequestHandler {
-  const known = [...options.keys.map((key) => ({ ...key, admin: false })), ...options.adminKeys.map((key) => ({ ...key, admin: true }))].map((entry) => ({
+  const known = [
+    ...options.keys.map((key) => ({ ...key, admin: false })),
+    ...options.adminKeys.map((key) => ({ ...key, admin: true })),
+  ].map((entry) => ({
     digest: digest(entry.key),
     principal: { tenant: entry.tenant, admin: entry.admin },
   }));
@@ -40,7 +43,10 @@ export function authenticate(options: AuthOptions): RequestHandler {
     return (request, response, next) => {
       if (!options.allowAnyHost && !isLoopbackHost(request.hostname ?? '')) {
         return next(
-          new ApiError('forbidden', `Without API keys this agentq answers only loopback host names, not "${request.hostname}". Set AGENTQ_API_KEYS to serve it under other names.`),
+          new ApiError(
+            'forbidden',
+            `Without API keys this agentq answers only loopback host names, not "${request.hostname}". Set AGENTQ_API_KEYS to serve it under other names.`,
+          ),
         );
       }
       response.locals.principal = open;
@@ -67,7 +73,9 @@ export function principalOf(response: Response): Principal {
 
 /** Only admins: the rest get a 403 that says why. */
 export const requireAdmin: RequestHandler = (_request, response, next) => {
-  next(principalOf(response).admin ? undefined : new ApiError('forbidden', 'This needs an admin key (AGENTQ_ADMIN_KEYS).'));
+  next(
+    principalOf(response).admin ? undefined : new ApiError('forbidden', 'This needs an admin key (AGENTQ_ADMIN_KEYS).'),
+  );
 };
 
 /** Whether a caller may see a stored task: its own tenant's, or any for an admin. */
@@ -77,7 +85,11 @@ export function canSee(principal: Principal, record: { tenant?: string | undefin
 
 const NEEDS_KEY = 'This API needs a key: send it as "Authorization: Bearer <key>".';
 
-function presentedKey(authorization: string | undefined, header: string | undefined, cookies: string | undefined): { key: string } | { error: string } {
+function presentedKey(
+  authorization: string | undefined,
+  header: string | undefined,
+  cookies: string | undefined,
+): { key: string } | { error: string } {
   if (authorization !== undefined) {
     const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
     return match ? { key: match[1]! } : { error: `The Authorization header must be "Bearer <key>". ${NEEDS_KEY}` };

@@ -71,7 +71,13 @@ export function statusFor(code: ApiErrorCode): number {
 
 /** The JSON body of an error, for the places that answer without Express (a malformed request line). */
 export function errorBody(error: ApiError): string {
-  return JSON.stringify({ error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } });
+  return JSON.stringify({
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details !== undefined ? { details: error.details } : {}),
+    },
+  });
 }
 
 /**
@@ -82,8 +88,10 @@ export function errorBody(error: ApiError): string {
 export function errorHandler(options: { redisReady: () => boolean; logger: Logger }): ErrorRequestHandler {
   return (error: unknown, request, response, _next) => {
     let apiError = toApiError(error);
-    if (apiError.code === 'internal' && !options.redisReady()) apiError = new ApiError('unavailable', 'Redis does not answer; try again shortly.');
-    if (apiError.code === 'internal') options.logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
+    if (apiError.code === 'internal' && !options.redisReady())
+      apiError = new ApiError('unavailable', 'Redis does not answer; try again shortly.');
+    if (apiError.code === 'internal')
+      options.logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
     if (response.headersSent) {
       // An error after a stream began (SSE): nothing more can be said in its shape.
       response.end();
@@ -101,27 +109,53 @@ function toApiError(error: unknown): ApiError {
   switch (type) {
     case 'entity.too.large': {
       const limit = (error as { limit?: number }).limit;
-      return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send fewer tasks per request.`);
+      return new ApiError(
+        'payload_too_large',
+        `The request body is larger than the limit of ${limit} bytes. Send fewer tasks per request.`,
+      );
     }
     case 'entity.parse.failed':
       return new ApiError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
     case 'charset.unsupported':
-      return new ApiError('unsupported_media_type', `The body's charset "${(error as { charset?: string }).charset}" is not supported: send JSON in UTF-8 (content-type: application/json).`);
+      return new ApiError(
+        'unsupported_media_type',
+        `The body's charset "${(error as { charset?: string }).charset}" is not supported: send JSON in UTF-8 (content-type: application/json).`,
+      );
     case 'encoding.unsupported':
-      return new ApiError('unsupported_media_type', `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`);
+      return new ApiError(
+        'unsupported_media_type',
+        `Content-Encoding "${(error as { encoding?: string }).encoding}" is not supported: send the body as is, or gzip, deflate or br.`,
+      );
   }
   // zlib's, from a body that is not what its Content-Encoding says (http-errors kept its code).
   if (String((error as { code?: unknown }).code).startsWith('Z_')) {
-    return new ApiError('invalid_request', `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`);
+    return new ApiError(
+      'invalid_request',
+      `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`,
+    );
   }
   if (error instanceof NoRoomError) return noRoom(error);
   if (isRedisOutOfMemory(error)) return redisOutOfMemory();
-  if (error instanceof CommitNotReplicated) return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
-  if (error instanceof URIError) return new ApiError('invalid_request', `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`);
+  if (error instanceof CommitNotReplicated)
+    return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
+  if (error instanceof URIError)
+    return new ApiError(
+      'invalid_request',
+      `The path is not valid percent-encoding (${error.message}): encode it with encodeURIComponent.`,
+    );
   const code = status ?? statusCode;
   // Anything else Express or its parsers marked as the client's (http-errors): its status and message.
   if (typeof code === 'number' && code >= 400 && code < 500) {
-    return new ApiError(code === 413 ? 'payload_too_large' : code === 415 ? 'unsupported_media_type' : code === 404 ? 'not_found' : 'invalid_request', (error as Error).message);
+    return new ApiError(
+      code === 413
+        ? 'payload_too_large'
+        : code === 415
+          ? 'unsupported_media_type'
+          : code === 404
+            ? 'not_found'
+            : 'invalid_request',
+      (error as Error).message,
+    );
   }
   return new ApiError('internal', 'Internal error; see the API logs.');
 }

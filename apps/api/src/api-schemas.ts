@@ -4,7 +4,17 @@
  * type by the compiler, both ways (`Same` below), so the document cannot drift from the code.
  */
 import { z } from 'zod';
-import { AGENT_POOLS, TASK_ERROR_CODES, TASK_STATUSES, type EventType, type OverviewView, type PoolView, type TaskEvent, type TaskView, type UsageView } from '@agentq/contract';
+import {
+  AGENT_POOLS,
+  TASK_ERROR_CODES,
+  TASK_STATUSES,
+  type EventType,
+  type OverviewView,
+  type PoolView,
+  type TaskEvent,
+  type TaskView,
+  type UsageView,
+} from '@agentq/contract';
 import { API_ERROR_CODES } from './api-error.js';
 
 /** True when A and B describe the same values. */
@@ -14,7 +24,11 @@ function sameType<A, B>(same: Same<A, B>): void {
 }
 
 const status = z.enum(TASK_STATUSES);
-const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), cachedPromptTokens: z.number().int().optional() });
+const usage = z.object({
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  cachedPromptTokens: z.number().int().optional(),
+});
 
 export const errorBodySchema = z
   .object({
@@ -43,17 +57,45 @@ export const taskViewSchema = z
     question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
     steps: z.number().int(),
     usage,
-    costUsd: z.number().meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
-    model: z.string().nullable().meta({ description: 'The model it runs on (named on submit, or its first run’s); null before it first ran.' }),
-    forkOf: z.object({ id: z.string(), step: z.number().int() }).nullable().meta({ description: 'A fork: the task and step it continues from.' }),
-    budget: z
-      .object({ usd: z.number().nullable(), tokens: z.number().int().nullable(), spentUsd: z.number(), spentTokens: z.number().int(), spent: z.boolean() })
+    costUsd: z
+      .number()
+      .meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
+    model: z
+      .string()
       .nullable()
-      .meta({ description: 'What the task, with every subtask of its plan, may spend (set on submit) and spent; null without a budget.' }),
+      .meta({ description: 'The model it runs on (named on submit, or its first run’s); null before it first ran.' }),
+    forkOf: z
+      .object({ id: z.string(), step: z.number().int() })
+      .nullable()
+      .meta({ description: 'A fork: the task and step it continues from.' }),
+    budget: z
+      .object({
+        usd: z.number().nullable(),
+        tokens: z.number().int().nullable(),
+        spentUsd: z.number(),
+        spentTokens: z.number().int(),
+        spent: z.boolean(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'What the task, with every subtask of its plan, may spend (set on submit) and spent; null without a budget.',
+      }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
-    plan: z.array(z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()), taskId: z.string(), version: z.number().int() })).optional(),
+    plan: z
+      .array(
+        z.object({
+          id: z.string(),
+          agent: z.string(),
+          task: z.string(),
+          need: z.array(z.string()),
+          taskId: z.string(),
+          version: z.number().int(),
+        }),
+      )
+      .optional(),
     children: z.array(z.object({ id: z.string(), planId: z.string(), agent: z.string(), status })).optional(),
     progress: z.object({ done: z.number().int(), ended: z.number().int(), total: z.number().int() }).optional(),
     totalUsage: usage.optional(),
@@ -108,16 +150,31 @@ export const poolViewSchema = z
   .object({
     name: z.enum(AGENT_POOLS),
     counts: z.object({
-      waiting: z.number().int().meta({ description: 'Tasks of the pool not started: in its queue, or still waiting for their tenant’s turn.' }),
-      admission: z.number().int().meta({ description: 'Of those, the ones still in their tenants’ lists (fair admission, AGENTQ_FAIR_BACKLOG).' }),
+      waiting: z.number().int().meta({
+        description: 'Tasks of the pool not started: in its queue, or still waiting for their tenant’s turn.',
+      }),
+      admission: z.number().int().meta({
+        description: 'Of those, the ones still in their tenants’ lists (fair admission, AGENTQ_FAIR_BACKLOG).',
+      }),
       active: z.number().int(),
       delayed: z.number().int(),
       failed: z.number().int(),
       completed: z.number().int(),
     }),
     jobsPerMinute: z.number().int(),
-    throughput: z.array(z.number().int()).meta({ description: 'Jobs finished in each of the last 15 minutes, oldest first.' }),
-    workers: z.array(z.object({ id: z.string(), host: z.string(), pid: z.number().int(), startedAt: z.string(), lastSeen: z.string(), concurrency: z.number().int() })),
+    throughput: z
+      .array(z.number().int())
+      .meta({ description: 'Jobs finished in each of the last 15 minutes, oldest first.' }),
+    workers: z.array(
+      z.object({
+        id: z.string(),
+        host: z.string(),
+        pid: z.number().int(),
+        startedAt: z.string(),
+        lastSeen: z.string(),
+        concurrency: z.number().int(),
+      }),
+    ),
     workersOnline: z.number().int(),
     concurrency: z.number().int(),
     isolation: z.array(isolation),
@@ -127,34 +184,88 @@ sameType<z.infer<typeof poolViewSchema>, PoolView>(true);
 
 export const submittedSchema = z.object({
   batch: z.string().optional().meta({ description: 'The batch of the request, when it named one.' }),
-  tasks: z.array(z.object({ id: z.string(), status, existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }) })),
+  tasks: z.array(
+    z.object({
+      id: z.string(),
+      status,
+      existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }),
+    }),
+  ),
 });
 export const taskListSchema = z.object({
-  tasks: z.array(taskViewSchema.extend({ result: taskViewSchema.shape.result.optional().meta({ description: 'Left out with `fields=summary`.' }) })),
+  tasks: z.array(
+    taskViewSchema.extend({
+      result: taskViewSchema.shape.result.optional().meta({ description: 'Left out with `fields=summary`.' }),
+    }),
+  ),
   nextCursor: z.string().nullable(),
 });
 export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
-export const taskActionSchema = z.object({ id: z.string(), status, retryOf: z.string().optional(), forkOf: z.object({ id: z.string(), step: z.number().int() }).optional() });
+export const taskActionSchema = z.object({
+  id: z.string(),
+  status,
+  retryOf: z.string().optional(),
+  forkOf: z.object({ id: z.string(), step: z.number().int() }).optional(),
+});
 export const poolListSchema = z.object({ pools: z.array(poolViewSchema), workers: z.number().int() });
 export const bulkResultSchema = z.object({
   action: z.enum(['cancel', 'retry', 'delete']),
-  matched: z.number().int().meta({ description: 'Tasks the filter matched that the action applies to (at most 10,000).' }),
-  changed: z.number().int().meta({ description: 'Cancelled (or asked to stop), retried as new tasks, or deleted with their subtasks (a task with a subtask not ended yet is left).' }),
+  matched: z
+    .number()
+    .int()
+    .meta({ description: 'Tasks the filter matched that the action applies to (at most 10,000).' }),
+  changed: z.number().int().meta({
+    description:
+      'Cancelled (or asked to stop), retried as new tasks, or deleted with their subtasks (a task with a subtask not ended yet is left).',
+  }),
   more: z.boolean().meta({ description: 'More tasks match: send the same request again.' }),
 });
-const brief = z.object({ id: z.string(), prompt: z.string(), agent: z.string(), status, durationMs: z.number(), tokens: z.number().int() });
+const brief = z.object({
+  id: z.string(),
+  prompt: z.string(),
+  agent: z.string(),
+  status,
+  durationMs: z.number(),
+  tokens: z.number().int(),
+});
 export const overviewSchema = z
   .object({
     counts: z.record(status, z.number().int()),
-    perMinute: z.object({ start: z.string(), completed: z.array(z.number().int()), failed: z.array(z.number().int()) }).meta({ description: 'Jobs finished per minute over the last hour, every pool, oldest first.' }),
+    perMinute: z
+      .object({ start: z.string(), completed: z.array(z.number().int()), failed: z.array(z.number().int()) })
+      .meta({ description: 'Jobs finished per minute over the last hour, every pool, oldest first.' }),
     sample: z
       .object({
         size: z.number().int(),
-        models: z.array(z.object({ model: z.string(), tasks: z.number().int(), calls: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), costUsd: z.number(), modelMsPerCall: z.number().nullable() })),
-        agents: z.array(z.object({ agent: z.string(), tasks: z.number().int(), failed: z.number().int(), calls: z.number().int(), modelMsPerCall: z.number().nullable() })),
+        models: z.array(
+          z.object({
+            model: z.string(),
+            tasks: z.number().int(),
+            calls: z.number().int(),
+            promptTokens: z.number().int(),
+            completionTokens: z.number().int(),
+            costUsd: z.number(),
+            modelMsPerCall: z.number().nullable(),
+          }),
+        ),
+        agents: z.array(
+          z.object({
+            agent: z.string(),
+            tasks: z.number().int(),
+            failed: z.number().int(),
+            calls: z.number().int(),
+            modelMsPerCall: z.number().nullable(),
+          }),
+        ),
         slowest: z.array(brief),
         costliest: z.array(brief),
-        failures: z.array(z.object({ code: z.string(), count: z.number().int(), example: z.object({ id: z.string(), message: z.string() }) })),
+        failures: z.array(
+          z.object({
+            code: z.string(),
+            count: z.number().int(),
+            example: z.object({ id: z.string(), message: z.string() }),
+          }),
+        ),
       })
       .meta({ description: 'Figures of the newest ended tasks (at most 200).' }),
   })
@@ -167,22 +278,41 @@ export const usageSchema = z
   .object({
     tenant: z.string(),
     tasks: z.object({
-      unfinished: z.number().int().meta({ description: 'Its submitted tasks not ended yet (AGENTQ_TENANT_MAX_UNFINISHED).' }),
-      stored: z.number().int().meta({ description: 'Its submitted tasks kept, ended ones too, until deleted or past their retention (AGENTQ_TENANT_MAX_TASKS).' }),
+      unfinished: z
+        .number()
+        .int()
+        .meta({ description: 'Its submitted tasks not ended yet (AGENTQ_TENANT_MAX_UNFINISHED).' }),
+      stored: z.number().int().meta({
+        description:
+          'Its submitted tasks kept, ended ones too, until deleted or past their retention (AGENTQ_TENANT_MAX_TASKS).',
+      }),
     }),
-    writtenBytes: z.number().int().meta({ description: 'What its stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB); a DELETE gives it back.' }),
+    writtenBytes: z.number().int().meta({
+      description: 'What its stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB); a DELETE gives it back.',
+    }),
     today: z
-      .object({ tokens: z.number().int(), usd: z.number(), resetsAt: z.string().meta({ description: 'Midnight UTC, when the day’s spending starts again from zero.' }) })
+      .object({
+        tokens: z.number().int(),
+        usd: z.number(),
+        resetsAt: z.string().meta({ description: 'Midnight UTC, when the day’s spending starts again from zero.' }),
+      })
       .nullable()
-      .meta({ description: 'What it spent this UTC day; null for a tenant without a daily limit (AGENTQ_TENANT_LIMITS): only a limited tenant’s spending is counted.' }),
+      .meta({
+        description:
+          'What it spent this UTC day; null for a tenant without a daily limit (AGENTQ_TENANT_LIMITS): only a limited tenant’s spending is counted.',
+      }),
     limits: z.object({
       unfinished: z.number().int(),
       stored: z.number().int(),
       writtenBytes: z.number().int().nullable(),
       daily: z.object({ tokens: z.number().int().nullable(), usd: z.number().nullable() }).nullable(),
     }),
-    reached: z.array(z.enum(['unfinished', 'stored', 'writtenBytes', 'daily'])).meta({ description: 'The limits it is at or past: while any is listed, a submit, retry or fork is refused with a 429.' }),
+    reached: z.array(z.enum(['unfinished', 'stored', 'writtenBytes', 'daily'])).meta({
+      description: 'The limits it is at or past: while any is listed, a submit, retry or fork is refused with a 429.',
+    }),
   })
   .meta({ id: 'Usage' });
 sameType<z.infer<typeof usageSchema>, UsageView>(true);
-export const tenantListSchema = z.object({ tenants: z.array(usageSchema).meta({ description: '`default`, then every tenant the API keys name.' }) });
+export const tenantListSchema = z.object({
+  tenants: z.array(usageSchema).meta({ description: '`default`, then every tenant the API keys name.' }),
+});

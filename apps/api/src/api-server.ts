@@ -13,12 +13,18 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-const TOO_MANY = 'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\nRetry-After: 5\r\n\r\n';
+const TOO_MANY =
+  'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\nRetry-After: 5\r\n\r\n';
 
 /** `perAddress`: 0 for no cap. */
 export function createApiServer(options: { app: RequestListener; perAddress: number }): Server {
   const server = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
     options.app,
   );
   if (options.perAddress > 0) {
@@ -27,7 +33,12 @@ export function createApiServer(options: { app: RequestListener; perAddress: num
       const address = socket.remoteAddress ?? '';
       const count = (open.get(address) ?? 0) + 1;
       if (count > options.perAddress) {
-        const body = JSON.stringify({ error: { code: 'unavailable', message: `This address holds ${options.perAddress} connections to the API already (AGENTQ_CONNECTIONS_PER_ADDRESS): close some, or reuse them (keep-alive).` } });
+        const body = JSON.stringify({
+          error: {
+            code: 'unavailable',
+            message: `This address holds ${options.perAddress} connections to the API already (AGENTQ_CONNECTIONS_PER_ADDRESS): close some, or reuse them (keep-alive).`,
+          },
+        });
         socket.end(`${TOO_MANY.replace('\r\n\r\n', `\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`)}${body}`);
         socket.destroySoon();
         return;

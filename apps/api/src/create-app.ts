@@ -13,7 +13,15 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
-import { DEFAULT_TENANT, type AgentQueues, type EventHub, type Keys, type RedisMemory, type RoomLimits, type TaskStore } from '@agentq/queue';
+import {
+  DEFAULT_TENANT,
+  type AgentQueues,
+  type EventHub,
+  type Keys,
+  type RedisMemory,
+  type RoomLimits,
+  type TaskStore,
+} from '@agentq/queue';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -88,7 +96,14 @@ export function createApp(options: CreateAppOptions): Express {
   app.use(requestLog({ logger: options.logger, metrics: options.metrics, tracing }));
   app.use(securityHeaders(`${DASHBOARD}public/index.html`));
   app.use((request, _response, next) => {
-    next(request.url.length > MAX_URL_LENGTH ? new ApiError('uri_too_long', `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`) : undefined);
+    next(
+      request.url.length > MAX_URL_LENGTH
+        ? new ApiError(
+            'uri_too_long',
+            `The URL is longer than ${MAX_URL_LENGTH} characters: task ids are short, and searches at most 200 characters.`,
+          )
+        : undefined,
+    );
   });
   // A body is read only once its key was checked (below): an unauthenticated client's megabytes of JSON
   // are never parsed on the thread every tenant shares.
@@ -98,7 +113,14 @@ export function createApp(options: CreateAppOptions): Express {
     // one is no body: fetch sends a POST without one with a Content-Length of 0.)
     (request: Request, _response: Response, next: NextFunction) => {
       const sent = Number(request.get('content-length') ?? 0) > 0 || request.get('transfer-encoding') !== undefined;
-      next(sent && request.is('json') === false ? new ApiError('unsupported_media_type', `The body's content-type is ${JSON.stringify(request.get('content-type') ?? '')}: send JSON, with content-type: application/json.`) : undefined);
+      next(
+        sent && request.is('json') === false
+          ? new ApiError(
+              'unsupported_media_type',
+              `The body's content-type is ${JSON.stringify(request.get('content-type') ?? '')}: send JSON, with content-type: application/json.`,
+            )
+          : undefined,
+      );
     },
   ];
 
@@ -108,7 +130,10 @@ export function createApp(options: CreateAppOptions): Express {
   app.get('/readyz', async (_request, response) => {
     try {
       // Within a second either way: a Redis that accepts and never answers is not ready either.
-      await Promise.race([options.redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 1 s')), 1_000).unref())]);
+      await Promise.race([
+        options.redis.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 1 s')), 1_000).unref()),
+      ]);
       response.json({ status: 'ready' });
     } catch (error) {
       throw new ApiError('unavailable', `Redis does not answer: ${(error as Error).message}`);
@@ -122,7 +147,11 @@ export function createApp(options: CreateAppOptions): Express {
     response.type('application/json').send(described);
   });
 
-  const auth = authenticate({ keys: options.apiKeys ?? [], adminKeys: options.adminKeys ?? [], ...(options.allowAnyHost ? { allowAnyHost: true } : {}) });
+  const auth = authenticate({
+    keys: options.apiKeys ?? [],
+    adminKeys: options.adminKeys ?? [],
+    ...(options.allowAnyHost ? { allowAnyHost: true } : {}),
+  });
   app.use('/v1', auth, ...body);
   app.use('/admin', auth, requireAdmin, ...body);
   app.get('/v1/me', (_request, response) => {
@@ -134,28 +163,71 @@ export function createApp(options: CreateAppOptions): Express {
     ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}),
   };
   // The tenants the keys name, and `default` (a bare key's, an admin's, and everyone's without keys).
-  const tenants = [...new Set([DEFAULT_TENANT, ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant)])];
-  app.use(metricsRouter({ metrics: options.metrics, queues: options.queues, redis: options.redis, keys: options.keys, guard: [auth, requireAdmin], store: options.store, room, tenants }));
-  app.use(tasksRouter({ store: options.store, queues: options.queues, publisher: options.redis, metrics: options.metrics, tracing, allowedModels: options.allowedModels ?? new Set(), room, maxSubtasks: options.maxSubtasks ?? 20, ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}), ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}) }));
-  app.use(eventsRouter({ store: options.store, hub: options.hub, metrics: options.metrics, streamsPerTenant: options.streamsPerTenant ?? 1_000 }));
+  const tenants = [
+    ...new Set([
+      DEFAULT_TENANT,
+      ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant),
+    ]),
+  ];
+  app.use(
+    metricsRouter({
+      metrics: options.metrics,
+      queues: options.queues,
+      redis: options.redis,
+      keys: options.keys,
+      guard: [auth, requireAdmin],
+      store: options.store,
+      room,
+      tenants,
+    }),
+  );
+  app.use(
+    tasksRouter({
+      store: options.store,
+      queues: options.queues,
+      publisher: options.redis,
+      metrics: options.metrics,
+      tracing,
+      allowedModels: options.allowedModels ?? new Set(),
+      room,
+      maxSubtasks: options.maxSubtasks ?? 20,
+      ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
+      ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}),
+    }),
+  );
+  app.use(
+    eventsRouter({
+      store: options.store,
+      hub: options.hub,
+      metrics: options.metrics,
+      streamsPerTenant: options.streamsPerTenant ?? 1_000,
+    }),
+  );
   app.use(usageRouter({ store: options.store, room, tenants }));
   app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
   app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
-  createBullBoard({ queues: AGENT_POOLS.map((pool) => new BullMQAdapter(options.queues[pool], { readOnlyMode: false })), serverAdapter: board });
+  createBullBoard({
+    queues: AGENT_POOLS.map((pool) => new BullMQAdapter(options.queues[pool], { readOnlyMode: false })),
+    serverAdapter: board,
+  });
   // bull-board's page asks Google for its fonts: a page of an admin's tools does not call outside (the
   // browser then uses its own fonts).
   app.use('/admin/queues', (_request, response, next) => {
-    response.set('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'");
+    response.set(
+      'content-security-policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+    );
     next();
   });
   app.use('/admin/queues', board.getRouter());
 
   // The dashboard: plain files, built by `npm run build` (no build step at run time).
   app.use('/assets/contract', express.static(CONTRACT, { index: false }));
-  for (const [name, dir] of Object.entries(LIBRARIES)) app.use(`/assets/${name}`, express.static(dir, { index: false }));
+  for (const [name, dir] of Object.entries(LIBRARIES))
+    app.use(`/assets/${name}`, express.static(dir, { index: false }));
   app.use('/assets', express.static(`${DASHBOARD}dist`, { index: false }));
   app.use(express.static(`${DASHBOARD}public`));
 

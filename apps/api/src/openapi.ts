@@ -31,15 +31,30 @@ const error = (description: string) => ({ description, content: json(errorBodySc
 /** What any /v1 route may answer besides its own: a bad key, Redis away. */
 const COMMON: ZodOpenApiResponsesObject = {
   '401': error('No API key, or not a valid one (when keys are configured).'),
-  '503': error('Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork), also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).'),
+  '503': error(
+    'Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork), also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).',
+  ),
 };
-const FULL = error('The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).');
-const NOT_FOUND = error('No such task, or not one this key may see (another tenant\'s task is a 404 too).');
+const FULL = error(
+  'The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).',
+);
+const NOT_FOUND = error("No such task, or not one this key may see (another tenant's task is a 404 too).");
 
-const taskIdParam = { path: z.object({ id: z.string().regex(TASK_ID_PATTERN).meta({ description: 'A task id: a UUID, or `<root>.v<n>.s<n>` for a subtask.' }) }) };
+const taskIdParam = {
+  path: z.object({
+    id: z
+      .string()
+      .regex(TASK_ID_PATTERN)
+      .meta({ description: 'A task id: a UUID, or `<root>.v<n>.s<n>` for a subtask.' }),
+  }),
+};
 
 function v1(operation: ZodOpenApiOperationObject): ZodOpenApiOperationObject {
-  return { ...operation, security: [{ bearer: [] }, { apiKeyHeader: [] }], responses: { ...operation.responses, ...COMMON } };
+  return {
+    ...operation,
+    security: [{ bearer: [] }, { apiKeyHeader: [] }],
+    responses: { ...operation.responses, ...COMMON },
+  };
 }
 
 export function openApiDocument(): ReturnType<typeof createDocument> {
@@ -48,11 +63,16 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
     info: {
       title: 'agentq',
       version: '1',
-      description: 'Submit batches of LLM agent tasks, follow every step live, cancel, answer and retry them. Errors are `{ "error": { "code", "message", "details" } }`.',
+      description:
+        'Submit batches of LLM agent tasks, follow every step live, cancel, answer and retry them. Errors are `{ "error": { "code", "message", "details" } }`.',
     },
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (AGENTQ_API_KEYS or AGENTQ_ADMIN_KEYS), when keys are configured.' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key (AGENTQ_API_KEYS or AGENTQ_ADMIN_KEYS), when keys are configured.',
+        },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       },
     },
@@ -62,7 +82,10 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'Submit tasks (1 to 10,000)',
           requestBody: { content: json(submitSchema) },
           responses: {
-            '202': { description: 'Queued (or, for an idempotency key seen before, the task it named).', content: json(submittedSchema) },
+            '202': {
+              description: 'Queued (or, for an idempotency key seen before, the task it named).',
+              content: json(submittedSchema),
+            },
             '400': error('A field is wrong: `details` names each, with its index.'),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
             '429': error(
@@ -73,7 +96,13 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         get: v1({
           summary: 'List submitted tasks, newest first',
           requestParams: { query: listQuerySchema },
-          responses: { '200': { description: 'A page of tasks; pass `nextCursor` back as `cursor` for the next.', content: json(taskListSchema) }, '400': error('A bad query parameter.') },
+          responses: {
+            '200': {
+              description: 'A page of tasks; pass `nextCursor` back as `cursor` for the next.',
+              content: json(taskListSchema),
+            },
+            '400': error('A bad query parameter.'),
+          },
         }),
       },
       '/v1/tasks/bulk': {
@@ -82,25 +111,41 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           description:
             'Cancel applies to the tasks not ended yet (pending, queued, running, waiting); retry to failed and cancelled ones (each runs again as a new task, in the same batch); delete to ended ones that are not subtasks, each removed with its subtasks as DELETE /v1/tasks/{id} does (one whose subtask has not ended yet is left).',
           requestBody: { content: json(bulkSchema) },
-          responses: { '202': { description: 'What was done.', content: json(bulkResultSchema) }, '400': error('No filter, or a status the action does not apply to.'), '429': FULL },
+          responses: {
+            '202': { description: 'What was done.', content: json(bulkResultSchema) },
+            '400': error('No filter, or a status the action does not apply to.'),
+            '429': FULL,
+          },
         }),
       },
       '/v1/tasks/statuses': {
         post: v1({
           summary: 'The statuses of many tasks at once',
           requestBody: { content: json(statusesSchema) },
-          responses: { '200': { description: 'Each id with its status (null: no such task visible to this key).', content: json(statusListSchema) }, '400': error('A bad id list.') },
+          responses: {
+            '200': {
+              description: 'Each id with its status (null: no such task visible to this key).',
+              content: json(statusListSchema),
+            },
+            '400': error('A bad id list.'),
+          },
         }),
       },
       '/v1/tasks/{id}': {
-        get: v1({ summary: 'A task', requestParams: taskIdParam, responses: { '200': { description: 'The task.', content: json(taskViewSchema) }, '404': NOT_FOUND } }),
+        get: v1({
+          summary: 'A task',
+          requestParams: taskIdParam,
+          responses: { '200': { description: 'The task.', content: json(taskViewSchema) }, '404': NOT_FOUND },
+        }),
         delete: v1({
           summary: 'Delete an ended task for good: its record, events, memory, subtasks and work directories',
           requestParams: taskIdParam,
           responses: {
-            '204': { description: 'Deleted (its work directories go with a worker\'s next sweep, within seconds).' },
+            '204': { description: "Deleted (its work directories go with a worker's next sweep, within seconds)." },
             '404': NOT_FOUND,
-            '409': error('The task, or one of its subtasks, has not ended (cancel it first), or it is a subtask (delete its task).'),
+            '409': error(
+              'The task, or one of its subtasks, has not ended (cancel it first), or it is a subtask (delete its task).',
+            ),
           },
         }),
       },
@@ -108,40 +153,73 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         get: v1({
           summary: "A task's events: Server-Sent Events, or the events so far as JSON",
           description:
-            'With `Accept: text/event-stream`: each event as an SSE message (`id:` its seq, `event:` its type, `data:` the TaskEvent as JSON), replayed after `Last-Event-ID` (or `after`), then live; the stream closes after the task\'s last event. With `Accept: application/json`: the events so far.',
+            "With `Accept: text/event-stream`: each event as an SSE message (`id:` its seq, `event:` its type, `data:` the TaskEvent as JSON), replayed after `Last-Event-ID` (or `after`), then live; the stream closes after the task's last event. With `Accept: application/json`: the events so far.",
           requestParams: {
             ...taskIdParam,
-            query: z.object({ after: z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'The seq of an event already seen (0: from the start).' }) }),
-            header: z.object({ 'last-event-id': z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'As `after`; sent by EventSource when it reconnects.' }) }),
+            query: z.object({
+              after: z
+                .string()
+                .regex(/^\d{1,15}$/)
+                .optional()
+                .meta({ description: 'The seq of an event already seen (0: from the start).' }),
+            }),
+            header: z.object({
+              'last-event-id': z
+                .string()
+                .regex(/^\d{1,15}$/)
+                .optional()
+                .meta({ description: 'As `after`; sent by EventSource when it reconnects.' }),
+            }),
           },
           responses: {
             '200': {
               description: 'The events.',
               content: {
-                'text/event-stream': { schema: z.string().meta({ description: 'SSE messages whose `data` is a TaskEvent.' }) },
+                'text/event-stream': {
+                  schema: z.string().meta({ description: 'SSE messages whose `data` is a TaskEvent.' }),
+                },
                 'application/json': { schema: z.array(taskEventSchema) },
               },
             },
             '400': error('A bad Last-Event-ID or after.'),
             '404': NOT_FOUND,
-            '429': error('The key\'s tenant already holds AGENTQ_SSE_STREAMS_PER_TENANT streams open on this API process (`Retry-After`).'),
+            '429': error(
+              "The key's tenant already holds AGENTQ_SSE_STREAMS_PER_TENANT streams open on this API process (`Retry-After`).",
+            ),
           },
         }),
       },
       '/v1/tasks/{id}/cancel': {
-        post: v1({ summary: 'Cancel a task', requestParams: taskIdParam, responses: { '202': { description: 'Cancelled, or asked to stop (a running task stops within a second).', content: json(taskActionSchema) }, '404': NOT_FOUND } }),
+        post: v1({
+          summary: 'Cancel a task',
+          requestParams: taskIdParam,
+          responses: {
+            '202': {
+              description: 'Cancelled, or asked to stop (a running task stops within a second).',
+              content: json(taskActionSchema),
+            },
+            '404': NOT_FOUND,
+          },
+        }),
       },
       '/v1/tasks/{id}/retry': {
         post: v1({
           summary: 'Run a failed or cancelled task again, as a new task',
           requestParams: taskIdParam,
-          responses: { '202': { description: 'The new task.', content: json(taskActionSchema) }, '404': NOT_FOUND, '409': error('The task is not failed or cancelled, or is a subtask.'), '429': FULL },
+          responses: {
+            '202': { description: 'The new task.', content: json(taskActionSchema) },
+            '404': NOT_FOUND,
+            '409': error('The task is not failed or cancelled, or is a subtask.'),
+            '429': FULL,
+          },
         }),
       },
       '/v1/tasks/{id}/fork': {
         post: v1({
-          summary: 'Fork a task from a step: a new task that keeps the steps before it, then goes on with its own prompt, model or agent',
-          description: 'No model call before `fromStep` is made again: the new task starts from the source’s memory up to that step. From step 1 `prompt` replaces the prompt; from a later step it is the user’s next message. `model` must be one the install allows.',
+          summary:
+            'Fork a task from a step: a new task that keeps the steps before it, then goes on with its own prompt, model or agent',
+          description:
+            'No model call before `fromStep` is made again: the new task starts from the source’s memory up to that step. From step 1 `prompt` replaces the prompt; from a later step it is the user’s next message. `model` must be one the install allows.',
           requestParams: taskIdParam,
           requestBody: { content: json(forkSchema) },
           responses: {
@@ -158,21 +236,36 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: "Answer a waiting task's question",
           requestParams: taskIdParam,
           requestBody: { content: json(answerSchema) },
-          responses: { '202': { description: 'The answer is in; the task is queued again.', content: json(taskActionSchema) }, '400': error('No text.'), '404': NOT_FOUND, '409': error('The task is not waiting.') },
+          responses: {
+            '202': { description: 'The answer is in; the task is queued again.', content: json(taskActionSchema) },
+            '400': error('No text.'),
+            '404': NOT_FOUND,
+            '409': error('The task is not waiting.'),
+          },
         }),
       },
       '/v1/overview': {
-        get: v1({ summary: 'The landing page in one call: tasks by status, jobs per minute, and figures of the newest ended tasks', responses: { '200': { description: 'The overview.', content: json(overviewSchema) } } }),
+        get: v1({
+          summary:
+            'The landing page in one call: tasks by status, jobs per minute, and figures of the newest ended tasks',
+          responses: { '200': { description: 'The overview.', content: json(overviewSchema) } },
+        }),
       },
       '/v1/pools': {
-        get: v1({ summary: 'The pools: queue depths, throughput, workers online, tool isolation', responses: { '200': { description: 'Every pool.', content: json(poolListSchema) } } }),
+        get: v1({
+          summary: 'The pools: queue depths, throughput, workers online, tool isolation',
+          responses: { '200': { description: 'Every pool.', content: json(poolListSchema) } },
+        }),
       },
       '/v1/usage': {
         get: v1({
           summary: "A tenant's usage against its limits: tasks unfinished and stored, bytes written, today's spending",
           requestParams: { query: usageQuerySchema },
           responses: {
-            '200': { description: "The key's tenant's usage (an admin's: the tenant asked for).", content: json(usageSchema) },
+            '200': {
+              description: "The key's tenant's usage (an admin's: the tenant asked for).",
+              content: json(usageSchema),
+            },
             '400': error('A bad or repeated query parameter.'),
             '403': error("A tenant's key asked for another tenant."),
           },
@@ -181,11 +274,17 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       '/v1/tenants': {
         get: v1({
           summary: "Every tenant's usage against its limits (admins only): the tenants the keys name, and default",
-          responses: { '200': { description: 'Each tenant, as GET /v1/usage answers it.', content: json(tenantListSchema) }, '403': error('Not an admin key.') },
+          responses: {
+            '200': { description: 'Each tenant, as GET /v1/usage answers it.', content: json(tenantListSchema) },
+            '403': error('Not an admin key.'),
+          },
         }),
       },
       '/v1/me': {
-        get: v1({ summary: "The key's tenant, and whether it is an admin's", responses: { '200': { description: 'Who this key is.', content: json(principalSchema) } } }),
+        get: v1({
+          summary: "The key's tenant, and whether it is an admin's",
+          responses: { '200': { description: 'Who this key is.', content: json(principalSchema) } },
+        }),
       },
       '/metrics': {
         get: {
@@ -198,14 +297,32 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           },
         },
       },
-      '/healthz': { get: { summary: 'The process is up', responses: { '200': { description: 'Up.', content: json(z.object({ status: z.literal('ok') })) } } } },
+      '/healthz': {
+        get: {
+          summary: 'The process is up',
+          responses: { '200': { description: 'Up.', content: json(z.object({ status: z.literal('ok') })) } },
+        },
+      },
       '/readyz': {
         get: {
           summary: 'Redis answers',
-          responses: { '200': { description: 'Ready.', content: json(z.object({ status: z.literal('ready') })) }, '503': error('Redis does not answer within a second.') },
+          responses: {
+            '200': { description: 'Ready.', content: json(z.object({ status: z.literal('ready') })) },
+            '503': error('Redis does not answer within a second.'),
+          },
         },
       },
-      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } } } },
+      '/openapi.json': {
+        get: {
+          summary: 'This document',
+          responses: {
+            '200': {
+              description: 'OpenAPI 3.1.',
+              content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
+            },
+          },
+        },
+      },
     },
   });
 }

@@ -10,13 +10,21 @@ export function invalid(error: z.ZodError, what: string): ApiError {
     .slice(0, 5)
     .map((detail) => `${detail.path || '(root)'}: ${detail.message}`)
     .join('; ');
-  return new ApiError('invalid_request', `${what} is invalid: ${summary}${details.length > 5 ? ` (and ${details.length - 5} more)` : ''}`, details);
+  return new ApiError(
+    'invalid_request',
+    `${what} is invalid: ${summary}${details.length > 5 ? ` (and ${details.length - 5} more)` : ''}`,
+    details,
+  );
 }
 
 /** The query parsed with `schema`; a parameter given twice (`?a=1&a=2`) is refused as such, not read as a list. */
 export function parsedQuery<Schema extends z.ZodType>(schema: Schema, request: Request): z.infer<Schema> {
   const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value));
-  if (repeated) throw new ApiError('invalid_request', `The query gives ${repeated[0]} ${(repeated[1] as unknown[]).length} times: give each parameter once.`);
+  if (repeated)
+    throw new ApiError(
+      'invalid_request',
+      `The query gives ${repeated[0]} ${(repeated[1] as unknown[]).length} times: give each parameter once.`,
+    );
   const parsed = schema.safeParse(request.query);
   if (!parsed.success) throw invalid(parsed.error, 'The query');
   return parsed.data;

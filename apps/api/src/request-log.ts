@@ -14,14 +14,28 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; tracing:
   const { logger, metrics, tracing } = options;
   return (request, response, next) => {
     const started = performance.now();
-    const span = tracing.enabled ? tracing.tracer.startSpan(request.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.path } }) : undefined;
+    const span = tracing.enabled
+      ? tracing.tracer.startSpan(request.method, {
+          kind: SpanKind.SERVER,
+          attributes: { 'http.request.method': request.method, 'url.path': request.path },
+        })
+      : undefined;
     response.once('close', () => {
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       const pattern = request.route ? `${request.baseUrl}${(request.route as { path: string }).path}` : undefined;
       const status = response.headersSent ? response.statusCode : 499;
       const tenant = (response.locals.principal as { tenant?: string } | undefined)?.tenant;
-      metrics.httpRequests.observe({ method: request.method, route: pattern ?? 'other', status: String(status) }, durationMs / 1000);
-      const line = { method: request.method, route: pattern ?? request.path, status, durationMs, ...(tenant ? { tenant } : {}) };
+      metrics.httpRequests.observe(
+        { method: request.method, route: pattern ?? 'other', status: String(status) },
+        durationMs / 1000,
+      );
+      const line = {
+        method: request.method,
+        route: pattern ?? request.path,
+        status,
+        durationMs,
+        ...(tenant ? { tenant } : {}),
+      };
       if (status >= 500) logger.error(line, 'request');
       else if (QUIET.has(request.path)) logger.debug(line, 'request');
       else logger.info(line, 'request');

@@ -13,7 +13,8 @@ import type { RequestHandler } from 'express';
 /** The dashboard page's policy: its inline import map allowed by its hash, taken from the page as served. */
 function dashboardPolicy(indexHtml: string): string {
   const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(indexHtml)?.[1];
-  const scripts = importMap === undefined ? "'self'" : `'self' 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
+  const scripts =
+    importMap === undefined ? "'self'" : `'self' 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
   return [
     "default-src 'self'",
     `script-src ${scripts}`,

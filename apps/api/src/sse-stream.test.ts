@@ -14,14 +14,20 @@ afterEach(async () => {
 });
 
 /** A server whose every request is an SSE stream that `handle` writes. */
-async function serve(handle: (stream: SseStream, request: http.IncomingMessage) => void | Promise<void>): Promise<number> {
+async function serve(
+  handle: (stream: SseStream, request: http.IncomingMessage) => void | Promise<void>,
+): Promise<number> {
   server = http.createServer((request, response) => void handle(new SseStream(request, response, HEADERS), request));
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
 }
 
 /** Sends `requests` on one raw connection; resolves with every byte the server sent until `until` holds or it closed. */
-function exchange(port: number, requests: string, until: (text: string) => boolean = () => false): Promise<{ text: string; closed: boolean }> {
+function exchange(
+  port: number,
+  requests: string,
+  until: (text: string) => boolean = () => false,
+): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     let text = '';
     const socket = net.connect(port, '127.0.0.1', () => socket.write(requests));
@@ -42,7 +48,11 @@ const bodyOf = (text: string) => text.slice(text.indexOf('\r\n\r\n') + 4);
 
 /** GETs /first and /second pipelined on one connection; resolves with the two bodies once both ended. */
 async function pipelinedBodies(port: number): Promise<[string, string]> {
-  const { text } = await exchange(port, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.split('0\r\n\r\n').length === 3);
+  const { text } = await exchange(
+    port,
+    'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n',
+    (seen) => seen.split('0\r\n\r\n').length === 3,
+  );
   const [first, second] = text.split(/(?=HTTP\/1\.1 200)/);
   return [bodyOf(first!), bodyOf(second!)];
 }
@@ -55,7 +65,9 @@ describe('an SSE stream', () => {
       stream.end();
     });
     // Two requests, one after the other on the connection: the first's body ended where it said.
-    const { text, closed } = await exchange(port, 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n', (seen) => seen.endsWith('0\r\n\r\n'));
+    const { text, closed } = await exchange(port, 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n', (seen) =>
+      seen.endsWith('0\r\n\r\n'),
+    );
     expect(closed).toBe(false);
     expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(text.toLowerCase()).toContain('transfer-encoding: chunked\r\n');
@@ -126,7 +138,10 @@ describe('an SSE stream', () => {
       stream.send(sseFrame('data: second\n\n'));
       stream.end();
     });
-    expect(await pipelinedBodies(port)).toEqual(['d\r\ndata: first\n\n\r\n0\r\n\r\n', 'e\r\ndata: second\n\n\r\n0\r\n\r\n']);
+    expect(await pipelinedBodies(port)).toEqual([
+      'd\r\ndata: first\n\n\r\n0\r\n\r\n',
+      'e\r\ndata: second\n\n\r\n0\r\n\r\n',
+    ]);
   });
 
   it('drops what is sent once the client closed its side, without a write error', async () => {

@@ -3,8 +3,32 @@
  * loopback unless told otherwise, and refuses to open any other address without API keys.
  */
 import type { AddressInfo } from 'node:net';
-import { allowedModels, commitDurability, ConfigError, fairOptions, redisTarget, isLoopbackHost, tenantMaxBytes, tenantSpendingLimits, type Config } from '@agentq/config';
-import { closeConnection, closeQueues, connectRedis, createAgentQueues, createKeys, EventHub, forkDiskQuota, RedisMemory, redisReady, TaskStore, upgradeTaskIndexes, warnIfEvicting, watchRedis } from '@agentq/queue';
+import {
+  allowedModels,
+  commitDurability,
+  ConfigError,
+  fairOptions,
+  redisTarget,
+  isLoopbackHost,
+  tenantMaxBytes,
+  tenantSpendingLimits,
+  type Config,
+} from '@agentq/config';
+import {
+  closeConnection,
+  closeQueues,
+  connectRedis,
+  createAgentQueues,
+  createKeys,
+  EventHub,
+  forkDiskQuota,
+  RedisMemory,
+  redisReady,
+  TaskStore,
+  upgradeTaskIndexes,
+  warnIfEvicting,
+  watchRedis,
+} from '@agentq/queue';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -34,9 +58,14 @@ export async function startApi(options: { config: Config; host?: string; logger?
     );
   }
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
-  const logger = options.logger ?? createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
+  const logger =
+    options.logger ??
+    createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
   const metrics = createMetrics();
-  const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-api' });
+  const tracing = startTracing({
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-api',
+  });
   // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
@@ -47,7 +76,14 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
   await upgradeTaskIndexes(redis, keys, logger);
-  const store = new TaskStore(redis, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config), tenantMaxBytes(config));
+  const store = new TaskStore(
+    redis,
+    keys,
+    config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
+    tenantSpendingLimits(config),
+    commitDurability(config),
+    tenantMaxBytes(config),
+  );
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   store.observe((commit) => telemetry.observe(commit));
@@ -116,9 +152,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const apiError =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? new ApiError('headers_too_large', 'The request line and headers are larger than 16 KiB: shorten the URL (task ids are short) and the headers.')
+      ? new ApiError(
+          'headers_too_large',
+          'The request line and headers are larger than 16 KiB: shorten the URL (task ids are short) and the headers.',
+        )
       : new ApiError('invalid_request', `The request is not valid HTTP (${error.code ?? error.message}).`);
   const status = statusFor(apiError.code);
   const body = errorBody(apiError);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

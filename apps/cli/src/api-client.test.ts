@@ -21,19 +21,28 @@ describe("the CLI's event stream", () => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       if (lastEventId === undefined) {
         // Two events, then the connection breaks mid-message.
-        response.write(event(1, 'task.queued') + event(2, 'task.started') + 'id: 3\ndata: {"se', () => response.socket?.destroy());
+        response.write(event(1, 'task.queued') + event(2, 'task.started') + 'id: 3\ndata: {"se', () =>
+          response.socket?.destroy(),
+        );
       } else {
         response.end(event(Number(lastEventId) + 1, 'task.completed'));
       }
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = new ApiClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reconnectMs: 10 });
+    const client = new ApiClient({
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      reconnectMs: 10,
+    });
 
     const seen: StreamedEvent[] = [];
     for await (const streamed of client.events('t1')) seen.push(streamed);
 
-    expect(seen.map((e) => [e.seq, e.type])).toEqual([[1, 'task.queued'], [2, 'task.started'], [3, 'task.completed']]);
+    expect(seen.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'task.queued'],
+      [2, 'task.started'],
+      [3, 'task.completed'],
+    ]);
     expect(asked).toEqual([undefined, '2']);
   });
 

@@ -38,11 +38,16 @@ export class ApiClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
-      throw new ClientError(`Could not reach agentq at ${this.options.url} (${(error as Error).cause ?? (error as Error).message}). Is it running? Set --url or AGENTQ_URL.`);
+      throw new ClientError(
+        `Could not reach agentq at ${this.options.url} (${(error as Error).cause ?? (error as Error).message}). Is it running? Set --url or AGENTQ_URL.`,
+      );
     }
     const text = await response.text();
-    const parsed = text ? (JSON.parse(text) as T & { error?: { message?: string; details?: unknown } }) : ({} as T & { error?: { message?: string; details?: unknown } });
-    if (!response.ok) throw new ClientError(parsed.error?.message ?? `HTTP ${response.status}`, response.status, parsed.error?.details);
+    const parsed = text
+      ? (JSON.parse(text) as T & { error?: { message?: string; details?: unknown } })
+      : ({} as T & { error?: { message?: string; details?: unknown } });
+    if (!response.ok)
+      throw new ClientError(parsed.error?.message ?? `HTTP ${response.status}`, response.status, parsed.error?.details);
     return parsed;
   }
 
@@ -52,14 +57,18 @@ export class ApiClient {
    */
   async *events(taskId: string): AsyncGenerator<TaskEvent> {
     let lastSeq = 0;
-    for (let dropped = 0; ; ) {
+    for (let dropped = 0; ;) {
       let response: Response;
       try {
         response = await fetch(new URL(`/v1/tasks/${encodeURIComponent(taskId)}/events`, this.options.url), {
-          headers: this.headers({ accept: 'text/event-stream', ...(lastSeq ? { 'last-event-id': String(lastSeq) } : {}) }),
+          headers: this.headers({
+            accept: 'text/event-stream',
+            ...(lastSeq ? { 'last-event-id': String(lastSeq) } : {}),
+          }),
         });
       } catch (error) {
-        if (++dropped > RECONNECTS) throw new ClientError(`Lost the event stream of ${taskId} (${(error as Error).message}).`);
+        if (++dropped > RECONNECTS)
+          throw new ClientError(`Lost the event stream of ${taskId} (${(error as Error).message}).`);
         await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
         continue;
       }
@@ -82,7 +91,8 @@ export class ApiClient {
       } catch {
         // Dropped mid-stream: opened again below.
       }
-      if (++dropped > RECONNECTS) throw new ClientError(`The event stream of ${taskId} kept closing before the task ended.`);
+      if (++dropped > RECONNECTS)
+        throw new ClientError(`The event stream of ${taskId} kept closing before the task ended.`);
       await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
     }
   }

@@ -8,7 +8,8 @@ import type { DoubleReply, DoubleRequest, DoubleRule } from '@agentq/llm';
 export const DEMO_MODEL = 'agentq-demo';
 
 const systemOf = (request: DoubleRequest) => String(request.messages[0]?.content ?? '');
-const firstUser = (request: DoubleRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const firstUser = (request: DoubleRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 const short = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text).replace(/\s+/g, ' ');
 
 function planReply(request: DoubleRequest): DoubleReply {
@@ -21,7 +22,9 @@ function planReply(request: DoubleRequest): DoubleReply {
 }
 
 function finalReply(request: DoubleRequest): DoubleReply {
-  return { content: `[demo] Final answer, written from the results of the steps:\n${short(firstUser(request).split('The results of its steps:')[1] ?? '')}` };
+  return {
+    content: `[demo] Final answer, written from the results of the steps:\n${short(firstUser(request).split('The results of its steps:')[1] ?? '')}`,
+  };
 }
 
 function agentReply(request: DoubleRequest): DoubleReply {
@@ -31,7 +34,12 @@ function agentReply(request: DoubleRequest): DoubleReply {
   if (toolNames.has('write_file') && toolResults.length === 0) {
     return {
       content: 'I will write a small script for this and run it.',
-      toolCalls: [{ name: 'write_file', arguments: { path: 'demo.sh', content: `echo "demo task: ${prompt.replace(/["\\$`]/g, '')}"\ndate -u\n` } }],
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: { path: 'demo.sh', content: `echo "demo task: ${prompt.replace(/["\\$`]/g, '')}"\ndate -u\n` },
+        },
+      ],
     };
   }
   if (toolNames.has('bash') && toolResults.length === 1) {

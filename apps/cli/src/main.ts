@@ -76,7 +76,9 @@ async function main(argv: string[]): Promise<number> {
   });
   const [command, argument] = positionals;
   if (values.version) {
-    console.log(`agentq ${(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version}`);
+    console.log(
+      `agentq ${(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version}`,
+    );
     return 0;
   }
   if (values.help || !command) {
@@ -133,7 +135,12 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof ClientError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof ClientError ||
+      (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+    ) {
       console.error(`agentq: ${(error as Error).message}`);
       process.exit(error instanceof ClientError ? 1 : 2);
     }

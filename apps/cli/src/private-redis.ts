@@ -34,7 +34,17 @@ export async function startPrivateRedis(options: { url: string; dataDir: string 
   const conf = path.join(dir, 'redis.conf');
   writeFileSync(
     conf,
-    [`port ${port}`, 'bind 127.0.0.1 -::1', 'protected-mode yes', `requirepass ${password}`, `dir ${dir}`, 'appendonly yes', 'save ""', 'logfile redis.log', ''].join('\n'),
+    [
+      `port ${port}`,
+      'bind 127.0.0.1 -::1',
+      'protected-mode yes',
+      `requirepass ${password}`,
+      `dir ${dir}`,
+      'appendonly yes',
+      'save ""',
+      'logfile redis.log',
+      '',
+    ].join('\n'),
     { mode: 0o600 },
   );
   chmodSync(conf, 0o600);
@@ -42,7 +52,9 @@ export async function startPrivateRedis(options: { url: string; dataDir: string 
   const child = spawn('redis-server', [conf], { stdio: 'ignore', detached: true });
   const exited = new Promise<never>((_, reject) => {
     child.once('error', (error) => reject(new Error(`Could not run redis-server: ${error.message}`)));
-    child.once('exit', (code) => reject(new Error(`redis-server exited with code ${code}; see ${path.join(dir, 'redis.log')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`redis-server exited with code ${code}; see ${path.join(dir, 'redis.log')}`)),
+    );
   });
   const deadline = Date.now() + 10_000;
   const ready = (async () => {
@@ -94,7 +106,10 @@ export function redactedUrl(url: string): string {
 }
 
 /** Runs a process's start; a Redis that wants a password it was not given is one line that says how to give it. */
-export async function withRedisCredentials(config: { REDIS_URL: string; AGENTQ_DATA_DIR: string }, start: () => Promise<void>): Promise<void> {
+export async function withRedisCredentials(
+  config: { REDIS_URL: string; AGENTQ_DATA_DIR: string },
+  start: () => Promise<void>,
+): Promise<void> {
   try {
     await start();
   } catch (error) {
@@ -102,7 +117,6 @@ export async function withRedisCredentials(config: { REDIS_URL: string; AGENTQ_D
     throw error;
   }
 }
-
 
 /** A Redis URL with this password (and the user it named, if any). */
 export function withPassword(url: string, password: string): string {

@@ -21,7 +21,10 @@ export async function probeModelEndpoint(config: Config, timeoutMs = 3_000): Pro
     if (response.ok) return undefined;
     return `${shown} answers GET /models with ${response.status}${response.status === 401 || response.status === 403 ? ': check OPENAI_API_KEY' : ''}`;
   } catch (error) {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? `no answer within ${timeoutMs / 1000} s`
+        : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
     return `${shown} does not answer (${reason})`;
   }
 }

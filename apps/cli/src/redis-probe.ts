@@ -7,14 +7,23 @@ export type RedisProbe = 'ok' | 'auth' | 'down';
 export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisProbe> {
   // No ready check: its INFO, refused with NOAUTH, would close the connection and answer "Connection is
   // closed", which read as a Redis that does not answer.
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, enableReadyCheck: false });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+  });
   let failure: unknown;
   client.on('error', (error) => (failure ??= error));
   try {
     await client.connect();
     return (await client.ping()) === 'PONG' ? 'ok' : 'down';
   } catch (error) {
-    return wantsPassword(error) || wantsPassword(failure) || /\bAUTH\b/.test((error as Error).message) ? 'auth' : 'down';
+    return wantsPassword(error) || wantsPassword(failure) || /\bAUTH\b/.test((error as Error).message)
+      ? 'auth'
+      : 'down';
   } finally {
     client.disconnect();
   }
@@ -27,14 +36,27 @@ export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisP
  * writes to disk (`appendonly no`: a restart loses what it wrote since its last snapshot, if any).
  * Nothing when it cannot be asked.
  */
-export async function probeRedisMemory(url: string, timeoutMs = 1_000): Promise<{ evicts?: string; unbounded?: boolean; unlogged?: boolean }> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+export async function probeRedisMemory(
+  url: string,
+  timeoutMs = 1_000,
+): Promise<{ evicts?: string; unbounded?: boolean; unlogged?: boolean }> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
     const [memory, persistence] = await Promise.all([readRedisMemory(client), client.info('persistence')]);
     const evicts = evictionWarning(memory);
-    return { ...(evicts ? { evicts } : {}), ...(memory.max === 0 ? { unbounded: true } : {}), ...(/^aof_enabled:0/m.test(persistence) ? { unlogged: true } : {}) };
+    return {
+      ...(evicts ? { evicts } : {}),
+      ...(memory.max === 0 ? { unbounded: true } : {}),
+      ...(/^aof_enabled:0/m.test(persistence) ? { unlogged: true } : {}),
+    };
   } catch {
     return {};
   } finally {

@@ -48,6 +48,7 @@ export function indent(text: string, prefix = '    '): string {
 export function terminalSafeDeep<T>(value: T): T {
   if (typeof value === 'string') return terminalSafe(value) as T;
   if (Array.isArray(value)) return value.map((item: unknown) => terminalSafeDeep(item)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, terminalSafeDeep(item)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, terminalSafeDeep(item)])) as T;
   return value;
 }

@@ -5,7 +5,13 @@
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
 import { createSseReader, type TaskEvent } from '@agentq/contract';
-export type { PoolIsolation, PoolView as Pool, TaskEvent, TaskSummaryView as TaskSummary, TaskView as Task } from '@agentq/contract';
+export type {
+  PoolIsolation,
+  PoolView as Pool,
+  TaskEvent,
+  TaskSummaryView as TaskSummary,
+  TaskView as Task,
+} from '@agentq/contract';
 
 /** Who the key in use belongs to. */
 export interface Me {
@@ -40,7 +46,10 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
 }
 
-export async function request<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+export async function request<T>(
+  path: string,
+  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<T> {
   const response = await fetch(path, {
     method: init.method ?? 'GET',
     headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -58,12 +67,19 @@ export async function request<T>(path: string, init: { method?: string; body?: u
  * the start, until the stream ends or `signal` aborts; a stream that broke, or was refused for a while
  * (503, 429), is opened again from the last event seen.
  */
-export async function followEvents(taskId: string, onEvent: (event: TaskEvent) => void, signal: AbortSignal): Promise<void> {
+export async function followEvents(
+  taskId: string,
+  onEvent: (event: TaskEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
   let after = 0;
   // Reconnect after a dropped connection, from the last event seen.
   while (!signal.aborted) {
     try {
-      const response = await fetch(`/v1/tasks/${encodeURIComponent(taskId)}/events?after=${after}`, { headers: headers({ accept: 'text/event-stream' }), signal });
+      const response = await fetch(`/v1/tasks/${encodeURIComponent(taskId)}/events?after=${after}`, {
+        headers: headers({ accept: 'text/event-stream' }),
+        signal,
+      });
       if (response.status === 401) onUnauthorized();
       // Redis away for a moment (503), or this key's tenant at its number of streams (429): again when it says.
       if (response.status === 503 || response.status === 429) {

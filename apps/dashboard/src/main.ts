@@ -13,7 +13,11 @@ function route(): void {
   current?.abort();
   current = new AbortController();
   const hash = location.hash.replace(/^#/, '').split('?')[0] || '/';
-  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('active', (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/tasks' : hash}`);
+  for (const link of document.querySelectorAll('nav a'))
+    link.classList.toggle(
+      'active',
+      (link.getAttribute('href') ?? '') === `#${hash.startsWith('/tasks/') ? '/tasks' : hash}`,
+    );
   const task = /^\/tasks\/(.+)$/.exec(hash);
   if (task) taskView(app, decodeURIComponent(task[1]!), current.signal);
   else if (hash === '/pools') poolsView(app, current.signal);
@@ -26,13 +30,17 @@ setUnauthorizedHandler(() => {
   const input = h('input', { type: 'password', placeholder: 'API key', id: 'api-key' });
   const dialog = h(
     'form',
-    { id: 'key-dialog', class: 'card key-dialog', onsubmit: (event: Event) => {
-      event.preventDefault();
-      setApiKey(input.value.trim());
-      dialog.remove();
-      showNav();
-      route();
-    } },
+    {
+      id: 'key-dialog',
+      class: 'card key-dialog',
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        setApiKey(input.value.trim());
+        dialog.remove();
+        showNav();
+        route();
+      },
+    },
     h('strong', {}, 'This agentq API needs a key.'),
     input,
     h('button', { type: 'submit', class: 'primary' }, 'Use key'),
@@ -44,7 +52,12 @@ window.addEventListener('hashchange', route);
 /** The menu; bull-board opens only for an admin key, so its link shows for admins. */
 function showNav(): void {
   const nav = document.getElementById('nav')!;
-  replaceChildren(nav, h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/tasks' }, 'Tasks'), h('a', { href: '#/pools' }, 'Pools'));
+  replaceChildren(
+    nav,
+    h('a', { href: '#/' }, 'Overview'),
+    h('a', { href: '#/tasks' }, 'Tasks'),
+    h('a', { href: '#/pools' }, 'Pools'),
+  );
   void request<Me>('/v1/me')
     .then((me) => me.admin && nav.append(h('a', { href: '/admin/queues', target: '_blank' }, 'Queues')))
     .catch(() => undefined);

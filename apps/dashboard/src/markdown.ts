@@ -27,7 +27,11 @@ function appendTokens(parent: Node, tokens: readonly Token[]): void {
   }
 }
 
-function inline(tag: 'strong' | 'em' | 'del' | 'p' | 'span', tokens: readonly Token[] | undefined, text: string): HTMLElement {
+function inline(
+  tag: 'strong' | 'em' | 'del' | 'p' | 'span',
+  tokens: readonly Token[] | undefined,
+  text: string,
+): HTMLElement {
   const element = h(tag);
   if (tokens?.length) appendTokens(element, tokens);
   else element.append(decode(text));
@@ -44,7 +48,11 @@ function render(token: Tokens.Generic): Node | undefined {
     case 'heading':
       return headingOf(token as Tokens.Heading);
     case 'code':
-      return h('pre', { class: 'code', ...(token.lang ? { 'data-lang': String(token.lang) } : {}) }, h('code', {}, token.text as string));
+      return h(
+        'pre',
+        { class: 'code', ...(token.lang ? { 'data-lang': String(token.lang) } : {}) },
+        h('code', {}, token.text as string),
+      );
     case 'blockquote': {
       const quote = h('blockquote');
       appendTokens(quote, token.tokens ?? []);
@@ -52,7 +60,9 @@ function render(token: Tokens.Generic): Node | undefined {
     }
     case 'list': {
       const list = token as Tokens.List;
-      const element = list.ordered ? h('ol', typeof list.start === 'number' && list.start !== 1 ? { start: list.start } : {}) : h('ul');
+      const element = list.ordered
+        ? h('ol', typeof list.start === 'number' && list.start !== 1 ? { start: list.start } : {})
+        : h('ul');
       for (const item of list.items) {
         const li = h('li');
         if (item.task) li.append(h('input', { type: 'checkbox', disabled: true, checked: Boolean(item.checked) }), ' ');
@@ -72,13 +82,20 @@ function render(token: Tokens.Generic): Node | undefined {
       return h(
         'div',
         { class: 'table-scroll' },
-        h('table', {}, h('thead', {}, h('tr', {}, ...table.header.map((value) => cell('th', value)))), h('tbody', {}, ...table.rows.map((row) => h('tr', {}, ...row.map((value) => cell('td', value)))))),
+        h(
+          'table',
+          {},
+          h('thead', {}, h('tr', {}, ...table.header.map((value) => cell('th', value)))),
+          h('tbody', {}, ...table.rows.map((row) => h('tr', {}, ...row.map((value) => cell('td', value))))),
+        ),
       );
     }
     case 'hr':
       return h('hr');
     case 'text':
-      return token.tokens?.length ? inline('span', token.tokens, token.text as string) : document.createTextNode(decode(token.text as string));
+      return token.tokens?.length
+        ? inline('span', token.tokens, token.text as string)
+        : document.createTextNode(decode(token.text as string));
     case 'escape':
       return document.createTextNode(token.text as string);
     case 'strong':

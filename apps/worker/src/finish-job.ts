@@ -17,22 +17,39 @@ import { readPrompt } from './system-prompts.js';
 /** Characters of each subtask's result the final answer (and a re-plan) sees. */
 const RESULT_LIMIT = 6_000;
 
-type Finish = { kind: 'answer'; outcome: FinalAnswerOutcome } | { kind: 'replan'; outcome: PlanOutcome } | { kind: 'give_up' } | { kind: 'stop'; message: string };
+type Finish =
+  | { kind: 'answer'; outcome: FinalAnswerOutcome }
+  | { kind: 'replan'; outcome: PlanOutcome }
+  | { kind: 'give_up' }
+  | { kind: 'stop'; message: string };
 
-export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, context: PlannerContext, token?: string): Promise<string> {
+export async function runFinishJob(
+  job: Job,
+  payload: JobPayload<'finish'>,
+  context: PlannerContext,
+  token?: string,
+): Promise<string> {
   const { store, transitions, config } = context;
   const record = await store.getRecord(payload.taskId);
   if (!record || TERMINAL_STATUSES.has(record.status)) return 'skipped';
   const plan = record.plan ?? [];
-  const children = await Promise.all(plan.map(async (subtask) => ({ subtask, record: await store.getRecord(subtask.taskId) })));
+  const children = await Promise.all(
+    plan.map(async (subtask) => ({ subtask, record: await store.getRecord(subtask.taskId) })),
+  );
   const current = children.filter((child) => child.subtask.version === record.planVersion);
   const failed = current.filter((child) => child.record?.status !== 'completed');
   const report = children.map(({ subtask, record: child }) => {
     // Each result is capped (head and tail kept), so many long results still fit one request.
-    const outcome = child?.status === 'completed' ? capOutput(child.result ?? '', RESULT_LIMIT) : `${child?.status ?? 'missing'}: ${child?.error?.message ?? 'no result'}`;
+    const outcome =
+      child?.status === 'completed'
+        ? capOutput(child.result ?? '', RESULT_LIMIT)
+        : `${child?.status ?? 'missing'}: ${child?.error?.message ?? 'no result'}`;
     return `### Step ${subtask.id} (${subtask.agent}, ${child?.status ?? 'missing'}): ${subtask.task}\n${outcome}`;
   });
-  const problems = failed.map(({ subtask, record: child }) => `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`);
+  const problems = failed.map(
+    ({ subtask, record: child }) =>
+      `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`,
+  );
   // A plan its client gave is not rewritten by the model: it fails with what its steps did.
   const mayReplan = !record.givenPlan && record.replans < config.AGENTQ_REPLANS;
 
@@ -44,10 +61,23 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
       if (stop) return { kind: 'stop', message: spendingStopMessage(stop, record) };
       if (failed.length === 0) {
         const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
-        return { kind: 'answer', outcome: await writeFinalAnswer({ model: held.model, journal: held.journal, systemPrompt: readPrompt('planner-final'), results, signal: held.signal }) };
+        return {
+          kind: 'answer',
+          outcome: await writeFinalAnswer({
+            model: held.model,
+            journal: held.journal,
+            systemPrompt: readPrompt('planner-final'),
+            results,
+            signal: held.signal,
+          }),
+        };
       }
       if (!mayReplan) return { kind: 'give_up' };
-      await store.commit({ taskId: record.id, runToken: held.by.runToken, fields: { replans: String(record.replans + 1) } });
+      await store.commit({
+        taskId: record.id,
+        runToken: held.by.runToken,
+        fields: { replans: String(record.replans + 1) },
+      });
       const outcome = await replanTask({
         model: held.model,
         journal: held.journal,
@@ -61,9 +91,15 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
       return { kind: 'replan', outcome };
     },
     settle: async (ran, { by }) => {
-      const finish: Finish = ran.ended === 'ran' ? ran.value : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: ran.message } };
+      const finish: Finish =
+        ran.ended === 'ran'
+          ? ran.value
+          : { kind: 'answer', outcome: { status: 'failed', reason: 'error', message: ran.message } };
       if (finish.kind === 'stop') {
-        const error: TaskError = { code: 'budget', message: `${finish.message} ${current.length - failed.length} of ${current.length} steps completed.` };
+        const error: TaskError = {
+          code: 'budget',
+          message: `${finish.message} ${current.length - failed.length} of ${current.length} steps completed.`,
+        };
         return failWithPartialResults({ context, record, by, error, report });
       }
       const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
@@ -80,11 +116,23 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
         return 'completed';
       }
       if (outcome?.status === 'planned') {
-        await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: record.planVersion + 1, takeHeld: by.takeHeld });
+        await startPlan({
+          store,
+          queues: context.queues,
+          rootId: record.id,
+          traceparent: context.tracing.activeTraceparent(),
+          plan: outcome.plan,
+          version: record.planVersion + 1,
+          takeHeld: by.takeHeld,
+        });
         return 'replanned';
       }
-      if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan') problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
-      const error: TaskError = { code: 'subtasks_failed', message: `${failed.length} of ${current.length} steps did not complete: ${problems.join('; ')}` };
+      if (outcome?.status === 'failed' && outcome.reason === 'invalid_plan')
+        problems.push(`re-planning failed: ${outcome.errors.join('; ')}`);
+      const error: TaskError = {
+        code: 'subtasks_failed',
+        message: `${failed.length} of ${current.length} steps did not complete: ${problems.join('; ')}`,
+      };
       return failWithPartialResults({ context, record, by, error, report });
     },
   });
@@ -92,7 +140,17 @@ export async function runFinishJob(job: Job, payload: JobPayload<'finish'>, cont
 }
 
 /** The planned task fails with `error`, its result what the steps produced. */
-async function failWithPartialResults(options: { context: PlannerContext; record: TaskRecord; by: ByRun; error: TaskError; report: string[] }): Promise<string> {
-  await options.context.transitions.fail(options.record, { ...options.by, error: options.error, result: `Partial results:\n\n${options.report.join('\n\n')}` });
+async function failWithPartialResults(options: {
+  context: PlannerContext;
+  record: TaskRecord;
+  by: ByRun;
+  error: TaskError;
+  report: string[];
+}): Promise<string> {
+  await options.context.transitions.fail(options.record, {
+    ...options.by,
+    error: options.error,
+    result: `Partial results:\n\n${options.report.join('\n\n')}`,
+  });
   return 'failed';
 }

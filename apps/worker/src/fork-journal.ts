@@ -6,14 +6,25 @@
 import type { MemoryEntry } from '@agentq/protocol';
 import type { TaskRecord, TaskStore } from '@agentq/queue';
 
-export async function forkJournal(options: { store: TaskStore; record: TaskRecord; systemPrompt: string }): Promise<MemoryEntry[]> {
+export async function forkJournal(options: {
+  store: TaskStore;
+  record: TaskRecord;
+  systemPrompt: string;
+}): Promise<MemoryEntry[]> {
   const { store, record } = options;
   const sourceId = record.forkOf!;
   const [source, entries] = await Promise.all([store.getRecord(sourceId), store.messages(sourceId)]);
-  if (!source || entries.length === 0) throw new Error(`The task this one forks, ${sourceId}, is gone (deleted, or its retention ended): fork a task that is still kept.`);
+  if (!source || entries.length === 0)
+    throw new Error(
+      `The task this one forks, ${sourceId}, is gone (deleted, or its retention ended): fork a task that is still kept.`,
+    );
   let answers = 0;
   const cut = entries.findIndex((entry) => entry.role === 'assistant' && ++answers === record.forkStep);
-  const kept = entries.slice(0, cut === -1 ? entries.length : cut).map((entry, index): MemoryEntry => (index === 0 && entry.role === 'system' ? { role: 'system', content: options.systemPrompt } : entry));
+  const kept = entries
+    .slice(0, cut === -1 ? entries.length : cut)
+    .map((entry, index): MemoryEntry =>
+      index === 0 && entry.role === 'system' ? { role: 'system', content: options.systemPrompt } : entry,
+    );
   if (record.prompt !== source.prompt) {
     const first = kept.findIndex((entry) => entry.role === 'user');
     if (record.forkStep === 1 && first !== -1) kept[first] = { role: 'user', content: record.prompt };

@@ -21,7 +21,14 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import { CommitNotReplicated, createRedisJournal, type ByRun, type RedisJournal, type SpendingStop, type TaskRecord } from '@agentq/queue';
+import {
+  CommitNotReplicated,
+  createRedisJournal,
+  type ByRun,
+  type RedisJournal,
+  type SpendingStop,
+  type TaskRecord,
+} from '@agentq/queue';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 import { WaitForRateLimit } from './rate-limited-model.js';
@@ -73,9 +80,13 @@ export async function holdTask<T, R>(options: {
 }): Promise<{ held: true; value: R } | NotHeld> {
   const { job, context } = options;
   const by: ByRun = { runToken: randomUUID(), agent: options.agent, worker: context.workerId };
-  const claim = await context.transitions.claim({ id: options.task.taskId, tenant: options.task.tenant }, { ...by, model: context.model.modelId });
+  const claim = await context.transitions.claim(
+    { id: options.task.taskId, tenant: options.task.tenant },
+    { ...by, model: context.model.modelId },
+  );
   // The task moved on meanwhile (cancelled, waiting for its user, ended): nothing to run.
-  if (!claim.applied || !claim.record) return { held: false, record: claim.record, status: claim.status, cancelled: false };
+  if (!claim.applied || !claim.record)
+    return { held: false, record: claim.record, status: claim.status, cancelled: false };
   const record = claim.record;
   const { controller, release } = context.cancels.register(record.id);
   const announce = !claim.cancelRequested && (options.announce?.(record) ?? true);
@@ -86,7 +97,17 @@ export async function holdTask<T, R>(options: {
     worker: context.workerId,
     runToken: by.runToken,
     memory: claim.memory,
-    heldEvents: announce ? [{ type: 'task.started', at: new Date().toISOString(), agent: options.agent, worker: context.workerId, data: { attempt: job.attemptsMade + 1, resumed: options.resumed(record) } }] : [],
+    heldEvents: announce
+      ? [
+          {
+            type: 'task.started',
+            at: new Date().toISOString(),
+            agent: options.agent,
+            worker: context.workerId,
+            data: { attempt: job.attemptsMade + 1, resumed: options.resumed(record) },
+          },
+        ]
+      : [],
     onCommit: (_entry, { cancelRequested, stop: reached }) => {
       if (cancelRequested) controller.abort(CANCELLED);
       stop = reached;
@@ -94,7 +115,14 @@ export async function holdTask<T, R>(options: {
   });
   let stop = claim.stop;
   const model = record.model ? context.models(record.model) : context.model;
-  const held: HeldTask = { by: { ...by, takeHeld: journal.takeHeld }, record, journal, signal: controller.signal, model, spending: () => stop };
+  const held: HeldTask = {
+    by: { ...by, takeHeld: journal.takeHeld },
+    record,
+    journal,
+    signal: controller.signal,
+    model,
+    spending: () => stop,
+  };
   context.telemetry.runStarted({
     taskId: record.id,
     rootId: record.rootId,
@@ -110,7 +138,11 @@ export async function holdTask<T, R>(options: {
   });
   try {
     if (claim.cancelRequested) {
-      await context.transitions.cancel(record, { ...held.by, from: ['running'], reason: 'cancelled before it started' });
+      await context.transitions.cancel(record, {
+        ...held.by,
+        from: ['running'],
+        reason: 'cancelled before it started',
+      });
       return { held: false, record, status: 'cancelled', cancelled: true };
     }
     const handBack = async (): Promise<never> => {
@@ -135,20 +167,32 @@ export async function holdTask<T, R>(options: {
           const write = journal.takeHeld();
           return write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
         };
-        await context.transitions.requeue(record, { ...held.by, takeHeld: unsent, why: { kind: 'rate_limited', message: error.message, notBefore: new Date(error.retryAt).toISOString() } });
+        await context.transitions.requeue(record, {
+          ...held.by,
+          takeHeld: unsent,
+          why: { kind: 'rate_limited', message: error.message, notBefore: new Date(error.retryAt).toISOString() },
+        });
         await job.moveToDelayed(error.retryAt, options.token);
         throw new DelayedError();
       }
       if (error instanceof LlmError && error.code === 'rate_limited') {
-        await context.transitions.requeue(record, { ...held.by, why: { kind: 'rate_limited', message: error.message } });
-        await context.rateLimit(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS);
+        await context.transitions.requeue(record, {
+          ...held.by,
+          why: { kind: 'rate_limited', message: error.message },
+        });
+        await context.rateLimit(
+          error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS,
+        );
         throw new RateLimitError();
       }
       // The same error every time (UnrecoverableError; a RangeError: a stack or a string past V8's
       // bounds): the task fails now, not after more paid attempts.
       const again = !(error instanceof UnrecoverableError || error instanceof RangeError);
       if (job.attemptsMade + 1 < (job.opts.attempts ?? 1) && again) {
-        await context.transitions.requeue(record, { ...held.by, why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message } });
+        await context.transitions.requeue(record, {
+          ...held.by,
+          why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message },
+        });
         throw error;
       }
       end = { ended: 'gave_up', message: (error as Error).message };

@@ -16,7 +16,10 @@ import { runAgentJob } from './run-agent-job.js';
 const REPLICA_RETRY_MS = 1_000;
 
 /** The BullMQ processor of a pool: each job read (and checked) by its kind, then handled. */
-export function processorFor(pool: AgentPool, context: JobContext & { offerTool: boolean; metrics: Metrics }): (job: Job, token?: string) => Promise<string> {
+export function processorFor(
+  pool: AgentPool,
+  context: JobContext & { offerTool: boolean; metrics: Metrics },
+): (job: Job, token?: string) => Promise<string> {
   const active = context.metrics.activeJobs.labels({ pool });
   return async (job, token) => {
     active.inc();
@@ -26,7 +29,9 @@ export function processorFor(pool: AgentPool, context: JobContext & { offerTool:
       const { kind, payload } = readJob(job, pool);
       switch (kind) {
         case 'agent':
-          return await (pool === 'planner' ? runPlanJob(job, payload, context, token) : runAgentJob(job, payload, context, pool, token));
+          return await (pool === 'planner'
+            ? runPlanJob(job, payload, context, token)
+            : runAgentJob(job, payload, context, pool, token));
         case 'finish':
           return await runFinishJob(job, payload, context, token);
       }

@@ -17,13 +17,22 @@ export interface PlannerContext extends JobContext {
   offerTool: boolean;
 }
 
-export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context: PlannerContext, token?: string): Promise<string> {
+export async function runPlanJob(
+  job: Job,
+  payload: JobPayload<'agent'>,
+  context: PlannerContext,
+  token?: string,
+): Promise<string> {
   const { store, transitions, config } = context;
   const record = await store.getRecord(payload.taskId);
   if (!record || TERMINAL_STATUSES.has(record.status)) return 'skipped';
   // Planned already (this job is re-run after a crash): make sure what can run was queued.
   if (record.plan) {
-    await releaseSubtasks({ store, queues: context.queues, taskIds: record.plan.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId) });
+    await releaseSubtasks({
+      store,
+      queues: context.queues,
+      taskIds: record.plan.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId),
+    });
     return 'planned';
   }
   const end = await holdTask({
@@ -46,13 +55,27 @@ export async function runPlanJob(job: Job, payload: JobPayload<'agent'>, context
       });
     },
     settle: async (ran, { by }) => {
-      const outcome = ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
+      const outcome =
+        ran.ended === 'ran' ? ran.value : ({ status: 'failed', reason: 'error', message: ran.message } as const);
       switch (outcome.status) {
         case 'planned':
-          await startPlan({ store, queues: context.queues, rootId: record.id, traceparent: context.tracing.activeTraceparent(), plan: outcome.plan, version: 1, given: record.givenPlan !== undefined, takeHeld: by.takeHeld });
+          await startPlan({
+            store,
+            queues: context.queues,
+            rootId: record.id,
+            traceparent: context.tracing.activeTraceparent(),
+            plan: outcome.plan,
+            version: 1,
+            given: record.givenPlan !== undefined,
+            takeHeld: by.takeHeld,
+          });
           return 'planned';
         case 'cancelled':
-          await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while it was being planned' });
+          await transitions.cancel(record, {
+            ...by,
+            from: ['running'],
+            reason: 'cancelled while it was being planned',
+          });
           return 'cancelled';
         case 'failed':
           await transitions.fail(record, { ...by, error: { code: outcome.reason, message: outcome.message } });

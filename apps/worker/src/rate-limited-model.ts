@@ -35,22 +35,32 @@ export class WaitForRateLimit extends Error {
   }
 }
 
-export function rateLimitedModel(model: LanguageModel, options: { limits: SharedRateLimits; limit: ModelLimit; maxOutputTokens?: number | undefined }): LanguageModel {
+export function rateLimitedModel(
+  model: LanguageModel,
+  options: { limits: SharedRateLimits; limit: ModelLimit; maxOutputTokens?: number | undefined },
+): LanguageModel {
   const { limits, limit } = options;
   const name = model.modelId;
   return {
     modelId: name,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      const expected = (await countMessageTokens(request.messages)) + (await toolTokens(request.tools)) + (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
+      const expected =
+        (await countMessageTokens(request.messages)) +
+        (await toolTokens(request.tools)) +
+        (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
       const reservation = await limits.reserve(name, limit, expected);
-      if (!reservation.admitted) throw new WaitForRateLimit(name, reservation.retryAt, 'the shared limit (AGENTQ_LIMITS) is used up for now');
+      if (!reservation.admitted)
+        throw new WaitForRateLimit(name, reservation.retryAt, 'the shared limit (AGENTQ_LIMITS) is used up for now');
       let response: ModelResponse;
       try {
         response = await model.generate(request);
       } catch (error) {
         if (error instanceof LlmError && error.code === 'rate_limited') {
           // The provider's word tightens the limit for every worker.
-          const retryAt = await limits.block(name, error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_BLOCK_MS);
+          const retryAt = await limits.block(
+            name,
+            error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_BLOCK_MS,
+          );
           await limits.settle(reservation, 0);
           throw new WaitForRateLimit(name, retryAt, 'the provider answered 429');
         }
@@ -60,7 +70,8 @@ export function rateLimitedModel(model: LanguageModel, options: { limits: Shared
       await limits.settle(reservation, usage ? usage.promptTokens + usage.completionTokens : expected);
       // Nothing left at the provider: nobody calls it again before it resets.
       if (stated?.remainingRequests === 0 && stated.resetRequestsMs) await limits.block(name, stated.resetRequestsMs);
-      if (stated?.remainingTokens !== undefined && stated.remainingTokens < expected && stated.resetTokensMs) await limits.block(name, stated.resetTokensMs);
+      if (stated?.remainingTokens !== undefined && stated.remainingTokens < expected && stated.resetTokensMs)
+        await limits.block(name, stated.resetTokensMs);
       return response;
     },
   };

@@ -2,16 +2,30 @@
 import type { AgentOutcome } from '@agentq/core';
 import type { ByRun, CommitResult, TaskRef, Transitions } from '@agentq/queue';
 
-export function recordOutcome(options: { transitions: Transitions; task: TaskRef; by: ByRun; protocol: 'native' | 'fences'; outcome: AgentOutcome }): Promise<CommitResult> {
+export function recordOutcome(options: {
+  transitions: Transitions;
+  task: TaskRef;
+  by: ByRun;
+  protocol: 'native' | 'fences';
+  outcome: AgentOutcome;
+}): Promise<CommitResult> {
   const { transitions, task, by, outcome } = options;
   switch (outcome.status) {
     case 'completed':
       return transitions.complete(task, { ...by, result: outcome.answer, steps: outcome.steps });
     case 'failed':
-      return transitions.fail(task, { ...by, error: { code: outcome.reason, message: outcome.message }, steps: outcome.steps });
+      return transitions.fail(task, {
+        ...by,
+        error: { code: outcome.reason, message: outcome.message },
+        steps: outcome.steps,
+      });
     case 'cancelled':
       return transitions.cancel(task, { ...by, from: ['queued', 'running'], steps: outcome.steps });
     case 'waiting':
-      return transitions.wait(task, { ...by, pending: { callId: outcome.callId, protocol: options.protocol, question: outcome.question }, steps: outcome.steps });
+      return transitions.wait(task, {
+        ...by,
+        pending: { callId: outcome.callId, protocol: options.protocol, question: outcome.question },
+        steps: outcome.steps,
+      });
   }
 }

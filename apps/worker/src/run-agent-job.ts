@@ -7,7 +7,14 @@ import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import { toolProtocolFor } from '@agentq/config';
-import { protocolFor, runAgent, timeBudgetIs, tokenBudgetIs, type AgentOutcome, type StopCondition } from '@agentq/core';
+import {
+  protocolFor,
+  runAgent,
+  timeBudgetIs,
+  tokenBudgetIs,
+  type AgentOutcome,
+  type StopCondition,
+} from '@agentq/core';
 import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad, forkDiskQuota, onSubtaskFinished, type JobPayload } from '@agentq/queue';
 import { toolsFor, WorkdirDisk } from '@agentq/tools';
@@ -20,7 +27,13 @@ import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 import { prepareWorkdir } from './tool-isolation.js';
 
-export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, context: JobContext, agent: AgentPool, token?: string): Promise<string> {
+export async function runAgentJob(
+  job: Job,
+  payload: JobPayload<'agent'>,
+  context: JobContext,
+  agent: AgentPool,
+  token?: string,
+): Promise<string> {
   const { taskId } = payload;
   const { store, transitions, config } = context;
   const protocolName = toolProtocolFor(config, agent);
@@ -34,7 +47,9 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   const disk = diskQuota && new WorkdirDisk(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), diskQuota);
   const endedSourceWorkdir = async (sourceId: string) => {
     const source = await store.getRecord(sourceId);
-    return source && TERMINAL_STATUSES.has(source.status) ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId) : undefined;
+    return source && TERMINAL_STATUSES.has(source.status)
+      ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId)
+      : undefined;
   };
   // A fork's steps and files, both taken when it starts: its source may be deleted (its folder swept)
   // before the fork's first tool call. The lazy prepareWorkdir below still copies them into a folder
@@ -42,7 +57,8 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   const startFork = async (sourceId: string, journal: () => Promise<MemoryEntry[]>, workdir: string) => {
     const kept = await journal();
     const from = await endedSourceWorkdir(sourceId);
-    if (from && existsSync(from)) await prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: from, quota: diskQuota });
+    if (from && existsSync(from))
+      await prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: from, quota: diskQuota });
     return kept;
   };
   const end = await holdTask({
@@ -62,16 +78,28 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
         journal,
         systemPrompt,
         prompt: record.parentId ? await subtaskPrompt({ store, record }) : record.prompt,
-        ...(record.forkOf ? { startFrom: () => startFork(record.forkOf!, () => forkJournal({ store, record, systemPrompt }), workdir) } : {}),
+        ...(record.forkOf
+          ? { startFrom: () => startFork(record.forkOf!, () => forkJournal({ store, record, systemPrompt }), workdir) }
+          : {}),
         scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
         workdir,
         // Made when a tool first needs it: most tasks of some kinds never do.
-        prepareWorkdir: async () => prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined, quota: diskQuota }),
+        prepareWorkdir: async () =>
+          prepareWorkdir({
+            isolation: context.isolation,
+            workdir,
+            copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
+            quota: diskQuota,
+          }),
         maxSteps: config.AGENTQ_MAX_STEPS,
         maxToolCallsPerStep: config.AGENTQ_MAX_TOOL_CALLS,
         // A task's own token budget also stops it before a call whose prompt alone would pass it (the
         // shared spending is known only once a call's commit adds it up).
-        stopWhen: [...budgets, ...(record.budgetTokens !== undefined && !record.parentId ? [tokenBudgetIs(record.budgetTokens)] : []), spendingIsWithin(spending, record)],
+        stopWhen: [
+          ...budgets,
+          ...(record.budgetTokens !== undefined && !record.parentId ? [tokenBudgetIs(record.budgetTokens)] : []),
+          spendingIsWithin(spending, record),
+        ],
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
@@ -85,9 +113,18 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
       });
     },
     settle: async (ran, { record, by }) => {
-      const outcome: AgentOutcome = ran.ended === 'ran' ? ran.value : { status: 'failed', reason: 'error', message: ran.message, steps: record.steps };
+      const outcome: AgentOutcome =
+        ran.ended === 'ran'
+          ? ran.value
+          : { status: 'failed', reason: 'error', message: ran.message, steps: record.steps };
       // What its folder holds, for a fork's check: a fork must not copy past its own quota.
-      await recordOutcome({ transitions, task: record, by: { ...by, workdir: disk?.usage() }, protocol: protocolName, outcome });
+      await recordOutcome({
+        transitions,
+        task: record,
+        by: { ...by, workdir: disk?.usage() },
+        protocol: protocolName,
+        outcome,
+      });
       if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
       // A failed task is a failed job in BullMQ's counts too; it is recorded already, so not tried again.
       if (outcome.status === 'failed') throw new UnrecoverableError(outcome.message);
@@ -97,6 +134,7 @@ export async function runAgentJob(job: Job, payload: JobPayload<'agent'>, contex
   if (end.held) return end.value;
   // A job re-run after a crash right after its task ended, or a cancel that came first: finish what
   // follows a subtask's end (idempotent).
-  if (end.record?.parentId && (end.cancelled || (end.status && TERMINAL_STATUSES.has(end.status)))) await onSubtaskFinished({ store, queues: context.queues, taskId });
+  if (end.record?.parentId && (end.cancelled || (end.status && TERMINAL_STATUSES.has(end.status))))
+    await onSubtaskFinished({ store, queues: context.queues, taskId });
   return end.cancelled ? 'cancelled' : 'skipped';
 }

@@ -6,7 +6,8 @@ import type { StopCondition } from '@agentq/core';
 import type { SpendingStop, TaskRecord } from '@agentq/queue';
 
 export function spendingStopMessage(stop: SpendingStop, record: TaskRecord): string {
-  if (stop === 'budget') return `Stopped: the budget of task ${record.rootId} is spent (its tokens or cost, with every subtask, reached the budget set on submit).`;
+  if (stop === 'budget')
+    return `Stopped: the budget of task ${record.rootId} is spent (its tokens or cost, with every subtask, reached the budget set on submit).`;
   if (stop === 'tenant_bytes') {
     return `Stopped: tenant ${record.tenant}'s tasks have written AGENTQ_TENANT_MAX_MB to Redis; delete ended tasks it no longer needs (DELETE /v1/tasks/:id), then retry this one.`;
   }

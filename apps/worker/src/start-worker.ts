@@ -8,7 +8,17 @@ import path from 'node:path';
 import { MetricsTime, Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
-import { commitDurability, concurrencyFor, fairOptions, modelFor, redisTarget, tenantMaxBytes, tenantSpendingLimits, toolProtocolFor, type Config } from '@agentq/config';
+import {
+  commitDurability,
+  concurrencyFor,
+  fairOptions,
+  modelFor,
+  redisTarget,
+  tenantMaxBytes,
+  tenantSpendingLimits,
+  toolProtocolFor,
+  type Config,
+} from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
 import {
   closeQueues,
@@ -32,7 +42,15 @@ import {
   watchRedis,
   type AgentQueues,
 } from '@agentq/queue';
-import { createLogger, createMetrics, serveMetrics, startTracing, TaskTelemetry, type Logger, type MetricsServer } from '@agentq/telemetry';
+import {
+  createLogger,
+  createMetrics,
+  serveMetrics,
+  startTracing,
+  TaskTelemetry,
+  type Logger,
+  type MetricsServer,
+} from '@agentq/telemetry';
 import { removeWorkdir, resolveInterpreters, runsProcesses, toolsFor } from '@agentq/tools';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
@@ -98,14 +116,35 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel' });
   subscriber.on('error', () => undefined);
   const workerId = `${hostname()}:${process.pid}`;
-  const logger = options.logger ?? createLogger({ name: 'agentq-worker', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT, base: { worker: workerId, pools: options.pools.join(',') } });
+  const logger =
+    options.logger ??
+    createLogger({
+      name: 'agentq-worker',
+      level: config.AGENTQ_LOG_LEVEL,
+      format: config.AGENTQ_LOG_FORMAT,
+      base: { worker: workerId, pools: options.pools.join(',') },
+    });
   // Said at start (once Redis answers), as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(data, (line) => logger.error(line));
   const metrics = createMetrics();
-  const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker' });
-  const toolNames = new Set(options.pools.flatMap((pool) => toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name)));
+  const tracing = startTracing({
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker',
+  });
+  const toolNames = new Set(
+    options.pools.flatMap((pool) =>
+      toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name),
+    ),
+  );
   const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
-  const store = new TaskStore(data, keys, config.AGENTQ_RETENTION_HOURS * 3600 * 1000, tenantSpendingLimits(config), commitDurability(config), tenantMaxBytes(config));
+  const store = new TaskStore(
+    data,
+    keys,
+    config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
+    tenantSpendingLimits(config),
+    commitDurability(config),
+    tenantMaxBytes(config),
+  );
   store.observe((commit) => telemetry.observe(commit));
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
@@ -156,8 +195,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if (!job) return;
       void job
         .getState()
-        .then((state) => (state === 'failed' ? failTask({ store, transitions, queues, taskId: (job.data as { taskId?: string }).taskId, error, workerId }) : undefined))
-        .catch((failure: unknown) => logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'));
+        .then((state) =>
+          state === 'failed'
+            ? failTask({
+                store,
+                transitions,
+                queues,
+                taskId: (job.data as { taskId?: string }).taskId,
+                error,
+                workerId,
+              })
+            : undefined,
+        )
+        .catch((failure: unknown) =>
+          logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'),
+        );
     });
     // A slot freed: the next tenant's task, if any waits (fair-admission.ts), at most a cycle per 20 ms.
     // Asked whatever this worker saw last: an API's submit may have left tasks waiting since.
@@ -197,7 +249,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // process that died popped and never queued.
   const admitter = setInterval(() => {
     for (const pool of options.pools) {
-      void Promise.all([queues.admission.admit(pool), queues.admission.recover(pool, (ids) => store.leasedTasks(ids))]).catch(
+      void Promise.all([
+        queues.admission.admit(pool),
+        queues.admission.recover(pool, (ids) => store.leasedTasks(ids)),
+      ]).catch(
         (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
       );
     }
@@ -209,16 +264,27 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     host: hostname(),
     pid: process.pid,
     pools: [...options.pools],
-    concurrency: Object.fromEntries(options.pools.map((pool) => [pool, options.concurrency ?? concurrencyFor(config, pool)])),
+    concurrency: Object.fromEntries(
+      options.pools.map((pool) => [pool, options.concurrency ?? concurrencyFor(config, pool)]),
+    ),
     isolation: Object.fromEntries(options.pools.map((pool) => [pool, poolTools.get(pool)!.summary])),
     startedAt: new Date().toISOString(),
   };
-  const beat = () => sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) => logger.error({ err: error }, 'heartbeat failed'));
+  const beat = () =>
+    sendHeartbeat({ redis, keys, worker: identity }).catch((error: unknown) =>
+      logger.error({ err: error }, 'heartbeat failed'),
+    );
   await beat();
   const heartbeat = setInterval(beat, HEARTBEAT_TTL_MS / 3);
   heartbeat.unref();
   const metricsServer: MetricsServer | undefined =
-    config.AGENTQ_METRICS_PORT !== undefined ? await serveMetrics({ registry: metrics.registry, port: config.AGENTQ_METRICS_PORT, host: config.AGENTQ_METRICS_HOST }) : undefined;
+    config.AGENTQ_METRICS_PORT !== undefined
+      ? await serveMetrics({
+          registry: metrics.registry,
+          port: config.AGENTQ_METRICS_PORT,
+          host: config.AGENTQ_METRICS_HOST,
+        })
+      : undefined;
 
   return {
     id: workerId,
@@ -242,15 +308,26 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
       const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), away ? 0 : graceMs).unref());
       if ((await Promise.race([closed, grace])) === 'late') {
-        if (!away) logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
+        if (!away)
+          logger.warn({ running: cancels.count() }, 'grace period over: handing the running tasks back to the queue');
         cancels.interruptAll();
       }
       if (!(await settledWithin(closed, away ? 0 : HAND_BACK_WAIT_MS)) && cancels.count() > 0) {
-        logger.warn({ running: cancels.count() }, 'Redis does not answer: the running tasks are not handed back; each runs again once Redis is back and its lock runs out');
+        logger.warn(
+          { running: cancels.count() },
+          'Redis does not answer: the running tasks are not handed back; each runs again once Redis is back and its lock runs out',
+        );
       }
       queues.admission.stop();
       await settledWithin(closeQueues(queues), waitMs);
-      await Promise.all([closeConnection(redis, waitMs), closeConnection(data, waitMs), closeConnection(subscriber, waitMs), metricsServer?.close(), tracing.shutdown(), closeIsolations(poolTools)]);
+      await Promise.all([
+        closeConnection(redis, waitMs),
+        closeConnection(data, waitMs),
+        closeConnection(subscriber, waitMs),
+        metricsServer?.close(),
+        tracing.shutdown(),
+        closeIsolations(poolTools),
+      ]);
       logger.info('stopped');
     },
   };
@@ -266,13 +343,28 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
  */
 function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
   const lockDuration = Math.round(lockMs * 0.75);
-  return { lockDuration, lockRenewTime: Math.round(lockMs / 4), stalledInterval: Math.max(500, Math.round(lockMs / 5)) };
+  return {
+    lockDuration,
+    lockRenewTime: Math.round(lockMs / 4),
+    stalledInterval: Math.max(500, Math.round(lockMs / 5)),
+  };
 }
 
-async function failTask(options: { store: TaskStore; transitions: Transitions; queues: AgentQueues; taskId: string | undefined; error: Error; workerId: string }): Promise<void> {
+async function failTask(options: {
+  store: TaskStore;
+  transitions: Transitions;
+  queues: AgentQueues;
+  taskId: string | undefined;
+  error: Error;
+  workerId: string;
+}): Promise<void> {
   const { store, taskId } = options;
   const record = taskId ? await store.getRecord(taskId) : undefined;
   if (!record) return;
-  const failed = await options.transitions.fail(record, { from: ['queued', 'running'], worker: options.workerId, error: { code: 'error', message: options.error.message } });
+  const failed = await options.transitions.fail(record, {
+    from: ['queued', 'running'],
+    worker: options.workerId,
+    error: { code: 'error', message: options.error.message },
+  });
   if (failed.applied) await onSubtaskFinished({ store, queues: options.queues, taskId: record.id });
 }

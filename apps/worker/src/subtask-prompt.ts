@@ -18,7 +18,10 @@ export async function subtaskPrompt(options: { store: TaskStore; record: TaskRec
     const results = await Promise.all(needs.map((id) => store.getRecord(id)));
     parts.push(
       'Results of the steps this one builds on:',
-      ...results.map((need) => `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${capOutput(need?.result ?? '(no result)', NEED_RESULT_LIMIT)}`),
+      ...results.map(
+        (need) =>
+          `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${capOutput(need?.result ?? '(no result)', NEED_RESULT_LIMIT)}`,
+      ),
     );
   }
   parts.push('The shared memory of the task (memory_get, memory_list) may hold notes from the other steps.');

@@ -10,7 +10,8 @@ describe('prompts', () => {
     expect(systemPromptFor({ agent, protocol: 'native', tools })).toBe(readPrompt(agent));
     const fences = systemPromptFor({ agent, protocol: 'fences', tools });
     expect(fences).toContain('## How to use tools');
-    for (const tool of tools.filter((candidate) => candidate.fence)) expect(fences).toContain(`\`\`\`${tool.fence!.tags[0]}`);
+    for (const tool of tools.filter((candidate) => candidate.fence))
+      expect(fences).toContain(`\`\`\`${tool.fence!.tags[0]}`);
     expect(fences).not.toContain('{{tools}}');
   });
 

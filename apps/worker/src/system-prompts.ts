@@ -18,7 +18,11 @@ export function readPrompt(name: string): string {
 }
 
 /** The agent's system prompt; with fences, followed by the lesson on code blocks for its tools. */
-export function systemPromptFor(options: { agent: string; protocol: 'native' | 'fences'; tools: readonly Tool[] }): string {
+export function systemPromptFor(options: {
+  agent: string;
+  protocol: 'native' | 'fences';
+  tools: readonly Tool[];
+}): string {
   const base = readPrompt(options.agent);
   if (options.protocol === 'native') return base;
   const lines = options.tools

@@ -10,7 +10,19 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
 import { toolNetworkFor, type Config } from '@agentq/config';
-import { chooseIsolation, closeIsolation, copyWorkdir, describeIsolation, WorkdirTooLargeError, type DiskUsage, blockedDestinations, runsProcesses, toolsFor, type ProcessIsolation, type ToolNetwork } from '@agentq/tools';
+import {
+  chooseIsolation,
+  closeIsolation,
+  copyWorkdir,
+  describeIsolation,
+  WorkdirTooLargeError,
+  type DiskUsage,
+  blockedDestinations,
+  runsProcesses,
+  toolsFor,
+  type ProcessIsolation,
+  type ToolNetwork,
+} from '@agentq/tools';
 
 export interface PoolTools {
   isolation: ProcessIsolation;
@@ -22,7 +34,11 @@ export interface PoolTools {
 
 const NOT_NEEDED: ProcessIsolation = { kind: 'unavailable', reason: 'this agent runs no process tools' };
 
-export async function isolationForPools(options: { config: Config; pools: readonly AgentPool[]; serviceAddresses: readonly string[] }): Promise<Map<AgentPool, PoolTools>> {
+export async function isolationForPools(options: {
+  config: Config;
+  pools: readonly AgentPool[];
+  serviceAddresses: readonly string[];
+}): Promise<Map<AgentPool, PoolTools>> {
   const { config } = options;
   const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
   await mkdir(workRoot, { recursive: true });
@@ -31,7 +47,11 @@ export async function isolationForPools(options: { config: Config; pools: readon
   const result = new Map<AgentPool, PoolTools>();
   for (const pool of options.pools) {
     if (!runsProcesses(toolsFor(pool))) {
-      result.set(pool, { isolation: NOT_NEEDED, summary: { kind: 'not-needed' }, description: 'runs no process tools' });
+      result.set(pool, {
+        isolation: NOT_NEEDED,
+        summary: { kind: 'not-needed' },
+        description: 'runs no process tools',
+      });
       continue;
     }
     const network = toolNetworkFor(config, pool);
@@ -95,13 +115,24 @@ export async function redisAddresses(url: string): Promise<string[]> {
  * host) starts as a copy of the source's files, owned by the fork's tools' user, unless the source holds
  * more than `quota` (the fork then fails at once, saying so: the same copy would fail again).
  */
-export async function prepareWorkdir(options: { isolation: ProcessIsolation; workdir: string; copyFrom?: string | undefined; quota?: DiskUsage | undefined }): Promise<void> {
+export async function prepareWorkdir(options: {
+  isolation: ProcessIsolation;
+  workdir: string;
+  copyFrom?: string | undefined;
+  quota?: DiskUsage | undefined;
+}): Promise<void> {
   const { isolation, workdir, copyFrom } = options;
   if (copyFrom && existsSync(copyFrom) && !existsSync(workdir)) {
     try {
-      await copyWorkdir({ from: copyFrom, to: workdir, owner: isolation.kind === 'jail' ? isolation.jail.identity(workdir) : undefined, ...(options.quota ? { quota: options.quota } : {}) });
+      await copyWorkdir({
+        from: copyFrom,
+        to: workdir,
+        owner: isolation.kind === 'jail' ? isolation.jail.identity(workdir) : undefined,
+        ...(options.quota ? { quota: options.quota } : {}),
+      });
     } catch (error) {
-      if (error instanceof WorkdirTooLargeError) throw new UnrecoverableError(`The fork cannot start: ${error.message}.`);
+      if (error instanceof WorkdirTooLargeError)
+        throw new UnrecoverableError(`The fork cannot start: ${error.message}.`);
       throw error;
     }
   }

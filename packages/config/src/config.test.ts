@@ -4,14 +4,26 @@ import { ConfigError, llmConfigured, loadConfig, redisTarget, toolProtocolFor } 
 describe('loadConfig', () => {
   it('gives every default', () => {
     const config = loadConfig({ env: {} });
-    expect(config).toMatchObject({ PORT: 8080, REDIS_URL: 'redis://127.0.0.1:6379', AGENTQ_DATA_DIR: './.agentq', AGENTQ_TOOL_PROTOCOL: 'native' });
+    expect(config).toMatchObject({
+      PORT: 8080,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      AGENTQ_DATA_DIR: './.agentq',
+      AGENTQ_TOOL_PROTOCOL: 'native',
+    });
     // Safe by default: tools jailed without network, the API on loopback without keys.
-    expect(config).toMatchObject({ AGENTQ_SANDBOX: 'auto', AGENTQ_TOOL_NETWORK: 'none', AGENTQ_HOST: '127.0.0.1', AGENTQ_ALLOW_NO_AUTH: false });
+    expect(config).toMatchObject({
+      AGENTQ_SANDBOX: 'auto',
+      AGENTQ_TOOL_NETWORK: 'none',
+      AGENTQ_HOST: '127.0.0.1',
+      AGENTQ_ALLOW_NO_AUTH: false,
+    });
     expect(llmConfigured(config)).toBe(false);
   });
 
   it('names each bad variable with its value and what it should be', () => {
-    expect(() => loadConfig({ env: { PORT: 'eighty', AGENTQ_TOOL_PROTOCOL: 'xml', AGENTQ_CONCURRENCY: '0' } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { PORT: 'eighty', AGENTQ_TOOL_PROTOCOL: 'xml', AGENTQ_CONCURRENCY: '0' } })).toThrow(
+      ConfigError,
+    );
     try {
       loadConfig({ env: { PORT: 'eighty', AGENTQ_TOOL_PROTOCOL: 'xml' } });
     } catch (error) {
@@ -21,7 +33,13 @@ describe('loadConfig', () => {
   });
 
   it('reads booleans and lists', () => {
-    const config = loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_API_KEYS: ' a, b=team-1 ,,c2Vj==,d=x=ops ', AGENTQ_ADMIN_KEYS: 'root-key' } });
+    const config = loadConfig({
+      env: {
+        AGENTQ_FETCH_PRIVATE: 'true',
+        AGENTQ_API_KEYS: ' a, b=team-1 ,,c2Vj==,d=x=ops ',
+        AGENTQ_ADMIN_KEYS: 'root-key',
+      },
+    });
     expect(config.AGENTQ_FETCH_PRIVATE).toBe(true);
     // key=tenant; a bare key is tenant default; base64 padding stays part of the key.
     expect(config.AGENTQ_API_KEYS).toEqual([
@@ -31,8 +49,12 @@ describe('loadConfig', () => {
       { key: 'd=x', tenant: 'ops' },
     ]);
     expect(config.AGENTQ_ADMIN_KEYS).toEqual([{ key: 'root-key', tenant: 'default' }]);
-    expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'has space' } })).toThrow(/AGENTQ_API_KEYS=.*a key may not contain spaces/);
-    expect(() => loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'yes' } })).toThrow(/AGENTQ_FETCH_PRIVATE="yes": true or false/);
+    expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'has space' } })).toThrow(
+      /AGENTQ_API_KEYS=.*a key may not contain spaces/,
+    );
+    expect(() => loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'yes' } })).toThrow(
+      /AGENTQ_FETCH_PRIVATE="yes": true or false/,
+    );
   });
 
   it('treats an empty variable as unset', () => {
@@ -41,7 +63,7 @@ describe('loadConfig', () => {
 });
 
 describe('toolProtocolFor', () => {
-  it('takes the pool\'s own setting over the global one', () => {
+  it("takes the pool's own setting over the global one", () => {
     const config = loadConfig({ env: { AGENTQ_TOOL_PROTOCOL: 'fences', AGENTQ_TOOL_PROTOCOL_CASUAL: 'native' } });
     expect(toolProtocolFor(config, 'coder')).toBe('fences');
     expect(toolProtocolFor(config, 'casual')).toBe('native');
@@ -50,8 +72,14 @@ describe('toolProtocolFor', () => {
 
 describe('redisTarget', () => {
   it('is REDIS_URL, or the Sentinels and the primary they watch, and says which sentinel entry is wrong', () => {
-    expect(redisTarget(loadConfig({ env: { REDIS_URL: 'redis://:pw@10.0.0.5:6380/2' } }))).toEqual({ url: 'redis://:pw@10.0.0.5:6380/2' });
-    expect(redisTarget(loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1:26379, sentinel-2:26379', REDIS_MASTER_NAME: 'agentq' } }))).toEqual({
+    expect(redisTarget(loadConfig({ env: { REDIS_URL: 'redis://:pw@10.0.0.5:6380/2' } }))).toEqual({
+      url: 'redis://:pw@10.0.0.5:6380/2',
+    });
+    expect(
+      redisTarget(
+        loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1:26379, sentinel-2:26379', REDIS_MASTER_NAME: 'agentq' } }),
+      ),
+    ).toEqual({
       url: 'redis://127.0.0.1:6379',
       sentinels: [
         { host: '10.0.0.1', port: 26379 },
@@ -59,7 +87,9 @@ describe('redisTarget', () => {
       ],
       masterName: 'agentq',
     });
-    expect(() => loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1' } })).toThrow(/REDIS_SENTINELS=.*"10\.0\.0\.1" is not host:port/);
+    expect(() => loadConfig({ env: { REDIS_SENTINELS: '10.0.0.1' } })).toThrow(
+      /REDIS_SENTINELS=.*"10\.0\.0\.1" is not host:port/,
+    );
     expect(() => loadConfig({ env: { REDIS_SENTINELS: ',' } })).toThrow(/names no sentinel/);
   });
 });

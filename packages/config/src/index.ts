@@ -15,8 +15,14 @@ const flag = (fallback: boolean) =>
     .default(fallback);
 
 /** `NAME_<POOL>` variables for every pool, each optional. */
-function perPool<Schema extends z.ZodType>(name: string, schema: Schema): Record<`${string}_${Uppercase<PoolName>}`, Schema> {
-  return Object.fromEntries(POOLS.map((pool) => [`${name}_${pool.toUpperCase()}`, schema])) as Record<`${string}_${Uppercase<PoolName>}`, Schema>;
+function perPool<Schema extends z.ZodType>(
+  name: string,
+  schema: Schema,
+): Record<`${string}_${Uppercase<PoolName>}`, Schema> {
+  return Object.fromEntries(POOLS.map((pool) => [`${name}_${pool.toUpperCase()}`, schema])) as Record<
+    `${string}_${Uppercase<PoolName>}`,
+    Schema
+  >;
 }
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -31,7 +37,10 @@ export interface ApiKey {
 /** `key=tenant,key2,...`: a key without a tenant belongs to tenant `default`. */
 const apiKeyList = z.string().transform((value, context): ApiKey[] => {
   const keys: ApiKey[] = [];
-  for (const entry of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     // Split on the last "=", so keys may contain "=" (base64 padding) when a tenant is named.
     const at = entry.lastIndexOf('=');
     const tenant = at > 0 ? entry.slice(at + 1) : '';
@@ -74,9 +83,14 @@ function jsonSetting<Schema extends z.ZodType>(schema: Schema, shape: string) {
 }
 
 /** A model's price, USD per million tokens. */
-const modelPrice = z.object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) }).strict();
+const modelPrice = z
+  .object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) })
+  .strict();
 /** `AGENTQ_PRICES`: by model name. Its entries add to the defaults or replace them. */
-const priceTable = jsonSetting(z.record(z.string().min(1), modelPrice), '{"<model>": {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}}');
+const priceTable = jsonSetting(
+  z.record(z.string().min(1), modelPrice),
+  '{"<model>": {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}}',
+);
 
 /** `AGENTQ_TENANT_LIMITS`: what a tenant (or `*`, any other) may spend per UTC day. */
 const tenantLimits = jsonSetting(
@@ -84,12 +98,17 @@ const tenantLimits = jsonSetting(
     .record(
       z.string(),
       z
-      .object({ usdPerDay: z.number().positive().optional(), tokensPerDay: z.number().int().positive().optional() })
-      .strict()
-        .refine((limit) => limit.usdPerDay !== undefined || limit.tokensPerDay !== undefined, 'needs "usdPerDay", "tokensPerDay" or both'),
+        .object({ usdPerDay: z.number().positive().optional(), tokensPerDay: z.number().int().positive().optional() })
+        .strict()
+        .refine(
+          (limit) => limit.usdPerDay !== undefined || limit.tokensPerDay !== undefined,
+          'needs "usdPerDay", "tokensPerDay" or both',
+        ),
     )
     .superRefine((limits, context) => {
-      for (const tenant of Object.keys(limits)) if (tenant !== '*' && !TENANT_NAME.test(tenant)) context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
+      for (const tenant of Object.keys(limits))
+        if (tenant !== '*' && !TENANT_NAME.test(tenant))
+          context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
     }),
   '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
 );
@@ -110,12 +129,28 @@ const modelLimits = jsonSetting(
         perSeconds: z.number().positive().max(86_400).optional(),
       })
       .strict()
-      .refine((limit) => [limit.rpm, limit.tpm, limit.requests, limit.tokens].some((value) => value !== undefined), 'needs "rpm", "tpm", or "requests"/"tokens" with "perSeconds"')
-      .refine((limit) => (limit.rpm === undefined && limit.tpm === undefined) || (limit.requests === undefined && limit.tokens === undefined && limit.perSeconds === undefined), 'give "rpm"/"tpm" (per minute) or "requests"/"tokens" per "perSeconds", not both')
+      .refine(
+        (limit) => [limit.rpm, limit.tpm, limit.requests, limit.tokens].some((value) => value !== undefined),
+        'needs "rpm", "tpm", or "requests"/"tokens" with "perSeconds"',
+      )
+      .refine(
+        (limit) =>
+          (limit.rpm === undefined && limit.tpm === undefined) ||
+          (limit.requests === undefined && limit.tokens === undefined && limit.perSeconds === undefined),
+        'give "rpm"/"tpm" (per minute) or "requests"/"tokens" per "perSeconds", not both',
+      )
       .transform((limit) =>
         limit.rpm !== undefined || limit.tpm !== undefined
-          ? { ...(limit.rpm !== undefined ? { requests: limit.rpm } : {}), ...(limit.tpm !== undefined ? { tokens: limit.tpm } : {}), windowMs: 60_000 }
-          : { ...(limit.requests !== undefined ? { requests: limit.requests } : {}), ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}), windowMs: Math.round((limit.perSeconds ?? 60) * 1000) },
+          ? {
+              ...(limit.rpm !== undefined ? { requests: limit.rpm } : {}),
+              ...(limit.tpm !== undefined ? { tokens: limit.tpm } : {}),
+              windowMs: 60_000,
+            }
+          : {
+              ...(limit.requests !== undefined ? { requests: limit.requests } : {}),
+              ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}),
+              windowMs: Math.round((limit.perSeconds ?? 60) * 1000),
+            },
       ),
   ),
   '{"<model>": {"rpm"?: requests per minute, "tpm"?: tokens per minute}}',
@@ -133,12 +168,17 @@ const configSchema = z.object({
   REDIS_SENTINELS: z
     .string()
     .transform((value, context) => {
-      const sentinels = value.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-        const at = entry.lastIndexOf(':');
-        const port = Number(entry.slice(at + 1));
-        if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535) context.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-        return { host: entry.slice(0, at), port };
-      });
+      const sentinels = value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)
+        .map((entry) => {
+          const at = entry.lastIndexOf(':');
+          const port = Number(entry.slice(at + 1));
+          if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535)
+            context.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+          return { host: entry.slice(0, at), port };
+        });
       if (!sentinels.length) context.addIssue({ code: 'custom', message: 'names no sentinel: host:port,host:port' });
       return sentinels;
     })
@@ -153,7 +193,10 @@ const configSchema = z.object({
   /** How long a commit waits for those replicas before its run is tried again. */
   AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: positiveInt(1_000),
   /** Prefix of every Redis key agentq writes, so several installs (or tests) can share one Redis. */
-  AGENTQ_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/, 'letters, digits, "_", "." or "-" only').default('agentq'),
+  AGENTQ_REDIS_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/, 'letters, digits, "_", "." or "-" only')
+    .default('agentq'),
   /** Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, OpenAI, DeepSeek ...). */
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -170,7 +213,12 @@ const configSchema = z.object({
    */
   AGENTQ_MODELS: z
     .string()
-    .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
     .optional(),
   /** Per pool (`AGENTQ_MODEL_PLANNER` ...), overriding AGENTQ_MODEL. */
   ...perPool('AGENTQ_MODEL', z.string().min(1).optional()),
@@ -286,7 +334,10 @@ const configSchema = z.object({
    * Tenants' shares of every pool (default 1 each; `*` for the tenants not named), as JSON or a file:
    * `{"acme": 3}` gives acme three admissions for every one of another tenant while both wait.
    */
-  AGENTQ_TENANT_WEIGHTS: jsonSetting(z.record(z.string().min(1), z.number().positive().max(1_000)), '{"<tenant or *>": weight}').optional(),
+  AGENTQ_TENANT_WEIGHTS: jsonSetting(
+    z.record(z.string().min(1), z.number().positive().max(1_000)),
+    '{"<tenant or *>": weight}',
+  ).optional(),
   /**
    * How many jobs a pool's queue holds waiting; the rest wait in their tenants' lists and are admitted
    * fairly. About the pool's total concurrency: less leaves workers idle, more makes a newcomer wait longer.
@@ -322,7 +373,10 @@ const configSchema = z.object({
    */
   AGENTQ_REDIS_FULL_PERCENT: z.coerce.number().int().min(1).max(100).default(90),
   /** Largest JSON body the API accepts, e.g. `10mb`. */
-  AGENTQ_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb').default('10mb'),
+  AGENTQ_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 10mb')
+    .default('10mb'),
   /**
    * Connections one client address may hold open to the API at once; past it a new one is closed at
    * once. 0: no cap (behind a proxy that connects from one address, set it to what the proxy holds).
@@ -413,13 +467,18 @@ export function concurrencyFor(config: Config, pool: string): number {
 }
 
 /** AGENTQ_TENANT_LIMITS as the commit script counts: tokens and micro-USD per UTC day, by tenant or `*`. */
-export function tenantSpendingLimits(config: Config): Record<string, { tokens?: number; microUsd?: number }> | undefined {
+export function tenantSpendingLimits(
+  config: Config,
+): Record<string, { tokens?: number; microUsd?: number }> | undefined {
   const limits = config.AGENTQ_TENANT_LIMITS;
   if (!limits) return undefined;
   return Object.fromEntries(
     Object.entries(limits).map(([tenant, limit]) => [
       tenant,
-      { ...(limit.tokensPerDay !== undefined ? { tokens: limit.tokensPerDay } : {}), ...(limit.usdPerDay !== undefined ? { microUsd: Math.round(limit.usdPerDay * 1_000_000) } : {}) },
+      {
+        ...(limit.tokensPerDay !== undefined ? { tokens: limit.tokensPerDay } : {}),
+        ...(limit.usdPerDay !== undefined ? { microUsd: Math.round(limit.usdPerDay * 1_000_000) } : {}),
+      },
     ]),
   );
 }
@@ -432,12 +491,22 @@ export function allowedModels(config: Config): Set<string> {
 
 /** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, AGENTQ_TENANT_WEIGHTS). */
 export function fairOptions(config: Config): { backlog: number; weights?: Record<string, number> } {
-  return { backlog: config.AGENTQ_FAIR_BACKLOG, ...(config.AGENTQ_TENANT_WEIGHTS ? { weights: config.AGENTQ_TENANT_WEIGHTS } : {}) };
+  return {
+    backlog: config.AGENTQ_FAIR_BACKLOG,
+    ...(config.AGENTQ_TENANT_WEIGHTS ? { weights: config.AGENTQ_TENANT_WEIGHTS } : {}),
+  };
 }
 
 /** Where Redis is: REDIS_URL, or the primary the Sentinels name (REDIS_URL's credentials and database). */
-export function redisTarget(config: Config): { url: string; sentinels?: Array<{ host: string; port: number }>; masterName?: string } {
-  return { url: config.REDIS_URL, ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}) };
+export function redisTarget(config: Config): {
+  url: string;
+  sentinels?: Array<{ host: string; port: number }>;
+  masterName?: string;
+} {
+  return {
+    url: config.REDIS_URL,
+    ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}),
+  };
 }
 
 /** AGENTQ_TENANT_MAX_MB in bytes, if set. */
@@ -447,5 +516,7 @@ export function tenantMaxBytes(config: Config): number | undefined {
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */
 export function commitDurability(config: Config): { replicas: number; timeoutMs: number } | undefined {
-  return config.AGENTQ_COMMIT_REPLICAS > 0 ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS } : undefined;
+  return config.AGENTQ_COMMIT_REPLICAS > 0
+    ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS }
+    : undefined;
 }

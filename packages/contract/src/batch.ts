@@ -15,13 +15,22 @@ export class BatchLineError extends Error {
   }
 }
 
-export function parseBatch(text: string, defaults: { agent?: string; priority?: number } = {}): Array<Record<string, unknown>> {
+export function parseBatch(
+  text: string,
+  defaults: { agent?: string; priority?: number } = {},
+): Array<Record<string, unknown>> {
   return parseBatchLines(text, defaults).map((entry) => entry.task);
 }
 
 /** As `parseBatch`, with each task's line number (from 1), to say where a task the API refused was written. */
-export function parseBatchLines(text: string, defaults: { agent?: string; priority?: number } = {}): Array<{ line: number; task: Record<string, unknown> }> {
-  const filled = { ...(defaults.agent ? { agent: defaults.agent } : {}), ...(defaults.priority ? { priority: defaults.priority } : {}) };
+export function parseBatchLines(
+  text: string,
+  defaults: { agent?: string; priority?: number } = {},
+): Array<{ line: number; task: Record<string, unknown> }> {
+  const filled = {
+    ...(defaults.agent ? { agent: defaults.agent } : {}),
+    ...(defaults.priority ? { priority: defaults.priority } : {}),
+  };
   const tasks: Array<{ line: number; task: Record<string, unknown> }> = [];
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
@@ -34,9 +43,15 @@ export function parseBatchLines(text: string, defaults: { agent?: string; priori
       const task = JSON.parse(line) as Record<string, unknown>;
       // A task with a plan of its own is planned: a default agent would send it to one pool instead.
       const { agent, ...rest } = filled;
-      tasks.push({ line: index + 1, task: { ...(task['plan'] === undefined && agent ? { agent } : {}), ...rest, ...task } });
+      tasks.push({
+        line: index + 1,
+        task: { ...(task['plan'] === undefined && agent ? { agent } : {}), ...rest, ...task },
+      });
     } catch (error) {
-      throw new BatchLineError(index + 1, `Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`);
+      throw new BatchLineError(
+        index + 1,
+        `Line ${index + 1} starts with "{" but is not valid JSON (${(error as Error).message}).`,
+      );
     }
   });
   return tasks;

@@ -8,7 +8,16 @@ import type { PlannedSubtaskView, TaskError, TaskStatus, TokenUsageView } from '
 export interface EventDataMap {
   /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit or a hand-back. */
   /** `rateLimited`: waiting for the model's rate limit; `notBefore`: when its next call is expected to fit. */
-  'task.queued': { priority?: number; answer?: string; retry?: number; reason?: string; rateLimited?: boolean; notBefore?: string; forkOf?: string; fromStep?: number };
+  'task.queued': {
+    priority?: number;
+    answer?: string;
+    retry?: number;
+    reason?: string;
+    rateLimited?: boolean;
+    notBefore?: string;
+    forkOf?: string;
+    fromStep?: number;
+  };
   'task.started': { attempt: number; resumed: boolean };
   /** `given`: the plan its client gave on submit, not the planner model's. */
   'plan.created': { version: number; plan: Array<Omit<PlannedSubtaskView, 'version'>>; given?: true };
@@ -31,7 +40,15 @@ export interface EventDataMap {
   };
   reasoning: { text: string; textLength?: number };
   'tool.call': { id: string; name: string; arguments: string; argumentsLength?: number; label?: string };
-  'tool.result': { id: string; name: string; ok: boolean; skipped?: boolean; output: string; outputLength?: number; durationMs: number };
+  'tool.result': {
+    id: string;
+    name: string;
+    ok: boolean;
+    skipped?: boolean;
+    output: string;
+    outputLength?: number;
+    durationMs: number;
+  };
   /** `planErrors`: why the planner's plan of this step was not accepted. */
   'step.completed': { step: number; planErrors?: string[] };
   compaction: { tokensBefore: number; tokensAfter: number; summarised: number; summaries: number };
@@ -52,7 +69,11 @@ export interface TaskEnd {
 
 export type EventType = keyof EventDataMap;
 
-export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set(['task.completed', 'task.failed', 'task.cancelled']);
+export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set([
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+]);
 
 /** An event as written by a part that knows its task: the store adds the rest of the envelope. */
 export type EventInput = { [Type in EventType]: { type: Type; step?: number; data: EventDataMap[Type] } }[EventType];

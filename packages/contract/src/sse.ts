@@ -23,7 +23,12 @@ export function createSseReader(): { push(chunk: string): SseMessage[] } {
   const take = (line: string, complete: SseMessage[]) => {
     if (line === '') {
       // A blank line ends a message; one without data is nothing (a keep-alive comment's end).
-      if (message.data.length) complete.push({ ...(message.id !== undefined ? { id: message.id } : {}), ...(message.event !== undefined ? { event: message.event } : {}), data: message.data.join('\n') });
+      if (message.data.length)
+        complete.push({
+          ...(message.id !== undefined ? { id: message.id } : {}),
+          ...(message.event !== undefined ? { event: message.event } : {}),
+          data: message.data.join('\n'),
+        });
       message = { data: [] };
       return;
     }

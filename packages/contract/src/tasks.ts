@@ -13,7 +13,16 @@ export const TOOL_PROTOCOLS = ['native', 'fences'] as const;
 export type ToolProtocolName = (typeof TOOL_PROTOCOLS)[number];
 
 /** `pending`: a subtask waiting for the subtasks it needs; `skipped`: one whose needs failed. */
-export const TASK_STATUSES = ['pending', 'queued', 'running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled'] as const;
+export const TASK_STATUSES = [
+  'pending',
+  'queued',
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'skipped',
+  'cancelled',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 
@@ -152,7 +161,15 @@ export interface OverviewView {
   /** Figures of the newest ended tasks (`size` of them). */
   sample: {
     size: number;
-    models: Array<{ model: string; tasks: number; calls: number; promptTokens: number; completionTokens: number; costUsd: number; modelMsPerCall: number | null }>;
+    models: Array<{
+      model: string;
+      tasks: number;
+      calls: number;
+      promptTokens: number;
+      completionTokens: number;
+      costUsd: number;
+      modelMsPerCall: number | null;
+    }>;
     agents: Array<{ agent: string; tasks: number; failed: number; calls: number; modelMsPerCall: number | null }>;
     slowest: TaskBrief[];
     costliest: TaskBrief[];
@@ -173,7 +190,12 @@ export interface UsageView {
   /** What it spent this UTC day; null for a tenant without a daily limit (only a limited tenant's spending is counted). */
   today: { tokens: number; usd: number; resetsAt: string } | null;
   /** Its limits: null where it has none. */
-  limits: { unfinished: number; stored: number; writtenBytes: number | null; daily: { tokens: number | null; usd: number | null } | null };
+  limits: {
+    unfinished: number;
+    stored: number;
+    writtenBytes: number | null;
+    daily: { tokens: number | null; usd: number | null } | null;
+  };
   /** The limits it is at or past: while any is listed, a submit (retry, fork) is refused with a 429. */
   reached: UsageLimit[];
 }

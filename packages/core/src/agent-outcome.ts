@@ -15,8 +15,12 @@ export type AgentOutcome =
  * (`cancelled`), or the model refused in a way that trying again cannot fix (`failed`). A retryable
  * error (the SDK retried it already) is thrown again, for the job to be tried again later.
  */
-export function modelErrorOutcome(error: unknown, signal: AbortSignal): { status: 'cancelled' } | { status: 'failed'; reason: 'error'; message: string } {
+export function modelErrorOutcome(
+  error: unknown,
+  signal: AbortSignal,
+): { status: 'cancelled' } | { status: 'failed'; reason: 'error'; message: string } {
   if (signal.aborted || (error instanceof LlmError && error.code === 'aborted')) return { status: 'cancelled' };
-  if (error instanceof LlmError && !error.retryable) return { status: 'failed', reason: 'error', message: error.message };
+  if (error instanceof LlmError && !error.retryable)
+    return { status: 'failed', reason: 'error', message: error.message };
   throw error;
 }

@@ -5,7 +5,13 @@
  */
 import { eventText, keptArguments, keptText } from './event-text.js';
 import type { LanguageModel, ToolSpec } from '@agentq/llm';
-import { normalizeMessages, splitReasoning, type AssistantMessage, type Message, type TokenUsage } from '@agentq/protocol';
+import {
+  normalizeMessages,
+  splitReasoning,
+  type AssistantMessage,
+  type Message,
+  type TokenUsage,
+} from '@agentq/protocol';
 import type { Tool } from '@agentq/tools';
 import type { EventInput } from '@agentq/contract';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
@@ -13,7 +19,10 @@ import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
 
 /** The agent loop's turns: a reply goes back to the model, and an answer that asks for no tool ends the step. */
 function defaultCompletion(protocol: ToolProtocol): NonNullable<ModelTurnOptions['completeWith']> {
-  return (plan) => ({ messages: plan.kind === 'reply' ? [protocol.replyMessage(plan.text)] : [], completesStep: plan.kind !== 'tools' });
+  return (plan) => ({
+    messages: plan.kind === 'reply' ? [protocol.replyMessage(plan.text)] : [],
+    completesStep: plan.kind !== 'tools',
+  });
 }
 
 export interface ModelTurnOptions {
@@ -60,7 +69,13 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
   const messages = normalizeMessages(options.context);
   // For those who watch: written with the answer, or by itself if the call takes long enough to see.
   await journal.commit({
-    events: [{ type: 'llm.request', step, data: { model: model.modelId, messages: messages.length, tools: options.toolSpecs.length } }],
+    events: [
+      {
+        type: 'llm.request',
+        step,
+        data: { model: model.modelId, messages: messages.length, tools: options.toolSpecs.length },
+      },
+    ],
     lazy: true,
     writeWithinMs: ANNOUNCE_WITHIN_MS,
   });
@@ -70,7 +85,10 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
 
   // <think> never enters memory and is never run; it is kept as a reasoning event.
   const { answer, reasoning } = splitReasoning(response.message.content ?? '');
-  const message: AssistantMessage = { ...response.message, content: answer || (response.message.toolCalls?.length ? null : '') };
+  const message: AssistantMessage = {
+    ...response.message,
+    content: answer || (response.message.toolCalls?.length ? null : ''),
+  };
   const plan = options.protocol.plan(message, { step, tools: options.tools });
   const reasoningText = [response.reasoning, reasoning].filter(Boolean).join('\n\n');
 

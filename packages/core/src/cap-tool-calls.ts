@@ -12,6 +12,9 @@ export function capToolCalls(calls: readonly PlannedCall[], limit: number): read
   return calls.map((call, index) =>
     index < limit
       ? call
-      : { ...call, notRun: `not run: one answer runs at most ${limit} tool calls, and this was call ${index + 1} of ${calls.length}. Call it again in your next answer if it is still needed.` },
+      : {
+          ...call,
+          notRun: `not run: one answer runs at most ${limit} tool calls, and this was call ${index + 1} of ${calls.length}. Call it again in your next answer if it is still needed.`,
+        },
   );
 }

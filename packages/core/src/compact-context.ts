@@ -6,7 +6,17 @@
  * is left without its call.
  */
 import type { LanguageModel } from '@agentq/llm';
-import { buildContextView, isUserSaid, splitReasoning, SUMMARY_MARKER, type CompactionEntry, type ContextItem, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
+import {
+  buildContextView,
+  isUserSaid,
+  splitReasoning,
+  SUMMARY_MARKER,
+  type CompactionEntry,
+  type ContextItem,
+  type MemoryEntry,
+  type Message,
+  type TokenUsage,
+} from '@agentq/protocol';
 import { capOutput } from '@agentq/tools';
 import type { AgentJournal } from './journal.js';
 import { countMessageTokens, tokenUpperBound } from './count-tokens.js';
@@ -38,8 +48,15 @@ export async function compactContext(options: CompactOptions): Promise<Compactio
   const messages = view.map((item) => item.message);
   const { reported } = options;
   // Under the limit by a bound that needs no tokenizer: nothing to count.
-  if (tokenUpperBound(messages) <= settings.limit && (!reported || reported.tokens + tokenUpperBound(reported.since) <= settings.limit)) return [];
-  const tokensBefore = Math.max(await countMessageTokens(messages), reported ? reported.tokens + (await countMessageTokens(reported.since)) : 0);
+  if (
+    tokenUpperBound(messages) <= settings.limit &&
+    (!reported || reported.tokens + tokenUpperBound(reported.since) <= settings.limit)
+  )
+    return [];
+  const tokensBefore = Math.max(
+    await countMessageTokens(messages),
+    reported ? reported.tokens + (await countMessageTokens(reported.since)) : 0,
+  );
   if (tokensBefore <= settings.limit) return [];
 
   const segments = segmentsToSummarise(view, settings.keepSteps ?? 2);
@@ -59,7 +76,9 @@ export async function compactContext(options: CompactOptions): Promise<Compactio
     const summary = splitReasoning(response.message.content ?? '').answer || '(the summariser returned nothing)';
     compactions.push({ role: 'compaction', summary, from: segment[0]!.from, to: segment.at(-1)!.to });
   }
-  const tokensAfter = await countMessageTokens(buildContextView([...entries, ...compactions]).map((item) => item.message));
+  const tokensAfter = await countMessageTokens(
+    buildContextView([...entries, ...compactions]).map((item) => item.message),
+  );
   await options.journal.commit({
     messages: compactions,
     usage,
@@ -67,7 +86,12 @@ export async function compactContext(options: CompactOptions): Promise<Compactio
       {
         type: 'compaction',
         step: options.step,
-        data: { tokensBefore, tokensAfter, summarised: segments.reduce((total, segment) => total + segment.length, 0), summaries: compactions.length },
+        data: {
+          tokensBefore,
+          tokensAfter,
+          summarised: segments.reduce((total, segment) => total + segment.length, 0),
+          summaries: compactions.length,
+        },
       },
     ],
   });
@@ -79,7 +103,9 @@ export async function compactContext(options: CompactOptions): Promise<Compactio
  * is only one earlier summary is left as it is.
  */
 function segmentsToSummarise(view: readonly ContextItem[], keepSteps: number): ContextItem[][] {
-  const assistantIndexes = view.flatMap((item, index) => (item.message.role === 'assistant' && !isSummary(item) ? [index] : []));
+  const assistantIndexes = view.flatMap((item, index) =>
+    item.message.role === 'assistant' && !isSummary(item) ? [index] : [],
+  );
   const tailStart = assistantIndexes.length > keepSteps ? assistantIndexes[assistantIndexes.length - keepSteps]! : -1;
   if (tailStart <= 0) return [];
   const segments: ContextItem[][] = [];
@@ -105,8 +131,12 @@ function transcript(segment: readonly ContextItem[]): string {
   const parts = segment.map(({ message }) => {
     switch (message.role) {
       case 'assistant': {
-        const calls = (message.toolCalls ?? []).map((call) => `[calls ${call.name}] ${capOutput(call.arguments, 1_000)}`);
-        return [message.content ? `[assistant] ${capOutput(message.content, 2_000)}` : '', ...calls].filter(Boolean).join('\n');
+        const calls = (message.toolCalls ?? []).map(
+          (call) => `[calls ${call.name}] ${capOutput(call.arguments, 1_000)}`,
+        );
+        return [message.content ? `[assistant] ${capOutput(message.content, 2_000)}` : '', ...calls]
+          .filter(Boolean)
+          .join('\n');
       }
       case 'tool':
         return `[${message.name} result] ${capOutput(message.content, 2_000)}`;

@@ -19,7 +19,8 @@ export function tokenUpperBound(messages: readonly Message[]): number {
   let total = 0;
   for (const message of messages) {
     total += MESSAGE_OVERHEAD + 3 * (message.content?.length ?? 0);
-    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) total += 3 * (call.name.length + call.arguments.length);
+    if (message.role === 'assistant')
+      for (const call of message.toolCalls ?? []) total += 3 * (call.name.length + call.arguments.length);
   }
   return total;
 }
@@ -56,7 +57,19 @@ const MAX_RUN = 100;
 
 /** A blank as `\s` matches it (the tokenizer splits on the same). */
 function isBlank(code: number): boolean {
-  return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    code === 32 ||
+    (code >= 9 && code <= 13) ||
+    code === 160 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /**

@@ -11,7 +11,10 @@ export function eventText(text: string): { text: string; length?: number } {
   if (text.length <= EVENT_TEXT_LIMIT) return { text };
   const head = text.slice(0, (EVENT_TEXT_LIMIT * 3) / 4);
   const tail = text.slice(text.length - EVENT_TEXT_LIMIT / 4);
-  return { text: `${head}\n…[${text.length - head.length - tail.length} characters left out of this event; ${text.length} in all]…\n${tail}`, length: text.length };
+  return {
+    text: `${head}\n…[${text.length - head.length - tail.length} characters left out of this event; ${text.length} in all]…\n${tail}`,
+    length: text.length,
+  };
 }
 
 /** Reasoning as an event keeps it. */

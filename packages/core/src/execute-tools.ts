@@ -40,14 +40,27 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   const resultEvent = (result: CallResult, durationMs: number): EventInput => ({
     type: 'tool.result',
     step,
-    data: { id: result.call.id, name: result.call.name, ok: result.status === 'ok', ...(result.status === 'not_run' ? { skipped: true } : {}), ...keptOutput(result.output), durationMs },
+    data: {
+      id: result.call.id,
+      name: result.call.name,
+      ok: result.status === 'ok',
+      ...(result.status === 'not_run' ? { skipped: true } : {}),
+      ...keptOutput(result.output),
+      durationMs,
+    },
   });
   /** Commits results; the last ones also carry the step's own messages and complete it. */
   const record = async (recorded: CallResult[], durationMs: number, isLast: boolean) => {
     results.push(...recorded);
-    const messages = recorded.map((result) => protocol.messageForResult(result)).filter((message): message is Message => message !== undefined);
+    const messages = recorded
+      .map((result) => protocol.messageForResult(result))
+      .filter((message): message is Message => message !== undefined);
     if (isLast) messages.push(...protocol.messagesForStep(results));
-    await commit(messages, recorded.map((result) => resultEvent(result, durationMs)), isLast);
+    await commit(
+      messages,
+      recorded.map((result) => resultEvent(result, durationMs)),
+      isLast,
+    );
   };
   // Calls past the cap are answered together at the end, a bounded number a commit.
   const runnable = calls.filter((call) => call.notRun === undefined);
@@ -71,7 +84,18 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     // Goes out with its result, or by itself if the call runs long enough to be seen running. The
     // run's hold on its task was checked by the write just before (the answer, or the last result).
     await journal.commit({
-      events: [{ type: 'tool.call', step, data: { id: call.id, name: call.name, ...keptArguments(call.arguments), ...(call.label ? { label: call.label } : {}) } }],
+      events: [
+        {
+          type: 'tool.call',
+          step,
+          data: {
+            id: call.id,
+            name: call.name,
+            ...keptArguments(call.arguments),
+            ...(call.label ? { label: call.label } : {}),
+          },
+        },
+      ],
       lazy: true,
       writeWithinMs: ANNOUNCE_WITHIN_MS,
     });
@@ -81,22 +105,40 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
   for (let start = 0; start < held.length; start += HELD_PER_COMMIT) {
-    const chunk = held.slice(start, start + HELD_PER_COMMIT).map((call): CallResult => ({ call, status: 'not_run', output: call.notRun! }));
+    const chunk = held
+      .slice(start, start + HELD_PER_COMMIT)
+      .map((call): CallResult => ({ call, status: 'not_run', output: call.notRun! }));
     await record(chunk, 0, start + HELD_PER_COMMIT >= held.length);
   }
   return { status: 'done', messages: committed };
 
-  async function waitForUser(waiting: { call: PlannedCall; question: string; rest: readonly PlannedCall[] }): Promise<ExecuteToolsOutcome> {
+  async function waitForUser(waiting: {
+    call: PlannedCall;
+    question: string;
+    rest: readonly PlannedCall[];
+  }): Promise<ExecuteToolsOutcome> {
     // The calls after the question wait for the answer too: they are reported as not run.
-    const skipped = waiting.rest.map((call): CallResult => ({ call, status: 'not_run', output: 'not run: the step paused to ask the user' }));
-    const asked: CallResult = { call: waiting.call, status: 'ok', output: `asked the user: ${waiting.question} (their answer follows)` };
+    const skipped = waiting.rest.map((call): CallResult => ({
+      call,
+      status: 'not_run',
+      output: 'not run: the step paused to ask the user',
+    }));
+    const asked: CallResult = {
+      call: waiting.call,
+      status: 'ok',
+      output: `asked the user: ${waiting.question} (their answer follows)`,
+    };
     const messages: Message[] = [];
     for (const result of skipped) {
       const message = protocol.messageForResult(result);
       if (message) messages.push(message);
     }
     messages.push(...protocol.messagesForStep([...results, asked, ...skipped]));
-    await commit(messages, skipped.map((result) => resultEvent(result, 0)), false);
+    await commit(
+      messages,
+      skipped.map((result) => resultEvent(result, 0)),
+      false,
+    );
     return { status: 'waiting', messages: committed, question: waiting.question, callId: waiting.call.id };
   }
 }
@@ -115,14 +157,28 @@ async function runPlannedCall(call: PlannedCall, tools: readonly Tool[], context
   try {
     await context.prepareWorkdir?.();
   } catch (error) {
-    return { call, status: 'failed', output: `The work directory could not be made (${(error as Error).message}); nothing ran.` };
+    return {
+      call,
+      status: 'failed',
+      output: `The work directory could not be made (${(error as Error).message}); nothing ran.`,
+    };
   }
   if (call.savePath !== undefined) {
     try {
       const owner = fileOwner(context);
-      await writeWorkdirFile({ workdir: context.workdir, path: call.savePath, content: call.saveContent ?? '', ...(owner ? { owner } : {}) });
+      await writeWorkdirFile({
+        workdir: context.workdir,
+        path: call.savePath,
+        content: call.saveContent ?? '',
+        ...(owner ? { owner } : {}),
+      });
     } catch (error) {
-      return { call, status: 'failed', output: error instanceof ToolError ? error.message : `Could not save ${call.savePath}: ${(error as Error).message}` };
+      return {
+        call,
+        status: 'failed',
+        output:
+          error instanceof ToolError ? error.message : `Could not save ${call.savePath}: ${(error as Error).message}`,
+      };
     }
   }
   const result = await runToolCall({ call, tools, context });

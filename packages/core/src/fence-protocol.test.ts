@@ -34,7 +34,9 @@ async function run(script: ScriptStep[], options: { toolTimeoutMs?: number; maxT
     signal: new AbortController().signal,
     ...options,
   });
-  const feedback = journal.messages.filter((entry): entry is UserMessage => entry.role === 'user' && entry._feedback === true).map((entry) => entry.content);
+  const feedback = journal.messages
+    .filter((entry): entry is UserMessage => entry.role === 'user' && entry._feedback === true)
+    .map((entry) => entry.content);
   return { outcome, journal, model, feedback };
 }
 
@@ -43,7 +45,9 @@ const fence = (tag: string, code: string) => `\`\`\`${tag}\n${code}\n\`\`\``;
 describe('the fences protocol', () => {
   it('offers no native tools and runs blocks in order, reporting every block in one user message', async () => {
     const { outcome, feedback, model, journal } = await run([
-      { content: `First:\n${fence('bash', 'echo one > order.txt')}\nThen:\n${fence('python', 'print(open("order.txt").read().strip() + " two")')}\n${fence('sh', 'echo three')}` },
+      {
+        content: `First:\n${fence('bash', 'echo one > order.txt')}\nThen:\n${fence('python', 'print(open("order.txt").read().strip() + " two")')}\n${fence('sh', 'echo three')}`,
+      },
       { content: 'All done.' },
     ]);
     expect(outcome).toMatchObject({ status: 'completed', answer: 'All done.' });
@@ -55,15 +59,23 @@ describe('the fences protocol', () => {
     // The model sees the feedback as a user message, without internal fields.
     expect(model.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: feedback[0] });
     // Both protocols share the same events.
-    expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.name)).toEqual(['bash', 'python', 'bash']);
+    expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.name)).toEqual([
+      'bash',
+      'python',
+      'bash',
+    ]);
   });
 
   it('stops the remaining blocks after the first failure', async () => {
     const { feedback } = await run([
-      { content: `${fence('bash', 'echo ran')}\n${fence('python', 'raise SystemExit(3)')}\n${fence('bash', 'echo never > never.txt')}` },
+      {
+        content: `${fence('bash', 'echo ran')}\n${fence('python', 'raise SystemExit(3)')}\n${fence('bash', 'echo never > never.txt')}`,
+      },
       { content: 'ok' },
     ]);
-    expect(feedback[0]).toMatch(/^\[success\] block 1 \(```bash\):\nran\n\n\[failure\] block 2 \(```python\):\n\(no output\)\n\[exit status 3\]\n\n\[not run\] block 3 \(```bash\): not run, an earlier block failed\.\n\nFix the failing block/);
+    expect(feedback[0]).toMatch(
+      /^\[success\] block 1 \(```bash\):\nran\n\n\[failure\] block 2 \(```python\):\n\(no output\)\n\[exit status 3\]\n\n\[not run\] block 3 \(```bash\): not run, an earlier block failed\.\n\nFix the failing block/,
+    );
     await expect(readFile(path.join(workdir, 'never.txt'))).rejects.toThrow();
   });
 
@@ -82,10 +94,17 @@ describe('the fences protocol', () => {
 
   it('judges success by exit status, never by words in the output; a timeout fails', async () => {
     const { feedback } = await run(
-      [{ content: `${fence('python', 'print("0 failed, error: file missing.csv not found")')}\n${fence('bash', 'sleep 5')}` }, { content: 'ok' }],
+      [
+        {
+          content: `${fence('python', 'print("0 failed, error: file missing.csv not found")')}\n${fence('bash', 'sleep 5')}`,
+        },
+        { content: 'ok' },
+      ],
       { toolTimeoutMs: 300 },
     );
-    expect(feedback[0]).toMatch(/^\[success\] block 1 \(```python\):\n0 failed, error: file missing\.csv not found\n\n\[failure\] block 2 \(```bash\):\n\(no output\)\n\[timed out after 300 ms/);
+    expect(feedback[0]).toMatch(
+      /^\[success\] block 1 \(```python\):\n0 failed, error: file missing\.csv not found\n\n\[failure\] block 2 \(```bash\):\n\(no output\)\n\[timed out after 300 ms/,
+    );
   });
 
   it('never runs fences with other tags: they are prose, and the message is the final answer', async () => {
@@ -97,25 +116,34 @@ describe('the fences protocol', () => {
 
   it('runs javascript blocks with node, matching the tag exactly (javascript is a node alias, not java)', async () => {
     const tools = toolsFor('coder');
-    const { feedback } = await run([{ content: fence('javascript', 'console.log([1, 2].map((n) => n * 2).join(","))') }, { content: 'ok' }]);
+    const { feedback } = await run([
+      { content: fence('javascript', 'console.log([1, 2].map((n) => n * 2).join(","))') },
+      { content: 'ok' },
+    ]);
     expect(tools.some((tool) => tool.fence?.tags.includes('java'))).toBe(false);
     expect(feedback[0]).toMatch(/^\[success\] block 1 \(```javascript\):\n2,4/);
   });
 
   it('saves a block under the path of its own fence line, and runs it', async () => {
     const { feedback } = await run([
-      { content: `${fence('python:hello.py', 'print("hello from", __name__)')}\n${fence('python:lib/other.py', 'x = {"a": 1}\nprint(x["a"])')}\n${fence('file:notes/todo.md', 'remember: colons in code are not paths')}` },
+      {
+        content: `${fence('python:hello.py', 'print("hello from", __name__)')}\n${fence('python:lib/other.py', 'x = {"a": 1}\nprint(x["a"])')}\n${fence('file:notes/todo.md', 'remember: colons in code are not paths')}`,
+      },
       { content: 'ok' },
     ]);
     expect(await readFile(path.join(workdir, 'hello.py'), 'utf8')).toBe('print("hello from", __name__)');
     expect(await readFile(path.join(workdir, 'lib/other.py'), 'utf8')).toBe('x = {"a": 1}\nprint(x["a"])');
-    expect(await readFile(path.join(workdir, 'notes/todo.md'), 'utf8')).toBe('remember: colons in code are not paths\n');
+    expect(await readFile(path.join(workdir, 'notes/todo.md'), 'utf8')).toBe(
+      'remember: colons in code are not paths\n',
+    );
     expect(feedback[0]).toMatch(/block 1 \(```python:hello\.py\):\n\(saved as hello\.py\)\nhello from __main__/);
   });
 
   it('refuses a save path outside the work directory, with where files may go', async () => {
     const { feedback } = await run([{ content: fence('python:../escape.py', 'print(1)') }, { content: 'ok' }]);
-    expect(feedback[0]).toMatch(/\[failure\] block 1 .*:\nRefused: "\.\.\/escape\.py" is outside the task's work directory/);
+    expect(feedback[0]).toMatch(
+      /\[failure\] block 1 .*:\nRefused: "\.\.\/escape\.py" is outside the task's work directory/,
+    );
   });
 
   it('runs blocks nested in a list, de-indented by their fence', async () => {
@@ -125,8 +153,13 @@ describe('the fences protocol', () => {
   });
 
   it('never runs an unclosed fence and tells the model which block was not closed', async () => {
-    const { feedback, journal } = await run([{ content: `${fence('bash', 'echo closed')}\n\`\`\`python\nprint("cut off")` }, { content: 'ok' }]);
-    expect(feedback[0]).toBe('Nothing was run: the ```python block at line 4 was never closed. Close every code block with a line of three backticks (```) and send the blocks again.');
+    const { feedback, journal } = await run([
+      { content: `${fence('bash', 'echo closed')}\n\`\`\`python\nprint("cut off")` },
+      { content: 'ok' },
+    ]);
+    expect(feedback[0]).toBe(
+      'Nothing was run: the ```python block at line 4 was never closed. Close every code block with a line of three backticks (```) and send the blocks again.',
+    );
     expect(journal.events.some((event) => event.type === 'tool.call')).toBe(false);
   });
 
@@ -149,20 +182,32 @@ describe('the fences protocol', () => {
   });
 
   it('runs a bash block that runs other code, never skipping it', async () => {
-    const { feedback } = await run([{ content: `${fence('python:calc.py', 'print(6 * 7)')}\n${fence('bash', 'python3 calc.py')}` }, { content: 'ok' }]);
+    const { feedback } = await run([
+      { content: `${fence('python:calc.py', 'print(6 * 7)')}\n${fence('bash', 'python3 calc.py')}` },
+      { content: 'ok' },
+    ]);
     expect(feedback[0]).toMatch(/\[success\] block 2 \(```bash\):\n42/);
   });
 
   it('refuses code that waits on a terminal before it runs, with what to do instead', async () => {
-    const { feedback } = await run([{ content: fence('python', 'name = input("name? ")\nprint(name)') }, { content: 'ok' }]);
-    expect(feedback[0]).toMatch(/\[failure\] block 1 \(```python\):\nRefused before running: the code uses input\(\), which waits for a terminal.*put the values in variables in the code, and print results to stdout/);
+    const { feedback } = await run([
+      { content: fence('python', 'name = input("name? ")\nprint(name)') },
+      { content: 'ok' },
+    ]);
+    expect(feedback[0]).toMatch(
+      /\[failure\] block 1 \(```python\):\nRefused before running: the code uses input\(\), which waits for a terminal.*put the values in variables in the code, and print results to stdout/,
+    );
   });
 
   it('asks the user with an ask_user block and waits', async () => {
-    const { outcome, journal } = await run([{ content: `${fence('bash', 'echo checked')}\n${fence('ask_user', 'Which year?')}` }]);
+    const { outcome, journal } = await run([
+      { content: `${fence('bash', 'echo checked')}\n${fence('ask_user', 'Which year?')}` },
+    ]);
     expect(outcome).toMatchObject({ status: 'waiting', question: 'Which year?', callId: 'fence-1-2' });
     const last = journal.messages.at(-1) as MemoryEntry;
     expect(last).toMatchObject({ role: 'user', _feedback: true });
-    expect((last as UserMessage).content).toMatch(/\[success\] block 1 \(```bash\):\nchecked\n\n\[success\] block 2 \(```ask_user\):\nasked the user: Which year\?/);
+    expect((last as UserMessage).content).toMatch(
+      /\[success\] block 1 \(```bash\):\nchecked\n\n\[success\] block 2 \(```ask_user\):\nasked the user: Which year\?/,
+    );
   });
 });

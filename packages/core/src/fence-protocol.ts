@@ -25,9 +25,19 @@ export const fenceProtocol: ToolProtocol = {
     const calls = blocks.map((block, index): PlannedCall => {
       const tool = tools.find((candidate) => candidate.name === block.toolName)!;
       const label = `block ${index + 1} (\`\`\`${block.tag}${block.savePath ? `:${block.savePath}` : ''})`;
-      const args = tool.fence!.toArguments({ code: block.code, ...(block.savePath ? { savePath: block.savePath } : {}) });
-      const base = { id: `fence-${step}-${index + 1}`, name: tool.name, label, ...(block.savePath && tool.name !== 'write_file' ? { savePath: block.savePath, saveContent: block.code } : {}) };
-      return typeof args === 'string' ? { ...base, arguments: '{}', error: args } : { ...base, arguments: JSON.stringify(args) };
+      const args = tool.fence!.toArguments({
+        code: block.code,
+        ...(block.savePath ? { savePath: block.savePath } : {}),
+      });
+      const base = {
+        id: `fence-${step}-${index + 1}`,
+        name: tool.name,
+        label,
+        ...(block.savePath && tool.name !== 'write_file' ? { savePath: block.savePath, saveContent: block.code } : {}),
+      };
+      return typeof args === 'string'
+        ? { ...base, arguments: '{}', error: args }
+        : { ...base, arguments: JSON.stringify(args) };
     });
     return { kind: 'tools', calls };
   },
@@ -48,7 +58,10 @@ function feedbackText(results: readonly CallResult[]): string {
   });
   const failed = results.some((result) => result.status === 'failed');
   const skipped = results.some((result) => result.status === 'not_run');
-  const ending = failed ? 'Fix the failing block and send the blocks that still need to run.' : skipped ? 'Send the blocks that did not run again if they are still needed.' : 'All blocks ran.';
+  const ending = failed
+    ? 'Fix the failing block and send the blocks that still need to run.'
+    : skipped
+      ? 'Send the blocks that did not run again if they are still needed.'
+      : 'All blocks ran.';
   return `${parts.join('\n\n')}\n\n${ending}`;
 }
-

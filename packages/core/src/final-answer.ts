@@ -9,7 +9,10 @@ import { takeModelTurn } from './call-model.js';
 import type { AgentJournal } from './journal.js';
 import { nativeProtocol } from './native-protocol.js';
 
-export type FinalAnswerOutcome = { status: 'completed'; answer: string } | { status: 'cancelled' } | { status: 'failed'; reason: 'error'; message: string };
+export type FinalAnswerOutcome =
+  | { status: 'completed'; answer: string }
+  | { status: 'cancelled' }
+  | { status: 'failed'; reason: 'error'; message: string };
 
 export async function writeFinalAnswer(options: {
   model: LanguageModel;
@@ -34,7 +37,10 @@ export async function writeFinalAnswer(options: {
       step: entries.filter((entry) => entry.role === 'assistant').length + 1,
       signal,
     });
-    return { status: 'completed', answer: turn.plan.kind === 'final' ? turn.plan.answer : (turn.committed[0]?.content ?? '') };
+    return {
+      status: 'completed',
+      answer: turn.plan.kind === 'final' ? turn.plan.answer : (turn.committed[0]?.content ?? ''),
+    };
   } catch (error) {
     return modelErrorOutcome(error, signal);
   }

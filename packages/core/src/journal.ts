@@ -35,7 +35,9 @@ export interface AgentJournal {
 }
 
 /** A journal in memory, for tests and one-off runs. */
-export function createMemoryJournal(initial: MemoryEntry[] = []): AgentJournal & { messages: MemoryEntry[]; events: EventInput[]; steps: number } {
+export function createMemoryJournal(
+  initial: MemoryEntry[] = [],
+): AgentJournal & { messages: MemoryEntry[]; events: EventInput[]; steps: number } {
   const journal = {
     messages: [...initial],
     events: [] as EventInput[],

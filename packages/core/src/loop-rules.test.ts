@@ -30,26 +30,48 @@ const base = (overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'model
   ...overrides,
 });
 
-const bash = (command: string, id?: string) => ({ toolCalls: [{ name: 'bash', arguments: { command }, ...(id ? { id } : {}) }] });
+const bash = (command: string, id?: string) => ({
+  toolCalls: [{ name: 'bash', arguments: { command }, ...(id ? { id } : {}) }],
+});
 
 describe('stop conditions', () => {
   it('fails with reason budget when the token budget is used up', async () => {
-    const model = createScriptedModel({ script: [{ ...bash('true'), usage: { promptTokens: 1_600, completionTokens: 50 } }, { ...bash('true'), usage: { promptTokens: 1_700, completionTokens: 50 } }, { content: 'never' }] });
+    const model = createScriptedModel({
+      script: [
+        { ...bash('true'), usage: { promptTokens: 1_600, completionTokens: 50 } },
+        { ...bash('true'), usage: { promptTokens: 1_700, completionTokens: 50 } },
+        { content: 'never' },
+      ],
+    });
     const outcome = await runAgent(base({ model, stopWhen: [tokenBudgetIs(3_000)] }));
-    expect(outcome).toEqual({ status: 'failed', reason: 'budget', message: 'Stopped: the task used 3400 tokens of its budget of 3000.', steps: 2 });
+    expect(outcome).toEqual({
+      status: 'failed',
+      reason: 'budget',
+      message: 'Stopped: the task used 3400 tokens of its budget of 3000.',
+      steps: 2,
+    });
   });
 
   it('fails with reason budget before a call whose prompt alone would pass the token budget', async () => {
     const model = createScriptedModel({ script: [{ content: 'never' }] });
     // The system prompt, the tools' schemas and the prompt hold more than 500 tokens.
     const outcome = await runAgent(base({ model, prompt: 'word '.repeat(600), stopWhen: [tokenBudgetIs(500)] }));
-    expect(outcome).toMatchObject({ status: 'failed', reason: 'budget', message: expect.stringMatching(/^Stopped: the task used 0 tokens of its budget of 500, and its next call's prompt alone holds \d+ more\.$/), steps: 0 });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      reason: 'budget',
+      message: expect.stringMatching(
+        /^Stopped: the task used 0 tokens of its budget of 500, and its next call's prompt alone holds \d+ more\.$/,
+      ),
+      steps: 0,
+    });
     expect(model.requests).toHaveLength(0);
   });
 
   it('counts the tokens of earlier attempts against the budget', async () => {
     const model = createScriptedModel({ script: [{ content: 'never' }] });
-    const outcome = await runAgent(base({ model, stopWhen: [tokenBudgetIs(1_000)], usage: { promptTokens: 900, completionTokens: 200 } }));
+    const outcome = await runAgent(
+      base({ model, stopWhen: [tokenBudgetIs(1_000)], usage: { promptTokens: 900, completionTokens: 200 } }),
+    );
     expect(outcome).toMatchObject({ status: 'failed', reason: 'budget' });
     expect(model.requests).toHaveLength(0);
   });
@@ -57,7 +79,11 @@ describe('stop conditions', () => {
   it('fails with reason budget past the wall-clock budget, counted from the first start', async () => {
     const model = createScriptedModel({ script: [{ content: 'never' }] });
     const outcome = await runAgent(base({ model, stopWhen: [timeBudgetIs(60_000)], startedAt: Date.now() - 61_000 }));
-    expect(outcome).toMatchObject({ status: 'failed', reason: 'budget', message: expect.stringMatching(/past its time budget of 60 s/) });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      reason: 'budget',
+      message: expect.stringMatching(/past its time budget of 60 s/),
+    });
   });
 });
 
@@ -66,13 +92,20 @@ describe('cancellation', () => {
     const controller = new AbortController();
     const model = createScriptedModel({
       script: [
-        { toolCalls: [{ id: 'a', name: 'bash', arguments: { command: 'echo first' } }, { id: 'b', name: 'bash', arguments: { command: 'sleep 20' } }, { id: 'c', name: 'bash', arguments: { command: 'touch after.txt' } }] },
+        {
+          toolCalls: [
+            { id: 'a', name: 'bash', arguments: { command: 'echo first' } },
+            { id: 'b', name: 'bash', arguments: { command: 'sleep 20' } },
+            { id: 'c', name: 'bash', arguments: { command: 'touch after.txt' } },
+          ],
+        },
       ],
     });
     const journal = createMemoryJournal();
     const running = runAgent(base({ model, journal, signal: controller.signal }));
     // Cancel once the slow tool has started.
-    while (!journal.events.some((event) => event.type === 'tool.call' && event.data.id === 'b')) await new Promise((resolve) => setImmediate(resolve));
+    while (!journal.events.some((event) => event.type === 'tool.call' && event.data.id === 'b'))
+      await new Promise((resolve) => setImmediate(resolve));
     const cancelledAt = Date.now();
     controller.abort();
     expect(await running).toEqual({ status: 'cancelled', steps: 1 });
@@ -82,7 +115,10 @@ describe('cancellation', () => {
       ['a', 'first'],
       ['b', '(no output)\n[cancelled: the task was cancelled while this ran]'],
     ]);
-    expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.id)).toEqual(['a', 'b']);
+    expect(journal.events.filter((event) => event.type === 'tool.call').map((event) => event.data.id)).toEqual([
+      'a',
+      'b',
+    ]);
     expect(journal.events.some((event) => event.type === 'step.completed')).toBe(false);
   });
 });
@@ -95,13 +131,25 @@ describe('normalisation before every model call', () => {
       { role: 'assistant', content: null, toolCalls: [{ id: 'lost', name: 'bash', arguments: '{"command":"true"}' }] },
       { role: 'user', content: 'feedback', _feedback: true },
       { role: 'user', content: 'and an answer' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'kept', name: 'bash', arguments: '{"command":"exit 1"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'kept', name: 'bash', arguments: '{"command":"exit 1"}' }],
+      },
       { role: 'tool', toolCallId: 'kept', name: 'bash', content: 'failed', _isError: true },
     ]);
     const model = createScriptedModel({ script: [{ content: 'done' }] });
     await runAgent(base({ model, journal }));
     const sent = model.requests[0]!.messages as Message[];
-    expect(sent.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user', 'assistant', 'tool']);
+    expect(sent.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'user',
+      'assistant',
+      'tool',
+    ]);
     expect(sent[3]).toEqual({ role: 'tool', toolCallId: 'lost', name: 'bash', content: '(cancelled)' });
     expect(sent[4]).toEqual({ role: 'user', content: 'feedback\n\nand an answer' });
     expect(sent[6]).toEqual({ role: 'tool', toolCallId: 'kept', name: 'bash', content: 'failed' });
@@ -112,8 +160,13 @@ describe('context compaction', () => {
   const bigOutput = (n: number) => `python3 -c "print('line ${n} ' * 400)"`;
 
   function checkPairs(request: ModelRequest) {
-    const calls = new Set(request.messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []).map((call) => call.id) : [])));
-    for (const message of request.messages) if (message.role === 'tool') expect(calls.has(message.toolCallId)).toBe(true);
+    const calls = new Set(
+      request.messages.flatMap((message) =>
+        message.role === 'assistant' ? (message.toolCalls ?? []).map((call) => call.id) : [],
+      ),
+    );
+    for (const message of request.messages)
+      if (message.role === 'tool') expect(calls.has(message.toolCallId)).toBe(true);
   }
 
   /** An agent that runs `steps` in turn, and a summariser told apart by its system prompt. */
@@ -124,18 +177,32 @@ describe('context compaction', () => {
       script: Array.from({ length: 40 }, () => (request: ModelRequest) => {
         if (request.messages[0]?.content === 'You summarise.') {
           summariserRequests.push(request);
-          return { content: `<think>hmm</think>S${summariserRequests.length}`, usage: { promptTokens: 50, completionTokens: 10 } };
+          return {
+            content: `<think>hmm</think>S${summariserRequests.length}`,
+            usage: { promptTokens: 50, completionTokens: 10 },
+          };
         }
         return steps[next++] ?? { content: 'final' };
       }),
     });
-    return { model, summariserRequests, agentRequests: () => model.requests.filter((request) => request.messages[0]?.content !== 'You summarise.') };
+    return {
+      model,
+      summariserRequests,
+      agentRequests: () => model.requests.filter((request) => request.messages[0]?.content !== 'You summarise.'),
+    };
   }
 
   it('summarises older steps past the limit, keeping the goal and the latest steps verbatim', async () => {
-    const { model, summariserRequests, agentRequests } = agentAndSummariser([bash(bigOutput(1), 's1'), bash(bigOutput(2), 's2'), bash(bigOutput(3), 's3'), bash(bigOutput(4), 's4')]);
+    const { model, summariserRequests, agentRequests } = agentAndSummariser([
+      bash(bigOutput(1), 's1'),
+      bash(bigOutput(2), 's2'),
+      bash(bigOutput(3), 's3'),
+      bash(bigOutput(4), 's4'),
+    ]);
     const journal = createMemoryJournal();
-    const outcome = await runAgent(base({ model, journal, compaction: { limit: 3_000, keepSteps: 2, prompt: 'You summarise.' } }));
+    const outcome = await runAgent(
+      base({ model, journal, compaction: { limit: 3_000, keepSteps: 2, prompt: 'You summarise.' } }),
+    );
     expect(outcome).toMatchObject({ status: 'completed', answer: 'final' });
 
     const compactions = journal.events.filter((event) => event.type === 'compaction');
@@ -153,7 +220,9 @@ describe('context compaction', () => {
     // The reasoning of the summariser is cut; the summary is the assistant's, marked, not the user's.
     expect(summary).toEqual({ role: 'assistant', content: `${SUMMARY_MARKER}\nS${summariserRequests.length}` });
     // The latest two steps stay verbatim, each call with its result.
-    expect(rest.flatMap((message) => (message.role === 'assistant' ? message.toolCalls!.map((call) => call.id) : []))).toEqual(['s3', 's4']);
+    expect(
+      rest.flatMap((message) => (message.role === 'assistant' ? message.toolCalls!.map((call) => call.id) : [])),
+    ).toEqual(['s3', 's4']);
     expect(rest.filter((message) => message.role === 'tool')).toHaveLength(2);
     checkPairs(last);
     // Memory stays append-only: the summarised steps are still stored.
@@ -182,7 +251,11 @@ describe('context compaction', () => {
     const journal = createMemoryJournal([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'goal' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'q', name: 'ask_user', arguments: '{"question":"which?"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'q', name: 'ask_user', arguments: '{"question":"which?"}' }],
+      },
       { role: 'tool', toolCallId: 'q', name: 'ask_user', content: 'lorem ipsum '.repeat(600) },
       { role: 'user', content: 'the second message' },
       { role: 'assistant', content: 'dolor sit '.repeat(900) },
@@ -196,10 +269,14 @@ describe('context compaction', () => {
     const text = JSON.stringify(last.messages);
     expect(text).not.toContain('lorem ipsum');
     expect(text).not.toContain('dolor sit');
-    const summaries = last.messages.filter((message) => message.role === 'assistant' && message.content?.startsWith(SUMMARY_MARKER));
+    const summaries = last.messages.filter(
+      (message) => message.role === 'assistant' && message.content?.startsWith(SUMMARY_MARKER),
+    );
     expect(summaries.length).toBeGreaterThanOrEqual(2);
     // Summaries sit between the user's messages, in place of the execution they stand for.
-    expect(last.messages.findIndex((message) => message.content === 'the second message')).toBeGreaterThan(last.messages.indexOf(summaries[0]!));
+    expect(last.messages.findIndex((message) => message.content === 'the second message')).toBeGreaterThan(
+      last.messages.indexOf(summaries[0]!),
+    );
     checkPairs(last);
   });
 });
@@ -207,24 +284,44 @@ describe('context compaction', () => {
 describe('asking the user', () => {
   it('stops at an ask_user call with the question; the calls after it do not run', async () => {
     const model = createScriptedModel({
-      script: [{ toolCalls: [{ id: 'q', name: 'ask_user', arguments: { question: 'Which file?' } }, { id: 'after', name: 'bash', arguments: { command: 'touch after.txt' } }] }],
+      script: [
+        {
+          toolCalls: [
+            { id: 'q', name: 'ask_user', arguments: { question: 'Which file?' } },
+            { id: 'after', name: 'bash', arguments: { command: 'touch after.txt' } },
+          ],
+        },
+      ],
     });
     const journal = createMemoryJournal();
     const outcome = await runAgent(base({ model, journal }));
     expect(outcome).toEqual({ status: 'waiting', question: 'Which file?', callId: 'q', steps: 1 });
-    expect(journal.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'after', content: 'not run: the step paused to ask the user' });
+    expect(journal.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      toolCallId: 'after',
+      content: 'not run: the step paused to ask the user',
+    });
   });
 
   it('resumes with the answer as the ask_user result', async () => {
     const journal = createMemoryJournal([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'goal' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'q', name: 'ask_user', arguments: '{"question":"Which file?"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'q', name: 'ask_user', arguments: '{"question":"Which file?"}' }],
+      },
       { role: 'tool', toolCallId: 'q', name: 'ask_user', content: 'The user answered: data.csv' },
     ]);
     const model = createScriptedModel({ script: [{ content: 'Using data.csv.' }] });
     const outcome = await runAgent(base({ model, journal }));
     expect(outcome).toMatchObject({ status: 'completed', answer: 'Using data.csv.' });
-    expect(model.requests[0]!.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'q', name: 'ask_user', content: 'The user answered: data.csv' });
+    expect(model.requests[0]!.messages.at(-1)).toEqual({
+      role: 'tool',
+      toolCallId: 'q',
+      name: 'ask_user',
+      content: 'The user answered: data.csv',
+    });
   });
 });

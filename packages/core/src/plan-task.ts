@@ -51,7 +51,9 @@ export async function planTask(options: PlanTaskOptions): Promise<PlanOutcome> {
 }
 
 /** Asks for a new plan around what did not complete (`feedback` says what), in the same exchange. */
-export async function replanTask(options: Omit<PlanTaskOptions, 'systemPrompt' | 'prompt'> & { feedback: string }): Promise<PlanOutcome> {
+export async function replanTask(
+  options: Omit<PlanTaskOptions, 'systemPrompt' | 'prompt'> & { feedback: string },
+): Promise<PlanOutcome> {
   const entries = await options.journal.load();
   const ask: Message = { role: 'user', content: options.feedback, _feedback: true };
   await options.journal.commit({ messages: [ask] });
@@ -71,7 +73,12 @@ function submitPlanTool(agents: readonly string[]): ToolSpec {
           type: 'array',
           items: {
             type: 'object',
-            properties: { id: { type: 'string' }, agent: { type: 'string', enum: [...agents] }, task: { type: 'string' }, need: { type: 'array', items: { type: 'string' } } },
+            properties: {
+              id: { type: 'string' },
+              agent: { type: 'string', enum: [...agents] },
+              task: { type: 'string' },
+              need: { type: 'array', items: { type: 'string' } },
+            },
             required: ['id', 'agent', 'task', 'need'],
           },
         },
@@ -81,7 +88,9 @@ function submitPlanTool(agents: readonly string[]): ToolSpec {
   };
 }
 
-async function askForPlan(options: Omit<PlanTaskOptions, 'systemPrompt' | 'prompt'> & { entries: MemoryEntry[]; left: number }): Promise<PlanOutcome> {
+async function askForPlan(
+  options: Omit<PlanTaskOptions, 'systemPrompt' | 'prompt'> & { entries: MemoryEntry[]; left: number },
+): Promise<PlanOutcome> {
   const { entries, signal } = options;
   let errors: string[] = [];
   try {
@@ -102,11 +111,21 @@ async function askForPlan(options: Omit<PlanTaskOptions, 'systemPrompt' | 'promp
         completeWith: (_plan, answer) => {
           const call = answer.toolCalls?.[0];
           const json = extractPlanJson({ content: answer.content, ...(call ? { toolArguments: call.arguments } : {}) });
-          const found: PlanCheck = json.json === undefined ? { ok: false, errors: [json.error!] } : checkPlan(json.json, { agents: options.agents, maxSubtasks: options.maxSubtasks });
+          const found: PlanCheck =
+            json.json === undefined
+              ? { ok: false, errors: [json.error!] }
+              : checkPlan(json.json, { agents: options.agents, maxSubtasks: options.maxSubtasks });
           verdict.check = found;
-          const reply = found.ok ? 'Plan accepted.' : `The plan was not accepted:\n${found.errors.map((error) => `- ${error}`).join('\n')}\nSend the whole corrected plan.`;
+          const reply = found.ok
+            ? 'Plan accepted.'
+            : `The plan was not accepted:\n${found.errors.map((error) => `- ${error}`).join('\n')}\nSend the whole corrected plan.`;
           // A tool call gets its result; a plain answer gets the reply as feedback.
-          const messages: Message[] = (answer.toolCalls ?? []).map((toolCall) => ({ role: 'tool', toolCallId: toolCall.id, name: toolCall.name, content: reply }));
+          const messages: Message[] = (answer.toolCalls ?? []).map((toolCall) => ({
+            role: 'tool',
+            toolCallId: toolCall.id,
+            name: toolCall.name,
+            content: reply,
+          }));
           if (!messages.length && !found.ok) messages.push({ role: 'user', content: reply, _feedback: true });
           return { messages, completesStep: true, ...(found.ok ? {} : { stepData: { planErrors: found.errors } }) };
         },
@@ -119,5 +138,10 @@ async function askForPlan(options: Omit<PlanTaskOptions, 'systemPrompt' | 'promp
   } catch (error) {
     return modelErrorOutcome(error, signal);
   }
-  return { status: 'failed', reason: 'invalid_plan', message: `The planner gave no valid plan in ${options.attempts} attempts: ${errors.join('; ') || 'no attempt left'}`, errors };
+  return {
+    status: 'failed',
+    reason: 'invalid_plan',
+    message: `The planner gave no valid plan in ${options.attempts} attempts: ${errors.join('; ') || 'no attempt left'}`,
+    errors,
+  };
 }

@@ -12,19 +12,40 @@ describe('extractPlanJson', () => {
   });
 
   it('says what to do when there is no plan or it is not JSON', () => {
-    expect(extractPlanJson({ content: 'I would start by...' }).error).toBe('The answer holds no plan. Answer with the plan as JSON in a ```json block.');
-    expect(extractPlanJson({ content: '```json\n{plan: []}\n```' }).error).toMatch(/^The plan is not valid JSON \(.+\)\. Send it again as one JSON object in a ```json block\.$/);
+    expect(extractPlanJson({ content: 'I would start by...' }).error).toBe(
+      'The answer holds no plan. Answer with the plan as JSON in a ```json block.',
+    );
+    expect(extractPlanJson({ content: '```json\n{plan: []}\n```' }).error).toMatch(
+      /^The plan is not valid JSON \(.+\)\. Send it again as one JSON object in a ```json block\.$/,
+    );
   });
 });
 
 describe('checkPlan', () => {
   it('accepts a DAG, numbers given as ids included', () => {
-    const check = checkPlan({ plan: [{ id: 1, agent: 'coder', task: 'a', need: [] }, { id: 2, agent: 'casual', task: 'b', need: [1] }] }, { agents, maxSubtasks: 5 });
-    expect(check).toEqual({ ok: true, plan: [{ id: '1', agent: 'coder', task: 'a', need: [] }, { id: '2', agent: 'casual', task: 'b', need: ['1'] }] });
+    const check = checkPlan(
+      {
+        plan: [
+          { id: 1, agent: 'coder', task: 'a', need: [] },
+          { id: 2, agent: 'casual', task: 'b', need: [1] },
+        ],
+      },
+      { agents, maxSubtasks: 5 },
+    );
+    expect(check).toEqual({
+      ok: true,
+      plan: [
+        { id: '1', agent: 'coder', task: 'a', need: [] },
+        { id: '2', agent: 'casual', task: 'b', need: ['1'] },
+      ],
+    });
   });
 
   it('reports every problem at once', () => {
-    const check = checkPlan({ plan: [subtask('1', ['7']), subtask('2', [], 'wizard'), subtask('2')] }, { agents, maxSubtasks: 2 });
+    const check = checkPlan(
+      { plan: [subtask('1', ['7']), subtask('2', [], 'wizard'), subtask('2')] },
+      { agents, maxSubtasks: 2 },
+    );
     expect(check).toEqual({
       ok: false,
       errors: [
@@ -37,15 +58,28 @@ describe('checkPlan', () => {
   });
 
   it('finds a cycle and names its path', () => {
-    expect(checkPlan({ plan: [subtask('a', ['c']), subtask('b', ['a']), subtask('c', ['b']), subtask('d')] }, { agents, maxSubtasks: 9 })).toEqual({
+    expect(
+      checkPlan(
+        { plan: [subtask('a', ['c']), subtask('b', ['a']), subtask('c', ['b']), subtask('d')] },
+        { agents, maxSubtasks: 9 },
+      ),
+    ).toEqual({
       ok: false,
-      errors: ['subtasks a -> b -> c -> a need each other in a cycle: a subtask can only need subtasks that can finish before it'],
+      errors: [
+        'subtasks a -> b -> c -> a need each other in a cycle: a subtask can only need subtasks that can finish before it',
+      ],
     });
   });
 
   it('names the field of a subtask that breaks the schema', () => {
-    expect(checkPlan({ plan: [{ id: '1', agent: 'coder', need: [] }] }, { agents, maxSubtasks: 9 })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^subtask #1 field "task": /)] });
-    expect(checkPlan('just text', { agents, maxSubtasks: 9 })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^the answer: /)] });
+    expect(checkPlan({ plan: [{ id: '1', agent: 'coder', need: [] }] }, { agents, maxSubtasks: 9 })).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/^subtask #1 field "task": /)],
+    });
+    expect(checkPlan('just text', { agents, maxSubtasks: 9 })).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/^the answer: /)],
+    });
   });
 });
 

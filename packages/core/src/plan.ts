@@ -28,7 +28,10 @@ export type PlanCheck = { ok: true; plan: PlannedSubtask[] } | { ok: false; erro
  * Finds the plan in a model's answer: a `submit_plan` tool call's arguments, a ```json fence, or the
  * whole answer as JSON.
  */
-export function extractPlanJson(answer: { content: string | null; toolArguments?: string }): { json?: unknown; error?: string } {
+export function extractPlanJson(answer: { content: string | null; toolArguments?: string }): {
+  json?: unknown;
+  error?: string;
+} {
   const candidates: string[] = [];
   if (answer.toolArguments) candidates.push(answer.toolArguments);
   const content = answer.content ?? '';
@@ -52,10 +55,12 @@ export function extractPlanJson(answer: { content: string | null; toolArguments?
 
 export function checkPlan(json: unknown, options: { agents: readonly string[]; maxSubtasks: number }): PlanCheck {
   const parsed = planSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, errors: parsed.error.issues.map((issue) => `${describePath(issue.path)}: ${issue.message}`) };
+  if (!parsed.success)
+    return { ok: false, errors: parsed.error.issues.map((issue) => `${describePath(issue.path)}: ${issue.message}`) };
   const plan = parsed.data.plan;
   const errors: string[] = [];
-  if (plan.length > options.maxSubtasks) errors.push(`the plan has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed: merge some`);
+  if (plan.length > options.maxSubtasks)
+    errors.push(`the plan has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed: merge some`);
   const ids = new Set<string>();
   for (const subtask of plan) {
     if (ids.has(subtask.id)) errors.push(`subtask id ${subtask.id} is used twice: give every subtask its own id`);
@@ -63,7 +68,9 @@ export function checkPlan(json: unknown, options: { agents: readonly string[]; m
   }
   for (const subtask of plan) {
     if (!options.agents.includes(subtask.agent)) {
-      errors.push(`subtask ${subtask.id} uses agent "${subtask.agent}", which does not exist: use one of ${options.agents.join(', ')}`);
+      errors.push(
+        `subtask ${subtask.id} uses agent "${subtask.agent}", which does not exist: use one of ${options.agents.join(', ')}`,
+      );
     }
     for (const need of subtask.need) {
       if (need === subtask.id) errors.push(`subtask ${subtask.id} needs itself`);
@@ -72,14 +79,18 @@ export function checkPlan(json: unknown, options: { agents: readonly string[]; m
   }
   if (errors.length === 0) {
     const cycle = findCycle(plan);
-    if (cycle) errors.push(`subtasks ${cycle.join(' -> ')} need each other in a cycle: a subtask can only need subtasks that can finish before it`);
+    if (cycle)
+      errors.push(
+        `subtasks ${cycle.join(' -> ')} need each other in a cycle: a subtask can only need subtasks that can finish before it`,
+      );
   }
   return errors.length ? { ok: false, errors } : { ok: true, plan };
 }
 
 function describePath(path: ReadonlyArray<PropertyKey>): string {
   const [top, index, field] = path;
-  if (top === 'plan' && typeof index === 'number') return `subtask #${index + 1}${field !== undefined ? ` field "${String(field)}"` : ''}`;
+  if (top === 'plan' && typeof index === 'number')
+    return `subtask #${index + 1}${field !== undefined ? ` field "${String(field)}"` : ''}`;
   return path.length ? path.map(String).join('.') : 'the answer';
 }
 

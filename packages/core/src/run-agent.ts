@@ -9,8 +9,21 @@
  *                                                     └──── results committed ◄── run tools ◄┘ (ask_user ─► waiting)
  */
 import type { LanguageModel } from '@agentq/llm';
-import { buildContextView, type AssistantMessage, type MemoryEntry, type Message, type TokenUsage } from '@agentq/protocol';
-import { MAX_WORKDIR_ENTRIES, WorkdirDisk, type ProcessIsolation, type Scratchpad, type Tool, type ToolContext } from '@agentq/tools';
+import {
+  buildContextView,
+  type AssistantMessage,
+  type MemoryEntry,
+  type Message,
+  type TokenUsage,
+} from '@agentq/protocol';
+import {
+  MAX_WORKDIR_ENTRIES,
+  WorkdirDisk,
+  type ProcessIsolation,
+  type Scratchpad,
+  type Tool,
+  type ToolContext,
+} from '@agentq/tools';
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -100,7 +113,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     ...(options.serviceAddresses ? { serviceAddresses: options.serviceAddresses } : {}),
     isolation: options.isolation,
     ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
-    ...(options.disk ? { disk: options.disk } : options.diskQuotaBytes ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) } : {}),
+    ...(options.disk
+      ? { disk: options.disk }
+      : options.diskQuotaBytes
+        ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) }
+        : {}),
   };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();
@@ -115,7 +132,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   };
   const settle = (outcome: ExecuteToolsOutcome): AgentOutcome | undefined => {
     if (outcome.status === 'cancelled') return { status: 'cancelled', steps };
-    if (outcome.status === 'waiting') return { status: 'waiting', question: outcome.question, callId: outcome.callId, steps };
+    if (outcome.status === 'waiting')
+      return { status: 'waiting', question: outcome.question, callId: outcome.callId, steps };
     return undefined;
   };
 
@@ -138,13 +156,26 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   for (;;) {
     if (signal.aborted) return { status: 'cancelled', steps };
     // The next prompt, counted only for a condition that reads it (a token budget): the context and the tools' schemas.
-    const nextPromptTokens = countsNextPrompt ? (await countMessageTokens(buildContextView(entries).map((item) => item.message))) + toolSpecTokens : undefined;
-    const stop = stopConditions.map((condition) => condition({ steps, usage, elapsedMs: Date.now() - startedAt, ...(nextPromptTokens !== undefined ? { nextPromptTokens } : {}) })).find(Boolean);
+    const nextPromptTokens = countsNextPrompt
+      ? (await countMessageTokens(buildContextView(entries).map((item) => item.message))) + toolSpecTokens
+      : undefined;
+    const stop = stopConditions
+      .map((condition) =>
+        condition({
+          steps,
+          usage,
+          elapsedMs: Date.now() - startedAt,
+          ...(nextPromptTokens !== undefined ? { nextPromptTokens } : {}),
+        }),
+      )
+      .find(Boolean);
     if (stop) return { status: 'failed', reason: stop.reason, message: stop.message, steps };
 
     try {
       if (options.compaction) {
-        const sinceReport = entries.slice(reported.entries).filter((entry): entry is Message => entry.role !== 'compaction');
+        const sinceReport = entries
+          .slice(reported.entries)
+          .filter((entry): entry is Message => entry.role !== 'compaction');
         const compactions = await compactContext({
           settings: options.compaction,
           model: options.model,

@@ -7,7 +7,11 @@ import type { ToolCall } from '@agentq/protocol';
 import { ToolError, type Tool, type ToolContext, type ToolResult } from '@agentq/tools';
 import type { z } from 'zod';
 
-export async function runToolCall(options: { call: ToolCall; tools: readonly Tool[]; context: ToolContext }): Promise<ToolResult> {
+export async function runToolCall(options: {
+  call: ToolCall;
+  tools: readonly Tool[];
+  context: ToolContext;
+}): Promise<ToolResult> {
   const { call, tools, context } = options;
   const tool = tools.find((candidate) => candidate.name === call.name);
   if (!tool) {
@@ -25,21 +29,31 @@ export async function runToolCall(options: { call: ToolCall; tools: readonly Too
   }
   const parsed = tool.schema.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, output: `Invalid arguments for ${call.name}: ${describeIssues(parsed.error)}. Fix them and call ${call.name} again.` };
+    return {
+      ok: false,
+      output: `Invalid arguments for ${call.name}: ${describeIssues(parsed.error)}. Fix them and call ${call.name} again.`,
+    };
   }
   try {
     return await tool.run(parsed.data, context);
   } catch (error) {
     if (error instanceof ToolError) return { ok: false, output: error.message };
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { ok: false, output: `No such file or folder (${(error as Error).message}). Check the path with list_files.` };
-    if (code === 'EISDIR') return { ok: false, output: `That path is a folder, not a file. Use list_files to see what it holds.` };
+    if (code === 'ENOENT')
+      return {
+        ok: false,
+        output: `No such file or folder (${(error as Error).message}). Check the path with list_files.`,
+      };
+    if (code === 'EISDIR')
+      return { ok: false, output: `That path is a folder, not a file. Use list_files to see what it holds.` };
     return { ok: false, output: `${call.name} failed: ${(error as Error).message}` };
   }
 }
 
 function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : 'arguments'}: ${issue.message}`).join('; ');
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : 'arguments'}: ${issue.message}`)
+    .join('; ');
 }
 
 function exampleArguments(tool: Tool): string {

@@ -23,7 +23,12 @@ export type StopCondition = ((state: RunState) => { reason: FailureReason; messa
 
 export function stepCountIs(maxSteps: number): StopCondition {
   return (state) =>
-    state.steps >= maxSteps ? { reason: 'max_steps', message: `Stopped after ${maxSteps} steps without a final answer (max steps ${maxSteps}).` } : undefined;
+    state.steps >= maxSteps
+      ? {
+          reason: 'max_steps',
+          message: `Stopped after ${maxSteps} steps without a final answer (max steps ${maxSteps}).`,
+        }
+      : undefined;
 }
 
 /**
@@ -34,10 +39,14 @@ export function stepCountIs(maxSteps: number): StopCondition {
 export function tokenBudgetIs(maxTokens: number): StopCondition {
   const condition: StopCondition = (state) => {
     const used = state.usage.promptTokens + state.usage.completionTokens;
-    if (used >= maxTokens) return { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}.` };
+    if (used >= maxTokens)
+      return { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}.` };
     const next = state.nextPromptTokens ?? 0;
     if (used + next > maxTokens) {
-      return { reason: 'budget', message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}, and its next call's prompt alone holds ${next} more.` };
+      return {
+        reason: 'budget',
+        message: `Stopped: the task used ${used} tokens of its budget of ${maxTokens}, and its next call's prompt alone holds ${next} more.`,
+      };
     }
     return undefined;
   };
@@ -48,5 +57,10 @@ export function tokenBudgetIs(maxTokens: number): StopCondition {
 /** Wall-clock time the task may take from its first start. */
 export function timeBudgetIs(maxMs: number): StopCondition {
   return (state) =>
-    state.elapsedMs >= maxMs ? { reason: 'budget', message: `Stopped: the task ran ${Math.round(state.elapsedMs / 1000)} s, past its time budget of ${Math.round(maxMs / 1000)} s.` } : undefined;
+    state.elapsedMs >= maxMs
+      ? {
+          reason: 'budget',
+          message: `Stopped: the task ran ${Math.round(state.elapsedMs / 1000)} s, past its time budget of ${Math.round(maxMs / 1000)} s.`,
+        }
+      : undefined;
 }

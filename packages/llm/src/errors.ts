@@ -50,7 +50,13 @@ function isRetryableStatus(status: number): boolean {
 }
 
 function isRetryableCode(code: LlmErrorCode): boolean {
-  return code === 'rate_limited' || code === 'server_error' || code === 'timeout' || code === 'connection' || code === 'bad_response';
+  return (
+    code === 'rate_limited' ||
+    code === 'server_error' ||
+    code === 'timeout' ||
+    code === 'connection' ||
+    code === 'bad_response'
+  );
 }
 
 export function codeForStatus(status: number): LlmErrorCode {

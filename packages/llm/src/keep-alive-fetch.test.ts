@@ -25,7 +25,12 @@ describe('the keep-alive fetch', () => {
     server.on('connection', () => connections++);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    const burst = () => Promise.all(Array.from({ length: concurrency }, async () => (await keepAliveFetch(url, { method: 'POST', body: '{}' })).json()));
+    const burst = () =>
+      Promise.all(
+        Array.from({ length: concurrency }, async () =>
+          (await keepAliveFetch(url, { method: 'POST', body: '{}' })).json(),
+        ),
+      );
     await burst();
     expect(connections).toBe(concurrency);
     await burst();
@@ -79,14 +84,23 @@ describe('the keep-alive fetch, against what a broken endpoint sends', () => {
 });
 
 describe('a body read whole', () => {
-  const init = { status: 201, statusText: 'Created', headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'req_1' }) };
+  const init = {
+    status: 201,
+    statusText: 'Created',
+    headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'req_1' }),
+  };
   // A leading BOM, and a character of several bytes.
   const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ answer: 'déjà vu ✓' }))]);
 
   it('is a Response with its status and headers, whose json and text read the bytes as fetch does', async () => {
     const response = new WholeResponse(bytes, init);
     expect(response).toBeInstanceOf(Response);
-    expect([response.status, response.statusText, response.ok, response.headers.get('x-request-id')]).toEqual([201, 'Created', true, 'req_1']);
+    expect([response.status, response.statusText, response.ok, response.headers.get('x-request-id')]).toEqual([
+      201,
+      'Created',
+      true,
+      'req_1',
+    ]);
     expect(await response.json()).toEqual({ answer: 'déjà vu ✓' });
     expect(await new WholeResponse(bytes, init).text()).toBe(await new Response(bytes, init).text());
     expect(Buffer.from(await new WholeResponse(bytes, init).arrayBuffer())).toEqual(bytes);

@@ -31,7 +31,8 @@ const NO_BODY = new Set([101, 204, 205, 304]);
 export async function keepAliveFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
   const url = input instanceof Request ? undefined : typeof input === 'string' ? input : input.href;
   const body = init.body;
-  if (!url || !/^https?:/i.test(url) || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) return fetch(input, init);
+  if (!url || !/^https?:/i.test(url) || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)))
+    return fetch(input, init);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const method = (init.method ?? 'GET').toUpperCase();
@@ -39,7 +40,14 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
   try {
     // (Credentials in the URL are not sent: the SDK's own Authorization header always comes first.)
     const { origin, pathname, search } = new URL(url);
-    response = await dispatcher.request({ origin, path: `${pathname}${search}`, method: method as 'GET', headers: headersOf(init.headers), body: body ?? null, signal });
+    response = await dispatcher.request({
+      origin,
+      path: `${pathname}${search}`,
+      method: method as 'GET',
+      headers: headersOf(init.headers),
+      body: body ?? null,
+      signal,
+    });
   } catch (error) {
     throw signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: error });
   }
@@ -56,7 +64,8 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
   }
   // A streamed completion streams; any other body is read whole first (a web stream around
   // Node's costs more than the read). A body cut off fails as fetch's would: when it is read.
-  if (typeof body === 'string' && /"stream"\s*:\s*true/.test(body)) return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, headers });
+  if (typeof body === 'string' && /"stream"\s*:\s*true/.test(body))
+    return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, headers });
   const tooLarge = `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`;
   if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) {
     // Destroyed, undici's body says the request was aborted: nobody reads that any more.
@@ -123,18 +132,53 @@ function withBody(response: WholeResponse): Response {
 // Response's types declare its readers as properties, so they are overridden on the prototype, once
 // (made per response, as own properties, they cost more than the stream they save).
 Object.defineProperties(WholeResponse.prototype, {
-  body: { get: function (this: WholeResponse) { return withBody(this).body; } },
-  bodyUsed: { get: function (this: WholeResponse) { return this.used || (this.full?.bodyUsed ?? false); } },
-  text: { value: async function (this: WholeResponse) { return this.full ? this.full.text() : utf8.decode(take(this)); } },
-  json: { value: async function (this: WholeResponse) { return this.full ? this.full.json() : (JSON.parse(utf8.decode(take(this))) as unknown); } },
-  arrayBuffer: { value: async function (this: WholeResponse) { return this.full ? this.full.arrayBuffer() : new Uint8Array(take(this)).buffer; } },
-  blob: { value: function (this: WholeResponse) { return withBody(this).blob(); } },
-  formData: { value: function (this: WholeResponse) { return withBody(this).formData(); } },
-  clone: { value: function (this: WholeResponse) { return withBody(this).clone(); } },
+  body: {
+    get: function (this: WholeResponse) {
+      return withBody(this).body;
+    },
+  },
+  bodyUsed: {
+    get: function (this: WholeResponse) {
+      return this.used || (this.full?.bodyUsed ?? false);
+    },
+  },
+  text: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.text() : utf8.decode(take(this));
+    },
+  },
+  json: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.json() : (JSON.parse(utf8.decode(take(this))) as unknown);
+    },
+  },
+  arrayBuffer: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.arrayBuffer() : new Uint8Array(take(this)).buffer;
+    },
+  },
+  blob: {
+    value: function (this: WholeResponse) {
+      return withBody(this).blob();
+    },
+  },
+  formData: {
+    value: function (this: WholeResponse) {
+      return withBody(this).formData();
+    },
+  },
+  clone: {
+    value: function (this: WholeResponse) {
+      return withBody(this).clone();
+    },
+  },
 });
 
 /** A body that gives what arrived, then fails, as a connection cut mid-body does. */
-function brokenBody(received: Buffer, why = 'terminated: the connection closed before the body ended'): ReadableStream<Uint8Array> {
+function brokenBody(
+  received: Buffer,
+  why = 'terminated: the connection closed before the body ended',
+): ReadableStream<Uint8Array> {
   return new ReadableStream({
     start(controller) {
       if (received.length) controller.enqueue(new Uint8Array(received));
@@ -156,5 +200,7 @@ function headersOf(headers: RequestInit['headers']): Record<string, string> {
 
 /** What fetch rejects with when its signal aborts: the signal's reason, or an `AbortError`. */
 function abortError(signal: AbortSignal | undefined): Error {
-  return signal?.reason instanceof Error && signal.reason.name === 'AbortError' ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
+  return signal?.reason instanceof Error && signal.reason.name === 'AbortError'
+    ? signal.reason
+    : new DOMException('This operation was aborted', 'AbortError');
 }

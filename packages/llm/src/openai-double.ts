@@ -112,7 +112,9 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url?.endsWith('/models')) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify({ object: 'list', data: [{ id: 'double', object: 'model', created: 0, owned_by: 'agentq' }] }));
+      return void res.end(
+        JSON.stringify({ object: 'list', data: [{ id: 'double', object: 'model', created: 0, owned_by: 'agentq' }] }),
+      );
     }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       return sendError(res, { status: 404, message: `No route ${req.method} ${req.url}`, type: 'not_found' });
@@ -125,9 +127,16 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
     }
     requests.push(request);
     receivedAt.push(Date.now());
-    const rule = rules.find((candidate) => (candidate.times === undefined || candidate.used < candidate.times) && (candidate.match?.(request) ?? true));
+    const rule = rules.find(
+      (candidate) =>
+        (candidate.times === undefined || candidate.used < candidate.times) && (candidate.match?.(request) ?? true),
+    );
     if (!rule) {
-      return sendError(res, { status: 500, message: 'The OpenAI double has no rule for this request', type: 'double_unscripted' });
+      return sendError(res, {
+        status: 500,
+        message: 'The OpenAI double has no rule for this request',
+        type: 'double_unscripted',
+      });
     }
     rule.used++;
     const reply = typeof rule.reply === 'function' ? await rule.reply(request) : rule.reply;
@@ -212,7 +221,9 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
     case 'no-done':
       if (request.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'this ans' }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'this ans' }, finish_reason: null }] })}\n\n`,
+        );
         return void res.socket?.destroy();
       }
     // falls through: without a stream, the same as a cut-off body
@@ -227,7 +238,9 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
 
 function sendError(res: ServerResponse, error: DoubleError): void {
   res.writeHead(error.status, { 'content-type': 'application/json', ...error.headers });
-  res.end(JSON.stringify({ error: { message: error.message, type: error.type ?? 'api_error', param: null, code: null } }));
+  res.end(
+    JSON.stringify({ error: { message: error.message, type: error.type ?? 'api_error', param: null, code: null } }),
+  );
 }
 
 function wireToolCalls(id: string, answer: DoubleAnswer) {
@@ -245,9 +258,15 @@ function usageOf(request: DoubleRequest, answer: DoubleAnswer) {
   // Without a scripted figure, a rough count keeps usage non-zero and growing with the context.
   const promptTokens = answer.usage?.promptTokens ?? Math.ceil(JSON.stringify(request.messages).length / 4);
   const completionTokens =
-    answer.usage?.completionTokens ?? Math.ceil(((answer.content ?? '').length + JSON.stringify(answer.toolCalls ?? []).length) / 4);
+    answer.usage?.completionTokens ??
+    Math.ceil(((answer.content ?? '').length + JSON.stringify(answer.toolCalls ?? []).length) / 4);
   const cached = answer.usage?.cachedPromptTokens;
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, ...(cached ? { prompt_tokens_details: { cached_tokens: cached } } : {}) };
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    ...(cached ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
+  };
 }
 
 function completionBody(id: string, request: DoubleRequest, answer: DoubleAnswer) {
@@ -285,7 +304,15 @@ function sendStream(res: ServerResponse, id: string, request: DoubleRequest, ans
     send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
   }
   wireToolCalls(id, answer).forEach((call, index) => {
-    send([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }]);
+    send([
+      {
+        index: 0,
+        delta: {
+          tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+        },
+        finish_reason: null,
+      },
+    ]);
     for (const piece of splitInto(call.function.arguments, 2)) {
       send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null }]);
     }

@@ -17,23 +17,47 @@ const model = () => createOpenAIModel({ model: 'test-model', baseURL: double.bas
 describe('the OpenAI-compatible model over the wire double', () => {
   it('sends messages and tools in the OpenAI format and reads answer, tool calls and usage', async () => {
     double.setRules([
-      { reply: { content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'bash', arguments: { command: 'ls' } }], usage: { promptTokens: 12, completionTokens: 5 } } },
+      {
+        reply: {
+          content: 'Let me look.',
+          toolCalls: [{ id: 'call_1', name: 'bash', arguments: { command: 'ls' } }],
+          usage: { promptTokens: 12, completionTokens: 5 },
+        },
+      },
     ]);
     const response = await model().generate({
       messages: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'list files' },
-        { role: 'assistant', content: null, toolCalls: [{ id: 'call_0', name: 'bash', arguments: '{"command":"pwd"}' }] },
+        {
+          role: 'assistant',
+          content: null,
+          toolCalls: [{ id: 'call_0', name: 'bash', arguments: '{"command":"pwd"}' }],
+        },
         { role: 'tool', toolCallId: 'call_0', name: 'bash', content: '/work' },
       ],
-      tools: [{ name: 'bash', description: 'Run bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'bash',
+          description: 'Run bash',
+          parameters: { type: 'object', properties: { command: { type: 'string' } } },
+        },
+      ],
     });
-    expect(response.message).toEqual({ role: 'assistant', content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'bash', arguments: '{"command":"ls"}' }] });
+    expect(response.message).toEqual({
+      role: 'assistant',
+      content: 'Let me look.',
+      toolCalls: [{ id: 'call_1', name: 'bash', arguments: '{"command":"ls"}' }],
+    });
     expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 5 });
     expect(response.finishReason).toBe('tool_calls');
     const [request] = double.requests;
     expect(request!.model).toBe('test-model');
-    expect(request!.messages[2]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'bash', arguments: '{"command":"pwd"}' } }] });
+    expect(request!.messages[2]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'bash', arguments: '{"command":"pwd"}' } }],
+    });
     expect(request!.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_0', content: '/work' });
     expect(request!.tools?.[0]).toMatchObject({ type: 'function', function: { name: 'bash' } });
   });
@@ -47,7 +71,10 @@ describe('the OpenAI-compatible model over the wire double', () => {
 
   it('retries a 429, honouring Retry-After, then succeeds', async () => {
     double.setRules([
-      { times: 1, reply: { error: { status: 429, message: 'slow down', type: 'rate_limit', headers: { 'retry-after': '0' } } } },
+      {
+        times: 1,
+        reply: { error: { status: 429, message: 'slow down', type: 'rate_limit', headers: { 'retry-after': '0' } } },
+      },
       { reply: { content: 'after the wait' } },
     ]);
     const response = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
@@ -56,8 +83,12 @@ describe('the OpenAI-compatible model over the wire double', () => {
   });
 
   it('fails at once on 401 with the provider message, without retrying', async () => {
-    double.setRules([{ reply: { error: { status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' } } }]);
-    const error = (await model().generate({ messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught)) as LlmError;
+    double.setRules([
+      { reply: { error: { status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' } } },
+    ]);
+    const error = (await model()
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught)) as LlmError;
     expect(error).toBeInstanceOf(LlmError);
     expect(error).toMatchObject({ code: 'unauthorized', status: 401, retryable: false });
     expect(error.message).toMatch(/401.*Incorrect API key provided/);
@@ -84,12 +115,26 @@ describe('the OpenAI-compatible model over the wire double', () => {
 
 describe('the wire double', () => {
   it('streams content, tool calls and usage the way the SDK expects', async () => {
-    double.setRules([{ reply: { content: 'streamed answer', toolCalls: [{ id: 'c9', name: 'python', arguments: { code: 'print(1)' } }] } }]);
+    double.setRules([
+      {
+        reply: {
+          content: 'streamed answer',
+          toolCalls: [{ id: 'c9', name: 'python', arguments: { code: 'print(1)' } }],
+        },
+      },
+    ]);
     const client = new OpenAI({ baseURL: double.baseURL, apiKey: 'test' });
-    const stream = client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'go' }], stream_options: { include_usage: true } });
+    const stream = client.chat.completions.stream({
+      model: 'm',
+      messages: [{ role: 'user', content: 'go' }],
+      stream_options: { include_usage: true },
+    });
     const completion = await stream.finalChatCompletion();
     expect(completion.choices[0]!.message.content).toBe('streamed answer');
-    expect(completion.choices[0]!.message.tool_calls?.[0]).toMatchObject({ id: 'c9', function: { name: 'python', arguments: '{"code":"print(1)"}' } });
+    expect(completion.choices[0]!.message.tool_calls?.[0]).toMatchObject({
+      id: 'c9',
+      function: { name: 'python', arguments: '{"code":"print(1)"}' },
+    });
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   });
 
@@ -111,8 +156,15 @@ describe('LLM errors', () => {
     [404, 'not_found'],
   ] as const)('fails at once on %i with the provider message', async (status, code) => {
     double.setRules([{ reply: { error: { status, message: `provider says ${status}` } } }]);
-    const error = await model().generate({ messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code, status, retryable: false, message: expect.stringContaining(`provider says ${status}`) });
+    const error = await model()
+      .generate({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code,
+      status,
+      retryable: false,
+      message: expect.stringContaining(`provider says ${status}`),
+    });
     expect(double.requests).toHaveLength(1);
   });
 
@@ -140,7 +192,13 @@ describe('LLM errors', () => {
     // None: the caller's default wait (5 s), not 0 (`Number(null)`), which paused nothing.
     [undefined, undefined],
   ])('says how long a 429 asked to wait (Retry-After: %s), believed up to 5 minutes', async (header, seconds) => {
-    double.setRules([{ reply: { error: { status: 429, message: 'slow down', headers: header === undefined ? {} : { 'retry-after': header } } } }]);
+    double.setRules([
+      {
+        reply: {
+          error: { status: 429, message: 'slow down', headers: header === undefined ? {} : { 'retry-after': header } },
+        },
+      },
+    ]);
     const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 0 })
       .generate({ messages: [{ role: 'user', content: 'hi' }] })
       .catch((caught: unknown) => caught)) as LlmError;
@@ -149,15 +207,39 @@ describe('LLM errors', () => {
   });
 
   it('reads an answer that follows the wire format only roughly, and tells the model what makes no sense', async () => {
-    const message = (fields: Record<string, unknown>) => ({ body: { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', ...fields }, finish_reason: 'stop' }] } });
+    const message = (fields: Record<string, unknown>) => ({
+      body: {
+        id: 'x',
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', ...fields }, finish_reason: 'stop' }],
+      },
+    });
     double.setRules([
       // No `model`, content as parts.
-      { times: 1, reply: message({ content: [{ type: 'text', text: 'hello ' }, { type: 'image_url' }, { type: 'text', text: 'there' }] }) },
+      {
+        times: 1,
+        reply: message({
+          content: [{ type: 'text', text: 'hello ' }, { type: 'image_url' }, { type: 'text', text: 'there' }],
+        }),
+      },
       // Arguments as an object, an id as a number, a call without a name.
-      { times: 1, reply: message({ content: 7, tool_calls: [{ id: 7, type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } }, { type: 'function', function: {} }] }) },
+      {
+        times: 1,
+        reply: message({
+          content: 7,
+          tool_calls: [
+            { id: 7, type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } },
+            { type: 'function', function: {} },
+          ],
+        }),
+      },
     ]);
     const parts = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
-    expect(parts).toMatchObject({ message: { role: 'assistant', content: 'hello there' }, model: 'test-model', finishReason: 'stop' });
+    expect(parts).toMatchObject({
+      message: { role: 'assistant', content: 'hello there' },
+      model: 'test-model',
+      finishReason: 'stop',
+    });
     const calls = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
     expect(calls.message).toEqual({
       role: 'assistant',
@@ -173,7 +255,9 @@ describe('LLM errors', () => {
   });
 
   it('takes a token count an endpoint broke as a whole number from 0 to a billion', async () => {
-    double.setRules([{ reply: { content: 'ok', usage: { promptTokens: -5, completionTokens: 1e300, cachedPromptTokens: 2.6 } } }]);
+    double.setRules([
+      { reply: { content: 'ok', usage: { promptTokens: -5, completionTokens: 1e300, cachedPromptTokens: 2.6 } } },
+    ]);
     const { usage } = await model().generate({ messages: [{ role: 'user', content: 'hi' }] });
     expect(usage).toEqual({ promptTokens: 0, completionTokens: 1_000_000_000, cachedPromptTokens: 3 });
   });
@@ -187,11 +271,16 @@ describe('LLM errors', () => {
     expect(double.receivedAt[1]! - double.receivedAt[0]!).toBeGreaterThanOrEqual(950);
   });
 
-  it.each(['truncated', 'not-json', 'no-choices'] as const)('retries a 200 whose body is broken (%s), then succeeds', async (fault) => {
-    double.setRules([{ times: 2, reply: { fault } }, { reply: { content: 'whole at last' } }]);
-    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe('whole at last');
-    expect(double.requests).toHaveLength(3);
-  });
+  it.each(['truncated', 'not-json', 'no-choices'] as const)(
+    'retries a 200 whose body is broken (%s), then succeeds',
+    async (fault) => {
+      double.setRules([{ times: 2, reply: { fault } }, { reply: { content: 'whole at last' } }]);
+      expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe(
+        'whole at last',
+      );
+      expect(double.requests).toHaveLength(3);
+    },
+  );
 
   it('gives up on broken bodies after its retries with a retryable error naming the endpoint', async () => {
     double.setRules([{ reply: { fault: 'not-json' } }]);
@@ -203,15 +292,26 @@ describe('LLM errors', () => {
     expect(double.requests).toHaveLength(3);
   });
 
-  it('bounds a hung endpoint by the call\'s deadline, retries included, and never names the key', async () => {
+  it("bounds a hung endpoint by the call's deadline, retries included, and never names the key", async () => {
     double.setRules([{ reply: { fault: 'hang' } }]);
     const started = Date.now();
-    const error = (await createOpenAIModel({ model: 'slow-model', baseURL: double.baseURL, apiKey: 'sk-secret-key', timeoutMs: 300, maxRetries: 5, deadlineMs: 1_000 })
+    const error = (await createOpenAIModel({
+      model: 'slow-model',
+      baseURL: double.baseURL,
+      apiKey: 'sk-secret-key',
+      timeoutMs: 300,
+      maxRetries: 5,
+      deadlineMs: 1_000,
+    })
       .generate({ messages: [{ role: 'user', content: 'hi' }] })
       .catch((caught: unknown) => caught)) as LlmError;
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(error).toMatchObject({ code: 'deadline_exceeded', retryable: false });
-    expect(error.message).toMatch(new RegExp(`^The model endpoint ${double.baseURL.replace(/[.]/g, '\\.')} \\(model slow-model\\) gave no usable answer within 1 s`));
+    expect(error.message).toMatch(
+      new RegExp(
+        `^The model endpoint ${double.baseURL.replace(/[.]/g, '\\.')} \\(model slow-model\\) gave no usable answer within 1 s`,
+      ),
+    );
     expect(error.message).not.toContain('sk-secret-key');
     // It was tried more than once in that time: each attempt timed out on its own.
     expect(double.requests.length).toBeGreaterThan(1);
@@ -219,6 +319,8 @@ describe('LLM errors', () => {
 
   it('keeps an answer with an unpaired surrogate as the model wrote it', async () => {
     double.setRules([{ reply: { content: 'half an emoji: \ud83d!' } }]);
-    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe('half an emoji: \ud83d!');
+    expect((await model().generate({ messages: [{ role: 'user', content: 'hi' }] })).message.content).toBe(
+      'half an emoji: \ud83d!',
+    );
   });
 });

@@ -8,11 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import type {
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-  ChatCompletion,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool, ChatCompletion } from 'openai/resources/chat/completions';
 import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
 import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
@@ -44,7 +40,13 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   const maxRetries = options.maxRetries ?? 3;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const deadlineMs = options.deadlineMs ?? 300_000;
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'not-needed', timeout: timeoutMs, maxRetries, fetch: keepAliveFetch });
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: options.apiKey ?? 'not-needed',
+    timeout: timeoutMs,
+    maxRetries,
+    fetch: keepAliveFetch,
+  });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
   // Priced as the operator named the model, else as the provider named it (looked up once per name); unknown: 0.
   const prices = options.prices ?? DEFAULT_PRICES;
@@ -56,7 +58,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     return response.usage && price ? { ...response, costUsd: costOf(response.usage, price) } : response;
   };
   /** Every attempt of one call, until an answer, an error not worth retrying, or the deadline. */
-  const call = async (request: ModelRequest, signal: AbortSignal, deadline: { passed: boolean }): Promise<ModelResponse> => {
+  const call = async (
+    request: ModelRequest,
+    signal: AbortSignal,
+    deadline: { passed: boolean },
+  ): Promise<ModelResponse> => {
     for (let attempt = 0; ; attempt++) {
       try {
         const { data: completion, response } = await client.chat.completions
@@ -71,7 +77,10 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
           )
           .withResponse();
         const limits = providerLimitsOf(response.headers);
-        return priced({ ...fromCompletion(completion as ChatCompletion, endpoint, options.model), ...(limits ? { limits } : {}) });
+        return priced({
+          ...fromCompletion(completion as ChatCompletion, endpoint, options.model),
+          ...(limits ? { limits } : {}),
+        });
       } catch (error) {
         if (deadline.passed && !request.signal?.aborted) {
           throw new LlmError({
@@ -160,13 +169,23 @@ function toOpenAIMessage(message: Message): ChatCompletionMessageParam {
 }
 
 function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
 /** A completion's usage; cached prompt tokens as OpenAI (`prompt_tokens_details`) or DeepSeek (`prompt_cache_hit_tokens`) say them. */
 function usageOf(usage: NonNullable<ChatCompletion['usage']>): TokenUsage {
-  const cached = tokenCount(usage.prompt_tokens_details?.cached_tokens ?? (usage as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens);
-  return { promptTokens: tokenCount(usage.prompt_tokens), completionTokens: tokenCount(usage.completion_tokens), ...(cached ? { cachedPromptTokens: cached } : {}) };
+  const cached = tokenCount(
+    usage.prompt_tokens_details?.cached_tokens ??
+      (usage as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens,
+  );
+  return {
+    promptTokens: tokenCount(usage.prompt_tokens),
+    completionTokens: tokenCount(usage.completion_tokens),
+    ...(cached ? { cachedPromptTokens: cached } : {}),
+  };
 }
 
 /** More than any model's call uses: a count past it is the endpoint's mistake. */
@@ -178,7 +197,9 @@ const MAX_TOKEN_COUNT = 1_000_000_000;
  * otherwise fail every commit of a budgeted task, or write garbage into its usage.
  */
 function tokenCount(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), MAX_TOKEN_COUNT) : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? Math.min(Math.round(value), MAX_TOKEN_COUNT)
+    : 0;
 }
 
 /**
@@ -207,7 +228,11 @@ function fromCompletion(completion: ChatCompletion, endpoint: string, configured
   const reasoning = (choice.message as { reasoning_content?: unknown }).reasoning_content;
   const finishReason: unknown = choice.finish_reason;
   return {
-    message: { role: 'assistant', content: contentOf(choice.message.content), ...(toolCalls.length ? { toolCalls } : {}) },
+    message: {
+      role: 'assistant',
+      content: contentOf(choice.message.content),
+      ...(toolCalls.length ? { toolCalls } : {}),
+    },
     ...(typeof reasoning === 'string' && reasoning ? { reasoning } : {}),
     ...(completion.usage ? { usage: usageOf(completion.usage) } : {}),
     ...(typeof finishReason === 'string' && finishReason ? { finishReason } : {}),
@@ -219,7 +244,13 @@ function fromCompletion(completion: ChatCompletion, endpoint: string, configured
 function contentOf(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return null;
-  const texts = content.map((part: unknown) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).filter(Boolean);
+  const texts = content
+    .map((part: unknown) =>
+      part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string'
+        ? (part as { text: string }).text
+        : '',
+    )
+    .filter(Boolean);
   return texts.length ? texts.join('') : null;
 }
 
@@ -232,7 +263,11 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
     return new LlmError({ code: 'timeout', message: `The LLM request to ${endpoint} timed out.`, cause: error });
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError({ code: 'connection', message: `Could not reach the LLM endpoint ${endpoint}: ${error.message}`, cause: error });
+    return new LlmError({
+      code: 'connection',
+      message: `Could not reach the LLM endpoint ${endpoint}: ${error.message}`,
+      cause: error,
+    });
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
@@ -246,5 +281,9 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
     });
   }
   // A 2xx the SDK could not read: a body cut off, or not JSON.
-  return new LlmError({ code: 'bad_response', message: `The LLM endpoint ${endpoint} sent a broken answer: ${(error as Error)?.message ?? String(error)}`, cause: error });
+  return new LlmError({
+    code: 'bad_response',
+    message: `The LLM endpoint ${endpoint} sent a broken answer: ${(error as Error)?.message ?? String(error)}`,
+    cause: error,
+  });
 }

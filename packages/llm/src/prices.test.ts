@@ -15,7 +15,10 @@ describe('prices', () => {
 
   it('costs cached prompt tokens at their own price, and nothing without a price', () => {
     const price = { input: 2, cachedInput: 1, output: 10 };
-    expect(costOf({ promptTokens: 1_000, cachedPromptTokens: 400, completionTokens: 100 }, price)).toBeCloseTo((600 * 2 + 400 * 1 + 100 * 10) / 1e6, 12);
+    expect(costOf({ promptTokens: 1_000, cachedPromptTokens: 400, completionTokens: 100 }, price)).toBeCloseTo(
+      (600 * 2 + 400 * 1 + 100 * 10) / 1e6,
+      12,
+    );
     expect(costOf({ promptTokens: 1_000, completionTokens: 0 }, { input: 3, output: 1 })).toBeCloseTo(0.003, 12);
     // A provider that says more cached tokens than prompt tokens is not believed past the prompt.
     expect(costOf({ promptTokens: 10, cachedPromptTokens: 50, completionTokens: 0 }, price)).toBeCloseTo(10 / 1e6, 12);

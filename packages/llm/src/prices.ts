@@ -38,7 +38,8 @@ export function priceOf(model: string, prices: PriceTable): ModelPrice | undefin
   if (Object.hasOwn(prices, model)) return prices[model];
   let best: string | undefined;
   for (const name of Object.keys(prices)) {
-    if (model.startsWith(name) && /^[-:@.]/.test(model.slice(name.length)) && name.length > (best?.length ?? 0)) best = name;
+    if (model.startsWith(name) && /^[-:@.]/.test(model.slice(name.length)) && name.length > (best?.length ?? 0))
+      best = name;
   }
   return best === undefined ? undefined : prices[best];
 }
@@ -47,5 +48,10 @@ export function priceOf(model: string, prices: PriceTable): ModelPrice | undefin
 export function costOf(usage: TokenUsage, price: ModelPrice | undefined): number {
   if (!price) return 0;
   const cached = Math.min(usage.cachedPromptTokens ?? 0, usage.promptTokens);
-  return ((usage.promptTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.completionTokens * price.output) / 1_000_000;
+  return (
+    ((usage.promptTokens - cached) * price.input +
+      cached * (price.cachedInput ?? price.input) +
+      usage.completionTokens * price.output) /
+    1_000_000
+  );
 }

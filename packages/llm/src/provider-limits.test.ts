@@ -12,13 +12,33 @@ it("reads a provider's reset durations as OpenAI writes them", () => {
 });
 
 it('reads what is left and when it resets, and nothing from an answer without the headers', () => {
-  const headers = new Headers({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '12ms', 'x-ratelimit-remaining-tokens': '1500', 'x-ratelimit-reset-tokens': '3s' });
-  expect(providerLimitsOf(headers)).toEqual({ remainingRequests: 0, remainingTokens: 1_500, resetRequestsMs: 12, resetTokensMs: 3_000 });
+  const headers = new Headers({
+    'x-ratelimit-remaining-requests': '0',
+    'x-ratelimit-reset-requests': '12ms',
+    'x-ratelimit-remaining-tokens': '1500',
+    'x-ratelimit-reset-tokens': '3s',
+  });
+  expect(providerLimitsOf(headers)).toEqual({
+    remainingRequests: 0,
+    remainingTokens: 1_500,
+    resetRequestsMs: 12,
+    resetTokensMs: 3_000,
+  });
   expect(providerLimitsOf(new Headers({ 'content-type': 'application/json' }))).toBeUndefined();
   expect(providerLimitsOf(new Headers({ 'x-ratelimit-remaining-tokens': 'lots' }))).toBeUndefined();
 });
 
 it('believes a reset of at most 5 minutes: one broken answer cannot hold every worker back for years', () => {
-  const headers = new Headers({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '999999999s', 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-tokens': '6m0s' });
-  expect(providerLimitsOf(headers)).toEqual({ remainingRequests: 0, remainingTokens: 0, resetRequestsMs: MAX_PROVIDER_WAIT_MS, resetTokensMs: MAX_PROVIDER_WAIT_MS });
+  const headers = new Headers({
+    'x-ratelimit-remaining-requests': '0',
+    'x-ratelimit-reset-requests': '999999999s',
+    'x-ratelimit-remaining-tokens': '0',
+    'x-ratelimit-reset-tokens': '6m0s',
+  });
+  expect(providerLimitsOf(headers)).toEqual({
+    remainingRequests: 0,
+    remainingTokens: 0,
+    resetRequestsMs: MAX_PROVIDER_WAIT_MS,
+    resetTokensMs: MAX_PROVIDER_WAIT_MS,
+  });
 });

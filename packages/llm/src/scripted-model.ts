@@ -29,7 +29,8 @@ export function createScriptedModel(options: { script: ScriptStep[]; modelId?: s
       // Keep a copy: the loop may append to the array it passed.
       requests.push({ ...request, messages: structuredClone([...request.messages]) });
       const step = options.script[callIndex++];
-      if (step === undefined) throw new Error(`The scripted model has no step ${callIndex} (script has ${options.script.length}).`);
+      if (step === undefined)
+        throw new Error(`The scripted model has no step ${callIndex} (script has ${options.script.length}).`);
       if (step instanceof Error) throw step;
       const turn = typeof step === 'function' ? await step(request) : step;
       const toolCalls = (turn.toolCalls ?? []).map((call, index) => ({
@@ -37,7 +38,11 @@ export function createScriptedModel(options: { script: ScriptStep[]; modelId?: s
         name: call.name,
         arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
       }));
-      const message: AssistantMessage = { role: 'assistant', content: turn.content ?? null, ...(toolCalls.length ? { toolCalls } : {}) };
+      const message: AssistantMessage = {
+        role: 'assistant',
+        content: turn.content ?? null,
+        ...(toolCalls.length ? { toolCalls } : {}),
+      };
       return {
         message,
         model: options.modelId ?? 'scripted',

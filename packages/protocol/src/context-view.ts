@@ -22,7 +22,7 @@ export function buildContextView(entries: readonly MemoryEntry[]): ContextItem[]
     byStart.set(entry.from, { to: entry.to, summary: entry.summary });
   }
   const items: ContextItem[] = [];
-  for (let index = 0; index < entries.length; ) {
+  for (let index = 0; index < entries.length;) {
     const compaction = byStart.get(index);
     if (compaction) {
       items.push({ message: summaryMessage(compaction.summary), from: index, to: compaction.to });

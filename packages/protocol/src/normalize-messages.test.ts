@@ -14,13 +14,22 @@ describe('normalizeMessages', () => {
   it('adds a (cancelled) result right after the results of a call that has none', () => {
     const messages: Message[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'bash', arguments: '{}' }, { id: 'c2', name: 'bash', arguments: '{}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [
+          { id: 'c1', name: 'bash', arguments: '{}' },
+          { id: 'c2', name: 'bash', arguments: '{}' },
+        ],
+      },
       { role: 'tool', toolCallId: 'c1', name: 'bash', content: 'one' },
       { role: 'user', content: 'and then?' },
     ];
-    expect(normalizeMessages(messages).map((message) => (message.role === 'tool' ? `${message.toolCallId}:${message.content}` : message.role))).toEqual([
-      'user', 'assistant', 'c1:one', `c2:${CANCELLED_RESULT}`, 'user',
-    ]);
+    expect(
+      normalizeMessages(messages).map((message) =>
+        message.role === 'tool' ? `${message.toolCallId}:${message.content}` : message.role,
+      ),
+    ).toEqual(['user', 'assistant', 'c1:one', `c2:${CANCELLED_RESULT}`, 'user']);
   });
 
   it('merges consecutive user messages but never tool messages', () => {

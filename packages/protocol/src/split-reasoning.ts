@@ -38,6 +38,9 @@ export function splitReasoning(text: string): SplitReasoning {
   }
   return {
     answer: answer.trim(),
-    reasoning: reasoning.map((part) => part.trim()).filter(Boolean).join('\n\n'),
+    reasoning: reasoning
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .join('\n\n'),
   };
 }

@@ -19,7 +19,9 @@ export function createAgentQueues(options: { connection: Redis; keys: Keys; fair
       return [pool, queue];
     }),
   ) as Record<AgentPool, Queue>;
-  return Object.assign(queues, { admission: new FairAdmission(options.connection, options.keys, queues, options.fair) });
+  return Object.assign(queues, {
+    admission: new FairAdmission(options.connection, options.keys, queues, options.fair),
+  });
 }
 
 export async function closeQueues(queues: AgentQueues): Promise<void> {

@@ -39,15 +39,25 @@ const recover = () => queues.admission.recover('casual', (ids) => store.leasedTa
 
 it('queues an answered task again as its next job, once, and leaves no lease behind', async () => {
   const taskId = await waitingTask();
-  expect(await answerTask({ store, queues, taskId, text: 'notes.md' })).toEqual({ found: true, status: 'queued', answered: true });
+  expect(await answerTask({ store, queues, taskId, text: 'notes.md' })).toEqual({
+    found: true,
+    status: 'queued',
+    answered: true,
+  });
   const job = await queues.casual.getJob(`${taskId}-r1`);
   expect(job?.data).toEqual({ taskId, tenant: 'acme' });
   expect(await store.redis.zscore(keys.fairLeases('casual'), taskId)).toBeNull();
   // A second answer finds it queued: refused, nothing added.
-  expect(await answerTask({ store, queues, taskId, text: 'again' })).toEqual({ found: true, status: 'queued', answered: false });
+  expect(await answerTask({ store, queues, taskId, text: 'again' })).toEqual({
+    found: true,
+    status: 'queued',
+    answered: false,
+  });
   expect(await recover()).toBe(0);
   const memory = await store.redis.lrange(keys.messages(taskId), 0, -1);
-  expect(memory.map((entry) => JSON.parse(entry) as { content: string })).toMatchObject([{ role: 'tool', toolCallId: 'call-1', content: 'The user answered: notes.md' }]);
+  expect(memory.map((entry) => JSON.parse(entry) as { content: string })).toMatchObject([
+    { role: 'tool', toolCallId: 'call-1', content: 'The user answered: notes.md' },
+  ]);
 });
 
 it('adds the job of an answered task whose process died before adding it: a worker recovers it, as the job the record names', async () => {
@@ -69,7 +79,11 @@ it('adds the job of an answered task whose process died before adding it: a work
 it('leases nothing when the answer is refused', async () => {
   const taskId = await waitingTask();
   await store.commit({ taskId, expect: ['waiting'], status: 'cancelled' });
-  expect(await answerTask({ store, queues, taskId, text: 'too late' })).toEqual({ found: true, status: 'cancelled', answered: false });
+  expect(await answerTask({ store, queues, taskId, text: 'too late' })).toEqual({
+    found: true,
+    status: 'cancelled',
+    answered: false,
+  });
   expect(await store.redis.zscore(keys.fairLeases('casual'), taskId)).toBeNull();
   expect(await recover()).toBe(0);
 });

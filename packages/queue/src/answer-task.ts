@@ -30,9 +30,18 @@ export async function answerTask(options: {
   const jobId = `${taskId}-r${resumes}`;
   // The step that asked completes with its answer.
   const { admission } = options.queues;
-  const result = await new Transitions(store).answer(record, { text, message, step: record.steps + 1, jobId, resumes, lease: admission.leaseOf(record.agent) });
+  const result = await new Transitions(store).answer(record, {
+    text,
+    message,
+    step: record.steps + 1,
+    jobId,
+    resumes,
+    lease: admission.leaseOf(record.agent),
+  });
   if (!result.applied) return { found: true, status: result.status, answered: false };
-  await enqueue(options.queues, [{ kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority }]);
+  await enqueue(options.queues, [
+    { kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority },
+  ]);
   await admission.endLeases(record.agent, [taskId]);
   return { found: true, status: 'queued', answered: true };
 }

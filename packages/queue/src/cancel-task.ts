@@ -18,7 +18,9 @@ export interface CancelTaskOptions {
   taskId: string;
 }
 
-export async function cancelTask(options: CancelTaskOptions): Promise<{ found: boolean; status: TaskStatus | undefined }> {
+export async function cancelTask(
+  options: CancelTaskOptions,
+): Promise<{ found: boolean; status: TaskStatus | undefined }> {
   const { store, taskId } = options;
   const transitions = new Transitions(store);
   const found = await store.getRecord(taskId);
@@ -40,13 +42,18 @@ export async function cancelTask(options: CancelTaskOptions): Promise<{ found: b
     // cancelled, when a running one it needs stops.
     const children = record.children;
     const statuses = await Promise.all(children.map(async (child) => (await store.getRecord(child))?.status));
-    const order = children.map((child, index) => ({ child, pending: statuses[index] === 'pending' })).sort((a, b) => Number(b.pending) - Number(a.pending));
+    const order = children
+      .map((child, index) => ({ child, pending: statuses[index] === 'pending' }))
+      .sort((a, b) => Number(b.pending) - Number(a.pending));
     for (const { child } of order) await cancelTask({ ...options, taskId: child });
     if (result.applied) return { found: true, status: result.status };
   }
   if (requested.status === 'pending' || requested.status === 'waiting') {
     // No job exists while a subtask waits for its needs or a task for its user.
-    const result = await end(requested.status, requested.status === 'pending' ? 'cancelled before it started' : 'cancelled while waiting for an answer');
+    const result = await end(
+      requested.status,
+      requested.status === 'pending' ? 'cancelled before it started' : 'cancelled while waiting for an answer',
+    );
     if (result.applied) return { found: true, status: result.status };
   }
   if (requested.status === 'queued') {

@@ -19,6 +19,17 @@ callMany('ZADD', KEYS[1], leases)
 return due
 `;
 
-export async function claimDue(redis: Redis, key: string, options: { now: number; count: number; leaseMs: number }): Promise<string[]> {
-  return (await redis.eval(CLAIM_SCRIPT, 1, key, String(options.now), String(options.count), String(Date.now() + options.leaseMs))) as string[];
+export async function claimDue(
+  redis: Redis,
+  key: string,
+  options: { now: number; count: number; leaseMs: number },
+): Promise<string[]> {
+  return (await redis.eval(
+    CLAIM_SCRIPT,
+    1,
+    key,
+    String(options.now),
+    String(options.count),
+    String(Date.now() + options.leaseMs),
+  )) as string[];
 }

@@ -25,7 +25,12 @@ async function endedTask() {
   const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
   const task = (await store.getRecord(created!.id))!;
   await transitions.claim(task, { runToken: 'run' });
-  for (let step = 1; step <= 3; step++) await store.commit({ taskId: task.id, runToken: 'run', events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }] });
+  for (let step = 1; step <= 3; step++)
+    await store.commit({
+      taskId: task.id,
+      runToken: 'run',
+      events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }],
+    });
   await transitions.complete(task, { runToken: 'run', result: 'done' });
   return task;
 }
@@ -47,7 +52,9 @@ describe('compacting ended tasks', () => {
     expect(await store.events(task.id)).toEqual(before);
     expect(await store.events(task.id, 3)).toEqual(before.slice(3));
     // The stored text is passed through as it was.
-    expect((await store.storedEvents(task.id)).map((stored) => stored.text)).toEqual(before.map((event) => JSON.stringify(event)));
+    expect((await store.storedEvents(task.id)).map((stored) => stored.text)).toEqual(
+      before.map((event) => JSON.stringify(event)),
+    );
   });
 
   it('keeps the numbering when a compacted task gets events again (a retry), and compacts them in later', async () => {
@@ -70,7 +77,9 @@ describe('compacting ended tasks', () => {
   it('loses no event written while compaction runs', async () => {
     const task = await endedTask();
     const ended = (await store.events(task.id)).length;
-    const writes = Array.from({ length: 60 }, (_, index) => store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: `late ${index}` } }] }));
+    const writes = Array.from({ length: 60 }, (_, index) =>
+      store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: `late ${index}` } }] }),
+    );
     const passes = Array.from({ length: 20 }, async () => {
       await store.redis.zadd(keys.toCompact, 0, task.id);
       await compactEvents({ redis: store.redis, keys });
@@ -78,7 +87,11 @@ describe('compacting ended tasks', () => {
     await Promise.all([...writes, ...passes]);
     const all = await store.events(task.id);
     expect(all.map((event) => event.seq)).toEqual(Array.from({ length: ended + 60 }, (_, index) => index + 1));
-    expect(all.filter((event) => event.type === 'reasoning' && String((event.data as { text: string }).text).startsWith('late'))).toHaveLength(60);
+    expect(
+      all.filter(
+        (event) => event.type === 'reasoning' && String((event.data as { text: string }).text).startsWith('late'),
+      ),
+    ).toHaveLength(60);
   });
 
   it('reads and compacts the stream an earlier version kept, with what this version wrote after it', async () => {
@@ -88,7 +101,12 @@ describe('compacting ended tasks', () => {
     const [queued] = await store.events(task.id);
     const earlier = { ...queued!, id: `${task.id}:2`, seq: 2, type: 'reasoning', data: { text: 'from before' } };
     await store.redis.del(keys.events(task.id));
-    await store.redis.xadd(keys.streamedEvents(task.id), '2-0', 'events', `${JSON.stringify(queued)}\n${JSON.stringify(earlier)}`);
+    await store.redis.xadd(
+      keys.streamedEvents(task.id),
+      '2-0',
+      'events',
+      `${JSON.stringify(queued)}\n${JSON.stringify(earlier)}`,
+    );
     await store.redis.hset(keys.task(task.id), 'seq', '2');
     await transitions.claim(task, { runToken: 'run' });
     await transitions.complete(task, { runToken: 'run', result: 'done' });

@@ -65,7 +65,11 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
     redis.defineCommand('agentqReplaceEvents', { lua: REPLACE_SCRIPT });
   }
   const commands = redis as unknown as CompactCommands;
-  const ids = await claimDue(redis, keys.toCompact, { now: Date.now(), count: options.batchSize ?? 200, leaseMs: LEASE_MS });
+  const ids = await claimDue(redis, keys.toCompact, {
+    now: Date.now(),
+    count: options.batchSize ?? 200,
+    leaseMs: LEASE_MS,
+  });
   if (ids.length === 0) return 0;
   const read = await readBatch(redis, keys, ids);
   const replacements: Array<{ id: string; length: number; streamed: number; blob: Buffer | undefined }> = [];
@@ -77,7 +81,9 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
     const lines = [
       ...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []),
       // An earlier version's stream and this version's list, both written to (versions side by side): in order of seq.
-      ...(streamed.length && listed.length ? [...streamed, ...listed].sort((a, b) => seqOf(a) - seqOf(b)) : [...streamed, ...listed]),
+      ...(streamed.length && listed.length
+        ? [...streamed, ...listed].sort((a, b) => seqOf(a) - seqOf(b))
+        : [...streamed, ...listed]),
     ];
     // Nothing since the last compaction (or no task left): nothing to write.
     const blob = list.length || entries.length ? deflateRawSync(lines.join('\n')) : undefined;
@@ -87,7 +93,13 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
     1 + 3 * ids.length,
     keys.toCompact,
     ...ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
-    ...replacements.flatMap(({ id, length, streamed, blob }) => [id, String(length), String(streamed), blob ? '1' : '0', blob ?? '']),
+    ...replacements.flatMap(({ id, length, streamed, blob }) => [
+      id,
+      String(length),
+      String(streamed),
+      blob ? '1' : '0',
+      blob ?? '',
+    ]),
   );
 }
 
@@ -98,8 +110,15 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
  * second trip. Not atomic, and need not be: the packed strings are this batch's only (its lease), and
  * a list that grows meanwhile is seen by the replace, which checks its length.
  */
-async function readBatch(redis: Redis, keys: Keys, ids: string[]): Promise<Array<{ packed: Buffer; entries: Entry[]; list: Buffer[] }>> {
-  const pipeline = redis.pipeline().mgetBuffer(...ids.map((id) => keys.packedEvents(id))).exists(...ids.map((id) => keys.streamedEvents(id)));
+async function readBatch(
+  redis: Redis,
+  keys: Keys,
+  ids: string[],
+): Promise<Array<{ packed: Buffer; entries: Entry[]; list: Buffer[] }>> {
+  const pipeline = redis
+    .pipeline()
+    .mgetBuffer(...ids.map((id) => keys.packedEvents(id)))
+    .exists(...ids.map((id) => keys.streamedEvents(id)));
   for (const id of ids) pipeline.lrangeBuffer(keys.events(id), 0, -1);
   const [packed, streams, ...lists] = await execPipeline(pipeline);
   let entries: Entry[][] = ids.map(() => []);
@@ -108,7 +127,11 @@ async function readBatch(redis: Redis, keys: Keys, ids: string[]): Promise<Array
     for (const id of ids) streamed.xrangeBuffer(keys.streamedEvents(id), '-', '+');
     entries = (await execPipeline(streamed)) as Entry[][];
   }
-  return ids.map((_, index) => ({ packed: (packed as Array<Buffer | null>)[index] ?? Buffer.alloc(0), entries: entries[index]!, list: lists[index] as Buffer[] }));
+  return ids.map((_, index) => ({
+    packed: (packed as Array<Buffer | null>)[index] ?? Buffer.alloc(0),
+    entries: entries[index]!,
+    list: lists[index] as Buffer[],
+  }));
 }
 
 /** An event line's `seq`: the envelope's, which comes before its data. */

@@ -29,7 +29,11 @@ async function taskWith(count: number, ended: boolean) {
   const task = (await store.getRecord(created!.id))!;
   await transitions.claim(task, { runToken: 'run' });
   for (let from = 0; from < count; from += 100) {
-    const events = Array.from({ length: Math.min(100, count - from) }, (_, index) => ({ type: 'reasoning' as const, step: 1, data: { text: `thought ${from + index}` } }));
+    const events = Array.from({ length: Math.min(100, count - from) }, (_, index) => ({
+      type: 'reasoning' as const,
+      step: 1,
+      data: { text: `thought ${from + index}` },
+    }));
     await store.commit({ taskId: task.id, runToken: 'run', events });
   }
   if (ended) await transitions.complete(task, { runToken: 'run', result: 'done' });
@@ -45,7 +49,7 @@ async function paged(taskId: string, after?: number): Promise<StoredEvent[][]> {
 /** What a reader reads of an event: its text, and the event it holds. */
 const plain = (stored: StoredEvent): StoredEvent => ({ event: stored.event, text: stored.text });
 
-it('reads a running task\'s list a page at a time, the same events as one read', async () => {
+it("reads a running task's list a page at a time, the same events as one read", async () => {
   const task = await taskWith(EVENT_PAGE * 3 + 10, false);
   const whole = await store.storedEvents(task.id);
   const pages = await paged(task.id);
@@ -55,7 +59,7 @@ it('reads a running task\'s list a page at a time, the same events as one read',
   expect((await paged(task.id, 300)).flat()).toEqual(whole.slice(300));
 });
 
-it('reads an ended task\'s compacted events by inflating them as a stream, then a retry\'s list after them', async () => {
+it("reads an ended task's compacted events by inflating them as a stream, then a retry's list after them", async () => {
   const task = await taskWith(EVENT_PAGE * 4, true);
   await compactEvents({ redis: store.redis, keys });
   expect(await store.redis.exists(keys.events(task.id))).toBe(0);

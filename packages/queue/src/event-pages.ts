@@ -31,15 +31,25 @@ return {
 `;
 
 interface HeadCommand {
-  agentqEventsHeadBuffer(packed: string, stream: string, list: string): Promise<[number, Array<[Buffer, Buffer[]]>, number]>;
+  agentqEventsHeadBuffer(
+    packed: string,
+    stream: string,
+    list: string,
+  ): Promise<[number, Array<[Buffer, Buffer[]]>, number]>;
 }
 
 /** Events with `seq` greater than `afterSeq`, oldest first, a page at a time. */
-export async function* eventPages(options: { redis: Redis } & EventKeys & { afterSeq?: number }): AsyncGenerator<StoredEvent[]> {
+export async function* eventPages(
+  options: { redis: Redis } & EventKeys & { afterSeq?: number },
+): AsyncGenerator<StoredEvent[]> {
   let after = options.afterSeq ?? 0;
   const redis = options.redis as Redis & Partial<HeadCommand>;
   if (!redis.agentqEventsHeadBuffer) redis.defineCommand('agentqEventsHead', { numberOfKeys: 3, lua: HEAD_SCRIPT });
-  const [packedLength, streamed, listStart] = await (redis as unknown as HeadCommand).agentqEventsHeadBuffer(options.packedKey, options.streamKey, options.key);
+  const [packedLength, streamed, listStart] = await (redis as unknown as HeadCommand).agentqEventsHeadBuffer(
+    options.packedKey,
+    options.streamKey,
+    options.key,
+  );
   const newer = (events: StoredEvent[]) => {
     const kept = events.filter((stored) => seqOf(stored) > after);
     if (kept.length) after = seqOf(kept.at(-1)!);
@@ -65,7 +75,11 @@ export async function* eventPages(options: { redis: Redis } & EventKeys & { afte
     return;
   }
   // An earlier version's stream entry holds a write's events, one per line.
-  const older = newer(streamed.flatMap(([, fields]) => lines(fields[1]?.toString('utf8') ?? '')).sort((a, b) => a.event.seq - b.event.seq));
+  const older = newer(
+    streamed
+      .flatMap(([, fields]) => lines(fields[1]?.toString('utf8') ?? ''))
+      .sort((a, b) => a.event.seq - b.event.seq),
+  );
   if (older.length) yield older;
   if (!listStart) return;
   let index = Math.max(0, after - listStart + 1);

@@ -80,7 +80,9 @@ it('withdraws a task not admitted yet, and admits again what a process popped an
   await queues.casual.obliterate({ force: true });
   await redis.zadd(keys.fairLeases('casual'), 0, idOf.get('acme-5-2')!);
   await redis.zrem(keys.fairList('casual', 'acme'), idOf.get('acme-5-2')!);
-  const recovered = await queues.admission.recover('casual', async (ids) => ids.map(() => ({ tenant: 'acme', priority: 5, queued: true })));
+  const recovered = await queues.admission.recover('casual', async (ids) =>
+    ids.map(() => ({ tenant: 'acme', priority: 5, queued: true })),
+  );
   expect(recovered).toBe(1);
   expect(await queued()).toEqual(['acme-5-2']);
   expect(await redis.zcard(keys.fairLeases('casual'))).toBe(0);
@@ -96,7 +98,9 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
   expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(67);
   expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(33);
   // In each tenant's order of arrival, with no task twice.
-  expect(admitted.filter((id) => id.startsWith('beta'))).toEqual(Array.from({ length: 33 }, (_, index) => `beta-5-${index}`));
+  expect(admitted.filter((id) => id.startsWith('beta'))).toEqual(
+    Array.from({ length: 33 }, (_, index) => `beta-5-${index}`),
+  );
   expect(new Set(admitted).size).toBe(100);
   await queues.casual.obliterate({ force: true });
   // A worker asks after each job it ends: the asks of a burst share one cycle.

@@ -281,7 +281,11 @@ export class FairAdmission {
   }
 
   /** Puts `waiting` (if any) in its tenant's list, then (with `admit`) admits what fits; answers how many were admitted. */
-  private async cycle(pool: AgentPool, admit = true, waiting?: { tenant: string; tasks: readonly WaitingTask[] }): Promise<number> {
+  private async cycle(
+    pool: AgentPool,
+    admit = true,
+    waiting?: { tenant: string; tasks: readonly WaitingTask[] },
+  ): Promise<number> {
     const queue = this.queues[pool];
     const popped = await this.commands.agentqAdmit(
       this.keys.fairRing(pool),
@@ -302,17 +306,33 @@ export class FairAdmission {
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
     for (let index = 0; index < popped.length; index += 3) {
-      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]), priority: priorityOfScore(Number(popped[index + 2])) });
+      jobs.push({
+        taskId: String(popped[index]),
+        tenant: String(popped[index + 1]),
+        priority: priorityOfScore(Number(popped[index + 2])),
+      });
     }
     await this.addJobs(pool, jobs);
-    await this.endLeases(pool, jobs.map((job) => job.taskId));
+    await this.endLeases(
+      pool,
+      jobs.map((job) => job.taskId),
+    );
     return jobs.length;
   }
 
-  private addJobs(pool: AgentPool, jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number; jobId?: string | undefined }>): Promise<void> {
+  private addJobs(
+    pool: AgentPool,
+    jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number; jobId?: string | undefined }>,
+  ): Promise<void> {
     return enqueue(
       this.queues,
-      jobs.map((job): NewJob => ({ kind: 'agent', pool, payload: { taskId: job.taskId, tenant: job.tenant }, priority: job.priority, ...(job.jobId ? { jobId: job.jobId } : {}) })),
+      jobs.map((job): NewJob => ({
+        kind: 'agent',
+        pool,
+        payload: { taskId: job.taskId, tenant: job.tenant },
+        priority: job.priority,
+        ...(job.jobId ? { jobId: job.jobId } : {}),
+      })),
     );
   }
 }

@@ -21,11 +21,16 @@ export function forkDiskQuota(diskMb: number): { bytes: number; entries: number 
   return diskMb ? { bytes: diskMb * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES } : undefined;
 }
 
-export function forkRefusal(source: TaskRecord, input: Pick<ForkInput, 'fromStep'>, quota?: { bytes: number; entries: number }): string | undefined {
+export function forkRefusal(
+  source: TaskRecord,
+  input: Pick<ForkInput, 'fromStep'>,
+  quota?: { bytes: number; entries: number },
+): string | undefined {
   if (!(AGENT_KINDS as readonly string[]).includes(source.agent)) {
     return `Task "${source.id}" is a planned task: its steps are its subtasks (${(source.children ?? []).join(', ') || 'none yet'}); fork one of them.`;
   }
-  if (source.steps === 0) return `Task "${source.id}" has no completed step yet: a fork starts from one of its steps; fork it once a step has completed.`;
+  if (source.steps === 0)
+    return `Task "${source.id}" has no completed step yet: a fork starts from one of its steps; fork it once a step has completed.`;
   if (input.fromStep > source.steps) {
     return `Task "${source.id}" has ${source.steps} completed step${source.steps === 1 ? '' : 's'}: fromStep must be 1 to ${source.steps}.`;
   }
@@ -38,19 +43,30 @@ export function forkRefusal(source: TaskRecord, input: Pick<ForkInput, 'fromStep
 }
 
 /** With `room`, the fork must fit in its tenant's limits (else NoRoomError). */
-export async function forkTask(options: { store: TaskStore; queues: AgentQueues; source: TaskRecord; input: ForkInput; room?: RoomLimits; quota?: { bytes: number; entries: number } }): Promise<{ id: string }> {
+export async function forkTask(options: {
+  store: TaskStore;
+  queues: AgentQueues;
+  source: TaskRecord;
+  input: ForkInput;
+  room?: RoomLimits;
+  quota?: { bytes: number; entries: number };
+}): Promise<{ id: string }> {
   const { source, input } = options;
   const refusal = forkRefusal(source, input, options.quota);
   if (refusal) throw new ForkError(refusal);
   const model = input.model ?? source.model;
-  const created = await new Transitions(options.store).fork(source, {
-    prompt: input.prompt ?? source.prompt,
-    agent: input.agent ?? (source.agent as AgentKind),
-    priority: source.priority,
-    metadata: source.metadata ?? {},
-    ...(model ? { model } : {}),
-    fromStep: input.fromStep,
-  }, options.room && { limits: options.room });
+  const created = await new Transitions(options.store).fork(
+    source,
+    {
+      prompt: input.prompt ?? source.prompt,
+      agent: input.agent ?? (source.agent as AgentKind),
+      priority: source.priority,
+      metadata: source.metadata ?? {},
+      ...(model ? { model } : {}),
+      fromStep: input.fromStep,
+    },
+    options.room && { limits: options.room },
+  );
   await options.queues.admission.admitListed([created.agent]);
   return { id: created.id };
 }

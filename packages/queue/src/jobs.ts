@@ -10,7 +10,10 @@ import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
 import { TASK_ID_PATTERN } from './task-schemas.js';
 
 /** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
-const taskJob = z.object({ taskId: z.string().regex(TASK_ID_PATTERN, 'is not a task id'), tenant: z.string().min(1).optional() });
+const taskJob = z.object({
+  taskId: z.string().regex(TASK_ID_PATTERN, 'is not a task id'),
+  tenant: z.string().min(1).optional(),
+});
 
 /** Transient failures are tried again with backoff; the next attempt resumes from the task's journal. */
 const RETRIED: JobsOptions = {
@@ -52,7 +55,8 @@ export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly N
   const byPool = new Map<AgentPool, NewJob[]>();
   for (const job of jobs) {
     const kind = JOB_CATALOG[job.kind];
-    if (!(kind.pools as readonly AgentPool[]).includes(job.pool)) throw new Error(`A ${job.kind} job cannot run in the ${job.pool} pool`);
+    if (!(kind.pools as readonly AgentPool[]).includes(job.pool))
+      throw new Error(`A ${job.kind} job cannot run in the ${job.pool} pool`);
     kind.payload.parse(job.payload);
     const list = byPool.get(job.pool);
     if (list) list.push(job);
@@ -64,7 +68,11 @@ export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly N
         list.map((job) => ({
           name: job.kind,
           data: job.payload,
-          opts: { ...JOB_CATALOG[job.kind].options, jobId: job.jobId ?? job.payload.taskId, priority: bullPriority(job.priority) },
+          opts: {
+            ...JOB_CATALOG[job.kind].options,
+            jobId: job.jobId ?? job.payload.taskId,
+            priority: bullPriority(job.priority),
+          },
         })),
       ),
     ),
@@ -75,7 +83,8 @@ export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly N
 export function readJob(job: Job, pool: AgentPool): { kind: JobKind; payload: JobPayload<JobKind> } {
   const kind = job.name as JobKind;
   const entry = JOB_CATALOG[kind] as (typeof JOB_CATALOG)[JobKind] | undefined;
-  if (!entry || !(entry.pools as readonly AgentPool[]).includes(pool)) throw new UnrecoverableError(`No job kind "${job.name}" runs in the ${pool} pool`);
+  if (!entry || !(entry.pools as readonly AgentPool[]).includes(pool))
+    throw new UnrecoverableError(`No job kind "${job.name}" runs in the ${pool} pool`);
   const parsed = entry.payload.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`Invalid ${kind} job payload: ${parsed.error.message}`);
   return { kind, payload: parsed.data };

@@ -49,7 +49,7 @@ it('admits tokens up to the limit, counts what calls used once they settle, and 
   expect((await limits.reserve('huge-model', limit, 5_000)).admitted).toBe(false);
 });
 
-it("blocks a model for everyone for as long as the provider said, and never shortens a block", async () => {
+it('blocks a model for everyone for as long as the provider said, and never shortens a block', async () => {
   const limit = { requests: 100, windowMs: 10_000 };
   const until = await limits.block('blocked-model', 2_000);
   const refused = await limits.reserve('blocked-model', limit, 1);

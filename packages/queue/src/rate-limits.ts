@@ -20,7 +20,9 @@ export interface ModelLimit {
 }
 
 /** A call admitted (settle it with what it used), or when to ask again (ms since the epoch, Redis time). */
-export type Reservation = { admitted: true; id: string; model: string; tokens: number; windowMs: number } | { admitted: false; retryAt: number };
+export type Reservation =
+  | { admitted: true; id: string; model: string; tokens: number; windowMs: number }
+  | { admitted: false; retryAt: number };
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -77,7 +79,15 @@ return blockedUntil
 `;
 
 interface LimitCommands {
-  agentqReserve(log: string, blocked: string, windowMs: number, requests: number, tokens: number, callTokens: number, id: string): Promise<number>;
+  agentqReserve(
+    log: string,
+    blocked: string,
+    windowMs: number,
+    requests: number,
+    tokens: number,
+    callTokens: number,
+    id: string,
+  ): Promise<number>;
   agentqSettle(log: string, id: string, reserved: number, used: number, windowMs: number): Promise<number>;
   agentqBlock(blocked: string, ms: number): Promise<number>;
 }
@@ -99,13 +109,29 @@ export class SharedRateLimits {
   async reserve(model: string, limit: ModelLimit, tokens: number): Promise<Reservation> {
     const id = randomUUID();
     const whole = Math.max(0, Math.ceil(tokens));
-    const retryAt = await this.commands.agentqReserve(this.keys.limitLog(model), this.keys.limitBlocked(model), limit.windowMs, limit.requests ?? 0, limit.tokens ?? 0, whole, id);
-    return retryAt === 0 ? { admitted: true, id, model, tokens: whole, windowMs: limit.windowMs } : { admitted: false, retryAt };
+    const retryAt = await this.commands.agentqReserve(
+      this.keys.limitLog(model),
+      this.keys.limitBlocked(model),
+      limit.windowMs,
+      limit.requests ?? 0,
+      limit.tokens ?? 0,
+      whole,
+      id,
+    );
+    return retryAt === 0
+      ? { admitted: true, id, model, tokens: whole, windowMs: limit.windowMs }
+      : { admitted: false, retryAt };
   }
 
   /** The call ended having used `tokens` (what the provider reported): its place in the window counts that much, from now. */
   async settle(reservation: Extract<Reservation, { admitted: true }>, tokens: number): Promise<void> {
-    await this.commands.agentqSettle(this.keys.limitLog(reservation.model), reservation.id, reservation.tokens, Math.max(0, Math.ceil(tokens)), reservation.windowMs);
+    await this.commands.agentqSettle(
+      this.keys.limitLog(reservation.model),
+      reservation.id,
+      reservation.tokens,
+      Math.max(0, Math.ceil(tokens)),
+      reservation.windowMs,
+    );
   }
 
   /** No call of `model` is admitted for `ms` (the provider said so); answers until when (ms since the epoch). */

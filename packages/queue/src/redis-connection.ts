@@ -10,9 +10,18 @@ import { Redis } from 'ioredis';
  * auto-pipelining): many jobs' writes in one round trip, one system call on each side. Not for the
  * connection BullMQ uses, whose blocking reads must not wait behind others.
  */
-export function connectRedis(options: { url: string; sentinels?: Array<{ host: string; port: number }>; masterName?: string; name?: string; failFast?: boolean; pipelined?: boolean }): Redis {
+export function connectRedis(options: {
+  url: string;
+  sentinels?: Array<{ host: string; port: number }>;
+  masterName?: string;
+  name?: string;
+  failFast?: boolean;
+  pipelined?: boolean;
+}): Redis {
   const settings = {
-    ...(options.failFast ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 5_000 } : { maxRetriesPerRequest: null }),
+    ...(options.failFast
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 5_000 }
+      : { maxRetriesPerRequest: null }),
     ...(options.name ? { connectionName: options.name } : {}),
     ...(options.pipelined ? { enableAutoPipelining: true } : {}),
   };
@@ -47,7 +56,8 @@ export function keepConnecting(redis: Redis, retryMs = 100): Redis {
   const quit = redis.quit.bind(redis);
   const disconnect = redis.disconnect.bind(redis);
   const duplicate = redis.duplicate.bind(redis);
-  redis.duplicate = ((...args: Parameters<Redis['duplicate']>) => keepConnecting(duplicate(...args), retryMs)) as Redis['duplicate'];
+  redis.duplicate = ((...args: Parameters<Redis['duplicate']>) =>
+    keepConnecting(duplicate(...args), retryMs)) as Redis['duplicate'];
   redis.quit = ((...args: Parameters<Redis['quit']>) => {
     closing = true;
     return quit(...args);
@@ -69,7 +79,10 @@ export function keepConnecting(redis: Redis, retryMs = 100): Redis {
  * Says once when a connection to Redis is lost and once when it is back (ioredis reconnects by
  * itself), instead of an error per attempt. `lost()` tells whether it is away now.
  */
-export function watchRedis(redis: Redis, options: { label: string; log?: (line: string) => void }): { lost(): boolean } {
+export function watchRedis(
+  redis: Redis,
+  options: { label: string; log?: (line: string) => void },
+): { lost(): boolean } {
   const log = options.log ?? ((line: string) => console.warn(line));
   let lost = false;
   redis.on('error', (error: Error) => {

@@ -37,7 +37,9 @@ export interface RedisJournal extends AgentJournal {
 export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
   const { store, taskId, agent, worker } = options;
   let memory = options.memory;
-  let held: HeldWrite | undefined = options.heldEvents?.length ? { messages: [], events: [...options.heldEvents] } : undefined;
+  let held: HeldWrite | undefined = options.heldEvents?.length
+    ? { messages: [], events: [...options.heldEvents] }
+    : undefined;
   const asWrite = (entry: JournalEntry): HeldWrite => {
     // A held event keeps the time it happened, not the time it is written.
     const at = entry.lazy ? new Date().toISOString() : undefined;

@@ -47,9 +47,11 @@ export class RedisMemory {
     const line = (max: number) => (max * this.percent) / 100;
     const last = this.reading;
     const estimate = (reading: { used: number }) => reading.used + (this.added + bytes) * GROWTH;
-    if (!last || Date.now() - last.at >= this.everyMs || (last.max > 0 && estimate(last) >= 0.9 * line(last.max))) await this.read();
+    if (!last || Date.now() - last.at >= this.everyMs || (last.max > 0 && estimate(last) >= 0.9 * line(last.max)))
+      await this.read();
     const reading = this.reading!;
-    if (reading.max > 0 && estimate(reading) >= line(reading.max)) return { usedBytes: reading.used, maxBytes: reading.max, percent: this.percent };
+    if (reading.max > 0 && estimate(reading) >= line(reading.max))
+      return { usedBytes: reading.used, maxBytes: reading.max, percent: this.percent };
     this.added += bytes;
     return undefined;
   }
@@ -65,7 +67,11 @@ export class RedisMemory {
 export async function readRedisMemory(redis: Redis): Promise<{ used: number; max: number; policy: string }> {
   const info = await redis.info('memory');
   const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
-  return { used: Number(field('used_memory') ?? 0), max: Number(field('maxmemory') ?? 0), policy: field('maxmemory_policy') ?? 'noeviction' };
+  return {
+    used: Number(field('used_memory') ?? 0),
+    max: Number(field('maxmemory') ?? 0),
+    policy: field('maxmemory_policy') ?? 'noeviction',
+  };
 }
 
 /**

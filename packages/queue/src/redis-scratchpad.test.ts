@@ -19,11 +19,21 @@ afterAll(async () => {
 
 it('holds at most MAX_NOTES notes: a new one past them is refused, and the model is told what to do instead', async () => {
   const scratchpad = createRedisScratchpad({ redis, key: `${prefix}:scratchpad:root` });
-  const context = { workdir: '/nonexistent', signal: new AbortController().signal, timeoutMs: 1_000, outputLimit: 10_000, scratchpad } as ToolContext;
+  const context = {
+    workdir: '/nonexistent',
+    signal: new AbortController().signal,
+    timeoutMs: 1_000,
+    outputLimit: 10_000,
+    scratchpad,
+  } as ToolContext;
   const memorySet = memoryTools.find((tool) => tool.name === 'memory_set')!;
-  for (let index = 0; index < MAX_NOTES; index++) expect(await scratchpad.set(`note ${index}`, 'x'.repeat(1_000))).toBe(true);
+  for (let index = 0; index < MAX_NOTES; index++)
+    expect(await scratchpad.set(`note ${index}`, 'x'.repeat(1_000))).toBe(true);
   const refused = await memorySet.run({ key: 'one more', value: 'v' }, context);
-  expect(refused).toEqual({ ok: false, output: expect.stringMatching(/^Not saved: the shared memory holds 100 notes, its most\. Overwrite a note/) });
+  expect(refused).toEqual({
+    ok: false,
+    output: expect.stringMatching(/^Not saved: the shared memory holds 100 notes, its most\. Overwrite a note/),
+  });
   expect(await scratchpad.get('one more')).toBeUndefined();
   expect(await redis.hlen(`${prefix}:scratchpad:root`)).toBe(MAX_NOTES);
   // A note already there may still change.

@@ -15,7 +15,8 @@ interface NoteCommands {
 
 export function createRedisScratchpad(options: { redis: Redis; key: string }): Scratchpad {
   const { redis, key } = options;
-  if (!(redis as unknown as Partial<NoteCommands>).agentqSetNote) redis.defineCommand('agentqSetNote', { numberOfKeys: 1, lua: SET_NOTE });
+  if (!(redis as unknown as Partial<NoteCommands>).agentqSetNote)
+    redis.defineCommand('agentqSetNote', { numberOfKeys: 1, lua: SET_NOTE });
   return {
     async set(name, value) {
       return (await (redis as unknown as NoteCommands).agentqSetNote(key, name, value, MAX_NOTES)) === 1;

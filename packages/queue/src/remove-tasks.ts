@@ -53,9 +53,14 @@ interface RemoveCommands {
 }
 
 /** Returns every removed id, subtasks included (for their work directories). */
-export async function removeTaskTrees(store: TaskStore, roots: readonly string[], options: { workdirsLeft?: boolean } = {}): Promise<string[]> {
+export async function removeTaskTrees(
+  store: TaskStore,
+  roots: readonly string[],
+  options: { workdirsLeft?: boolean } = {},
+): Promise<string[]> {
   const { redis, keys } = store;
-  if (!(redis as unknown as Partial<RemoveCommands>).agentqRemoveTree) redis.defineCommand('agentqRemoveTree', { lua: REMOVE_TREE });
+  if (!(redis as unknown as Partial<RemoveCommands>).agentqRemoveTree)
+    redis.defineCommand('agentqRemoveTree', { lua: REMOVE_TREE });
   const read = redis.pipeline();
   for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
   const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
@@ -67,8 +72,24 @@ export async function removeTaskTrees(store: TaskStore, roots: readonly string[]
     const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
     everyId.push(...ids);
     const taskKeys = ids.map((id) => keys.task(id));
-    const rest = [...ids.flatMap((id) => [keys.messages(id), keys.events(id), keys.streamedEvents(id), keys.packedEvents(id), keys.doneNeeds(id)]), keys.finishedSubtasks(rootId), keys.scratchpad(rootId)];
-    (remove as unknown as RemoveCommands).agentqRemoveTree(taskKeys.length + rest.length, ...taskKeys, ...rest, keys.tenantPrefix, String(taskKeys.length));
+    const rest = [
+      ...ids.flatMap((id) => [
+        keys.messages(id),
+        keys.events(id),
+        keys.streamedEvents(id),
+        keys.packedEvents(id),
+        keys.doneNeeds(id),
+      ]),
+      keys.finishedSubtasks(rootId),
+      keys.scratchpad(rootId),
+    ];
+    (remove as unknown as RemoveCommands).agentqRemoveTree(
+      taskKeys.length + rest.length,
+      ...taskKeys,
+      ...rest,
+      keys.tenantPrefix,
+      String(taskKeys.length),
+    );
     const owner = tenant ?? DEFAULT_TENANT;
     remove.zrem(keys.allTasks, rootId);
     remove.zrem(keys.tenantTasks(owner), rootId);
@@ -83,7 +104,11 @@ export async function removeTaskTrees(store: TaskStore, roots: readonly string[]
 }
 
 /** Removes the work directories that deletions left to the workers, a batch at a time; returns how many. */
-export async function removeLeftWorkdirs(store: TaskStore, removeWorkdir: (taskId: string) => Promise<void>, batchSize = 500): Promise<number> {
+export async function removeLeftWorkdirs(
+  store: TaskStore,
+  removeWorkdir: (taskId: string) => Promise<void>,
+  batchSize = 500,
+): Promise<number> {
   let removed = 0;
   for (;;) {
     const ids = await store.redis.spop(store.keys.workdirsToRemove, batchSize);

@@ -32,18 +32,46 @@ export class EnqueueError extends Error {
  * tasks are stored only if all fit in the tenant's limits (else NoRoomError, nothing stored): the first
  * chunk's call checks them and holds the room the others take (tenant-room.ts).
  */
-export async function submitTasks(options: { transitions: Transitions; queues: AgentQueues; inputs: readonly TaskInput[]; tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: RoomLimits }): Promise<SubmittedTask[]> {
+export async function submitTasks(options: {
+  transitions: Transitions;
+  queues: AgentQueues;
+  inputs: readonly TaskInput[];
+  tenant: string;
+  batch?: string | undefined;
+  traceparents?: readonly string[];
+  room?: RoomLimits;
+}): Promise<SubmittedTask[]> {
   const { transitions, queues, inputs, tenant, batch, traceparents } = options;
   // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const admitted: Array<Promise<void>> = [];
   const submitId = randomUUID();
   // What all its tasks write when created, for a byte limit only (tenant-bytes.ts).
-  const bytes = options.room?.bytes !== undefined ? inputs.reduce((total, input) => total + createdBytes({ prompt: input.prompt, metadata: input.metadata && JSON.stringify(input.metadata), givenPlan: input.plan && storedPlan(input.plan) }), 0) : 0;
+  const bytes =
+    options.room?.bytes !== undefined
+      ? inputs.reduce(
+          (total, input) =>
+            total +
+            createdBytes({
+              prompt: input.prompt,
+              metadata: input.metadata && JSON.stringify(input.metadata),
+              givenPlan: input.plan && storedPlan(input.plan),
+            }),
+          0,
+        )
+      : 0;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
-    const room = options.room && { limits: options.room, claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 } };
-    const submitted = transitions.submit(chunk, { tenant, batch, ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}), ...(room ? { room } : {}) });
+    const room = options.room && {
+      limits: options.room,
+      claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 },
+    };
+    const submitted = transitions.submit(chunk, {
+      tenant,
+      batch,
+      ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
+      ...(room ? { room } : {}),
+    });
     // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
     admitted.push(queues.admission.admitListed(chunk.map(poolOf)));
     return submitted;
@@ -57,12 +85,21 @@ export async function submitTasks(options: { transitions: Transitions; queues: A
     const message = `Could not store every task: ${(failure.reason as Error).message}`;
     // The client submits again: the tasks of the other chunks are failed (and taken out of their
     // tenant's list), but for those with an idempotency key, which stay queued for the retry to find.
-    const tasks = outcomes.flatMap((outcome, chunk) => (outcome.status === 'fulfilled' ? outcome.value.map((task, index) => ({ task, input: inputs[chunks[chunk]! + index]! })) : []));
-    const abandoned = tasks.filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined).map(({ task }) => task);
+    const tasks = outcomes.flatMap((outcome, chunk) =>
+      outcome.status === 'fulfilled'
+        ? outcome.value.map((task, index) => ({ task, input: inputs[chunks[chunk]! + index]! }))
+        : [],
+    );
+    const abandoned = tasks
+      .filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined)
+      .map(({ task }) => task);
     await Promise.all(
       abandoned.map(async (task) => {
         await queues.admission.withdraw(task.agent, tenant, task.id);
-        await transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'enqueue_failed', message } });
+        await transitions.fail(
+          { id: task.id, tenant, listed: true },
+          { from: ['queued'], error: { code: 'enqueue_failed', message } },
+        );
       }),
     ).catch(() => undefined);
     throw new EnqueueError(message, failure.reason);

@@ -39,16 +39,34 @@ export async function startPlan(
   if (!root) throw new Error(`No root task ${rootId}`);
   const earlier = root.plan ?? [];
   const taskIdOf = new Map(options.plan.map((subtask, index) => [subtask.id, `${rootId}.v${version}.s${index + 1}`]));
-  const stored: StoredSubtask[] = options.plan.map((subtask) => ({ ...subtask, taskId: taskIdOf.get(subtask.id)!, version }));
+  const stored: StoredSubtask[] = options.plan.map((subtask) => ({
+    ...subtask,
+    taskId: taskIdOf.get(subtask.id)!,
+    version,
+  }));
   await new Transitions(store).addSubtasks(root, stored, options.traceparent);
   const all = [...earlier, ...stored];
-  const created = { type: 'plan.created' as const, data: { version, plan: stored.map(({ id, agent, task, need, taskId }) => ({ id, agent, task, need, taskId })), ...(options.given ? { given: true as const } : {}) } };
+  const created = {
+    type: 'plan.created' as const,
+    data: {
+      version,
+      plan: stored.map(({ id, agent, task, need, taskId }) => ({ id, agent, task, need, taskId })),
+      ...(options.given ? { given: true as const } : {}),
+    },
+  };
   await store.commit({
     taskId: rootId,
-    fields: { plan: JSON.stringify(all), children: JSON.stringify(all.map((subtask) => subtask.taskId)), planVersion: String(version) },
+    fields: {
+      plan: JSON.stringify(all),
+      children: JSON.stringify(all.map((subtask) => subtask.taskId)),
+      planVersion: String(version),
+    },
     ...joinWrites(options.takeHeld?.(), { messages: [], events: [created] }),
   });
-  await releaseSubtasks({ ...options, taskIds: stored.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId) });
+  await releaseSubtasks({
+    ...options,
+    taskIds: stored.filter((subtask) => subtask.need.length === 0).map((subtask) => subtask.taskId),
+  });
   return stored;
 }
 
@@ -60,17 +78,32 @@ export async function startPlan(
 export async function releaseSubtasks(options: DagOptions & { taskIds: readonly string[] }): Promise<void> {
   const { store } = options;
   const transitions = new Transitions(store);
-  const records = (await Promise.all(options.taskIds.map((taskId) => store.getRecord(taskId)))).filter((record) => record !== undefined);
-  const released = await Promise.all(records.map(async (record) => ({ record, result: await transitions.release(record) })));
+  const records = (await Promise.all(options.taskIds.map((taskId) => store.getRecord(taskId)))).filter(
+    (record) => record !== undefined,
+  );
+  const released = await Promise.all(
+    records.map(async (record) => ({ record, result: await transitions.release(record) })),
+  );
   const queued = released.filter(({ result }) => result.status === 'queued');
   if (queued.length === 0) return;
-  await options.queues.admission.add(queued.map(({ record }) => ({ taskId: record.id, tenant: record.tenant, pool: record.agent, priority: record.priority })));
+  await options.queues.admission.add(
+    queued.map(({ record }) => ({
+      taskId: record.id,
+      tenant: record.tenant,
+      pool: record.agent,
+      priority: record.priority,
+    })),
+  );
   // The root's stream says which of its subtasks were queued (not again for a job queued again).
   const announced = queued.filter(({ result }) => result.applied);
   if (announced.length === 0) return;
   await store.commit({
     taskId: announced[0]!.record.rootId,
-    events: announced.map(({ record }) => ({ type: 'subtask.queued', agent: record.agent, data: { subtaskId: record.id, planId: record.planId ?? '', agent: record.agent } })),
+    events: announced.map(({ record }) => ({
+      type: 'subtask.queued',
+      agent: record.agent,
+      data: { subtaskId: record.id, planId: record.planId ?? '', agent: record.agent },
+    })),
   });
 }
 
@@ -118,7 +151,10 @@ export async function onSubtaskFinished(options: DagOptions & { taskId: string }
       const what = blocker === self.id ? (status === 'skipped' ? 'was skipped' : status) : 'was skipped';
       const dependentRecord = await store.getRecord(dependent.taskId);
       if (!dependentRecord) continue;
-      const skipped = await transitions.skip(dependentRecord, { agent: dependent.agent, reason: `skipped: it needs subtask ${blocker}, which ${what}` });
+      const skipped = await transitions.skip(dependentRecord, {
+        agent: dependent.agent,
+        reason: `skipped: it needs subtask ${blocker}, which ${what}`,
+      });
       if (skipped.applied) {
         await redis.sadd(store.keys.finishedSubtasks(root.id), dependent.taskId);
         const skippedRecord = await store.getRecord(dependent.taskId);
@@ -135,13 +171,26 @@ async function finishRootIfDone(options: DagOptions & { rootId: string }): Promi
   const root = await store.getRecord(rootId);
   if (!root?.children) return;
   if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < root.children.length) return;
-  await enqueue(options.queues, [{ kind: 'finish', pool: 'planner', payload: { taskId: rootId, tenant: root.tenant }, jobId: `${rootId}-finish-v${root.planVersion}`, priority: root.priority }]);
+  await enqueue(options.queues, [
+    {
+      kind: 'finish',
+      pool: 'planner',
+      payload: { taskId: rootId, tenant: root.tenant },
+      jobId: `${rootId}-finish-v${root.planVersion}`,
+      priority: root.priority,
+    },
+  ]);
 }
 
 /** A subtask's end, as an event of its root's stream (with the subtask's own task id). */
 async function mirrorEnd(store: TaskStore, rootId: string, record: TaskRecord): Promise<void> {
   const { status } = record;
-  const end = { subtaskId: record.id, planId: record.planId ?? '', status, ...(record.error ? { error: record.error satisfies TaskError } : {}) };
+  const end = {
+    subtaskId: record.id,
+    planId: record.planId ?? '',
+    status,
+    ...(record.error ? { error: record.error satisfies TaskError } : {}),
+  };
   const by = { taskId: record.id, agent: record.agent };
   await store.commit({
     taskId: rootId,

@@ -42,15 +42,28 @@ return {
 `;
 
 interface ReadCommands {
-  agentqReadTaskEventsBuffer(packed: string, stream: string, list: string, afterSeq: number): Promise<[Buffer, Array<[Buffer, Buffer[]]>, Buffer[]]>;
+  agentqReadTaskEventsBuffer(
+    packed: string,
+    stream: string,
+    list: string,
+    afterSeq: number,
+  ): Promise<[Buffer, Array<[Buffer, Buffer[]]>, Buffer[]]>;
 }
 
 /** Events with `seq` greater than `afterSeq`, oldest first. */
-export async function readEvents(options: { redis: Redis } & EventKeys & { afterSeq?: number }): Promise<StoredEvent[]> {
+export async function readEvents(
+  options: { redis: Redis } & EventKeys & { afterSeq?: number },
+): Promise<StoredEvent[]> {
   const afterSeq = options.afterSeq ?? 0;
   const redis = options.redis as Redis & Partial<ReadCommands>;
-  if (!redis.agentqReadTaskEventsBuffer) redis.defineCommand('agentqReadTaskEvents', { numberOfKeys: 3, lua: READ_SCRIPT });
-  const [packed, entries, list] = await (redis as unknown as ReadCommands).agentqReadTaskEventsBuffer(options.packedKey, options.streamKey, options.key, afterSeq);
+  if (!redis.agentqReadTaskEventsBuffer)
+    redis.defineCommand('agentqReadTaskEvents', { numberOfKeys: 3, lua: READ_SCRIPT });
+  const [packed, entries, list] = await (redis as unknown as ReadCommands).agentqReadTaskEventsBuffer(
+    options.packedKey,
+    options.streamKey,
+    options.key,
+    afterSeq,
+  );
   const older = packed.length ? parseEventLines(inflateRawSync(packed).toString('utf8')) : [];
   // An earlier version's stream entry holds a write's events, one per line.
   const streamed = entries.flatMap(([, fields]) => parseEventLines(fields[1]?.toString('utf8') ?? ''));

@@ -46,12 +46,31 @@ describe('the task lists', () => {
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     expect(seen).toEqual(['p6', 'p5', 'p4', 'p3', 'p2', 'p1', 'p0']);
-    expect((await store.list({ tenant, status: 'queued', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p6', 'p5', 'p4']);
-    expect((await store.list({ tenant, status: 'completed', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['p1']);
-    expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({ pending: 0, queued: 3, running: 1, waiting: 0, completed: 1, failed: 1, skipped: 0, cancelled: 1 });
+    expect((await store.list({ tenant, status: 'queued', limit: 10 })).tasks.map((task) => task.prompt)).toEqual([
+      'p6',
+      'p5',
+      'p4',
+    ]);
+    expect((await store.list({ tenant, status: 'completed', limit: 10 })).tasks.map((task) => task.prompt)).toEqual([
+      'p1',
+    ]);
+    expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({
+      pending: 0,
+      queued: 3,
+      running: 1,
+      waiting: 0,
+      completed: 1,
+      failed: 1,
+      skipped: 0,
+      cancelled: 1,
+    });
     expect(await countUnfinished(store.redis, keys.tenantTasks(tenant))).toBe(4);
     // Every tenant's list holds them too.
-    expect((await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map((entry) => entry.id)).toEqual([d!.id, c!.id]);
+    expect(
+      (await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map(
+        (entry) => entry.id,
+      ),
+    ).toEqual([d!.id, c!.id]);
   });
 
   it('a search and a batch filtered by status page through every match, and read whole records only of what they return', async () => {
@@ -63,7 +82,11 @@ describe('the task lists', () => {
       { tenant, batch: 'nightly' },
     );
     for (const [index, task] of submitted.entries()) {
-      if (index % 50 === 0) await transitions.fail({ id: task.id, tenant, listed: true }, { from: ['queued'], error: { code: 'error', message: 'no' } });
+      if (index % 50 === 0)
+        await transitions.fail(
+          { id: task.id, tenant, listed: true },
+          { from: ['queued'], error: { code: 'error', message: 'no' } },
+        );
     }
     const pages = async (options: { q?: string; status?: 'failed'; batch?: string }) => {
       const prompts: string[] = [];
@@ -77,27 +100,40 @@ describe('the task lists', () => {
       return prompts;
     };
     const newestFirst = (test: (index: number) => boolean) =>
-      submitted.map((_, index) => index).filter(test).reverse().map(promptOf);
+      submitted
+        .map((_, index) => index)
+        .filter(test)
+        .reverse()
+        .map(promptOf);
     expect(await pages({ q: 'report' })).toEqual(newestFirst((index) => index % 7 === 0));
     expect(await pages({ batch: 'nightly', status: 'failed' })).toEqual(newestFirst((index) => index % 50 === 0));
-    expect(await pages({ batch: 'nightly', status: 'failed', q: 'report' })).toEqual(newestFirst((index) => index % 350 === 0));
+    expect(await pages({ batch: 'nightly', status: 'failed', q: 'report' })).toEqual(
+      newestFirst((index) => index % 350 === 0),
+    );
 
     // Under MONITOR: the scanned tasks are read by their prompt and status, and only the 10 returned whole.
     const monitor = await store.redis.duplicate().monitor();
     const commands: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[1]?.startsWith(`${prefix}:task:`)) commands.push(`${args[0]!.toLowerCase()} ${args.slice(2).join(' ')}`.trim());
+      if (args[1]?.startsWith(`${prefix}:task:`))
+        commands.push(`${args[0]!.toLowerCase()} ${args.slice(2).join(' ')}`.trim());
     });
     const page = await store.list({ tenant, limit: 10, q: 'report 1' });
     // What MONITOR shows comes in order: once it shows this, it showed every command of the search.
     const marker = `${prefix}:searched`;
-    const seen = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()));
+    const seen = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()),
+    );
     await store.redis.echo(marker);
     await seen;
     monitor.disconnect();
-    expect(page.tasks.map((task) => task.prompt)).toEqual(newestFirst((index) => index % 7 === 0 && String(index).startsWith('1')).slice(0, 10));
+    expect(page.tasks.map((task) => task.prompt)).toEqual(
+      newestFirst((index) => index % 7 === 0 && String(index).startsWith('1')).slice(0, 10),
+    );
     expect(commands.filter((command) => command === 'hgetall')).toHaveLength(10);
-    expect(commands.filter((command) => command.startsWith('hmget'))).toEqual(commands.filter((command) => command !== 'hgetall').map(() => 'hmget prompt status'));
+    expect(commands.filter((command) => command.startsWith('hmget'))).toEqual(
+      commands.filter((command) => command !== 'hgetall').map(() => 'hmget prompt status'),
+    );
   });
 
   it('a summary list is the full one without results, and reads no result from Redis', async () => {
@@ -118,12 +154,19 @@ describe('the task lists', () => {
     });
     const summaries = await store.list({ tenant, limit: 10, summary: true });
     const marker = `${prefix}:listed`;
-    const seen = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()));
+    const seen = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => args[1] === marker && resolve()),
+    );
     await store.redis.echo(marker);
     await seen;
     monitor.disconnect();
     const full = await store.list({ tenant, limit: 10 });
-    expect(full.tasks.map((task) => ('result' in task ? (task.result?.length ?? null) : 'none'))).toEqual([null, null, 140_000, 140_000]);
+    expect(full.tasks.map((task) => ('result' in task ? (task.result?.length ?? null) : 'none'))).toEqual([
+      null,
+      null,
+      140_000,
+      140_000,
+    ]);
     expect(summaries.tasks).toEqual((full.tasks as TaskView[]).map(({ result: _result, ...summary }) => summary));
     expect(summaries.nextCursor).toBe(full.nextCursor);
     expect(commands.map(([name]) => name!.toLowerCase())).toEqual(['hmget', 'hmget', 'hmget', 'hmget']);
@@ -141,7 +184,8 @@ describe('the task lists', () => {
     const [first, second, third] = tasks.map((task) => task.id);
     // As the earlier version kept them: a sorted set of every status per scope, one per status and scope, scored by order.
     await redis.del(old.allTasks, old.tenantTasks('acme'));
-    for (const key of [`${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`]) await redis.zadd(key, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
+    for (const key of [`${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`])
+      await redis.zadd(key, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:queued`, orders[2]!, third!);
     await redis.hset(old.task(first!), 'status', 'completed');
@@ -151,9 +195,19 @@ describe('the task lists', () => {
     await redis.zadd(old.allTasks, indexScore('queued', orders[2]!), third!);
 
     expect(await migrateTaskIndexes(redis, old)).toBe(6);
-    for (const index of [old.allTasks, old.tenantTasks('acme')]) expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
-    expect((await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt)).toEqual(['old 3', 'old 2', 'old 1']);
-    expect(await redis.exists(`${old.prefix}:tasks:status:completed`, `${old.prefix}:tenant:acme:tasks:status:queued`, `${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`)).toBe(0);
+    for (const index of [old.allTasks, old.tenantTasks('acme')])
+      expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
+    expect(
+      (await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt),
+    ).toEqual(['old 3', 'old 2', 'old 1']);
+    expect(
+      await redis.exists(
+        `${old.prefix}:tasks:status:completed`,
+        `${old.prefix}:tenant:acme:tasks:status:queued`,
+        `${old.prefix}:tasks`,
+        `${old.prefix}:tenant:acme:tasks`,
+      ),
+    ).toBe(0);
     expect(await migrateTaskIndexes(redis, old)).toBe(0);
     // A process of the earlier version, still running, fails the third task: its sets of that version
     // come back, and the next start puts the task in its new status.
@@ -161,8 +215,11 @@ describe('the task lists', () => {
     await redis.zadd(`${old.prefix}:tasks:status:failed`, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:failed`, orders[2]!, third!);
     expect(await migrateTaskIndexes(redis, old)).toBe(2);
-    for (const index of [old.allTasks, old.tenantTasks('acme')]) expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
-    expect(await redis.exists(`${old.prefix}:tasks:status:failed`, `${old.prefix}:tenant:acme:tasks:status:failed`)).toBe(0);
+    for (const index of [old.allTasks, old.tenantTasks('acme')])
+      expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
+    expect(
+      await redis.exists(`${old.prefix}:tasks:status:failed`, `${old.prefix}:tenant:acme:tasks:status:failed`),
+    ).toBe(0);
     await deletePrefix(old.prefix);
   });
 });

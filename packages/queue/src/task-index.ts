@@ -34,7 +34,11 @@ export interface IndexEntry {
  * The newest entries of an index below `beforeOrder` (exclusive; default none), of some statuses
  * (default every one; their bands merged by order), at most `count`.
  */
-export async function newestInIndex(redis: Redis, key: string, options: { statuses?: readonly TaskStatus[]; beforeOrder?: number; count: number }): Promise<IndexEntry[]> {
+export async function newestInIndex(
+  redis: Redis,
+  key: string,
+  options: { statuses?: readonly TaskStatus[]; beforeOrder?: number; count: number },
+): Promise<IndexEntry[]> {
   const statuses = options.statuses ?? TASK_STATUSES;
   const pipeline = redis.pipeline();
   for (const status of statuses) {
@@ -46,7 +50,8 @@ export async function newestInIndex(redis: Redis, key: string, options: { status
   const entries: IndexEntry[] = [];
   ranges.forEach((range, index) => {
     const base = statusBand(statuses[index]!) * STATUS_SPAN;
-    for (let at = 0; at < range.length; at += 2) entries.push({ id: range[at]!, status: statuses[index]!, order: Number(range[at + 1]) - base });
+    for (let at = 0; at < range.length; at += 2)
+      entries.push({ id: range[at]!, status: statuses[index]!, order: Number(range[at + 1]) - base });
   });
   return entries.sort((a, b) => b.order - a.order).slice(0, options.count);
 }
@@ -59,12 +64,16 @@ export async function countByStatus(redis: Redis, key: string): Promise<Record<T
     pipeline.zcount(key, base, base + STATUS_SPAN - 1);
   }
   const counts = (await execPipeline(pipeline)) as number[];
-  return Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as Record<TaskStatus, number>;
+  return Object.fromEntries(TASK_STATUSES.map((status, index) => [status, counts[index]!])) as Record<
+    TaskStatus,
+    number
+  >;
 }
 
 /** The statuses not ended (pending, queued, running, waiting) are the first bands: one range holds them. */
 const UNFINISHED_BANDS = TASK_STATUSES.findIndex((status) => TERMINAL_STATUSES.has(status));
-if (TASK_STATUSES.slice(UNFINISHED_BANDS).some((status) => !TERMINAL_STATUSES.has(status))) throw new Error('TASK_STATUSES must list the statuses not ended first');
+if (TASK_STATUSES.slice(UNFINISHED_BANDS).some((status) => !TERMINAL_STATUSES.has(status)))
+  throw new Error('TASK_STATUSES must list the statuses not ended first');
 
 /** The highest score of a task not ended: its tasks are an index's scores 0 to this. */
 export const UNFINISHED_MAX_SCORE = UNFINISHED_BANDS * STATUS_SPAN - 1;
@@ -101,7 +110,10 @@ export async function migrateTaskIndexes(redis: Redis, keys: Keys): Promise<numb
   const { prefix } = keys;
   const everyTenant = [`${prefix}:tasks`, ...TASK_STATUSES.map((status) => `${prefix}:tasks:status:${status}`)];
   if ((await redis.exists(...everyTenant)) === 0) return 0;
-  const perTenant = [...(await scanKeys(redis, `${prefix}:tenant:*:tasks`)), ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`))];
+  const perTenant = [
+    ...(await scanKeys(redis, `${prefix}:tenant:*:tasks`)),
+    ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`)),
+  ];
   const tenantOf = (key: string) => key.slice(`${prefix}:tenant:`.length, key.lastIndexOf(':tasks'));
   // A task is in a list of every status and in its status's: counted once per list it joins.
   const moved = new Set<string>();
@@ -131,7 +143,11 @@ async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
 }
 
 /** At a process's start: the lists of an earlier version moved (said in the log), or a warning if Redis is away (the next start moves them). */
-export async function upgradeTaskIndexes(redis: Redis, keys: Keys, logger: { info(fields: object, message: string): void; warn(fields: object, message: string): void }): Promise<void> {
+export async function upgradeTaskIndexes(
+  redis: Redis,
+  keys: Keys,
+  logger: { info(fields: object, message: string): void; warn(fields: object, message: string): void },
+): Promise<void> {
   try {
     const moved = await migrateTaskIndexes(redis, keys);
     if (moved > 0) logger.info({ moved }, 'moved the task lists of an earlier version to the lists by status score');

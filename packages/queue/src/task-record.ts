@@ -25,8 +25,17 @@ const optionalText = z
   .transform((value) => value || undefined);
 
 const taskErrorSchema = z.object({ code: z.string(), message: z.string() }).transform((error) => error as TaskError);
-const pendingSchema = z.object({ callId: z.string(), protocol: z.enum(['native', 'fences']), question: z.string() }) satisfies z.ZodType<PendingQuestion>;
-const plannedSubtaskSchema = z.object({ id: z.string(), agent: z.string(), task: z.string(), need: z.array(z.string()) });
+const pendingSchema = z.object({
+  callId: z.string(),
+  protocol: z.enum(['native', 'fences']),
+  question: z.string(),
+}) satisfies z.ZodType<PendingQuestion>;
+const plannedSubtaskSchema = z.object({
+  id: z.string(),
+  agent: z.string(),
+  task: z.string(),
+  need: z.array(z.string()),
+});
 const storedSubtaskSchema = plannedSubtaskSchema.extend({ taskId: z.string(), version: z.number() });
 
 const recordSchema = z.object({
@@ -117,7 +126,9 @@ const recordSchema = z.object({
 export type TaskRecord = z.infer<typeof recordSchema>;
 
 /** A record's fields but its result and plan (the large ones): what a task's summary is made from. */
-export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter((name) => !['result', 'plan', 'givenPlan', 'children', 'needs'].includes(name));
+export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter(
+  (name) => !['result', 'plan', 'givenPlan', 'children', 'needs'].includes(name),
+);
 export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
 
 class TaskRecordError extends Error {
@@ -139,7 +150,10 @@ export function recordHash(names: readonly string[], values: ReadonlyArray<strin
 export function parseTaskRecord(hash: Record<string, string>): TaskRecord | undefined {
   if (!hash.id) return undefined;
   const parsed = recordSchema.safeParse(hash);
-  if (!parsed.success) throw new TaskRecordError(`Task ${hash.id} has a malformed record: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new TaskRecordError(
+      `Task ${hash.id} has a malformed record: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -185,5 +199,8 @@ function budgetView(record: TaskRecord): TaskView['budget'] {
 
 /** Whether a root's budget is spent (its tree's spending reached a limit). */
 export function budgetSpent(record: TaskRecord): boolean {
-  return (record.budgetTokens !== undefined && record.spentTokens >= record.budgetTokens) || (record.budgetMicroUsd !== undefined && record.spentMicroUsd >= record.budgetMicroUsd);
+  return (
+    (record.budgetTokens !== undefined && record.spentTokens >= record.budgetTokens) ||
+    (record.budgetMicroUsd !== undefined && record.spentMicroUsd >= record.budgetMicroUsd)
+  );
 }

@@ -20,7 +20,8 @@ export function poolOf(input: { agent?: AgentPool | undefined }): AgentPool {
 const MAX_TASKS_PER_SUBMIT = 10_000;
 
 /** What a task id looks like: a UUID, and for a subtask `<root>.v<plan version>.s<n>`. */
-export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.v\d{1,6}\.s\d{1,6})?$/;
+export const TASK_ID_PATTERN =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.v\d{1,6}\.s\d{1,6})?$/;
 
 export function isTaskId(value: string): boolean {
   return TASK_ID_PATTERN.test(value);
@@ -50,10 +51,14 @@ function jsonDepth(value: unknown, stopAt: number): number {
  * is an error to fix, not a field silently dropped for a default. `noun`: what the request calls them.
  */
 export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hint = '', noun = 'field') {
-  const known = Object.keys(shape).map((key) => JSON.stringify(key)).join(', ');
+  const known = Object.keys(shape)
+    .map((key) => JSON.stringify(key))
+    .join(', ');
   return z.strictObject(shape, {
     error: (issue) =>
-      issue.code === 'unrecognized_keys' ? `unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}: the ${noun}s are ${known}${hint}` : undefined,
+      issue.code === 'unrecognized_keys'
+        ? `unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}: the ${noun}s are ${known}${hint}`
+        : undefined,
   });
 }
 
@@ -84,58 +89,85 @@ export const givenPlanSchema = z
 
 /** A given plan as its task's record keeps it (what CREATE stores, and what its bytes count). */
 export function storedPlan(plan: z.infer<typeof givenPlanSchema>): string {
-  return JSON.stringify(plan.map(({ id, agent, task, need }): PlannedSubtask => ({ id, agent, task, need: need ?? [] })));
+  return JSON.stringify(
+    plan.map(({ id, agent, task, need }): PlannedSubtask => ({ id, agent, task, need: need ?? [] })),
+  );
 }
 
-export const taskInputSchema = fieldsOnly({
-  prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
-  /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
-  agent: z.enum(AGENT_KINDS).optional(),
-  /** 1 (lowest) to 10 (highest); default 5. */
-  priority: z.number().int().min(1).max(10).optional(),
-  /** The model it (and every subtask of its plan) runs on, one the operator allows; default the pool's. */
-  model: z.string().min(1).max(200).optional(),
-  /**
-   * The client's own name for this submission: the same key again (same tenant, within the retention)
-   * answers the task it first created and creates nothing, so a POST may be retried safely.
-   */
-  idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
-  /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
-  metadata: z
-    .preprocess((value, context) => {
-      // JSON.parse keeps a "__proto__" key as a key, which the record below would drop without a word.
-      if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
-        context.addIssue({ code: 'custom', message: 'has a key "__proto__", which cannot be stored: rename it', input: value });
-      }
-      return value;
-    }, z.record(z.string(), z.unknown()))
-    .superRefine((metadata, context) => {
-      const depth = jsonDepth(metadata, METADATA_MAX_DEPTH);
-      if (depth > METADATA_MAX_DEPTH) {
-        context.addIssue({ code: 'custom', message: `is nested more than ${METADATA_MAX_DEPTH} levels deep: flatten it` });
-        return;
-      }
-      const bytes = Buffer.byteLength(JSON.stringify(metadata));
-      if (bytes > METADATA_MAX_BYTES) context.addIssue({ code: 'custom', message: `is ${bytes} bytes of JSON, more than ${METADATA_MAX_BYTES}: keep large data elsewhere and put a reference here` });
+export const taskInputSchema = fieldsOnly(
+  {
+    prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
+    /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
+    agent: z.enum(AGENT_KINDS).optional(),
+    /** 1 (lowest) to 10 (highest); default 5. */
+    priority: z.number().int().min(1).max(10).optional(),
+    /** The model it (and every subtask of its plan) runs on, one the operator allows; default the pool's. */
+    model: z.string().min(1).max(200).optional(),
+    /**
+     * The client's own name for this submission: the same key again (same tenant, within the retention)
+     * answers the task it first created and creates nothing, so a POST may be retried safely.
+     */
+    idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
+    /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
+    metadata: z
+      .preprocess(
+        (value, context) => {
+          // JSON.parse keeps a "__proto__" key as a key, which the record below would drop without a word.
+          if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+            context.addIssue({
+              code: 'custom',
+              message: 'has a key "__proto__", which cannot be stored: rename it',
+              input: value,
+            });
+          }
+          return value;
+        },
+        z.record(z.string(), z.unknown()),
+      )
+      .superRefine((metadata, context) => {
+        const depth = jsonDepth(metadata, METADATA_MAX_DEPTH);
+        if (depth > METADATA_MAX_DEPTH) {
+          context.addIssue({
+            code: 'custom',
+            message: `is nested more than ${METADATA_MAX_DEPTH} levels deep: flatten it`,
+          });
+          return;
+        }
+        const bytes = Buffer.byteLength(JSON.stringify(metadata));
+        if (bytes > METADATA_MAX_BYTES)
+          context.addIssue({
+            code: 'custom',
+            message: `is ${bytes} bytes of JSON, more than ${METADATA_MAX_BYTES}: keep large data elsewhere and put a reference here`,
+          });
+      })
+      .optional(),
+    /**
+     * What the task may spend, with every subtask of its plan: past it, its work stops (reason `budget`)
+     * and it fails with what was done. A model call under way when it is spent still ends.
+     */
+    budget: fieldsOnly({
+      usd: z.number().positive().max(1_000_000).optional(),
+      tokens: z.number().int().positive().max(1e12).optional(),
     })
-    .optional(),
-  /**
-   * What the task may spend, with every subtask of its plan: past it, its work stops (reason `budget`)
-   * and it fails with what was done. A model call under way when it is spent still ends.
-   */
-  budget: fieldsOnly({
-    usd: z.number().positive().max(1_000_000).optional(),
-    tokens: z.number().int().positive().max(1e12).optional(),
-  })
-    .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
-    .optional(),
-  /**
-   * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
-   * the pools, and the planner model writes only the final answer. Never re-planned.
-   */
-  plan: givenPlanSchema.optional().meta({ description: "The task's own plan, run instead of asking the planner model for one: each subtask runs in its agent's pool once every subtask it `need`s completed. Not with `agent`; never re-planned." }),
-}, ' (anything of your own goes in "metadata")').superRefine((task, context) => {
-  if (task.plan && task.agent) context.addIssue({ code: 'custom', path: ['agent'], message: 'a task with a plan is planned: each subtask names its agent; leave "agent" out' });
+      .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
+      .optional(),
+    /**
+     * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
+     * the pools, and the planner model writes only the final answer. Never re-planned.
+     */
+    plan: givenPlanSchema.optional().meta({
+      description:
+        "The task's own plan, run instead of asking the planner model for one: each subtask runs in its agent's pool once every subtask it `need`s completed. Not with `agent`; never re-planned.",
+    }),
+  },
+  ' (anything of your own goes in "metadata")',
+).superRefine((task, context) => {
+  if (task.plan && task.agent)
+    context.addIssue({
+      code: 'custom',
+      path: ['agent'],
+      message: 'a task with a plan is planned: each subtask names its agent; leave "agent" out',
+    });
 });
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
@@ -146,9 +178,11 @@ export const batchSchema = z.string().regex(BATCH_PATTERN, 'must be 1 to 64 lett
 export const submitSchema = fieldsOnly({
   /** Every task of the request belongs to this batch (GET /v1/tasks?batch=...). */
   batch: batchSchema.optional(),
-  tasks: z.array(taskInputSchema).min(1, 'must hold at least one task').max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
+  tasks: z
+    .array(taskInputSchema)
+    .min(1, 'must hold at least one task')
+    .max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
 });
-
 
 /** `POST /v1/tasks/:id/fork`: a new task from a task's steps before `fromStep`, then its own way. */
 export const forkSchema = fieldsOnly({
@@ -162,7 +196,9 @@ export const forkSchema = fieldsOnly({
 export type ForkInput = z.infer<typeof forkSchema>;
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
-export const statusesSchema = fieldsOnly({ ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000) });
+export const statusesSchema = fieldsOnly({
+  ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000),
+});
 
 export const answerSchema = fieldsOnly({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
 

@@ -4,7 +4,14 @@
  * transitions module's business; this is the storage under it. Messages and events hang off each
  * task's own keys.
  */
-import { TERMINAL_STATUSES, type EventInput, type TaskEvent, type TaskStatus, type TaskSummaryView, type TaskView } from '@agentq/contract';
+import {
+  TERMINAL_STATUSES,
+  type EventInput,
+  type TaskEvent,
+  type TaskStatus,
+  type TaskSummaryView,
+  type TaskView,
+} from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
@@ -131,7 +138,9 @@ interface ScriptCommands {
  */
 export class CommitNotReplicated extends Error {
   constructor(taskId: string, replicas: number, timeoutMs: number) {
-    super(`The commit of task ${taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS)`);
+    super(
+      `The commit of task ${taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS)`,
+    );
   }
 }
 
@@ -178,13 +187,18 @@ export class TaskStore {
    * in their tenant's limits, checked in the calls that store them (tenant-room.ts), else nothing is and
    * it throws NoRoomError; `room.claim` says which part of a submit split over several calls this is.
    */
-  async create(tasks: readonly NewTask[], room?: Room): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
+  async create(
+    tasks: readonly NewTask[],
+    room?: Room,
+  ): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
     const ts = new Date().toISOString();
     const calls: Array<Promise<CreateReply>> = [];
     const listed = tasks.filter((task) => task.listed);
     const tenant = listed[0]?.listed?.tenant;
-    if (room && listed.some((task) => task.listed!.tenant !== tenant)) throw new Error('tasks of one tenant only are created against its room');
-    const bytes = room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
+    if (room && listed.some((task) => task.listed!.tenant !== tenant))
+      throw new Error('tasks of one tenant only are created against its room');
+    const bytes =
+      room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
     const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
       const keys: string[] = [this.keys.orderCounter];
@@ -195,9 +209,18 @@ export class TaskStore {
       const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
         const { id } = task.fields;
         const indexes = task.listed
-          ? [this.keys.allTasks, this.keys.tenantTasks(task.listed.tenant), ...(task.listed.batch !== undefined ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)] : [])]
+          ? [
+              this.keys.allTasks,
+              this.keys.tenantTasks(task.listed.tenant),
+              ...(task.listed.batch !== undefined
+                ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)]
+                : []),
+            ]
           : [];
-        const idempotency = task.idempotencyKey !== undefined && task.listed ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)] : [];
+        const idempotency =
+          task.idempotencyKey !== undefined && task.listed
+            ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)]
+            : [];
         keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
         const fields = Object.entries(task.fields).flat();
         args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
@@ -206,7 +229,11 @@ export class TaskStore {
           const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
           list = lists.get(key);
           if (!list) {
-            const joined = { ring: this.keys.fairRing(task.waiting.pool), tenant: task.listed.tenant, index: lists.size + 1 };
+            const joined = {
+              ring: this.keys.fairRing(task.waiting.pool),
+              tenant: task.listed.tenant,
+              index: lists.size + 1,
+            };
             lists.set(key, joined);
             list = joined;
           }
@@ -228,7 +255,14 @@ export class TaskStore {
       });
       // Each named by its place in KEYS (push answers the new length: the key's 1-based index).
       const waiting = lists.size
-        ? { arrivals: keys.push(this.keys.fairArrivals), lists: [...lists].map(([list, { ring, tenant }]) => ({ list: keys.push(list), ring: keys.push(ring), tenant })) }
+        ? {
+            arrivals: keys.push(this.keys.fairArrivals),
+            lists: [...lists].map(([list, { ring, tenant }]) => ({
+              list: keys.push(list),
+              ring: keys.push(ring),
+              tenant,
+            })),
+          }
         : {};
       // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
       const roomCheck =
@@ -250,18 +284,45 @@ export class TaskStore {
               },
             }
           : {};
-      const payload = { ts, taskPrefix: this.keys.task(''), tenantPrefix: this.keys.tenantPrefix, idempotencyTtlMs: this.retentionMs, tasks: payloads, ...waiting, ...roomCheck };
-      calls.push((this.redis as unknown as ScriptCommands).agentqCreate(String(keys.length), ...keys, wellFormedJson(JSON.stringify(payload)), ...args));
+      const payload = {
+        ts,
+        taskPrefix: this.keys.task(''),
+        tenantPrefix: this.keys.tenantPrefix,
+        idempotencyTtlMs: this.retentionMs,
+        tasks: payloads,
+        ...waiting,
+        ...roomCheck,
+      };
+      calls.push(
+        (this.redis as unknown as ScriptCommands).agentqCreate(
+          String(keys.length),
+          ...keys,
+          wellFormedJson(JSON.stringify(payload)),
+          ...args,
+        ),
+      );
     }
     const replies = await Promise.all(calls);
     const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0];
     if (refusal) {
       const [unfinished, stored, written] = [Number(refusal[1]), Number(refusal[2]), Number(refusal[3])];
       // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
-      if (unfinished < 0) throw new Error(`Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`);
-      throw new NoRoomError(tenant!, claim!.tasks, unfinished, stored, room!.limits, room!.limits.bytes !== undefined ? { used: written, requested: claim!.bytes } : undefined);
+      if (unfinished < 0)
+        throw new Error(
+          `Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`,
+        );
+      throw new NoRoomError(
+        tenant!,
+        claim!.tasks,
+        unfinished,
+        stored,
+        room!.limits,
+        room!.limits.bytes !== undefined ? { used: written, requested: claim!.bytes } : undefined,
+      );
     }
-    return (replies as Array<Array<['created' | 'existing', string, string]>>).flat().map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
+    return (replies as Array<Array<['created' | 'existing', string, string]>>)
+      .flat()
+      .map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
   }
 
   /** Tells `observer` of every commit this store applies from now on. */
@@ -298,7 +359,8 @@ export class TaskStore {
   }
 
   private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
-    if (result.applied && this.observer && options.events?.length) this.observer({ taskId: options.taskId, events: options.events });
+    if (result.applied && this.observer && options.events?.length)
+      this.observer({ taskId: options.taskId, events: options.events });
     if (result.outcome === 'stale_token') this.staleListener?.(options.taskId);
     return result;
   }
@@ -318,7 +380,8 @@ export class TaskStore {
   private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
     const { taskId } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
-    const indexKeys = options.status && options.tenant !== undefined ? [this.keys.allTasks, this.keys.tenantTasks(options.tenant)] : [];
+    const indexKeys =
+      options.status && options.tenant !== undefined ? [this.keys.allTasks, this.keys.tenantTasks(options.tenant)] : [];
     const messages = options.messages ?? [];
     const events = options.events ?? [];
     const add = counters(options.usage, events);
@@ -369,7 +432,14 @@ export class TaskStore {
     for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'priority', 'status', 'jobId');
     return ((await pipeline.exec()) ?? []).map(([, row]) => {
       const [tenant, priority, status, jobId] = row as Array<string | null>;
-      return status ? { tenant: tenant ?? DEFAULT_TENANT, priority: Number(priority ?? 5), queued: status === 'queued', ...(jobId ? { jobId } : {}) } : undefined;
+      return status
+        ? {
+            tenant: tenant ?? DEFAULT_TENANT,
+            priority: Number(priority ?? 5),
+            queued: status === 'queued',
+            ...(jobId ? { jobId } : {}),
+          }
+        : undefined;
     });
   }
 
@@ -381,21 +451,41 @@ export class TaskStore {
     if (!record.children) return view;
     const ids = record.children;
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), 'agent', 'status', 'planId', 'promptTokens', 'completionTokens', 'costMicroUsd');
+    for (const id of ids)
+      pipeline.hmget(
+        this.keys.task(id),
+        'agent',
+        'status',
+        'planId',
+        'promptTokens',
+        'completionTokens',
+        'costMicroUsd',
+      );
     const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
     const children = ids.map((id, index) => {
       const [agent, status, planId] = rows[index] ?? [null, null, null];
       return { id, planId: planId ?? '', agent: agent ?? '', status: (status ?? 'pending') as TaskStatus };
     });
-    const plan = (record.plan ?? []).map(({ id, agent, task, need, taskId: subtaskId, version }) => ({ id, agent, task, need, taskId: subtaskId, version }));
+    const plan = (record.plan ?? []).map(({ id, agent, task, need, taskId: subtaskId, version }) => ({
+      id,
+      agent,
+      task,
+      need,
+      taskId: subtaskId,
+      version,
+    }));
     // Done is completed: a cancelled or failed subtask has ended, but is not done.
     const done = children.filter((child) => child.status === 'completed').length;
     const ended = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
     const totalUsage = rows.reduce(
-      (total, row) => ({ promptTokens: total.promptTokens + Number(row[3] ?? 0), completionTokens: total.completionTokens + Number(row[4] ?? 0) }),
+      (total, row) => ({
+        promptTokens: total.promptTokens + Number(row[3] ?? 0),
+        completionTokens: total.completionTokens + Number(row[4] ?? 0),
+      }),
       { ...view.usage },
     );
-    const totalCostUsd = rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
+    const totalCostUsd =
+      rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
     return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage, totalCostUsd };
   }
 
@@ -404,7 +494,9 @@ export class TaskStore {
     return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
   }
 
-  async list(options: ListTasksOptions): Promise<{ tasks: Array<TaskView | TaskSummaryView>; nextCursor: string | null }> {
+  async list(
+    options: ListTasksOptions,
+  ): Promise<{ tasks: Array<TaskView | TaskSummaryView>; nextCursor: string | null }> {
     const { tenant, status, batch } = options;
     // A batch has one list (any status, scored by order): its tasks are filtered by status as they are read.
     const byBatch = batch !== undefined && tenant !== undefined;
@@ -418,10 +510,20 @@ export class TaskStore {
       const page = filtered ? 200 : options.limit;
       const entries = byBatch
         ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
-        : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), { ...(status ? { statuses: [status] } : {}), ...(before !== undefined ? { beforeOrder: before } : {}), count: page });
+        : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), {
+            ...(status ? { statuses: [status] } : {}),
+            ...(before !== undefined ? { beforeOrder: before } : {}),
+            count: page,
+          });
       // A search reads what it filters on first, and whole records only of the tasks it returns: it
       // read every scanned task's whole record, its result included (megabytes each, at worst).
-      const matches = filtered ? await this.matching(entries, (prompt, taskStatus) => (!needle || prompt.toLowerCase().includes(needle)) && (!byBatch || !status || taskStatus === status)) : entries;
+      const matches = filtered
+        ? await this.matching(
+            entries,
+            (prompt, taskStatus) =>
+              (!needle || prompt.toLowerCase().includes(needle)) && (!byBatch || !status || taskStatus === status),
+          )
+        : entries;
       const wanted = matches.slice(0, options.limit - found.length);
       const pipeline = this.redis.pipeline();
       for (const { id } of wanted) {
@@ -430,7 +532,11 @@ export class TaskStore {
       }
       for (const [index, [, reply]] of ((await pipeline.exec()) ?? []).entries()) {
         before = wanted[index]!.order;
-        const record = parseTaskRecord(options.summary ? recordHash(SUMMARY_RECORD_FIELDS, reply as Array<string | null>) : (reply as Record<string, string>));
+        const record = parseTaskRecord(
+          options.summary
+            ? recordHash(SUMMARY_RECORD_FIELDS, reply as Array<string | null>)
+            : (reply as Record<string, string>),
+        );
         if (!record) continue;
         found.push(options.summary ? summaryView(record) : taskView(record));
         if (found.length === options.limit) return { tasks: found, nextCursor: String(before) };
@@ -446,24 +552,41 @@ export class TaskStore {
   }
 
   /** The `entries` whose prompt and status pass `test`, read with one HMGET each. */
-  private async matching(entries: ReadonlyArray<{ id: string; order: number }>, test: (prompt: string, status: string) => boolean) {
+  private async matching(
+    entries: ReadonlyArray<{ id: string; order: number }>,
+    test: (prompt: string, status: string) => boolean,
+  ) {
     const pipeline = this.redis.pipeline();
     for (const { id } of entries) pipeline.hmget(this.keys.task(id), 'prompt', 'status');
     const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
     return entries.filter((_, index) => rows[index]?.[0] != null && test(rows[index]![0]!, rows[index]![1] ?? ''));
   }
 
-
   /** A batch's newest tasks below order `before` (its list is scored by order alone). */
-  private async newestOfBatch(key: string, before: number | undefined, count: number): Promise<Array<{ id: string; order: number }>> {
-    const entries = await this.redis.zrevrangebyscore(key, before === undefined ? '+inf' : `(${before}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count);
+  private async newestOfBatch(
+    key: string,
+    before: number | undefined,
+    count: number,
+  ): Promise<Array<{ id: string; order: number }>> {
+    const entries = await this.redis.zrevrangebyscore(
+      key,
+      before === undefined ? '+inf' : `(${before}`,
+      '-inf',
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      count,
+    );
     const found: Array<{ id: string; order: number }> = [];
     for (let at = 0; at < entries.length; at += 2) found.push({ id: entries[at]!, order: Number(entries[at + 1]) });
     return found;
   }
 
   /** The status of many tasks at once; an unknown id (or another tenant's, given `viewer`) has status `null`. */
-  async statuses(ids: readonly string[], viewer?: { tenant: string; admin: boolean }): Promise<Array<{ id: string; status: TaskStatus | null }>> {
+  async statuses(
+    ids: readonly string[],
+    viewer?: { tenant: string; admin: boolean },
+  ): Promise<Array<{ id: string; status: TaskStatus | null }>> {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'tenant');
     const results = (await pipeline.exec()) ?? [];
@@ -485,12 +608,24 @@ export class TaskStore {
 
   /** The same, a page at a time (event-pages.ts): for a reader that sends them on. */
   eventPages(taskId: string, afterSeq?: number): AsyncGenerator<StoredEvent[]> {
-    return eventPages({ redis: this.redis, key: this.keys.events(taskId), streamKey: this.keys.streamedEvents(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
+    return eventPages({
+      redis: this.redis,
+      key: this.keys.events(taskId),
+      streamKey: this.keys.streamedEvents(taskId),
+      packedKey: this.keys.packedEvents(taskId),
+      ...(afterSeq ? { afterSeq } : {}),
+    });
   }
 
   /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
   storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
-    return readEvents({ redis: this.redis, key: this.keys.events(taskId), streamKey: this.keys.streamedEvents(taskId), packedKey: this.keys.packedEvents(taskId), ...(afterSeq ? { afterSeq } : {}) });
+    return readEvents({
+      redis: this.redis,
+      key: this.keys.events(taskId),
+      streamKey: this.keys.streamedEvents(taskId),
+      packedKey: this.keys.packedEvents(taskId),
+      ...(afterSeq ? { afterSeq } : {}),
+    });
   }
 }
 
@@ -523,7 +658,10 @@ function eventBody(event: StoredEventInput, owner: string, ts: string): string {
  * events the time its model calls took (the overview's model latency) and what they cost in micro-USD
  * (whole numbers add up exactly in Lua). Undefined when there is nothing to add.
  */
-function counters(usage: TokenUsage | undefined, events: readonly StoredEventInput[]): Record<string, number> | undefined {
+function counters(
+  usage: TokenUsage | undefined,
+  events: readonly StoredEventInput[],
+): Record<string, number> | undefined {
   const add: Record<string, number> = {};
   const count = (name: string, value: number) => {
     if (value > 0) add[name] = (add[name] ?? 0) + Math.round(value);

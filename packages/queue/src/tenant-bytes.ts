@@ -16,7 +16,12 @@ const RECORD_BYTES = 512;
 
 /** What creating a task writes, counted: its prompt, its metadata (JSON), its given plan (JSON) and RECORD_BYTES. */
 export function createdBytes(task: Record<string, string | undefined>): number {
-  return Buffer.byteLength(task['prompt'] ?? '') + Buffer.byteLength(task['metadata'] ?? '') + Buffer.byteLength(task['givenPlan'] ?? '') + RECORD_BYTES;
+  return (
+    Buffer.byteLength(task['prompt'] ?? '') +
+    Buffer.byteLength(task['metadata'] ?? '') +
+    Buffer.byteLength(task['givenPlan'] ?? '') +
+    RECORD_BYTES
+  );
 }
 
 /**

@@ -35,7 +35,10 @@ export function daySpending([tokens, microUsd]: ReadonlyArray<string | null>): D
 
 /** Whether `spent` is at or past `limit`. */
 export function spentPast(spent: DaySpending, limit: TenantLimits[string]): boolean {
-  return (limit.tokens !== undefined && spent.tokens >= limit.tokens) || (limit.microUsd !== undefined && spent.microUsd >= limit.microUsd);
+  return (
+    (limit.tokens !== undefined && spent.tokens >= limit.tokens) ||
+    (limit.microUsd !== undefined && spent.microUsd >= limit.microUsd)
+  );
 }
 
 /** Midnight UTC after `now`: when the day's spending starts again from zero. */
@@ -46,7 +49,11 @@ export function dayEnd(now: Date): Date {
 }
 
 /** Whether `tenant` reached its daily limit; undefined when it did not, or has none. */
-export async function tenantLimitReached(store: TaskStore, tenant: string, now = new Date()): Promise<TenantLimitReached | undefined> {
+export async function tenantLimitReached(
+  store: TaskStore,
+  tenant: string,
+  now = new Date(),
+): Promise<TenantLimitReached | undefined> {
   const limit = dailyLimitOf(store, tenant);
   if (!limit) return undefined;
   const spent = daySpending(await store.redis.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd'));
@@ -54,7 +61,10 @@ export async function tenantLimitReached(store: TaskStore, tenant: string, now =
   return {
     tenant,
     spent: { tokens: spent.tokens, usd: spent.microUsd / 1_000_000 },
-    limit: { ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}), ...(limit.microUsd !== undefined ? { usd: limit.microUsd / 1_000_000 } : {}) },
+    limit: {
+      ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}),
+      ...(limit.microUsd !== undefined ? { usd: limit.microUsd / 1_000_000 } : {}),
+    },
     resetsAt: dayEnd(now),
   };
 }

@@ -22,9 +22,17 @@ export interface RoomUsage {
 }
 
 /** `tenant`'s usage of its room and, with a daily limit, of its day (one round trip). */
-async function readUsage(store: TaskStore, tenant: string, now: Date): Promise<{ room: RoomUsage; today?: DaySpending }> {
+async function readUsage(
+  store: TaskStore,
+  tenant: string,
+  now: Date,
+): Promise<{ room: RoomUsage; today?: DaySpending }> {
   const list = store.keys.tenantTasks(tenant);
-  const read = store.redis.pipeline().zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(store.keys.tenantBytes(tenant));
+  const read = store.redis
+    .pipeline()
+    .zcount(list, 0, UNFINISHED_MAX_SCORE)
+    .zcard(list)
+    .get(store.keys.tenantBytes(tenant));
   if (dailyLimitOf(store, tenant)) read.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd');
   const [unfinished, stored, written, spent] = await execPipeline(read);
   return {
@@ -39,7 +47,12 @@ export async function readRoomUsage(store: TaskStore, tenant: string): Promise<R
 }
 
 /** `tenant`'s usage against `limits` and its daily limit, as `GET /v1/usage` answers it. */
-export async function tenantUsage(store: TaskStore, tenant: string, limits: RoomLimits, now = new Date()): Promise<UsageView> {
+export async function tenantUsage(
+  store: TaskStore,
+  tenant: string,
+  limits: RoomLimits,
+  now = new Date(),
+): Promise<UsageView> {
   const { room, today } = await readUsage(store, tenant, now);
   const daily = dailyLimitOf(store, tenant);
   const reached: UsageLimit[] = [];
@@ -51,12 +64,16 @@ export async function tenantUsage(store: TaskStore, tenant: string, limits: Room
     tenant,
     tasks: { unfinished: room.unfinished, stored: room.stored },
     writtenBytes: room.writtenBytes,
-    today: today ? { tokens: today.tokens, usd: today.microUsd / 1_000_000, resetsAt: dayEnd(now).toISOString() } : null,
+    today: today
+      ? { tokens: today.tokens, usd: today.microUsd / 1_000_000, resetsAt: dayEnd(now).toISOString() }
+      : null,
     limits: {
       unfinished: limits.unfinished,
       stored: limits.stored,
       writtenBytes: limits.bytes ?? null,
-      daily: daily ? { tokens: daily.tokens ?? null, usd: daily.microUsd !== undefined ? daily.microUsd / 1_000_000 : null } : null,
+      daily: daily
+        ? { tokens: daily.tokens ?? null, usd: daily.microUsd !== undefined ? daily.microUsd / 1_000_000 : null }
+        : null,
     },
     reached,
   };

@@ -41,7 +41,9 @@ export interface ByRun extends By {
 
 /** The work directory's size, as the record keeps it. */
 function workdirFields(options: Partial<ByRun>): Record<string, string> {
-  return options.workdir ? { workdirBytes: String(options.workdir.bytes), workdirEntries: String(options.workdir.entries) } : {};
+  return options.workdir
+    ? { workdirBytes: String(options.workdir.bytes), workdirEntries: String(options.workdir.entries) }
+    : {};
 }
 
 /** Messages and events a run held back, to go out with its next write. */
@@ -82,9 +84,18 @@ export class Transitions {
    * New submitted tasks, `queued`; a task whose idempotency key names one already answers that one.
    * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
    */
-  async submit(inputs: readonly TaskInput[], options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: Room }): Promise<SubmittedTask[]> {
+  async submit(
+    inputs: readonly TaskInput[],
+    options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: Room },
+  ): Promise<SubmittedTask[]> {
     return this.createSubmitted(
-      inputs.map((input, index) => submittedTask(input, { tenant: options.tenant, batch: options.batch, traceparent: options.traceparents?.[index] })),
+      inputs.map((input, index) =>
+        submittedTask(input, {
+          tenant: options.tenant,
+          batch: options.batch,
+          traceparent: options.traceparents?.[index],
+        }),
+      ),
       options.room,
     );
   }
@@ -93,11 +104,19 @@ export class Transitions {
    * A fork of `source`: a new submitted task (its tenant's and batch's) that starts from the source's
    * steps before `fromStep` (its first run copies them), then goes on with its own prompt, model and agent.
    */
-  async fork(source: TaskRecord, input: TaskInput & { agent: AgentKind; fromStep: number }, room?: Room): Promise<SubmittedTask> {
+  async fork(
+    source: TaskRecord,
+    input: TaskInput & { agent: AgentKind; fromStep: number },
+    room?: Room,
+  ): Promise<SubmittedTask> {
     const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
     task.fields.forkOf = source.id;
     task.fields.forkStep = String(input.fromStep);
-    task.event = { type: 'task.queued', agent: task.waiting.pool, data: { priority: task.waiting.priority, forkOf: source.id, fromStep: input.fromStep } };
+    task.event = {
+      type: 'task.queued',
+      agent: task.waiting.pool,
+      data: { priority: task.waiting.priority, forkOf: source.id, fromStep: input.fromStep },
+    };
     const [created] = await this.createSubmitted([task], room);
     return created!;
   }
@@ -163,7 +182,10 @@ export class Transitions {
     return { ...result, memory: result.memory ?? [] };
   }
 
-  complete(task: TaskRef, options: ByRun & { result: string; steps?: number; subtasks?: number }): Promise<CommitResult> {
+  complete(
+    task: TaskRef,
+    options: ByRun & { result: string; steps?: number; subtasks?: number },
+  ): Promise<CommitResult> {
     const { result, steps, subtasks } = options;
     return this.change(task, {
       runToken: options.runToken,
@@ -171,7 +193,13 @@ export class Transitions {
       expect: ['running'],
       status: 'completed',
       fields: { finishedAt: new Date().toISOString(), result, ...workdirFields(options) },
-      events: [{ type: 'task.completed', ...by(options), data: { result, ...(steps !== undefined ? { steps } : {}), ...(subtasks !== undefined ? { subtasks } : {}) } }],
+      events: [
+        {
+          type: 'task.completed',
+          ...by(options),
+          data: { result, ...(steps !== undefined ? { steps } : {}), ...(subtasks !== undefined ? { subtasks } : {}) },
+        },
+      ],
     });
   }
 
@@ -179,26 +207,43 @@ export class Transitions {
    * The task fails with `error`. By its run (`runToken`, from `running`), or from outside it: a job
    * BullMQ gave up on, a submission that could not be queued (`from`).
    */
-  fail(task: TaskRef, options: By & Partial<ByRun> & { error: TaskError; from?: readonly TaskStatus[]; result?: string; steps?: number }): Promise<CommitResult> {
+  fail(
+    task: TaskRef,
+    options: By & Partial<ByRun> & { error: TaskError; from?: readonly TaskStatus[]; result?: string; steps?: number },
+  ): Promise<CommitResult> {
     const { error, steps } = options;
     return this.change(task, {
       ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from ?? ['running'],
       status: 'failed',
-      fields: { finishedAt: new Date().toISOString(), error: JSON.stringify(error), ...(options.result !== undefined ? { result: options.result } : {}), ...workdirFields(options) },
+      fields: {
+        finishedAt: new Date().toISOString(),
+        error: JSON.stringify(error),
+        ...(options.result !== undefined ? { result: options.result } : {}),
+        ...workdirFields(options),
+      },
       events: [{ type: 'task.failed', ...by(options), data: { error, ...(steps !== undefined ? { steps } : {}) } }],
     });
   }
 
   /** The task ends cancelled: by its run, which stopped at a cancel, or from a status where no job runs. */
-  cancel(task: TaskRef, options: By & Partial<ByRun> & { from: readonly TaskStatus[]; reason?: string; steps?: number }): Promise<CommitResult> {
+  cancel(
+    task: TaskRef,
+    options: By & Partial<ByRun> & { from: readonly TaskStatus[]; reason?: string; steps?: number },
+  ): Promise<CommitResult> {
     const { reason, steps } = options;
     return this.change(task, {
       ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
       expect: options.from,
       status: 'cancelled',
       fields: { finishedAt: new Date().toISOString(), ...workdirFields(options) },
-      events: [{ type: 'task.cancelled', ...by(options), data: { ...(reason ? { reason } : {}), ...(steps !== undefined ? { steps } : {}) } }],
+      events: [
+        {
+          type: 'task.cancelled',
+          ...by(options),
+          data: { ...(reason ? { reason } : {}), ...(steps !== undefined ? { steps } : {}) },
+        },
+      ],
     });
   }
 
@@ -210,7 +255,9 @@ export class Transitions {
       expect: ['running'],
       status: 'waiting',
       fields: { pending: JSON.stringify(options.pending), ...workdirFields(options) },
-      events: [{ type: 'task.waiting', ...by(options), data: { question: options.pending.question, steps: options.steps } }],
+      events: [
+        { type: 'task.waiting', ...by(options), data: { question: options.pending.question, steps: options.steps } },
+      ],
     });
   }
 
@@ -223,7 +270,13 @@ export class Transitions {
         : why.kind === 'rate_limited'
           ? { reason: why.message, rateLimited: true, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
           : { reason: 'its worker shut down; it resumes on another' };
-    return this.change(task, { runToken: options.runToken, takeHeld: options.takeHeld, expect: ['running'], status: 'queued', events: [{ type: 'task.queued', ...by(options), data }] });
+    return this.change(task, {
+      runToken: options.runToken,
+      takeHeld: options.takeHeld,
+      expect: ['running'],
+      status: 'queued',
+      events: [{ type: 'task.queued', ...by(options), data }],
+    });
   }
 
   /**
@@ -231,7 +284,17 @@ export class Transitions {
    * step that asked completes, and the task is queued again (as job `jobId`, which the caller adds
    * while `lease` holds: FairAdmission.leaseOf).
    */
-  answer(task: TaskRef, options: { text: string; message: Message; step: number; jobId: string; resumes: number; lease: { key: string; ms: number } }): Promise<CommitResult> {
+  answer(
+    task: TaskRef,
+    options: {
+      text: string;
+      message: Message;
+      step: number;
+      jobId: string;
+      resumes: number;
+      lease: { key: string; ms: number };
+    },
+  ): Promise<CommitResult> {
     return this.change(task, {
       lease: options.lease,
       expect: ['waiting'],
@@ -267,28 +330,57 @@ export class Transitions {
     return this.change(task, { expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
   }
 
-  private change(task: TaskRef, options: Omit<CommitOptions, 'taskId' | 'tenant'> & { takeHeld?: ByRun['takeHeld'] }): Promise<CommitResult> {
+  private change(
+    task: TaskRef,
+    options: Omit<CommitOptions, 'taskId' | 'tenant'> & { takeHeld?: ByRun['takeHeld'] },
+  ): Promise<CommitResult> {
     const { takeHeld, ...change } = options;
     const held = takeHeld?.();
     // What the run held back goes first, in the same commit.
-    const joined = held && joinWrites(held, { messages: [...(change.messages ?? [])], events: [...(change.events ?? [])], ...(change.usage ? { usage: change.usage } : {}), ...(change.steps !== undefined ? { steps: change.steps } : {}) });
-    return this.store.commit({ ...change, ...joined, taskId: task.id, ...(task.listed ? { tenant: task.tenant } : {}) });
+    const joined =
+      held &&
+      joinWrites(held, {
+        messages: [...(change.messages ?? [])],
+        events: [...(change.events ?? [])],
+        ...(change.usage ? { usage: change.usage } : {}),
+        ...(change.steps !== undefined ? { steps: change.steps } : {}),
+      });
+    return this.store.commit({
+      ...change,
+      ...joined,
+      taskId: task.id,
+      ...(task.listed ? { tenant: task.tenant } : {}),
+    });
   }
 }
 
 /** Two writes as one, the first's messages and events first; usage adds up, the later step count wins. */
 export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldWrite {
   if (!first) return then;
-  const usage = first.usage && then.usage ? { promptTokens: first.usage.promptTokens + then.usage.promptTokens, completionTokens: first.usage.completionTokens + then.usage.completionTokens } : (then.usage ?? first.usage);
+  const usage =
+    first.usage && then.usage
+      ? {
+          promptTokens: first.usage.promptTokens + then.usage.promptTokens,
+          completionTokens: first.usage.completionTokens + then.usage.completionTokens,
+        }
+      : (then.usage ?? first.usage);
   const steps = then.steps ?? first.steps;
-  return { messages: [...first.messages, ...then.messages], events: [...first.events, ...then.events], ...(usage ? { usage } : {}), ...(steps !== undefined ? { steps } : {}) };
+  return {
+    messages: [...first.messages, ...then.messages],
+    events: [...first.events, ...then.events],
+    ...(usage ? { usage } : {}),
+    ...(steps !== undefined ? { steps } : {}),
+  };
 }
 
 /** A new submitted task: ready to run, so it waits in its tenant's list for its pool. */
 type SubmittedNewTask = NewTask & { waiting: { pool: AgentPool; priority: number }; fields: Record<string, string> };
 
 /** A new submitted task, `queued`, from what the client asked for. */
-function submittedTask(input: TaskInput, options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined }): SubmittedNewTask {
+function submittedTask(
+  input: TaskInput,
+  options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined },
+): SubmittedNewTask {
   const id = randomUUID();
   const agent = poolOf(input);
   const priority = input.priority ?? 5;

@@ -6,7 +6,6 @@ import type { Redis } from 'ioredis';
 import type { PoolIsolation } from '@agentq/contract';
 import type { Keys } from './keys.js';
 
-
 export interface WorkerInfo {
   id: string;
   host: string;
@@ -23,7 +22,11 @@ export interface WorkerInfo {
 /** How long a heartbeat lasts; workers refresh it three times as often. */
 export const HEARTBEAT_TTL_MS = 15_000;
 
-export async function sendHeartbeat(options: { redis: Redis; keys: Keys; worker: Omit<WorkerInfo, 'lastSeen'> }): Promise<void> {
+export async function sendHeartbeat(options: {
+  redis: Redis;
+  keys: Keys;
+  worker: Omit<WorkerInfo, 'lastSeen'>;
+}): Promise<void> {
   const info: WorkerInfo = { ...options.worker, lastSeen: new Date().toISOString() };
   await options.redis
     .multi()

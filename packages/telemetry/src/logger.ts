@@ -13,12 +13,21 @@ export type { Logger };
 export type LogLevel = LevelWithSilent;
 export type LogFormat = 'auto' | 'json' | 'pretty';
 
-
 /**
  * Fields that may hold a secret: replaced before the line is written. No line of ours has them; this is
  * the net under a mistake. Named paths only: a wildcard doubles what every line costs.
  */
-const REDACTED = ['apiKey', 'key', 'password', 'authorization', 'cookie', 'headers.authorization', 'headers.cookie', 'headers["x-api-key"]', 'err.headers.authorization'];
+const REDACTED = [
+  'apiKey',
+  'key',
+  'password',
+  'authorization',
+  'cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+  'err.headers.authorization',
+];
 /**
  * Lines are written asynchronously: a slow reader of stdout (a full pipe) must not stop the event loop
  * (a sync write blocks until it drains). What is buffered is flushed at exit; past 16 MiB unread, lines
@@ -77,7 +86,13 @@ export function createLogger(options: LoggerOptions): Logger {
  * characters as they are: a line's strings may be a model's or a tool's, so these are escaped first.
  */
 export function prettyDestination(to?: NodeJS.WritableStream): DestinationStream {
-  const pretty = PinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', ...(to ? { destination: to } : {}) });
+  const pretty = PinoPretty({
+    sync: true,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    ...(to ? { destination: to } : {}),
+  });
   return { write: (line: string) => pretty.write(terminalSafeJson(line)) };
 }
 
@@ -110,4 +125,3 @@ export function endLogs(logger: Logger, ms = 2_000): Promise<void> {
     }
   });
 }
-

@@ -11,7 +11,11 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function serveMetrics(options: { registry: Registry; port: number; host: string }): Promise<MetricsServer> {
+export async function serveMetrics(options: {
+  registry: Registry;
+  port: number;
+  host: string;
+}): Promise<MetricsServer> {
   const { registry } = options;
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
@@ -20,7 +24,10 @@ export async function serveMetrics(options: { registry: Registry; port: number; 
     }
     registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`Could not collect the metrics: ${String(error)}\n`),
+      (error: unknown) =>
+        response
+          .writeHead(500, { 'content-type': 'text/plain' })
+          .end(`Could not collect the metrics: ${String(error)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

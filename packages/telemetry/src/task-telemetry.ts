@@ -57,7 +57,11 @@ interface Running extends RunStart {
   span?: Span;
 }
 
-const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = { 'task.completed': 'completed', 'task.failed': 'failed', 'task.cancelled': 'cancelled' };
+const ENDS: Partial<Record<EventType, 'completed' | 'failed' | 'cancelled'>> = {
+  'task.completed': 'completed',
+  'task.failed': 'failed',
+  'task.cancelled': 'cancelled',
+};
 
 export class TaskTelemetry {
   private readonly running = new Map<string, Running>();
@@ -68,7 +72,9 @@ export class TaskTelemetry {
    *   and each new name would be new time series in every scrape. The event keeps the name it called.
    *   Default none.
    */
-  constructor(private readonly options: { logger: Logger; metrics: Metrics; tracing?: Tracing; toolNames?: ReadonlySet<string> }) {}
+  constructor(
+    private readonly options: { logger: Logger; metrics: Metrics; tracing?: Tracing; toolNames?: ReadonlySet<string> },
+  ) {}
 
   /** A run claimed its task. */
   runStarted(start: RunStart): void {
@@ -77,13 +83,26 @@ export class TaskTelemetry {
     const span = tracing?.enabled
       ? tracing.tracer.startSpan(
           `run ${start.agent} task`,
-          { kind: SpanKind.CONSUMER, attributes: { 'agentq.task.id': start.taskId, 'agentq.task.root_id': start.rootId, 'agentq.agent': start.agent, 'agentq.attempt': start.attempt, 'agentq.resumed': start.resumed } },
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: {
+              'agentq.task.id': start.taskId,
+              'agentq.task.root_id': start.rootId,
+              'agentq.agent': start.agent,
+              'agentq.attempt': start.attempt,
+              'agentq.resumed': start.resumed,
+            },
+          },
           tracing.contextOf(start.traceparent),
         )
       : undefined;
     this.running.set(start.taskId, { ...start, lastStepAt: now, ...(span ? { span } : {}) });
     const { taskId, rootId, agent, attempt, resumed, prompt } = start;
-    if (start.announce) this.options.logger.info({ taskId, rootId, agent, attempt, resumed, ...(prompt !== undefined ? { prompt } : {}) }, 'task started');
+    if (start.announce)
+      this.options.logger.info(
+        { taskId, rootId, agent, attempt, resumed, ...(prompt !== undefined ? { prompt } : {}) },
+        'task started',
+      );
   }
 
   /** Runs `work` as part of a run's span (what it starts, e.g. a plan's subtasks, joins the task's trace). */
@@ -134,7 +153,12 @@ export class TaskTelemetry {
         this.childSpan(run, `chat ${model}`, event, data.durationMs, {
           'gen_ai.operation.name': 'chat',
           'gen_ai.request.model': model,
-          ...(data.usage ? { 'gen_ai.usage.input_tokens': data.usage.promptTokens, 'gen_ai.usage.output_tokens': data.usage.completionTokens } : {}),
+          ...(data.usage
+            ? {
+                'gen_ai.usage.input_tokens': data.usage.promptTokens,
+                'gen_ai.usage.output_tokens': data.usage.completionTokens,
+              }
+            : {}),
           ...(data.costUsd !== undefined ? { 'agentq.cost_usd': data.costUsd } : {}),
           ...(data.finishReason ? { 'gen_ai.response.finish_reasons': [data.finishReason] } : {}),
         });
@@ -154,7 +178,14 @@ export class TaskTelemetry {
         if (data.skipped) return;
         const tool = this.options.toolNames?.has(data.name) ? data.name : 'unknown';
         metrics.toolCallDuration.observe({ tool, ok: String(data.ok) }, data.durationMs / 1000);
-        this.childSpan(run, `execute_tool ${tool}`, event, data.durationMs, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': data.name, 'gen_ai.tool.call.id': data.id }, !data.ok);
+        this.childSpan(
+          run,
+          `execute_tool ${tool}`,
+          event,
+          data.durationMs,
+          { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': data.name, 'gen_ai.tool.call.id': data.id },
+          !data.ok,
+        );
         return;
       }
       case 'step.completed': {
@@ -172,13 +203,26 @@ export class TaskTelemetry {
         const reason = data.retry !== undefined ? 'retry' : data.rateLimited ? 'rate_limited' : 'handed_back';
         metrics.tasksRequeued.inc({ agent, reason });
         run?.span?.addEvent('requeued', { reason });
-        logger.warn({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, reason, ...(data.retry !== undefined ? { attempt: data.retry } : {}), detail: data.reason }, 'task requeued');
+        logger.warn(
+          {
+            taskId,
+            ...(run ? { rootId: run.rootId } : {}),
+            agent,
+            reason,
+            ...(data.retry !== undefined ? { attempt: data.retry } : {}),
+            detail: data.reason,
+          },
+          'task requeued',
+        );
         this.forget(taskId, run);
         return;
       }
       case 'task.waiting': {
         const data = event.data as EventDataMap['task.waiting'];
-        logger.info({ taskId, ...(run ? { rootId: run.rootId } : {}), agent, steps: data.steps }, 'task paused: waiting for its user');
+        logger.info(
+          { taskId, ...(run ? { rootId: run.rootId } : {}), agent, steps: data.steps },
+          'task paused: waiting for its user',
+        );
         this.forget(taskId, run);
         return;
       }
@@ -189,10 +233,21 @@ export class TaskTelemetry {
     }
   }
 
-  private ended(taskId: string, event: ObservedEvent, type: 'completed' | 'failed' | 'cancelled', agent: string, run: Running | undefined): void {
+  private ended(
+    taskId: string,
+    event: ObservedEvent,
+    type: 'completed' | 'failed' | 'cancelled',
+    agent: string,
+    run: Running | undefined,
+  ): void {
     const data = event.data as EventDataMap['task.failed'] & EventDataMap['task.cancelled'];
     const status = data.skipped ? 'skipped' : type;
-    const reason = type === 'failed' ? (data.error?.code ?? (data.skipped ? 'needs_failed' : 'error')) : type === 'cancelled' ? 'cancelled' : '';
+    const reason =
+      type === 'failed'
+        ? (data.error?.code ?? (data.skipped ? 'needs_failed' : 'error'))
+        : type === 'cancelled'
+          ? 'cancelled'
+          : '';
     this.options.metrics.tasksEnded.inc({ agent, status, reason });
     run?.span?.setAttributes({ 'agentq.task.status': status, ...(reason ? { 'agentq.task.reason': reason } : {}) });
     if (type === 'failed') run?.span?.setStatus({ code: SpanStatusCode.ERROR, message: data.error?.message ?? reason });
@@ -203,7 +258,13 @@ export class TaskTelemetry {
       status,
       ...(reason ? { reason } : {}),
       ...(data.steps !== undefined ? { steps: data.steps } : {}),
-      ...(run ? { promptTokens: run.promptTokens, completionTokens: run.completionTokens, durationMs: timeOf(event) - run.startedAt } : {}),
+      ...(run
+        ? {
+            promptTokens: run.promptTokens,
+            completionTokens: run.completionTokens,
+            durationMs: timeOf(event) - run.startedAt,
+          }
+        : {}),
       ...(type === 'failed' && data.error ? { error: data.error.message } : {}),
     };
     if (type === 'failed') this.options.logger.warn(line, 'task ended');
@@ -217,11 +278,22 @@ export class TaskTelemetry {
   }
 
   /** A model or tool call of a run, as a span of its own, timed from its event (it ended as written). */
-  private childSpan(run: Running | undefined, name: string, event: ObservedEvent, durationMs: number, attributes: Record<string, string | number | string[]>, failed = false): void {
+  private childSpan(
+    run: Running | undefined,
+    name: string,
+    event: ObservedEvent,
+    durationMs: number,
+    attributes: Record<string, string | number | string[]>,
+    failed = false,
+  ): void {
     const tracing = this.options.tracing;
     if (!run?.span || !tracing?.enabled) return;
     const end = timeOf(event);
-    const span = tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: end - durationMs, attributes }, trace.setSpan(context.active(), run.span));
+    const span = tracing.tracer.startSpan(
+      name,
+      { kind: SpanKind.CLIENT, startTime: end - durationMs, attributes },
+      trace.setSpan(context.active(), run.span),
+    );
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end(end);
   }

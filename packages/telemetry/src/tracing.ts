@@ -26,7 +26,10 @@ export interface Tracing {
 }
 
 const w3c = new W3CTraceContextPropagator();
-const getter = { get: (carrier: Record<string, string>, key: string) => carrier[key], keys: (carrier: Record<string, string>) => Object.keys(carrier) };
+const getter = {
+  get: (carrier: Record<string, string>, key: string) => carrier[key],
+  keys: (carrier: Record<string, string>) => Object.keys(carrier),
+};
 const setter = { set: (carrier: Record<string, string>, key: string, value: string) => (carrier[key] = value) };
 
 function traceparentIn(active: Context): string | undefined {
@@ -51,7 +54,10 @@ export function startTracing(options: { endpoint?: string | undefined; serviceNa
     };
   }
   const exporter = new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` });
-  const provider = new NodeTracerProvider({ resource: resourceFromAttributes({ 'service.name': options.serviceName }), spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.serviceName }),
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  });
   // The global provider, an AsyncLocalStorage context manager (the active span follows awaits) and W3C propagation.
   provider.register({ propagator: w3c });
   const tracer = provider.getTracer('agentq');
@@ -60,7 +66,8 @@ export function startTracing(options: { endpoint?: string | undefined; serviceNa
     tracer,
     traceparent: (span) => traceparentIn(trace.setSpan(ROOT_CONTEXT, span)) ?? '',
     activeTraceparent: () => traceparentIn(context.active()),
-    contextOf: (traceparent) => (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }, getter) : ROOT_CONTEXT),
+    contextOf: (traceparent) =>
+      traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }, getter) : ROOT_CONTEXT,
     shutdown: () => provider.shutdown(),
   };
 }

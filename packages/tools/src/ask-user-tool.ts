@@ -9,7 +9,8 @@ export const ASK_USER_TOOL = 'ask_user';
  */
 export const askUserTool = defineTool({
   name: ASK_USER_TOOL,
-  description: 'Ask the user a question when the task cannot be done without their answer. The task pauses until they answer.',
+  description:
+    'Ask the user a question when the task cannot be done without their answer. The task pauses until they answer.',
   schema: z.object({ question: z.string().min(1).describe('One clear question') }),
   fence: { tags: ['ask_user'], toArguments: (block) => ({ question: block.code.trim() }) },
   async run() {

@@ -11,7 +11,19 @@ import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
 /** Loopback, RFC 1918, link-local, carrier-grade NAT, "this network", IPv6 loopback and unique-local. */
-const PRIVATE_RANGES = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '::1/128', '::/128', 'fc00::/7', 'fe80::/10'];
+const PRIVATE_RANGES = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '::1/128',
+  '::/128',
+  'fc00::/7',
+  'fe80::/10',
+];
 
 /** Ranges that are never the internet, beyond the private ones: multicast, broadcast, reserved. */
 const RESERVED_RANGES = ['192.0.0.0/24', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4', 'ff00::/8'];

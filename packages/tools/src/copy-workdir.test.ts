@@ -1,6 +1,18 @@
 /** A fork's copy of its source's folder: files and folders copied, links copied as links (never followed), fifos left out, owned by the fork's user. */
 import { execFileSync } from 'node:child_process';
-import { link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -27,7 +39,9 @@ it('copies files and folders, keeps links as links, leaves fifos out, and gives 
   expect(link.isSymbolicLink()).toBe(true);
   expect(await readlink(path.join(to, 'outside'))).toBe('/etc/hostname');
   await expect(lstat(path.join(to, 'pipe'))).rejects.toThrow(/ENOENT/);
-  if (owner) for (const entry of ['.', 'sub', 'sub/a.txt', 'outside']) expect((await lstat(path.join(to, entry))).uid).toBe(owner.uid);
+  if (owner)
+    for (const entry of ['.', 'sub', 'sub/a.txt', 'outside'])
+      expect((await lstat(path.join(to, entry))).uid).toBe(owner.uid);
   // What the link points to was never touched.
   expect((await lstat('/etc/hostname')).uid).not.toBe(12345);
 });
@@ -53,7 +67,7 @@ it('holds on disk what its source held: hard links stay links, sparse files keep
   expect((await stat(path.join(to, 'sparse-a'))).size).toBe(511 * 1024 * 1024);
 });
 
-it('copies nothing from a source past the fork\'s quota, and says what it holds', async () => {
+it("copies nothing from a source past the fork's quota, and says what it holds", async () => {
   root = await mkdtemp(path.join(tmpdir(), 'agentq-copy-'));
   const from = path.join(root, 'from');
   const to = path.join(root, 'to');
@@ -61,6 +75,8 @@ it('copies nothing from a source past the fork\'s quota, and says what it holds'
   await writeFile(path.join(from, 'big'), Buffer.alloc(3 * 1024 * 1024, 1));
   const copying = copyWorkdir({ from, to, quota: { bytes: 2 * 1024 * 1024, entries: 1_000 } });
   await expect(copying).rejects.toBeInstanceOf(WorkdirTooLargeError);
-  await expect(copying).rejects.toThrow(/^the source's work directory holds 3\.0 MiB in 1 entries, past the fork's quota \(2\.0 MiB and 1000 entries\): it was not copied$/);
+  await expect(copying).rejects.toThrow(
+    /^the source's work directory holds 3\.0 MiB in 1 entries, past the fork's quota \(2\.0 MiB and 1000 entries\): it was not copied$/,
+  );
   await expect(lstat(to)).rejects.toThrow(/ENOENT/);
 });

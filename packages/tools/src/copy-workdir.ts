@@ -19,12 +19,23 @@ const run = promisify(execFile);
 
 /** The copy would pass the fork's quota: its message says what the source holds and what the fork may. */
 export class WorkdirTooLargeError extends ToolError {
-  constructor(readonly usage: DiskUsage, readonly quota: DiskUsage) {
-    super('tool_unavailable', `the source's work directory holds ${megabytes(usage.bytes)} in ${usage.entries} entries, past the fork's quota (${megabytes(quota.bytes)} and ${quota.entries} entries): it was not copied`);
+  constructor(
+    readonly usage: DiskUsage,
+    readonly quota: DiskUsage,
+  ) {
+    super(
+      'tool_unavailable',
+      `the source's work directory holds ${megabytes(usage.bytes)} in ${usage.entries} entries, past the fork's quota (${megabytes(quota.bytes)} and ${quota.entries} entries): it was not copied`,
+    );
   }
 }
 
-export async function copyWorkdir(options: { from: string; to: string; owner?: { uid: number; gid: number } | undefined; quota?: DiskUsage }): Promise<void> {
+export async function copyWorkdir(options: {
+  from: string;
+  to: string;
+  owner?: { uid: number; gid: number } | undefined;
+  quota?: DiskUsage;
+}): Promise<void> {
   const { from, to, owner, quota } = options;
   if (quota) {
     const { usage } = await walkDisk(from, quota);

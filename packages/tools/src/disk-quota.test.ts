@@ -21,11 +21,22 @@ afterEach(() => {
 });
 
 /** What du says a folder holds, without the folder's own blocks (ours counts what is in it). */
-const du = (folder: string) => Number(execFileSync('du', ['-s', '-B1', folder], { encoding: 'utf8' }).split('\t')[0]) - Number(execFileSync('stat', ['-c', '%b', folder], { encoding: 'utf8' })) * 512;
+const du = (folder: string) =>
+  Number(execFileSync('du', ['-s', '-B1', folder], { encoding: 'utf8' }).split('\t')[0]) -
+  Number(execFileSync('stat', ['-c', '%b', folder], { encoding: 'utf8' })) * 512;
 
 /** A bash command in the folder, held to `disk`'s quota. */
 const run = (command: string, disk: WorkdirDisk) =>
-  runProcess({ file: '/bin/bash', args: ['-c', command], cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, outputLimit: 10_000, signal: new AbortController().signal, disk: disk.quota() });
+  runProcess({
+    file: '/bin/bash',
+    args: ['-c', command],
+    cwd: dir,
+    env: { PATH: '/usr/bin:/bin' },
+    timeoutMs: 60_000,
+    outputLimit: 10_000,
+    signal: new AbortController().signal,
+    disk: disk.quota(),
+  });
 
 describe('measuring a work directory', () => {
   it('counts blocks as du does: a sparse file what it uses, a hard link once, a link never followed', async () => {
@@ -57,13 +68,15 @@ describe('measuring a work directory', () => {
 });
 
 describe('a process held to the quota', () => {
-
   it('is stopped once its folder passes the quota, not by a quota it started past while it deletes', async () => {
     const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
     const started = performance.now();
     // Bounded, so that a broken quota cannot fill the machine's disk: 200 MiB at most. Paced, so that the
     // looks (100 ms apart) see it grow: a burst done between two looks is the overshoot the design allows.
-    const filled = await run('for i in $(seq 1 200); do head -c 1M /dev/zero > "part-$i"; sleep 0.01; done; echo finished', disk);
+    const filled = await run(
+      'for i in $(seq 1 200); do head -c 1M /dev/zero > "part-$i"; sleep 0.01; done; echo finished',
+      disk,
+    );
     expect(filled.output).not.toMatch(/finished/);
     expect(filled.disk).toMatchObject({ stopped: true });
     expect(filled.disk!.usage.bytes).toBeGreaterThan(10 * 1024 * 1024);
@@ -79,10 +92,15 @@ describe('a process held to the quota', () => {
     const disk = new WorkdirDisk(dir, { bytes: 10 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES });
     // Bounded, as above: 200 MiB at most, freed when the process ends; held open a while, as a burst
     // written and closed between two looks (100 ms) leaves nothing behind (CI saw one finish).
-    const hidden = await run('exec 3>hidden; rm hidden; for i in $(seq 1 200); do head -c 1M /dev/zero >&3; done; sleep 10; echo finished', disk);
+    const hidden = await run(
+      'exec 3>hidden; rm hidden; for i in $(seq 1 200); do head -c 1M /dev/zero >&3; done; sleep 10; echo finished',
+      disk,
+    );
     expect(hidden.output).not.toMatch(/finished/);
     expect(hidden.disk).toMatchObject({ stopped: true });
-    expect(processResult(hidden, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(/processes hold [\d.]+ MiB in files they deleted but keep open .*: close them, or write to files you keep. Delete what you no longer need/);
+    expect(processResult(hidden, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(
+      /processes hold [\d.]+ MiB in files they deleted but keep open .*: close them, or write to files you keep. Delete what you no longer need/,
+    );
     // A file deleted and closed holds nothing: the next run may write.
     const after = await run('head -c 1M /dev/zero > kept; echo written', disk);
     expect(after.output).toBe('written\n');
@@ -107,11 +125,24 @@ describe('a process held to the quota', () => {
 
   it('is held by the file tools too: a write or an edit past it is refused, with what to do', async () => {
     const disk = new WorkdirDisk(dir, { bytes: 256 * 1024, entries: MAX_WORKDIR_ENTRIES });
-    const context = { workdir: dir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 10_000, isolation: { kind: 'none' as const }, disk };
+    const context = {
+      workdir: dir,
+      signal: new AbortController().signal,
+      timeoutMs: 10_000,
+      outputLimit: 10_000,
+      isolation: { kind: 'none' as const },
+      disk,
+    };
     expect(await writeFileTool.run({ path: 'a.txt', content: 'small' }, context)).toMatchObject({ ok: true });
-    const refused = /^Not written: the work directory holds [\d.]+ KiB in 1 entry; its quota is 256\.0 KiB and 200000 entries, and [\d.]+ KiB more would pass it\. Delete what you no longer need \(with bash: rm\), then write again\.$/;
-    expect(await writeFileTool.run({ path: 'b.txt', content: 'x'.repeat(300 * 1024) }, context)).toMatchObject({ ok: false, output: expect.stringMatching(refused) });
-    expect(await editFileTool.run({ path: 'a.txt', old_text: 'small', new_text: 'y'.repeat(300 * 1024) }, context)).toMatchObject({ ok: false, output: expect.stringMatching(refused) });
+    const refused =
+      /^Not written: the work directory holds [\d.]+ KiB in 1 entry; its quota is 256\.0 KiB and 200000 entries, and [\d.]+ KiB more would pass it\. Delete what you no longer need \(with bash: rm\), then write again\.$/;
+    expect(await writeFileTool.run({ path: 'b.txt', content: 'x'.repeat(300 * 1024) }, context)).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(refused),
+    });
+    expect(
+      await editFileTool.run({ path: 'a.txt', old_text: 'small', new_text: 'y'.repeat(300 * 1024) }, context),
+    ).toMatchObject({ ok: false, output: expect.stringMatching(refused) });
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('small');
     expect(existsSync(path.join(dir, 'b.txt'))).toBe(false);
   });
@@ -127,7 +158,8 @@ describe('a process held to the quota', () => {
 });
 
 describe('folders nested deep', () => {
-  const nest = (levels: number, name: string) => `for i in $(seq ${levels}); do mkdir ${name} && cd ${name} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
+  const nest = (levels: number, name: string) =>
+    `for i in $(seq ${levels}); do mkdir ${name} && cd ${name} || exit 1; done; head -c 3M /dev/zero > hidden; echo nested`;
   const quota = { bytes: 2 * 1024 * 1024, entries: MAX_WORKDIR_ENTRIES };
 
   it('are counted past what a path can name: the walk goes by descriptors', async () => {
@@ -138,7 +170,9 @@ describe('folders nested deep', () => {
     expect(nested.disk).toMatchObject({ stopped: true });
     expect(nested.disk!.stoppedAt!.tooDeep).toBeUndefined();
     expect(nested.disk!.stoppedAt!.bytes).toBeGreaterThan(2 * 1024 * 1024);
-    expect(processResult(nested, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(/\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 2\.0 MiB/);
+    expect(processResult(nested, { timeoutMs: 60_000, diskLimit: disk.limit }).output).toMatch(
+      /\[stopped: the work directory holds [\d.]+ MiB in \d+ entries; its quota is 2\.0 MiB/,
+    );
   });
 
   it(`count as past the quota below ${MAX_WALK_DEPTH} levels once the filesystem grew past its room, and may be removed`, async () => {
@@ -151,8 +185,17 @@ describe('folders nested deep', () => {
       /\[stopped: the work directory's folders nest too deep to be measured \(more than 512 levels; its quota is 2\.0 MiB\): remove the deepest \(rm -r\)\. Delete what you no longer need \(rm\), then go on in smaller steps\]$/,
     );
     disk.record(nested.disk);
-    const context = { workdir: dir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 10_000, isolation: { kind: 'none' as const }, disk };
-    expect((await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).output).toMatch(/^Not written: the work directory's folders nest too deep/);
+    const context = {
+      workdir: dir,
+      signal: new AbortController().signal,
+      timeoutMs: 10_000,
+      outputLimit: 10_000,
+      isolation: { kind: 'none' as const },
+      disk,
+    };
+    expect((await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).output).toMatch(
+      /^Not written: the work directory's folders nest too deep/,
+    );
     // Started so: its removal runs to its end, and the folder is measured again.
     const removed = await run('rm -r d; echo removed', disk);
     expect(removed).toMatchObject({ output: 'removed\n', disk: { stopped: false } });
@@ -168,7 +211,8 @@ describe('a walk raced by its task', () => {
     await mkdir(path.join(dir, 'real', 'inner'), { recursive: true });
     await writeFile(path.join(dir, 'real', 'inner', 'file'), Buffer.alloc(10_000, 1));
     await symlink('/', path.join(dir, 'l'));
-    const swap = 'import ctypes, sys\nlibc = ctypes.CDLL(None)\nwhile True: libc.syscall(316, -100, b"real", -100, b"l", 2)';
+    const swap =
+      'import ctypes, sys\nlibc = ctypes.CDLL(None)\nwhile True: libc.syscall(316, -100, b"real", -100, b"l", 2)';
     const racer = spawn('/usr/bin/python3', ['-c', swap], { cwd: dir, stdio: 'ignore' });
     try {
       for (let walk = 0; walk < 200; walk++) {
@@ -187,27 +231,35 @@ describe('a walk raced by its task', () => {
 describe('a folder its task closed', () => {
   // The walk as a worker of its own uid runs it (another uid's, here: only root can start it as one),
   // on a folder of that uid's, as a jailed task leaves it.
-  it.skipIf(process.getuid?.() !== 0)('is opened again and counted: chmod 000 hides nothing from a worker that is not root', async () => {
-    const uid = 65534;
-    await mkdir(path.join(dir, 'closed'));
-    await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
-    execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
-    await chmod(path.join(dir, 'closed'), 0o000);
-    // The walker (it imports only Node's own modules, and the file beside it) where that uid can read it: the checkout may not be.
-    const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
-    await chmod(copy, 0o755);
-    const walker = path.join(copy, 'disk-quota.mjs');
-    await copyFile(path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js'), walker);
-    await copyFile(path.join(import.meta.dirname, '..', 'dist', 'open-deleted-files.js'), path.join(copy, 'open-deleted-files.js'));
-    await chmod(walker, 0o644);
-    await chmod(path.join(copy, 'open-deleted-files.js'), 0o644);
-    try {
-      const script = `import(${JSON.stringify(walker)}).then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
-      const usage = JSON.parse(execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy })) as { bytes: number; entries: number };
-      expect(usage.entries).toBe(2);
-      expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
-    } finally {
-      await rm(copy, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'is opened again and counted: chmod 000 hides nothing from a worker that is not root',
+    async () => {
+      const uid = 65534;
+      await mkdir(path.join(dir, 'closed'));
+      await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
+      execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
+      await chmod(path.join(dir, 'closed'), 0o000);
+      // The walker (it imports only Node's own modules, and the file beside it) where that uid can read it: the checkout may not be.
+      const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
+      await chmod(copy, 0o755);
+      const walker = path.join(copy, 'disk-quota.mjs');
+      await copyFile(path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js'), walker);
+      await copyFile(
+        path.join(import.meta.dirname, '..', 'dist', 'open-deleted-files.js'),
+        path.join(copy, 'open-deleted-files.js'),
+      );
+      await chmod(walker, 0o644);
+      await chmod(path.join(copy, 'open-deleted-files.js'), 0o644);
+      try {
+        const script = `import(${JSON.stringify(walker)}).then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
+        const usage = JSON.parse(
+          execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy }),
+        ) as { bytes: number; entries: number };
+        expect(usage.entries).toBe(2);
+        expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+      } finally {
+        await rm(copy, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -71,12 +71,18 @@ const STALE_MS = 30_000;
 
 /** Past `limit`; a folder too deep to count is past it, unless the limit allows it (a run that started so may delete). */
 export function overQuota(usage: DiskUsage, limit: DiskUsage): boolean {
-  return usage.bytes > limit.bytes || usage.entries > limit.entries || (usage.tooDeep === true && limit.tooDeep !== true);
+  return (
+    usage.bytes > limit.bytes || usage.entries > limit.entries || (usage.tooDeep === true && limit.tooDeep !== true)
+  );
 }
 
 /** The larger of two usages, as a limit (a run may reach what its folder held before it). */
 function atLeast(limit: DiskUsage, usage: DiskUsage): DiskUsage {
-  return { bytes: Math.max(limit.bytes, usage.bytes), entries: Math.max(limit.entries, usage.entries), ...(usage.tooDeep ? { tooDeep: true } : {}) };
+  return {
+    bytes: Math.max(limit.bytes, usage.bytes),
+    entries: Math.max(limit.entries, usage.entries),
+    ...(usage.tooDeep ? { tooDeep: true } : {}),
+  };
 }
 
 /**
@@ -161,12 +167,20 @@ async function openFolder(parent: FileHandle, name: string): Promise<FileHandle 
     // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may
     // (root never meets this).
     if ((error as NodeJS.ErrnoException).code !== 'EACCES') return undefined;
-    return chmod(inFolder(parent, name), 0o700).then(() => open(inFolder(parent, name), FOLDER_FLAGS), () => undefined);
+    return chmod(inFolder(parent, name), 0o700).then(
+      () => open(inFolder(parent, name), FOLDER_FLAGS),
+      () => undefined,
+    );
   }
 }
 
 /** Counts a folder's entries into `usage`; the names of its subfolders. */
-async function countFolder(folder: FileHandle, usage: DiskUsage, linked: Set<string>, stopAbove: DiskUsage | undefined): Promise<string[]> {
+async function countFolder(
+  folder: FileHandle,
+  usage: DiskUsage,
+  linked: Set<string>,
+  stopAbove: DiskUsage | undefined,
+): Promise<string[]> {
   const names = await readdir(inFolder(folder)).catch(() => [] as string[]);
   const subfolders: string[] = [];
   for (let from = 0; from < names.length; from += STAT_BATCH) {
@@ -181,7 +195,11 @@ async function countFolder(folder: FileHandle, usage: DiskUsage, linked: Set<str
 }
 
 /** Adds an entry to `usage`; true when it is a folder to walk into. */
-function count(usage: DiskUsage, linked: Set<string>, stats: { nlink: number; dev: number; ino: number; blocks: number; isDirectory(): boolean }): boolean {
+function count(
+  usage: DiskUsage,
+  linked: Set<string>,
+  stats: { nlink: number; dev: number; ino: number; blocks: number; isDirectory(): boolean },
+): boolean {
   usage.entries++;
   const folder = stats.isDirectory();
   if (stats.nlink > 1 && !folder) {
@@ -206,14 +224,25 @@ function recent(last: DiskLook | undefined): last is DiskLook {
  * folders' writes count too, so it only errs high), and whether that fits `limit`; undefined when it
  * cannot be told without a walk (none yet, or an old one).
  */
-function estimate(quota: DiskQuota, limit: DiskUsage): { usage: DiskUsage; fits: boolean; shrank: boolean } | undefined {
+function estimate(
+  quota: DiskQuota,
+  limit: DiskUsage,
+): { usage: DiskUsage; fits: boolean; shrank: boolean } | undefined {
   const { last } = quota;
   if (!last?.filesystem || Date.now() - last.at >= Math.max(WALK_SHARE * last.tookMs, STALE_MS)) return undefined;
   const now = filesystemUsage(quota.dir);
   if (!now) return undefined;
-  const usage = { ...last.usage, bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes), entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries) };
+  const usage = {
+    ...last.usage,
+    bytes: last.usage.bytes + Math.max(0, now.bytes - last.filesystem.bytes),
+    entries: last.usage.entries + Math.max(0, now.entries - last.filesystem.entries),
+  };
   // Something was deleted since (here, maybe): the estimate can only err high, so a walk may show less.
-  return { usage, fits: !overQuota(usage, limit), shrank: now.bytes < last.filesystem.bytes || now.entries < last.filesystem.entries };
+  return {
+    usage,
+    fits: !overQuota(usage, limit),
+    shrank: now.bytes < last.filesystem.bytes || now.entries < last.filesystem.entries,
+  };
 }
 
 /**
@@ -222,7 +251,11 @@ function estimate(quota: DiskQuota, limit: DiskUsage): { usage: DiskUsage; fits:
  * tenth of the time, so a folder that takes long to walk is looked at less often. `stop` ends the watch
  * and answers the folder's usage then (the same answer to every later call); `cancel` only ends it.
  */
-export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, pid?: number): { stop(): Promise<DiskCheck>; cancel(): void } {
+export function watchDisk(
+  quota: DiskQuota,
+  onOver: (usage: DiskUsage) => void,
+  pid?: number,
+): { stop(): Promise<DiskCheck>; cancel(): void } {
   const limit = { bytes: quota.bytes, entries: quota.entries };
   let state: DiskQuota = { ...quota };
   // What the run may reach: its quota, or what the folder held before it, if more.
@@ -235,8 +268,11 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, 
     const walked = await walkDisk(quota.dir, allowed);
     state = { ...state, last: walked };
     // The filesystem grew past the room, but maybe not in the folder: in files the run deleted and holds open.
-    const openDeleted = pid === undefined || overQuota(walked.usage, allowed ?? limit) ? 0 : await openDeletedBytes(pid);
-    const usage = openDeleted ? { ...walked.usage, bytes: walked.usage.bytes + openDeleted, openDeleted } : walked.usage;
+    const openDeleted =
+      pid === undefined || overQuota(walked.usage, allowed ?? limit) ? 0 : await openDeletedBytes(pid);
+    const usage = openDeleted
+      ? { ...walked.usage, bytes: walked.usage.bytes + openDeleted, openDeleted }
+      : walked.usage;
     if (!allowed) {
       allowed = atLeast(limit, usage);
     } else if (overQuota(usage, allowed) && timer !== undefined) {
@@ -260,7 +296,8 @@ export function watchDisk(quota: DiskQuota, onOver: (usage: DiskUsage) => void, 
     // Fits, or was walked a moment ago and nothing was deleted since: no walk (a large folder past its
     // quota would otherwise be walked after every run).
     const stopped = { stopped: stoppedAt !== undefined, ...(stoppedAt ? { stoppedAt } : {}) };
-    if (known && (known.fits || (recent(state.last) && !known.shrank))) return { usage: known.usage, ...stopped, last: state.last };
+    if (known && (known.fits || (recent(state.last) && !known.shrank)))
+      return { usage: known.usage, ...stopped, last: state.last };
     const walked = await walkDisk(quota.dir, { bytes: Number.MAX_SAFE_INTEGER, entries: MAX_WORKDIR_ENTRIES });
     return { usage: walked.usage, ...stopped, last: walked };
   };
@@ -278,7 +315,8 @@ export function quotaText(usage: DiskUsage, quota: DiskUsage): string {
   if (usage.openDeleted) {
     return `the work directory's processes hold ${megabytes(usage.openDeleted)} in files they deleted but keep open (their disk is freed only when closed; the quota is ${megabytes(quota.bytes)}): close them, or write to files you keep`;
   }
-  if (usage.tooDeep) return `the work directory's folders nest too deep to be measured (more than ${MAX_WALK_DEPTH} levels; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
+  if (usage.tooDeep)
+    return `the work directory's folders nest too deep to be measured (more than ${MAX_WALK_DEPTH} levels; its quota is ${megabytes(quota.bytes)}): remove the deepest (rm -r)`;
   return `the work directory holds ${megabytes(usage.bytes)} in ${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}; its quota is ${megabytes(quota.bytes)} and ${quota.entries} entries`;
 }
 

@@ -29,13 +29,24 @@ export const editFileTool = defineTool({
 /** At most this many replacements at once: more is a change for sed or a script, not a tool call that holds the worker's thread. */
 const MAX_REPLACEMENTS = 100_000;
 
-async function edit(file: FileHandle, args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined }, disk: WorkdirDisk | undefined): Promise<ToolResult> {
+async function edit(
+  file: FileHandle,
+  args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined },
+  disk: WorkdirDisk | undefined,
+): Promise<ToolResult> {
   const size = (await file.stat()).size;
-  if (size > MAX_EDIT_BYTES) return { ok: false, output: `${args.path} is larger than ${MAX_EDIT_BYTES} bytes: edit it with bash (sed, python).` };
+  if (size > MAX_EDIT_BYTES)
+    return {
+      ok: false,
+      output: `${args.path} is larger than ${MAX_EDIT_BYTES} bytes: edit it with bash (sed, python).`,
+    };
   const text = await file.readFile('utf8');
   const matches = countMatches(text, args.old_text, MAX_REPLACEMENTS + 1);
   if (matches === 0) {
-    return { ok: false, output: `old_text was not found in ${args.path}. Read the file again and copy the exact text, including spaces.` };
+    return {
+      ok: false,
+      output: `old_text was not found in ${args.path}. Read the file again and copy the exact text, including spaces.`,
+    };
   }
   const howMany = matches > MAX_REPLACEMENTS ? `more than ${MAX_REPLACEMENTS}` : String(matches);
   if (matches > 1 && !args.replace_all) {
@@ -45,22 +56,38 @@ async function edit(file: FileHandle, args: { path: string; old_text: string; ne
     };
   }
   if (matches > MAX_REPLACEMENTS) {
-    return { ok: false, output: `old_text matches ${howMany} places in ${args.path}; replace_all changes at most ${MAX_REPLACEMENTS}. Match fewer (a longer old_text), or make a change this wide with bash (sed, python).` };
+    return {
+      ok: false,
+      output: `old_text matches ${howMany} places in ${args.path}; replace_all changes at most ${MAX_REPLACEMENTS}. Match fewer (a longer old_text), or make a change this wide with bash (sed, python).`,
+    };
   }
   // Known before it is built: a short old_text and a long new_text could make a string of gigabytes.
   const after = size + matches * (Buffer.byteLength(args.new_text) - Buffer.byteLength(args.old_text));
   if (after > MAX_EDIT_BYTES) {
-    return { ok: false, output: `The edit would make ${args.path} ${after} bytes, more than ${MAX_EDIT_BYTES}: write a file that large with bash (python), in parts.` };
+    return {
+      ok: false,
+      output: `The edit would make ${args.path} ${after} bytes, more than ${MAX_EDIT_BYTES}: write a file that large with bash (python), in parts.`,
+    };
   }
   const refused = after > size ? await disk?.admit(after - size) : undefined;
   if (refused) return { ok: false, output: refused };
-  await replaceContent(file, args.replace_all ? text.replaceAll(args.old_text, () => args.new_text) : text.replace(args.old_text, () => args.new_text));
+  await replaceContent(
+    file,
+    args.replace_all
+      ? text.replaceAll(args.old_text, () => args.new_text)
+      : text.replace(args.old_text, () => args.new_text),
+  );
   return { ok: true, output: `Replaced ${args.replace_all ? matches : 1} occurrence(s) in ${args.path}` };
 }
 
 /** Non-overlapping matches of `needle`, counted up to `stopAt` (without the array a split would make of a file of one-character matches). */
 function countMatches(text: string, needle: string, stopAt: number): number {
   let count = 0;
-  for (let index = text.indexOf(needle); index !== -1 && count < stopAt; index = text.indexOf(needle, index + needle.length)) count++;
+  for (
+    let index = text.indexOf(needle);
+    index !== -1 && count < stopAt;
+    index = text.indexOf(needle, index + needle.length)
+  )
+    count++;
   return count;
 }

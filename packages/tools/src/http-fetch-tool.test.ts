@@ -12,13 +12,23 @@ import { blockedDestinations } from './blocked-destinations.js';
 import { httpFetchTool } from './http-fetch-tool.js';
 import type { ToolContext } from './tool.js';
 
-const context: ToolContext = { workdir: '/nonexistent', signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 2_000, isolation: { kind: 'none' } };
+const context: ToolContext = {
+  workdir: '/nonexistent',
+  signal: new AbortController().signal,
+  timeoutMs: 10_000,
+  outputLimit: 2_000,
+  isolation: { kind: 'none' },
+};
 const REFUSED = /^Refused: .* is a private or local address \(.+\); http_fetch only reaches the public web\.$/;
 
 /** Names of the test's own, answered as given; every other name by the system's resolver. */
 function resolveNames(names: Record<string, string>): void {
   const real = dns.lookup;
-  vi.spyOn(dns, 'lookup').mockImplementation(((host: string, options: dns.LookupOptions | ((...args: unknown[]) => void), callback?: (...args: unknown[]) => void) => {
+  vi.spyOn(dns, 'lookup').mockImplementation(((
+    host: string,
+    options: dns.LookupOptions | ((...args: unknown[]) => void),
+    callback?: (...args: unknown[]) => void,
+  ) => {
     const done = (typeof options === 'function' ? options : callback)!;
     const all = typeof options === 'object' && options.all;
     const address = names[host];
@@ -57,16 +67,36 @@ describe('http_fetch', () => {
     const base = `http://127.0.0.1:${server.port}`;
     const local = { ...context, allowPrivateNetwork: true };
     try {
-      expect(await httpFetchTool.run({ url: `${base}/` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
-      expect(await httpFetchTool.run({ url: `${base}/missing` }, local)).toMatchObject({ ok: false, output: expect.stringMatching(/^HTTP 404 Not Found/) });
+      expect(await httpFetchTool.run({ url: `${base}/` }, local)).toEqual({
+        ok: true,
+        output: 'HTTP 200 OK (text/plain)\n\nhello from the server',
+      });
+      expect(await httpFetchTool.run({ url: `${base}/missing` }, local)).toMatchObject({
+        ok: false,
+        output: expect.stringMatching(/^HTTP 404 Not Found/),
+      });
       expect((await httpFetchTool.run({ url: `${base}/big` }, local)).output).toMatch(/characters omitted/);
-      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...local, timeoutMs: 200 })).toEqual({ ok: false, output: `Could not fetch ${base}/slow: timed out after 200 ms` });
-      expect(await httpFetchTool.run({ url: `${base}/redirect` }, local)).toEqual({ ok: true, output: 'HTTP 200 OK (text/plain)\n\nhello from the server' });
+      expect(await httpFetchTool.run({ url: `${base}/slow` }, { ...local, timeoutMs: 200 })).toEqual({
+        ok: false,
+        output: `Could not fetch ${base}/slow: timed out after 200 ms`,
+      });
+      expect(await httpFetchTool.run({ url: `${base}/redirect` }, local)).toEqual({
+        ok: true,
+        output: 'HTTP 200 OK (text/plain)\n\nhello from the server',
+      });
       // By default the model cannot reach this machine or its private network, by name or number.
-      for (const url of [`${base}/`, `http://localhost:${server.port}/`, 'http://10.1.2.3/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/']) {
+      for (const url of [
+        `${base}/`,
+        `http://localhost:${server.port}/`,
+        'http://10.1.2.3/',
+        'http://[::1]/',
+        'http://169.254.169.254/latest/meta-data/',
+      ]) {
         expect((await httpFetchTool.run({ url }, { ...context, timeoutMs: 2_000 })).output).toMatch(REFUSED);
       }
-      expect((await httpFetchTool.run({ url: 'file:///etc/passwd' }, context)).output).toMatch(/Only http:\/\/ and https:\/\/ URLs/);
+      expect((await httpFetchTool.run({ url: 'file:///etc/passwd' }, context)).output).toMatch(
+        /Only http:\/\/ and https:\/\/ URLs/,
+      );
     } finally {
       server.close();
     }
@@ -102,7 +132,8 @@ describe('http_fetch', () => {
         'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', // 169.254.169.254 through a NAT64 gateway
         'http://[64:ff9b::a00:1]/', // 10.0.0.1 the same way
       ];
-      for (const url of urls) expect((await httpFetchTool.run({ url }, { ...context, timeoutMs: 2_000 })).output, url).toMatch(REFUSED);
+      for (const url of urls)
+        expect((await httpFetchTool.run({ url }, { ...context, timeoutMs: 2_000 })).output, url).toMatch(REFUSED);
       expect(local.requests).toEqual([]);
     } finally {
       local.close();
@@ -111,34 +142,59 @@ describe('http_fetch', () => {
 
   it('the refused list: private, reserved, NAT64 forms, this host, and the services named', () => {
     const blocked = blockedDestinations(['203.0.113.9']);
-    for (const address of ['127.0.0.1', '::1', '::ffff:10.1.2.3', '169.254.169.254', '64:ff9b::a9fe:a9fe', '240.0.0.1', '203.0.113.9']) expect(blocked(address), address).toBe(true);
-    for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '64:ff9b::5db8:d822', '203.0.113.10']) expect(blocked(address), address).toBe(false);
+    for (const address of [
+      '127.0.0.1',
+      '::1',
+      '::ffff:10.1.2.3',
+      '169.254.169.254',
+      '64:ff9b::a9fe:a9fe',
+      '240.0.0.1',
+      '203.0.113.9',
+    ])
+      expect(blocked(address), address).toBe(true);
+    for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '64:ff9b::5db8:d822', '203.0.113.10'])
+      expect(blocked(address), address).toBe(false);
   });
 
   const asRoot = process.getuid?.() === 0;
 
-  it.skipIf(!asRoot)('reaches a public server by number and by name, and never this host by its public address or a service agentq uses', async () => {
-    await withPublicServer('203.0.113', async (address, port) => {
-      // Something of this host's listening on every address, reached at the host's side of the veth.
-      const host = await localServer('0.0.0.0');
-      resolveNames({ 'public.agentq.test': address, 'me.agentq.test': '203.0.113.1' });
-      try {
-        const fromTheInternet = { ok: true, output: 'HTTP 200 OK (text/plain)\n\nfrom the internet\n' };
-        expect(await httpFetchTool.run({ url: `http://${address}:${port}/` }, context)).toEqual(fromTheInternet);
-        expect(await httpFetchTool.run({ url: `http://public.agentq.test:${port}/` }, context)).toEqual(fromTheInternet);
-        for (const url of [`http://203.0.113.1:${host.port}/`, `http://me.agentq.test:${host.port}/`]) {
-          expect((await httpFetchTool.run({ url }, context)).output, url).toMatch(REFUSED);
+  it.skipIf(!asRoot)(
+    'reaches a public server by number and by name, and never this host by its public address or a service agentq uses',
+    async () => {
+      await withPublicServer('203.0.113', async (address, port) => {
+        // Something of this host's listening on every address, reached at the host's side of the veth.
+        const host = await localServer('0.0.0.0');
+        resolveNames({ 'public.agentq.test': address, 'me.agentq.test': '203.0.113.1' });
+        try {
+          const fromTheInternet = { ok: true, output: 'HTTP 200 OK (text/plain)\n\nfrom the internet\n' };
+          expect(await httpFetchTool.run({ url: `http://${address}:${port}/` }, context)).toEqual(fromTheInternet);
+          expect(await httpFetchTool.run({ url: `http://public.agentq.test:${port}/` }, context)).toEqual(
+            fromTheInternet,
+          );
+          for (const url of [`http://203.0.113.1:${host.port}/`, `http://me.agentq.test:${host.port}/`]) {
+            expect((await httpFetchTool.run({ url }, context)).output, url).toMatch(REFUSED);
+          }
+          // A public page that redirects to this machine, by number or by name.
+          for (const target of [`http://127.0.0.1:${host.port}/secret`, `http://localhost:${host.port}/secret`]) {
+            expect(
+              (await httpFetchTool.run({ url: `http://${address}:${port}/to/${target}` }, context)).output,
+              target,
+            ).toMatch(REFUSED);
+          }
+          expect(host.requests).toEqual([]);
+          // Redis at a public address (the worker passes its addresses): refused like this host.
+          expect(
+            (
+              await httpFetchTool.run(
+                { url: `http://public.agentq.test:${port}/` },
+                { ...context, serviceAddresses: [address] },
+              )
+            ).output,
+          ).toMatch(REFUSED);
+        } finally {
+          host.close();
         }
-        // A public page that redirects to this machine, by number or by name.
-        for (const target of [`http://127.0.0.1:${host.port}/secret`, `http://localhost:${host.port}/secret`]) {
-          expect((await httpFetchTool.run({ url: `http://${address}:${port}/to/${target}` }, context)).output, target).toMatch(REFUSED);
-        }
-        expect(host.requests).toEqual([]);
-        // Redis at a public address (the worker passes its addresses): refused like this host.
-        expect((await httpFetchTool.run({ url: `http://public.agentq.test:${port}/` }, { ...context, serviceAddresses: [address] })).output).toMatch(REFUSED);
-      } finally {
-        host.close();
-      }
-    });
-  });
+      });
+    },
+  );
 });

@@ -1,7 +1,12 @@
 import { isIP } from 'node:net';
 import { Agent, fetch, type Response } from 'undici';
 import { z } from 'zod';
-import { BlockedDestinationError, blockedDestinations, checkedLookup, type DestinationCheck } from './blocked-destinations.js';
+import {
+  BlockedDestinationError,
+  blockedDestinations,
+  checkedLookup,
+  type DestinationCheck,
+} from './blocked-destinations.js';
 import { capOutput } from './cap-output.js';
 import { defineTool } from './tool.js';
 
@@ -26,11 +31,21 @@ export const httpFetchTool = defineTool({
         const refusal = refuse(url, blocked);
         if (refusal) return { ok: false, output: refusal };
         try {
-          response = await fetch(url, { dispatcher: agent, signal, redirect: 'manual', headers: { 'user-agent': 'agentq-http-fetch' } });
+          response = await fetch(url, {
+            dispatcher: agent,
+            signal,
+            redirect: 'manual',
+            headers: { 'user-agent': 'agentq-http-fetch' },
+          });
         } catch (error) {
           const cause = (error as Error).cause;
-          if (cause instanceof BlockedDestinationError) return { ok: false, output: refusedMessage(url.hostname, cause.address) };
-          const reason = context.signal.aborted ? 'cancelled' : signal.aborted ? `timed out after ${context.timeoutMs} ms` : (error as Error).message;
+          if (cause instanceof BlockedDestinationError)
+            return { ok: false, output: refusedMessage(url.hostname, cause.address) };
+          const reason = context.signal.aborted
+            ? 'cancelled'
+            : signal.aborted
+              ? `timed out after ${context.timeoutMs} ms`
+              : (error as Error).message;
           return { ok: false, output: `Could not fetch ${url.href}: ${reason}` };
         }
         const location = response.headers.get('location');
@@ -52,7 +67,8 @@ export const httpFetchTool = defineTool({
 
 /** A URL's scheme, and an address written in it (a name is checked when it is resolved, at connect). */
 function refuse(url: URL, blocked: DestinationCheck | undefined): string | undefined {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Only http:// and https:// URLs can be fetched, not ${url.protocol}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `Only http:// and https:// URLs can be fetched, not ${url.protocol}`;
   const address = url.hostname.replace(/^\[|\]$/g, '');
   return blocked && isIP(address) && blocked(address) ? refusedMessage(url.hostname, address) : undefined;
 }

@@ -15,7 +15,9 @@ describe('refuseInteractive', () => {
     ['node', "const rl = require('readline').createInterface({ input: process.stdin })"],
     ['node', "import readline from 'node:readline/promises'"],
   ] as const)('refuses %s: %s', (language, code) => {
-    expect(refuseInteractive({ language, code })).toMatch(/^Refused before running: the code uses .*Nothing can be typed in: put the values in variables in the code, and print results to stdout\.$/);
+    expect(refuseInteractive({ language, code })).toMatch(
+      /^Refused before running: the code uses .*Nothing can be typed in: put the values in variables in the code, and print results to stdout\.$/,
+    );
   });
 
   it.each([
@@ -36,11 +38,21 @@ describe('refuseInteractive', () => {
     expect(refuseInteractive({ language, code })).toBeUndefined();
   });
 
-  it.each(['python', 'bash', 'node'] as const)('reads %s code of 200,000 blank lines at once: a model cannot hold the worker with it', (language) => {
-    // Each pattern's work grew with the square of a run of blank lines: this took over a minute.
-    const started = performance.now();
-    expect(refuseInteractive({ language, code: `x=1${'\n'.repeat(200_000)}${'\n \t'.repeat(50_000)}echo done` })).toBeUndefined();
-    expect(refuseInteractive({ language, code: `${'\n'.repeat(200_000)}${language === 'python' ? 'import curses' : language === 'bash' ? 'read x' : 'process.stdin'}` })).toBeDefined();
-    expect(performance.now() - started).toBeLessThan(2_000);
-  });
+  it.each(['python', 'bash', 'node'] as const)(
+    'reads %s code of 200,000 blank lines at once: a model cannot hold the worker with it',
+    (language) => {
+      // Each pattern's work grew with the square of a run of blank lines: this took over a minute.
+      const started = performance.now();
+      expect(
+        refuseInteractive({ language, code: `x=1${'\n'.repeat(200_000)}${'\n \t'.repeat(50_000)}echo done` }),
+      ).toBeUndefined();
+      expect(
+        refuseInteractive({
+          language,
+          code: `${'\n'.repeat(200_000)}${language === 'python' ? 'import curses' : language === 'bash' ? 'read x' : 'process.stdin'}`,
+        }),
+      ).toBeDefined();
+      expect(performance.now() - started).toBeLessThan(2_000);
+    },
+  );
 });

@@ -13,7 +13,9 @@ export function refuseInteractive(options: { language: GuardedLanguage; code: st
   const bare = blankStringsAndComments(options.code, options.language, 'blank');
   const withStrings = blankStringsAndComments(options.code, options.language, 'keep');
   // Module names are strings: those patterns look at the code with its strings kept.
-  const found = PATTERNS[options.language].find(([pattern, , needsStrings]) => pattern.test(needsStrings ? withStrings : bare));
+  const found = PATTERNS[options.language].find(([pattern, , needsStrings]) =>
+    pattern.test(needsStrings ? withStrings : bare),
+  );
   if (!found) return undefined;
   return `Refused before running: the code uses ${found[1]}, which waits for a terminal, but tools run without one. ${FIX}`;
 }
@@ -33,8 +35,14 @@ const PATTERNS: Record<GuardedLanguage, Array<[RegExp, string, boolean?]>> = {
   ],
   bash: [
     [new RegExp(`${BASH_COMMAND_START}read(?:\\s|$)`, 'm'), '`read` (keyboard input)'],
-    [new RegExp(`${BASH_COMMAND_START}(?:vi|vim|nvim|nano|emacs|pico|ed)(?:\\s|$)`, 'm'), 'an interactive editor (write files with write_file, or `cat > file <<EOF`)'],
-    [new RegExp(`${BASH_COMMAND_START}(?:less|more|most|man|top|htop)(?:\\s|$)`, 'm'), 'a pager or full-screen program (print with cat, head or tail)'],
+    [
+      new RegExp(`${BASH_COMMAND_START}(?:vi|vim|nvim|nano|emacs|pico|ed)(?:\\s|$)`, 'm'),
+      'an interactive editor (write files with write_file, or `cat > file <<EOF`)',
+    ],
+    [
+      new RegExp(`${BASH_COMMAND_START}(?:less|more|most|man|top|htop)(?:\\s|$)`, 'm'),
+      'a pager or full-screen program (print with cat, head or tail)',
+    ],
   ],
   node: [
     [/\b(?:require\s*\(\s*|from\s+|import\s*\(\s*)['"`](?:node:)?readline(?:\/promises)?['"`]/, 'readline', true],
@@ -51,7 +59,10 @@ function blankStringsAndComments(code: string, language: GuardedLanguage, string
   while (index < code.length) {
     const char = code[index]!;
     const rest = code.slice(index);
-    const lineComment = language === 'node' ? rest.startsWith('//') : char === '#' && (language === 'python' || index === 0 || /\s/.test(code[index - 1]!));
+    const lineComment =
+      language === 'node'
+        ? rest.startsWith('//')
+        : char === '#' && (language === 'python' || index === 0 || /\s/.test(code[index - 1]!));
     if (lineComment) {
       const end = code.indexOf('\n', index);
       const stop = end === -1 ? code.length : end;

@@ -25,7 +25,10 @@ function resolveBash(): string {
 function resolvePython(): string {
   try {
     // Asking python itself sees through shims to the interpreter that really runs.
-    return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 10_000 }).trim();
+    return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).trim();
   } catch {
     return 'python3';
   }

@@ -23,7 +23,8 @@ export interface EgressTools {
 
 /** The programs the egress network needs, or the names of those missing. */
 export function findEgressTools(): EgressTools | { missing: string[] } {
-  const find = (name: string) => ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].map((folder) => `${folder}/${name}`).find((file) => existsSync(file));
+  const find = (name: string) =>
+    ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].map((folder) => `${folder}/${name}`).find((file) => existsSync(file));
   const found = { slirp4netns: find('slirp4netns'), nsenter: find('nsenter'), nft: find('nft') };
   const missing = Object.entries(found)
     .filter(([, file]) => !file)
@@ -34,7 +35,9 @@ export function findEgressTools(): EgressTools | { missing: string[] } {
 /** The firewall of a jail's namespace, in nft syntax: everything not listed goes out. */
 export function egressRules(options: { deny?: readonly string[] } = {}): string {
   // One rule per prefix: nft refuses overlapping intervals inside one set.
-  const rules = blockedPrefixes(options.deny).map((prefix) => `    ${isIP(prefix.split('/')[0]!) === 6 ? 'ip6' : 'ip'} daddr ${prefix} reject`);
+  const rules = blockedPrefixes(options.deny).map(
+    (prefix) => `    ${isIP(prefix.split('/')[0]!) === 6 ? 'ip6' : 'ip'} daddr ${prefix} reject`,
+  );
   return [
     'table inet agentq {',
     '  chain output {',
@@ -57,8 +60,14 @@ export async function attachEgress(options: { pid: number; tools: EgressTools; r
   const { pid, tools } = options;
   const netns = `/proc/${pid}/ns/net`;
   await new Promise<void>((resolve, reject) => {
-    const child = execFile(tools.nsenter, [`--net=${netns}`, tools.nft, '-f', '-'], { timeout: 10_000 }, (error, _stdout, stderr) =>
-      error ? reject(new Error(`the jail's firewall could not be set: ${stderr.trim() || error.message}`)) : resolve(),
+    const child = execFile(
+      tools.nsenter,
+      [`--net=${netns}`, tools.nft, '-f', '-'],
+      { timeout: 10_000 },
+      (error, _stdout, stderr) =>
+        error
+          ? reject(new Error(`the jail's firewall could not be set: ${stderr.trim() || error.message}`))
+          : resolve(),
     );
     // nsenter may fail before it reads the rules: its error, not a broken pipe, is the news.
     child.stdin?.on('error', () => undefined);

@@ -6,7 +6,18 @@
  * run as other uids); restart the worker to see changes of the host's /etc. And the line that sets a
  * jail's limits.
  */
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -28,7 +39,19 @@ export interface JailLimits {
 }
 
 /** The parts of the host's /etc a program needs, and nothing else (never a `private` key folder). */
-const ETC_ENTRIES = ['alternatives', 'ssl', 'ca-certificates', 'pki', 'hosts', 'nsswitch.conf', 'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'mime.types'];
+const ETC_ENTRIES = [
+  'alternatives',
+  'ssl',
+  'ca-certificates',
+  'pki',
+  'hosts',
+  'nsswitch.conf',
+  'localtime',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'mime.types',
+];
 
 export interface JailFiles {
   /** What is mounted, read-only, as the jail's /etc. */
@@ -53,18 +76,28 @@ export function writeJailFiles(options: { network: 'none' | 'egress' }): JailFil
     // Links inside a folder are kept as links: they point into /usr or this same /etc.
     const source = realpathSync(`/etc/${entry}`);
     if (statSync(source).isFile()) copyFileSync(source, path.join(etc, entry));
-    else cpSync(source, path.join(etc, entry), { recursive: true, verbatimSymlinks: true, filter: (file) => path.basename(file) !== 'private' });
+    else
+      cpSync(source, path.join(etc, entry), {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (file) => path.basename(file) !== 'private',
+      });
   }
   const write = (name: string, text: string) => {
     const file = path.join(etc, name);
     writeFileSync(file, text, { mode: 0o644 });
     chmodSync(file, 0o644);
   };
-  write('passwd', `root:x:0:0:root:/root:/usr/sbin/nologin\nagentq:x:${JAIL_UID}:${JAIL_UID}:agentq task:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
+  write(
+    'passwd',
+    `root:x:0:0:root:/root:/usr/sbin/nologin\nagentq:x:${JAIL_UID}:${JAIL_UID}:agentq task:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  );
   write('group', `root:x:0:\nagentq:x:${JAIL_UID}:\nnogroup:x:65534:\n`);
   if (options.network === 'egress') write('resolv.conf', 'nameserver 10.0.2.3\n');
-  else if (existsSync('/etc/resolv.conf')) copyFileSync(realpathSync('/etc/resolv.conf'), path.join(etc, 'resolv.conf'));
-  if (written.size === 0) process.once('exit', () => written.forEach((each) => rmSync(each, { recursive: true, force: true })));
+  else if (existsSync('/etc/resolv.conf'))
+    copyFileSync(realpathSync('/etc/resolv.conf'), path.join(etc, 'resolv.conf'));
+  if (written.size === 0)
+    process.once('exit', () => written.forEach((each) => rmSync(each, { recursive: true, force: true })));
   written.add(folder);
   return { etc, folder };
 }

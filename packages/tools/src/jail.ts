@@ -22,13 +22,26 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
-import { JAIL_UID, limitsLine, removeJailFiles, writeJailFiles, type JailFiles, type JailLimits } from './jail-files.js';
+import {
+  JAIL_UID,
+  limitsLine,
+  removeJailFiles,
+  writeJailFiles,
+  type JailFiles,
+  type JailLimits,
+} from './jail-files.js';
 import { killPidNamespace, readJailInfo, type JailInfo } from './jail-info.js';
 import { deniedCalls, seccompFilter } from './jail-seccomp.js';
 import { describeCgroups, findCgroups, ToolCgroups, type CgroupHost, type RunGroup } from './tool-cgroups.js';
 import { jailIdentity, reachableByOthers, type HostIdentity } from './jail-identity.js';
 import { resolveInterpreters, type Interpreters } from './interpreters.js';
-import { SYSTEM_PATH, type JailOptions, type JailProgram, type JailRunOptions, type ToolNetwork } from './jail-options.js';
+import {
+  SYSTEM_PATH,
+  type JailOptions,
+  type JailProgram,
+  type JailRunOptions,
+  type ToolNetwork,
+} from './jail-options.js';
 import { runProcess, type ProcessOutcome } from './run-process.js';
 import { ToolLauncher } from './tool-launcher.js';
 
@@ -48,7 +61,6 @@ const CLOSE_INHERITED = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2
  * on at end of file: a jail whose launcher was killed while it waited ran its command, orphaned.)
  */
 export const JAIL_GATE = 'read -r -n 1 -u 4 go; [ "$go" = x ] || exit 125; ';
-
 
 export function findBwrap(): string | undefined {
   return ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].find((file) => existsSync(file));
@@ -86,9 +98,17 @@ export class Jail {
     this.limitsLine = limitsLine(options.limits);
     if (options.network === 'egress') {
       // The firewall goes into the jail's namespace from outside, which takes CAP_SYS_ADMIN here.
-      if (process.getuid?.() !== 0) throw new ToolError('tool_unavailable', 'AGENTQ_TOOL_NETWORK=egress needs the worker to run as root (it sets the firewall of each jail from outside)');
+      if (process.getuid?.() !== 0)
+        throw new ToolError(
+          'tool_unavailable',
+          'AGENTQ_TOOL_NETWORK=egress needs the worker to run as root (it sets the firewall of each jail from outside)',
+        );
       const tools = findEgressTools();
-      if ('missing' in tools) throw new ToolError('tool_unavailable', `the egress network needs ${tools.missing.join(', ')} (apt-get install -y slirp4netns nftables util-linux)`);
+      if ('missing' in tools)
+        throw new ToolError(
+          'tool_unavailable',
+          `the egress network needs ${tools.missing.join(', ')} (apt-get install -y slirp4netns nftables util-linux)`,
+        );
       this.egress = tools;
     }
     this.rules = egressRules({ ...(options.deny ? { deny: options.deny } : {}) });
@@ -118,11 +138,15 @@ export class Jail {
     this.cgroupHost = host;
     // A jail whose processes its launcher starts needs no arguments (nor /etc copy) of its own here.
     this.files = options.separateProcess ? undefined : writeJailFiles({ network: options.network });
-    this.baseArgs = this.files ? baseArgs({ etc: this.files.etc, network: options.network, limits: options.limits, roots }) : [];
+    this.baseArgs = this.files
+      ? baseArgs({ etc: this.files.etc, network: options.network, limits: options.limits, roots })
+      : [];
     // Last: the root of the jail becomes read-only once every mount point in it exists.
     this.endArgs = ['--remount-ro', '/'];
     // The launcher's jail is this one: the same binaries, resolved here once.
-    this.launcher = options.separateProcess ? new ToolLauncher({ ...options, bwrap, interpreters: wanted, separateProcess: false }) : undefined;
+    this.launcher = options.separateProcess
+      ? new ToolLauncher({ ...options, bwrap, interpreters: wanted, separateProcess: false })
+      : undefined;
   }
 
   /**
@@ -138,14 +162,17 @@ export class Jail {
   /** One line for logs and `agentq doctor`. */
   describe(): string {
     const { processes, memoryMb, fileMb, cpuSeconds } = this.limits;
-    const identity = process.getuid?.() === 0 ? 'an unprivileged uid per task' : `uid ${process.getuid?.() ?? '?'} (the worker's own)`;
+    const identity =
+      process.getuid?.() === 0 ? 'an unprivileged uid per task' : `uid ${process.getuid?.() ?? '?'} (the worker's own)`;
     const missing = Object.entries(this.unavailable).map(([program, reason]) => `; no ${program}: ${reason}`);
     const host = this.cgroupHost;
     const bounds =
       'missing' in host
         ? `${processes} processes, ${memoryMb} MiB memory (heap, per process only: NO cgroup, ${host.missing}; shared memory, memfd and tmpfs files are not bounded) and ${fileMb} MiB files per process`
         : `${describeCgroups(host)} per run: ${memoryMb} MiB memory and ${processes} processes for the whole run, ${fileMb} MiB files per process`;
-    const filter = this.seccomp ? `seccomp filter (${deniedCalls().length} calls refused)` : `NO seccomp filter (no table for ${process.arch})`;
+    const filter = this.seccomp
+      ? `seccomp filter (${deniedCalls().length} calls refused)`
+      : `NO seccomp filter (no table for ${process.arch})`;
     return `bubblewrap jail as ${identity}, network ${this.network}, ${filter}, limits ${bounds}, ${cpuSeconds} s CPU${missing.join('')}`;
   }
 
@@ -188,7 +215,10 @@ export class Jail {
     const egress = this.egress;
     const identity = this.identity(options.workdir);
     let info: Promise<JailInfo | undefined> = Promise.resolve(undefined);
-    const group = this.cgroups?.create({ memoryBytes: this.limits.memoryMb * 1024 * 1024, processes: this.limits.processes });
+    const group = this.cgroups?.create({
+      memoryBytes: this.limits.memoryMb * 1024 * 1024,
+      processes: this.limits.processes,
+    });
     let watch: NodeJS.Timeout | undefined;
     const end = async () => {
       group?.kill();
@@ -197,50 +227,57 @@ export class Jail {
     };
     try {
       const outcome = await runProcess({
-      file: this.bwrap,
-      args: [
-        ...this.baseArgs,
-        '--bind', options.workdir, options.workdir,
-        '--chdir', options.workdir,
-        '--setenv', 'HOME', options.workdir,
-        '--info-fd', '3',
-        ...(seccomp ? ['--seccomp', '5'] : []),
-        ...this.endArgs,
-        '--',
-        ...launch,
-      ],
-      cwd: '/',
-      env: { PATH: SYSTEM_PATH.join(':') },
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      timeoutMs: options.timeoutMs,
-      outputLimit: options.outputLimit,
-      signal: options.signal,
-      ...(options.disk ? { disk: options.disk } : {}),
-      ...(identity ?? {}),
-      infoPipe: true,
-      ...(seccomp ? { seccomp } : {}),
-      // fd 3 is the info pipe (fd 4 the gate).
-      onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
-      // Killing bwrap's process group does not reach the jail's own sessions: end its group and namespace.
-      onKill: end,
-      beforeStart: async (child) => {
-        const reported = await info;
-        if (!reported || child.pid === undefined) throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
-        const pids = [child.pid, reported.childPid];
-        contain(pids, group);
-        if (group) {
-          // A run past its memory is ended whole, not only its largest process (cgroup v2 does it itself).
-          watch = setInterval(() => {
-            if (group.memoryKills() > 0) void end();
-          }, MEMORY_LOOK_MS);
-        }
-        const release = egress ? await this.connect(reported, egress) : undefined;
-        return () => {
-          clearInterval(watch);
-          release?.();
-        };
-      },
-    });
+        file: this.bwrap,
+        args: [
+          ...this.baseArgs,
+          '--bind',
+          options.workdir,
+          options.workdir,
+          '--chdir',
+          options.workdir,
+          '--setenv',
+          'HOME',
+          options.workdir,
+          '--info-fd',
+          '3',
+          ...(seccomp ? ['--seccomp', '5'] : []),
+          ...this.endArgs,
+          '--',
+          ...launch,
+        ],
+        cwd: '/',
+        env: { PATH: SYSTEM_PATH.join(':') },
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        timeoutMs: options.timeoutMs,
+        outputLimit: options.outputLimit,
+        signal: options.signal,
+        ...(options.disk ? { disk: options.disk } : {}),
+        ...(identity ?? {}),
+        infoPipe: true,
+        ...(seccomp ? { seccomp } : {}),
+        // fd 3 is the info pipe (fd 4 the gate).
+        onSpawn: (child) => (info = readJailInfo(child.stdio[3] as Readable)),
+        // Killing bwrap's process group does not reach the jail's own sessions: end its group and namespace.
+        onKill: end,
+        beforeStart: async (child) => {
+          const reported = await info;
+          if (!reported || child.pid === undefined)
+            throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
+          const pids = [child.pid, reported.childPid];
+          contain(pids, group);
+          if (group) {
+            // A run past its memory is ended whole, not only its largest process (cgroup v2 does it itself).
+            watch = setInterval(() => {
+              if (group.memoryKills() > 0) void end();
+            }, MEMORY_LOOK_MS);
+          }
+          const release = egress ? await this.connect(reported, egress) : undefined;
+          return () => {
+            clearInterval(watch);
+            release?.();
+          };
+        },
+      });
       return { ...outcome, ...(group ? { memory: group.memory() } : {}), ...(deleteOnly ? { deleteOnly } : {}) };
     } finally {
       clearInterval(watch);
@@ -299,7 +336,12 @@ function readChildren(pid: number): number[] {
  * bubblewrap's arguments for every run of a jail, up to its work directory: the namespaces, the
  * read-only system (with a copy of /etc written now), the interpreters' folders, the environment.
  */
-function baseArgs(options: { etc: string; network: ToolNetwork; limits: JailLimits; roots: ReadonlySet<string> }): string[] {
+function baseArgs(options: {
+  etc: string;
+  network: ToolNetwork;
+  limits: JailLimits;
+  roots: ReadonlySet<string>;
+}): string[] {
   const { roots } = options;
   const binds = ['--ro-bind', '/usr', '/usr'];
   for (const top of ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']) {
@@ -318,31 +360,63 @@ function baseArgs(options: { etc: string; network: ToolNetwork; limits: JailLimi
     '--unshare-all',
     '--unshare-user',
     '--disable-userns',
-    '--uid', String(JAIL_UID),
-    '--gid', String(JAIL_UID),
-    '--hostname', 'agentq',
-    '--cap-drop', 'ALL',
+    '--uid',
+    String(JAIL_UID),
+    '--gid',
+    String(JAIL_UID),
+    '--hostname',
+    'agentq',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
     ...binds,
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', fileBytes, '--tmpfs', '/dev/shm',
-    '--size', fileBytes, '--tmpfs', '/tmp',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    fileBytes,
+    '--tmpfs',
+    '/dev/shm',
+    '--size',
+    fileBytes,
+    '--tmpfs',
+    '/tmp',
     '--clearenv',
-    '--setenv', 'PATH', pathDirs.join(':'),
-    '--setenv', 'TMPDIR', '/tmp',
-    '--setenv', 'TERM', 'dumb',
-    '--setenv', 'USER', 'agentq',
-    '--setenv', 'LOGNAME', 'agentq',
-    '--setenv', 'LANG', 'C.UTF-8',
-    '--setenv', 'PYTHONUNBUFFERED', '1',
-    '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
+    '--setenv',
+    'PATH',
+    pathDirs.join(':'),
+    '--setenv',
+    'TMPDIR',
+    '/tmp',
+    '--setenv',
+    'TERM',
+    'dumb',
+    '--setenv',
+    'USER',
+    'agentq',
+    '--setenv',
+    'LOGNAME',
+    'agentq',
+    '--setenv',
+    'LANG',
+    'C.UTF-8',
+    '--setenv',
+    'PYTHONUNBUFFERED',
+    '1',
+    '--setenv',
+    'PYTHONDONTWRITEBYTECODE',
+    '1',
   ];
 }
 
 /** Where an interpreter the jail can run lives, and the folder to bind for it (outside /usr). */
-function usableInterpreter(options: { program: 'python' | 'node'; wanted: string; asRoot: boolean }): { file: string; root?: string } | { reason: string } {
+function usableInterpreter(options: {
+  program: 'python' | 'node';
+  wanted: string;
+  asRoot: boolean;
+}): { file: string; root?: string } | { reason: string } {
   const candidates = [options.wanted, options.program === 'python' ? '/usr/bin/python3' : '/usr/bin/node'];
   let reason = `${options.wanted} was not found`;
   for (const candidate of candidates) {

@@ -25,10 +25,14 @@ export const listFilesTool = defineTool({
   }),
   async run(args, context) {
     const folder = await resolveInWorkdir({ workdir: context.workdir, path: args.path ?? '.' });
-    if (!(await lstat(folder)).isDirectory()) return { ok: false, output: `${args.path} is a file, not a folder: read it with read_file.` };
+    if (!(await lstat(folder)).isDirectory())
+      return { ok: false, output: `${args.path} is a file, not a folder: read it with read_file.` };
     const glob = args.glob;
     if (glob !== undefined && braceExpand(glob, { braceExpandMax: MAX_ALTERNATIVES + 1 }).length > MAX_ALTERNATIVES) {
-      return { ok: false, output: `The glob ${glob.slice(0, 100)} has more than ${MAX_ALTERNATIVES} alternatives in braces: use fewer {a,b} groups.` };
+      return {
+        ok: false,
+        output: `The glob ${glob.slice(0, 100)} has more than ${MAX_ALTERNATIVES} alternatives in braces: use fewer {a,b} groups.`,
+      };
     }
     const matcher = glob !== undefined ? new Minimatch(glob, GLOB_OPTIONS) : undefined;
     const matches = (relative: string) => matcher?.match(relative) ?? true;
@@ -55,6 +59,9 @@ export const listFilesTool = defineTool({
     };
     await walk(folder);
     if (found.length === 0) return { ok: true, output: glob !== undefined ? `No files match ${glob}.` : '(empty)' };
-    return { ok: true, output: found.join('\n') + (truncated ? `\n(stopped at ${MAX_ENTRIES} entries: narrow the path or glob)` : '') };
+    return {
+      ok: true,
+      output: found.join('\n') + (truncated ? `\n(stopped at ${MAX_ENTRIES} entries: narrow the path or glob)` : ''),
+    };
   },
 });

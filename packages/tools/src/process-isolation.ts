@@ -25,7 +25,7 @@ class SandboxError extends Error {
 }
 
 const UNJAILED_WARNING =
-  'AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail, as this worker\'s user: a task\'s code can read what that user can, reach the network, this host\'s services and Redis, and leave processes behind.';
+  "AGENTQ_SANDBOX=none: bash, python and node run WITHOUT a jail, as this worker's user: a task's code can read what that user can, reach the network, this host's services and Redis, and leave processes behind.";
 
 /**
  * Decides the isolation of a worker's process tools, trying the jail for real in a work directory
@@ -33,10 +33,16 @@ const UNJAILED_WARNING =
  * `unavailable` with the reason. `jail.separateProcess` holds for `none` too: its unjailed processes
  * then start from a launcher.
  */
-export async function chooseIsolation(options: { mode: SandboxMode; workRoot: string; jail: JailOptions }): Promise<ProcessIsolation> {
-  if (options.mode === 'none') return options.jail.separateProcess ? { kind: 'none', launcher: new ToolLauncher() } : { kind: 'none' };
+export async function chooseIsolation(options: {
+  mode: SandboxMode;
+  workRoot: string;
+  jail: JailOptions;
+}): Promise<ProcessIsolation> {
+  if (options.mode === 'none')
+    return options.jail.separateProcess ? { kind: 'none', launcher: new ToolLauncher() } : { kind: 'none' };
   const failure = (reason: string): ProcessIsolation => {
-    if (options.mode === 'bwrap') throw new SandboxError(`AGENTQ_SANDBOX=bwrap, but the jail cannot run here: ${reason}`);
+    if (options.mode === 'bwrap')
+      throw new SandboxError(`AGENTQ_SANDBOX=bwrap, but the jail cannot run here: ${reason}`);
     return { kind: 'unavailable', reason };
   };
   if (!findBwrap()) return failure(`bubblewrap is not installed. ${INSTALL_HELP}`);
@@ -48,7 +54,10 @@ export async function chooseIsolation(options: { mode: SandboxMode; workRoot: st
   }
   const host = jail.cgroupHost;
   // `bwrap` wants every bound the jail gives; `auto` runs without a cgroup, and says what is lost (describe).
-  const problem = options.mode === 'bwrap' && 'missing' in host ? `the tools' memory and processes cannot be bounded by a cgroup: ${host.missing}. ${CGROUP_HELP}` : await tryJail(jail, options.workRoot);
+  const problem =
+    options.mode === 'bwrap' && 'missing' in host
+      ? `the tools' memory and processes cannot be bounded by a cgroup: ${host.missing}. ${CGROUP_HELP}`
+      : await tryJail(jail, options.workRoot);
   if (!problem) return { kind: 'jail', jail };
   await jail.close();
   return failure(problem);
@@ -73,7 +82,14 @@ async function tryJail(jail: Jail, workRoot: string): Promise<string | undefined
         return `the work directories under ${path.resolve(workRoot)} cannot be reached by other users (${blocked} is not searchable), and a root worker's tools run as their own unprivileged uid. Set AGENTQ_DATA_DIR to a folder others can search (e.g. /var/lib/agentq), or chmod o+x ${blocked}.`;
       }
     }
-    const outcome = await jail.run({ program: 'bash', command: 'echo jailed', workdir, timeoutMs: 10_000, outputLimit: 4_000, signal: new AbortController().signal });
+    const outcome = await jail.run({
+      program: 'bash',
+      command: 'echo jailed',
+      workdir,
+      timeoutMs: 10_000,
+      outputLimit: 4_000,
+      signal: new AbortController().signal,
+    });
     if (outcome.exitCode === 0 && outcome.output.trim() === 'jailed') return undefined;
     return `bubblewrap failed (${outcome.output.trim() || `exit status ${outcome.exitCode}`}). It needs user namespaces: on a host, check that user.max_user_namespaces > 0 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); in a container, run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (see the README, "Security model"). Or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).`;
   } catch (error) {

@@ -15,7 +15,10 @@ export function processResult(outcome: ProcessOutcome, options: ResultOptions): 
   const now = overQuota(outcome.disk.usage, options.diskLimit)
     ? `It still is (${quotaText(outcome.disk.usage, options.diskLimit)}): delete more (rm) before anything else.`
     : 'It is under it now: the next call may write again.';
-  return { ok: result.ok, output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"; a redirection with > counts as making one, even to /dev/null). ${now}]` };
+  return {
+    ok: result.ok,
+    output: `${result.output}\n[the work directory was past its quota when this started, so this run could only delete: no file could be made or grow ("Disk quota exceeded", "File too large"; a redirection with > counts as making one, even to /dev/null). ${now}]`,
+  };
 }
 
 interface ResultOptions {
@@ -33,10 +36,16 @@ function runResult(outcome: ProcessOutcome, options: ResultOptions): ToolResult 
       ? `\n[the jail's limit of ${options.processLimit} processes was reached: start fewer processes at once]`
       : '';
   if (outcome.disk?.stopped && options.diskLimit) {
-    return { ok: false, output: `${output}\n[stopped: ${quotaText(outcome.disk.stoppedAt ?? outcome.disk.usage, options.diskLimit)}. Delete what you no longer need (rm), then go on in smaller steps]` };
+    return {
+      ok: false,
+      output: `${output}\n[stopped: ${quotaText(outcome.disk.stoppedAt ?? outcome.disk.usage, options.diskLimit)}. Delete what you no longer need (rm), then go on in smaller steps]`,
+    };
   }
   // Past it after a run too quick to be stopped: said, so that the next write is not a surprise.
-  const full = outcome.disk && options.diskLimit && overQuota(outcome.disk.usage, options.diskLimit) ? `\n[${quotaText(outcome.disk.usage, options.diskLimit)}: delete files (rm) before writing more, or the next tool that writes is stopped]` : '';
+  const full =
+    outcome.disk && options.diskLimit && overQuota(outcome.disk.usage, options.diskLimit)
+      ? `\n[${quotaText(outcome.disk.usage, options.diskLimit)}: delete files (rm) before writing more, or the next tool that writes is stopped]`
+      : '';
   const memory = outcome.memory;
   if (memory?.exhausted && !outcome.cancelled) {
     return {
@@ -45,7 +54,10 @@ function runResult(outcome: ProcessOutcome, options: ResultOptions): ToolResult 
     };
   }
   if (outcome.cancelled && options.shutdown) {
-    return { ok: false, output: `${output}\n[stopped: the worker running this task stopped (a deploy or a scale-down) while this ran, and the task went on on another worker: run it again if you still need its result]` };
+    return {
+      ok: false,
+      output: `${output}\n[stopped: the worker running this task stopped (a deploy or a scale-down) while this ran, and the task went on on another worker: run it again if you still need its result]`,
+    };
   }
   if (outcome.cancelled) return { ok: false, output: `${output}\n[cancelled: the task was cancelled while this ran]` };
   if (outcome.timedOut) {
@@ -54,6 +66,7 @@ function runResult(outcome: ProcessOutcome, options: ResultOptions): ToolResult 
       output: `${output}${limited}\n[timed out after ${options.timeoutMs} ms and was killed: make it finish faster, or run long work in smaller steps]`,
     };
   }
-  if (outcome.exitCode !== 0) return { ok: false, output: `${output}${limited}${full}\n[exit status ${outcome.exitCode ?? 'unknown'}]` };
+  if (outcome.exitCode !== 0)
+    return { ok: false, output: `${output}${limited}${full}\n[exit status ${outcome.exitCode ?? 'unknown'}]` };
   return { ok: true, output: `${output}${limited}${full}` };
 }

@@ -11,7 +11,8 @@ const LINES_PER_TURN = 262_144;
 
 export const readFileTool = defineTool({
   name: 'read_file',
-  description: 'Read a text file of the work directory, with line numbers. Use offset and limit to page through long files.',
+  description:
+    'Read a text file of the work directory, with line numbers. Use offset and limit to page through long files.',
   schema: z.object({
     path: z.string().min(1).describe('Relative to the work directory'),
     offset: z.number().int().min(1).optional().describe('First line to show (1-based). Default 1'),
@@ -46,7 +47,10 @@ export const readFileTool = defineTool({
     }
     if (shown.length === 0) return { ok: true, output: `(${args.path} has ${line} lines; nothing at line ${first})` };
     const rest = line - last;
-    const more = rest > 0 ? `\n(${rest} more lines${full ? `: the output limit is reached; read on with offset ${last + 1}` : ''})` : '';
+    const more =
+      rest > 0
+        ? `\n(${rest} more lines${full ? `: the output limit is reached; read on with offset ${last + 1}` : ''})`
+        : '';
     return { ok: true, output: shown.join('\n') + more };
   },
 });

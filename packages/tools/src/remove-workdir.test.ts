@@ -10,7 +10,11 @@ it('removes a work directory whose task nested folders past what a path can name
   const root = await mkdtemp(path.join(tmpdir(), 'agentq-remove-'));
   const dir = path.join(root, 'task');
   const level = 'd'.repeat(20);
-  execFileSync('bash', ['-c', `mkdir "$0" && cd "$0" && for i in $(seq 300); do mkdir ${level} && cd ${level} || exit 1; done; echo deep > file`, dir]);
+  execFileSync('bash', [
+    '-c',
+    `mkdir "$0" && cd "$0" && for i in $(seq 300); do mkdir ${level} && cd ${level} || exit 1; done; echo deep > file`,
+    dir,
+  ]);
   try {
     await removeWorkdir(dir);
     expect(existsSync(dir)).toBe(false);

@@ -26,14 +26,38 @@ export async function runCode(options: {
     };
   }
   const bash = options.program === 'bash';
-  const bounds = { ...(bash ? {} : { input: options.code }), timeoutMs: context.timeoutMs, outputLimit: context.outputLimit, ...(context.disk ? { disk: context.disk.quota() } : {}) };
+  const bounds = {
+    ...(bash ? {} : { input: options.code }),
+    timeoutMs: context.timeoutMs,
+    outputLimit: context.outputLimit,
+    ...(context.disk ? { disk: context.disk.quota() } : {}),
+  };
   let outcome: ProcessOutcome;
   if (isolation.kind === 'jail') {
-    outcome = await isolation.jail.run({ program: options.program, ...(bash ? { command: options.code } : { args: ['-'] }), workdir: context.workdir, ...bounds, signal: context.signal });
+    outcome = await isolation.jail.run({
+      program: options.program,
+      ...(bash ? { command: options.code } : { args: ['-'] }),
+      workdir: context.workdir,
+      ...bounds,
+      signal: context.signal,
+    });
   } else {
-    const unjailed = { file: resolveInterpreters()[options.program], args: bash ? ['-c', options.code] : ['-'], cwd: context.workdir, env: toolEnvironment({ workdir: context.workdir }), ...bounds };
-    outcome = isolation.launcher ? await isolation.launcher.run({ unjailed }, context.signal) : await runProcess({ ...unjailed, signal: context.signal });
+    const unjailed = {
+      file: resolveInterpreters()[options.program],
+      args: bash ? ['-c', options.code] : ['-'],
+      cwd: context.workdir,
+      env: toolEnvironment({ workdir: context.workdir }),
+      ...bounds,
+    };
+    outcome = isolation.launcher
+      ? await isolation.launcher.run({ unjailed }, context.signal)
+      : await runProcess({ ...unjailed, signal: context.signal });
   }
   context.disk?.record(outcome.disk);
-  return processResult(outcome, { timeoutMs: context.timeoutMs, shutdown: stoppedByShutdown(context.signal), ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}), ...(context.disk ? { diskLimit: context.disk.limit } : {}) });
+  return processResult(outcome, {
+    timeoutMs: context.timeoutMs,
+    shutdown: stoppedByShutdown(context.signal),
+    ...(isolation.kind === 'jail' ? { processLimit: isolation.jail.limits.processes } : {}),
+    ...(context.disk ? { diskLimit: context.disk.limit } : {}),
+  });
 }

@@ -3,11 +3,22 @@ import { describe, expect, it } from 'vitest';
 import { runProcess } from './run-process.js';
 
 const run = (file: string, args: string[], extra: { input?: string } = {}) =>
-  runProcess({ file, args, cwd: tmpdir(), env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000, outputLimit: 10_000, signal: new AbortController().signal, ...extra });
+  runProcess({
+    file,
+    args,
+    cwd: tmpdir(),
+    env: { PATH: '/usr/bin:/bin' },
+    timeoutMs: 10_000,
+    outputLimit: 10_000,
+    signal: new AbortController().signal,
+    ...extra,
+  });
 
 describe('runProcess', () => {
   it('gives stdout and stderr together, the exit status, and reads stdin', async () => {
-    const outcome = await run('/bin/bash', ['-c', 'read line; echo "out $line"; echo "err $line" >&2; exit 3'], { input: 'hello\n' });
+    const outcome = await run('/bin/bash', ['-c', 'read line; echo "out $line"; echo "err $line" >&2; exit 3'], {
+      input: 'hello\n',
+    });
     expect(outcome.exitCode).toBe(3);
     expect(outcome.output).toContain('out hello\n');
     expect(outcome.output).toContain('err hello\n');

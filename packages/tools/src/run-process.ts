@@ -78,7 +78,12 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     detached: true,
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    stdio: [options.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(gated ? (['pipe', 'pipe', ...(options.seccomp ? ['pipe' as const] : [])] as const) : [])],
+    stdio: [
+      options.input !== undefined ? 'pipe' : 'ignore',
+      'pipe',
+      'pipe',
+      ...(gated ? (['pipe', 'pipe', ...(options.seccomp ? ['pipe' as const] : [])] as const) : []),
+    ],
   });
   // Settles once the process ended and its output was read to the end; a process that could not
   // start (a missing program, a uid it may not take) says why, as its output.

@@ -25,8 +25,7 @@ export interface GroupLimits {
 
 /** Where a process's tool runs get their groups: a folder per hierarchy (one for v2). */
 export type CgroupHost =
-  | { version: 2; own: string; cpu: boolean }
-  | { version: 1; memory: string; pids: string; cpu: string | undefined };
+  { version: 2; own: string; cpu: boolean } | { version: 1; memory: string; pids: string; cpu: string | undefined };
 
 /** What a run's group saw of its memory. */
 export interface GroupMemory {
@@ -52,7 +51,8 @@ const MAX_IDLE_GROUPS = 64;
 
 /** Whether this process can give tool runs cgroups, read from /proc (nothing is written): where, or why not. */
 export function findCgroups(): CgroupHost | { missing: string } {
-  if (process.getuid?.() !== 0) return { missing: 'the worker is not root, and only root can give each tool run a cgroup' };
+  if (process.getuid?.() !== 0)
+    return { missing: 'the worker is not root, and only root can give each tool run a cgroup' };
   let mounts: string;
   let own: string;
   try {
@@ -62,20 +62,35 @@ export function findCgroups(): CgroupHost | { missing: string } {
     return { missing: `/proc cannot be read (${(error as Error).message})` };
   }
   const v1 = (controller: string) => {
-    const mount = mounts.split('\n').map((line) => line.split(' ')).find((fields) => fields[2] === 'cgroup' && fields[3]?.split(',').includes(controller))?.[1];
-    const place = own.split('\n').map((line) => line.split(':')).find((fields) => fields[1]?.split(',').includes(controller))?.[2];
+    const mount = mounts
+      .split('\n')
+      .map((line) => line.split(' '))
+      .find((fields) => fields[2] === 'cgroup' && fields[3]?.split(',').includes(controller))?.[1];
+    const place = own
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => fields[1]?.split(',').includes(controller))?.[2];
     return mount && place !== undefined ? writable(path.join(mount, place)) : undefined;
   };
   const memory = v1('memory');
   const pids = v1('pids');
   if (memory && pids) return { version: 1, memory, pids, cpu: v1('cpu') };
-  const unified = mounts.split('\n').map((line) => line.split(' ')).find((fields) => fields[2] === 'cgroup2')?.[1];
-  const place = own.split('\n').find((line) => line.startsWith('0::'))?.slice(3);
+  const unified = mounts
+    .split('\n')
+    .map((line) => line.split(' '))
+    .find((fields) => fields[2] === 'cgroup2')?.[1];
+  const place = own
+    .split('\n')
+    .find((line) => line.startsWith('0::'))
+    ?.slice(3);
   if (unified && place !== undefined) {
     const folder = path.join(unified, place);
     const controllers = readText(path.join(folder, 'cgroup.controllers'))?.split(/\s+/) ?? [];
-    if (controllers.includes('memory') && controllers.includes('pids') && writable(folder)) return { version: 2, own: folder, cpu: controllers.includes('cpu') };
-    return { missing: `the cgroup v2 of this process (${folder}) has no memory and pids controllers to give, or cannot be written` };
+    if (controllers.includes('memory') && controllers.includes('pids') && writable(folder))
+      return { version: 2, own: folder, cpu: controllers.includes('cpu') };
+    return {
+      missing: `the cgroup v2 of this process (${folder}) has no memory and pids controllers to give, or cannot be written`,
+    };
   }
   return { missing: 'no cgroup hierarchy with the memory and pids controllers is mounted (/sys/fs/cgroup)' };
 }
@@ -97,14 +112,26 @@ export class ToolCgroups {
   static open(host: CgroupHost): ToolCgroups {
     const name = String(process.pid);
     if (host.version === 1) {
-      const shared = { memory: path.join(host.memory, SHARED), pids: path.join(host.pids, SHARED), cpu: host.cpu && path.join(host.cpu, SHARED) };
+      const shared = {
+        memory: path.join(host.memory, SHARED),
+        pids: path.join(host.pids, SHARED),
+        cpu: host.cpu && path.join(host.cpu, SHARED),
+      };
       for (const folder of new Set(Object.values(shared))) if (folder) mkdirSync(folder, { recursive: true });
       // Hierarchical limits and counting: the default on current kernels, set where it is not.
-      if (readText(path.join(shared.memory, 'memory.use_hierarchy')) === '0') writeFileSync(path.join(shared.memory, 'memory.use_hierarchy'), '1');
-      writeFileSync(path.join(shared.memory, 'memory.limit_in_bytes'), String(sharedMemory(path.join(host.memory, 'memory.limit_in_bytes'))));
+      if (readText(path.join(shared.memory, 'memory.use_hierarchy')) === '0')
+        writeFileSync(path.join(shared.memory, 'memory.use_hierarchy'), '1');
+      writeFileSync(
+        path.join(shared.memory, 'memory.limit_in_bytes'),
+        String(sharedMemory(path.join(host.memory, 'memory.limit_in_bytes'))),
+      );
       if (shared.cpu) writeFileSync(path.join(shared.cpu, 'cpu.shares'), V1_SHARES);
       for (const folder of new Set(Object.values(shared))) if (folder) removeLeftovers(folder);
-      const base = { memory: path.join(shared.memory, name), pids: path.join(shared.pids, name), cpu: shared.cpu && path.join(shared.cpu, name) };
+      const base = {
+        memory: path.join(shared.memory, name),
+        pids: path.join(shared.pids, name),
+        cpu: shared.cpu && path.join(shared.cpu, name),
+      };
       for (const folder of new Set(Object.values(base))) if (folder) mkdirSync(folder, { recursive: true });
       return new ToolCgroups(host, base);
     }
@@ -148,7 +175,11 @@ export class ToolCgroups {
     const group = new RunGroup(this.host.version, { memory, pids, cpu });
     try {
       for (const folder of group.folders) mkdirSync(folder);
-      if (cpu) writeFileSync(path.join(cpu, this.host.version === 1 ? 'cpu.shares' : 'cpu.weight'), this.host.version === 1 ? V1_SHARES : V2_WEIGHT);
+      if (cpu)
+        writeFileSync(
+          path.join(cpu, this.host.version === 1 ? 'cpu.shares' : 'cpu.weight'),
+          this.host.version === 1 ? V1_SHARES : V2_WEIGHT,
+        );
       // The kernel kills the whole run, not only its largest process.
       if (this.host.version === 2) writeFileSync(path.join(memory, 'memory.oom.group'), '1');
       group.reset(limits);
@@ -242,7 +273,8 @@ export class RunGroup {
 
   /** Moves processes into the group (each hierarchy, for v1); what they start from then on is in it too. */
   join(pids: readonly number[]): void {
-    for (const folder of this.folders) for (const pid of pids) writeFileSync(path.join(folder, 'cgroup.procs'), String(pid));
+    for (const folder of this.folders)
+      for (const pid of pids) writeFileSync(path.join(folder, 'cgroup.procs'), String(pid));
   }
 
   /** How many of this run's processes the kernel killed for memory so far. */
@@ -256,8 +288,14 @@ export class RunGroup {
   }
 
   memory(): GroupMemory {
-    const peak = this.peakKnown ? readText(path.join(this.place.memory, this.version === 1 ? 'memory.max_usage_in_bytes' : 'memory.peak')) : undefined;
-    return { limitBytes: this.limitBytes, peakBytes: peak === undefined ? undefined : Number(peak), exhausted: this.memoryKills() > 0 };
+    const peak = this.peakKnown
+      ? readText(path.join(this.place.memory, this.version === 1 ? 'memory.max_usage_in_bytes' : 'memory.peak'))
+      : undefined;
+    return {
+      limitBytes: this.limitBytes,
+      peakBytes: peak === undefined ? undefined : Number(peak),
+      exhausted: this.memoryKills() > 0,
+    };
   }
 
   /** SIGKILLs every process in the group, until none is left (v2: the kernel's own `cgroup.kill`). */
@@ -267,7 +305,9 @@ export class RunGroup {
       return;
     }
     for (let round = 0; round < 10; round++) {
-      const pids = this.folders.flatMap((folder) => readText(path.join(folder, 'cgroup.procs'))?.split('\n').filter(Boolean) ?? []);
+      const pids = this.folders.flatMap(
+        (folder) => readText(path.join(folder, 'cgroup.procs'))?.split('\n').filter(Boolean) ?? [],
+      );
       if (pids.length === 0) return;
       for (const pid of pids) {
         try {
@@ -282,7 +322,8 @@ export class RunGroup {
   /** Removes the group; one whose last process is still exiting is tried again (about a second), then left to `close`. */
   async remove(): Promise<void> {
     for (const folder of this.folders) {
-      for (let attempt = 0; attempt < REMOVE_TRIES && !removeGroup(folder); attempt++) await new Promise((resolve) => setTimeout(resolve, REMOVE_EVERY_MS));
+      for (let attempt = 0; attempt < REMOVE_TRIES && !removeGroup(folder); attempt++)
+        await new Promise((resolve) => setTimeout(resolve, REMOVE_EVERY_MS));
     }
   }
 }
@@ -353,7 +394,9 @@ function removeGroup(folder: string): boolean {
 
 function safeList(folder: string): string[] {
   try {
-    return readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    return readdirSync(folder, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   } catch {
     return [];
   }

@@ -44,13 +44,24 @@ process.on('message', (message: ToLauncher) => {
           ? runProcess({ ...request.unjailed, signal: controller.signal })
           : jail?.run({ ...request.jailed, signal: controller.signal });
       if (!running) {
-        send({ type: 'error', id, code: 'tool_unavailable', message: 'the tool launcher was asked to run a process it was not set up for' });
+        send({
+          type: 'error',
+          id,
+          code: 'tool_unavailable',
+          message: 'the tool launcher was asked to run a process it was not set up for',
+        });
         return;
       }
       const done = running
         .then(
           (outcome) => send({ type: 'done', id, outcome }),
-          (error: Error) => send({ type: 'error', id, message: error.message, ...(error instanceof ToolError ? { code: error.code } : {}) }),
+          (error: Error) =>
+            send({
+              type: 'error',
+              id,
+              message: error.message,
+              ...(error instanceof ToolError ? { code: error.code } : {}),
+            }),
         )
         .finally(() => runs.delete(id));
       runs.set(id, { controller, done });

@@ -35,7 +35,15 @@ afterAll(async () => {
 });
 
 const run = (command: string, overrides: Partial<JailRunOptions> = {}) =>
-  jail.run({ program: 'bash', command, workdir, timeoutMs: 20_000, outputLimit: 8_000, signal: new AbortController().signal, ...overrides });
+  jail.run({
+    program: 'bash',
+    command,
+    workdir,
+    timeoutMs: 20_000,
+    outputLimit: 8_000,
+    signal: new AbortController().signal,
+    ...overrides,
+  });
 
 /** The parent pid of a process, from /proc. */
 function parentOf(pid: number): number {
@@ -62,7 +70,12 @@ describe('the tool launcher', () => {
     expect(parentOf(launcher)).toBe(process.pid);
     const environment = readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').filter(Boolean);
     // A PATH and TMPDIR, and what Node gives a child it talks to (its channel's descriptor and format).
-    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH', 'TMPDIR']);
+    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual([
+      'NODE_CHANNEL_FD',
+      'NODE_CHANNEL_SERIALIZATION_MODE',
+      'PATH',
+      'TMPDIR',
+    ]);
     // A cancel reaches the process through the launcher.
     const cancelledAt = Date.now();
     controller.abort();
@@ -76,12 +89,21 @@ describe('the tool launcher', () => {
     const running = run(`sleep ${marker}`);
     const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
     // Its temporary files (its jail's /etc) are in a folder of its own.
-    const scratch = readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').find((entry) => entry.startsWith('TMPDIR='))!.slice('TMPDIR='.length);
+    const scratch = readFileSync(`/proc/${launcher}/environ`, 'utf8')
+      .split('\0')
+      .find((entry) => entry.startsWith('TMPDIR='))!
+      .slice('TMPDIR='.length);
     expect(readdirSync(scratch).some((name) => name.startsWith('agentq-jail-'))).toBe(true);
     process.kill(launcher, 'SIGKILL');
-    const error = await running.then(() => undefined, (failure: unknown) => failure);
+    const error = await running.then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(error).toBeInstanceOf(ToolError);
-    expect(error).toMatchObject({ code: 'tool_unavailable', message: expect.stringMatching(/tool launcher ended \(SIGKILL\) while the process ran; .* try again/) });
+    expect(error).toMatchObject({
+      code: 'tool_unavailable',
+      message: expect.stringMatching(/tool launcher ended \(SIGKILL\) while the process ran; .* try again/),
+    });
     // bubblewrap's --die-with-parent: the jail ended with its launcher.
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 5_000 }).toEqual([]);
     // Killed, it removed nothing; the worker removed its folder.
@@ -101,7 +123,15 @@ describe('the tool launcher', () => {
     // The first one ends while the second one runs a call.
     process.kill(launcher, 'SIGKILL');
     await closing;
-    expect(await first.then(() => undefined, (error: unknown) => error)).toMatchObject({ code: 'tool_unavailable', message: expect.stringMatching(/ended \(SIGKILL\) while the process ran/) });
+    expect(
+      await first.then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    ).toMatchObject({
+      code: 'tool_unavailable',
+      message: expect.stringMatching(/ended \(SIGKILL\) while the process ran/),
+    });
     expect(await second).toMatchObject({ exitCode: 0, output: 'second\n' });
     await expect.poll(() => processesMatching(`sleep ${marker}`), { timeout: 5_000 }).toEqual([]);
   });
@@ -119,7 +149,9 @@ describe('the tool launcher', () => {
     const launcher = parentOf(await bwrapRunning(`sleep ${marker}`));
     expect(parentOf(launcher)).toBe(worker.pid);
     worker.kill('SIGKILL');
-    await expect.poll(() => [isAlive(launcher), processesMatching(`sleep ${marker}`)], { timeout: 5_000 }).toEqual([false, []]);
+    await expect
+      .poll(() => [isAlive(launcher), processesMatching(`sleep ${marker}`)], { timeout: 5_000 })
+      .toEqual([false, []]);
   });
 
   it('keeps no worker alive once its calls are done', async () => {
@@ -130,7 +162,9 @@ describe('the tool launcher', () => {
       const outcome = await jail.run({ program: 'bash', command: 'echo done', workdir: ${JSON.stringify(workdir)}, timeoutMs: 10000, outputLimit: 1000, signal: new AbortController().signal });
       process.stdout.write(outcome.output);
     `;
-    const worker = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const worker = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // It ends by itself (the test's timeout would catch one held up by the launcher's channel).
@@ -139,9 +173,19 @@ describe('the tool launcher', () => {
   });
 
   it('starts the unjailed processes of a worker that opted out of the jail too, and ends them with it', async () => {
-    const unjailed = await chooseIsolation({ mode: 'none', workRoot: root, jail: { network: 'none', limits, separateProcess: true } });
+    const unjailed = await chooseIsolation({
+      mode: 'none',
+      workRoot: root,
+      jail: { network: 'none', limits, separateProcess: true },
+    });
     try {
-      const context = { workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 2_000, isolation: unjailed };
+      const context = {
+        workdir,
+        signal: new AbortController().signal,
+        timeoutMs: 10_000,
+        outputLimit: 2_000,
+        isolation: unjailed,
+      };
       const { output } = await bashTool.run({ command: 'echo $PPID' }, context);
       expect(Number(output)).not.toBe(process.pid);
       expect(parentOf(Number(output))).toBe(process.pid);

@@ -27,13 +27,23 @@ import type { ProcessOutcome, RunProcessOptions } from './run-process.js';
  * What a run needs, without its signal (a cancel is a message of its own): in the launcher's jail, or
  * unjailed (AGENTQ_SANDBOX=none), a plain process.
  */
-export type LaunchRequest = { jailed: Omit<JailRunOptions, 'signal'> } | { unjailed: Pick<RunProcessOptions, 'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit' | 'disk'> };
+export type LaunchRequest =
+  | { jailed: Omit<JailRunOptions, 'signal'> }
+  | {
+      unjailed: Pick<
+        RunProcessOptions,
+        'file' | 'args' | 'cwd' | 'env' | 'input' | 'timeoutMs' | 'outputLimit' | 'disk'
+      >;
+    };
 
 /**
  * Worker -> launcher. `jail`: the jail it runs processes in; none for a launcher of unjailed ones.
  * `scratch`: its temporary folder (its TMPDIR), which it removes when it exits.
  */
-export type ToLauncher = { type: 'init'; jail?: JailOptions; scratch: string } | { type: 'run'; id: number; request: LaunchRequest } | { type: 'abort'; id: number };
+export type ToLauncher =
+  | { type: 'init'; jail?: JailOptions; scratch: string }
+  | { type: 'run'; id: number; request: LaunchRequest }
+  | { type: 'abort'; id: number };
 
 /** Launcher -> worker. */
 export type FromLauncher =
@@ -111,7 +121,13 @@ export class ToolLauncher {
       const ended = (why: string) => {
         if (this.current === started) this.current = undefined;
         reject(new ToolError('tool_unavailable', `${why} before it could start a process. Try the call again.`));
-        for (const call of pending.values()) call.reject(new ToolError('tool_unavailable', `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`));
+        for (const call of pending.values())
+          call.reject(
+            new ToolError(
+              'tool_unavailable',
+              `${why} while the process ran; what it did is unknown. Check the work directory, then try again.`,
+            ),
+          );
       };
       child.once('exit', (code, signal) => {
         ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`);
@@ -132,7 +148,9 @@ export class ToolLauncher {
             pending.get(message.id)?.resolve(message.outcome);
             return;
           case 'error':
-            pending.get(message.id)?.reject(message.code ? new ToolError(message.code, message.message) : new Error(message.message));
+            pending
+              .get(message.id)
+              ?.reject(message.code ? new ToolError(message.code, message.message) : new Error(message.message));
         }
       });
     });
@@ -152,5 +170,7 @@ function send(child: ChildProcess, message: ToLauncher): void {
 function launcherEntry(): string {
   const here = fileURLToPath(import.meta.url);
   const dir = path.dirname(here);
-  return here.endsWith('.ts') ? path.join(dir, '..', 'dist', 'tool-launcher-process.js') : path.join(dir, 'tool-launcher-process.js');
+  return here.endsWith('.ts')
+    ? path.join(dir, '..', 'dist', 'tool-launcher-process.js')
+    : path.join(dir, 'tool-launcher-process.js');
 }

@@ -17,7 +17,13 @@ let context: ToolContext;
 beforeEach(async () => {
   workdir = await mkdtemp(path.join(tmpdir(), 'agentq-tools-'));
   // Unjailed here: these tests are about the tools; jail.test.ts runs them jailed.
-  context = { workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 2_000, isolation: { kind: 'none' } };
+  context = {
+    workdir,
+    signal: new AbortController().signal,
+    timeoutMs: 10_000,
+    outputLimit: 2_000,
+    isolation: { kind: 'none' },
+  };
 });
 afterEach(async () => {
   await rm(workdir, { recursive: true, force: true });
@@ -25,7 +31,10 @@ afterEach(async () => {
 
 describe('process tools', () => {
   it('bash succeeds by exit status, whatever the output says', async () => {
-    expect(await bashTool.run({ command: 'echo "0 failed, error: none"' }, context)).toEqual({ ok: true, output: '0 failed, error: none' });
+    expect(await bashTool.run({ command: 'echo "0 failed, error: none"' }, context)).toEqual({
+      ok: true,
+      output: '0 failed, error: none',
+    });
     const failed = await bashTool.run({ command: 'echo all good; exit 3' }, context);
     expect(failed).toEqual({ ok: false, output: 'all good\n[exit status 3]' });
   });
@@ -36,8 +45,23 @@ describe('process tools', () => {
   });
 
   it('never passes API keys or the Redis URL to tool processes', async () => {
-    const env = toolEnvironment({ workdir, parent: { PATH: '/usr/bin:/bin', OPENAI_API_KEY: 'sk-secret', REDIS_URL: 'redis://x', AWS_SECRET_ACCESS_KEY: 'a' } });
-    expect(Object.keys(env).sort()).toEqual(['HOME', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'TERM', 'TMPDIR']);
+    const env = toolEnvironment({
+      workdir,
+      parent: {
+        PATH: '/usr/bin:/bin',
+        OPENAI_API_KEY: 'sk-secret',
+        REDIS_URL: 'redis://x',
+        AWS_SECRET_ACCESS_KEY: 'a',
+      },
+    });
+    expect(Object.keys(env).sort()).toEqual([
+      'HOME',
+      'PATH',
+      'PYTHONDONTWRITEBYTECODE',
+      'PYTHONUNBUFFERED',
+      'TERM',
+      'TMPDIR',
+    ]);
     process.env.AGENTQ_TEST_SECRET_KEY = 'leak';
     try {
       const result = await bashTool.run({ command: 'env' }, context);
@@ -50,7 +74,10 @@ describe('process tools', () => {
 
   it('kills the whole process tree on timeout', async () => {
     const started = Date.now();
-    const result = await bashTool.run({ command: 'sleep 30 & echo $! > child.pid; wait' }, { ...context, timeoutMs: 300 });
+    const result = await bashTool.run(
+      { command: 'sleep 30 & echo $! > child.pid; wait' },
+      { ...context, timeoutMs: 300 },
+    );
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/timed out after 300 ms and was killed/);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -61,7 +88,10 @@ describe('process tools', () => {
 
   it('kills the running process when cancelled', async () => {
     const controller = new AbortController();
-    const running = pythonTool.run({ code: 'import time\nprint("start", flush=True)\ntime.sleep(30)' }, { ...context, signal: controller.signal });
+    const running = pythonTool.run(
+      { code: 'import time\nprint("start", flush=True)\ntime.sleep(30)' },
+      { ...context, signal: controller.signal },
+    );
     setTimeout(() => controller.abort(), 200);
     const result = await running;
     expect(result.ok).toBe(false);
@@ -89,7 +119,10 @@ describe('process tools', () => {
     // One at the cap still runs (jail.test.ts runs one jailed, behind the jail's prelude).
     const atCap = `echo ${'y'.repeat(MAX_COMMAND_BYTES - 13)} | wc -c`;
     expect(Buffer.byteLength(atCap)).toBe(MAX_COMMAND_BYTES);
-    expect(await bashTool.run({ command: atCap }, context)).toEqual({ ok: true, output: String(MAX_COMMAND_BYTES - 12) });
+    expect(await bashTool.run({ command: atCap }, context)).toEqual({
+      ok: true,
+      output: String(MAX_COMMAND_BYTES - 12),
+    });
   });
 
   it('python reports the traceback and failure of a program that raises', async () => {
@@ -110,11 +143,14 @@ describe('file tools', () => {
     await writeFile(path.join(workdir, 'f.txt'), 'x = 1\ny = 1\n');
     expect(await editFileTool.run({ path: 'f.txt', old_text: '1', new_text: '2' }, context)).toEqual({
       ok: false,
-      output: 'old_text matches 2 places in f.txt. Include more surrounding lines so it matches once, or set replace_all to true.',
+      output:
+        'old_text matches 2 places in f.txt. Include more surrounding lines so it matches once, or set replace_all to true.',
     });
     expect((await editFileTool.run({ path: 'f.txt', old_text: 'y = 1', new_text: 'y = $&2' }, context)).ok).toBe(true);
     expect(await readFile(path.join(workdir, 'f.txt'), 'utf8')).toBe('x = 1\ny = $&2\n');
-    expect((await editFileTool.run({ path: 'f.txt', old_text: 'zzz', new_text: '' }, context)).output).toMatch(/was not found/);
+    expect((await editFileTool.run({ path: 'f.txt', old_text: 'zzz', new_text: '' }, context)).output).toMatch(
+      /was not found/,
+    );
   });
 
   it('read_file shows lines up to the output limit, then says where to read on', async () => {
@@ -122,37 +158,54 @@ describe('file tools', () => {
     await writeFile(path.join(workdir, 'many.txt'), `first\n${'\n'.repeat(3_000_000)}last`);
     const result = await readFileTool.run({ path: 'many.txt', limit: 10_000_000 }, context);
     expect(result.ok).toBe(true);
-    const [, shownText, rest, offset] = /^([\s\S]*)\n\((\d+) more lines: the output limit is reached; read on with offset (\d+)\)$/.exec(result.output) ?? [];
+    const [, shownText, rest, offset] =
+      /^([\s\S]*)\n\((\d+) more lines: the output limit is reached; read on with offset (\d+)\)$/.exec(result.output) ??
+      [];
     expect(shownText!.length).toBeLessThanOrEqual(context.outputLimit);
     expect(shownText!.split('\n')[0]).toBe('     1\tfirst');
     expect(Number(offset) - 1 + Number(rest)).toBe(3_000_002);
     const next = await readFileTool.run({ path: 'many.txt', offset: Number(offset), limit: 1 }, context);
     expect(next.output).toBe(`${String(offset).padStart(6)}\t\n(${Number(rest) - 1} more lines)`);
     expect((await readFileTool.run({ path: 'many.txt', offset: 3_000_002 }, context)).output).toBe('3000002\tlast');
-    expect((await readFileTool.run({ path: 'many.txt', offset: 3_000_003 }, context)).output).toBe('(many.txt has 3000002 lines; nothing at line 3000003)');
+    expect((await readFileTool.run({ path: 'many.txt', offset: 3_000_003 }, context)).output).toBe(
+      '(many.txt has 3000002 lines; nothing at line 3000003)',
+    );
     // One line longer than the limit is shown cut to it.
     await writeFile(path.join(workdir, 'wide.txt'), `${'w'.repeat(10_000)}\nnext`);
     const wide = await readFileTool.run({ path: 'wide.txt' }, context);
-    expect(wide.output).toMatch(/^ {5}1\tw+\n\n\[\.\.\. \d+ characters omitted \.\.\.\]\n\nw+\n\(1 more lines: the output limit is reached; read on with offset 2\)$/);
+    expect(wide.output).toMatch(
+      /^ {5}1\tw+\n\n\[\.\.\. \d+ characters omitted \.\.\.\]\n\nw+\n\(1 more lines: the output limit is reached; read on with offset 2\)$/,
+    );
   });
 
   it('edit_file replaces every match when asked, within bounds it checks before building the new text', async () => {
     await writeFile(path.join(workdir, 'f.txt'), 'a-a-a');
-    expect(await editFileTool.run({ path: 'f.txt', old_text: 'a', new_text: 'bb', replace_all: true }, context)).toEqual({ ok: true, output: 'Replaced 3 occurrence(s) in f.txt' });
+    expect(
+      await editFileTool.run({ path: 'f.txt', old_text: 'a', new_text: 'bb', replace_all: true }, context),
+    ).toEqual({ ok: true, output: 'Replaced 3 occurrence(s) in f.txt' });
     expect(await readFile(path.join(workdir, 'f.txt'), 'utf8')).toBe('bb-bb-bb');
     // 200,001 one-character matches: refused, and the file is left as it was.
     const many = 'a'.repeat(200_001);
     await writeFile(path.join(workdir, 'many.txt'), many);
-    expect(await editFileTool.run({ path: 'many.txt', old_text: 'a', new_text: 'b', replace_all: true }, context)).toEqual({
+    expect(
+      await editFileTool.run({ path: 'many.txt', old_text: 'a', new_text: 'b', replace_all: true }, context),
+    ).toEqual({
       ok: false,
-      output: 'old_text matches more than 100000 places in many.txt; replace_all changes at most 100000. Match fewer (a longer old_text), or make a change this wide with bash (sed, python).',
+      output:
+        'old_text matches more than 100000 places in many.txt; replace_all changes at most 100000. Match fewer (a longer old_text), or make a change this wide with bash (sed, python).',
     });
     expect(await readFile(path.join(workdir, 'many.txt'), 'utf8')).toBe(many);
     // 1,000 matches that would each become 20,000 bytes: 20 MB, over the 16 MiB an edit may make.
     await writeFile(path.join(workdir, 'small.txt'), 'x'.repeat(1_000));
-    expect(await editFileTool.run({ path: 'small.txt', old_text: 'x', new_text: 'y'.repeat(20_000), replace_all: true }, context)).toEqual({
+    expect(
+      await editFileTool.run(
+        { path: 'small.txt', old_text: 'x', new_text: 'y'.repeat(20_000), replace_all: true },
+        context,
+      ),
+    ).toEqual({
       ok: false,
-      output: 'The edit would make small.txt 20000000 bytes, more than 16777216: write a file that large with bash (python), in parts.',
+      output:
+        'The edit would make small.txt 20000000 bytes, more than 16777216: write a file that large with bash (python), in parts.',
     });
     expect(await readFile(path.join(workdir, 'small.txt'), 'utf8')).toBe('x'.repeat(1_000));
   });
@@ -165,5 +218,4 @@ describe('node', () => {
     expect(failed.ok).toBe(false);
     expect(failed.output).toMatch(/Error: boom[\s\S]*\[exit status 1\]$/);
   });
-
 });

@@ -5,7 +5,8 @@ import { defineTool, type Tool } from './tool.js';
 export function createWebSearchTool(options: { searchUrl: string }): Tool {
   return defineTool({
     name: 'web_search',
-    description: 'Search the web and get the top results (title, URL, snippet). Fetch a result with http_fetch to read it.',
+    description:
+      'Search the web and get the top results (title, URL, snippet). Fetch a result with http_fetch to read it.',
     schema: z.object({ query: z.string().trim().min(1).describe('What to search for') }),
     async run(args, context) {
       // Under the instance's own path: one served at https://host/searx/ searches at /searx/search.
@@ -14,7 +15,9 @@ export function createWebSearchTool(options: { searchUrl: string }): Tool {
       url.searchParams.set('format', 'json');
       let response: Response;
       try {
-        response = await fetch(url, { signal: AbortSignal.any([context.signal, AbortSignal.timeout(context.timeoutMs)]) });
+        response = await fetch(url, {
+          signal: AbortSignal.any([context.signal, AbortSignal.timeout(context.timeoutMs)]),
+        });
       } catch (error) {
         return { ok: false, output: `The search engine did not answer: ${(error as Error).message}` };
       }
@@ -22,7 +25,15 @@ export function createWebSearchTool(options: { searchUrl: string }): Tool {
       const body = (await response.json()) as { results?: Array<{ title?: string; url?: string; content?: string }> };
       const results = (body.results ?? []).slice(0, 8);
       if (results.length === 0) return { ok: true, output: `No results for "${args.query}".` };
-      return { ok: true, output: results.map((result, index) => `${index + 1}. ${result.title ?? '(no title)'}\n   ${result.url ?? ''}\n   ${result.content ?? ''}`).join('\n') };
+      return {
+        ok: true,
+        output: results
+          .map(
+            (result, index) =>
+              `${index + 1}. ${result.title ?? '(no title)'}\n   ${result.url ?? ''}\n   ${result.content ?? ''}`,
+          )
+          .join('\n'),
+      };
     },
   });
 }

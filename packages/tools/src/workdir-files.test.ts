@@ -24,7 +24,13 @@ beforeEach(async () => {
   await mkdir(workdir);
   secret = path.join(base, 'secret.txt');
   await writeFile(secret, 'the secret');
-  context = { workdir, signal: new AbortController().signal, timeoutMs: 10_000, outputLimit: 2_000, isolation: { kind: 'none' } };
+  context = {
+    workdir,
+    signal: new AbortController().signal,
+    timeoutMs: 10_000,
+    outputLimit: 2_000,
+    isolation: { kind: 'none' },
+  };
 });
 afterEach(async () => {
   await rm(base, { recursive: true, force: true });
@@ -44,9 +50,14 @@ describe('paths in the work directory', () => {
     expect(await readFile(path.join(workdir, 'v2/x.txt'), 'utf8')).toBe('ok');
   });
 
-  it.each(['../escape.txt', 'a/../../escape.txt', '/etc/passwd', 'a\0b'])('refuses %s with where files may go', async (requested) => {
-    await expect(resolveInWorkdir({ workdir, path: requested })).rejects.toThrow(/is outside the task's work directory\. Use a relative path/);
-  });
+  it.each(['../escape.txt', 'a/../../escape.txt', '/etc/passwd', 'a\0b'])(
+    'refuses %s with where files may go',
+    async (requested) => {
+      await expect(resolveInWorkdir({ workdir, path: requested })).rejects.toThrow(
+        /is outside the task's work directory\. Use a relative path/,
+      );
+    },
+  );
 
   it('refuses a link that points out, to read or to write', async () => {
     await symlink('/etc', path.join(workdir, 'sneaky'));
@@ -77,7 +88,9 @@ describe('paths in the work directory', () => {
   it('refuses a hard link to a file outside, to read, edit or overwrite', async () => {
     await link(secret, path.join(workdir, 'hard.txt'));
     await expect(readFileTool.run({ path: 'hard.txt' }, context)).rejects.toThrow(/is a hard link \(it has 2 names/);
-    await expect(editFileTool.run({ path: 'hard.txt', old_text: 'secret', new_text: 'x' }, context)).rejects.toThrow(refused);
+    await expect(editFileTool.run({ path: 'hard.txt', old_text: 'secret', new_text: 'x' }, context)).rejects.toThrow(
+      refused,
+    );
     await expect(writeFileTool.run({ path: 'hard.txt', content: 'x' }, context)).rejects.toThrow(refused);
     expect(await readFile(secret, 'utf8')).toBe('the secret');
   });
@@ -89,13 +102,17 @@ describe('paths in the work directory', () => {
     // Between the check and the open, the task's code replaces the folder with a link out.
     await rm(path.join(workdir, 'sub'), { recursive: true });
     await symlink(base, path.join(workdir, 'sub'));
-    await expect(openResolved({ workdir, target: checked, path: 'sub/out.txt', access: 'write' })).rejects.toThrow(refused);
+    await expect(openResolved({ workdir, target: checked, path: 'sub/out.txt', access: 'write' })).rejects.toThrow(
+      refused,
+    );
     // And the last component: a link put where the file was.
     await rm(path.join(workdir, 'sub'));
     await mkdir(path.join(workdir, 'sub'));
     const file = await resolveInWorkdir({ workdir, path: 'sub/out.txt' });
     await symlink(secret, file);
-    await expect(openResolved({ workdir, target: file, path: 'sub/out.txt', access: 'write' })).rejects.toThrow(refused);
+    await expect(openResolved({ workdir, target: file, path: 'sub/out.txt', access: 'write' })).rejects.toThrow(
+      refused,
+    );
     expect(existsSync(path.join(base, 'out.txt'))).toBe(false);
     expect(await readFile(secret, 'utf8')).toBe('the secret');
     // A folder higher up swapped for a link: the open folder is checked by its descriptor.
@@ -106,14 +123,20 @@ describe('paths in the work directory', () => {
     await writeFile(path.join(base, 'elsewhere/b/notes.txt'), 'not yours');
     await rm(path.join(workdir, 'a'), { recursive: true });
     await symlink(path.join(base, 'elsewhere'), path.join(workdir, 'a'));
-    await expect(openResolved({ workdir, target: notes, path: 'a/b/notes.txt', access: 'read' })).rejects.toThrow(refused);
+    await expect(openResolved({ workdir, target: notes, path: 'a/b/notes.txt', access: 'read' })).rejects.toThrow(
+      refused,
+    );
   });
 
   it('refuses a FIFO or a socket at once, never hanging on it', async () => {
     execFileSync('mkfifo', [path.join(workdir, 'pipe')]);
     await expect(readFileTool.run({ path: 'pipe' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
-    await expect(writeFileTool.run({ path: 'pipe', content: 'x' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
-    await expect(editFileTool.run({ path: 'pipe', old_text: 'a', new_text: 'b' }, context)).rejects.toThrow(/"pipe" is not a regular file/);
+    await expect(writeFileTool.run({ path: 'pipe', content: 'x' }, context)).rejects.toThrow(
+      /"pipe" is not a regular file/,
+    );
+    await expect(editFileTool.run({ path: 'pipe', old_text: 'a', new_text: 'b' }, context)).rejects.toThrow(
+      /"pipe" is not a regular file/,
+    );
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(path.join(workdir, 'sock'), resolve));
     try {
@@ -129,13 +152,20 @@ describe('paths in the work directory', () => {
     await writeFile(path.join(workdir, 'src/b.txt'), '');
     await symlink('/etc', path.join(workdir, 'etc-link'));
     expect((await listFilesTool.run({ glob: '**/*.py' }, context)).output).toBe('src/lib/a.py');
-    expect((await listFilesTool.run({}, context)).output.split('\n')).toEqual(['etc-link', 'src/', 'src/b.txt', 'src/lib/', 'src/lib/a.py']);
+    expect((await listFilesTool.run({}, context)).output.split('\n')).toEqual([
+      'etc-link',
+      'src/',
+      'src/b.txt',
+      'src/lib/',
+      'src/lib/a.py',
+    ]);
     await expect(listFilesTool.run({ path: 'etc-link' }, context)).rejects.toThrow(refused);
   });
 
   it('list_files matches globs as a shell does, in time linear in a path whatever the glob', async () => {
     await mkdir(path.join(workdir, 'src/lib'), { recursive: true });
-    for (const name of ['src/lib/a.ts', 'src/lib/b.js', 'src/c.ts', 'README.md', '.env', 'a'.repeat(200)]) await writeFile(path.join(workdir, name), '');
+    for (const name of ['src/lib/a.ts', 'src/lib/b.js', 'src/c.ts', 'README.md', '.env', 'a'.repeat(200)])
+      await writeFile(path.join(workdir, name), '');
     const list = async (glob: string) => (await listFilesTool.run({ glob }, context)).output;
     expect(await list('src/**/*.ts')).toBe('src/c.ts\nsrc/lib/a.ts');
     expect(await list('**/*.{ts,js}')).toBe('src/c.ts\nsrc/lib/a.ts\nsrc/lib/b.js');
@@ -149,7 +179,9 @@ describe('paths in the work directory', () => {
     expect(await list(`**/${'*a?'.repeat(12)}*b`)).toMatch(/^No files match/);
     expect(performance.now() - started).toBeLessThan(1_000);
     // Braces multiply: past a thousand alternatives the model is told to use fewer.
-    expect(await list('{a,b}'.repeat(20))).toBe(`The glob ${'{a,b}'.repeat(20)} has more than 1000 alternatives in braces: use fewer {a,b} groups.`);
+    expect(await list('{a,b}'.repeat(20))).toBe(
+      `The glob ${'{a,b}'.repeat(20)} has more than 1000 alternatives in braces: use fewer {a,b} groups.`,
+    );
     expect(await list('{a,b}'.repeat(9))).toMatch(/^No files match/);
   });
 });

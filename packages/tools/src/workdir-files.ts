@@ -49,7 +49,11 @@ export async function resolveInWorkdir(options: { workdir: string; path: string 
       current = next;
       continue;
     }
-    if (++links > MAX_LINKS) throw new ToolError('path_outside_workdir', `Refused: "${options.path}" goes through more than ${MAX_LINKS} links.`);
+    if (++links > MAX_LINKS)
+      throw new ToolError(
+        'path_outside_workdir',
+        `Refused: "${options.path}" goes through more than ${MAX_LINKS} links.`,
+      );
     const target = await readlink(next);
     const targetParts = partsOf(root, target);
     if (!targetParts) throw refuse();
@@ -67,7 +71,12 @@ export type WorkdirAccess = 'read' | 'write' | 'update';
  * (created when missing, with its folders; give `owner` so the jailed tools, which run as it, can
  * change what the file tools made). The caller closes the handle.
  */
-export async function openInWorkdir(options: { workdir: string; path: string; access: WorkdirAccess; owner?: HostIdentity }): Promise<FileHandle> {
+export async function openInWorkdir(options: {
+  workdir: string;
+  path: string;
+  access: WorkdirAccess;
+  owner?: HostIdentity;
+}): Promise<FileHandle> {
   return openResolved({ ...options, target: await resolveInWorkdir(options) });
 }
 
@@ -76,12 +85,22 @@ export async function openInWorkdir(options: { workdir: string; path: string; ac
  * folder is opened and checked by its descriptor, and the file opened inside that very folder.
  * `path` is the model's, for messages.
  */
-export async function openResolved(options: { workdir: string; target: string; path: string; access: WorkdirAccess; owner?: HostIdentity }): Promise<FileHandle> {
+export async function openResolved(options: {
+  workdir: string;
+  target: string;
+  path: string;
+  access: WorkdirAccess;
+  owner?: HostIdentity;
+}): Promise<FileHandle> {
   const root = await realpath(options.workdir);
   const { target } = options;
-  if (target === root) throw new ToolError('invalid_arguments', `"${options.path}" is the work directory itself, not a file.`);
+  if (target === root)
+    throw new ToolError('invalid_arguments', `"${options.path}" is the work directory itself, not a file.`);
   if (options.access === 'write') await makeFolders(root, path.dirname(target), options);
-  const folder = await open(path.dirname(target), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+  const folder = await open(
+    path.dirname(target),
+    constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
+  ).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ELOOP' ? outside(options.path) : error;
   });
   try {
@@ -89,7 +108,12 @@ export async function openResolved(options: { workdir: string; target: string; p
     const name = path.basename(target);
     const at = FD_PATHS ? `/proc/self/fd/${folder.fd}/${name}` : target;
     // O_NONBLOCK: a FIFO the task planted must not hang the worker in open(); regular files ignore it.
-    const flags = { read: constants.O_RDONLY, update: constants.O_RDWR, write: constants.O_WRONLY | constants.O_CREAT }[options.access] | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    const flags =
+      { read: constants.O_RDONLY, update: constants.O_RDWR, write: constants.O_WRONLY | constants.O_CREAT }[
+        options.access
+      ] |
+      constants.O_NOFOLLOW |
+      constants.O_NONBLOCK;
     let created = false;
     let file: FileHandle;
     try {
@@ -136,7 +160,10 @@ export async function readWorkdirFile(options: { workdir: string; path: string; 
   try {
     const { size } = await file.stat();
     if (size > options.maxBytes) {
-      throw new ToolError('file_too_large', `"${options.path}" is ${size} bytes, more than the ${options.maxBytes} the file tools read at once. Read parts of it with bash (head, tail, sed -n '100,200p').`);
+      throw new ToolError(
+        'file_too_large',
+        `"${options.path}" is ${size} bytes, more than the ${options.maxBytes} the file tools read at once. Read parts of it with bash (head, tail, sed -n '100,200p').`,
+      );
     }
     return await file.readFile('utf8');
   } finally {
@@ -145,7 +172,12 @@ export async function readWorkdirFile(options: { workdir: string; path: string; 
 }
 
 /** Writes a whole file of the work directory (created with its folders when missing). */
-export async function writeWorkdirFile(options: { workdir: string; path: string; content: string; owner?: HostIdentity }): Promise<void> {
+export async function writeWorkdirFile(options: {
+  workdir: string;
+  path: string;
+  content: string;
+  owner?: HostIdentity;
+}): Promise<void> {
   const file = await openInWorkdir({ ...options, access: 'write' });
   try {
     await replaceContent(file, options.content);
@@ -158,20 +190,28 @@ export async function writeWorkdirFile(options: { workdir: string; path: string;
 export async function replaceContent(file: FileHandle, content: string): Promise<void> {
   const bytes = Buffer.from(content);
   await file.truncate(0);
-  for (let written = 0; written < bytes.length; ) {
+  for (let written = 0; written < bytes.length;) {
     written += (await file.write(bytes, written, bytes.length - written, written)).bytesWritten;
   }
 }
 
 /** Creates the missing folders down to `folder`, one at a time, each checked to be a real folder inside. */
-async function makeFolders(root: string, folder: string, options: { path: string; owner?: HostIdentity }): Promise<void> {
+async function makeFolders(
+  root: string,
+  folder: string,
+  options: { path: string; owner?: HostIdentity },
+): Promise<void> {
   const missing: string[] = [];
   for (let current = folder; current !== root; current = path.dirname(current)) {
     const stats = await lstat(current).catch(() => undefined);
     if (stats?.isDirectory()) break;
     // A link here appeared after the path was resolved (which follows links): never go through it.
     if (stats?.isSymbolicLink()) throw outside(options.path);
-    if (stats) throw new ToolError('invalid_arguments', `"${path.relative(root, current)}" is a file, not a folder: "${options.path}" cannot be written under it.`);
+    if (stats)
+      throw new ToolError(
+        'invalid_arguments',
+        `"${path.relative(root, current)}" is a file, not a folder: "${options.path}" cannot be written under it.`,
+      );
     missing.unshift(current);
   }
   for (const created of missing) {
@@ -200,7 +240,10 @@ function partsOf(root: string, requested: string): string[] | undefined {
 }
 
 function notRegular(requested: string): ToolError {
-  return new ToolError('invalid_arguments', `"${requested}" is not a regular file (a device, socket or pipe); file tools only handle regular files.`);
+  return new ToolError(
+    'invalid_arguments',
+    `"${requested}" is not a regular file (a device, socket or pipe); file tools only handle regular files.`,
+  );
 }
 
 function outside(requested: string): ToolError {

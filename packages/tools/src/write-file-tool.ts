@@ -12,13 +12,20 @@ export const writeFileTool = defineTool({
   fence: {
     tags: ['file'],
     toArguments: (block) =>
-      block.savePath ? { path: block.savePath, content: block.code.endsWith('\n') ? block.code : `${block.code}\n` } : 'A ```file block needs a path on its fence line, e.g. ```file:notes/todo.md',
+      block.savePath
+        ? { path: block.savePath, content: block.code.endsWith('\n') ? block.code : `${block.code}\n` }
+        : 'A ```file block needs a path on its fence line, e.g. ```file:notes/todo.md',
   },
   async run(args, context) {
     const refused = await context.disk?.admit(Buffer.byteLength(args.content));
     if (refused) return { ok: false, output: refused };
     const owner = fileOwner(context);
-    await writeWorkdirFile({ workdir: context.workdir, path: args.path, content: args.content, ...(owner ? { owner } : {}) });
+    await writeWorkdirFile({
+      workdir: context.workdir,
+      path: args.path,
+      content: args.content,
+      ...(owner ? { owner } : {}),
+    });
     return { ok: true, output: `Wrote ${Buffer.byteLength(args.content)} bytes to ${args.path}` };
   },
 });

@@ -23,7 +23,12 @@ const HEARTBEAT = sseFrame(': keep-alive\n\n');
 const REPLAY_PAUSE_BYTES = 1 << 20;
 const SLOW_FOLLOWER_BYTES = 8 << 20;
 
-export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics: Metrics; streamsPerTenant: number }): Router {
+export function eventsRouter(options: {
+  store: TaskStore;
+  hub: EventHub;
+  metrics: Metrics;
+  streamsPerTenant: number;
+}): Router {
   const { store, hub } = options;
   const router = Router();
   // Open streams per tenant, in this process (AGENTQ_SSE_STREAMS_PER_TENANT).
@@ -35,7 +40,14 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
     await visibleRecord(store, principalOf(response), taskId);
     if (request.method === 'HEAD') {
       // What a GET would start with, and nothing to follow.
-      response.status(200).type(request.accepts(['text/event-stream', 'application/json']) === 'application/json' ? 'application/json' : 'text/event-stream').end();
+      response
+        .status(200)
+        .type(
+          request.accepts(['text/event-stream', 'application/json']) === 'application/json'
+            ? 'application/json'
+            : 'text/event-stream',
+        )
+        .end();
       return;
     }
     if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
@@ -60,7 +72,12 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       if (left > 0) streams.set(tenant, left);
       else streams.delete(tenant);
     };
-    const stream = new SseStream(request, response, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const stream = new SseStream(request, response, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     let lastSeq = after;
     let ended = false;
     let pending: StoredEvent[] | undefined = [];
@@ -82,10 +99,12 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
       }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
-    const unfollow = await hub.follow(taskId, (event) => (pending ? pending.push(event) : send(event))).catch((error: unknown) => {
-      release();
-      throw error;
-    });
+    const unfollow = await hub
+      .follow(taskId, (event) => (pending ? pending.push(event) : send(event)))
+      .catch((error: unknown) => {
+        release();
+        throw error;
+      });
     const heartbeat = setInterval(() => stream.send(HEARTBEAT), HEARTBEAT_MS);
     options.metrics.sseClients.inc();
     const end = (how?: 'cut') => {
@@ -127,7 +146,11 @@ export function eventsRouter(options: { store: TaskStore; hub: EventHub; metrics
  * The events as one JSON array, written a page at a time as the client reads them (their JSON text as
  * stored, never parsed and written out again); a client that goes away stops the read.
  */
-async function sendJsonArray(request: Request, response: Response, pages: AsyncGenerator<StoredEvent[]>): Promise<void> {
+async function sendJsonArray(
+  request: Request,
+  response: Response,
+  pages: AsyncGenerator<StoredEvent[]>,
+): Promise<void> {
   response.status(200).type('application/json');
   let gone = false;
   request.once('close', () => (gone = true));
@@ -157,7 +180,10 @@ function drained(response: Response): Promise<void> {
 function afterOf(value: unknown): number {
   if (value === undefined) return 0;
   if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
-  throw new ApiError('invalid_request', `Last-Event-ID (or after) must be the seq of an event already seen, a whole number such as 12; got ${JSON.stringify(value).slice(0, 40)}.`);
+  throw new ApiError(
+    'invalid_request',
+    `Last-Event-ID (or after) must be the seq of an event already seen, a whole number such as 12; got ${JSON.stringify(value).slice(0, 40)}.`,
+  );
 }
 
 /**

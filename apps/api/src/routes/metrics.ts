@@ -8,7 +8,14 @@
 import { AGENT_POOLS, type UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { onlineWorkers, tenantUsage, type AgentQueues, type Keys, type RoomLimits, type TaskStore } from '@agentq/queue';
+import {
+  onlineWorkers,
+  tenantUsage,
+  type AgentQueues,
+  type Keys,
+  type RoomLimits,
+  type TaskStore,
+} from '@agentq/queue';
 import type { Metrics } from '@agentq/telemetry';
 
 const STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed'] as const;
@@ -37,7 +44,10 @@ export function metricsRouter(options: {
     AGENT_POOLS.forEach((pool, index) => {
       for (const state of STATES) metrics.queueJobs.set({ pool, state }, counts[index]![state] ?? 0);
       // Not in the queue yet: waiting for their tenant's turn (fair admission).
-      metrics.queueJobs.set({ pool, state: 'admission' }, Object.values(admission[index]!).reduce((total, count) => total + count, 0));
+      metrics.queueJobs.set(
+        { pool, state: 'admission' },
+        Object.values(admission[index]!).reduce((total, count) => total + count, 0),
+      );
       metrics.workersOnline.set({ pool }, workers.filter((worker) => worker.pools.includes(pool)).length);
     });
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -8,7 +8,15 @@
 import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { countByStatus, newestInIndex, parseTaskRecord, recordHash, type AgentQueues, type Keys, type TaskRecord } from '@agentq/queue';
+import {
+  countByStatus,
+  newestInIndex,
+  parseTaskRecord,
+  recordHash,
+  type AgentQueues,
+  type Keys,
+  type TaskRecord,
+} from '@agentq/queue';
 import { principalOf } from '../api-auth.js';
 import { finishedPerMinute } from './pools.js';
 
@@ -20,7 +28,23 @@ const SAMPLE = 200;
  * What the tables need of each: a record's own fields and a dozen small ones, never its result, plan or
  * metadata (a long result read 200 times a poll would be megabytes from Redis every few seconds).
  */
-const TABLE_FIELDS = ['id', 'rootId', 'tenant', 'agent', 'status', 'prompt', 'model', 'steps', 'promptTokens', 'completionTokens', 'modelMs', 'costMicroUsd', 'error', 'startedAt', 'finishedAt'] as const;
+const TABLE_FIELDS = [
+  'id',
+  'rootId',
+  'tenant',
+  'agent',
+  'status',
+  'prompt',
+  'model',
+  'steps',
+  'promptTokens',
+  'completionTokens',
+  'modelMs',
+  'costMicroUsd',
+  'error',
+  'startedAt',
+  'finishedAt',
+] as const;
 const ENDED: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 const LISTED = 8;
 
@@ -33,7 +57,14 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
     const now = Date.now();
     const [counts, perPool, newest] = await Promise.all([
       countByStatus(redis, index),
-      Promise.all(AGENT_POOLS.map((pool) => Promise.all([options.queues[pool].getMetrics('completed', 0, MINUTES - 2), options.queues[pool].getMetrics('failed', 0, MINUTES - 2)]))),
+      Promise.all(
+        AGENT_POOLS.map((pool) =>
+          Promise.all([
+            options.queues[pool].getMetrics('completed', 0, MINUTES - 2),
+            options.queues[pool].getMetrics('failed', 0, MINUTES - 2),
+          ]),
+        ),
+      ),
       // The newest ended tasks of any end, by their order.
       newestInIndex(redis, index, { statuses: ENDED, count: SAMPLE }),
     ]);
@@ -45,10 +76,16 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
     }
     const read = redis.pipeline();
     for (const { id } of newest) read.hmget(keys.task(id), ...TABLE_FIELDS);
-    const records = ((await read.exec()) ?? []).map(([, values]) => parseTaskRecord(recordHash(TABLE_FIELDS, values as Array<string | null>))).filter((record): record is TaskRecord => record !== undefined);
+    const records = ((await read.exec()) ?? [])
+      .map(([, values]) => parseTaskRecord(recordHash(TABLE_FIELDS, values as Array<string | null>)))
+      .filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
       counts,
-      perMinute: { start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(), completed, failed },
+      perMinute: {
+        start: new Date(Math.floor(now / 60_000) * 60_000 - (MINUTES - 1) * 60_000).toISOString(),
+        completed,
+        failed,
+      },
       sample: summarise(records),
     };
     response.json(body);
@@ -56,17 +93,44 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
   return router;
 }
 
-const durationOf = (record: TaskRecord) => (record.startedAt && record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.startedAt) : 0);
+const durationOf = (record: TaskRecord) =>
+  record.startedAt && record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.startedAt) : 0;
 const tokensOf = (record: TaskRecord) => record.promptTokens + record.completionTokens;
-const brief = (record: TaskRecord) => ({ id: record.id, prompt: record.prompt.slice(0, 160), agent: record.agent, status: record.status, durationMs: durationOf(record), tokens: tokensOf(record) });
+const brief = (record: TaskRecord) => ({
+  id: record.id,
+  prompt: record.prompt.slice(0, 160),
+  agent: record.agent,
+  status: record.status,
+  durationMs: durationOf(record),
+  tokens: tokensOf(record),
+});
 
 function summarise(records: readonly TaskRecord[]): OverviewView['sample'] {
-  const models = new Map<string, { model: string; tasks: number; promptTokens: number; completionTokens: number; costMicroUsd: number; modelMs: number; calls: number }>();
+  const models = new Map<
+    string,
+    {
+      model: string;
+      tasks: number;
+      promptTokens: number;
+      completionTokens: number;
+      costMicroUsd: number;
+      modelMs: number;
+      calls: number;
+    }
+  >();
   const agents = new Map<string, { agent: string; modelMs: number; calls: number; tasks: number; failed: number }>();
   const failures = new Map<string, { code: string; count: number; example: { id: string; message: string } }>();
   for (const record of records) {
     const model = record.model ?? 'unknown';
-    const byModel = models.get(model) ?? { model, tasks: 0, promptTokens: 0, completionTokens: 0, costMicroUsd: 0, modelMs: 0, calls: 0 };
+    const byModel = models.get(model) ?? {
+      model,
+      tasks: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      costMicroUsd: 0,
+      modelMs: 0,
+      calls: 0,
+    };
     byModel.costMicroUsd += record.costMicroUsd;
     byModel.tasks++;
     byModel.promptTokens += record.promptTokens;
@@ -81,18 +145,40 @@ function summarise(records: readonly TaskRecord[]): OverviewView['sample'] {
     if (record.status === 'failed') byAgent.failed++;
     agents.set(record.agent, byAgent);
     if (record.status === 'failed' && record.error) {
-      const failure = failures.get(record.error.code) ?? { code: record.error.code, count: 0, example: { id: record.id, message: record.error.message.slice(0, 300) } };
+      const failure = failures.get(record.error.code) ?? {
+        code: record.error.code,
+        count: 0,
+        example: { id: record.id, message: record.error.message.slice(0, 300) },
+      };
       failure.count++;
       failures.set(record.error.code, failure);
     }
   }
-  const latency = (entry: { modelMs: number; calls: number }) => (entry.calls ? Math.round(entry.modelMs / entry.calls) : null);
+  const latency = (entry: { modelMs: number; calls: number }) =>
+    entry.calls ? Math.round(entry.modelMs / entry.calls) : null;
   return {
     size: records.length,
-    models: [...models.values()].sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens)).map(({ modelMs, calls, costMicroUsd, ...entry }) => ({ ...entry, calls, costUsd: costMicroUsd / 1_000_000, modelMsPerCall: latency({ modelMs, calls }) })),
-    agents: [...agents.values()].map(({ modelMs, calls, ...entry }) => ({ ...entry, calls, modelMsPerCall: latency({ modelMs, calls }) })),
-    slowest: [...records].sort((a, b) => durationOf(b) - durationOf(a)).slice(0, LISTED).map(brief),
-    costliest: [...records].sort((a, b) => tokensOf(b) - tokensOf(a)).slice(0, LISTED).map(brief),
+    models: [...models.values()]
+      .sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens))
+      .map(({ modelMs, calls, costMicroUsd, ...entry }) => ({
+        ...entry,
+        calls,
+        costUsd: costMicroUsd / 1_000_000,
+        modelMsPerCall: latency({ modelMs, calls }),
+      })),
+    agents: [...agents.values()].map(({ modelMs, calls, ...entry }) => ({
+      ...entry,
+      calls,
+      modelMsPerCall: latency({ modelMs, calls }),
+    })),
+    slowest: [...records]
+      .sort((a, b) => durationOf(b) - durationOf(a))
+      .slice(0, LISTED)
+      .map(brief),
+    costliest: [...records]
+      .sort((a, b) => tokensOf(b) - tokensOf(a))
+      .slice(0, LISTED)
+      .map(brief),
     failures: [...failures.values()].sort((a, b) => b.count - a.count),
   };
 }

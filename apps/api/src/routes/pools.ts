@@ -42,10 +42,22 @@ export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: 
           },
           jobsPerMinute: perMinute.at(-1) ?? 0,
           throughput: perMinute,
-          workers: admin ? serving.map(({ id, host, pid, startedAt, lastSeen, concurrency }) => ({ id, host, pid, startedAt, lastSeen, concurrency: concurrency[name] ?? 0 })) : [],
+          workers: admin
+            ? serving.map(({ id, host, pid, startedAt, lastSeen, concurrency }) => ({
+                id,
+                host,
+                pid,
+                startedAt,
+                lastSeen,
+                concurrency: concurrency[name] ?? 0,
+              }))
+            : [],
           workersOnline: serving.length,
           concurrency: serving.reduce((total, worker) => total + (worker.concurrency[name] ?? 0), 0),
-          isolation: distinctIsolation(serving.map((worker) => worker.isolation?.[name]).filter((one): one is PoolIsolation => one !== undefined), admin),
+          isolation: distinctIsolation(
+            serving.map((worker) => worker.isolation?.[name]).filter((one): one is PoolIsolation => one !== undefined),
+            admin,
+          ),
         };
       }),
     );
@@ -66,8 +78,15 @@ export interface Metrics {
  * yet, so they are zeros here, and an idle pool's rate falls to 0.
  */
 export function finishedPerMinute(metrics: Metrics, now: number, minutes = HISTORY_MINUTES): number[] {
-  const quietMinutes = Math.min(minutes, Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)));
-  const newestFirst = [...new Array<number>(quietMinutes).fill(0), metrics.meta.count - metrics.meta.prevCount, ...metrics.data];
+  const quietMinutes = Math.min(
+    minutes,
+    Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)),
+  );
+  const newestFirst = [
+    ...new Array<number>(quietMinutes).fill(0),
+    metrics.meta.count - metrics.meta.prevCount,
+    ...metrics.data,
+  ];
   return Array.from({ length: minutes }, (_, index) => newestFirst[index] ?? 0).reverse();
 }
 

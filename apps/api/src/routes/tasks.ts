@@ -59,7 +59,9 @@ export const bulkSchema = fieldsOnly({
   action: z.enum(['cancel', 'retry', 'delete']),
   batch: batchSchema.optional(),
   status: z.enum(TASK_STATUSES).optional(),
-}).refine((body) => body.batch !== undefined || body.status !== undefined, { message: 'name a batch or a status (or both): a bulk action never applies to every task at once' });
+}).refine((body) => body.batch !== undefined || body.status !== undefined, {
+  message: 'name a batch or a status (or both): a bulk action never applies to every task at once',
+});
 
 // Strict: a misspelt filter (`?stauts=failed`) would otherwise list every task.
 export const listQuerySchema = fieldsOnly(
@@ -69,12 +71,14 @@ export const listQuerySchema = fieldsOnly(
     limit: z.coerce.number().int().min(1).max(500).default(50),
     cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
     q: z.string().trim().min(1).max(200).optional(),
-    fields: z.enum(['summary']).optional().meta({ description: '`summary`: each task without its `result` (what a list shown on a screen needs; a result may be megabytes).' }),
+    fields: z.enum(['summary']).optional().meta({
+      description:
+        '`summary`: each task without its `result` (what a list shown on a screen needs; a result may be megabytes).',
+    }),
   },
   '',
   'parameter',
 );
-
 
 export function tasksRouter(options: {
   store: TaskStore;
@@ -99,8 +103,19 @@ export function tasksRouter(options: {
    */
   const ensureRoom = async (tenant: string, count: number, bytes: number) => {
     const { unfinished, stored, writtenBytes: used } = await readRoomUsage(store, tenant);
-    if (unfinished + count > room.unfinished || stored + count > room.stored || (room.bytes !== undefined && used + bytes > room.bytes)) {
-      throw new NoRoomError(tenant, count, unfinished, stored, room, room.bytes !== undefined ? { used, requested: bytes } : undefined);
+    if (
+      unfinished + count > room.unfinished ||
+      stored + count > room.stored ||
+      (room.bytes !== undefined && used + bytes > room.bytes)
+    ) {
+      throw new NoRoomError(
+        tenant,
+        count,
+        unfinished,
+        stored,
+        room,
+        room.bytes !== undefined ? { used, requested: bytes } : undefined,
+      );
     }
   };
   /**
@@ -133,11 +148,17 @@ export function tasksRouter(options: {
   const router = Router();
   // A model a task names must be one this install allows: said like any other bad field.
   const allowModel = (model: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
-    if (model !== undefined && !options.allowedModels.has(model)) context.addIssue({ code: 'custom', path, message: modelNotAllowed(model, options.allowedModels) });
+    if (model !== undefined && !options.allowedModels.has(model))
+      context.addIssue({ code: 'custom', path, message: modelNotAllowed(model, options.allowedModels) });
   };
   // A plan given on submit is held to the operator's bound on a plan, as the planner model's are.
   const planFits = (plan: TaskInput['plan'], path: Array<string | number>, context: z.RefinementCtx) => {
-    if (plan && plan.length > options.maxSubtasks) context.addIssue({ code: 'custom', path, message: `has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed here (AGENTQ_MAX_SUBTASKS): merge some` });
+    if (plan && plan.length > options.maxSubtasks)
+      context.addIssue({
+        code: 'custom',
+        path,
+        message: `has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed here (AGENTQ_MAX_SUBTASKS): merge some`,
+      });
   };
   const submitBody = submitSchema.superRefine((body, context) =>
     body.tasks.forEach((task, index) => {
@@ -152,15 +173,28 @@ export function tasksRouter(options: {
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
     // Its size as sent (what storing it adds to Redis, about), else its prompts'.
-    const bytes = Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
+    const bytes =
+      Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
     await admit({ tenant, action: 'submit', bytes });
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {
-      tasks = await submitTasks({ transitions, queues, inputs: parsed.data.tasks, tenant, batch: parsed.data.batch, room, ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}) });
+      tasks = await submitTasks({
+        transitions,
+        queues,
+        inputs: parsed.data.tasks,
+        tenant,
+        batch: parsed.data.batch,
+        room,
+        ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}),
+      });
     } catch (error) {
       if (error instanceof EnqueueError && isRedisOutOfMemory(error.cause)) throw redisOutOfMemory();
-      if (error instanceof EnqueueError) throw new ApiError('unavailable', `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`);
+      if (error instanceof EnqueueError)
+        throw new ApiError(
+          'unavailable',
+          `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`,
+        );
       throw error;
     } finally {
       spans?.forEach((span, index) => {
@@ -169,9 +203,17 @@ export function tasksRouter(options: {
       });
     }
     const perAgent = new Map<string, number>();
-    for (const task of tasks) if (task.existing === undefined) perAgent.set(task.agent, (perAgent.get(task.agent) ?? 0) + 1);
+    for (const task of tasks)
+      if (task.existing === undefined) perAgent.set(task.agent, (perAgent.get(task.agent) ?? 0) + 1);
     for (const [agent, count] of perAgent) options.metrics.tasksSubmitted.inc({ agent }, count);
-    response.status(202).json({ ...(parsed.data.batch !== undefined ? { batch: parsed.data.batch } : {}), tasks: tasks.map((task) => (task.existing === undefined ? { id: task.id, status: 'queued' } : { id: task.id, status: task.existing, existing: true })) });
+    response.status(202).json({
+      ...(parsed.data.batch !== undefined ? { batch: parsed.data.batch } : {}),
+      tasks: tasks.map((task) =>
+        task.existing === undefined
+          ? { id: task.id, status: 'queued' }
+          : { id: task.id, status: task.existing, existing: true },
+      ),
+    });
   });
 
   router.get('/v1/tasks', async (request, response) => {
@@ -189,7 +231,11 @@ export function tasksRouter(options: {
     const { action, batch, status } = parsed.data;
     const principal = principalOf(response);
     const { wanted, verb } = BULK_ACTIONS[action];
-    if (status && !wanted.has(status)) throw new ApiError('invalid_request', `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`);
+    if (status && !wanted.has(status))
+      throw new ApiError(
+        'invalid_request',
+        `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`,
+      );
     const matched: Array<{ id: string; tenant: string; prompt: string; metadata: Record<string, unknown> }> = [];
     let cursor: string | undefined;
     // A retry retries each line of work once: its newest attempt. A task some task retried already (its
@@ -198,9 +244,22 @@ export function tasksRouter(options: {
     const retried = new Set<string>();
     const listed = action === 'retry' ? undefined : status;
     do {
-      const page = await store.list({ limit: 500, ...(listed ? { status: listed } : {}), ...(cursor ? { cursor } : {}), ...(batch !== undefined ? { batch } : {}), ...scopeOf(principal, batch), summary: true });
+      const page = await store.list({
+        limit: 500,
+        ...(listed ? { status: listed } : {}),
+        ...(cursor ? { cursor } : {}),
+        ...(batch !== undefined ? { batch } : {}),
+        ...scopeOf(principal, batch),
+        summary: true,
+      });
       for (const task of page.tasks) {
-        if (wanted.has(task.status) && (!status || task.status === status) && (action !== 'delete' || !task.parentId) && !retried.has(task.id)) matched.push(task);
+        if (
+          wanted.has(task.status) &&
+          (!status || task.status === status) &&
+          (action !== 'delete' || !task.parentId) &&
+          !retried.has(task.id)
+        )
+          matched.push(task);
         const retryOf = task.metadata?.retryOf;
         if (typeof retryOf === 'string') retried.add(retryOf);
       }
@@ -213,7 +272,10 @@ export function tasksRouter(options: {
       const perTenant = new Map<string, { count: number; bytes: number }>();
       for (const task of tasks) {
         const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
-        perTenant.set(task.tenant, { count: taken.count + 1, bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }) });
+        perTenant.set(task.tenant, {
+          count: taken.count + 1,
+          bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }),
+        });
       }
       for (const [tenant, { count, bytes }] of perTenant) {
         await admit({ tenant, action: 'retry', bytes });
@@ -224,17 +286,26 @@ export function tasksRouter(options: {
     let changed = 0;
     if (action === 'delete') {
       // A task with a subtask that has not ended yet is left (a later call finds it again).
-      const unended = await unendedInTrees(store, tasks.map((task) => task.id));
+      const unended = await unendedInTrees(
+        store,
+        tasks.map((task) => task.id),
+      );
       const ended = tasks.filter((_, index) => !unended[index]).map((task) => task.id);
-      for (let start = 0; start < ended.length; start += DELETE_CHUNK) await removeTaskTrees(store, ended.slice(start, start + DELETE_CHUNK), { workdirsLeft: true });
+      for (let start = 0; start < ended.length; start += DELETE_CHUNK)
+        await removeTaskTrees(store, ended.slice(start, start + DELETE_CHUNK), { workdirsLeft: true });
       changed = ended.length;
     } else {
       for (const { id: taskId } of tasks) {
-        const result = action === 'cancel' ? await cancelTask({ store, queues, publisher: options.publisher, taskId }) : await retryTask({ store, queues, taskId, room });
+        const result =
+          action === 'cancel'
+            ? await cancelTask({ store, queues, publisher: options.publisher, taskId })
+            : await retryTask({ store, queues, taskId, room });
         if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
       }
     }
-    response.status(202).json({ action, matched: tasks.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
+    response
+      .status(202)
+      .json({ action, matched: tasks.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
   });
 
   // Many statuses in one call, for clients that watch a batch (the CLI's progress bar).
@@ -260,11 +331,21 @@ export function tasksRouter(options: {
   router.delete('/v1/tasks/:id', async (request, response) => {
     const taskId = taskIdOf(request);
     const record = await visibleRecord(store, principalOf(response), taskId);
-    if (record.parentId) throw new ApiError('conflict', `Task "${taskId}" is a subtask of ${record.rootId}: delete that task, which removes its subtasks with it.`);
+    if (record.parentId)
+      throw new ApiError(
+        'conflict',
+        `Task "${taskId}" is a subtask of ${record.rootId}: delete that task, which removes its subtasks with it.`,
+      );
     const [running] = await unendedInTrees(store, [taskId]);
     if (running) {
-      const which = running.id === taskId ? `Task "${taskId}" is ${running.status}` : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
-      throw new ApiError('conflict', `${which}: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${taskId}/cancel) and delete it once it has ended.`);
+      const which =
+        running.id === taskId
+          ? `Task "${taskId}" is ${running.status}`
+          : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
+      throw new ApiError(
+        'conflict',
+        `${which}: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${taskId}/cancel) and delete it once it has ended.`,
+      );
     }
     await removeTaskTrees(store, [taskId], { workdirsLeft: true });
     response.status(204).end();
@@ -272,7 +353,11 @@ export function tasksRouter(options: {
 
   router.post('/v1/tasks/:id/retry', async (request, response) => {
     const record = await visibleRecord(store, principalOf(response), taskIdOf(request));
-    const notRetryable = (status: string | undefined) => new ApiError('conflict', `Task "${taskIdOf(request)}" is ${status}: only a failed or cancelled task (not a subtask) can be retried.`);
+    const notRetryable = (status: string | undefined) =>
+      new ApiError(
+        'conflict',
+        `Task "${taskIdOf(request)}" is ${status}: only a failed or cancelled task (not a subtask) can be retried.`,
+      );
     // What the request can fix is said before the tenant's limits (a 409, then a 429).
     if (!RETRYABLE.has(record.status) || record.parentId) throw notRetryable(record.status);
     await admit({ tenant: record.tenant, action: 'retry' });
@@ -291,8 +376,17 @@ export function tasksRouter(options: {
     if (refusal) throw new ApiError('conflict', refusal);
     await admit({ tenant: source.tenant, action: 'fork' });
     try {
-      const fork = await forkTask({ store, queues, source, input: parsed.data, room, ...(options.diskQuota ? { quota: options.diskQuota } : {}) });
-      response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
+      const fork = await forkTask({
+        store,
+        queues,
+        source,
+        input: parsed.data,
+        room,
+        ...(options.diskQuota ? { quota: options.diskQuota } : {}),
+      });
+      response
+        .status(202)
+        .json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
     } catch (error) {
       if (error instanceof ForkError) throw new ApiError('conflict', error.message);
       throw error;
@@ -306,7 +400,10 @@ export function tasksRouter(options: {
     const result = await answerTask({ store, queues, taskId: taskIdOf(request), text: parsed.data.text });
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.answered) {
-      throw new ApiError('conflict', `Task "${taskIdOf(request)}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`);
+      throw new ApiError(
+        'conflict',
+        `Task "${taskIdOf(request)}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`,
+      );
     }
     response.status(202).json({ id: taskIdOf(request), status: result.status });
   });
@@ -334,7 +431,12 @@ function submitSpans(tracing: Tracing, inputs: ReadonlyArray<{ agent?: string | 
   if (!tracing.enabled) return undefined;
   const request = trace.getActiveSpan()?.spanContext();
   return inputs.map((input) =>
-    tracing.tracer.startSpan('submit task', { root: true, kind: SpanKind.PRODUCER, attributes: { 'agentq.agent': input.agent ?? 'planner' }, ...(request ? { links: [{ context: request }] } : {}) }),
+    tracing.tracer.startSpan('submit task', {
+      root: true,
+      kind: SpanKind.PRODUCER,
+      attributes: { 'agentq.agent': input.agent ?? 'planner' },
+      ...(request ? { links: [{ context: request }] } : {}),
+    }),
   );
 }
 
@@ -345,7 +447,10 @@ function submitSpans(tracing: Tracing, inputs: ReadonlyArray<{ agent?: string | 
 export function taskIdOf(request: Request): string {
   const id = String(request.params.id ?? '');
   if (!isTaskId(id)) {
-    throw new ApiError('not_found', `No task with id "${id.length > 80 ? `${id.slice(0, 80)}…` : id}": task ids look like 01f6dd9a-1890-458d-a3e8-10066049cecf, or that followed by .v1.s2 for a subtask.`);
+    throw new ApiError(
+      'not_found',
+      `No task with id "${id.length > 80 ? `${id.slice(0, 80)}…` : id}": task ids look like 01f6dd9a-1890-458d-a3e8-10066049cecf, or that followed by .v1.s2 for a subtask.`,
+    );
   }
   return id;
 }

@@ -13,23 +13,38 @@ import { parsedQuery } from '../request-input.js';
 
 // Strict: a misspelt `?tennat=` would otherwise answer the caller's own tenant as if it were asked for.
 export const usageQuerySchema = fieldsOnly(
-  { tenant: z.string().regex(TENANT_NAME, 'is not a tenant name (1 to 64 letters, digits, _ . -)').optional().meta({ description: "The tenant (an admin key's only): default the key's own." }) },
+  {
+    tenant: z
+      .string()
+      .regex(TENANT_NAME, 'is not a tenant name (1 to 64 letters, digits, _ . -)')
+      .optional()
+      .meta({ description: "The tenant (an admin key's only): default the key's own." }),
+  },
   '',
   'parameter',
 );
 
-export function usageRouter(options: { store: TaskStore; room: RoomLimits; /** The tenants the keys name, and `default`. */ tenants: readonly string[] }): Router {
+export function usageRouter(options: {
+  store: TaskStore;
+  room: RoomLimits;
+  /** The tenants the keys name, and `default`. */ tenants: readonly string[];
+}): Router {
   const router = Router();
   router.get('/v1/usage', async (request, response) => {
     const principal = principalOf(response);
     const tenant = parsedQuery(usageQuerySchema, request).tenant ?? principal.tenant;
     if (tenant !== principal.tenant && !principal.admin) {
-      throw new ApiError('forbidden', `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key (AGENTQ_ADMIN_KEYS) reads any tenant's.`);
+      throw new ApiError(
+        'forbidden',
+        `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key (AGENTQ_ADMIN_KEYS) reads any tenant's.`,
+      );
     }
     response.json(await tenantUsage(options.store, tenant, options.room));
   });
   router.get('/v1/tenants', requireAdmin, async (_request, response) => {
-    response.json({ tenants: await Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))) });
+    response.json({
+      tenants: await Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
+    });
   });
   return router;
 }

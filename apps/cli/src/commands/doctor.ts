@@ -15,7 +15,11 @@ import { probeRedis, probeRedisMemory } from '../redis-probe.js';
 import { paint } from '../terminal.js';
 
 export async function doctorCommand(config: Config, flags: { json?: boolean }): Promise<number> {
-  const tools = await isolationForPools({ config, pools: AGENT_POOLS, serviceAddresses: await redisAddresses(config.REDIS_URL) });
+  const tools = await isolationForPools({
+    config,
+    pools: AGENT_POOLS,
+    serviceAddresses: await redisAddresses(config.REDIS_URL),
+  });
   await closeIsolations(tools);
   // The credentials `agentq start` uses: REDIS_URL's, else its private Redis's stored password.
   let url = config.REDIS_URL;
@@ -24,18 +28,37 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   if (stored && (await probeRedis(stored)) === 'ok') [url, answers] = [stored, 'ok'];
   const redisUrl = new URL(url);
   const { evicts, unbounded, unlogged } = answers === 'ok' ? await probeRedisMemory(url) : {};
-  const redis = { url: `${redisUrl.protocol}//${redisUrl.host}`, answers, password: Boolean(redisUrl.password), ...(stored && answers === 'ok' ? { storedPassword: true } : {}), ...(evicts ? { evicts } : {}), ...(unbounded ? { unbounded } : {}), ...(unlogged ? { unlogged } : {}) };
+  const redis = {
+    url: `${redisUrl.protocol}//${redisUrl.host}`,
+    answers,
+    password: Boolean(redisUrl.password),
+    ...(stored && answers === 'ok' ? { storedPassword: true } : {}),
+    ...(evicts ? { evicts } : {}),
+    ...(unbounded ? { unbounded } : {}),
+    ...(unlogged ? { unlogged } : {}),
+  };
   const api = await runningApi(config);
   const keys = config.AGENTQ_API_KEYS?.length ?? 0;
   const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
-  const pools = AGENT_POOLS.map((pool) => ({ pool, ...tools.get(pool)!.summary, description: tools.get(pool)!.description }));
-  const problems = pools.filter((pool) => pool.kind === 'unavailable').length + (apiRefused ? 1 : 0) + (evicts ? 1 : 0) + (answers === 'ok' ? 0 : 1);
+  const pools = AGENT_POOLS.map((pool) => ({
+    pool,
+    ...tools.get(pool)!.summary,
+    description: tools.get(pool)!.description,
+  }));
+  const problems =
+    pools.filter((pool) => pool.kind === 'unavailable').length +
+    (apiRefused ? 1 : 0) +
+    (evicts ? 1 : 0) +
+    (answers === 'ok' ? 0 : 1);
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, ...(api ? { listening: api.listening } : {}), keys, adminKeys, refused: apiRefused } })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, ...(api ? { listening: api.listening } : {}), keys, adminKeys, refused: apiRefused } })}\n`,
+    );
     return problems ? 1 : 0;
   }
-  const mark = (ok: boolean | 'warn') => (ok === true ? paint.green('ok  ') : ok === 'warn' ? paint.yellow('warn') : paint.red('FAIL'));
+  const mark = (ok: boolean | 'warn') =>
+    ok === true ? paint.green('ok  ') : ok === 'warn' ? paint.yellow('warn') : paint.red('FAIL');
   console.log('Tools, per pool:');
   for (const pool of pools) {
     const ok = pool.kind === 'jail' || pool.kind === 'not-needed' ? true : pool.kind === 'none' ? 'warn' : false;
@@ -53,12 +76,25 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
         : 'does not answer (`agentq start` starts a private one, with a password, when REDIS_URL is on loopback)';
   console.log(`  ${mark(redisOk)} ${redis.url} ${redisNote}`);
   if (evicts) console.log(`  ${mark(false)} ${evicts}`);
-  if (unbounded) console.log(`  ${mark('warn')} Redis has no maxmemory: it grows until the machine runs out of memory, and new tasks are not refused before (AGENTQ_REDIS_FULL_PERCENT is a share of it). Set maxmemory to what the machine can give Redis.`);
-  if (unlogged) console.log(`  ${mark('warn')} Redis does not log its writes to disk (appendonly no): a restart of Redis loses every task and job written since its last snapshot, or all of them without snapshots. Set appendonly yes.`);
+  if (unbounded)
+    console.log(
+      `  ${mark('warn')} Redis has no maxmemory: it grows until the machine runs out of memory, and new tasks are not refused before (AGENTQ_REDIS_FULL_PERCENT is a share of it). Set maxmemory to what the machine can give Redis.`,
+    );
+  if (unlogged)
+    console.log(
+      `  ${mark('warn')} Redis does not log its writes to disk (appendonly no): a restart of Redis loses every task and job written since its last snapshot, or all of them without snapshots. Set appendonly yes.`,
+    );
   console.log('API:');
-  const access = keys + adminKeys ? `${keys} tenant key(s), ${adminKeys} admin key(s)` : 'no keys: anyone who reaches it may submit tasks';
+  const access =
+    keys + adminKeys
+      ? `${keys} tenant key(s), ${adminKeys} admin key(s)`
+      : 'no keys: anyone who reaches it may submit tasks';
   const apiOk = apiRefused ? false : keys + adminKeys ? true : isLoopbackHost(config.AGENTQ_HOST) ? true : 'warn';
-  const where = api ? `listens on ${api.listening} (pid ${api.pid})` : `would listen on ${config.AGENTQ_HOST}:${config.PORT} (none runs now)`;
-  console.log(`  ${mark(apiOk)} ${where}; ${access}${apiRefused ? ' (it refuses to start so: set AGENTQ_API_KEYS)' : ''}`);
+  const where = api
+    ? `listens on ${api.listening} (pid ${api.pid})`
+    : `would listen on ${config.AGENTQ_HOST}:${config.PORT} (none runs now)`;
+  console.log(
+    `  ${mark(apiOk)} ${where}; ${access}${apiRefused ? ' (it refuses to start so: set AGENTQ_API_KEYS)' : ''}`,
+  );
   return problems ? 1 : 0;
 }

@@ -76,7 +76,10 @@ export async function startCommand(options: StartOptions): Promise<void> {
     },
   });
   const modelProblem = await probeModelEndpoint(config);
-  if (modelProblem) logger.warn(`the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`);
+  if (modelProblem)
+    logger.warn(
+      `the model endpoint ${modelProblem}; tasks wait and then fail until it answers (model ${config.AGENTQ_MODEL}).`,
+    );
 
   // A worker that exits is started again (its tasks are handed back or resumed from Redis), after 1 s,
   // doubling each time up to 30 s, back to 1 s once one has run a minute; the API's exit stops everything.
@@ -118,12 +121,24 @@ export async function startCommand(options: StartOptions): Promise<void> {
   const [api] = await Promise.all([
     spawnChild('api', ['api']),
     ...AGENT_POOLS.map((pool, index) =>
-      spawnChild(`worker ${pool}`, ['worker', '--pools', pool], metricsPort ? { ...env, AGENTQ_METRICS_PORT: String(metricsPort + index) } : env),
+      spawnChild(
+        `worker ${pool}`,
+        ['worker', '--pools', pool],
+        metricsPort ? { ...env, AGENTQ_METRICS_PORT: String(metricsPort + index) } : env,
+      ),
     ),
   ]);
-  const where = api.url && api.listening && !api.url.includes(api.listening) ? ` (listening on ${api.listening}, every interface)` : '';
-  logger.info({ url: api.url, pools: AGENT_POOLS, model: config.AGENTQ_MODEL }, `ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`);
-  logger.info(`try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`);
+  const where =
+    api.url && api.listening && !api.url.includes(api.listening)
+      ? ` (listening on ${api.listening}, every interface)`
+      : '';
+  logger.info(
+    { url: api.url, pools: AGENT_POOLS, model: config.AGENTQ_MODEL },
+    `ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`,
+  );
+  logger.info(
+    `try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`,
+  );
 }
 
 /**
@@ -131,7 +146,9 @@ export async function startCommand(options: StartOptions): Promise<void> {
  * child's name; JSON lines as they are (each carries its process's name and pid).
  */
 function forwardLines(stream: Readable, name: string, pretty: boolean): void {
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => process.stdout.write(pretty ? `${name.padEnd(15)}| ${line}\n` : `${line}\n`));
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) =>
+    process.stdout.write(pretty ? `${name.padEnd(15)}| ${line}\n` : `${line}\n`),
+  );
 }
 
 function stopChild(child: ChildProcess, forceAfterMs: number): Promise<void> {
@@ -150,7 +167,11 @@ function stopChild(child: ChildProcess, forceAfterMs: number): Promise<void> {
  * The Redis the processes use: the one at REDIS_URL; or, when a private one from an earlier start still
  * runs there, that one with its password; or, when nothing answers at a loopback address, a new private one.
  */
-async function redisFor(options: { config: Config; logger: Logger; onStarted: (child: ChildProcess) => void }): Promise<string> {
+async function redisFor(options: {
+  config: Config;
+  logger: Logger;
+  onStarted: (child: ChildProcess) => void;
+}): Promise<string> {
   const { config } = options;
   const url = config.REDIS_URL;
   const dir = path.resolve(config.AGENTQ_DATA_DIR, 'redis');
@@ -162,7 +183,9 @@ async function redisFor(options: { config: Config; logger: Logger; onStarted: (c
     throw new UsageError(passwordHelp(url, config.AGENTQ_DATA_DIR));
   }
   if (!isLoopbackHost(new URL(url).hostname)) {
-    throw new UsageError(`Nothing answers at REDIS_URL=${redactedUrl(url)}. Start that Redis, or point REDIS_URL at one that runs.`);
+    throw new UsageError(
+      `Nothing answers at REDIS_URL=${redactedUrl(url)}. Start that Redis, or point REDIS_URL at one that runs.`,
+    );
   }
   if (!onPath('redis-server')) {
     throw new UsageError(
@@ -177,4 +200,3 @@ async function redisFor(options: { config: Config; logger: Logger; onStarted: (c
   );
   return started.url;
 }
-

@@ -20,23 +20,44 @@ export interface SubmitFlags {
 const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 const POLL_MS = 500;
 
-export async function submitCommand(client: ApiClient, source: string | undefined, flags: SubmitFlags): Promise<number> {
-  if (!source) throw new UsageError('usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--model M] [--watch] [--json]');
-  const text = source === '-' ? await readStdin() : await readFile(source, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(error.code === 'ENOENT' ? `No file ${source}: give a JSONL file of tasks, or - for standard input.` : `Cannot read ${source}: ${error.message}`);
-  });
+export async function submitCommand(
+  client: ApiClient,
+  source: string | undefined,
+  flags: SubmitFlags,
+): Promise<number> {
+  if (!source)
+    throw new UsageError(
+      'usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--model M] [--watch] [--json]',
+    );
+  const text =
+    source === '-'
+      ? await readStdin()
+      : await readFile(source, 'utf8').catch((error: NodeJS.ErrnoException) => {
+          throw new UsageError(
+            error.code === 'ENOENT'
+              ? `No file ${source}: give a JSONL file of tasks, or - for standard input.`
+              : `Cannot read ${source}: ${error.message}`,
+          );
+        });
   const name = source === '-' ? 'standard input' : source;
   let lines: Array<{ line: number; task: Record<string, unknown> }>;
   try {
-    lines = parseBatchLines(text, { ...(flags.agent ? { agent: flags.agent } : {}), ...(flags.priority ? { priority: Number(flags.priority) } : {}) });
+    lines = parseBatchLines(text, {
+      ...(flags.agent ? { agent: flags.agent } : {}),
+      ...(flags.priority ? { priority: Number(flags.priority) } : {}),
+    });
   } catch (error) {
     throw error instanceof BatchLineError ? new UsageError(`${name}: ${error.message}`) : error;
   }
   if (lines.length === 0) throw new UsageError(`${name} holds no task.`);
-  const tasks = lines.map((entry) => (flags.model && entry.task.model === undefined ? { ...entry.task, model: flags.model } : entry.task));
-  const { tasks: created } = await client.call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks }).catch((error: unknown) => {
-    throw error instanceof ClientError ? withLines(error, name, lines) : error;
-  });
+  const tasks = lines.map((entry) =>
+    flags.model && entry.task.model === undefined ? { ...entry.task, model: flags.model } : entry.task,
+  );
+  const { tasks: created } = await client
+    .call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks })
+    .catch((error: unknown) => {
+      throw error instanceof ClientError ? withLines(error, name, lines) : error;
+    });
   const ids = created.map((task) => task.id);
   if (!flags.watch) {
     process.stdout.write(flags.json ? `${JSON.stringify({ tasks: created })}\n` : `${ids.join('\n')}\n`);
@@ -45,10 +66,16 @@ export async function submitCommand(client: ApiClient, source: string | undefine
   if (!flags.json) process.stdout.write(paint.dim(`submitted ${ids.length} task${ids.length === 1 ? '' : 's'}\n`));
   const statuses = await watchBatch(client, ids, !flags.json);
   const counts = countBy(statuses);
-  if (flags.json) process.stdout.write(`${JSON.stringify({ tasks: ids.map((id) => ({ id, status: statuses.get(id) })), counts })}\n`);
+  if (flags.json)
+    process.stdout.write(`${JSON.stringify({ tasks: ids.map((id) => ({ id, status: statuses.get(id) })), counts })}\n`);
   const unsuccessful = ids.filter((id) => statuses.get(id) !== 'completed');
   if (!flags.json && unsuccessful.length) {
-    process.stdout.write(`${paint.red(`${unsuccessful.length} did not complete`)}: ${unsuccessful.slice(0, 10).map((id) => `${id} (${statuses.get(id)})`).join(', ')}${unsuccessful.length > 10 ? ', …' : ''}\n`);
+    process.stdout.write(
+      `${paint.red(`${unsuccessful.length} did not complete`)}: ${unsuccessful
+        .slice(0, 10)
+        .map((id) => `${id} (${statuses.get(id)})`)
+        .join(', ')}${unsuccessful.length > 10 ? ', …' : ''}\n`,
+    );
   }
   return unsuccessful.length ? 1 : 0;
 }
@@ -65,7 +92,11 @@ function withLines(error: ClientError, name: string, lines: ReadonlyArray<{ line
     return entry ? [`${name} line ${entry.line}: ${match![2] || 'task'}: ${detail.message ?? ''}`] : [];
   });
   if (!located.length) return error;
-  return new ClientError(`The API refused the batch:\n  ${located.slice(0, 10).join('\n  ')}${located.length > 10 ? `\n  (and ${located.length - 10} more)` : ''}`, error.status, error.details);
+  return new ClientError(
+    `The API refused the batch:\n  ${located.slice(0, 10).join('\n  ')}${located.length > 10 ? `\n  (and ${located.length - 10} more)` : ''}`,
+    error.status,
+    error.details,
+  );
 }
 
 /** Polls the batch's statuses and draws the progress bar until every task ended. */
@@ -76,7 +107,11 @@ async function watchBatch(client: ApiClient, ids: string[], draw: boolean): Prom
   for (;;) {
     const open = ids.filter((id) => !ENDED.has(statuses.get(id) ?? ''));
     for (let index = 0; index < open.length; index += 10_000) {
-      const { tasks } = await client.call<{ tasks: Array<{ id: string; status: string | null }> }>('POST', '/v1/tasks/statuses', { ids: open.slice(index, index + 10_000) });
+      const { tasks } = await client.call<{ tasks: Array<{ id: string; status: string | null }> }>(
+        'POST',
+        '/v1/tasks/statuses',
+        { ids: open.slice(index, index + 10_000) },
+      );
       for (const task of tasks) statuses.set(task.id, task.status ?? 'missing');
     }
     const counts = countBy(statuses);

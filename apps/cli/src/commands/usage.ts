@@ -8,16 +8,24 @@ import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 const count = (value: number) => value.toLocaleString('en-US');
-const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`);
+const size = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
 
-export async function usageCommand(client: ApiClient, flags: { tenant?: string; all?: boolean; json?: boolean }): Promise<number> {
-  if (flags.all && flags.tenant !== undefined) throw new UsageError('usage: agentq usage [--tenant T], or agentq usage --all');
+export async function usageCommand(
+  client: ApiClient,
+  flags: { tenant?: string; all?: boolean; json?: boolean },
+): Promise<number> {
+  if (flags.all && flags.tenant !== undefined)
+    throw new UsageError('usage: agentq usage [--tenant T], or agentq usage --all');
   if (flags.all) {
     const { tenants } = await client.call<{ tenants: UsageView[] }>('GET', '/v1/tenants');
     process.stdout.write(flags.json ? `${JSON.stringify({ tenants })}\n` : table(tenants));
     return 0;
   }
-  const usage = await client.call<UsageView>('GET', `/v1/usage${flags.tenant !== undefined ? `?tenant=${encodeURIComponent(flags.tenant)}` : ''}`);
+  const usage = await client.call<UsageView>(
+    'GET',
+    `/v1/usage${flags.tenant !== undefined ? `?tenant=${encodeURIComponent(flags.tenant)}` : ''}`,
+  );
   process.stdout.write(flags.json ? `${JSON.stringify(usage)}\n` : card(usage));
   return 0;
 }
@@ -25,10 +33,20 @@ export async function usageCommand(client: ApiClient, flags: { tenant?: string; 
 /** One tenant, a line per limit. */
 function card(usage: UsageView): string {
   const rows: Array<[string, string]> = [
-    ['unfinished tasks', withReached(usage, 'unfinished', `${count(usage.tasks.unfinished)} of ${count(usage.limits.unfinished)}`)],
+    [
+      'unfinished tasks',
+      withReached(usage, 'unfinished', `${count(usage.tasks.unfinished)} of ${count(usage.limits.unfinished)}`),
+    ],
     ['stored tasks', withReached(usage, 'stored', `${count(usage.tasks.stored)} of ${count(usage.limits.stored)}`)],
     ['written to Redis', withReached(usage, 'writtenBytes', written(usage))],
-    ['spent today', withReached(usage, 'daily', `${spent(usage)}${usage.today ? paint.dim(` (resets ${usage.today.resetsAt})`) : ''}`)],
+    [
+      'spent today',
+      withReached(
+        usage,
+        'daily',
+        `${spent(usage)}${usage.today ? paint.dim(` (resets ${usage.today.resetsAt})`) : ''}`,
+      ),
+    ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   const refused = usage.reached.length ? `${paint.yellow('new tasks are refused while a limit is reached')}\n` : '';
@@ -47,7 +65,11 @@ function table(tenants: readonly UsageView[]): string {
     usage.reached.join(', ') || '-',
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const format = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const format = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
   return `${paint.bold(format(header))}\n${rows.map(format).join('\n')}\n`;
 }
 
@@ -58,7 +80,10 @@ function written(usage: UsageView): string {
 function spent({ today, limits }: UsageView): string {
   if (!today) return paint.dim('not counted (no daily limit)');
   const daily = limits.daily;
-  return [daily?.tokens != null ? `${count(today.tokens)} tokens of ${count(daily.tokens)}` : `${count(today.tokens)} tokens`, daily?.usd != null ? `$${today.usd.toFixed(4)} of $${daily.usd}` : `$${today.usd.toFixed(4)}`].join(', ');
+  return [
+    daily?.tokens != null ? `${count(today.tokens)} tokens of ${count(daily.tokens)}` : `${count(today.tokens)} tokens`,
+    daily?.usd != null ? `$${today.usd.toFixed(4)} of $${daily.usd}` : `$${today.usd.toFixed(4)}`,
+  ].join(', ');
 }
 
 function withReached(usage: UsageView, limit: UsageLimit, text: string): string {

@@ -3,7 +3,11 @@ import type { ApiClient, StreamedEvent, TaskSummary } from '../api-client.js';
 import { foldText, indent, paint, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
-export async function watchCommand(client: ApiClient, taskId: string | undefined, flags: { json?: boolean }): Promise<number> {
+export async function watchCommand(
+  client: ApiClient,
+  taskId: string | undefined,
+  flags: { json?: boolean },
+): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq watch ID [--json]');
   let tokens = 0;
   for await (const streamed of client.events(taskId)) {
@@ -13,13 +17,17 @@ export async function watchCommand(client: ApiClient, taskId: string | undefined
     }
     // What the model and the task's tools wrote is shown, never run by the terminal.
     const event = terminalSafeDeep(streamed);
-    if (event.type === 'llm.response' && event.data.usage) tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
+    if (event.type === 'llm.response' && event.data.usage)
+      tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
     const line = describe(event, taskId, tokens);
     if (line) process.stdout.write(`${paint.dim(new Date(event.ts).toLocaleTimeString())} ${line}\n`);
   }
   const task = terminalSafeDeep(await client.call<TaskSummary>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`));
   if (!flags.json) {
-    if (task.result) process.stdout.write(`\n${paint.bold(task.status === 'completed' ? 'Answer' : 'Partial results')}\n${task.result}\n`);
+    if (task.result)
+      process.stdout.write(
+        `\n${paint.bold(task.status === 'completed' ? 'Answer' : 'Partial results')}\n${task.result}\n`,
+      );
     if (task.error) process.stdout.write(`\n${paint.red(`${task.error.code}: ${task.error.message}`)}\n`);
   }
   return task.status === 'completed' ? 0 : 1;
@@ -28,13 +36,20 @@ export async function watchCommand(client: ApiClient, taskId: string | undefined
 function describe(event: StreamedEvent, taskId: string, tokens: number): string | undefined {
   if (event.taskId !== taskId) {
     // A subtask's end, in its root's stream.
-    const data = event.type === 'task.completed' || event.type === 'task.failed' || event.type === 'task.cancelled' ? event.data : {};
+    const data =
+      event.type === 'task.completed' || event.type === 'task.failed' || event.type === 'task.cancelled'
+        ? event.data
+        : {};
     const status = data.status ?? event.type.replace('task.', '');
     return `${status === 'completed' ? paint.green('✓') : paint.red('✗')} step ${data.planId ?? ''} (${event.agent ?? ''}) ${status}`;
   }
   switch (event.type) {
     case 'task.queued':
-      return event.data.answer ? `answered: ${event.data.answer}` : event.data.retry ? paint.yellow(`queued again (retry ${event.data.retry}): ${event.data.reason ?? ''}`) : 'queued';
+      return event.data.answer
+        ? `answered: ${event.data.answer}`
+        : event.data.retry
+          ? paint.yellow(`queued again (retry ${event.data.retry}): ${event.data.reason ?? ''}`)
+          : 'queued';
     case 'task.started':
       return `started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`;
     case 'llm.request':

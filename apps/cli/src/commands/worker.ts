@@ -13,10 +13,17 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
   }
   const worker = await startWorker({ config, pools, ...(concurrency ? { concurrency } : {}) });
   const { logger } = worker;
-  logger.info({ concurrency: concurrency ?? config.AGENTQ_CONCURRENCY, ...(worker.metricsUrl ? { metrics: worker.metricsUrl } : {}) }, `serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`);
+  logger.info(
+    {
+      concurrency: concurrency ?? config.AGENTQ_CONCURRENCY,
+      ...(worker.metricsUrl ? { metrics: worker.metricsUrl } : {}),
+    },
+    `serving ${pools.join(', ')} (concurrency ${concurrency ?? config.AGENTQ_CONCURRENCY} per pool)`,
+  );
   for (const [pool, tools] of worker.tools) {
     if (tools.summary.kind === 'not-needed') continue;
-    if (tools.summary.kind === 'jail') logger.info({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
+    if (tools.summary.kind === 'jail')
+      logger.info({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
     else logger.warn({ pool, isolation: tools.summary }, `${pool} tools: ${tools.description}`);
   }
   process.send?.({ type: 'ready' });
@@ -25,7 +32,10 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
 
 function parsePools(value: string | undefined): AgentPool[] {
   if (!value) return [...AGENT_POOLS];
-  const pools = value.split(',').map((pool) => pool.trim()).filter(Boolean);
+  const pools = value
+    .split(',')
+    .map((pool) => pool.trim())
+    .filter(Boolean);
   const unknown = pools.filter((pool) => !(AGENT_POOLS as readonly string[]).includes(pool));
   if (unknown.length) throw new UsageError(`Unknown pool(s): ${unknown.join(', ')}. Pools: ${AGENT_POOLS.join(', ')}.`);
   return pools as AgentPool[];

@@ -28,7 +28,10 @@ export function planGraph(task: Task): SVGElement | undefined {
   let offset = 0;
   for (const version of [...new Set(plan.map((node) => node.version))].sort((a, b) => a - b)) {
     columnsBefore.set(version, offset);
-    offset += Math.max(...plan.filter((node) => node.version === version).map((node) => depthOf(`${node.version}:${node.id}`))) + 1;
+    offset +=
+      Math.max(
+        ...plan.filter((node) => node.version === version).map((node) => depthOf(`${node.version}:${node.id}`)),
+      ) + 1;
   }
   const columns = new Map<number, string[]>();
   for (const node of plan) {
@@ -38,9 +41,12 @@ export function planGraph(task: Task): SVGElement | undefined {
   }
   const position = new Map<string, { x: number; y: number }>();
   for (const [column, keys] of columns) {
-    keys.forEach((key, row) => position.set(key, { x: 10 + column * (NODE_WIDTH + COLUMN_GAP), y: 10 + row * (NODE_HEIGHT + ROW_GAP) }));
+    keys.forEach((key, row) =>
+      position.set(key, { x: 10 + column * (NODE_WIDTH + COLUMN_GAP), y: 10 + row * (NODE_HEIGHT + ROW_GAP) }),
+    );
   }
-  const width = 20 + Math.max(...[...columns.keys()].map((column) => column + 1)) * (NODE_WIDTH + COLUMN_GAP) - COLUMN_GAP;
+  const width =
+    20 + Math.max(...[...columns.keys()].map((column) => column + 1)) * (NODE_WIDTH + COLUMN_GAP) - COLUMN_GAP;
   const height = 20 + Math.max(...[...columns.values()].map((keys) => keys.length)) * (NODE_HEIGHT + ROW_GAP) - ROW_GAP;
 
   const edges = plan.flatMap((node) =>
@@ -52,7 +58,11 @@ export function planGraph(task: Task): SVGElement | undefined {
       const y1 = from.y + NODE_HEIGHT / 2;
       const x2 = to.x;
       const y2 = to.y + NODE_HEIGHT / 2;
-      return svg('path', { d: `M${x1},${y1} C${x1 + 35},${y1} ${x2 - 35},${y2} ${x2},${y2}`, class: 'edge', 'marker-end': 'url(#arrow)' });
+      return svg('path', {
+        d: `M${x1},${y1} C${x1 + 35},${y1} ${x2 - 35},${y2} ${x2},${y2}`,
+        class: 'edge',
+        'marker-end': 'url(#arrow)',
+      });
     }),
   );
   const nodes = plan.map((node) => {
@@ -60,10 +70,21 @@ export function planGraph(task: Task): SVGElement | undefined {
     const status = statusOf.get(node.taskId) ?? 'pending';
     const group = svg(
       'g',
-      { class: `node status-${status}`, transform: `translate(${x},${y})`, 'data-plan-id': node.id, tabindex: 0, role: 'link' },
+      {
+        class: `node status-${status}`,
+        transform: `translate(${x},${y})`,
+        'data-plan-id': node.id,
+        tabindex: 0,
+        role: 'link',
+      },
       svg('title', {}, `${node.id} (${node.agent}, ${status}): ${node.task}`),
       svg('rect', { width: NODE_WIDTH, height: NODE_HEIGHT, rx: 8 }),
-      svg('text', { x: 10, y: 20, class: 'node-title' }, `${node.id} · ${node.agent}`, svg('tspan', { class: 'node-status', dx: 6 }, status)),
+      svg(
+        'text',
+        { x: 10, y: 20, class: 'node-title' },
+        `${node.id} · ${node.agent}`,
+        svg('tspan', { class: 'node-status', dx: 6 }, status),
+      ),
       svg('text', { x: 10, y: 40, class: 'node-task' }, clip(node.task, 27)),
     );
     group.addEventListener('click', () => (location.hash = `#/tasks/${encodeURIComponent(node.taskId)}`));
@@ -71,8 +92,31 @@ export function planGraph(task: Task): SVGElement | undefined {
   });
   return svg(
     'svg',
-    { class: 'plan-graph', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'The plan of this task' },
-    svg('defs', {}, svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }))),
+    {
+      class: 'plan-graph',
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: 'img',
+      'aria-label': 'The plan of this task',
+    },
+    svg(
+      'defs',
+      {},
+      svg(
+        'marker',
+        {
+          id: 'arrow',
+          viewBox: '0 0 10 10',
+          refX: 9,
+          refY: 5,
+          markerWidth: 7,
+          markerHeight: 7,
+          orient: 'auto-start-reverse',
+        },
+        svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }),
+      ),
+    ),
     ...edges,
     ...nodes,
   );

@@ -24,14 +24,23 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   const graph = h('section', { class: 'graph card', hidden: true });
   const timeline = new Timeline(taskId, async (body) => {
     try {
-      const fork = await request<{ id: string }>(`/v1/tasks/${encodeURIComponent(taskId)}/fork`, { method: 'POST', body });
+      const fork = await request<{ id: string }>(`/v1/tasks/${encodeURIComponent(taskId)}/fork`, {
+        method: 'POST',
+        body,
+      });
       location.hash = `#/tasks/${encodeURIComponent(fork.id)}`;
       return undefined;
     } catch (error) {
       return (error as Error).message;
     }
   });
-  replaceChildren(container, h('a', { href: '#/tasks', class: 'back' }, '← All tasks'), summary, graph, h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element));
+  replaceChildren(
+    container,
+    h('a', { href: '#/tasks', class: 'back' }, '← All tasks'),
+    summary,
+    graph,
+    h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element),
+  );
 
   const state: SummaryState = { task: undefined, message: '', result: undefined };
   const draw = () => {
@@ -61,12 +70,17 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         graphKey = key;
         const drawn = planGraph(task);
         graph.hidden = !drawn;
-        if (drawn) replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
+        if (drawn)
+          replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
       }
       if (ENDED.has(task.status) && ended) stop();
     } catch (error) {
       if (signal.aborted) return;
-      if (!state.task) replaceChildren(summary, h('p', { class: 'error' }, `Could not load task ${taskId}: ${(error as Error).message}`));
+      if (!state.task)
+        replaceChildren(
+          summary,
+          h('p', { class: 'error' }, `Could not load task ${taskId}: ${(error as Error).message}`),
+        );
       else console.error(`Could not show task ${taskId}:`, error);
     }
   }
@@ -96,10 +110,14 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   };
 
   void refresh();
-  void followEvents(taskId, (event) => {
-    timeline.add(event);
-    void refresh();
-  }, signal).then(async () => {
+  void followEvents(
+    taskId,
+    (event) => {
+      timeline.add(event);
+      void refresh();
+    },
+    signal,
+  ).then(async () => {
     // The stream closes after the task's last event: one more look (after any in flight), then nothing more.
     ended = true;
     await refreshing;
@@ -123,7 +141,8 @@ interface Actions {
 function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult {
   const task = state.task!;
   const id = encodeURIComponent(task.id);
-  if (task.result && state.result?.text !== task.result) state.result = { text: task.result, node: markdown(task.result) };
+  if (task.result && state.result?.text !== task.result)
+    state.result = { text: task.result, node: markdown(task.result) };
   const answer = (event: Event) => {
     event.preventDefault();
     const input = (event.target as HTMLFormElement).querySelector('input')!;
@@ -136,47 +155,102 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       <span class="spacer"></span>
       <div class="actions">
         ${!ENDED.has(task.status) ? html`<button id="cancel-task" @click=${() => actions.post(`/v1/tasks/${id}/cancel`)}>Cancel</button>` : nothing}
-        ${(task.status === 'failed' || task.status === 'cancelled') && !task.parentId
-          ? html`<button id="retry-task" @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}>Retry</button>`
-          : nothing}
+        ${
+          (task.status === 'failed' || task.status === 'cancelled') && !task.parentId
+            ? html`<button
+                id="retry-task"
+                @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}
+              >
+                Retry
+              </button>`
+            : nothing
+        }
         ${ENDED.has(task.status) && !task.parentId ? html`<button id="delete-task" class="danger" @click=${() => actions.remove(task.id)}>Delete</button>` : nothing}
         <span class="form-message" role="status">${state.message}</span>
       </div>
     </div>
     <pre class="prompt">${task.prompt}</pre>
     <dl class="facts">
-      <dt>Agent</dt><dd>${task.agent}</dd>
-      <dt>Steps</dt><dd>${task.steps}</dd>
-      <dt>Tokens</dt><dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
-      <dt>Cost</dt><dd class="cost">${usd(task.costUsd)}</dd>
-      ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>` : nothing}
-      ${task.budget ? html`<dt>Budget</dt><dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>` : nothing}
-      <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
-      <dt>Priority</dt><dd>${task.priority}</dd>
-      ${task.model ? html`<dt>Model</dt><dd class="model">${task.model}</dd>` : nothing}
-      ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
-      ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
+      <dt>Agent</dt>
+      <dd>${task.agent}</dd>
+      <dt>Steps</dt>
+      <dd>${task.steps}</dd>
+      <dt>Tokens</dt>
+      <dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
+      <dt>Cost</dt>
+      <dd class="cost">${usd(task.costUsd)}</dd>
+      ${
+        task.totalUsage
+          ? html`<dt>With subtasks</dt>
+              <dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>`
+          : nothing
+      }
+      ${
+        task.budget
+          ? html`<dt>Budget</dt>
+              <dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>`
+          : nothing
+      }
+      <dt>Duration</dt>
+      <dd class="duration">${taskDuration(task) || '—'}</dd>
+      <dt>Priority</dt>
+      <dd>${task.priority}</dd>
+      ${
+        task.model
+          ? html`<dt>Model</dt>
+              <dd class="model">${task.model}</dd>`
+          : nothing
+      }
+      ${
+        task.forkOf
+          ? html`<dt>Forked from</dt>
+              <dd class="fork-of">
+                <a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step
+                ${task.forkOf.step}
+              </dd>`
+          : nothing
+      }
+      ${
+        task.parentId
+          ? html`<dt>Part of</dt>
+              <dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>`
+          : nothing
+      }
     </dl>
-    ${task.status === 'waiting'
-      ? html`<form class="answer" @submit=${answer}>
-          <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
-          <input id="answer-text" placeholder="Your answer" autocomplete="off" />
-          <button type="submit" class="primary">Answer</button>
-        </form>`
-      : nothing}
-    ${state.result ? html`<div class="result"><h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2><div id="task-result">${state.result.node}</div></div>` : nothing}
+    ${
+      task.status === 'waiting'
+        ? html`<form class="answer" @submit=${answer}>
+            <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
+            <input id="answer-text" placeholder="Your answer" autocomplete="off" />
+            <button type="submit" class="primary">Answer</button>
+          </form>`
+        : nothing
+    }
+    ${
+      state.result
+        ? html`<div class="result">
+            <h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2>
+            <div id="task-result">${state.result.node}</div>
+          </div>`
+        : nothing
+    }
     ${task.error ? html`<div class="error-box"><strong>${task.error.code}: </strong>${task.error.message}</div>` : nothing}
-    ${task.children?.length
-      ? html`<div class="children">
-          <h2>Subtasks</h2>
-          <ul>
-            ${task.children.map(
-              (child) =>
-                html`<li><a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a> <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span></li>`,
-            )}
-          </ul>
-        </div>`
-      : nothing}
+    ${
+      task.children?.length
+        ? html`<div class="children">
+            <h2>Subtasks</h2>
+            <ul>
+              ${task.children.map(
+                (child) =>
+                  html`<li>
+                    <a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a>
+                    <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span>
+                  </li>`,
+              )}
+            </ul>
+          </div>`
+        : nothing
+    }
   `;
 }
 
@@ -190,7 +264,9 @@ function planTitle(progress: { done: number; ended: number; total: number } | un
 function budgetText(budget: NonNullable<Task['budget']>): string {
   const parts = [
     ...(budget.usd !== null ? [`${usd(budget.spentUsd)} of ${usd(budget.usd)}`] : []),
-    ...(budget.tokens !== null ? [`${budget.spentTokens.toLocaleString('en')} of ${budget.tokens.toLocaleString('en')} tokens`] : []),
+    ...(budget.tokens !== null
+      ? [`${budget.spentTokens.toLocaleString('en')} of ${budget.tokens.toLocaleString('en')} tokens`]
+      : []),
   ];
   return `${parts.join(' · ')}${budget.spent ? ' · spent' : ''}`;
 }

@@ -33,25 +33,44 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     'div',
     { class: 'chips', role: 'tablist' },
     ...STATUSES.map((value) =>
-      h('button', { class: `chip${value === status ? ' active' : ''}`, 'data-status': value || 'all', onclick: (event: Event) => {
-        status = value;
-        shown = PAGE;
-        for (const chip of chips.children) chip.classList.toggle('active', chip === event.currentTarget);
-        void refresh();
-      } }, value || 'all'),
+      h(
+        'button',
+        {
+          class: `chip${value === status ? ' active' : ''}`,
+          'data-status': value || 'all',
+          onclick: (event: Event) => {
+            status = value;
+            shown = PAGE;
+            for (const chip of chips.children) chip.classList.toggle('active', chip === event.currentTarget);
+            void refresh();
+          },
+        },
+        value || 'all',
+      ),
     ),
   );
   let searchTimer: number | undefined;
-  const search = h('input', { type: 'search', id: 'task-search', placeholder: 'Search prompts', oninput: (event: Event) => {
-    window.clearTimeout(searchTimer);
-    searchTimer = window.setTimeout(() => {
-      query = (event.target as HTMLInputElement).value.trim();
-      shown = PAGE;
-      void refresh();
-    }, 250);
-  } });
+  const search = h('input', {
+    type: 'search',
+    id: 'task-search',
+    placeholder: 'Search prompts',
+    oninput: (event: Event) => {
+      window.clearTimeout(searchTimer);
+      searchTimer = window.setTimeout(() => {
+        query = (event.target as HTMLInputElement).value.trim();
+        shown = PAGE;
+        void refresh();
+      }, 250);
+    },
+  });
 
-  const batchInput = h('input', { type: 'search', id: 'batch-filter', placeholder: 'Batch id', value: batch, onchange: (event: Event) => showBatch((event.target as HTMLInputElement).value.trim()) });
+  const batchInput = h('input', {
+    type: 'search',
+    id: 'batch-filter',
+    placeholder: 'Batch id',
+    value: batch,
+    onchange: (event: Event) => showBatch((event.target as HTMLInputElement).value.trim()),
+  });
   const showBatch = (value: string) => {
     batch = value;
     batchInput.value = value;
@@ -61,22 +80,57 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   };
   const bulkMessage = h('span', { class: 'form-message', role: 'status', id: 'bulk-message' });
   const bulk = (action: 'cancel' | 'retry' | 'delete', label: string, id: string) =>
-    h('button', { id, class: 'ghost', onclick: async () => {
-      // Each action's own statuses: retry the failed (or the cancelled ones shown), delete the ended ones shown.
-      const only = action === 'retry' ? (status === 'cancelled' ? 'cancelled' : 'failed') : action === 'delete' ? (TERMINAL_STATUSES.has(status as TaskStatus) ? status : '') : status;
-      const filter = { ...(batch ? { batch } : {}), ...(only ? { status: only } : {}) };
-      if (!window.confirm(`${label}: every task ${batch ? `of batch ${batch}` : ''}${only ? ` that is ${only}` : ''}${action === 'delete' ? ', for good' : ''}?`)) return;
-      try {
-        const done = await request<{ matched: number; changed: number; more: boolean }>('/v1/tasks/bulk', { method: 'POST', body: { action, ...filter } });
-        const left = action === 'delete' && done.matched > done.changed ? ` (${done.matched - done.changed} left: a subtask of theirs has not ended)` : '';
-        bulkMessage.textContent = `${BULK_DONE[action]} ${done.changed} task${done.changed === 1 ? '' : 's'}${left}${done.more ? ' (more match: do it again)' : ''}.`;
-        void refresh();
-      } catch (error) {
-        bulkMessage.textContent = (error as Error).message;
-      }
-    } }, label);
+    h(
+      'button',
+      {
+        id,
+        class: 'ghost',
+        onclick: async () => {
+          // Each action's own statuses: retry the failed (or the cancelled ones shown), delete the ended ones shown.
+          const only =
+            action === 'retry'
+              ? status === 'cancelled'
+                ? 'cancelled'
+                : 'failed'
+              : action === 'delete'
+                ? TERMINAL_STATUSES.has(status as TaskStatus)
+                  ? status
+                  : ''
+                : status;
+          const filter = { ...(batch ? { batch } : {}), ...(only ? { status: only } : {}) };
+          if (
+            !window.confirm(
+              `${label}: every task ${batch ? `of batch ${batch}` : ''}${only ? ` that is ${only}` : ''}${action === 'delete' ? ', for good' : ''}?`,
+            )
+          )
+            return;
+          try {
+            const done = await request<{ matched: number; changed: number; more: boolean }>('/v1/tasks/bulk', {
+              method: 'POST',
+              body: { action, ...filter },
+            });
+            const left =
+              action === 'delete' && done.matched > done.changed
+                ? ` (${done.matched - done.changed} left: a subtask of theirs has not ended)`
+                : '';
+            bulkMessage.textContent = `${BULK_DONE[action]} ${done.changed} task${done.changed === 1 ? '' : 's'}${left}${done.more ? ' (more match: do it again)' : ''}.`;
+            void refresh();
+          } catch (error) {
+            bulkMessage.textContent = (error as Error).message;
+          }
+        },
+      },
+      label,
+    );
   const comparison = h('div', { class: 'comparison-scroll' });
-  const bulkBar = h('div', { class: 'bulk', hidden: true }, bulk('cancel', 'Cancel unfinished', 'bulk-cancel'), bulk('retry', 'Retry failed', 'bulk-retry'), bulk('delete', 'Delete ended', 'bulk-delete'), bulkMessage);
+  const bulkBar = h(
+    'div',
+    { class: 'bulk', hidden: true },
+    bulk('cancel', 'Cancel unfinished', 'bulk-cancel'),
+    bulk('retry', 'Retry failed', 'bulk-retry'),
+    bulk('delete', 'Delete ended', 'bulk-delete'),
+    bulkMessage,
+  );
 
   replaceChildren(
     container,
@@ -87,7 +141,17 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     h(
       'table',
       { class: 'tasks card' },
-      h('thead', {}, h('tr', {}, ...['Task', 'Prompt', 'Agent', 'Status', 'Steps', 'Tokens', 'Duration', 'Created'].map((title) => h('th', {}, title)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Task', 'Prompt', 'Agent', 'Status', 'Steps', 'Tokens', 'Duration', 'Created'].map((title) =>
+            h('th', {}, title),
+          ),
+        ),
+      ),
       rows,
     ),
     empty,
@@ -103,12 +167,18 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     // Bulk actions apply to a filter: a batch, or a status (never to everything).
     bulkBar.hidden = !batch && !status;
     try {
-      const page = await request<{ tasks: TaskSummary[]; nextCursor: string | null }>(`/v1/tasks?${params}`, { signal });
+      const page = await request<{ tasks: TaskSummary[]; nextCursor: string | null }>(`/v1/tasks?${params}`, {
+        signal,
+      });
       nextCursor = page.nextCursor;
       // Patched in place (rows keyed by task): a selection in the list survives its updates.
       render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
       render(batch ? modelComparison(page.tasks) : nothing, comparison);
-      empty.textContent = page.tasks.length ? '' : query || status || batch ? 'No task matches.' : 'No tasks yet: submit a batch above.';
+      empty.textContent = page.tasks.length
+        ? ''
+        : query || status || batch
+          ? 'No task matches.'
+          : 'No tasks yet: submit a batch above.';
       more.hidden = !nextCursor;
     } catch (error) {
       if (!signal.aborted) empty.textContent = `Could not load the tasks: ${(error as Error).message}`;
@@ -130,9 +200,15 @@ function taskRow(task: TaskSummary): TemplateResult {
     <td class="mono"><a href=${href}>${shortId(task.id)}</a></td>
     <td class="prompt" title=${task.prompt}>${clip(task.prompt, 90)}</td>
     <td>${task.agent}</td>
-    <td class="status"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${task.error
-      ? html`<div class="reason" title=${task.error.message}>${task.error.code}: ${clip(task.error.message, 70)}</div>`
-      : ''}</td>
+    <td class="status">
+      <span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${
+        task.error
+          ? html`<div class="reason" title=${task.error.message}>
+              ${task.error.code}: ${clip(task.error.message, 70)}
+            </div>`
+          : ''
+      }
+    </td>
     <td class="num steps">${task.steps}</td>
     <td class="num">${tokens(task.usage)}</td>
     <td class="num">${taskDuration(task)}</td>
