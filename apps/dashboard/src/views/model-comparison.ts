@@ -23,41 +23,22 @@ export function modelComparison(tasks: readonly TaskSummary[]): TemplateResult |
       .reduce((sum, task) => sum + (task.totalCostUsd ?? task.costUsd), 0),
   );
   return html`<table class="card comparison" id="model-comparison">
-    <caption>
-      By model
-    </caption>
-    <thead>
-      <tr>
-        <th>Prompt</th>
-        ${models.map((model) => html`<th class="model">${model}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${[...prompts].map(
-        ([prompt, row]) =>
-          html`<tr>
-            <td class="prompt" title=${prompt}>${clip(prompt, 70)}</td>
-            ${models.map((model) => cell(row.get(model)))}
-          </tr>`,
-      )}
-    </tbody>
-    <tfoot>
-      <tr>
-        <th>Cost</th>
-        ${totals.map((total) => html`<td class="num cost">${usd(total)}</td>`)}
-      </tr>
-    </tfoot>
+    <caption>By model</caption>
+    <thead><tr><th>Prompt</th>${models.map((model) => html`<th class="model">${model}</th>`)}</tr></thead>
+    <tbody>${[...prompts].map(
+      ([prompt, row]) => html`<tr>
+      <td class="prompt" title=${prompt}>${clip(prompt, 70)}</td>
+      ${models.map((model) => cell(row.get(model)))}
+    </tr>`,
+    )}</tbody>
+    <tfoot><tr><th>Cost</th>${totals.map((total) => html`<td class="num cost">${usd(total)}</td>`)}</tr></tfoot>
   </table>`;
 }
 
 function cell(task: TaskSummary | undefined): TemplateResult {
   if (!task) return html`<td class="muted">—</td>`;
   return html`<td class="compare-cell" data-model=${task.model ?? ''}>
-    <a href="#/tasks/${encodeURIComponent(task.id)}"
-      ><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span></a
-    >
-    <span class="muted"
-      >${task.steps} steps · ${usd(task.totalCostUsd ?? task.costUsd)} · ${taskDuration(task) || '—'}</span
-    >
+    <a href="#/tasks/${encodeURIComponent(task.id)}"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span></a>
+    <span class="muted">${task.steps} steps · ${usd(task.totalCostUsd ?? task.costUsd)} · ${taskDuration(task) || '—'}</span>
   </td>`;
 }

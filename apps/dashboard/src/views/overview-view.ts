@@ -58,9 +58,7 @@ function template(overview: OverviewView, pools: readonly PoolView[], usages: re
     <section class="tiles">
       ${SHOWN_STATUSES.map(
         (status) =>
-          html`<a class="tile card" href="#/tasks?status=${status}" data-status=${status}
-            ><span class="count">${counts[status] ?? 0}</span><span class="badge status-${status}">${status}</span></a
-          >`,
+          html`<a class="tile card" href="#/tasks?status=${status}" data-status=${status}><span class="count">${counts[status] ?? 0}</span><span class="badge status-${status}">${status}</span></a>`,
       )}
     </section>
     <section class="charts">
@@ -78,10 +76,7 @@ function template(overview: OverviewView, pools: readonly PoolView[], usages: re
         })}
       </div>
       <div class="card">
-        <h2>
-          Success rate ·
-          ${lastHour.done + lastHour.failed ? `${Math.round((100 * lastHour.done) / (lastHour.done + lastHour.failed))}% over the hour` : 'nothing finished this hour'}
-        </h2>
+        <h2>Success rate · ${lastHour.done + lastHour.failed ? `${Math.round((100 * lastHour.done) / (lastHour.done + lastHour.failed))}% over the hour` : 'nothing finished this hour'}</h2>
         ${timeChart({ kind: 'line', start: perMinute.start, unit: '%', max: 100, label: 'Share of finished jobs that completed, per minute', series: [{ name: 'completed', class: 'completed', values: successRate }] })}
       </div>
     </section>
@@ -92,32 +87,9 @@ function template(overview: OverviewView, pools: readonly PoolView[], usages: re
         ${
           sample.models.length
             ? html`<table class="models">
-                <thead>
-                  <tr>
-                    <th>Model</th>
-                    <th class="num">Tasks</th>
-                    <th class="num">Calls</th>
-                    <th class="num">Tokens in</th>
-                    <th class="num">Tokens out</th>
-                    <th class="num">Cost</th>
-                    <th class="num">Per call</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${sample.models.map(
-                    (model) =>
-                      html`<tr>
-                        <td>${model.model}</td>
-                        <td class="num">${model.tasks}</td>
-                        <td class="num">${model.calls}</td>
-                        <td class="num">${model.promptTokens}</td>
-                        <td class="num">${model.completionTokens}</td>
-                        <td class="num cost">${usd(model.costUsd)}</td>
-                        <td class="num">${model.modelMsPerCall === null ? '—' : duration(model.modelMsPerCall)}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
+              <thead><tr><th>Model</th><th class="num">Tasks</th><th class="num">Calls</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th><th class="num">Per call</th></tr></thead>
+              <tbody>${sample.models.map((model) => html`<tr><td>${model.model}</td><td class="num">${model.tasks}</td><td class="num">${model.calls}</td><td class="num">${model.promptTokens}</td><td class="num">${model.completionTokens}</td><td class="num cost">${usd(model.costUsd)}</td><td class="num">${model.modelMsPerCall === null ? '—' : duration(model.modelMsPerCall)}</td></tr>`)}</tbody>
+            </table>`
             : html`<p class="muted">No ended task yet.</p>`
         }
       </div>
@@ -126,53 +98,19 @@ function template(overview: OverviewView, pools: readonly PoolView[], usages: re
         ${
           sample.failures.length
             ? html`<table class="failures">
-                <thead>
-                  <tr>
-                    <th>Reason</th>
-                    <th class="num">Tasks</th>
-                    <th>For example</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${sample.failures.map(
-                    (failure) =>
-                      html`<tr>
-                        <td>${failure.code}</td>
-                        <td class="num">${failure.count}</td>
-                        <td>
-                          <a href="#/tasks/${encodeURIComponent(failure.example.id)}" title=${failure.example.message}
-                            >${clip(failure.example.message, 80)}</a
-                          >
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
+              <thead><tr><th>Reason</th><th class="num">Tasks</th><th>For example</th></tr></thead>
+              <tbody>${sample.failures.map((failure) => html`<tr><td>${failure.code}</td><td class="num">${failure.count}</td><td><a href="#/tasks/${encodeURIComponent(failure.example.id)}" title=${failure.example.message}>${clip(failure.example.message, 80)}</a></td></tr>`)}</tbody>
+            </table>`
             : html`<p class="muted">No failures.</p>`
         }
       </div>
-      <div class="card">
-        ${briefTable('Slowest', 'slowest', sample.slowest, (task) => duration(task.durationMs) || '—')}
-      </div>
-      <div class="card">
-        ${briefTable('Most tokens', 'costliest', sample.costliest, (task) => `${task.tokens} tokens`)}
-      </div>
+      <div class="card">${briefTable('Slowest', 'slowest', sample.slowest, (task) => duration(task.durationMs) || '—')}</div>
+      <div class="card">${briefTable('Most tokens', 'costliest', sample.costliest, (task) => `${task.tokens} tokens`)}</div>
     </section>
     <section class="card">
       <h2>Pools</h2>
       <table class="pools-table">
-        <thead>
-          <tr>
-            <th>Pool</th>
-            <th class="num">Jobs/min now</th>
-            <th class="num">Waiting</th>
-            <th class="num">Running</th>
-            <th class="num">Failed</th>
-            <th class="num">Workers</th>
-            <th class="num">Model per call</th>
-            <th>Tools</th>
-          </tr>
-        </thead>
+        <thead><tr><th>Pool</th><th class="num">Jobs/min now</th><th class="num">Waiting</th><th class="num">Running</th><th class="num">Failed</th><th class="num">Workers</th><th class="num">Model per call</th><th>Tools</th></tr></thead>
         <tbody>
           ${pools.map((pool) => {
             const agent = agentOf.get(pool.name);
@@ -202,32 +140,20 @@ function tenantsTable(usages: readonly UsageView[]): TemplateResult {
   return html`<section class="card usage" id="tenants">
     <h2>Limits · every tenant</h2>
     <table class="tenants-table">
-      <thead>
-        <tr>
-          <th>Tenant</th>
-          <th class="num">Tasks not ended</th>
-          <th class="num">Tasks stored</th>
-          <th class="num">Written to Redis</th>
-          <th class="num">Today</th>
-        </tr>
-      </thead>
+      <thead><tr><th>Tenant</th><th class="num">Tasks not ended</th><th class="num">Tasks stored</th><th class="num">Written to Redis</th><th class="num">Today</th></tr></thead>
       <tbody>
         ${usages.map(
-          (usage) =>
-            html`<tr data-tenant=${usage.tenant}>
-              <td>${usage.tenant}</td>
-              ${cell(usage, 'unfinished', `${plain(usage.tasks.unfinished)} of ${plain(usage.limits.unfinished)}`)}
-              ${cell(usage, 'stored', `${plain(usage.tasks.stored)} of ${plain(usage.limits.stored)}`)}
-              ${cell(usage, 'writtenBytes', usage.limits.writtenBytes === null ? bytes(usage.writtenBytes) : `${bytes(usage.writtenBytes)} of ${bytes(usage.limits.writtenBytes)}`)}
-              ${cell(usage, 'daily', usage.today ? `${plain(usage.today.tokens)} tokens, ${usd(usage.today.usd)}` : '—')}
-            </tr>`,
+          (usage) => html`<tr data-tenant=${usage.tenant}>
+            <td>${usage.tenant}</td>
+            ${cell(usage, 'unfinished', `${plain(usage.tasks.unfinished)} of ${plain(usage.limits.unfinished)}`)}
+            ${cell(usage, 'stored', `${plain(usage.tasks.stored)} of ${plain(usage.limits.stored)}`)}
+            ${cell(usage, 'writtenBytes', usage.limits.writtenBytes === null ? bytes(usage.writtenBytes) : `${bytes(usage.writtenBytes)} of ${bytes(usage.limits.writtenBytes)}`)}
+            ${cell(usage, 'daily', usage.today ? `${plain(usage.today.tokens)} tokens, ${usd(usage.today.usd)}` : '—')}
+          </tr>`,
         )}
       </tbody>
     </table>
-    <p class="muted">
-      A figure in red is at its limit: that tenant's new tasks are refused. Today's spending is counted for tenants with
-      a daily limit.
-    </p>
+    <p class="muted">A figure in red is at its limit: that tenant's new tasks are refused. Today's spending is counted for tenants with a daily limit.</p>
   </section>`;
 }
 
@@ -277,9 +203,7 @@ function usageCard(usage: UsageView): TemplateResult {
             <td>${row.label}</td>
             <td class="num used">${row.shown(row.used)}</td>
             <td class="num">${row.of === null ? 'no limit' : `of ${row.shown(row.of)}`}</td>
-            <td class="meter">
-              ${row.of === null ? '' : html`<meter min="0" max=${row.of} low=${0.7 * row.of} high=${0.9 * row.of} optimum="0" value=${Math.min(row.used, row.of)} title=${`${row.label}: ${row.shown(row.used)} of ${row.shown(row.of)}`}></meter>`}
-            </td>
+            <td class="meter">${row.of === null ? '' : html`<meter min="0" max=${row.of} low=${0.7 * row.of} high=${0.9 * row.of} optimum="0" value=${Math.min(row.used, row.of)} title=${`${row.label}: ${row.shown(row.used)} of ${row.shown(row.of)}`}></meter>`}</td>
             <td>${reached ? html`<span class="badge status-failed">reached</span>` : ''}</td>
           </tr>`;
         })}
@@ -287,10 +211,7 @@ function usageCard(usage: UsageView): TemplateResult {
     </table>
     ${
       usage.reached.length
-        ? html`<p class="refused">
-            New tasks are refused while a limit is
-            reached${today && usage.reached.includes('daily') ? ` (the day's spending starts again at ${today.resetsAt})` : ''}.
-          </p>`
+        ? html`<p class="refused">New tasks are refused while a limit is reached${today && usage.reached.includes('daily') ? ` (the day's spending starts again at ${today.resetsAt})` : ''}.</p>`
         : today
           ? ''
           : html`<p class="muted">No daily limit: this tenant's spending is not counted.</p>`
@@ -308,18 +229,8 @@ function briefTable(
     ${
       tasks.length
         ? html`<table class=${id}>
-            <tbody>
-              ${tasks.map(
-                (task) =>
-                  html`<tr>
-                    <td class="mono"><a href="#/tasks/${encodeURIComponent(task.id)}">${shortId(task.id)}</a></td>
-                    <td>${clip(task.prompt, 60)}</td>
-                    <td><span class="badge status-${task.status}">${task.status}</span></td>
-                    <td class="num">${figure(task)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+          <tbody>${tasks.map((task) => html`<tr><td class="mono"><a href="#/tasks/${encodeURIComponent(task.id)}">${shortId(task.id)}</a></td><td>${clip(task.prompt, 60)}</td><td><span class="badge status-${task.status}">${task.status}</span></td><td class="num">${figure(task)}</td></tr>`)}</tbody>
+        </table>`
         : html`<p class="muted">No ended task yet.</p>`
     }`;
 }

@@ -157,12 +157,7 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
         ${!ENDED.has(task.status) ? html`<button id="cancel-task" @click=${() => actions.post(`/v1/tasks/${id}/cancel`)}>Cancel</button>` : nothing}
         ${
           (task.status === 'failed' || task.status === 'cancelled') && !task.parentId
-            ? html`<button
-                id="retry-task"
-                @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}
-              >
-                Retry
-              </button>`
+            ? html`<button id="retry-task" @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}>Retry</button>`
             : nothing
         }
         ${ENDED.has(task.status) && !task.parentId ? html`<button id="delete-task" class="danger" @click=${() => actions.remove(task.id)}>Delete</button>` : nothing}
@@ -171,84 +166,40 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
     </div>
     <pre class="prompt">${task.prompt}</pre>
     <dl class="facts">
-      <dt>Agent</dt>
-      <dd>${task.agent}</dd>
-      <dt>Steps</dt>
-      <dd>${task.steps}</dd>
-      <dt>Tokens</dt>
-      <dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
-      <dt>Cost</dt>
-      <dd class="cost">${usd(task.costUsd)}</dd>
-      ${
-        task.totalUsage
-          ? html`<dt>With subtasks</dt>
-              <dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>`
-          : nothing
-      }
-      ${
-        task.budget
-          ? html`<dt>Budget</dt>
-              <dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>`
-          : nothing
-      }
-      <dt>Duration</dt>
-      <dd class="duration">${taskDuration(task) || '—'}</dd>
-      <dt>Priority</dt>
-      <dd>${task.priority}</dd>
-      ${
-        task.model
-          ? html`<dt>Model</dt>
-              <dd class="model">${task.model}</dd>`
-          : nothing
-      }
-      ${
-        task.forkOf
-          ? html`<dt>Forked from</dt>
-              <dd class="fork-of">
-                <a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step
-                ${task.forkOf.step}
-              </dd>`
-          : nothing
-      }
-      ${
-        task.parentId
-          ? html`<dt>Part of</dt>
-              <dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>`
-          : nothing
-      }
+      <dt>Agent</dt><dd>${task.agent}</dd>
+      <dt>Steps</dt><dd>${task.steps}</dd>
+      <dt>Tokens</dt><dd>${tokens(task.usage)} (${task.usage.promptTokens} in / ${task.usage.completionTokens} out)</dd>
+      <dt>Cost</dt><dd class="cost">${usd(task.costUsd)}</dd>
+      ${task.totalUsage ? html`<dt>With subtasks</dt><dd>${tokens(task.totalUsage)} tokens · ${usd(task.totalCostUsd ?? 0)}</dd>` : nothing}
+      ${task.budget ? html`<dt>Budget</dt><dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>` : nothing}
+      <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
+      <dt>Priority</dt><dd>${task.priority}</dd>
+      ${task.model ? html`<dt>Model</dt><dd class="model">${task.model}</dd>` : nothing}
+      ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
+      ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
     </dl>
     ${
       task.status === 'waiting'
         ? html`<form class="answer" @submit=${answer}>
-            <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
-            <input id="answer-text" placeholder="Your answer" autocomplete="off" />
-            <button type="submit" class="primary">Answer</button>
-          </form>`
+          <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
+          <input id="answer-text" placeholder="Your answer" autocomplete="off" />
+          <button type="submit" class="primary">Answer</button>
+        </form>`
         : nothing
     }
-    ${
-      state.result
-        ? html`<div class="result">
-            <h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2>
-            <div id="task-result">${state.result.node}</div>
-          </div>`
-        : nothing
-    }
+    ${state.result ? html`<div class="result"><h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2><div id="task-result">${state.result.node}</div></div>` : nothing}
     ${task.error ? html`<div class="error-box"><strong>${task.error.code}: </strong>${task.error.message}</div>` : nothing}
     ${
       task.children?.length
         ? html`<div class="children">
-            <h2>Subtasks</h2>
-            <ul>
-              ${task.children.map(
-                (child) =>
-                  html`<li>
-                    <a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a>
-                    <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span>
-                  </li>`,
-              )}
-            </ul>
-          </div>`
+          <h2>Subtasks</h2>
+          <ul>
+            ${task.children.map(
+              (child) =>
+                html`<li><a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a> <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span></li>`,
+            )}
+          </ul>
+        </div>`
         : nothing
     }
   `;

@@ -200,15 +200,11 @@ function taskRow(task: TaskSummary): TemplateResult {
     <td class="mono"><a href=${href}>${shortId(task.id)}</a></td>
     <td class="prompt" title=${task.prompt}>${clip(task.prompt, 90)}</td>
     <td>${task.agent}</td>
-    <td class="status">
-      <span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${
-        task.error
-          ? html`<div class="reason" title=${task.error.message}>
-              ${task.error.code}: ${clip(task.error.message, 70)}
-            </div>`
-          : ''
-      }
-    </td>
+    <td class="status"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${
+      task.error
+        ? html`<div class="reason" title=${task.error.message}>${task.error.code}: ${clip(task.error.message, 70)}</div>`
+        : ''
+    }</td>
     <td class="num steps">${task.steps}</td>
     <td class="num">${tokens(task.usage)}</td>
     <td class="num">${taskDuration(task)}</td>
