@@ -13,8 +13,16 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-const TOO_MANY =
-  'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\nRetry-After: 5\r\n\r\n';
+/** The answer to a connection past the cap: a whole HTTP response, then the connection is closed. */
+function tooMany(perAddress: number): string {
+  const body = JSON.stringify({
+    error: {
+      code: 'unavailable',
+      message: `This address holds ${perAddress} connections to the API already (AGENTQ_CONNECTIONS_PER_ADDRESS): close some, or reuse them (keep-alive).`,
+    },
+  });
+  return `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
 
 /** `perAddress`: 0 for no cap. */
 export function createApiServer(options: { app: RequestListener; perAddress: number }): Server {
@@ -29,17 +37,12 @@ export function createApiServer(options: { app: RequestListener; perAddress: num
   );
   if (options.perAddress > 0) {
     const open = new Map<string, number>();
+    const refusal = tooMany(options.perAddress);
     server.on('connection', (socket: Socket) => {
       const address = socket.remoteAddress ?? '';
       const count = (open.get(address) ?? 0) + 1;
       if (count > options.perAddress) {
-        const body = JSON.stringify({
-          error: {
-            code: 'unavailable',
-            message: `This address holds ${options.perAddress} connections to the API already (AGENTQ_CONNECTIONS_PER_ADDRESS): close some, or reuse them (keep-alive).`,
-          },
-        });
-        socket.end(`${TOO_MANY.replace('\r\n\r\n', `\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`)}${body}`);
+        socket.end(refusal);
         socket.destroySoon();
         return;
       }

@@ -4,10 +4,12 @@ import { Redis } from 'ioredis';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';
 
-export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisProbe> {
-  // No ready check: its INFO, refused with NOAUTH, would close the connection and answer "Connection is
-  // closed", which read as a Redis that does not answer.
-  const client = new Redis(url, {
+/**
+ * A client that asks once, without retries. No ready check: its INFO, refused with NOAUTH, would close
+ * the connection and answer "Connection is closed", which read as a Redis that does not answer.
+ */
+function askOnce(url: string, timeoutMs: number): Redis {
+  return new Redis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
@@ -15,6 +17,10 @@ export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisP
     enableOfflineQueue: false,
     enableReadyCheck: false,
   });
+}
+
+export async function probeRedis(url: string, timeoutMs = 1_000): Promise<RedisProbe> {
+  const client = askOnce(url, timeoutMs);
   let failure: unknown;
   client.on('error', (error) => (failure ??= error));
   try {
@@ -40,13 +46,7 @@ export async function probeRedisMemory(
   url: string,
   timeoutMs = 1_000,
 ): Promise<{ evicts?: string; unbounded?: boolean; unlogged?: boolean }> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
+  const client = askOnce(url, timeoutMs);
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -50,6 +50,11 @@ export async function* eventPages(
     options.streamKey,
     options.key,
   );
+  // What is left after `after`, read at once by the script that reads all three.
+  const rest = async function* () {
+    const events = await readEvents({ ...options, afterSeq: after });
+    if (events.length) yield events;
+  };
   const newer = (events: StoredEvent[]) => {
     const kept = events.filter((stored) => seqOf(stored) > after);
     if (kept.length) after = seqOf(kept.at(-1)!);
@@ -62,16 +67,14 @@ export async function* eventPages(
         if (kept.length) yield kept;
       }
     } catch {
-      // Compacted again meanwhile (a retried task's events joined it): what is left, read at once.
-      const rest = await readEvents({ ...options, afterSeq: after });
-      if (rest.length) yield rest;
+      // Compacted again meanwhile (a retried task's events joined it).
+      yield* rest();
       return;
     }
   }
   // An earlier version's stream beside this version's list (a process of each writing): in order of seq, at once.
   if (streamed.length && listStart) {
-    const rest = await readEvents({ ...options, afterSeq: after });
-    if (rest.length) yield rest;
+    yield* rest();
     return;
   }
   // An earlier version's stream entry holds a write's events, one per line.
@@ -89,9 +92,7 @@ export async function* eventPages(
     // Gone, or not where it was: compacted meanwhile (an ended list is kept until it is).
     const moved = page.length ? page[0]!.seq > after + 1 : (await options.redis.exists(options.key)) === 0;
     if (moved) {
-      // Compacted meanwhile: what is left, read at once.
-      const rest = await readEvents({ ...options, afterSeq: after });
-      if (rest.length) yield rest;
+      yield* rest();
       return;
     }
     const kept = newer(page);

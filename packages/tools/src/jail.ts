@@ -265,8 +265,8 @@ export class Jail {
             throw new ToolError('tool_unavailable', 'the jail ended before it started its program');
           const pids = [child.pid, reported.childPid];
           contain(pids, group);
-          if (group) {
-            // A run past its memory is ended whole, not only its largest process (cgroup v2 does it itself).
+          if (group && !group.endsWholeOnOom) {
+            // A run past its memory is ended whole, not only its largest process.
             watch = setInterval(() => {
               if (group.memoryKills() > 0) void end();
             }, MEMORY_LOOK_MS);

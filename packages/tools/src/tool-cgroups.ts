@@ -149,11 +149,6 @@ export class ToolCgroups {
     return new ToolCgroups(host, { memory: folder, pids: folder, cpu: host.cpu ? folder : undefined });
   }
 
-  /** "cgroup v1 (memory, pids, cpu)", for logs and doctor. */
-  describe(): string {
-    return describeCgroups(this.host);
-  }
-
   /**
    * A group for one run, with its limits set and nothing in it: one an earlier run left empty, else a
    * new one (making and removing a memory cgroup cost a tool call about 5 ms, measured).
@@ -264,6 +259,11 @@ export class RunGroup {
     }
     this.limitBytes = limits.memoryBytes;
     this.killsBefore = this.allMemoryKills();
+  }
+
+  /** The kernel ends the whole run when it kills one of its processes for memory (v2's memory.oom.group). */
+  get endsWholeOnOom(): boolean {
+    return this.version === 2;
   }
 
   /** No process left in it. */
