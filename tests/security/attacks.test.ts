@@ -305,10 +305,10 @@ describe('a task attacking from its jail, with the default settings', () => {
         ),
       ],
       // Its score lowered (which only a worker with CAP_SYS_RESOURCE can forbid), then 1,000 MiB in /dev/shm
-      // and /tmp (each within its 512 MiB) and 100 MiB of heap: the rest of its shell is ended too.
+      // and /tmp (each within its 512 MiB) and 100 MiB of heap: the rest of its shell is ended too (its 8 s sleep: slack for a loaded machine).
       'tmpfs and score': [
         bash(
-          'echo 0 > /proc/self/oom_score_adj; grep memory /proc/self/cgroup; head -c 500M /dev/zero > /dev/shm/a; head -c 500M /dev/zero > /tmp/b; python3 -c "x = bytearray(100 << 20)"; sleep 2; echo held',
+          'echo 0 > /proc/self/oom_score_adj; grep memory /proc/self/cgroup; head -c 500M /dev/zero > /dev/shm/a; head -c 500M /dev/zero > /tmp/b; python3 -c "x = bytearray(100 << 20)"; sleep 8; echo held',
         ),
       ],
     });
