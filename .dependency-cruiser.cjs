@@ -1,7 +1,7 @@
 /**
  * The intended arrows of agentq (docs/ARCHITECTURE.md), checked by `npm run deps` in CI:
- * apps -> queue -> core -> llm/protocol/tools, everything -> contract, the dashboard -> contract only,
- * and no import circle between files.
+ * apps -> tasks -> scheduling -> store, tasks -> core -> llm/protocol/tools, everything -> contract,
+ * the dashboard -> contract only, and no import circle between files.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -31,9 +31,25 @@ module.exports = {
     {
       name: 'core-knows-no-queue-nor-redis',
       severity: 'error',
-      comment: 'The agent loop runs against a journal interface; the queue package implements it over Redis.',
+      comment: 'The agent loop runs against a journal interface; the tasks package implements it over Redis.',
       from: { path: '^packages/core/src/' },
-      to: { path: '^(packages/(queue|config)/|apps/)|node_modules/(ioredis|bullmq)/' },
+      to: { path: '^(packages/(store|scheduling|tasks|config)/|apps/)|node_modules/(ioredis|bullmq)/' },
+    },
+    {
+      name: 'store-is-storage-only',
+      severity: 'error',
+      comment:
+        'The store holds records, keys, indexes, events and their scripts: it knows nothing of queues, the task service or the loop.',
+      from: { path: '^packages/store/src/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^packages/(scheduling|tasks|core|llm|config|telemetry)/|node_modules/bullmq/' },
+    },
+    {
+      name: 'scheduling-knows-no-task-service',
+      severity: 'error',
+      comment:
+        'Scheduling decides which job runs next; what a task is and how it changes is the task service above it.',
+      from: { path: '^packages/scheduling/src/' },
+      to: { path: '^packages/(tasks|core|llm|config|telemetry)/' },
     },
     {
       name: 'leaf-packages-stay-leaves',
@@ -41,7 +57,7 @@ module.exports = {
       comment:
         'The model client, the tool protocol, the tools and the telemetry know nothing of the loop, the queue or the config.',
       from: { path: '^packages/(llm|protocol|tools|telemetry)/src/' },
-      to: { path: '^packages/(core|queue|config)/|node_modules/(ioredis|bullmq)/' },
+      to: { path: '^packages/(core|store|scheduling|tasks|config)/|node_modules/(ioredis|bullmq)/' },
     },
     {
       name: 'every-import-resolves',

@@ -14,7 +14,7 @@ const UNIT = [
   'packages/{config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
   'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool}.test.ts',
 ];
-const INTEGRATION = ['packages/{queue,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
+const INTEGRATION = ['packages/{store,scheduling,tasks,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
 const withRedis = ['tests/setup/redis-server.ts'];
 
 export default defineConfig({
@@ -22,7 +22,7 @@ export default defineConfig({
     // Unit tests run the TypeScript sources; end-to-end tests spawn the built processes.
     alias: [
       {
-        find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|queue)$/,
+        find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|store|scheduling|tasks)$/,
         replacement: path.join(root, 'packages/$1/src/index.ts'),
       },
       { find: /^@agentq\/(api|worker|cli)$/, replacement: path.join(root, 'apps/$1/src/index.ts') },

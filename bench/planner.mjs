@@ -6,7 +6,7 @@
  *   npm run bench:planner -- --tasks 100
  */
 import { parseArgs } from 'node:util';
-import { createKeys, STATUS_SPAN, statusBand } from '@agentq/queue';
+import { createKeys, STATUS_SPAN, statusBand } from '@agentq/store';
 import { startAgentq, until } from './lib/agentq.mjs';
 import { startModel } from './lib/model.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';

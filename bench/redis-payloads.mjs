@@ -6,7 +6,8 @@
  *
  *   node bench/redis-payloads.mjs
  */
-import { createKeys, TaskStore, Transitions } from '@agentq/queue';
+import { createKeys, TaskStore } from '@agentq/store';
+import { Transitions } from '@agentq/tasks';
 import { startCountedRedis } from './lib/counted-redis.mjs';
 
 const COUNT = 300;

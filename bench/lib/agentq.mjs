@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { countByStatus, createKeys } from '@agentq/queue';
+import { countByStatus, createKeys } from '@agentq/store';
 import { startAgentqApi, startAgentqWorker } from './processes.mjs';
 
 export async function startAgentq({

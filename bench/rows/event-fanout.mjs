@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import { createSseReader } from '@agentq/contract';
-import { createKeys, TaskStore } from '@agentq/queue';
+import { createKeys, TaskStore } from '@agentq/store';
 import { Redis } from 'ioredis';
 import { startAgentq } from '../lib/agentq.mjs';
 import { alternate, percentile } from '../lib/stats.mjs';

@@ -4,7 +4,7 @@
  * options, each on a redis-server under callgrind (counted-redis.mjs). A change to a script or to a
  * step's commands shows here to within about 1% on this noisy machine, where the CPU row moves 20%.
  */
-import { createKeys } from '@agentq/queue';
+import { createKeys } from '@agentq/store';
 import { startAgentq, until } from '../lib/agentq.mjs';
 import { startCountedRedis } from '../lib/counted-redis.mjs';
 import { startModel } from '../lib/model.mjs';

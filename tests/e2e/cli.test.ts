@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { connectRedis, createKeys } from '@agentq/queue';
+import { connectRedis, createKeys } from '@agentq/store';
 import { spawn } from 'node:child_process';
 import { AGENTQ_MAIN, spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';

@@ -2,7 +2,8 @@
 import type { TaskView } from '@agentq/contract';
 import { afterEach, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
+import { closeQueues, createAgentQueues } from '@agentq/scheduling';
+import { connectRedis, createKeys } from '@agentq/store';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
-import { closeQueues, connectRedis, createAgentQueues, createKeys } from '@agentq/queue';
+import { closeQueues, createAgentQueues } from '@agentq/scheduling';
+import { connectRedis, createKeys } from '@agentq/store';
 import { readSse, waitForEnd, waitForEvent } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { TaskEvent, TaskView } from '@agentq/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoubleReply, DoubleRequest, DoubleRule } from '@agentq/llm';
-import { connectRedis, createKeys } from '@agentq/queue';
+import { connectRedis, createKeys } from '@agentq/store';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 

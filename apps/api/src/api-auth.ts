@@ -11,7 +11,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { isLoopbackHost, type ApiKey } from '@agentq/config';
-import { DEFAULT_TENANT } from '@agentq/queue';
+import { DEFAULT_TENANT } from '@agentq/store';
 import { ApiError } from './api-error.js';
 
 const KEY_COOKIE = 'agentq_key';

@@ -5,7 +5,7 @@
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, type RedisFull } from '@agentq/queue';
+import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, type RedisFull } from '@agentq/store';
 import type { Logger } from '@agentq/telemetry';
 
 /** Every error code the API answers with (the status follows from it, `statusFor`). */

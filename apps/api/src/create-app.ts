@@ -15,13 +15,13 @@ import type { Redis } from 'ioredis';
 import type { ApiKey } from '@agentq/config';
 import {
   DEFAULT_TENANT,
-  type AgentQueues,
   type EventHub,
   type Keys,
   type RedisMemory,
   type RoomLimits,
   type TaskStore,
-} from '@agentq/queue';
+} from '@agentq/store';
+import { type AgentQueues } from '@agentq/scheduling';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';

@@ -1,12 +1,13 @@
 /**
  * The API described (OpenAPI 3.1), served at `GET /openapi.json`. Built with zod-openapi from the same
- * zod schemas the routes validate with (`@agentq/queue`'s submit, statuses and answer schemas, the
+ * zod schemas the routes validate with (`@agentq/tasks`'s submit, statuses and answer schemas, the
  * list query), and from api-schemas.ts for what they answer. Nothing here is written as JSON Schema by
  * hand; a test checks that every route of the app is in it and that it validates.
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { answerSchema, forkSchema, statusesSchema, submitSchema, TASK_ID_PATTERN } from '@agentq/queue';
+import { answerSchema, forkSchema, statusesSchema, submitSchema } from '@agentq/tasks';
+import { TASK_ID_PATTERN } from '@agentq/store';
 import {
   bulkResultSchema,
   errorBodySchema,

@@ -16,19 +16,18 @@ import {
 } from '@agentq/config';
 import {
   closeConnection,
-  closeQueues,
   connectRedis,
-  createAgentQueues,
   createKeys,
   EventHub,
-  forkDiskQuota,
   RedisMemory,
   redisReady,
   TaskStore,
   upgradeTaskIndexes,
   warnIfEvicting,
   watchRedis,
-} from '@agentq/queue';
+} from '@agentq/store';
+import { closeQueues, createAgentQueues } from '@agentq/scheduling';
+import { forkDiskQuota } from '@agentq/tasks';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';

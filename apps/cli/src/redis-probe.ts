@@ -1,5 +1,5 @@
 /** Whether a Redis answers at a URL, asked once without retries: `ok`, `auth` (it wants other credentials), or `down`. */
-import { evictionWarning, readRedisMemory } from '@agentq/queue';
+import { evictionWarning, readRedisMemory } from '@agentq/store';
 import { Redis } from 'ioredis';
 
 export type RedisProbe = 'ok' | 'auth' | 'down';

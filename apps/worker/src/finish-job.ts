@@ -7,7 +7,9 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
 import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
-import { budgetSpent, startPlan, type ByRun, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { budgetSpent, type TaskRecord } from '@agentq/store';
+import { startPlan, type ByRun } from '@agentq/tasks';
+import { type JobPayload } from '@agentq/scheduling';
 import { capOutput } from '@agentq/tools';
 import { holdTask } from './hold-task.js';
 import { plannerHold, type PlannerContext } from './plan-job.js';

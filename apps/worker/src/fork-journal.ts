@@ -4,7 +4,7 @@
  * of the source's (from step 1) or after the kept steps (from a later one).
  */
 import type { MemoryEntry } from '@agentq/protocol';
-import type { TaskRecord, TaskStore } from '@agentq/queue';
+import type { TaskRecord, TaskStore } from '@agentq/store';
 
 export async function forkJournal(options: {
   store: TaskStore;

@@ -21,14 +21,8 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import {
-  CommitNotReplicated,
-  createRedisJournal,
-  type ByRun,
-  type RedisJournal,
-  type SpendingStop,
-  type TaskRecord,
-} from '@agentq/queue';
+import { CommitNotReplicated, type SpendingStop, type TaskRecord } from '@agentq/store';
+import { createRedisJournal, type ByRun, type RedisJournal } from '@agentq/tasks';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 import { WaitForRateLimit } from './rate-limited-model.js';

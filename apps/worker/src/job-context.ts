@@ -1,7 +1,9 @@
 /** What every job of a worker process gets: the stores, the pool's model, the cancel signals, the config. */
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
-import type { AgentQueues, TaskStore, Transitions } from '@agentq/queue';
+import type { AgentQueues } from '@agentq/scheduling';
+import type { TaskStore } from '@agentq/store';
+import type { Transitions } from '@agentq/tasks';
 import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
 import type { ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';

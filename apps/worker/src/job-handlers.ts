@@ -1,11 +1,12 @@
 /**
- * Which handler runs each kind of job of the catalog (`@agentq/queue`'s jobs.ts), per pool: the
+ * Which handler runs each kind of job of the catalog (`@agentq/scheduling`'s jobs.ts), per pool: the
  * agent loop for an agent pool's tasks; planning and a planned task's end for the planner's.
  */
 import { DelayedError, type Job } from 'bullmq';
 import type { AgentPool } from '@agentq/contract';
 import { loopTurn } from '@agentq/llm';
-import { CommitNotReplicated, readJob } from '@agentq/queue';
+import { CommitNotReplicated } from '@agentq/store';
+import { readJob } from '@agentq/scheduling';
 import type { Metrics } from '@agentq/telemetry';
 import { runFinishJob } from './finish-job.js';
 import type { JobContext } from './job-context.js';

@@ -5,7 +5,7 @@
  */
 import type { Config } from '@agentq/config';
 import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';
-import type { SharedRateLimits } from '@agentq/queue';
+import type { SharedRateLimits } from '@agentq/scheduling';
 import { rateLimitedModel } from './rate-limited-model.js';
 
 export type ModelCatalog = (name: string) => LanguageModel;

@@ -6,7 +6,9 @@
 import type { Job } from 'bullmq';
 import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
 import { planTask, type PlanOutcome } from '@agentq/core';
-import { releaseSubtasks, startPlan, type JobPayload, type TaskRecord } from '@agentq/queue';
+import { releaseSubtasks, startPlan } from '@agentq/tasks';
+import { type JobPayload } from '@agentq/scheduling';
+import { type TaskRecord } from '@agentq/store';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { plannerPrompt } from './planner-prompt.js';

@@ -7,7 +7,7 @@
  */
 import { countMessageTokens, loadTokenizer } from '@agentq/core';
 import { LlmError, type LanguageModel, type ModelRequest, type ModelResponse, type ToolSpec } from '@agentq/llm';
-import type { ModelLimit, SharedRateLimits } from '@agentq/queue';
+import type { ModelLimit, SharedRateLimits } from '@agentq/scheduling';
 
 /** Reserved for a call's answer when AGENTQ_MAX_OUTPUT_TOKENS does not bound it. */
 export const UNBOUNDED_OUTPUT_RESERVE = 1_000;

@@ -1,6 +1,7 @@
 /** Writes how a run of the agent loop ended: the task's final status, its result or error, and the event. */
 import type { AgentOutcome } from '@agentq/core';
-import type { ByRun, CommitResult, TaskRef, Transitions } from '@agentq/queue';
+import type { ByRun, TaskRef, Transitions } from '@agentq/tasks';
+import type { CommitResult } from '@agentq/store';
 
 export function recordOutcome(options: {
   transitions: Transitions;

@@ -16,7 +16,9 @@ import {
   type StopCondition,
 } from '@agentq/core';
 import type { MemoryEntry } from '@agentq/protocol';
-import { createRedisScratchpad, forkDiskQuota, onSubtaskFinished, type JobPayload } from '@agentq/queue';
+import { createRedisScratchpad } from '@agentq/store';
+import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
+import { type JobPayload } from '@agentq/scheduling';
 import { toolsFor, WorkdirDisk } from '@agentq/tools';
 import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';

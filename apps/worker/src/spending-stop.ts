@@ -3,7 +3,7 @@
  * tenant's byte limit is spent: the commit script tells it with every commit (and its claim), and this says it in words.
  */
 import type { StopCondition } from '@agentq/core';
-import type { SpendingStop, TaskRecord } from '@agentq/queue';
+import type { SpendingStop, TaskRecord } from '@agentq/store';
 
 export function spendingStopMessage(stop: SpendingStop, record: TaskRecord): string {
   if (stop === 'budget')

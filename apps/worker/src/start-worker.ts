@@ -20,28 +20,24 @@ import {
   type Config,
 } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
+import { closeQueues, createAgentQueues, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
 import {
-  closeQueues,
   connectRedis,
   upgradeTaskIndexes,
-  createAgentQueues,
   createKeys,
   compactEvents,
   expireTasks,
   removeLeftWorkdirs,
   HEARTBEAT_TTL_MS,
-  onSubtaskFinished,
   warnIfEvicting,
   removeHeartbeat,
   settledWithin,
   closeConnection,
   sendHeartbeat,
-  SharedRateLimits,
   TaskStore,
-  Transitions,
   watchRedis,
-  type AgentQueues,
-} from '@agentq/queue';
+} from '@agentq/store';
+import { onSubtaskFinished, Transitions } from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,

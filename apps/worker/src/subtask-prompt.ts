@@ -2,7 +2,7 @@
  * The prompt of a subtask: its own task, the goal it is part of, and the results of the subtasks it
  * needs (they flow along the plan's edges).
  */
-import type { TaskRecord, TaskStore } from '@agentq/queue';
+import type { TaskRecord, TaskStore } from '@agentq/store';
 import { capOutput } from '@agentq/tools';
 
 /** Characters of each needed subtask's result a subtask sees (head and tail kept). */

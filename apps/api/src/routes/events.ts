@@ -4,7 +4,7 @@
  */
 import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
 import { Router, type Request, type Response } from 'express';
-import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/queue';
+import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/store';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';

@@ -8,14 +8,8 @@
 import { AGENT_POOLS, type UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import {
-  onlineWorkers,
-  tenantUsage,
-  type AgentQueues,
-  type Keys,
-  type RoomLimits,
-  type TaskStore,
-} from '@agentq/queue';
+import { onlineWorkers, tenantUsage, type Keys, type RoomLimits, type TaskStore } from '@agentq/store';
+import { type AgentQueues } from '@agentq/scheduling';
 import type { Metrics } from '@agentq/telemetry';
 
 const STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed'] as const;

@@ -8,15 +8,8 @@
 import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import {
-  countByStatus,
-  newestInIndex,
-  parseTaskRecord,
-  recordHash,
-  type AgentQueues,
-  type Keys,
-  type TaskRecord,
-} from '@agentq/queue';
+import { countByStatus, newestInIndex, parseTaskRecord, recordHash, type Keys, type TaskRecord } from '@agentq/store';
+import { type AgentQueues } from '@agentq/scheduling';
 import { principalOf } from '../api-auth.js';
 import { finishedPerMinute } from './pools.js';
 

@@ -2,7 +2,8 @@
 import { AGENT_POOLS, type PoolIsolation } from '@agentq/contract';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import { onlineWorkers, type AgentQueues, type Keys } from '@agentq/queue';
+import { onlineWorkers, type Keys } from '@agentq/store';
+import { type AgentQueues } from '@agentq/scheduling';
 import { principalOf } from '../api-auth.js';
 
 /** Minutes of throughput history shown. */

@@ -8,34 +8,36 @@ import {
   answerTask,
   batchSchema,
   cancelTask,
-  createdBytes,
   EnqueueError,
   fieldsOnly,
   ForkError,
   forkSchema,
   forkRefusal,
   forkTask,
-  isTaskId,
-  NoRoomError,
-  readRoomUsage,
-  removeTaskTrees,
   RETRYABLE,
   retryTask,
   statusesSchema,
   submitTasks,
   submitSchema,
-  tenantLimitReached,
   Transitions,
+  type SubmittedTask,
+  type TaskInput,
+} from '@agentq/tasks';
+import {
+  createdBytes,
+  isTaskId,
+  NoRoomError,
+  readRoomUsage,
+  removeTaskTrees,
+  tenantLimitReached,
   isRedisOutOfMemory,
-  type AgentQueues,
   type RedisMemory,
   type RoomLimits,
-  type SubmittedTask,
   type TaskRecord,
-  type TaskInput,
   type TaskStore,
   unendedInTrees,
-} from '@agentq/queue';
+} from '@agentq/store';
+import { type AgentQueues } from '@agentq/scheduling';
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';

@@ -6,7 +6,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { TENANT_NAME } from '@agentq/config';
-import { fieldsOnly, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/queue';
+import { fieldsOnly } from '@agentq/tasks';
+import { tenantUsage, type RoomLimits, type TaskStore } from '@agentq/store';
 import { principalOf, requireAdmin } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { parsedQuery } from '../request-input.js';

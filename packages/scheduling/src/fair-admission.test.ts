@@ -1,0 +1,117 @@
+/** Fair admission against a real Redis and real BullMQ queues: weighted turns, priorities within a tenant, no banked credit, withdraw, recovery. */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
+import { closeQueues, createAgentQueues, type AgentQueues } from './agent-queues.js';
+import { createKeys, type Keys, connectRedis } from '@agentq/store';
+
+const prefixes: string[] = [];
+let redis: Redis;
+let keys: Keys;
+let queues: AgentQueues;
+
+/** Task ids are UUIDs: each test task's is told apart by its label (`<tenant>-<priority>-<n>`). */
+const labels = new Map<string, string>();
+const idOf = new Map<string, string>();
+
+function tasks(tenant: string, count: number, priority = 5) {
+  return Array.from({ length: count }, (_, index) => {
+    const label = `${tenant}-${priority}-${index}`;
+    const taskId = idOf.get(label) ?? randomUUID();
+    labels.set(taskId, label);
+    idOf.set(label, taskId);
+    return { taskId, tenant, pool: 'casual' as const, priority };
+  });
+}
+
+async function queued(): Promise<string[]> {
+  // In the order the pool runs them.
+  return (await queues.casual.getJobs(['prioritized', 'wait'], 0, -1, true)).map((job) => labels.get(job.id!)!);
+}
+
+beforeEach(() => {
+  const prefix = freshPrefix('fair');
+  prefixes.push(prefix);
+  keys = createKeys(prefix);
+  redis = connectRedis({ url: redisUrl() });
+});
+afterEach(async () => {
+  await closeQueues(queues);
+  redis.disconnect();
+});
+afterAll(async () => {
+  for (const prefix of prefixes) await deletePrefix(prefix);
+});
+
+it('admits a backlog only, in weighted turns, each tenant’s highest priority first', async () => {
+  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 40, weights: { acme: 3 } } });
+  await queues.admission.add([...tasks('acme', 50), ...tasks('acme', 10, 9), ...tasks('beta', 60)]);
+  const admitted = await queued();
+  expect(admitted).toHaveLength(40);
+  expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(30);
+  expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(10);
+  // acme's priority-9 tasks went in first of its own.
+  expect(admitted.filter((id) => id.startsWith('acme-9'))).toHaveLength(10);
+  expect(await queues.admission.waiting('casual')).toEqual({ acme: 30, beta: 50 });
+  // Nothing more fits until jobs leave the queue.
+  expect(await queues.admission.admit('casual')).toBe(0);
+});
+
+it('lets a tenant that arrives take turns at once, with no credit for having been away', async () => {
+  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 20 } });
+  await queues.admission.add(tasks('acme', 1_000));
+  expect(await queued()).toHaveLength(20);
+  await queues.casual.obliterate({ force: true });
+  await queues.admission.add(tasks('beta', 30));
+  // The 20 places are shared: beta does not get them all for acme's head start, nor wait for acme's 980.
+  const admitted = await queued();
+  expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(10);
+  expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(10);
+});
+
+it('withdraws a task not admitted yet, and admits again what a process popped and never queued', async () => {
+  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 1, leaseMs: 1 } });
+  await queues.admission.add(tasks('acme', 3));
+  expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-1')!)).toBe(true);
+  expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-0')!)).toBe(false);
+  // A process that popped acme-5-2 and died before adding its job: its lease runs out.
+  await queues.casual.obliterate({ force: true });
+  await redis.zadd(keys.fairLeases('casual'), 0, idOf.get('acme-5-2')!);
+  await redis.zrem(keys.fairList('casual', 'acme'), idOf.get('acme-5-2')!);
+  const recovered = await queues.admission.recover('casual', async (ids) =>
+    ids.map(() => ({ tenant: 'acme', priority: 5, queued: true })),
+  );
+  expect(recovered).toBe(1);
+  expect(await queued()).toEqual(['acme-5-2']);
+  expect(await redis.zcard(keys.fairLeases('casual'))).toBe(0);
+});
+
+it('takes a tenant’s whole turn at once, in the same turns as one at a time, and folds the asks of a burst of jobs into one cycle', async () => {
+  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 100, weights: { acme: 2 } } });
+  await queues.admission.add(tasks('acme', 300));
+  await queues.casual.obliterate({ force: true });
+  await queues.admission.add(tasks('beta', 300));
+  // acme's turns are taken two at a time to beta's one, each tenant's head as a whole: 67 and 33 of 100.
+  const admitted = await queued();
+  expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(67);
+  expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(33);
+  // In each tenant's order of arrival, with no task twice.
+  expect(admitted.filter((id) => id.startsWith('beta'))).toEqual(
+    Array.from({ length: 33 }, (_, index) => `beta-5-${index}`),
+  );
+  expect(new Set(admitted).size).toBe(100);
+  await queues.casual.obliterate({ force: true });
+  // A worker asks after each job it ends: the asks of a burst share one cycle.
+  const asks = Array.from({ length: 50 }, () => queues.admission.admitSoon('casual', 5));
+  expect(new Set(asks).size).toBe(1);
+  expect(await asks[0]).toBe(100);
+  expect(await queued()).toHaveLength(100);
+  // Once stopped (its worker closing), what was asked for is called off, and nothing more starts.
+  await queues.casual.obliterate({ force: true });
+  const late = queues.admission.admitSoon('casual', 5);
+  queues.admission.stop();
+  expect(await late).toBe(0);
+  expect(await queues.admission.admitSoon('casual', 5)).toBe(0);
+  expect(await queued()).toHaveLength(0);
+});

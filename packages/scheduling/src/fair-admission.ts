@@ -1,0 +1,327 @@
+/**
+ * Fair tenants. BullMQ's open-source queue has no groups: a pool's queue runs in priority order, so a
+ * tenant's 5,000 queued tasks would all start before another tenant's next one. New work therefore
+ * does not go straight into the pool's queue. It waits in its tenant's own list for that pool (a sorted
+ * set: priority first, then arrival), and is admitted into the queue a few at a time, weighted fair
+ * across tenants: each tenant has a virtual time in the pool's ring (a sorted set), an admission
+ * advances it by 1 / the tenant's weight, and the tenant with the least goes next; a tenant that
+ * arrives joins at the least time of the ring (it gets no credit for having been away). The queue
+ * itself holds a short backlog (AGENTQ_FAIR_BACKLOG per pool), so a tenant that arrives waits for
+ * that backlog, not for another tenant's batch. Priorities hold within a tenant.
+ *
+ * Admission runs wherever work appears or ends: the API after a submit, a worker after its jobs (at
+ * most a cycle per pool every 20 ms) and once a second. A cycle reads the backlog, pops what fits in one
+ * script, then adds the jobs (job id = task id: never twice). What was popped is leased until its jobs
+ * are added; a process that died in between leaves leases that any worker admits again (`recover`).
+ * A task resumed after its user's answer skips the lists (it had its turn), but is leased the same way
+ * by the commit that queues it again, until its job (`<task>-r<n>`, the record's `jobId`) is added.
+ */
+import type { AgentPool } from '@agentq/contract';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOIN_TENANT_LIST, priorityOfScore, type Keys, type LeasedTask, CALL_MANY } from '@agentq/store';
+import { enqueue, type NewJob } from './jobs.js';
+
+/** A task ready to run, waiting for its turn in its pool. */
+export interface WaitingTask {
+  taskId: string;
+  tenant: string;
+  pool: AgentPool;
+  /** 1 (lowest) to 10 (highest). */
+  priority: number;
+}
+
+export interface FairOptions {
+  /** How many jobs a pool's queue holds waiting at most; more wait in their tenants' lists. Default 100. */
+  backlog?: number;
+  /** Tenants' shares (default 1 each); `*` for every tenant not named. */
+  weights?: Record<string, number>;
+  /** How long popped tasks may take to become jobs before another process adds them. Default 30 s. */
+  leaseMs?: number;
+}
+
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * KEYS: [ring, leases, the queue's wait list, its prioritized set, the arrival counter]; ARGV: [tenant
+ * list prefix, backlog, lease ms, weights JSON, least batch, admit ('1' or '0'), tenant, then each
+ * waiting task's id and priority].
+ *
+ * First the tenant's new tasks (if any) go into its list (priority first, then arrival) and the tenant
+ * joins the ring at its least virtual time. Then (with admit '1') what fits under the backlog (the
+ * queue's waiting jobs and the leased ones count) is popped, the tenant of least virtual time first,
+ * and leased. The head tenant takes as many at once as keep it at or below the next tenant's virtual
+ * time (the same turns as one at a time, in fewer commands). While the queue still holds a batch's
+ * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers each
+ * popped task as id, tenant, score.
+ */
+const ADMIT = `${NOW}${CALL_MANY}${JOIN_TENANT_LIST}
+local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
+local ids, priorities = {}, {}
+for i = 8, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  priorities[#priorities + 1] = ARGV[i + 1]
+end
+joinTenantList(KEYS[1], ARGV[1] .. ARGV[7], KEYS[5], ARGV[7], ids, priorities)
+local out = {}
+if ARGV[6] ~= '1' then return out end
+if redis.call('EXISTS', KEYS[1]) == 0 then return out end
+local queued = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[2])
+local want, batch = tonumber(ARGV[2]) - queued, tonumber(ARGV[5])
+if want < batch and queued >= batch then return out end
+local admitted = 0
+local leased = {}
+while admitted < want do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
+  if #head == 0 then break end
+  local tenant, vtime = head[1], tonumber(head[2])
+  local weight = weights[tenant] or weights['*'] or 1
+  local take = want - admitted
+  if #head > 2 then take = math.max(1, math.min(take, math.ceil((tonumber(head[4]) - vtime) * weight - 1e-9))) end
+  local list = ARGV[1] .. tenant
+  local popped = redis.call('ZPOPMIN', list, take)
+  for i = 1, #popped, 2 do
+    admitted = admitted + 1
+    leased[#leased + 1] = now + lease
+    leased[#leased + 1] = popped[i]
+    out[#out + 1] = popped[i]
+    out[#out + 1] = tenant
+    out[#out + 1] = popped[i + 1]
+  end
+  if #popped < 2 * take or redis.call('EXISTS', list) == 0 then
+    redis.call('ZREM', KEYS[1], tenant)
+  else
+    redis.call('ZADD', KEYS[1], vtime + (#popped / 2) / weight, tenant)
+  end
+end
+callMany('ZADD', KEYS[2], leased)
+return out
+`;
+
+interface FairCommands {
+  agentqAdmit(
+    ring: string,
+    leases: string,
+    wait: string,
+    prioritized: string,
+    arrivals: string,
+    listPrefix: string,
+    backlog: number,
+    leaseMs: number,
+    weights: string,
+    batch: number,
+    admit: '1' | '0',
+    tenant: string,
+    ...idsAndPriorities: string[]
+  ): Promise<Array<string | number>>;
+}
+
+export class FairAdmission {
+  private readonly commands: FairCommands;
+  private readonly backlog: number;
+  private readonly weights: string;
+  private readonly leaseMs: number;
+  /** Per pool: the cycle under way, and whether another was asked for meanwhile. */
+  private readonly cycles = new Map<AgentPool, { running: Promise<number>; again: boolean }>();
+  /** Per pool: the cycle `admitSoon` will start, and how to call it off. */
+  private readonly soon = new Map<AgentPool, { cycle: Promise<number>; cancel: () => void }>();
+  private stopped = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly queues: Record<AgentPool, Queue>,
+    options: FairOptions = {},
+  ) {
+    redis.defineCommand('agentqAdmit', { numberOfKeys: 5, lua: ADMIT });
+    this.commands = redis as unknown as FairCommands;
+    this.backlog = options.backlog ?? 100;
+    this.weights = JSON.stringify(options.weights ?? {});
+    this.leaseMs = options.leaseMs ?? 30_000;
+  }
+
+  /**
+   * Puts tasks in their tenants' lists, then admits what fits into each pool touched: in the same
+   * script call as the pool's last tenant's tasks (a submit is one tenant's: one round trip per pool).
+   */
+  async add(tasks: readonly WaitingTask[]): Promise<void> {
+    const byPool = new Map<AgentPool, Map<string, WaitingTask[]>>();
+    for (const task of tasks) {
+      const tenants = byPool.get(task.pool) ?? new Map<string, WaitingTask[]>();
+      byPool.set(task.pool, tenants);
+      const waiting = tenants.get(task.tenant);
+      if (waiting) waiting.push(task);
+      else tenants.set(task.tenant, [task]);
+    }
+    await Promise.all(
+      [...byPool].map(async ([pool, tenants]) => {
+        const groups = [...tenants];
+        for (const [index, [tenant, waiting]] of groups.entries()) {
+          const last = index === groups.length - 1;
+          await this.cycle(pool, last, { tenant, tasks: waiting });
+        }
+      }),
+    );
+  }
+
+  /**
+   * Admits what fits into `pool`'s queue; answers how many. Calls while one runs are folded into one
+   * more cycle after it (a worker asks after every job).
+   */
+  admit(pool: AgentPool): Promise<number> {
+    const current = this.cycles.get(pool);
+    if (current) {
+      current.again = true;
+      return current.running;
+    }
+    const state = { running: Promise.resolve(0), again: false };
+    state.running = (async () => {
+      let admitted = 0;
+      try {
+        do {
+          state.again = false;
+          admitted += await this.cycle(pool);
+        } while (state.again);
+      } finally {
+        this.cycles.delete(pool);
+      }
+      return admitted;
+    })();
+    this.cycles.set(pool, state);
+    return state.running;
+  }
+
+  /**
+   * A turn now for each pool that tasks just joined (CREATE lists them), so that an idle pool starts them
+   * at once. Never fails: what a failed turn leaves waits in its tenants' lists, durably, for the turn
+   * every worker takes each second.
+   */
+  async admitListed(pools: Iterable<AgentPool>): Promise<void> {
+    await Promise.all([...new Set(pools)].map((pool) => this.admit(pool).catch(() => 0)));
+  }
+
+  /**
+   * Admits within `delayMs`, one cycle for every call meanwhile: a worker asks after each of its jobs,
+   * and a cycle per job cost a round trip per task for the few places a job frees.
+   */
+  admitSoon(pool: AgentPool, delayMs = 20): Promise<number> {
+    const pending = this.soon.get(pool);
+    if (pending) return pending.cycle;
+    if (this.stopped) return Promise.resolve(0);
+    let cancel: () => void = () => undefined;
+    const due = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), delayMs);
+      timer.unref();
+      cancel = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    });
+    const cycle = due.then((isDue) => {
+      this.soon.delete(pool);
+      return isDue ? this.admit(pool) : 0;
+    });
+    this.soon.set(pool, { cycle, cancel });
+    return cycle;
+  }
+
+  /** No cycle is started from now on by `admitSoon` (a worker that stopped taking jobs). */
+  stop(): void {
+    this.stopped = true;
+    for (const { cancel } of this.soon.values()) cancel();
+  }
+
+  /** Takes a task out of its tenant's list before it was admitted; answers whether it was there. */
+  async withdraw(pool: AgentPool, tenant: string, taskId: string): Promise<boolean> {
+    return (await this.redis.zrem(this.keys.fairList(pool, tenant), taskId)) === 1;
+  }
+
+  /** How many of `pool`'s tasks wait in their tenants' lists, by tenant. */
+  async waiting(pool: AgentPool): Promise<Record<string, number>> {
+    const tenants = await this.redis.zrange(this.keys.fairRing(pool), 0, -1);
+    const counts = await Promise.all(tenants.map((tenant) => this.redis.zcard(this.keys.fairList(pool, tenant))));
+    return Object.fromEntries(tenants.map((tenant, index) => [tenant, counts[index]!]));
+  }
+
+  /** Where, and for how long, a task of `pool` whose job is about to be added is leased (a commit's `lease`). */
+  leaseOf(pool: AgentPool): { key: string; ms: number } {
+    return { key: this.keys.fairLeases(pool), ms: this.leaseMs };
+  }
+
+  /** The jobs of these leased tasks were added. */
+  async endLeases(pool: AgentPool, taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length) await this.redis.zrem(this.keys.fairLeases(pool), ...taskIds);
+  }
+
+  /** Adds the jobs of leased tasks whose process did not add them (the lease ran out); answers how many. */
+  async recover(pool: AgentPool, read: (taskIds: string[]) => Promise<Array<LeasedTask | undefined>>): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const expired = await this.redis.zrangebyscore(this.keys.fairLeases(pool), '-inf', now, 'LIMIT', 0, 500);
+    if (!expired.length) return 0;
+    const records = await read(expired);
+    const jobs = expired.flatMap((taskId, index) => {
+      const record = records[index];
+      return record?.queued ? [{ taskId, tenant: record.tenant, priority: record.priority, jobId: record.jobId }] : [];
+    });
+    await this.addJobs(pool, jobs);
+    await this.endLeases(pool, expired);
+    return jobs.length;
+  }
+
+  /** Puts `waiting` (if any) in its tenant's list, then (with `admit`) admits what fits; answers how many were admitted. */
+  private async cycle(
+    pool: AgentPool,
+    admit = true,
+    waiting?: { tenant: string; tasks: readonly WaitingTask[] },
+  ): Promise<number> {
+    const queue = this.queues[pool];
+    const popped = await this.commands.agentqAdmit(
+      this.keys.fairRing(pool),
+      this.keys.fairLeases(pool),
+      queue.keys.wait!,
+      queue.keys.prioritized!,
+      this.keys.fairArrivals,
+      this.keys.fairList(pool, ''),
+      this.backlog,
+      this.leaseMs,
+      this.weights,
+      // A tenth of the backlog at a time, while the queue has that much left to run.
+      Math.max(1, Math.floor(this.backlog / 10)),
+      admit ? '1' : '0',
+      waiting?.tenant ?? '',
+      ...(waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []),
+    );
+    if (!popped.length) return 0;
+    const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
+    for (let index = 0; index < popped.length; index += 3) {
+      jobs.push({
+        taskId: String(popped[index]),
+        tenant: String(popped[index + 1]),
+        priority: priorityOfScore(Number(popped[index + 2])),
+      });
+    }
+    await this.addJobs(pool, jobs);
+    await this.endLeases(
+      pool,
+      jobs.map((job) => job.taskId),
+    );
+    return jobs.length;
+  }
+
+  private addJobs(
+    pool: AgentPool,
+    jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number; jobId?: string | undefined }>,
+  ): Promise<void> {
+    return enqueue(
+      this.queues,
+      jobs.map((job): NewJob => ({
+        kind: 'agent',
+        pool,
+        payload: { taskId: job.taskId, tenant: job.tenant },
+        priority: job.priority,
+        ...(job.jobId ? { jobId: job.jobId } : {}),
+      })),
+    );
+  }
+}

@@ -1,0 +1,6 @@
+export { closeQueues, createAgentQueues } from './agent-queues.js';
+export type { AgentQueues } from './agent-queues.js';
+export { enqueue, readJob } from './jobs.js';
+export type { JobPayload } from './jobs.js';
+export { SharedRateLimits } from './rate-limits.js';
+export type { ModelLimit } from './rate-limits.js';

@@ -1,0 +1,91 @@
+/**
+ * The kinds of job, in one catalog: each kind's payload schema, the pools that run it, and its job
+ * options (attempts, backoff, what is kept). Jobs are added only by `enqueue`, which checks each
+ * payload as it is added; a worker reads a job with `readJob`, which checks it again as it is picked
+ * up. The handlers are the worker's (apps/worker/src/job-handlers.ts).
+ */
+import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
+import { z } from 'zod';
+import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
+import { TASK_ID_PATTERN } from '@agentq/store';
+
+/** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
+const taskJob = z.object({
+  taskId: z.string().regex(TASK_ID_PATTERN, 'is not a task id'),
+  tenant: z.string().min(1).optional(),
+});
+
+/** Transient failures are tried again with backoff; the next attempt resumes from the task's journal. */
+const RETRIED: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 2_000 },
+  // The task record holds the outcome: a completed job is removed at once (an id added again finds
+  // its task ended and does nothing); a failed one is kept a day for bull-board.
+  removeOnComplete: true,
+  removeOnFail: { age: 24 * 3600 },
+};
+
+export const JOB_CATALOG = {
+  /** Runs a task in its pool: the agent loop, or, in the planner's, planning it. */
+  agent: { payload: taskJob, pools: AGENT_POOLS, options: RETRIED },
+  /** The end of a planned task, once every subtask ended: the final answer, a re-plan, or the failure. */
+  finish: { payload: taskJob, pools: ['planner'] as const, options: RETRIED },
+} satisfies Record<string, { payload: z.ZodType; pools: readonly AgentPool[]; options: JobsOptions }>;
+
+export type JobKind = keyof typeof JOB_CATALOG;
+export type JobPayload<Kind extends JobKind> = z.infer<(typeof JOB_CATALOG)[Kind]['payload']>;
+
+export interface NewJob<Kind extends JobKind = JobKind> {
+  kind: Kind;
+  pool: AgentPool;
+  payload: JobPayload<Kind>;
+  /** Default the payload's task id: a task's job is never queued twice. */
+  jobId?: string;
+  /** The task's priority, 1 (lowest) to 10 (highest). */
+  priority: number;
+}
+
+/** BullMQ runs 1 first; our API's 10 is the most urgent. */
+function bullPriority(priority: number): number {
+  return 11 - priority;
+}
+
+/** Adds jobs, one bulk call per pool, each payload checked against its kind. */
+export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly NewJob[]): Promise<void> {
+  const byPool = new Map<AgentPool, NewJob[]>();
+  for (const job of jobs) {
+    const kind = JOB_CATALOG[job.kind];
+    if (!(kind.pools as readonly AgentPool[]).includes(job.pool))
+      throw new Error(`A ${job.kind} job cannot run in the ${job.pool} pool`);
+    kind.payload.parse(job.payload);
+    const list = byPool.get(job.pool);
+    if (list) list.push(job);
+    else byPool.set(job.pool, [job]);
+  }
+  await Promise.all(
+    [...byPool].map(([pool, list]) =>
+      queues[pool].addBulk(
+        list.map((job) => ({
+          name: job.kind,
+          data: job.payload,
+          opts: {
+            ...JOB_CATALOG[job.kind].options,
+            jobId: job.jobId ?? job.payload.taskId,
+            priority: bullPriority(job.priority),
+          },
+        })),
+      ),
+    ),
+  );
+}
+
+/** A picked-up job's kind and payload, checked; a job no kind accepts is failed for good. */
+export function readJob(job: Job, pool: AgentPool): { kind: JobKind; payload: JobPayload<JobKind> } {
+  const kind = job.name as JobKind;
+  const entry = JOB_CATALOG[kind] as (typeof JOB_CATALOG)[JobKind] | undefined;
+  if (!entry || !(entry.pools as readonly AgentPool[]).includes(pool))
+    throw new UnrecoverableError(`No job kind "${job.name}" runs in the ${pool} pool`);
+  const parsed = entry.payload.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`Invalid ${kind} job payload: ${parsed.error.message}`);
+  return { kind, payload: parsed.data };
+}

@@ -1,0 +1,35 @@
+export { compactEvents } from './compact-events.js';
+export { EventHub } from './event-hub.js';
+export { EVENT_PAGE } from './event-pages.js';
+export { expireTasks } from './expire-tasks.js';
+export { JOIN_TENANT_LIST, priorityOfScore } from './fair-lists.js';
+export { createKeys } from './keys.js';
+export type { Keys } from './keys.js';
+export { CALL_MANY } from './lua-call-many.js';
+export { closeConnection, connectRedis, redisReady, settledWithin, watchRedis } from './redis-connection.js';
+export { RedisMemory, evictionWarning, isRedisOutOfMemory, readRedisMemory, warnIfEvicting } from './redis-memory.js';
+export type { RedisFull } from './redis-memory.js';
+export { createRedisScratchpad } from './redis-scratchpad.js';
+export { removeLeftWorkdirs, removeTaskTrees, unendedInTrees } from './remove-tasks.js';
+export type { StoredEvent } from './task-events.js';
+export { DEFAULT_TENANT, TASK_ID_PATTERN, isTaskId } from './task-ids.js';
+export {
+  STATUS_SPAN,
+  countByStatus,
+  countUnfinished,
+  indexScore,
+  migrateTaskIndexes,
+  newestInIndex,
+  statusBand,
+  upgradeTaskIndexes,
+} from './task-index.js';
+export { budgetSpent, parseTaskRecord, recordHash } from './task-record.js';
+export type { PendingQuestion, StoredSubtask, TaskRecord } from './task-record.js';
+export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
+export type { CommitOptions, CommitResult, LeasedTask, NewTask, SpendingStop, StoredEventInput } from './task-store.js';
+export { createdBytes } from './tenant-bytes.js';
+export { NoRoomError } from './tenant-room.js';
+export type { Room, RoomLimits } from './tenant-room.js';
+export { tenantLimitReached } from './tenant-spending.js';
+export { readRoomUsage, tenantUsage } from './tenant-usage.js';
+export { HEARTBEAT_TTL_MS, onlineWorkers, removeHeartbeat, sendHeartbeat } from './worker-registry.js';

@@ -1,0 +1,11 @@
+/** Names every package agrees on: the default tenant, and what a task id looks like. */
+/** The tenant of tasks submitted without API keys, and of keys that name none. */
+export const DEFAULT_TENANT = 'default';
+
+/** What a task id looks like: a UUID, and for a subtask `<root>.v<plan version>.s<n>`. */
+export const TASK_ID_PATTERN =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.v\d{1,6}\.s\d{1,6})?$/;
+
+export function isTaskId(value: string): boolean {
+  return TASK_ID_PATTERN.test(value);
+}

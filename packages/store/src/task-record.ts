@@ -1,0 +1,213 @@
+/**
+ * A task's record as Redis holds it (a hash of strings), parsed with zod where it is read: numbers as
+ * numbers, JSON fields as what they hold, absent fields as undefined. Nothing reads a raw hash.
+ */
+import { z } from 'zod';
+import { AGENT_POOLS, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
+import { DEFAULT_TENANT } from './task-ids.js';
+
+const json = <Schema extends z.ZodType>(schema: Schema) =>
+  z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+const count = z.coerce.number().int().min(0).catch(0);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined);
+
+const taskErrorSchema = z.object({ code: z.string(), message: z.string() }).transform((error) => error as TaskError);
+const pendingSchema = z.object({
+  callId: z.string(),
+  protocol: z.enum(['native', 'fences']),
+  question: z.string(),
+}) satisfies z.ZodType<PendingQuestion>;
+const plannedSubtaskSchema = z.object({
+  id: z.string(),
+  agent: z.string(),
+  task: z.string(),
+  need: z.array(z.string()),
+});
+const storedSubtaskSchema = plannedSubtaskSchema.extend({ taskId: z.string(), version: z.number() });
+
+const recordSchema = z.object({
+  id: z.string().min(1),
+  rootId: z.string().min(1),
+  parentId: optionalText,
+  tenant: z.string().default(DEFAULT_TENANT),
+  agent: z.enum(AGENT_POOLS),
+  prompt: z.string().default(''),
+  priority: z.coerce.number().int().min(1).max(10).catch(5),
+  metadata: json(z.record(z.string(), z.unknown())).optional(),
+  status: z.enum(TASK_STATUSES),
+  /** A submitted task (in the lists); subtasks are reached through their root. */
+  listed: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  order: z.coerce.number().optional(),
+  steps: count.default(0),
+  promptTokens: count.default(0),
+  completionTokens: count.default(0),
+  createdAt: z.string().default(''),
+  startedAt: optionalText,
+  finishedAt: optionalText,
+  /** The last event's number. */
+  seq: count.default(0),
+  /** The model its runs call (named on submit, or its first run's), and the time its model calls took in all (ms). */
+  model: optionalText,
+  /** Its model was named on submit (or its root's was): a plan's subtasks and a retry keep it. */
+  pinnedModel: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  /** A fork: the task whose steps before `forkStep` it starts from. */
+  forkOf: optionalText,
+  forkStep: z.coerce.number().int().positive().optional(),
+  /** What its work directory held when its last run ended, as `du` counts it. */
+  workdirBytes: z.coerce.number().int().min(0).optional().catch(undefined),
+  workdirEntries: z.coerce.number().int().min(0).optional().catch(undefined),
+  modelMs: count.default(0),
+  /** What its model calls cost, in micro-USD. */
+  costMicroUsd: count.default(0),
+  /**
+   * A task with a budget (a submitted task's own, or its root's for a subtask): its spending adds up
+   * at the root, in `spentTokens` and `spentMicroUsd` (the whole tree's).
+   */
+  budgeted: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  budgetTokens: z.coerce.number().int().positive().optional(),
+  budgetMicroUsd: z.coerce.number().int().positive().optional(),
+  spentTokens: count.default(0),
+  spentMicroUsd: count.default(0),
+  /** The batch it was submitted in, if any. */
+  batch: optionalText,
+  /** The W3C trace context its runs continue (with tracing on). */
+  traceparent: optionalText,
+  /** The run that holds the task, and its worker. */
+  runToken: optionalText,
+  worker: optionalText,
+  result: z.string().optional(),
+  error: json(taskErrorSchema).optional(),
+  /** While waiting: what the model asked, and how the answer goes back. */
+  pending: z
+    .string()
+    .optional()
+    .transform((text) => (text ? pendingSchema.parse(JSON.parse(text)) : undefined)),
+  cancelRequested: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
+  /** The job that runs the task now (`<id>-r<n>` after an answer). */
+  jobId: optionalText,
+  resumes: count.default(0),
+  /** A planned task: every subtask of every plan version, and their ids. */
+  plan: json(z.array(storedSubtaskSchema)).optional(),
+  /** The plan its client gave on submit (task-schemas.ts, storedPlan), run instead of asking the planner model. */
+  givenPlan: json(z.array(plannedSubtaskSchema)).optional(),
+  children: json(z.array(z.string())).optional(),
+  planVersion: z.coerce.number().int().default(1),
+  replans: count.default(0),
+  /** A subtask: its id in the plan, and the task ids it needs. */
+  planId: optionalText,
+  needs: json(z.array(z.string())).optional(),
+});
+
+export type TaskRecord = z.infer<typeof recordSchema>;
+
+/** A record's fields but its result and plan (the large ones): what a task's summary is made from. */
+export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter(
+  (name) => !['result', 'plan', 'givenPlan', 'children', 'needs'].includes(name),
+);
+export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
+
+class TaskRecordError extends Error {
+  override readonly name = 'TaskRecordError';
+  readonly code = 'invalid_record';
+}
+
+/** The record of a hash (HGETALL), or undefined when there is none. Throws on a malformed one. */
+/** A record's hash from the values HMGET read of `names` (a field the record has not is left out). */
+export function recordHash(names: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {
+  const hash: Record<string, string> = {};
+  names.forEach((name, index) => {
+    const value = values[index];
+    if (value !== null && value !== undefined) hash[name] = value;
+  });
+  return hash;
+}
+
+export function parseTaskRecord(hash: Record<string, string>): TaskRecord | undefined {
+  if (!hash.id) return undefined;
+  const parsed = recordSchema.safeParse(hash);
+  if (!parsed.success)
+    throw new TaskRecordError(
+      `Task ${hash.id} has a malformed record: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/** What the API shows of a record (a planned task's plan and children are added by the store). */
+export function taskView(record: TaskRecord): TaskView {
+  return {
+    id: record.id,
+    rootId: record.rootId,
+    parentId: record.parentId ?? null,
+    tenant: record.tenant,
+    batch: record.batch ?? null,
+    status: record.status,
+    agent: record.agent,
+    prompt: record.prompt,
+    priority: record.priority,
+    metadata: record.metadata ?? {},
+    result: record.result ?? null,
+    error: record.error ?? null,
+    question: record.status === 'waiting' ? (record.pending?.question ?? null) : null,
+    steps: record.steps,
+    usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
+    costUsd: record.costMicroUsd / 1_000_000,
+    model: record.model ?? null,
+    forkOf: record.forkOf && record.forkStep ? { id: record.forkOf, step: record.forkStep } : null,
+    budget: budgetView(record),
+    createdAt: record.createdAt,
+    startedAt: record.startedAt ?? null,
+    finishedAt: record.finishedAt ?? null,
+  };
+}
+
+/** A submitted task's budget and what its tree spent of it; null without one (and for subtasks). */
+function budgetView(record: TaskRecord): TaskView['budget'] {
+  if (record.budgetTokens === undefined && record.budgetMicroUsd === undefined) return null;
+  return {
+    usd: record.budgetMicroUsd === undefined ? null : record.budgetMicroUsd / 1_000_000,
+    tokens: record.budgetTokens ?? null,
+    spentUsd: record.spentMicroUsd / 1_000_000,
+    spentTokens: record.spentTokens,
+    spent: budgetSpent(record),
+  };
+}
+
+/** Whether a root's budget is spent (its tree's spending reached a limit). */
+export function budgetSpent(record: TaskRecord): boolean {
+  return (
+    (record.budgetTokens !== undefined && record.spentTokens >= record.budgetTokens) ||
+    (record.budgetMicroUsd !== undefined && record.spentMicroUsd >= record.budgetMicroUsd)
+  );
+}
+
+/** What a waiting task waits for: the call that asked, and how the answer must be written back. */
+export interface PendingQuestion {
+  callId: string;
+  protocol: 'native' | 'fences';
+  question: string;
+}

@@ -1,0 +1,705 @@
+/**
+ * Task records in Redis: create (in bulk), read (parsed), list (newest first, paged, by status), and
+ * write, always through the scripts of commit-script.ts. Which changes a task may go through is the
+ * transitions module's business; this is the storage under it. Messages and events hang off each
+ * task's own keys.
+ */
+import {
+  TERMINAL_STATUSES,
+  type EventInput,
+  type TaskEvent,
+  type TaskStatus,
+  type TaskSummaryView,
+  type TaskView,
+} from '@agentq/contract';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
+import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
+import { newestInIndex, statusBand } from './task-index.js';
+import type { Keys } from './keys.js';
+import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
+import { eventPages } from './event-pages.js';
+import { readEvents, type StoredEvent } from './task-events.js';
+import { createdBytes } from './tenant-bytes.js';
+import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
+import { DEFAULT_TENANT } from './task-ids.js';
+
+/** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
+/** `at`: when it happened, for an event held back and written later (default: when it is written). */
+export type StoredEventInput = EventInput & { agent?: string; worker?: string; taskId?: string; at?: string };
+
+export interface CommitOptions {
+  taskId: string;
+  /** Change the status to this. */
+  status?: TaskStatus;
+  /** Commit only when the current status is one of these; otherwise nothing is written. */
+  expect?: readonly TaskStatus[];
+  /** Commit only while this run token is the task's: the worker that wrote it still holds the task. */
+  runToken?: string;
+  /** For a status change of a submitted task: its tenant, whose indexes change too. */
+  tenant?: string;
+  fields?: Record<string, string>;
+  /** Fields written only when the task has none of that name yet (`commitAndRead` only). */
+  firstTime?: Record<string, string>;
+  usage?: TokenUsage;
+  steps?: number;
+  messages?: readonly MemoryEntry[];
+  events?: readonly StoredEventInput[];
+  /**
+   * The caller adds the task's job right after this commit: the task is leased in its pool's fair
+   * leases (`key`, FairAdmission.leaseOf) for `ms` by the same commit, so that a caller that dies in
+   * between leaves it to a worker's `recover`, which adds its job (the record's `jobId`).
+   */
+  lease?: { key: string; ms: number };
+}
+
+/** What a tenant may spend per UTC day (cost in micro-USD), by tenant name or `*` for any other. */
+export type TenantLimits = Record<string, { tokens?: number; microUsd?: number }>;
+
+/** Why a run should stop at its next step, though nobody cancelled it. */
+export type SpendingStop = 'budget' | 'tenant_limit' | 'tenant_bytes';
+
+/** What a commit did: `applied`, or why nothing was written. */
+export type CommitOutcome = 'applied' | 'missing' | 'wrong_status' | 'stale_token';
+
+export interface CommitResult {
+  outcome: CommitOutcome;
+  /** `outcome === 'applied'`. */
+  applied: boolean;
+  /** The status after the commit (before it, when nothing was written); undefined for a missing task. */
+  status: TaskStatus | undefined;
+  cancelRequested: boolean;
+  /** Its root's budget, or its tenant's daily limit, is spent (read by every applied commit of a task that has one). */
+  stop: SpendingStop | undefined;
+  /** The last event's number. */
+  seq: number;
+}
+
+/** A commit that also read the task (`commitAndRead`): its record before the commit, and its memory. */
+export interface ReadCommitResult extends CommitResult {
+  record?: TaskRecord;
+  memory?: MemoryEntry[];
+}
+
+/** A leased task as `recover` reads it: its tenant, priority and job id, and whether it still waits to run. */
+export interface LeasedTask {
+  tenant: string;
+  priority: number;
+  /** The job a resumed task runs as; default the task's id. */
+  jobId?: string;
+  queued: boolean;
+}
+
+/** A new task's record: its fields, the first event, and whether it is in the lists (a submitted task). */
+export interface NewTask {
+  fields: Record<string, string> & { id: string; rootId: string; status: TaskStatus };
+  /** Submitted tasks are listed (by tenant and status, and batch if any); subtasks are reached through their root. */
+  listed?: { tenant: string; batch?: string };
+  event?: StoredEventInput;
+  /** An idempotency key of the tenant: when it names a live task, nothing is created. */
+  idempotencyKey?: string;
+  /**
+   * A listed task ready to run: it joins its tenant's list for `pool` (fair-admission.ts) in the same
+   * call that stores it, so a process that dies right after leaves no task that nothing will run.
+   */
+  waiting?: { pool: string; priority: number };
+}
+
+export interface ListTasksOptions {
+  status?: TaskStatus;
+  limit: number;
+  /** From a previous page's `nextCursor`. */
+  cursor?: string;
+  /** Only tasks whose prompt contains this text (any case). */
+  q?: string;
+  /** Only this tenant's tasks. Default: every tenant's. */
+  tenant?: string;
+  /** Only the tasks of this batch of `tenant` (the status filter then reads each task). */
+  batch?: string;
+  /** Each task without its result, which is then not read from Redis. Default false. */
+  summary?: boolean;
+}
+
+/** How many tasks a search reads at most per page before it answers with what it found. */
+const SEARCH_SCAN_LIMIT = 5_000;
+
+/**
+ * How many new tasks one CREATE call stores: a call holds Redis for its whole run, every worker's
+ * commands waiting behind it (200 take about 7 ms here, 500 took about 15; a POST is no slower).
+ */
+export const CREATE_BATCH = 200;
+
+type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
+/** Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole call. */
+type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number, number]>;
+
+interface ScriptCommands {
+  agentqCommit(...args: string[]): Promise<CommitReply>;
+  agentqCreate(...args: string[]): Promise<CreateReply>;
+}
+
+/**
+ * A commit that no replica confirmed in time (AGENTQ_COMMIT_REPLICAS): it may stand on the primary, and
+ * a failover could lose it. The run does not go on from it; its job is tried again once replicas answer,
+ * without using an attempt (a replica that is away is Redis's trouble, not the task's).
+ */
+export class CommitNotReplicated extends Error {
+  constructor(taskId: string, replicas: number, timeoutMs: number) {
+    super(
+      `The commit of task ${taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS)`,
+    );
+  }
+}
+
+/** What an applied commit wrote, for a process's logs and metrics (`TaskStore.observe`). */
+export interface AppliedCommit {
+  taskId: string;
+  events: readonly StoredEventInput[];
+}
+
+export class TaskStore {
+  /** Told of every applied commit this process makes (its logs and metrics); must not throw. */
+  private observer: ((commit: AppliedCommit) => void) | undefined;
+  /** Told of every write of this process refused because another run holds the task (a late write). */
+  private staleListener: ((taskId: string) => void) | undefined;
+
+  /**
+   * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
+   */
+  /**
+   * @param tenantLimits what each tenant may spend per day (AGENTQ_TENANT_LIMITS): its spending is
+   *   counted, and its runs stop once it is reached. Default: no limits, nothing counted.
+   */
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+    readonly retentionMs = 7 * 24 * 3600 * 1000,
+    readonly tenantLimits?: TenantLimits,
+    /**
+     * Each commit is answered only once this many replicas hold it (Redis `WAIT`, AGENTQ_COMMIT_REPLICAS):
+     * a run never builds on a step a failover could lose. Past `timeoutMs` without them, the commit throws
+     * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
+     */
+    readonly durability?: { replicas: number; timeoutMs: number },
+    /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
+    readonly tenantMaxBytes?: number,
+  ) {
+    redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
+    redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
+  }
+
+  /**
+   * Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an
+   * idempotency key named. With `room`, the listed tasks (all of one tenant) are stored only if they fit
+   * in their tenant's limits, checked in the calls that store them (tenant-room.ts), else nothing is and
+   * it throws NoRoomError; `room.claim` says which part of a submit split over several calls this is.
+   */
+  async create(
+    tasks: readonly NewTask[],
+    room?: Room,
+  ): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
+    const ts = new Date().toISOString();
+    const calls: Array<Promise<CreateReply>> = [];
+    const listed = tasks.filter((task) => task.listed);
+    const tenant = listed[0]?.listed?.tenant;
+    if (room && listed.some((task) => task.listed!.tenant !== tenant))
+      throw new Error('tasks of one tenant only are created against its room');
+    const bytes =
+      room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
+    const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
+    for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
+      const keys: string[] = [this.keys.orderCounter];
+      // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
+      const args: string[] = [];
+      // The tenants' lists the waiting tasks join (by key), each with its pool's ring: their keys go after the tasks'.
+      const lists = new Map<string, { ring: string; tenant: string; index: number }>();
+      const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
+        const { id } = task.fields;
+        const indexes = task.listed
+          ? [
+              this.keys.allTasks,
+              this.keys.tenantTasks(task.listed.tenant),
+              ...(task.listed.batch !== undefined
+                ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)]
+                : []),
+            ]
+          : [];
+        const idempotency =
+          task.idempotencyKey !== undefined && task.listed
+            ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)]
+            : [];
+        keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
+        const fields = Object.entries(task.fields).flat();
+        args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
+        let list: { index: number } | undefined;
+        if (task.waiting && task.listed) {
+          const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
+          list = lists.get(key);
+          if (!list) {
+            const joined = {
+              ring: this.keys.fairRing(task.waiting.pool),
+              tenant: task.listed.tenant,
+              index: lists.size + 1,
+            };
+            lists.set(key, joined);
+            list = joined;
+          }
+        }
+        return {
+          taskId: id,
+          tenant: task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT,
+          bytes: createdBytes(task.fields),
+          rootId: task.fields.rootId,
+          status: task.fields.status,
+          fields: fields.length,
+          listed: task.listed !== undefined,
+          events: task.event ? 1 : 0,
+          indexes: indexes.length,
+          band: statusBand(task.fields.status),
+          idempotent: idempotency.length > 0,
+          ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
+        };
+      });
+      // Each named by its place in KEYS (push answers the new length: the key's 1-based index).
+      const waiting = lists.size
+        ? {
+            arrivals: keys.push(this.keys.fairArrivals),
+            lists: [...lists].map(([list, { ring, tenant }]) => ({
+              list: keys.push(list),
+              ring: keys.push(ring),
+              tenant,
+            })),
+          }
+        : {};
+      // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
+      const roomCheck =
+        room && claim && tenant !== undefined
+          ? {
+              room: {
+                list: keys.push(this.keys.tenantTasks(tenant)),
+                held: keys.push(this.keys.tenantRoomHeld(tenant)),
+                expiry: keys.push(this.keys.tenantRoomUntil(tenant)),
+                heldBytes: keys.push(this.keys.tenantRoomHeldBytes(tenant)),
+                counter: keys.push(this.keys.tenantBytes(tenant)),
+                id: claim.id,
+                tasks: claim.tasks,
+                bytes: claim.bytes,
+                first: claim.first && start === 0,
+                unfinished: room.limits.unfinished,
+                stored: room.limits.stored,
+                ...(room.limits.bytes !== undefined ? { maxBytes: room.limits.bytes } : {}),
+              },
+            }
+          : {};
+      const payload = {
+        ts,
+        taskPrefix: this.keys.task(''),
+        tenantPrefix: this.keys.tenantPrefix,
+        idempotencyTtlMs: this.retentionMs,
+        tasks: payloads,
+        ...waiting,
+        ...roomCheck,
+      };
+      calls.push(
+        (this.redis as unknown as ScriptCommands).agentqCreate(
+          String(keys.length),
+          ...keys,
+          wellFormedJson(JSON.stringify(payload)),
+          ...args,
+        ),
+      );
+    }
+    const replies = await Promise.all(calls);
+    const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0];
+    if (refusal) {
+      const [unfinished, stored, written] = [Number(refusal[1]), Number(refusal[2]), Number(refusal[3])];
+      // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
+      if (unfinished < 0)
+        throw new Error(
+          `Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`,
+        );
+      throw new NoRoomError(
+        tenant!,
+        claim!.tasks,
+        unfinished,
+        stored,
+        room!.limits,
+        room!.limits.bytes !== undefined ? { used: written, requested: claim!.bytes } : undefined,
+      );
+    }
+    return (replies as Array<Array<['created' | 'existing', string, string]>>)
+      .flat()
+      .map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
+  }
+
+  /** Tells `observer` of every commit this store applies from now on. */
+  observe(observer: (commit: AppliedCommit) => void): void {
+    this.observer = observer;
+  }
+
+  /** Writes a change through the commit script; see `CommitResult` for what it answers. */
+  async commit(options: CommitOptions): Promise<CommitResult> {
+    return this.observed(options, commitResult(await this.runCommit(options, false)));
+  }
+
+  /**
+   * A commit that also reads the task in the same round trip: its record as it was before the commit
+   * (when there is one) and its memory (when the commit is applied). A run's claim of its task.
+   */
+  async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
+    const reply = await this.runCommit(options, true);
+    const [, , , , flat, memory] = reply;
+    const result: ReadCommitResult = commitResult(reply);
+    if (flat) {
+      const hash: Record<string, string> = {};
+      for (let index = 0; index < flat.length; index += 2) hash[flat[index]!] = flat[index + 1]!;
+      const record = parseTaskRecord(hash);
+      if (record) result.record = record;
+    }
+    if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
+    return this.observed(options, result);
+  }
+
+  /** Tells `listener` of every write refused from now on because another run holds its task. */
+  onStaleWrite(listener: (taskId: string) => void): void {
+    this.staleListener = listener;
+  }
+
+  private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
+    if (result.applied && this.observer && options.events?.length)
+      this.observer({ taskId: options.taskId, events: options.events });
+    if (result.outcome === 'stale_token') this.staleListener?.(options.taskId);
+    return result;
+  }
+
+  private async runCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
+    const reply = this.sendCommit(options, read);
+    if (!this.durability) return reply;
+    // Right behind the commit, on the same connection: answered once the replicas hold it.
+    const { replicas, timeoutMs } = this.durability;
+    const [result, confirmed] = await Promise.all([reply, this.redis.wait(replicas, timeoutMs)]);
+    if (result[0] === 'applied' && confirmed < replicas) {
+      throw new CommitNotReplicated(options.taskId, replicas, timeoutMs);
+    }
+    return result;
+  }
+
+  private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
+    const { taskId } = options;
+    if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
+    const indexKeys =
+      options.status && options.tenant !== undefined ? [this.keys.allTasks, this.keys.tenantTasks(options.tenant)] : [];
+    const messages = options.messages ?? [];
+    const events = options.events ?? [];
+    const add = counters(options.usage, events);
+    const fields = Object.entries(options.fields ?? {}).flat();
+    const ts = new Date().toISOString();
+    const payload = {
+      taskId,
+      channel: this.keys.eventsChannel(taskId),
+      ts,
+      taskPrefix: this.keys.task(''),
+      tenantPrefix: this.keys.tenantPrefix,
+      ...(this.tenantMaxBytes !== undefined ? { tenantMaxBytes: this.tenantMaxBytes } : {}),
+      ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
+      ...(read ? { read: true } : {}),
+      ...(options.status ? { status: options.status } : {}),
+      ...(indexKeys.length ? { band: statusBand(options.status!) } : {}),
+      ...(options.expect ? { expect: options.expect } : {}),
+      ...(options.runToken ? { runToken: options.runToken } : {}),
+      ...(fields.length ? { fields: fields.length } : {}),
+      ...(options.firstTime ? { firstTime: options.firstTime } : {}),
+      ...(add ? { add } : {}),
+      ...(options.steps !== undefined ? { steps: options.steps } : {}),
+      ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
+      ...(messages.length ? { messages: messages.length } : {}),
+      ...(events.length ? { events: events.length } : {}),
+      ...(options.lease ? { lease: options.lease } : {}),
+    };
+    return (this.redis as unknown as ScriptCommands).agentqCommit(
+      String(5 + indexKeys.length),
+      this.keys.task(taskId),
+      this.keys.messages(taskId),
+      this.keys.events(taskId),
+      this.keys.expiry,
+      this.keys.toCompact,
+      ...indexKeys,
+      wellFormedJson(JSON.stringify(payload)),
+      // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
+      // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
+      ...messages.map((message) => JSON.stringify(message)),
+      ...events.map((event) => eventBody(event, taskId, ts)),
+      ...fields,
+    );
+  }
+
+  /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */
+  async leasedTasks(ids: readonly string[]): Promise<Array<LeasedTask | undefined>> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'priority', 'status', 'jobId');
+    return ((await pipeline.exec()) ?? []).map(([, row]) => {
+      const [tenant, priority, status, jobId] = row as Array<string | null>;
+      return status
+        ? {
+            tenant: tenant ?? DEFAULT_TENANT,
+            priority: Number(priority ?? 5),
+            queued: status === 'queued',
+            ...(jobId ? { jobId } : {}),
+          }
+        : undefined;
+    });
+  }
+
+  /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */
+  async get(taskId: string): Promise<TaskView | undefined> {
+    const record = await this.getRecord(taskId);
+    if (!record) return undefined;
+    const view = taskView(record);
+    if (!record.children) return view;
+    const ids = record.children;
+    const pipeline = this.redis.pipeline();
+    for (const id of ids)
+      pipeline.hmget(
+        this.keys.task(id),
+        'agent',
+        'status',
+        'planId',
+        'promptTokens',
+        'completionTokens',
+        'costMicroUsd',
+      );
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
+    const children = ids.map((id, index) => {
+      const [agent, status, planId] = rows[index] ?? [null, null, null];
+      return { id, planId: planId ?? '', agent: agent ?? '', status: (status ?? 'pending') as TaskStatus };
+    });
+    const plan = (record.plan ?? []).map(({ id, agent, task, need, taskId: subtaskId, version }) => ({
+      id,
+      agent,
+      task,
+      need,
+      taskId: subtaskId,
+      version,
+    }));
+    // Done is completed: a cancelled or failed subtask has ended, but is not done.
+    const done = children.filter((child) => child.status === 'completed').length;
+    const ended = children.filter((child) => TERMINAL_STATUSES.has(child.status)).length;
+    const totalUsage = rows.reduce(
+      (total, row) => ({
+        promptTokens: total.promptTokens + Number(row[3] ?? 0),
+        completionTokens: total.completionTokens + Number(row[4] ?? 0),
+      }),
+      { ...view.usage },
+    );
+    const totalCostUsd =
+      rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
+    return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage, totalCostUsd };
+  }
+
+  /** The task's record, parsed; undefined when there is none. */
+  async getRecord(taskId: string): Promise<TaskRecord | undefined> {
+    return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
+  }
+
+  async list(
+    options: ListTasksOptions,
+  ): Promise<{ tasks: Array<TaskView | TaskSummaryView>; nextCursor: string | null }> {
+    const { tenant, status, batch } = options;
+    // A batch has one list (any status, scored by order): its tasks are filtered by status as they are read.
+    const byBatch = batch !== undefined && tenant !== undefined;
+    const needle = options.q?.toLowerCase();
+    const found: Array<TaskView | TaskSummaryView> = [];
+    let before = options.cursor !== undefined ? Number(options.cursor) : undefined;
+    let scanned = 0;
+    // Pages of the list, newest first, until the page is full (a search may read several).
+    const filtered = needle !== undefined || (byBatch && status !== undefined);
+    for (;;) {
+      const page = filtered ? 200 : options.limit;
+      const entries = byBatch
+        ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
+        : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), {
+            ...(status ? { statuses: [status] } : {}),
+            ...(before !== undefined ? { beforeOrder: before } : {}),
+            count: page,
+          });
+      // A search reads what it filters on first, and whole records only of the tasks it returns: it
+      // read every scanned task's whole record, its result included (megabytes each, at worst).
+      const matches = filtered
+        ? await this.matching(
+            entries,
+            (prompt, taskStatus) =>
+              (!needle || prompt.toLowerCase().includes(needle)) && (!byBatch || !status || taskStatus === status),
+          )
+        : entries;
+      const wanted = matches.slice(0, options.limit - found.length);
+      const pipeline = this.redis.pipeline();
+      for (const { id } of wanted) {
+        if (options.summary) pipeline.hmget(this.keys.task(id), ...SUMMARY_RECORD_FIELDS);
+        else pipeline.hgetall(this.keys.task(id));
+      }
+      for (const [index, [, reply]] of ((await pipeline.exec()) ?? []).entries()) {
+        before = wanted[index]!.order;
+        const record = parseTaskRecord(
+          options.summary
+            ? recordHash(SUMMARY_RECORD_FIELDS, reply as Array<string | null>)
+            : (reply as Record<string, string>),
+        );
+        if (!record) continue;
+        found.push(options.summary ? summaryView(record) : taskView(record));
+        if (found.length === options.limit) return { tasks: found, nextCursor: String(before) };
+      }
+      // On past the page; or, when more matched than were read (one read was removed meanwhile), past the last read.
+      const more = matches.length > wanted.length;
+      before = (more ? wanted.at(-1) : entries.at(-1))?.order ?? before;
+      scanned += entries.length;
+      if (!more && (entries.length < page || scanned >= SEARCH_SCAN_LIMIT)) {
+        return { tasks: found, nextCursor: entries.length < page ? null : String(before) };
+      }
+    }
+  }
+
+  /** The `entries` whose prompt and status pass `test`, read with one HMGET each. */
+  private async matching(
+    entries: ReadonlyArray<{ id: string; order: number }>,
+    test: (prompt: string, status: string) => boolean,
+  ) {
+    const pipeline = this.redis.pipeline();
+    for (const { id } of entries) pipeline.hmget(this.keys.task(id), 'prompt', 'status');
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
+    return entries.filter((_, index) => rows[index]?.[0] != null && test(rows[index]![0]!, rows[index]![1] ?? ''));
+  }
+
+  /** A batch's newest tasks below order `before` (its list is scored by order alone). */
+  private async newestOfBatch(
+    key: string,
+    before: number | undefined,
+    count: number,
+  ): Promise<Array<{ id: string; order: number }>> {
+    const entries = await this.redis.zrevrangebyscore(
+      key,
+      before === undefined ? '+inf' : `(${before}`,
+      '-inf',
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      count,
+    );
+    const found: Array<{ id: string; order: number }> = [];
+    for (let at = 0; at < entries.length; at += 2) found.push({ id: entries[at]!, order: Number(entries[at + 1]) });
+    return found;
+  }
+
+  /** The status of many tasks at once; an unknown id (or another tenant's, given `viewer`) has status `null`. */
+  async statuses(
+    ids: readonly string[],
+    viewer?: { tenant: string; admin: boolean },
+  ): Promise<Array<{ id: string; status: TaskStatus | null }>> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'tenant');
+    const results = (await pipeline.exec()) ?? [];
+    return ids.map((id, index) => {
+      const [status, tenant] = (results[index]?.[1] as Array<string | null> | undefined) ?? [null, null];
+      const visible = !viewer || viewer.admin || (tenant ?? DEFAULT_TENANT) === viewer.tenant;
+      return { id, status: visible ? ((status as TaskStatus | null) ?? null) : null };
+    });
+  }
+
+  async messages(taskId: string): Promise<MemoryEntry[]> {
+    const raw = await this.redis.lrange(this.keys.messages(taskId), 0, -1);
+    return raw.map((entry) => JSON.parse(entry) as MemoryEntry);
+  }
+
+  async events(taskId: string, afterSeq?: number): Promise<TaskEvent[]> {
+    return (await this.storedEvents(taskId, afterSeq)).map((stored) => stored.event);
+  }
+
+  /** The same, a page at a time (event-pages.ts): for a reader that sends them on. */
+  eventPages(taskId: string, afterSeq?: number): AsyncGenerator<StoredEvent[]> {
+    return eventPages({
+      redis: this.redis,
+      key: this.keys.events(taskId),
+      streamKey: this.keys.streamedEvents(taskId),
+      packedKey: this.keys.packedEvents(taskId),
+      ...(afterSeq ? { afterSeq } : {}),
+    });
+  }
+
+  /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
+  storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
+    return readEvents({
+      redis: this.redis,
+      key: this.keys.events(taskId),
+      streamKey: this.keys.streamedEvents(taskId),
+      packedKey: this.keys.packedEvents(taskId),
+      ...(afterSeq ? { afterSeq } : {}),
+    });
+  }
+}
+
+function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
+  return {
+    outcome,
+    applied: outcome === 'applied',
+    status: (status || undefined) as TaskStatus | undefined,
+    cancelRequested: stop === '1',
+    stop: stop === 'budget' || stop === 'tenant_limit' || stop === 'tenant_bytes' ? stop : undefined,
+    seq: Number(seq),
+  };
+}
+
+/**
+ * An event's body as the scripts take it (commit-script.ts, ENVELOPE): its JSON fields after `id`, `seq`
+ * and `rootId`, which the script puts in front; `taskId` is the owner's unless the event is mirrored.
+ */
+function eventBody(event: StoredEventInput, owner: string, ts: string): string {
+  // An empty taskId or time is none, as it always was.
+  let body = `"taskId":${JSON.stringify(event.taskId || owner)},"ts":${JSON.stringify(event.at || ts)},"type":${JSON.stringify(event.type)}`;
+  if (event.agent) body += `,"agent":${JSON.stringify(event.agent)}`;
+  if (event.worker) body += `,"worker":${JSON.stringify(event.worker)}`;
+  if (event.step !== undefined) body += `,"step":${JSON.stringify(event.step)}`;
+  return `${body},"data":${JSON.stringify(event.data)}}`;
+}
+
+/**
+ * What a commit adds to the task's counters, as whole numbers: its tokens, and from its `llm.response`
+ * events the time its model calls took (the overview's model latency) and what they cost in micro-USD
+ * (whole numbers add up exactly in Lua). Undefined when there is nothing to add.
+ */
+function counters(
+  usage: TokenUsage | undefined,
+  events: readonly StoredEventInput[],
+): Record<string, number> | undefined {
+  const add: Record<string, number> = {};
+  const count = (name: string, value: number) => {
+    if (value > 0) add[name] = (add[name] ?? 0) + Math.round(value);
+  };
+  if (usage) {
+    count('promptTokens', usage.promptTokens);
+    count('completionTokens', usage.completionTokens);
+  }
+  for (const event of events) {
+    if (event.type !== 'llm.response') continue;
+    count('modelMs', event.data.durationMs);
+    count('costMicroUsd', (event.data.costUsd ?? 0) * 1_000_000);
+  }
+  return Object.keys(add).length ? add : undefined;
+}
+
+/**
+ * JSON.stringify writes a lone surrogate (half an emoji a model cut off) as a `\udXXX` escape, and only
+ * then (pairs stay raw characters); Redis's Lua JSON decoder refuses those, and with them the whole
+ * commit. Each becomes U+FFFD, the replacement character; an escaped backslash before it is kept apart.
+ */
+const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
+
+function wellFormedJson(json: string): string {
+  // Most text has no escaped surrogate at all: a plain search is enough to know.
+  if (!json.includes('\\ud') && !json.includes('\\uD')) return json;
+  return json.replace(LONE_SURROGATE, '$1\\ufffd');
+}
+
+function summaryView(record: TaskRecord): TaskSummaryView {
+  const { result: _result, ...summary } = taskView(record);
+  return summary;
+}

@@ -1,0 +1,46 @@
+/**
+ * Answers a task that is `waiting` on a question from its model: the answer goes into memory the
+ * way the question was asked (a `tool` result of the `ask_user` call, or a user message with fences),
+ * and the task is queued again, as a new job, to resume where it stopped. The commit that queues it
+ * leases it too: if this process dies before the job is added, a worker adds it (FairAdmission.recover).
+ */
+import type { TaskStatus } from '@agentq/contract';
+import type { Message } from '@agentq/protocol';
+import { type AgentQueues, enqueue } from '@agentq/scheduling';
+import type { TaskStore } from '@agentq/store';
+import { Transitions } from './transitions.js';
+
+export async function answerTask(options: {
+  store: TaskStore;
+  queues: AgentQueues;
+  taskId: string;
+  text: string;
+}): Promise<{ found: boolean; status: TaskStatus | undefined; answered: boolean }> {
+  const { store, taskId, text } = options;
+  const record = await store.getRecord(taskId);
+  if (!record) return { found: false, status: undefined, answered: false };
+  const pending = record.pending;
+  if (record.status !== 'waiting' || !pending) return { found: true, status: record.status, answered: false };
+  const message: Message =
+    pending.protocol === 'native'
+      ? { role: 'tool', toolCallId: pending.callId, name: 'ask_user', content: `The user answered: ${text}` }
+      : { role: 'user', content: text };
+  const resumes = record.resumes + 1;
+  const jobId = `${taskId}-r${resumes}`;
+  // The step that asked completes with its answer.
+  const { admission } = options.queues;
+  const result = await new Transitions(store).answer(record, {
+    text,
+    message,
+    step: record.steps + 1,
+    jobId,
+    resumes,
+    lease: admission.leaseOf(record.agent),
+  });
+  if (!result.applied) return { found: true, status: result.status, answered: false };
+  await enqueue(options.queues, [
+    { kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority },
+  ]);
+  await admission.endLeases(record.agent, [taskId]);
+  return { found: true, status: 'queued', answered: true };
+}

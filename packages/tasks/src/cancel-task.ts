@@ -1,0 +1,72 @@
+/**
+ * Cancels a task wherever it is. A queued task's job is removed so it never starts; a pending or
+ * waiting one has no job and ends at once; a running one is told on the cancel channel (every worker
+ * listens; the one holding it aborts the model call and kills the running tool) and also sees the
+ * flag at its next commit. Cancelling a planned task cancels every subtask, running or waiting.
+ */
+import type { TaskStatus } from '@agentq/contract';
+import type { Redis } from 'ioredis';
+import type { AgentQueues } from '@agentq/scheduling';
+import { onSubtaskFinished } from './subtasks.js';
+import type { TaskStore } from '@agentq/store';
+import { Transitions } from './transitions.js';
+
+export interface CancelTaskOptions {
+  store: TaskStore;
+  queues: AgentQueues;
+  publisher: Redis;
+  taskId: string;
+}
+
+export async function cancelTask(
+  options: CancelTaskOptions,
+): Promise<{ found: boolean; status: TaskStatus | undefined }> {
+  const { store, taskId } = options;
+  const transitions = new Transitions(store);
+  const found = await store.getRecord(taskId);
+  if (!found) return { found: false, status: undefined };
+  const requested = await transitions.requestCancel(found);
+  if (requested.status === undefined) return { found: false, status: undefined };
+  if (!requested.applied) return { found: true, status: requested.status };
+  const record = (await store.getRecord(taskId))!;
+  const end = async (from: TaskStatus, reason: string) => {
+    const result = await transitions.cancel(record, { from: [from], reason, agent: record.agent });
+    if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
+    return result;
+  };
+
+  // A planned task's work is its subtasks: it ends now, and so does each of them.
+  if (record.children) {
+    const result = await end(requested.status!, 'cancelled with its subtasks');
+    // Subtasks still waiting for their needs first, so that none of them is skipped, rather than
+    // cancelled, when a running one it needs stops.
+    const children = record.children;
+    const statuses = await Promise.all(children.map(async (child) => (await store.getRecord(child))?.status));
+    const order = children
+      .map((child, index) => ({ child, pending: statuses[index] === 'pending' }))
+      .sort((a, b) => Number(b.pending) - Number(a.pending));
+    for (const { child } of order) await cancelTask({ ...options, taskId: child });
+    if (result.applied) return { found: true, status: result.status };
+  }
+  if (requested.status === 'pending' || requested.status === 'waiting') {
+    // No job exists while a subtask waits for its needs or a task for its user.
+    const result = await end(
+      requested.status,
+      requested.status === 'pending' ? 'cancelled before it started' : 'cancelled while waiting for an answer',
+    );
+    if (result.applied) return { found: true, status: result.status };
+  }
+  if (requested.status === 'queued') {
+    const queue = options.queues[record.agent];
+    // Still waiting for its tenant's turn, or its job not started: it never runs. Otherwise (0) a
+    // worker holds it now: it sees the flag when it starts.
+    const withdrawn = await options.queues.admission.withdraw(record.agent, record.tenant, taskId);
+    const removed = withdrawn ? 1 : queue ? await queue.remove(record.jobId || taskId) : 0;
+    if (removed === 1) {
+      const result = await end('queued', 'cancelled before it started');
+      return { found: true, status: result.status };
+    }
+  }
+  await options.publisher.publish(store.keys.cancelChannel, taskId);
+  return { found: true, status: (await store.getRecord(taskId))?.status };
+}

@@ -1,0 +1,12 @@
+export { answerTask } from './answer-task.js';
+export { cancelTask } from './cancel-task.js';
+export { ForkError, forkDiskQuota, forkRefusal, forkTask } from './fork-task.js';
+export { createRedisJournal } from './redis-journal.js';
+export type { RedisJournal } from './redis-journal.js';
+export { RETRYABLE, retryTask } from './retry-task.js';
+export { EnqueueError, submitTasks } from './submit-tasks.js';
+export { onSubtaskFinished, releaseSubtasks, startPlan } from './subtasks.js';
+export { answerSchema, batchSchema, fieldsOnly, forkSchema, statusesSchema, submitSchema } from './task-schemas.js';
+export type { TaskInput } from './task-schemas.js';
+export { Transitions } from './transitions.js';
+export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';

@@ -1,0 +1,96 @@
+/**
+ * The agent loop's journal backed by the task's Redis keys. Every commit also tells the worker
+ * whether it should stop: a cancel was requested (even if the message on the cancel channel was
+ * missed), or the task is no longer this run's (it ended, or another worker took it over).
+ *
+ * Writes are few: a `lazy` commit (see core's journal.ts) and the run's `task.started` are held back
+ * and go out with the next write, a commit or the run's outcome (a transition takes them through
+ * `takeHeld`), so a single-step task with a quick model costs its worker a claim and one commit.
+ */
+import type { AgentJournal, JournalEntry } from '@agentq/core';
+import type { MemoryEntry } from '@agentq/protocol';
+import type { SpendingStop, StoredEventInput, TaskStore } from '@agentq/store';
+import { joinWrites, type HeldWrite } from './transitions.js';
+
+export interface RedisJournalOptions {
+  store: TaskStore;
+  taskId: string;
+  agent: string;
+  worker: string;
+  /** This run's token: commits stop being written once another worker has taken the task over. */
+  runToken: string;
+  /** The task's memory when the run took it (its claim read it): the first `load` needs no read. */
+  memory?: MemoryEntry[];
+  /** Events to go out with the first write (the run's `task.started`). */
+  heldEvents?: StoredEventInput[];
+  /** Called after each commit that was written. */
+  onCommit?: (entry: JournalEntry, result: { cancelRequested: boolean; stop: SpendingStop | undefined }) => void;
+}
+
+export interface RedisJournal extends AgentJournal {
+  /** What is held back, for the run's next write to take (nothing is held after). */
+  takeHeld(): HeldWrite | undefined;
+  /** Writes what is held back, if anything, while the run still holds its task. */
+  flush(): Promise<void>;
+}
+
+export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
+  const { store, taskId, agent, worker } = options;
+  let memory = options.memory;
+  let held: HeldWrite | undefined = options.heldEvents?.length
+    ? { messages: [], events: [...options.heldEvents] }
+    : undefined;
+  const asWrite = (entry: JournalEntry): HeldWrite => {
+    // A held event keeps the time it happened, not the time it is written.
+    const at = entry.lazy ? new Date().toISOString() : undefined;
+    return {
+      messages: entry.messages ?? [],
+      events: (entry.events ?? []).map((event) => ({ ...event, agent, worker, ...(at ? { at } : {}) })),
+      ...(entry.usage ? { usage: entry.usage } : {}),
+      ...(entry.steps !== undefined ? { steps: entry.steps } : {}),
+    };
+  };
+  // A lazy commit with `writeWithinMs` that nothing took in time is written by itself.
+  let timer: NodeJS.Timeout | undefined;
+  const takeHeld = (): HeldWrite | undefined => {
+    const taken = held;
+    held = undefined;
+    clearTimeout(timer);
+    timer = undefined;
+    return taken;
+  };
+  const write = async (entry: JournalEntry, out: HeldWrite): Promise<void> => {
+    const result = await store.commit({
+      taskId,
+      // A commit of a task that ended meanwhile (cancelled) is not written.
+      expect: ['running'],
+      runToken: options.runToken,
+      ...out,
+    });
+    options.onCommit?.(entry, { cancelRequested: result.cancelRequested || !result.applied, stop: result.stop });
+  };
+  const flush = async (): Promise<void> => {
+    const taken = takeHeld();
+    if (taken) await write({}, taken);
+  };
+  return {
+    async load(): Promise<MemoryEntry[]> {
+      const loaded = memory ?? (await store.messages(taskId));
+      memory = undefined;
+      return loaded;
+    },
+    commit(entry: JournalEntry): Promise<void> {
+      if (entry.lazy) {
+        held = joinWrites(held, asWrite(entry));
+        if (entry.writeWithinMs !== undefined && !timer) {
+          timer = setTimeout(() => void flush().catch(() => undefined), entry.writeWithinMs);
+        }
+        return Promise.resolve();
+      }
+      // Taken now, not after an await: writes go out in the order they were made.
+      return write(entry, joinWrites(takeHeld(), asWrite(entry)));
+    },
+    takeHeld,
+    flush,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority,
+ * metadata (plus `retryOf`), named model, budget and given plan, in the same tenant: the old one keeps
+ * its history.
+ */
+import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
+import type { AgentQueues } from '@agentq/scheduling';
+import type { TaskStore, RoomLimits } from '@agentq/store';
+import type { TaskInput } from './task-schemas.js';
+import { Transitions } from './transitions.js';
+
+/** The statuses a task may be retried from. */
+export const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
+
+/** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
+export async function retryTask(options: {
+  store: TaskStore;
+  queues: AgentQueues;
+  taskId: string;
+  room?: RoomLimits;
+}): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
+  const record = await options.store.getRecord(options.taskId);
+  if (!record) return { found: false };
+  if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
+  const agent = (AGENT_KINDS as readonly string[]).includes(record.agent) ? (record.agent as AgentKind) : undefined;
+  const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
+  // The same model when it was named, and the same budget.
+  const budget =
+    record.budgetMicroUsd !== undefined || record.budgetTokens !== undefined
+      ? {
+          ...(record.budgetMicroUsd !== undefined ? { usd: record.budgetMicroUsd / 1_000_000 } : {}),
+          ...(record.budgetTokens !== undefined ? { tokens: record.budgetTokens } : {}),
+        }
+      : undefined;
+  // A plan its client gave runs again as given (its agents were checked when it was submitted).
+  const plan = record.givenPlan as TaskInput['plan'];
+  const input: TaskInput = {
+    prompt: record.prompt,
+    ...(agent ? { agent } : {}),
+    priority: record.priority,
+    metadata,
+    ...(record.pinnedModel && record.model ? { model: record.model } : {}),
+    ...(budget ? { budget } : {}),
+    ...(plan ? { plan } : {}),
+  };
+  const [created] = await new Transitions(options.store).submit([input], {
+    tenant: record.tenant,
+    batch: record.batch,
+    ...(options.room ? { room: { limits: options.room } } : {}),
+  });
+  await options.queues.admission.admitListed([created!.agent]);
+  return { found: true, status: 'queued', newId: created!.id };
+}

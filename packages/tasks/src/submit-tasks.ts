@@ -1,0 +1,106 @@
+/**
+ * A submission: its tasks stored, a script call per chunk of them, each task joining its tenant's list
+ * for its pool in the same call (transitions.ts, CREATE): a stored task always gets its turn, whatever
+ * happens to this process next. Then a turn of admission for each pool a chunk touched, so that an idle
+ * pool starts at once: sent right behind the chunk, before its answer. Commands on one connection run in
+ * the order sent, so the turn finds the chunk's tasks listed, a round trip sooner than once CREATE
+ * answered (the store and the queues share the API's connection); on another connection the turn may
+ * come first, and the tasks wait for the next (each worker takes one a second): later, never lost. A
+ * turn asked for while one is under way is taken after it, and so finds the later chunks listed too.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AgentQueues } from '@agentq/scheduling';
+import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
+import { CREATE_BATCH as CHUNK, createdBytes, NoRoomError, type RoomLimits } from '@agentq/store';
+import type { SubmittedTask, Transitions } from './transitions.js';
+
+/** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
+export class EnqueueError extends Error {
+  constructor(
+    message: string,
+    /** What refused the first chunk that failed. */
+    override readonly cause: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`. With `room`, the
+ * tasks are stored only if all fit in the tenant's limits (else NoRoomError, nothing stored): the first
+ * chunk's call checks them and holds the room the others take (tenant-room.ts).
+ */
+export async function submitTasks(options: {
+  transitions: Transitions;
+  queues: AgentQueues;
+  inputs: readonly TaskInput[];
+  tenant: string;
+  batch?: string | undefined;
+  traceparents?: readonly string[];
+  room?: RoomLimits;
+}): Promise<SubmittedTask[]> {
+  const { transitions, queues, inputs, tenant, batch, traceparents } = options;
+  // A chunk is one CREATE call, sent as `submit` is called.
+  const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
+  const admitted: Array<Promise<void>> = [];
+  const submitId = randomUUID();
+  // What all its tasks write when created, for a byte limit only (tenant-bytes.ts).
+  const bytes =
+    options.room?.bytes !== undefined
+      ? inputs.reduce(
+          (total, input) =>
+            total +
+            createdBytes({
+              prompt: input.prompt,
+              metadata: input.metadata && JSON.stringify(input.metadata),
+              givenPlan: input.plan && storedPlan(input.plan),
+            }),
+          0,
+        )
+      : 0;
+  const stored = chunks.map((start) => {
+    const chunk = inputs.slice(start, start + CHUNK);
+    const room = options.room && {
+      limits: options.room,
+      claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 },
+    };
+    const submitted = transitions.submit(chunk, {
+      tenant,
+      batch,
+      ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
+      ...(room ? { room } : {}),
+    });
+    // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
+    admitted.push(queues.admission.admitListed(chunk.map(poolOf)));
+    return submitted;
+  });
+  const outcomes = await Promise.allSettled(stored);
+  await Promise.all(admitted);
+  // No room: the first chunk stored nothing, and held nothing for the others, which stored nothing either.
+  if (outcomes[0]?.status === 'rejected' && outcomes[0].reason instanceof NoRoomError) throw outcomes[0].reason;
+  const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failure) {
+    const message = `Could not store every task: ${(failure.reason as Error).message}`;
+    // The client submits again: the tasks of the other chunks are failed (and taken out of their
+    // tenant's list), but for those with an idempotency key, which stay queued for the retry to find.
+    const tasks = outcomes.flatMap((outcome, chunk) =>
+      outcome.status === 'fulfilled'
+        ? outcome.value.map((task, index) => ({ task, input: inputs[chunks[chunk]! + index]! }))
+        : [],
+    );
+    const abandoned = tasks
+      .filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined)
+      .map(({ task }) => task);
+    await Promise.all(
+      abandoned.map(async (task) => {
+        await queues.admission.withdraw(task.agent, tenant, task.id);
+        await transitions.fail(
+          { id: task.id, tenant, listed: true },
+          { from: ['queued'], error: { code: 'enqueue_failed', message } },
+        );
+      }),
+    ).catch(() => undefined);
+    throw new EnqueueError(message, failure.reason);
+  }
+  return outcomes.flatMap((outcome) => (outcome as PromiseFulfilledResult<SubmittedTask[]>).value);
+}

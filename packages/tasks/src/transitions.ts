@@ -1,0 +1,433 @@
+/**
+ * Every change of a task's status, in one place. Each transition names the statuses it may happen
+ * from, what it writes and the event that says so; its arguments are typed (an error's code comes
+ * from the contract's union). Nothing else writes a status: the API, the workers and the DAG call
+ * these. A transition guarded by a run token is written only while that run still holds the task.
+ *
+ *   submit ─► queued ─► start ─► running ─► complete | fail | cancel
+ *                 ▲                  │ ├──► wait ─► waiting ─► answer ─► queued
+ *                 └──── requeue ─────┘ └──► requeue (retry, rate limit, hand-back)
+ *   subtasks: addSubtasks ─► pending ─► release ─► queued …   pending ─► skip ─► skipped
+ *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
+ */
+import { randomUUID } from 'node:crypto';
+import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
+import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
+import {
+  type StoredSubtask,
+  type TaskRecord,
+  type PendingQuestion,
+  type CommitOptions,
+  type CommitResult,
+  type NewTask,
+  type StoredEventInput,
+  type TaskStore,
+  type Room,
+} from '@agentq/store';
+import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
+
+/** Which task a transition changes: what it needs of its record. */
+export type TaskRef = Pick<TaskRecord, 'id' | 'tenant' | 'listed'>;
+
+/** Who makes the change, for the event's envelope. */
+export interface By {
+  agent?: string;
+  worker?: string;
+}
+
+/** A change made by the run that holds the task (its token). */
+export interface ByRun extends By {
+  runToken: string;
+  /**
+   * What the run's journal held back to write with its next write (redis-journal.ts): a transition
+   * by the run takes it and writes it first, in the same commit.
+   */
+  takeHeld?: () => HeldWrite | undefined;
+  /** What the task's work directory held when the run ended (a fork may not copy more than its quota). */
+  workdir?: { bytes: number; entries: number } | undefined;
+}
+
+/** The work directory's size, as the record keeps it. */
+function workdirFields(options: Partial<ByRun>): Record<string, string> {
+  return options.workdir
+    ? { workdirBytes: String(options.workdir.bytes), workdirEntries: String(options.workdir.entries) }
+    : {};
+}
+
+/** Messages and events a run held back, to go out with its next write. */
+export interface HeldWrite {
+  messages: MemoryEntry[];
+  events: StoredEventInput[];
+  usage?: TokenUsage;
+  steps?: number;
+}
+
+/** A run's claim of its task: the task as it was before (when there is one) and its memory. */
+export interface Claim extends CommitResult {
+  record?: TaskRecord;
+  memory: MemoryEntry[];
+}
+
+/** Why a running task goes back to the queue. */
+export type RequeueReason =
+  /** A retryable failure: BullMQ tries the job again (`retry` is the next attempt's number). */
+  | { kind: 'retry'; retry: number; message: string }
+  /** The model endpoint is rate limited: the pool pauses, or (`notBefore`) the job waits until the call fits. */
+  | { kind: 'rate_limited'; message: string; notBefore?: string }
+  /** Its worker is shutting down; another resumes it. */
+  | { kind: 'handed_back' };
+
+/** A submitted task: new, or (`existing`) the live task its idempotency key named, with that one's status. */
+export interface SubmittedTask {
+  id: string;
+  agent: AgentPool;
+  priority: number;
+  existing?: TaskStatus;
+}
+
+export class Transitions {
+  constructor(readonly store: TaskStore) {}
+
+  /**
+   * New submitted tasks, `queued`; a task whose idempotency key names one already answers that one.
+   * `traceparents`: each task's trace context (with tracing on), in the order of `inputs`.
+   */
+  async submit(
+    inputs: readonly TaskInput[],
+    options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: Room },
+  ): Promise<SubmittedTask[]> {
+    return this.createSubmitted(
+      inputs.map((input, index) =>
+        submittedTask(input, {
+          tenant: options.tenant,
+          batch: options.batch,
+          traceparent: options.traceparents?.[index],
+        }),
+      ),
+      options.room,
+    );
+  }
+
+  /**
+   * A fork of `source`: a new submitted task (its tenant's and batch's) that starts from the source's
+   * steps before `fromStep` (its first run copies them), then goes on with its own prompt, model and agent.
+   */
+  async fork(
+    source: TaskRecord,
+    input: TaskInput & { agent: AgentKind; fromStep: number },
+    room?: Room,
+  ): Promise<SubmittedTask> {
+    const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
+    task.fields.forkOf = source.id;
+    task.fields.forkStep = String(input.fromStep);
+    task.event = {
+      type: 'task.queued',
+      agent: task.waiting.pool,
+      data: { priority: task.waiting.priority, forkOf: source.id, fromStep: input.fromStep },
+    };
+    const [created] = await this.createSubmitted([task], room);
+    return created!;
+  }
+
+  /**
+   * Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its
+   * job. With `room`, only if they fit in the tenant's limits (else NoRoomError, nothing stored).
+   */
+  private async createSubmitted(tasks: readonly SubmittedNewTask[], room?: Room): Promise<SubmittedTask[]> {
+    const created = await this.store.create(tasks, room);
+    return created.map((result, index) => ({
+      id: result.id,
+      agent: tasks[index]!.waiting.pool,
+      priority: tasks[index]!.waiting.priority,
+      ...(result.outcome === 'existing' ? { existing: result.status } : {}),
+    }));
+  }
+
+  /** The subtasks of a (re)plan, `pending` until what they need has completed; `traceparent`: the trace they continue. */
+  async addSubtasks(root: TaskRecord, subtasks: readonly StoredSubtask[], traceparent?: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.store.create(
+      subtasks.map((subtask) => ({
+        fields: {
+          id: subtask.taskId,
+          rootId: root.id,
+          parentId: root.id,
+          tenant: root.tenant,
+          planId: subtask.id,
+          agent: subtask.agent,
+          prompt: subtask.task,
+          priority: String(root.priority),
+          needs: JSON.stringify(subtask.need.map((need) => subtasks.find((other) => other.id === need)!.taskId)),
+          ...(traceparent ? { traceparent } : {}),
+          // Its spending adds up at the root, whose budget it draws on; it runs on the model the root named.
+          ...(root.budgeted ? { budgeted: '1' } : {}),
+          ...(root.pinnedModel && root.model ? { model: root.model, pinnedModel: '1' } : {}),
+          status: 'pending',
+          memory: '0',
+          createdAt: now,
+        },
+      })),
+    );
+  }
+
+  /**
+   * A run takes hold of its task: `running` under its new token, and the task read in the same round
+   * trip (its record before the claim, and its memory). `tenant` is the task's, from its job; a job
+   * without one (queued by an older version) has its task read first. Says nothing itself: the run
+   * says `task.started` with its first write.
+   */
+  async claim(task: { id: string; tenant?: string | undefined }, options: ByRun & { model?: string }): Promise<Claim> {
+    const tenant = task.tenant ?? (await this.store.getRecord(task.id))?.tenant;
+    const result = await this.store.commitAndRead({
+      taskId: task.id,
+      ...(tenant !== undefined ? { tenant } : {}),
+      expect: ['queued', 'running'],
+      status: 'running',
+      fields: { worker: options.worker ?? '', runToken: options.runToken },
+      // The model it runs on: named on submit, else its first run's (a resumed run keeps it).
+      firstTime: { startedAt: new Date().toISOString(), ...(options.model ? { model: options.model } : {}) },
+    });
+    return { ...result, memory: result.memory ?? [] };
+  }
+
+  complete(
+    task: TaskRef,
+    options: ByRun & { result: string; steps?: number; subtasks?: number },
+  ): Promise<CommitResult> {
+    const { result, steps, subtasks } = options;
+    return this.change(task, {
+      runToken: options.runToken,
+      takeHeld: options.takeHeld,
+      expect: ['running'],
+      status: 'completed',
+      fields: { finishedAt: new Date().toISOString(), result, ...workdirFields(options) },
+      events: [
+        {
+          type: 'task.completed',
+          ...by(options),
+          data: { result, ...(steps !== undefined ? { steps } : {}), ...(subtasks !== undefined ? { subtasks } : {}) },
+        },
+      ],
+    });
+  }
+
+  /**
+   * The task fails with `error`. By its run (`runToken`, from `running`), or from outside it: a job
+   * BullMQ gave up on, a submission that could not be queued (`from`).
+   */
+  fail(
+    task: TaskRef,
+    options: By & Partial<ByRun> & { error: TaskError; from?: readonly TaskStatus[]; result?: string; steps?: number },
+  ): Promise<CommitResult> {
+    const { error, steps } = options;
+    return this.change(task, {
+      ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
+      expect: options.from ?? ['running'],
+      status: 'failed',
+      fields: {
+        finishedAt: new Date().toISOString(),
+        error: JSON.stringify(error),
+        ...(options.result !== undefined ? { result: options.result } : {}),
+        ...workdirFields(options),
+      },
+      events: [{ type: 'task.failed', ...by(options), data: { error, ...(steps !== undefined ? { steps } : {}) } }],
+    });
+  }
+
+  /** The task ends cancelled: by its run, which stopped at a cancel, or from a status where no job runs. */
+  cancel(
+    task: TaskRef,
+    options: By & Partial<ByRun> & { from: readonly TaskStatus[]; reason?: string; steps?: number },
+  ): Promise<CommitResult> {
+    const { reason, steps } = options;
+    return this.change(task, {
+      ...(options.runToken ? { runToken: options.runToken, takeHeld: options.takeHeld } : {}),
+      expect: options.from,
+      status: 'cancelled',
+      fields: { finishedAt: new Date().toISOString(), ...workdirFields(options) },
+      events: [
+        {
+          type: 'task.cancelled',
+          ...by(options),
+          data: { ...(reason ? { reason } : {}), ...(steps !== undefined ? { steps } : {}) },
+        },
+      ],
+    });
+  }
+
+  /** The model asked the user something: `waiting`, with how the answer must be written back. */
+  wait(task: TaskRef, options: ByRun & { pending: PendingQuestion; steps: number }): Promise<CommitResult> {
+    return this.change(task, {
+      runToken: options.runToken,
+      takeHeld: options.takeHeld,
+      expect: ['running'],
+      status: 'waiting',
+      fields: { pending: JSON.stringify(options.pending), ...workdirFields(options) },
+      events: [
+        { type: 'task.waiting', ...by(options), data: { question: options.pending.question, steps: options.steps } },
+      ],
+    });
+  }
+
+  /** A running task goes back to the queue, and says why; its next run resumes from its journal. */
+  requeue(task: TaskRef, options: ByRun & { why: RequeueReason }): Promise<CommitResult> {
+    const { why } = options;
+    const data =
+      why.kind === 'retry'
+        ? { retry: why.retry, reason: why.message }
+        : why.kind === 'rate_limited'
+          ? { reason: why.message, rateLimited: true, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
+          : { reason: 'its worker shut down; it resumes on another' };
+    return this.change(task, {
+      runToken: options.runToken,
+      takeHeld: options.takeHeld,
+      expect: ['running'],
+      status: 'queued',
+      events: [{ type: 'task.queued', ...by(options), data }],
+    });
+  }
+
+  /**
+   * The user's answer to a waiting task: it goes into memory the way the question was asked, the
+   * step that asked completes, and the task is queued again (as job `jobId`, which the caller adds
+   * while `lease` holds: FairAdmission.leaseOf).
+   */
+  answer(
+    task: TaskRef,
+    options: {
+      text: string;
+      message: Message;
+      step: number;
+      jobId: string;
+      resumes: number;
+      lease: { key: string; ms: number };
+    },
+  ): Promise<CommitResult> {
+    return this.change(task, {
+      lease: options.lease,
+      expect: ['waiting'],
+      status: 'queued',
+      fields: { jobId: options.jobId, resumes: String(options.resumes), pending: '' },
+      messages: [options.message],
+      steps: options.step,
+      events: [
+        { type: 'step.completed', step: options.step, data: { step: options.step } },
+        { type: 'task.queued', data: { answer: options.text } },
+      ],
+    });
+  }
+
+  /** A pending subtask whose needs completed: `queued`. */
+  release(subtask: TaskRef): Promise<CommitResult> {
+    return this.change(subtask, { expect: ['pending'], status: 'queued', events: [{ type: 'task.queued', data: {} }] });
+  }
+
+  /** A pending subtask one of whose needs did not complete: `skipped`, and why. */
+  skip(subtask: TaskRef, options: By & { reason: string }): Promise<CommitResult> {
+    const error: TaskError = { code: 'needs_failed', message: options.reason };
+    return this.change(subtask, {
+      expect: ['pending'],
+      status: 'skipped',
+      fields: { error: JSON.stringify(error), finishedAt: new Date().toISOString() },
+      events: [{ type: 'task.failed', ...by(options), data: { skipped: true, reason: options.reason } }],
+    });
+  }
+
+  /** Marks a task not ended yet as to be cancelled (its run stops at its next commit). No status change. */
+  requestCancel(task: TaskRef): Promise<CommitResult> {
+    return this.change(task, { expect: ['pending', 'queued', 'running', 'waiting'], fields: { cancelRequested: '1' } });
+  }
+
+  private change(
+    task: TaskRef,
+    options: Omit<CommitOptions, 'taskId' | 'tenant'> & { takeHeld?: ByRun['takeHeld'] },
+  ): Promise<CommitResult> {
+    const { takeHeld, ...change } = options;
+    const held = takeHeld?.();
+    // What the run held back goes first, in the same commit.
+    const joined =
+      held &&
+      joinWrites(held, {
+        messages: [...(change.messages ?? [])],
+        events: [...(change.events ?? [])],
+        ...(change.usage ? { usage: change.usage } : {}),
+        ...(change.steps !== undefined ? { steps: change.steps } : {}),
+      });
+    return this.store.commit({
+      ...change,
+      ...joined,
+      taskId: task.id,
+      ...(task.listed ? { tenant: task.tenant } : {}),
+    });
+  }
+}
+
+/** Two writes as one, the first's messages and events first; usage adds up, the later step count wins. */
+export function joinWrites(first: HeldWrite | undefined, then: HeldWrite): HeldWrite {
+  if (!first) return then;
+  const usage =
+    first.usage && then.usage
+      ? {
+          promptTokens: first.usage.promptTokens + then.usage.promptTokens,
+          completionTokens: first.usage.completionTokens + then.usage.completionTokens,
+        }
+      : (then.usage ?? first.usage);
+  const steps = then.steps ?? first.steps;
+  return {
+    messages: [...first.messages, ...then.messages],
+    events: [...first.events, ...then.events],
+    ...(usage ? { usage } : {}),
+    ...(steps !== undefined ? { steps } : {}),
+  };
+}
+
+/** A new submitted task: ready to run, so it waits in its tenant's list for its pool. */
+type SubmittedNewTask = NewTask & { waiting: { pool: AgentPool; priority: number }; fields: Record<string, string> };
+
+/** A new submitted task, `queued`, from what the client asked for. */
+function submittedTask(
+  input: TaskInput,
+  options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined },
+): SubmittedNewTask {
+  const id = randomUUID();
+  const agent = poolOf(input);
+  const priority = input.priority ?? 5;
+  return {
+    waiting: { pool: agent, priority },
+    fields: {
+      id,
+      rootId: id,
+      tenant: options.tenant,
+      agent,
+      prompt: input.prompt,
+      priority: String(priority),
+      ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
+      ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+      ...(options.batch !== undefined ? { batch: options.batch } : {}),
+      ...(input.model !== undefined ? { model: input.model, pinnedModel: '1' } : {}),
+      ...(input.plan ? { givenPlan: storedPlan(input.plan) } : {}),
+      ...budgetFields(input.budget),
+      status: 'queued',
+      // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
+      memory: '0',
+      createdAt: new Date().toISOString(),
+    },
+    listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
+    event: { type: 'task.queued', agent, data: { priority } },
+    ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
+  };
+}
+
+/** A submitted task's budget, as its record keeps it (cost in micro-USD, whole numbers). */
+function budgetFields(budget: TaskInput['budget']): Record<string, string> {
+  if (!budget) return {};
+  return {
+    budgeted: '1',
+    ...(budget.usd !== undefined ? { budgetMicroUsd: String(Math.round(budget.usd * 1_000_000)) } : {}),
+    ...(budget.tokens !== undefined ? { budgetTokens: String(budget.tokens) } : {}),
+  };
+}
+
+function by(options: By): By {
+  return { ...(options.agent ? { agent: options.agent } : {}), ...(options.worker ? { worker: options.worker } : {}) };
+}

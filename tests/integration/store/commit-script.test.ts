@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+/** The commit script's contract, against a real Redis: named outcomes, the envelope, `seq` without gaps. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
+import { createKeys, countByStatus, indexScore, connectRedis, TaskStore } from '@agentq/store';
+import { Transitions } from '@agentq/tasks';
+
+const prefix = freshPrefix('commit');
+let store: TaskStore;
+let other: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  const keys = createKeys(prefix);
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  other = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  other.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+async function newTask() {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  return (await store.getRecord(created!.id))!;
+}
+
+describe('the commit script', () => {
+  it('refuses a stale run token, a wrong status and a missing task, by name, writing nothing', async () => {
+    const task = await newTask();
+    expect(await transitions.claim(task, { runToken: 'first' })).toMatchObject({
+      outcome: 'applied',
+      status: 'running',
+    });
+    // Another run took the task over: the first one's writes are refused.
+    await transitions.claim(task, { runToken: 'second' });
+    const stale: string[] = [];
+    store.onStaleWrite((taskId) => stale.push(taskId));
+    expect(
+      await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] }),
+    ).toMatchObject({ outcome: 'stale_token', applied: false });
+    // The process is told (its log line and agentq_stale_writes_total).
+    expect(stale).toEqual([task.id]);
+    expect(await transitions.release(task)).toMatchObject({
+      outcome: 'wrong_status',
+      applied: false,
+      status: 'running',
+    });
+    expect(await store.commit({ taskId: randomUUID(), fields: { x: '1' } })).toMatchObject({
+      outcome: 'missing',
+      applied: false,
+      status: undefined,
+    });
+    expect(await store.messages(task.id)).toEqual([]);
+    // The run that holds it writes.
+    expect(await transitions.complete(task, { runToken: 'second', result: 'done' })).toMatchObject({
+      outcome: 'applied',
+      status: 'completed',
+    });
+  });
+
+  it('numbers every event itself (id, seq, rootId), with the rest kept as the writer sent it', async () => {
+    const task = await newTask();
+    const at = '2026-01-02T03:04:05.678Z';
+    await store.commit({
+      taskId: task.id,
+      events: [
+        {
+          type: 'tool.result',
+          step: 2,
+          agent: 'coder',
+          worker: 'w:1',
+          data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 },
+        },
+        // A subtask's event in its root's stream keeps the subtask's id; one held back keeps its time.
+        { type: 'reasoning', taskId: `${task.id}.v1.s1`, at, data: { text: 'mirrored' } },
+        { type: 'reasoning', taskId: '', at: '', data: { text: "no taskId, no time: the owner and the commit's" } },
+      ],
+    });
+    const events = await store.events(task.id);
+    expect(events).toEqual([
+      {
+        id: `${task.id}:1`,
+        taskId: task.id,
+        rootId: task.id,
+        seq: 1,
+        ts: expect.any(String),
+        type: 'task.queued',
+        agent: 'casual',
+        data: { priority: 5 },
+      },
+      {
+        id: `${task.id}:2`,
+        taskId: task.id,
+        rootId: task.id,
+        seq: 2,
+        ts: expect.any(String),
+        type: 'tool.result',
+        step: 2,
+        agent: 'coder',
+        worker: 'w:1',
+        data: { id: 'c1', name: 'bash', ok: true, output: 'a/b "quoted" \ud83d', durationMs: 3 },
+      },
+      {
+        id: `${task.id}:3`,
+        taskId: `${task.id}.v1.s1`,
+        rootId: task.id,
+        seq: 3,
+        ts: at,
+        type: 'reasoning',
+        data: { text: 'mirrored' },
+      },
+      {
+        id: `${task.id}:4`,
+        taskId: task.id,
+        rootId: task.id,
+        seq: 4,
+        ts: events[1]!.ts,
+        type: 'reasoning',
+        data: { text: "no taskId, no time: the owner and the commit's" },
+      },
+    ]);
+  });
+
+  it('stores a prompt and a result with an unpaired surrogate (half an emoji) as U+FFFD, and the rest as written', async () => {
+    const [created] = await transitions.submit([{ prompt: 'cut \ud83d "here" \\ there', agent: 'casual' }], {
+      tenant: 'acme',
+    });
+    const task = (await store.getRecord(created!.id))!;
+    expect(task.prompt).toBe('cut \ufffd "here" \\ there');
+    await transitions.claim(task, { runToken: 'run' });
+    await transitions.complete(task, { runToken: 'run', result: 'done \udc00 "x"' });
+    expect((await store.getRecord(task.id))!.result).toBe('done \ufffd "x"');
+  });
+
+  it('numbers events with no gap and no repeat under concurrent commits from two connections', async () => {
+    const task = await newTask();
+    const commit = (through: TaskStore, index: number) =>
+      through.commit({
+        taskId: task.id,
+        events: [0, 1].map((part) => ({ type: 'reasoning' as const, data: { text: `${index}.${part}` } })),
+      });
+    await Promise.all(Array.from({ length: 100 }, (_, index) => commit(index % 2 ? store : other, index)));
+    const events = await store.events(task.id);
+    expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 201 }, (_, index) => index + 1));
+    expect(new Set(events.map((event) => event.id)).size).toBe(201);
+    // Each commit's events are together: its two parts are next to each other.
+    for (let index = 1; index < 201; index += 2) {
+      const [first, second] = [events[index]!, events[index + 1]!];
+      expect(
+        first.type === 'reasoning' &&
+          second.type === 'reasoning' &&
+          first.data.text.split('.')[0] === second.data.text.split('.')[0],
+      ).toBe(true);
+    }
+  });
+
+  it("moves a submitted task to its new status in both lists, its tenant's too", async () => {
+    const task = await newTask();
+    const keys = store.keys;
+    const order = Number(await store.redis.hget(keys.task(task.id), 'order'));
+    expect(order).toBeGreaterThan(0);
+    const scores = async () =>
+      [
+        await store.redis.zscore(keys.allTasks, task.id),
+        await store.redis.zscore(keys.tenantTasks('acme'), task.id),
+      ].map(Number);
+    const before = await countByStatus(store.redis, keys.tenantTasks('acme'));
+    expect(await scores()).toEqual([indexScore('queued', order), indexScore('queued', order)]);
+    await transitions.claim(task, { runToken: 'r' });
+    expect(await scores()).toEqual([indexScore('running', order), indexScore('running', order)]);
+    expect(await countByStatus(store.redis, keys.tenantTasks('acme'))).toMatchObject({
+      queued: before.queued - 1,
+      running: before.running + 1,
+    });
+    // Without its tenant, a status change of a submitted task is refused rather than leaving the indexes wrong.
+    await expect(store.commit({ taskId: task.id, status: 'failed' })).rejects.toThrow(/needs its index keys/);
+  });
+
+  it('with commits that wait for a replica, throws when none confirms one in time (this Redis has none)', async () => {
+    const task = await newTask();
+    const durable = new TaskStore(store.redis, store.keys, undefined, undefined, { replicas: 1, timeoutMs: 50 });
+    await expect(durable.commit({ taskId: task.id, fields: { x: '1' } })).rejects.toThrow(
+      /not confirmed by 1 Redis replica within 50 ms \(AGENTQ_COMMIT_REPLICAS\)/,
+    );
+    // A commit refused anyway is answered as it is: nothing was written for a replica to hold.
+    expect(await durable.commit({ taskId: task.id, runToken: 'nobody', fields: { y: '1' } })).toMatchObject({
+      outcome: 'stale_token',
+    });
+  });
+});

@@ -1,0 +1,128 @@
+/** Compacting an ended task's events, against a real Redis: the replay stays complete and in order. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
+import { compactEvents, createKeys, connectRedis, TaskStore } from '@agentq/store';
+import { Transitions } from '@agentq/tasks';
+
+const prefix = freshPrefix('compact');
+const keys = createKeys(prefix);
+let store: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+async function endedTask() {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  const task = (await store.getRecord(created!.id))!;
+  await transitions.claim(task, { runToken: 'run' });
+  for (let step = 1; step <= 3; step++)
+    await store.commit({
+      taskId: task.id,
+      runToken: 'run',
+      events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }],
+    });
+  await transitions.complete(task, { runToken: 'run', result: 'done' });
+  return task;
+}
+
+describe('compacting ended tasks', () => {
+  it('replaces the list with one deflated string, and reads back the same events from any point', async () => {
+    const task = await endedTask();
+    const before = await store.events(task.id);
+    expect(await store.redis.zscore(keys.toCompact, task.id)).not.toBeNull();
+    const listBytes = Number(await store.redis.memory('USAGE', keys.events(task.id)));
+
+    expect(await compactEvents({ redis: store.redis, keys })).toBeGreaterThanOrEqual(1);
+    expect(await store.redis.exists(keys.events(task.id))).toBe(0);
+    expect(await store.redis.zscore(keys.toCompact, task.id)).toBeNull();
+    const packedBytes = Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)));
+    console.log(`events of a task of ${before.length} events: list ${listBytes} B, compacted ${packedBytes} B`);
+    expect(packedBytes).toBeLessThan(listBytes / 2);
+
+    expect(await store.events(task.id)).toEqual(before);
+    expect(await store.events(task.id, 3)).toEqual(before.slice(3));
+    // The stored text is passed through as it was.
+    expect((await store.storedEvents(task.id)).map((stored) => stored.text)).toEqual(
+      before.map((event) => JSON.stringify(event)),
+    );
+  });
+
+  it('keeps the numbering when a compacted task gets events again (a retry), and compacts them in later', async () => {
+    const task = await endedTask();
+    await compactEvents({ redis: store.redis, keys });
+    await store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: 'after' } }] });
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+    // A read from a point: in the compacted part, and in the list begun after it.
+    expect(await store.events(task.id, all.length - 2)).toEqual(all.slice(-2));
+    expect(await store.events(task.id, all.length - 1)).toEqual(all.slice(-1));
+    expect(await store.events(task.id, all.length)).toEqual([]);
+    // Not ended again, so not due; once it is, the new events join the compacted ones.
+    await store.redis.zadd(keys.toCompact, 0, task.id);
+    await compactEvents({ redis: store.redis, keys });
+    expect(await store.redis.exists(keys.events(task.id))).toBe(0);
+    expect(await store.events(task.id)).toEqual(all);
+  });
+
+  it('loses no event written while compaction runs', async () => {
+    const task = await endedTask();
+    const ended = (await store.events(task.id)).length;
+    const writes = Array.from({ length: 60 }, (_, index) =>
+      store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: `late ${index}` } }] }),
+    );
+    const passes = Array.from({ length: 20 }, async () => {
+      await store.redis.zadd(keys.toCompact, 0, task.id);
+      await compactEvents({ redis: store.redis, keys });
+    });
+    await Promise.all([...writes, ...passes]);
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual(Array.from({ length: ended + 60 }, (_, index) => index + 1));
+    expect(
+      all.filter(
+        (event) => event.type === 'reasoning' && String((event.data as { text: string }).text).startsWith('late'),
+      ),
+    ).toHaveLength(60);
+  });
+
+  it('reads and compacts the stream an earlier version kept, with what this version wrote after it', async () => {
+    const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+    const task = (await store.getRecord(created!.id))!;
+    // As an earlier version stored them: its first two events in a stream entry whose id is the last seq.
+    const [queued] = await store.events(task.id);
+    const earlier = { ...queued!, id: `${task.id}:2`, seq: 2, type: 'reasoning', data: { text: 'from before' } };
+    await store.redis.del(keys.events(task.id));
+    await store.redis.xadd(
+      keys.streamedEvents(task.id),
+      '2-0',
+      'events',
+      `${JSON.stringify(queued)}\n${JSON.stringify(earlier)}`,
+    );
+    await store.redis.hset(keys.task(task.id), 'seq', '2');
+    await transitions.claim(task, { runToken: 'run' });
+    await transitions.complete(task, { runToken: 'run', result: 'done' });
+    // A process of the earlier version, still running beside this one, appends to its stream.
+    const late = { ...earlier, id: `${task.id}:4`, seq: 4, data: { text: 'from an old worker' } };
+    await store.redis.xadd(keys.streamedEvents(task.id), '4-0', 'events', JSON.stringify(late));
+    await store.redis.hset(keys.task(task.id), 'seq', '4');
+    const all = await store.events(task.id);
+    expect(all.map((event) => event.seq)).toEqual([1, 2, 3, 4]);
+    expect(all[1]).toEqual(earlier);
+    expect(all[3]).toEqual(late);
+    expect(await store.events(task.id, 1)).toEqual(all.slice(1));
+    expect(await store.events(task.id, 2)).toEqual(all.slice(2));
+    // In one batch with a task of this version (a batch reads streams only when one is left).
+    const other = await endedTask();
+    const otherEvents = await store.events(other.id);
+    expect(await compactEvents({ redis: store.redis, keys })).toBe(2);
+    expect(await store.redis.exists(keys.streamedEvents(task.id), keys.events(task.id), keys.events(other.id))).toBe(0);
+    expect(await store.events(task.id)).toEqual(all);
+    expect(await store.events(other.id)).toEqual(otherEvents);
+  });
+});
