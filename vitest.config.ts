@@ -10,6 +10,7 @@ const root = import.meta.dirname;
  * hosts (agentq across network namespaces). Each tier but unit gets a redis-server of its own.
  */
 const UNIT = [
+  'tests/unit/**/*.test.ts',
   'apps/*/src/**/*.test.ts',
   'packages/{config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
   'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool}.test.ts',

@@ -4,6 +4,7 @@
  * (a route, the body parser, the router decoding the path), is a 4xx that says what to fix; only
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
+import { AgentqError } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
 import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, type RedisFull } from '@agentq/store';
 import type { Logger } from '@agentq/telemetry';
@@ -26,8 +27,7 @@ export const API_ERROR_CODES = [
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
+export class ApiError extends AgentqError {
   constructor(
     readonly code: ApiErrorCode,
     message: string,
@@ -36,6 +36,11 @@ export class ApiError extends Error {
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
+  }
+
+  /** A limit that resets, or Redis or a replica away: the same request can succeed later. */
+  get retryable(): boolean {
+    return this.code === 'limit_reached' || this.code === 'unavailable';
   }
 }
 

@@ -1,6 +1,6 @@
 /** The CLI's client of an agentq API (local or remote), with its key when one is needed. */
 
-import { createSseReader, TERMINAL_EVENT_TYPES, type TaskEvent } from '@agentq/contract';
+import { AgentqError, createSseReader, TERMINAL_EVENT_TYPES, type TaskEvent } from '@agentq/contract';
 export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
 export interface ClientOptions {
@@ -10,15 +10,23 @@ export interface ClientOptions {
   reconnectMs?: number;
 }
 
-export class ClientError extends Error {
-  override readonly name = 'ClientError';
+export class ClientError extends AgentqError {
+  /** The API's error code (`not_found`, `limit_reached`...), or `unreachable` when no answer came. */
+  readonly code: string;
   constructor(
     message: string,
     /** The HTTP status and the API's `details` (for a 400: each bad field, with its path). */
     readonly status?: number,
     readonly details?: unknown,
+    code?: string,
   ) {
     super(message);
+    this.code = code ?? (status === undefined ? 'unreachable' : `http_${status}`);
+  }
+
+  /** No answer, a limit that resets, or the API or Redis away. */
+  get retryable(): boolean {
+    return this.status === undefined || this.status === 429 || this.status >= 500;
   }
 }
 
@@ -44,10 +52,15 @@ export class ApiClient {
     }
     const text = await response.text();
     const parsed = text
-      ? (JSON.parse(text) as T & { error?: { message?: string; details?: unknown } })
-      : ({} as T & { error?: { message?: string; details?: unknown } });
+      ? (JSON.parse(text) as T & { error?: { code?: string; message?: string; details?: unknown } })
+      : ({} as T & { error?: { code?: string; message?: string; details?: unknown } });
     if (!response.ok)
-      throw new ClientError(parsed.error?.message ?? `HTTP ${response.status}`, response.status, parsed.error?.details);
+      throw new ClientError(
+        parsed.error?.message ?? `HTTP ${response.status}`,
+        response.status,
+        parsed.error?.details,
+        parsed.error?.code,
+      );
     return parsed;
   }
 
@@ -73,8 +86,13 @@ export class ApiClient {
         continue;
       }
       if (!response.ok || !response.body) {
-        const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
-        throw new ClientError(body.error?.message ?? `HTTP ${response.status}`);
+        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+        throw new ClientError(
+          body.error?.message ?? `HTTP ${response.status}`,
+          response.status,
+          undefined,
+          body.error?.code,
+        );
       }
       const reader = createSseReader();
       try {

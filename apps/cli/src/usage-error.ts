@@ -1,4 +1,6 @@
 /** A mistake in how the command was called: printed without a stack trace, exit status 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+import { AgentqError } from '@agentq/contract';
+export class UsageError extends AgentqError {
+  readonly code = 'usage';
+  readonly retryable = false;
 }

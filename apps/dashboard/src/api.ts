@@ -4,7 +4,7 @@
  */
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
-import { createSseReader, type TaskEvent } from '@agentq/contract';
+import { AgentqError, createSseReader, type TaskEvent } from '@agentq/contract';
 export type {
   PoolIsolation,
   PoolView as Pool,
@@ -21,12 +21,18 @@ export interface Me {
 
 const KEY = 'agentq_key';
 
-class ApiError extends Error {
+class ApiError extends AgentqError {
   constructor(
     readonly status: number,
     message: string,
+    /** The API's error code (`not_found`, `limit_reached`...). */
+    readonly code: string = `http_${status}`,
   ) {
     super(message);
+  }
+
+  get retryable(): boolean {
+    return this.status === 429 || this.status >= 500;
   }
 }
 
@@ -57,8 +63,9 @@ export async function request<T>(
     ...(init.signal ? { signal: init.signal } : {}),
   });
   if (response.status === 401) onUnauthorized();
-  const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
-  if (!response.ok) throw new ApiError(response.status, body.error?.message ?? `HTTP ${response.status}`);
+  const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+  if (!response.ok)
+    throw new ApiError(response.status, body.error?.message ?? `HTTP ${response.status}`, body.error?.code);
   return body as T;
 }
 

@@ -4,7 +4,7 @@
  * of the source's (from step 1) or after the kept steps (from a later one).
  */
 import type { MemoryEntry } from '@agentq/protocol';
-import type { TaskRecord, TaskStore } from '@agentq/store';
+import { TaskMissingError, type TaskRecord, type TaskStore } from '@agentq/store';
 
 export async function forkJournal(options: {
   store: TaskStore;
@@ -15,7 +15,8 @@ export async function forkJournal(options: {
   const sourceId = record.forkOf!;
   const [source, entries] = await Promise.all([store.getRecord(sourceId), store.messages(sourceId)]);
   if (!source || entries.length === 0)
-    throw new Error(
+    throw new TaskMissingError(
+      sourceId,
       `The task this one forks, ${sourceId}, is gone (deleted, or its retention ended): fork a task that is still kept.`,
     );
   let answers = 0;

@@ -5,6 +5,7 @@
  * that outlasted the SDK's retries, or x-ratelimit headers with nothing left), throws
  * `WaitForRateLimit`: its run gives its worker slot back and the job comes back when the call can fit.
  */
+import { AgentqError } from '@agentq/contract';
 import { countMessageTokens, loadTokenizer } from '@agentq/core';
 import { LlmError, type LanguageModel, type ModelRequest, type ModelResponse, type ToolSpec } from '@agentq/llm';
 import type { ModelLimit, SharedRateLimits } from '@agentq/scheduling';
@@ -23,8 +24,9 @@ async function toolTokens(tools: readonly ToolSpec[] | undefined): Promise<numbe
   return tokens;
 }
 
-export class WaitForRateLimit extends Error {
-  override readonly name = 'WaitForRateLimit';
+export class WaitForRateLimit extends AgentqError {
+  readonly code = 'rate_limited';
+  readonly retryable = true;
   constructor(
     readonly model: string,
     /** When the call may fit (ms since the epoch). */

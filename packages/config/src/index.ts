@@ -2,6 +2,7 @@
  * The environment, parsed once at start-up into a typed object. Nothing else in agentq reads
  * `process.env`: apps call `loadConfig()` and pass what each part needs as options.
  */
+import { AgentqError } from '@agentq/contract';
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AGENT_POOLS as POOLS, TOOL_PROTOCOLS, type AgentPool as PoolName } from '@agentq/contract';
@@ -386,9 +387,9 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+export class ConfigError extends AgentqError {
   readonly code = 'invalid_config';
+  readonly retryable = false;
 }
 
 export interface LoadConfigOptions {

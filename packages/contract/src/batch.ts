@@ -4,9 +4,11 @@
  * that start with `#` are skipped. Defaults fill what a line leaves out (a default agent, but for a
  * task that gives its own plan).
  */
+import { AgentqError } from './agentq-error.js';
 
-export class BatchLineError extends Error {
-  override readonly name = 'BatchLineError';
+export class BatchLineError extends AgentqError {
+  readonly code = 'invalid_batch_line';
+  readonly retryable = false;
   constructor(
     readonly line: number,
     message: string,

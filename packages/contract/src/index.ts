@@ -1,3 +1,4 @@
+export * from './agentq-error.js';
 export * from './tasks.js';
 export * from './events.js';
 export * from './sse.js';

@@ -3,6 +3,7 @@
  * (408, 409, 429 and 5xx, timeouts and connection errors, and a 2xx whose body is broken: cut off,
  * not JSON, no choices); the rest fail at once.
  */
+import { AgentqError } from '@agentq/contract';
 
 export type LlmErrorCode =
   | 'rate_limited'
@@ -27,8 +28,7 @@ export interface LlmErrorOptions {
   cause?: unknown;
 }
 
-export class LlmError extends Error {
-  override readonly name = 'LlmError';
+export class LlmError extends AgentqError {
   readonly code: LlmErrorCode;
   readonly status: number | undefined;
   readonly retryAfterSeconds: number | undefined;

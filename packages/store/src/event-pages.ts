@@ -8,6 +8,7 @@
  * A compaction between two pages (the list moves into the packed string) shows as a page that does not
  * start at the next seq: the rest is then read in one go, by the script that reads all three at once.
  */
+import { EventsChangedError } from './store-errors.js';
 import { createInflateRaw } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import type { TaskEvent } from '@agentq/contract';
@@ -108,7 +109,7 @@ async function* packedPages(redis: Redis, key: string, length: number): AsyncGen
   const feed = async () => {
     for (let from = 0; from < length; from += PACKED_CHUNK) {
       const chunk = await redis.getrangeBuffer(key, from, Math.min(from + PACKED_CHUNK, length) - 1);
-      if (chunk.length === 0) throw new Error('the compacted events changed while they were read');
+      if (chunk.length === 0) throw new EventsChangedError('the compacted events changed while they were read');
       if (!inflate.write(chunk)) await new Promise((resolve) => inflate.once('drain', resolve));
     }
     inflate.end();

@@ -29,6 +29,7 @@ export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
 export type { CommitOptions, CommitResult, LeasedTask, NewTask, SpendingStop, StoredEventInput } from './task-store.js';
 export { createdBytes } from './tenant-bytes.js';
 export { NoRoomError } from './tenant-room.js';
+export { EventsChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';
 export { tenantLimitReached } from './tenant-spending.js';
 export { readRoomUsage, tenantUsage } from './tenant-usage.js';

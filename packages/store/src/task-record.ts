@@ -3,7 +3,7 @@
  * numbers, JSON fields as what they hold, absent fields as undefined. Nothing reads a raw hash.
  */
 import { z } from 'zod';
-import { AGENT_POOLS, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
+import { AgentqError, AGENT_POOLS, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
 import { DEFAULT_TENANT } from './task-ids.js';
 
 const json = <Schema extends z.ZodType>(schema: Schema) =>
@@ -131,9 +131,9 @@ export const SUMMARY_RECORD_FIELDS = Object.keys(recordSchema.shape).filter(
 );
 export type StoredSubtask = z.infer<typeof storedSubtaskSchema>;
 
-class TaskRecordError extends Error {
-  override readonly name = 'TaskRecordError';
+class TaskRecordError extends AgentqError {
   readonly code = 'invalid_record';
+  readonly retryable = false;
 }
 
 /** The record of a hash (HGETALL), or undefined when there is none. Throws on a malformed one. */

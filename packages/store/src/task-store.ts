@@ -5,6 +5,7 @@
  * task's own keys.
  */
 import {
+  AgentqError,
   TERMINAL_STATUSES,
   type EventInput,
   type TaskEvent,
@@ -22,6 +23,7 @@ import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
+import { RoomHoldLostError } from './store-errors.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT } from './task-ids.js';
 
@@ -144,7 +146,9 @@ interface ScriptCommands {
  * a failover could lose it. The run does not go on from it; its job is tried again once replicas answer,
  * without using an attempt (a replica that is away is Redis's trouble, not the task's).
  */
-export class CommitNotReplicated extends Error {
+export class CommitNotReplicated extends AgentqError {
+  readonly code = 'not_replicated';
+  readonly retryable = true;
   constructor(taskId: string, replicas: number, timeoutMs: number) {
     super(
       `The commit of task ${taskId} was not confirmed by ${replicas} Redis replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (AGENTQ_COMMIT_REPLICAS)`,
@@ -316,7 +320,7 @@ export class TaskStore {
       const [unfinished, stored, written] = [Number(refusal[1]), Number(refusal[2]), Number(refusal[3])];
       // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
       if (unfinished < 0)
-        throw new Error(
+        throw new RoomHoldLostError(
           `Submit ${claim!.id} held no room for these tasks: its first tasks were refused, or stored more than ${HOLD_MS} ms before`,
         );
       throw new NoRoomError(

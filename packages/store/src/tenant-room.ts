@@ -10,6 +10,7 @@
  * Each later call takes its share of the hold; a submit whose first call was refused has no hold, so its
  * later calls store nothing either. A hold lasts HOLD_MS at most (a process that died between its calls).
  */
+import { AgentqError } from '@agentq/contract';
 
 /** What a tenant may have: tasks not ended yet, and tasks kept (ended ones too). */
 export interface RoomLimits {
@@ -35,7 +36,10 @@ export interface Room {
 }
 
 /** The tenant has no room for a submit: nothing of it was stored. Counts include what other submits hold. */
-export class NoRoomError extends Error {
+export class NoRoomError extends AgentqError {
+  readonly code = 'no_room';
+  /** Room comes back as the tenant's tasks end or pass their retention. */
+  readonly retryable = true;
   constructor(
     readonly tenant: string,
     readonly requested: number,

@@ -3,6 +3,7 @@
  * copies it, so no model call before it is made again), then its own prompt, model or agent. A
  * planned task's work is its subtasks: one of them is forked, not the plan.
  */
+import { AgentqError } from '@agentq/contract';
 import { MAX_WORKDIR_ENTRIES } from '@agentq/tools';
 import { AGENT_KINDS, type AgentKind } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
@@ -11,7 +12,11 @@ import type { ForkInput } from './task-schemas.js';
 import { Transitions } from './transitions.js';
 
 /** Why a task cannot be forked as asked, in words that say what to do instead. */
-export class ForkError extends Error {}
+/** A fork its source cannot give (its step's memory is gone): said to the client as a 409. */
+export class ForkError extends AgentqError {
+  readonly code = 'fork_refused';
+  readonly retryable = false;
+}
 
 /** Why `source` cannot be forked as `input` asks, in words that say what to do instead; undefined when it can. */
 /** A task's disk quota, as a fork is held to it: AGENTQ_TASK_DISK_MB, and the entries every work directory may hold. */

@@ -8,6 +8,7 @@
  * come first, and the tasks wait for the next (each worker takes one a second): later, never lost. A
  * turn asked for while one is under way is taken after it, and so finds the later chunks listed too.
  */
+import { AgentqError } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from '@agentq/scheduling';
 import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
@@ -15,7 +16,10 @@ import { CREATE_BATCH as CHUNK, createdBytes, NoRoomError, type RoomLimits } fro
 import type { SubmittedTask, Transitions } from './transitions.js';
 
 /** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
-export class EnqueueError extends Error {
+export class EnqueueError extends AgentqError {
+  readonly code = 'enqueue_failed';
+  /** Redis refused or was away: the same submit can succeed later (keyed tasks are not created twice). */
+  readonly retryable = true;
   constructor(
     message: string,
     /** What refused the first chunk that failed. */

@@ -8,7 +8,7 @@
 import { type TaskError, TERMINAL_STATUSES } from '@agentq/contract';
 import { enqueue, type AgentQueues } from '@agentq/scheduling';
 import { dependentsOf, type PlannedSubtask } from '@agentq/core';
-import type { StoredSubtask, TaskRecord, TaskStore } from '@agentq/store';
+import { TaskMissingError, type StoredSubtask, type TaskRecord, type TaskStore } from '@agentq/store';
 import { joinWrites, Transitions, type HeldWrite } from './transitions.js';
 
 interface DagOptions {
@@ -32,7 +32,7 @@ export async function startPlan(
 ): Promise<StoredSubtask[]> {
   const { store, rootId, version } = options;
   const root = await store.getRecord(rootId);
-  if (!root) throw new Error(`No root task ${rootId}`);
+  if (!root) throw new TaskMissingError(rootId, `The plan's task ${rootId} is gone (deleted, or its retention ended)`);
   const earlier = root.plan ?? [];
   const taskIdOf = new Map(options.plan.map((subtask, index) => [subtask.id, `${rootId}.v${version}.s${index + 1}`]));
   const stored: StoredSubtask[] = options.plan.map((subtask) => ({

@@ -5,6 +5,7 @@
  * address is public). The egress jail's firewall (jail-egress.ts) and `http_fetch` refuse the same
  * list: a page a model reads may try to steer it at the API, a metadata service, or a database.
  */
+import { AgentqError } from '@agentq/contract';
 import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
@@ -73,7 +74,9 @@ export function blockedDestinations(deny: readonly string[] = []): DestinationCh
 }
 
 /** A connection refused because its host resolved to a refused address. */
-export class BlockedDestinationError extends Error {
+export class BlockedDestinationError extends AgentqError {
+  readonly code = 'blocked_destination';
+  readonly retryable = false;
   constructor(
     readonly host: string,
     readonly address: string,

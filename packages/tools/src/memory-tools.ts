@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { capOutput } from './cap-output.js';
+import { ToolError } from './errors.js';
 import { defineTool, type ToolContext } from './tool.js';
 
 const MAX_VALUE = 100_000;
@@ -14,7 +15,7 @@ const MAX_VALUE = 100_000;
 export const MAX_NOTES = 100;
 
 function scratchpadOf(context: ToolContext) {
-  if (!context.scratchpad) throw new Error('This task has no shared memory.');
+  if (!context.scratchpad) throw new ToolError('tool_unavailable', 'This task has no shared memory.');
   return context.scratchpad;
 }
 

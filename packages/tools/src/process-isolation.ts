@@ -3,6 +3,7 @@
  * machine allows it), without one (only when the operator opts out), or not at all (the jail was
  * wanted and cannot work here: the tools answer with why, and the operator is told how to fix it).
  */
+import { AgentqError } from '@agentq/contract';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,9 +20,9 @@ export type ProcessIsolation =
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
 
-class SandboxError extends Error {
-  override readonly name = 'SandboxError';
+class SandboxError extends AgentqError {
   readonly code = 'sandbox_unavailable';
+  readonly retryable = false;
 }
 
 const UNJAILED_WARNING =

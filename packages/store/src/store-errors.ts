@@ -1,0 +1,29 @@
+/** The store's errors: conditions of what Redis holds that a caller handles. */
+import { AgentqError } from '@agentq/contract';
+
+/** A task a step needs is gone: deleted, or past its retention. Trying again finds it gone again. */
+export class TaskMissingError extends AgentqError {
+  readonly code = 'task_missing';
+  readonly retryable = false;
+  constructor(
+    readonly taskId: string,
+    message = `Task ${taskId} is gone (deleted, or its retention ended)`,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A later call of a submit stored over several calls found no room held for it: its first call was
+ * refused, or came longer ago than a hold lasts (tenant-room.ts). The submit can be sent again.
+ */
+export class RoomHoldLostError extends AgentqError {
+  readonly code = 'room_hold_lost';
+  readonly retryable = true;
+}
+
+/** A task's compacted events were replaced while they were read (event-pages.ts reads them again). */
+export class EventsChangedError extends AgentqError {
+  readonly code = 'events_changed';
+  readonly retryable = true;
+}
