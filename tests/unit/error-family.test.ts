@@ -5,7 +5,13 @@
 import { AgentqError, parseBatch } from '@agentq/contract';
 import { loadConfig } from '@agentq/config';
 import { LlmError } from '@agentq/llm';
-import { CommitNotReplicated, EventsChangedError, NoRoomError, RoomHoldLostError, TaskMissingError } from '@agentq/store';
+import {
+  CommitNotReplicated,
+  EventsChangedError,
+  NoRoomError,
+  RoomHoldLostError,
+  TaskMissingError,
+} from '@agentq/store';
 import { EnqueueError, ForkError } from '@agentq/tasks';
 import { BlockedDestinationError, ToolError, WorkdirTooLargeError } from '@agentq/tools';
 import { describe, expect, it } from 'vitest';

@@ -138,7 +138,7 @@ export async function runFinishJob(
       return failWithPartialResults({ context, record, by, error, report });
     },
   });
-  return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
+  return end.held ? end.value : end.lost ? 'lost' : end.cancelled ? 'cancelled' : 'skipped';
 }
 
 /** The planned task fails with `error`, its result what the steps produced. */

@@ -12,6 +12,8 @@
  *   the queue and the whole pool pauses (BullMQ's rate limit, every worker of it on every machine);
  * - another error: back to the queue for BullMQ to try again with backoff, or, at the last attempt,
  *   `gave_up` for the caller to record the failure;
+ * - the run lost its task (a write refused: another worker took it over, or it ended without this
+ *   run): it stops as such, writes nothing more, and the job ends (`lost`); not a cancel;
  * - otherwise what the run answered (a cancel included) is the caller's to record (`settle`).
  *
  * The run's `task.started`, and what its journal holds back, go out with its first write: the
@@ -20,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import type { TaskStatus } from '@agentq/contract';
+import { RunLostError, type RunLostReason } from '@agentq/core';
 import { LlmError, type LanguageModel } from '@agentq/llm';
 import { CommitNotReplicated, type SpendingStop, type TaskRecord } from '@agentq/store';
 import { createRedisJournal, type ByRun, type RedisJournal } from '@agentq/tasks';
@@ -49,13 +52,17 @@ export interface HeldTask {
 /** How the run ended, for `settle` to record. */
 export type RunEnd<T> = { ended: 'ran'; value: T } | { ended: 'gave_up'; message: string };
 
-/** The run did not hold its task: it moved on (ended, waiting, missing), or a cancel came first. */
+/**
+ * The run did not hold its task: it moved on (ended, waiting, missing), or a cancel came first, or
+ * the run lost it on the way (`lost`: another run took it over, or it ended without this one).
+ */
 export interface NotHeld {
   held: false;
   /** The task as it was (undefined when there is none). */
   record: TaskRecord | undefined;
   status: TaskStatus | undefined;
   cancelled: boolean;
+  lost?: RunLostReason;
 }
 
 export async function holdTask<T, R>(options: {
@@ -153,6 +160,18 @@ export async function holdTask<T, R>(options: {
     } catch (error) {
       // Not confirmed by a replica: its job waits for them (job-handlers.ts), not a requeue that needs one too.
       if (error instanceof DelayedError || error instanceof CommitNotReplicated) throw error;
+      // The task is not this run's any more: nothing it would write as its end can land (and a requeue
+      // or failure written now would be refused the same way). Its job ends here.
+      if (error instanceof RunLostError) {
+        journal.takeHeld();
+        return {
+          held: false,
+          record,
+          status: error.status as TaskStatus | undefined,
+          cancelled: false,
+          lost: error.reason,
+        };
+      }
       if (stoppedByShutdown(controller.signal)) await handBack();
       if (error instanceof WaitForRateLimit) {
         // Its slot goes to a task that can run; it comes back when its call can fit. The call it

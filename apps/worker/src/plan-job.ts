@@ -85,7 +85,7 @@ export async function runPlanJob(
       }
     },
   });
-  return end.held ? end.value : end.cancelled ? 'cancelled' : 'skipped';
+  return end.held ? end.value : end.lost ? 'lost' : end.cancelled ? 'cancelled' : 'skipped';
 }
 
 /**

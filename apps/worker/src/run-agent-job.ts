@@ -138,5 +138,5 @@ export async function runAgentJob(
   // follows a subtask's end (idempotent).
   if (end.record?.parentId && (end.cancelled || (end.status && TERMINAL_STATUSES.has(end.status))))
     await onSubtaskFinished({ store, queues: context.queues, taskId });
-  return end.cancelled ? 'cancelled' : 'skipped';
+  return end.lost ? 'lost' : end.cancelled ? 'cancelled' : 'skipped';
 }

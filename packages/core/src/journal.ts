@@ -7,7 +7,7 @@
  * journal may write with its next write; `writeWithinMs` bounds how long it may wait for one.
  */
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
-import type { EventInput } from '@agentq/contract';
+import { AgentqError, type EventInput } from '@agentq/contract';
 
 /**
  * How long an event that only tells that a call began (`llm.request`, `tool.call`) may wait to go out
@@ -31,7 +31,38 @@ export interface JournalEntry {
 export interface AgentJournal {
   /** Everything committed to memory so far, oldest first. */
   load(): Promise<MemoryEntry[]>;
+  /** Rejects with RunLostError once the run no longer holds its task: nothing more of it is written. */
   commit(entry: JournalEntry): Promise<void>;
+}
+
+/**
+ * Why a journal refused a run's write: another run holds the task now (this one stalled or was cut
+ * off and came back), the task moved on without it (ended, cancelled, waiting), or it is gone.
+ */
+export type RunLostReason = 'taken_over' | 'moved_on' | 'gone';
+
+/**
+ * The run lost its task: the loop stops as such, with no outcome of its own to record (the task is
+ * another run's, or has ended). Not a cancel: nobody asked this run to stop, and nothing it would
+ * write as its end can land.
+ */
+export class RunLostError extends AgentqError {
+  readonly code = 'run_lost';
+  readonly retryable = false;
+  constructor(
+    readonly taskId: string,
+    readonly reason: RunLostReason,
+    /** The task's status as the refusal found it (undefined when it is gone). */
+    readonly status?: string,
+  ) {
+    super(
+      reason === 'taken_over'
+        ? `Task ${taskId} is held by another run now: this run stops without writing more`
+        : reason === 'moved_on'
+          ? `Task ${taskId} is ${status} now, not this run's to write`
+          : `Task ${taskId} is gone`,
+    );
+  }
 }
 
 /** A journal in memory, for tests and one-off runs. */

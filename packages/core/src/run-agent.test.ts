@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, LlmError } from '@agentq/llm';
 import type { MemoryEntry, ToolMessage } from '@agentq/protocol';
 import { toolsFor } from '@agentq/tools';
-import { createMemoryJournal } from './journal.js';
+import { createMemoryJournal, RunLostError, type AgentJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
 
 let workdir: string;
@@ -34,6 +34,29 @@ const toolResults = (messages: MemoryEntry[]) =>
   messages.filter((message): message is ToolMessage => message.role === 'tool');
 
 describe('runAgent', () => {
+  it('stops as a lost run, not a cancel, when the journal refuses a write: no more model calls', async () => {
+    const model = createScriptedModel({
+      script: [
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }] },
+        { content: 'never asked' },
+      ],
+    });
+    const memory = createMemoryJournal();
+    // Another run took the task over while this one ran its tool: the step's results are refused.
+    const journal: AgentJournal = {
+      load: () => memory.load(),
+      commit: async (entry) => {
+        if (entry.messages?.some((message) => message.role === 'tool'))
+          throw new RunLostError('t1', 'taken_over', 'running');
+        await memory.commit(entry);
+      },
+    };
+    const run = runAgent(options({ model, journal }));
+    await expect(run).rejects.toBeInstanceOf(RunLostError);
+    await expect(run).rejects.toMatchObject({ code: 'run_lost', reason: 'taken_over' });
+    expect(model.requests).toHaveLength(1);
+  });
+
   it('completes with the answer when the model answers at once', async () => {
     const model = createScriptedModel({
       script: [{ content: 'Done: 42', usage: { promptTokens: 10, completionTokens: 3 } }],

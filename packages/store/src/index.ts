@@ -26,7 +26,15 @@ export {
 export { budgetSpent, parseTaskRecord, recordHash } from './task-record.js';
 export type { PendingQuestion, StoredSubtask, TaskRecord } from './task-record.js';
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
-export type { CommitOptions, CommitResult, LeasedTask, NewTask, SpendingStop, StoredEventInput } from './task-store.js';
+export type {
+  CommitOptions,
+  CommitOutcome,
+  CommitResult,
+  LeasedTask,
+  NewTask,
+  SpendingStop,
+  StoredEventInput,
+} from './task-store.js';
 export { createdBytes } from './tenant-bytes.js';
 export { NoRoomError } from './tenant-room.js';
 export { EventsChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';

@@ -1,13 +1,15 @@
 /**
  * The agent loop's journal backed by the task's Redis keys. Every commit also tells the worker
  * whether it should stop: a cancel was requested (even if the message on the cancel channel was
- * missed), or the task is no longer this run's (it ended, or another worker took it over).
+ * missed), or a budget or limit is spent. A commit the script refused (another worker took the task
+ * over, it ended, it is gone) rejects with the loop's RunLostError, naming which.
  *
  * Writes are few: a `lazy` commit (see core's journal.ts) and the run's `task.started` are held back
  * and go out with the next write, a commit or the run's outcome (a transition takes them through
  * `takeHeld`), so a single-step task with a quick model costs its worker a claim and one commit.
  */
-import type { AgentJournal, JournalEntry } from '@agentq/core';
+import { RunLostError, type AgentJournal, type JournalEntry, type RunLostReason } from '@agentq/core';
+import type { CommitOutcome } from '@agentq/store';
 import type { MemoryEntry } from '@agentq/protocol';
 import type { SpendingStop, StoredEventInput, TaskStore } from '@agentq/store';
 import { joinWrites, type HeldWrite } from './transitions.js';
@@ -33,6 +35,13 @@ export interface RedisJournal extends AgentJournal {
   /** Writes what is held back, if anything, while the run still holds its task. */
   flush(): Promise<void>;
 }
+
+/** The commit script's refusals, as the loop's journal names them. */
+const LOST_BECAUSE: Record<Exclude<CommitOutcome, 'applied'>, RunLostReason> = {
+  stale_token: 'taken_over',
+  wrong_status: 'moved_on',
+  missing: 'gone',
+};
 
 export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
   const { store, taskId, agent, worker } = options;
@@ -67,7 +76,8 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
       runToken: options.runToken,
       ...out,
     });
-    options.onCommit?.(entry, { cancelRequested: result.cancelRequested || !result.applied, stop: result.stop });
+    if (result.outcome !== 'applied') throw new RunLostError(taskId, LOST_BECAUSE[result.outcome], result.status);
+    options.onCommit?.(entry, { cancelRequested: result.cancelRequested, stop: result.stop });
   };
   const flush = async (): Promise<void> => {
     const taken = takeHeld();
