@@ -22,7 +22,7 @@ import {
   RedisMemory,
   redisReady,
   TaskStore,
-  upgradeTaskIndexes,
+  migrateStorage,
   warnIfEvicting,
   watchRedis,
 } from '@agentq/store';
@@ -74,7 +74,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   await redisReady(redis, 5_000);
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
-  await upgradeTaskIndexes(redis, keys, logger);
+  await migrateStorage(redis, keys, logger);
   const store = new TaskStore(
     redis,
     keys,

@@ -23,7 +23,7 @@ import type { LanguageModel } from '@agentq/llm';
 import { closeQueues, createAgentQueues, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
 import {
   connectRedis,
-  upgradeTaskIndexes,
+  migrateStorage,
   createKeys,
   compactEvents,
   expireTasks,
@@ -146,7 +146,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
-  await upgradeTaskIndexes(data, keys, logger);
+  await migrateStorage(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
   if (config.AGENTQ_LIMITS) await loadTokenizer();

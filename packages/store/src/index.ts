@@ -13,16 +13,7 @@ export { createRedisScratchpad } from './redis-scratchpad.js';
 export { removeLeftWorkdirs, removeTaskTrees, unendedInTrees } from './remove-tasks.js';
 export type { StoredEvent } from './task-events.js';
 export { DEFAULT_TENANT, TASK_ID_PATTERN, isTaskId } from './task-ids.js';
-export {
-  STATUS_SPAN,
-  countByStatus,
-  countUnfinished,
-  indexScore,
-  migrateTaskIndexes,
-  newestInIndex,
-  statusBand,
-  upgradeTaskIndexes,
-} from './task-index.js';
+export { STATUS_SPAN, countByStatus, countUnfinished, indexScore, newestInIndex, statusBand } from './task-index.js';
 export { budgetSpent, parseTaskRecord, recordHash } from './task-record.js';
 export type { PendingQuestion, StoredSubtask, TaskRecord } from './task-record.js';
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
@@ -42,3 +33,6 @@ export type { Room, RoomLimits } from './tenant-room.js';
 export { tenantLimitReached } from './tenant-spending.js';
 export { readRoomUsage, tenantUsage } from './tenant-usage.js';
 export { HEARTBEAT_TTL_MS, onlineWorkers, removeHeartbeat, sendHeartbeat } from './worker-registry.js';
+export { STATUS_CODES } from './status-codes.js';
+export { migrateStorage, STORAGE_VERSION, StorageTooNewError, storageVersion } from './migrations/migrate-storage.js';
+export { moveTaskLists } from './migrations/0001-task-lists-by-status-score.js';

@@ -5,6 +5,8 @@ export interface Keys {
   prefix: string;
   /** BullMQ's own prefix for its queues. */
   bullPrefix: string;
+  /** The storage version the data under the prefix is at (migrations/). */
+  storageVersion: string;
   task(taskId: string): string;
   messages(taskId: string): string;
   /** A task's events: a list, one JSON event per element, the element at index `seq - 1` (task-events.ts). */
@@ -64,6 +66,7 @@ export function createKeys(prefix: string): Keys {
   return {
     prefix,
     bullPrefix: `${prefix}:bull`,
+    storageVersion: `${prefix}:storage-version`,
     task: (taskId) => `${prefix}:task:${taskId}`,
     messages: (taskId) => `${prefix}:task:${taskId}:messages`,
     events: (taskId) => `${prefix}:task:${taskId}:event-list`,

@@ -9,7 +9,7 @@ import {
   countByStatus,
   countUnfinished,
   indexScore,
-  migrateTaskIndexes,
+  moveTaskLists,
   newestInIndex,
   TaskStore,
 } from '@agentq/store';
@@ -201,7 +201,7 @@ describe('the task lists', () => {
     await redis.hset(old.task(third!), 'status', 'running');
     await redis.zadd(old.allTasks, indexScore('queued', orders[2]!), third!);
 
-    expect(await migrateTaskIndexes(redis, old)).toBe(6);
+    expect(await moveTaskLists(redis, old)).toBe(6);
     for (const index of [old.allTasks, old.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
     expect(
@@ -215,13 +215,13 @@ describe('the task lists', () => {
         `${old.prefix}:tenant:acme:tasks`,
       ),
     ).toBe(0);
-    expect(await migrateTaskIndexes(redis, old)).toBe(0);
+    expect(await moveTaskLists(redis, old)).toBe(0);
     // A process of the earlier version, still running, fails the third task: its sets of that version
     // come back, and the next start puts the task in its new status.
     await redis.hset(old.task(third!), 'status', 'failed');
     await redis.zadd(`${old.prefix}:tasks:status:failed`, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:failed`, orders[2]!, third!);
-    expect(await migrateTaskIndexes(redis, old)).toBe(2);
+    expect(await moveTaskLists(redis, old)).toBe(2);
     for (const index of [old.allTasks, old.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
     expect(

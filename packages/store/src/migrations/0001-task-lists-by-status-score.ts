@@ -1,0 +1,72 @@
+/**
+ * Storage version 1: the task lists by status score. Before it, each scope (every tenant's, each
+ * tenant's) had a sorted set of every status scored by order, and one per status; now one sorted set
+ * per scope holds each task in its status's band (task-index.ts).
+ */
+import { TASK_STATUSES } from '@agentq/contract';
+import type { Redis } from 'ioredis';
+import type { Keys } from '../keys.js';
+import { STATUS_CODES } from '../status-codes.js';
+import { STATUS_SPAN } from '../task-index.js';
+
+const MIGRATE_PAGE = 1_000;
+
+/**
+ * KEYS: [the list]; ARGV: [the task key prefix, then task ids]. Each task goes into its status's band,
+ * as its record says now (the record, not an old list, is the truth), in one script: a status change
+ * by a running process cannot fall between the read and the write.
+ */
+const MOVE_SCRIPT = `
+local bands = {${Object.entries(STATUS_CODES)
+  .map(([status, code]) => `['${status}'] = ${code}`)
+  .join(', ')}}
+for index = 2, #ARGV do
+  local record = redis.call('HMGET', ARGV[1] .. ARGV[index], 'status', 'order')
+  local band = record[1] and bands[record[1]]
+  if band and record[2] then redis.call('ZADD', KEYS[1], string.format('%.0f', band * ${STATUS_SPAN} + tonumber(record[2])), ARGV[index]) end
+end
+`;
+
+/**
+ * Moves the lists of an earlier version (a sorted set of every status per scope, scored by order, and
+ * one per status and scope) into these, then removes them; one `EXISTS` once done. Each task's place
+ * comes from its record, so it is right with this version's processes running, and again after
+ * processes of the earlier version wrote their lists meanwhile (the next start moves what they wrote:
+ * each of their writes touches a list of every tenant's, which the `EXISTS` looks at). Run by
+ * migrate-storage.ts while the data is below version 1.
+ */
+export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
+  const { prefix } = keys;
+  const everyTenant = [`${prefix}:tasks`, ...TASK_STATUSES.map((status) => `${prefix}:tasks:status:${status}`)];
+  if ((await redis.exists(...everyTenant)) === 0) return 0;
+  const perTenant = [
+    ...(await scanKeys(redis, `${prefix}:tenant:*:tasks`)),
+    ...(await scanKeys(redis, `${prefix}:tenant:*:tasks:status:*`)),
+  ];
+  const tenantOf = (key: string) => key.slice(`${prefix}:tenant:`.length, key.lastIndexOf(':tasks'));
+  // A task is in a list of every status and in its status's: counted once per list it joins.
+  const moved = new Set<string>();
+  for (const key of [...everyTenant, ...perTenant]) {
+    const target = key.startsWith(`${prefix}:tenant:`) ? keys.tenantTasks(tenantOf(key)) : keys.allTasks;
+    // Nothing of this version writes these: pages by rank stay put.
+    for (let start = 0; ; start += MIGRATE_PAGE) {
+      const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);
+      if (ids.length) await redis.eval(MOVE_SCRIPT, 1, target, keys.task(''), ...ids);
+      for (const id of ids) moved.add(`${target}\n${id}`);
+      if (ids.length < MIGRATE_PAGE) break;
+    }
+  }
+  await redis.unlink(...everyTenant, ...perTenant);
+  return moved.size;
+}
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}
