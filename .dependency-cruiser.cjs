@@ -60,6 +60,14 @@ module.exports = {
       to: { path: '^packages/(core|store|scheduling|tasks|config)/|node_modules/(ioredis|bullmq)/' },
     },
     {
+      name: 'api-reads-no-redis-keys',
+      severity: 'error',
+      comment:
+        "Routes parse, call the task service or the store, and map the result: the key layout is the store's alone.",
+      from: { path: '^apps/api/src/routes/' },
+      to: { path: '^packages/store/src/keys\\.ts$|node_modules/ioredis/' },
+    },
+    {
       name: 'every-import-resolves',
       severity: 'error',
       comment:

@@ -42,4 +42,19 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Routes parse, call the task service or the store, and map the result: the key layout and the
+    // Redis connection are the store's alone (docs/ARCHITECTURE.md).
+    files: ['apps/api/src/routes/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^(redis|keys|publisher)$/]',
+          message: 'A route reaches Redis through the task service or the store, never itself.',
+        },
+      ],
+    },
+  },
 );

@@ -6,7 +6,8 @@
  */
 import { AgentqError } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, type RedisFull } from '@agentq/store';
+import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError } from '@agentq/store';
+import { DailyLimitError, EnqueueError, ForkError, RedisFullError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
 /** Every error code the API answers with (the status follows from it, `statusFor`). */
@@ -140,6 +141,27 @@ function toApiError(error: unknown): ApiError {
     );
   }
   if (error instanceof NoRoomError) return noRoom(error);
+  if (error instanceof DailyLimitError) {
+    const { tenant, spent, limit, resetsAt } = error;
+    return new ApiError(
+      'limit_reached',
+      error.message,
+      { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
+      Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
+    );
+  }
+  if (error instanceof RedisFullError) {
+    const { usedBytes, maxBytes, percent } = error.full;
+    return new ApiError('unavailable', error.message, { usedBytes, maxBytes, percent }, 30);
+  }
+  if (error instanceof EnqueueError)
+    return isRedisOutOfMemory(error.cause)
+      ? redisOutOfMemory()
+      : new ApiError(
+          'unavailable',
+          `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`,
+        );
+  if (error instanceof ForkError) return new ApiError('conflict', error.message);
   if (isRedisOutOfMemory(error)) return redisOutOfMemory();
   if (error instanceof CommitNotReplicated)
     return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
@@ -194,17 +216,6 @@ function noRoom(error: NoRoomError): ApiError {
 }
 
 const MIB = 1024 * 1024;
-
-/** New tasks refused: Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. */
-export function redisFull(full: RedisFull): ApiError {
-  const { usedBytes, maxBytes, percent } = full;
-  return new ApiError(
-    'unavailable',
-    `Redis holds ${(usedBytes / MIB).toFixed(1)} MiB of its maxmemory of ${(maxBytes / MIB).toFixed(1)} MiB, past AGENTQ_REDIS_FULL_PERCENT (${percent}%): new tasks are refused so that the tasks already stored can run and end. Nothing was submitted: submit again once ended tasks have expired or been deleted (DELETE /v1/tasks/:id, or a bulk delete), or once the operator gave Redis more memory.`,
-    { usedBytes, maxBytes, percent },
-    30,
-  );
-}
 
 /** Redis refused a write: it is past its maxmemory. */
 export function redisOutOfMemory(): ApiError {

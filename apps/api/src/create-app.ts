@@ -22,6 +22,7 @@ import {
   type TaskStore,
 } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
+import { TaskService } from '@agentq/tasks';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -173,8 +174,6 @@ export function createApp(options: CreateAppOptions): Express {
     metricsRouter({
       metrics: options.metrics,
       queues: options.queues,
-      redis: options.redis,
-      keys: options.keys,
       guard: [auth, requireAdmin],
       store: options.store,
       room,
@@ -184,15 +183,18 @@ export function createApp(options: CreateAppOptions): Express {
   app.use(
     tasksRouter({
       store: options.store,
-      queues: options.queues,
-      publisher: options.redis,
+      tasks: new TaskService({
+        store: options.store,
+        queues: options.queues,
+        publisher: options.redis,
+        room,
+        redisMemory: options.redisMemory,
+        diskQuota: options.diskQuota,
+      }),
       metrics: options.metrics,
       tracing,
       allowedModels: options.allowedModels ?? new Set(),
-      room,
       maxSubtasks: options.maxSubtasks ?? 20,
-      ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
-      ...(options.redisMemory ? { redisMemory: options.redisMemory } : {}),
     }),
   );
   app.use(
@@ -204,8 +206,8 @@ export function createApp(options: CreateAppOptions): Express {
     }),
   );
   app.use(usageRouter({ store: options.store, room, tenants }));
-  app.use(overviewRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
-  app.use(poolsRouter({ queues: options.queues, redis: options.redis, keys: options.keys }));
+  app.use(overviewRouter({ queues: options.queues, store: options.store }));
+  app.use(poolsRouter({ queues: options.queues, store: options.store }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
-import { newestInIndex, statusBand } from './task-index.js';
+import { countByStatus, newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
@@ -499,6 +499,30 @@ export class TaskStore {
     const totalCostUsd =
       rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
     return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage, totalCostUsd };
+  }
+
+  /** How many of a tenant's submitted tasks (every tenant's: undefined) are in each status. */
+  countByStatus(tenant?: string): Promise<Record<TaskStatus, number>> {
+    return countByStatus(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant));
+  }
+
+  /**
+   * The newest submitted tasks of some statuses (a tenant's, or every tenant's: undefined), each read
+   * with only `fields` of its record: one pipeline of HMGETs, never a whole record's result.
+   */
+  async newestRecords(options: {
+    tenant?: string | undefined;
+    statuses: readonly TaskStatus[];
+    count: number;
+    fields: readonly string[];
+  }): Promise<TaskRecord[]> {
+    const index = options.tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(options.tenant);
+    const newest = await newestInIndex(this.redis, index, { statuses: options.statuses, count: options.count });
+    const read = this.redis.pipeline();
+    for (const { id } of newest) read.hmget(this.keys.task(id), ...options.fields);
+    return ((await read.exec()) ?? [])
+      .map(([, values]) => parseTaskRecord(recordHash(options.fields, values as Array<string | null>)))
+      .filter((record): record is TaskRecord => record !== undefined);
   }
 
   /** The task's record, parsed; undefined when there is none. */

@@ -10,3 +10,7 @@ export { answerSchema, batchSchema, fieldsOnly, forkSchema, statusesSchema, subm
 export type { TaskInput } from './task-schemas.js';
 export { Transitions } from './transitions.js';
 export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
+export { TaskService, retryable } from './task-service.js';
+export type { BulkTask, DeleteOutcome, RetryOutcome, TaskServiceOptions } from './task-service.js';
+export { Admission, DailyLimitError, RedisFullError, WORK_ACTIONS } from './admission.js';
+export type { AdmitRequest, WorkAction } from './admission.js';

@@ -7,8 +7,7 @@
  */
 import { AGENT_POOLS, type UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
-import { onlineWorkers, tenantUsage, type Keys, type RoomLimits, type TaskStore } from '@agentq/store';
+import { onlineWorkers, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
 import type { Metrics } from '@agentq/telemetry';
 
@@ -17,8 +16,6 @@ const STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed'] as cons
 export function metricsRouter(options: {
   metrics: Metrics;
   queues: AgentQueues;
-  redis: Redis;
-  keys: Keys;
   guard: RequestHandler[];
   store: TaskStore;
   room: RoomLimits;
@@ -31,7 +28,7 @@ export function metricsRouter(options: {
     const [counts, admission, workers, usages] = await Promise.all([
       Promise.all(AGENT_POOLS.map((pool) => options.queues[pool].getJobCounts(...STATES))),
       Promise.all(AGENT_POOLS.map((pool) => options.queues.admission.waiting(pool))),
-      onlineWorkers({ redis: options.redis, keys: options.keys }),
+      onlineWorkers(options.store),
       Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
     ]);
     for (const usage of usages) showUsage(metrics, usage);

@@ -7,8 +7,7 @@
  */
 import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
-import { countByStatus, newestInIndex, parseTaskRecord, recordHash, type Keys, type TaskRecord } from '@agentq/store';
+import type { TaskRecord, TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
 import { principalOf } from '../api-auth.js';
 import { finishedPerMinute } from './pools.js';
@@ -41,15 +40,15 @@ const TABLE_FIELDS = [
 const ENDED: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 const LISTED = 8;
 
-export function overviewRouter(options: { queues: AgentQueues; redis: Redis; keys: Keys }): Router {
-  const { redis, keys } = options;
+export function overviewRouter(options: { queues: AgentQueues; store: TaskStore }): Router {
+  const { store } = options;
   const router = Router();
   router.get('/v1/overview', async (_request, response) => {
     const principal = principalOf(response);
-    const index = principal.admin ? keys.allTasks : keys.tenantTasks(principal.tenant);
+    const tenant = principal.admin ? undefined : principal.tenant;
     const now = Date.now();
-    const [counts, perPool, newest] = await Promise.all([
-      countByStatus(redis, index),
+    const [counts, perPool, records] = await Promise.all([
+      store.countByStatus(tenant),
       Promise.all(
         AGENT_POOLS.map((pool) =>
           Promise.all([
@@ -59,7 +58,7 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
         ),
       ),
       // The newest ended tasks of any end, by their order.
-      newestInIndex(redis, index, { statuses: ENDED, count: SAMPLE }),
+      store.newestRecords({ tenant, statuses: ENDED, count: SAMPLE, fields: TABLE_FIELDS }),
     ]);
     const completed = new Array<number>(MINUTES).fill(0);
     const failed = new Array<number>(MINUTES).fill(0);
@@ -67,11 +66,6 @@ export function overviewRouter(options: { queues: AgentQueues; redis: Redis; key
       finishedPerMinute(done, now, MINUTES).forEach((count, index) => (completed[index]! += count));
       finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
     }
-    const read = redis.pipeline();
-    for (const { id } of newest) read.hmget(keys.task(id), ...TABLE_FIELDS);
-    const records = ((await read.exec()) ?? [])
-      .map(([, values]) => parseTaskRecord(recordHash(TABLE_FIELDS, values as Array<string | null>)))
-      .filter((record): record is TaskRecord => record !== undefined);
     const body: OverviewView = {
       counts,
       perMinute: {

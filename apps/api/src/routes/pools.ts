@@ -1,20 +1,19 @@
 /** Per pool: queue depths, throughput, and the worker processes online. */
 import { AGENT_POOLS, type PoolIsolation } from '@agentq/contract';
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
-import { onlineWorkers, type Keys } from '@agentq/store';
+import { onlineWorkers, type TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
 import { principalOf } from '../api-auth.js';
 
 /** Minutes of throughput history shown. */
 const HISTORY_MINUTES = 15;
 
-export function poolsRouter(options: { queues: AgentQueues; redis: Redis; keys: Keys }): Router {
+export function poolsRouter(options: { queues: AgentQueues; store: TaskStore }): Router {
   const router = Router();
   router.get('/v1/pools', async (_request, response) => {
     // A tenant sees the counts; which machines and processes serve them is the operator's business.
     const { admin } = principalOf(response);
-    const workers = await onlineWorkers({ redis: options.redis, keys: options.keys });
+    const workers = await onlineWorkers(options.store);
     const pools = await Promise.all(
       AGENT_POOLS.map(async (name) => {
         const queue = options.queues[name];

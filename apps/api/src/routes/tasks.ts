@@ -1,47 +1,24 @@
 /** Submit, read, list and cancel tasks. */
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import { Router, type Request } from 'express';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { isTaskId, type TaskRecord, type TaskStore } from '@agentq/store';
 import {
   answerSchema,
-  answerTask,
   batchSchema,
-  cancelTask,
-  EnqueueError,
   fieldsOnly,
-  ForkError,
   forkSchema,
-  forkRefusal,
-  forkTask,
   RETRYABLE,
-  retryTask,
   statusesSchema,
-  submitTasks,
   submitSchema,
-  Transitions,
   type SubmittedTask,
   type TaskInput,
+  type TaskService,
 } from '@agentq/tasks';
-import {
-  createdBytes,
-  isTaskId,
-  NoRoomError,
-  readRoomUsage,
-  removeTaskTrees,
-  tenantLimitReached,
-  isRedisOutOfMemory,
-  type RedisMemory,
-  type RoomLimits,
-  type TaskRecord,
-  type TaskStore,
-  unendedInTrees,
-} from '@agentq/store';
-import { type AgentQueues } from '@agentq/scheduling';
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
-import { ApiError, redisFull, redisOutOfMemory } from '../api-error.js';
+import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
@@ -54,8 +31,6 @@ const BULK_ACTIONS = {
   retry: { wanted: RETRYABLE, verb: 'retried' },
   delete: { wanted: TERMINAL_STATUSES, verb: 'deleted' },
 } satisfies Record<string, { wanted: ReadonlySet<TaskStatus>; verb: string }>;
-/** Task trees removed per pipeline by a bulk delete (a tree is a few commands; a planned one more). */
-const DELETE_CHUNK = 500;
 
 export const bulkSchema = fieldsOnly({
   action: z.enum(['cancel', 'retry', 'delete']),
@@ -84,69 +59,14 @@ export const listQuerySchema = fieldsOnly(
 
 export function tasksRouter(options: {
   store: TaskStore;
-  queues: AgentQueues;
-  publisher: Redis;
+  tasks: TaskService;
   metrics: Metrics;
   tracing: Tracing;
   allowedModels: ReadonlySet<string>;
-  /** What each tenant may have (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS, AGENTQ_TENANT_MAX_MB). */
-  room: RoomLimits;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
   maxSubtasks: number;
-  /** A task's disk quota: a fork of a task whose files pass it is refused. */
-  diskQuota?: { bytes: number; entries: number };
-  redisMemory?: RedisMemory;
 }): Router {
-  const { store, queues, room } = options;
-  /**
-   * Room for `count` more of `tenant`'s tasks, or NoRoomError (a 429 that says so), read before a bulk
-   * retry so that it is refused whole. Each new task is still stored only within its tenant's room,
-   * checked in the call that stores it (tenant-room.ts): requests at the same moment cannot pass it together.
-   */
-  const ensureRoom = async (tenant: string, count: number, bytes: number) => {
-    const { unfinished, stored, writtenBytes: used } = await readRoomUsage(store, tenant);
-    if (
-      unfinished + count > room.unfinished ||
-      stored + count > room.stored ||
-      (room.bytes !== undefined && used + bytes > room.bytes)
-    ) {
-      throw new NoRoomError(
-        tenant,
-        count,
-        unfinished,
-        stored,
-        room,
-        room.bytes !== undefined ? { used, requested: bytes } : undefined,
-      );
-    }
-  };
-  /**
-   * A 503 once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (or `bytes` more would take it
-   * past): new tasks would take the room stored ones need to end.
-   */
-  const ensureRedisRoom = async (bytes = 0) => {
-    const full = await options.redisMemory?.full(bytes);
-    if (full) throw redisFull(full);
-  };
-  /**
-   * What every way of creating work passes (submit, retry, bulk retry, fork): the tenant's daily limit
-   * (a 429 until it resets) and Redis's room (a 503). The tenant's room is checked where the tasks are
-   * stored. A retry or fork past the daily limit was a 202, then failed at its claim.
-   */
-  const admit = async (options: { tenant: string; action: 'submit' | 'retry' | 'fork'; bytes?: number }) => {
-    const { tenant, action } = options;
-    const [reached] = await Promise.all([tenantLimitReached(store, tenant), ensureRedisRoom(options.bytes ?? 0)]);
-    if (!reached) return;
-    const { spent, limit, resetsAt } = reached;
-    const done = { submit: 'submitted', retry: 'retried', fork: 'forked' }[action];
-    throw new ApiError(
-      'limit_reached',
-      `Tenant ${tenant} reached its daily limit (spent ${spent.tokens} tokens and $${spent.usd.toFixed(4)}; limit ${limit.tokens !== undefined ? `${limit.tokens} tokens` : ''}${limit.tokens !== undefined && limit.usd !== undefined ? ' or ' : ''}${limit.usd !== undefined ? `$${limit.usd}` : ''}). Nothing was ${done}; ${action} again after ${resetsAt.toISOString()} (GET /v1/usage shows what it spent today).`,
-      { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
-      Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
-    );
-  };
-  const transitions = new Transitions(store);
+  const { store, tasks: service } = options;
   const router = Router();
   // A model a task names must be one this install allows: said like any other bad field.
   const allowModel = (model: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
@@ -177,27 +97,16 @@ export function tasksRouter(options: {
     // Its size as sent (what storing it adds to Redis, about), else its prompts'.
     const bytes =
       Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
-    await admit({ tenant, action: 'submit', bytes });
     const spans = submitSpans(options.tracing, parsed.data.tasks);
     let tasks: SubmittedTask[] = [];
     try {
-      tasks = await submitTasks({
-        transitions,
-        queues,
-        inputs: parsed.data.tasks,
+      tasks = await service.submit({
         tenant,
+        inputs: parsed.data.tasks,
         batch: parsed.data.batch,
-        room,
-        ...(spans ? { traceparents: spans.map((span) => options.tracing.traceparent(span)) } : {}),
+        bytes,
+        traceparents: spans?.map((span) => options.tracing.traceparent(span)),
       });
-    } catch (error) {
-      if (error instanceof EnqueueError && isRedisOutOfMemory(error.cause)) throw redisOutOfMemory();
-      if (error instanceof EnqueueError)
-        throw new ApiError(
-          'unavailable',
-          `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`,
-        );
-      throw error;
     } finally {
       spans?.forEach((span, index) => {
         if (tasks[index]) span.setAttribute('agentq.task.id', tasks[index].id);
@@ -268,43 +177,13 @@ export function tasksRouter(options: {
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < BULK_LIMIT);
     const tasks = matched.slice(0, BULK_LIMIT);
-    if (action === 'retry') {
-      // Each retry is a new task of its tenant's (an admin's bulk action may span tenants). Read from the
-      // list's summaries, the bytes leave out a given plan's: each retry's CREATE counts them as it stores it.
-      const perTenant = new Map<string, { count: number; bytes: number }>();
-      for (const task of tasks) {
-        const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
-        perTenant.set(task.tenant, {
-          count: taken.count + 1,
-          bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }),
-        });
-      }
-      for (const [tenant, { count, bytes }] of perTenant) {
-        await admit({ tenant, action: 'retry', bytes });
-        await ensureRoom(tenant, count, bytes);
-      }
-      await ensureRedisRoom();
-    }
-    let changed = 0;
-    if (action === 'delete') {
-      // A task with a subtask that has not ended yet is left (a later call finds it again).
-      const unended = await unendedInTrees(
-        store,
-        tasks.map((task) => task.id),
-      );
-      const ended = tasks.filter((_, index) => !unended[index]).map((task) => task.id);
-      for (let start = 0; start < ended.length; start += DELETE_CHUNK)
-        await removeTaskTrees(store, ended.slice(start, start + DELETE_CHUNK), { workdirsLeft: true });
-      changed = ended.length;
-    } else {
-      for (const { id: taskId } of tasks) {
-        const result =
-          action === 'cancel'
-            ? await cancelTask({ store, queues, publisher: options.publisher, taskId })
-            : await retryTask({ store, queues, taskId, room });
-        if (action === 'cancel' ? result.found : 'newId' in result && result.newId) changed++;
-      }
-    }
+    // Each retry is a new task of its tenant's (an admin's bulk action may span tenants), admitted whole per tenant.
+    const changed =
+      action === 'delete'
+        ? await service.deleteMany(tasks.map((task) => task.id))
+        : action === 'cancel'
+          ? await service.cancelMany(tasks.map((task) => task.id))
+          : await service.retryMany(tasks);
     response
       .status(202)
       .json({ action, matched: tasks.length, changed, more: matched.length > BULK_LIMIT || cursor !== undefined });
@@ -325,7 +204,7 @@ export function tasksRouter(options: {
 
   router.post('/v1/tasks/:id/cancel', async (request, response) => {
     await visibleRecord(store, principalOf(response), taskIdOf(request));
-    const result = await cancelTask({ store, queues, publisher: options.publisher, taskId: taskIdOf(request) });
+    const result = await service.cancel(taskIdOf(request));
     if (!result.found) throw notFound(taskIdOf(request));
     response.status(202).json({ id: taskIdOf(request), status: result.status });
   });
@@ -333,23 +212,22 @@ export function tasksRouter(options: {
   router.delete('/v1/tasks/:id', async (request, response) => {
     const taskId = taskIdOf(request);
     const record = await visibleRecord(store, principalOf(response), taskId);
-    if (record.parentId)
+    const result = await service.delete(record);
+    if (result.outcome === 'subtask')
       throw new ApiError(
         'conflict',
-        `Task "${taskId}" is a subtask of ${record.rootId}: delete that task, which removes its subtasks with it.`,
+        `Task "${taskId}" is a subtask of ${result.rootId}: delete that task, which removes its subtasks with it.`,
       );
-    const [running] = await unendedInTrees(store, [taskId]);
-    if (running) {
+    if (result.outcome === 'unended') {
       const which =
-        running.id === taskId
-          ? `Task "${taskId}" is ${running.status}`
-          : `Subtask ${running.id} of task "${taskId}" is ${running.status ?? 'being created'}`;
+        result.id === taskId
+          ? `Task "${taskId}" is ${result.status}`
+          : `Subtask ${result.id} of task "${taskId}" is ${result.status ?? 'being created'}`;
       throw new ApiError(
         'conflict',
         `${which}: only a task that has ended (completed, failed or cancelled), with every subtask, can be deleted. Cancel it (POST /v1/tasks/${taskId}/cancel) and delete it once it has ended.`,
       );
     }
-    await removeTaskTrees(store, [taskId], { workdirsLeft: true });
     response.status(204).end();
   });
 
@@ -360,46 +238,26 @@ export function tasksRouter(options: {
         'conflict',
         `Task "${taskIdOf(request)}" is ${status}: only a failed or cancelled task (not a subtask) can be retried.`,
       );
-    // What the request can fix is said before the tenant's limits (a 409, then a 429).
-    if (!RETRYABLE.has(record.status) || record.parentId) throw notRetryable(record.status);
-    await admit({ tenant: record.tenant, action: 'retry' });
-    const result = await retryTask({ store, queues, taskId: taskIdOf(request), room });
-    if (!result.found) throw notFound(taskIdOf(request));
-    if (!result.newId) throw notRetryable(result.status);
-    response.status(202).json({ id: result.newId, status: 'queued', retryOf: taskIdOf(request) });
+    const result = await service.retry(record);
+    if (result.outcome === 'missing') throw notFound(taskIdOf(request));
+    if (result.outcome === 'not_retryable') throw notRetryable(result.status);
+    response.status(202).json({ id: result.id, status: 'queued', retryOf: taskIdOf(request) });
   });
 
   router.post('/v1/tasks/:id/fork', async (request, response) => {
     const source = await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = forkBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    // What the request can fix is said before the tenant's room (a 409, then a 429).
-    const refusal = forkRefusal(source, parsed.data, options.diskQuota);
-    if (refusal) throw new ApiError('conflict', refusal);
-    await admit({ tenant: source.tenant, action: 'fork' });
-    try {
-      const fork = await forkTask({
-        store,
-        queues,
-        source,
-        input: parsed.data,
-        room,
-        ...(options.diskQuota ? { quota: options.diskQuota } : {}),
-      });
-      response
-        .status(202)
-        .json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
-    } catch (error) {
-      if (error instanceof ForkError) throw new ApiError('conflict', error.message);
-      throw error;
-    }
+    // What the request can fix is said before the tenant's limits (a 409, then a 429): ForkError is a 409.
+    const fork = await service.fork(source, parsed.data);
+    response.status(202).json({ id: fork.id, status: 'queued', forkOf: { id: source.id, step: parsed.data.fromStep } });
   });
 
   router.post('/v1/tasks/:id/input', async (request, response) => {
     await visibleRecord(store, principalOf(response), taskIdOf(request));
     const parsed = answerSchema.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
-    const result = await answerTask({ store, queues, taskId: taskIdOf(request), text: parsed.data.text });
+    const result = await service.answer(taskIdOf(request), parsed.data.text);
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.answered) {
       throw new ApiError(
