@@ -19,7 +19,7 @@ import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad } from '@agentq/store';
 import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
-import { toolsFor, WorkdirDisk } from '@agentq/tools';
+import { createToolSettings, toolsFor, WorkdirDisk } from '@agentq/tools';
 import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
@@ -83,16 +83,24 @@ export async function runAgentJob(
         ...(record.forkOf
           ? { startFrom: () => startFork(record.forkOf!, () => forkJournal({ store, record, systemPrompt }), workdir) }
           : {}),
-        scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
-        workdir,
-        // Made when a tool first needs it: most tasks of some kinds never do.
-        prepareWorkdir: async () =>
-          prepareWorkdir({
-            isolation: context.isolation,
-            workdir,
-            copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
-            quota: diskQuota,
-          }),
+        toolContext: createToolSettings({
+          workdir,
+          isolation: context.isolation,
+          // Made when a tool first needs it: most tasks of some kinds never do.
+          prepareWorkdir: async () =>
+            prepareWorkdir({
+              isolation: context.isolation,
+              workdir,
+              copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
+              quota: diskQuota,
+            }),
+          disk,
+          scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
+          allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
+          serviceAddresses: context.serviceAddresses,
+          timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
+          outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+        }),
         maxSteps: config.AGENTQ_MAX_STEPS,
         maxToolCallsPerStep: config.AGENTQ_MAX_TOOL_CALLS,
         // A task's own token budget also stops it before a call whose prompt alone would pass it (the
@@ -105,12 +113,6 @@ export async function runAgentJob(
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
-        allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
-        serviceAddresses: context.serviceAddresses,
-        isolation: context.isolation,
-        toolTimeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
-        toolOutputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
-        ...(disk ? { disk } : {}),
         signal,
       });
     },

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ScriptStep } from '@agentq/llm';
 import type { MemoryEntry, UserMessage } from '@agentq/protocol';
-import { toolsFor } from '@agentq/tools';
+import { toolsFor, createToolSettings } from '@agentq/tools';
 import { fenceProtocol } from './fence-protocol.js';
 import { createMemoryJournal } from './journal.js';
 import { runAgent } from './run-agent.js';
@@ -19,6 +19,7 @@ afterEach(async () => {
 });
 
 async function run(script: ScriptStep[], options: { toolTimeoutMs?: number; maxToolCallsPerStep?: number } = {}) {
+  const { toolTimeoutMs, ...rest } = options;
   const model = createScriptedModel({ script });
   const journal = createMemoryJournal();
   const outcome = await runAgent({
@@ -28,11 +29,10 @@ async function run(script: ScriptStep[], options: { toolTimeoutMs?: number; maxT
     journal,
     systemPrompt: 'sys',
     prompt: 'goal',
-    workdir,
-    isolation: { kind: 'none' },
+    toolContext: createToolSettings({ workdir, isolation: { kind: 'none' }, timeoutMs: toolTimeoutMs }),
     maxSteps: 10,
     signal: new AbortController().signal,
-    ...options,
+    ...rest,
   });
   const feedback = journal.messages
     .filter((entry): entry is UserMessage => entry.role === 'user' && entry._feedback === true)

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ModelRequest } from '@agentq/llm';
 import { SUMMARY_MARKER, type Message, type ToolMessage } from '@agentq/protocol';
-import { toolsFor } from '@agentq/tools';
+import { toolsFor, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
 import { timeBudgetIs, tokenBudgetIs } from './stop-conditions.js';
@@ -23,8 +23,7 @@ const base = (overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'model
   journal: createMemoryJournal(),
   systemPrompt: 'sys',
   prompt: 'the goal',
-  workdir,
-  isolation: { kind: 'none' },
+  toolContext: createToolSettings({ workdir, isolation: { kind: 'none' } }),
   maxSteps: 20,
   signal: new AbortController().signal,
   ...overrides,

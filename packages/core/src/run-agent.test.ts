@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, LlmError } from '@agentq/llm';
 import type { MemoryEntry, ToolMessage } from '@agentq/protocol';
-import { toolsFor } from '@agentq/tools';
+import { toolsFor, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal, RunLostError, type AgentJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
 
@@ -22,8 +22,7 @@ function options(overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'mo
     journal: createMemoryJournal(),
     systemPrompt: 'You are a test agent.',
     prompt: 'Do the thing.',
-    workdir,
-    isolation: { kind: 'none' },
+    toolContext: createToolSettings({ workdir, isolation: { kind: 'none' } }),
     maxSteps: 10,
     signal: new AbortController().signal,
     ...overrides,

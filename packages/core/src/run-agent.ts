@@ -16,14 +16,7 @@ import {
   type Message,
   type TokenUsage,
 } from '@agentq/protocol';
-import {
-  MAX_WORKDIR_ENTRIES,
-  WorkdirDisk,
-  type ProcessIsolation,
-  type Scratchpad,
-  type Tool,
-  type ToolContext,
-} from '@agentq/tools';
+import type { Tool, ToolContext, ToolSettings } from '@agentq/tools';
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -44,10 +37,11 @@ export interface RunAgentOptions {
   prompt: string;
   /** What a fresh task's journal starts with instead of the system prompt and the prompt (a fork's kept steps). */
   startFrom?: () => Promise<MemoryEntry[]>;
-  /** The task's work directory: tools run there and cannot leave it. */
-  workdir: string;
-  /** Makes the work directory, once, before the first tool runs. Default: it is there already. */
-  prepareWorkdir?: () => Promise<void>;
+  /**
+   * The run's tools, ready (tool-settings.ts in the tools package): their work directory, jail, disk
+   * quota, network rules and shared memory, as the worker made them. The loop adds its signal.
+   */
+  toolContext: ToolSettings;
   /** Hard cap on model calls. */
   maxSteps: number;
   /** Tool calls one model answer may run; the rest are answered "not run". Default 32. */
@@ -62,22 +56,6 @@ export interface RunAgentOptions {
   startedAt?: number;
   /** Summarise older steps when the context grows past a limit. Default: never. */
   compaction?: CompactionSettings;
-  /** Per tool run. Default 60000 ms. */
-  toolTimeoutMs?: number;
-  /** Characters of tool output kept for the model. Default 20000. */
-  toolOutputLimit?: number;
-  /** What the work directory may hold on disk (bytes); its tools are held to it. Default: no quota. */
-  diskQuotaBytes?: number;
-  /** The work directory's quota, made by the caller (which then reads what the run left); instead of `diskQuotaBytes`. */
-  disk?: WorkdirDisk;
-  /** The shared memory of the task's subtasks, for the memory tools. Default none. */
-  scratchpad?: Scratchpad;
-  /** Let `http_fetch` reach loopback and private-network addresses. Default false. */
-  allowPrivateNetwork?: boolean;
-  /** The services agentq uses (Redis) at public addresses: `http_fetch` refuses them. Default none. */
-  serviceAddresses?: readonly string[];
-  /** How bash, python and node run: in the jail, without one (an explicit opt-out), or refused. */
-  isolation: ProcessIsolation;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
 }
@@ -103,22 +81,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   const countsNextPrompt = stopConditions.some((condition) => condition.countsNextPrompt);
   // The tools' schemas go with every call; counted once, roughly (their JSON), for a token budget.
   const toolSpecTokens = countsNextPrompt ? Math.ceil(JSON.stringify(toolSpecs).length / 4) : 0;
-  const toolContext: ToolContext = {
-    workdir: options.workdir,
-    signal,
-    timeoutMs: options.toolTimeoutMs ?? 60_000,
-    outputLimit: options.toolOutputLimit ?? 20_000,
-    ...(options.scratchpad ? { scratchpad: options.scratchpad } : {}),
-    ...(options.allowPrivateNetwork ? { allowPrivateNetwork: true } : {}),
-    ...(options.serviceAddresses ? { serviceAddresses: options.serviceAddresses } : {}),
-    isolation: options.isolation,
-    ...(options.prepareWorkdir ? { prepareWorkdir: once(options.prepareWorkdir) } : {}),
-    ...(options.disk
-      ? { disk: options.disk }
-      : options.diskQuotaBytes
-        ? { disk: new WorkdirDisk(options.workdir, { bytes: options.diskQuotaBytes, entries: MAX_WORKDIR_ENTRIES }) }
-        : {}),
-  };
+  const toolContext: ToolContext = { ...options.toolContext, signal };
   const usage: TokenUsage = { ...(options.usage ?? { promptTokens: 0, completionTokens: 0 }) };
   const startedAt = options.startedAt ?? Date.now();
   let steps = entries.filter((entry) => entry.role === 'assistant').length;
@@ -217,14 +180,4 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       return { ...modelErrorOutcome(error, signal), steps };
     }
   }
-}
-
-/** `make` run at most once while it succeeds; a failure is tried again by the next caller. */
-function once(make: () => Promise<void>): () => Promise<void> {
-  let made: Promise<void> | undefined;
-  return () =>
-    (made ??= make().catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    }));
 }

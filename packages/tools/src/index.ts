@@ -29,3 +29,4 @@ export * from './disk-quota.js';
 export * from './remove-workdir.js';
 export * from './tool-cgroups.js';
 export * from './stop-reasons.js';
+export * from './tool-settings.js';
