@@ -58,7 +58,7 @@ for (let from = 0; from < EVENTS; from += 64) {
     step: 1,
     data: { id: 'c', name: 'bash', ok: true, output: randomBytes(24 * 1024).toString('base64'), durationMs: 1 },
   }));
-  await store.commit({ taskId: id, runToken: 'bench', events });
+  await store.commit({ taskId: id, tenant: record.tenant, runToken: 'bench', events });
 }
 await transitions.complete(record, { runToken: 'bench', result: 'done' });
 await compactEvents({ redis: store.redis, keys: createKeys(prefix) });

@@ -85,13 +85,17 @@ export async function measureEventFanout({ redis, quick }) {
   const variants = {
     agentq: async () => {
       const finished = expectRound();
-      await store.commit({ taskId, events: [{ type: 'reasoning', data: { text: String(now()) } }] });
+      await store.commit({ taskId, tenant: 'default', events: [{ type: 'reasoning', data: { text: String(now()) } }] });
       await finished;
       return round.latencies;
     },
     raw: async () => {
       const finished = expectRound();
-      await store.commit({ taskId: subscribedTaskId, events: [{ type: 'reasoning', data: { text: String(now()) } }] });
+      await store.commit({
+        taskId: subscribedTaskId,
+        tenant: 'default',
+        events: [{ type: 'reasoning', data: { text: String(now()) } }],
+      });
       await finished;
       return round.latencies;
     },

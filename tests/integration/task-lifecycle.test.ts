@@ -145,7 +145,11 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     response.pause();
     const big = 'x'.repeat(500_000);
     for (let index = 0; index < 60; index++)
-      await store.commit({ taskId: taskId!, events: [{ type: 'reasoning', data: { text: `${index} ${big}` } }] });
+      await store.commit({
+        taskId: taskId!,
+        tenant: 'default',
+        events: [{ type: 'reasoning', data: { text: `${index} ${big}` } }],
+      });
     await expect.poll(sseClients, { timeout: 10_000 }).toBe(0);
     // It reads again: what was sent before the cut, then the end of the stream.
     response.resume();

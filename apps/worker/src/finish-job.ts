@@ -77,6 +77,7 @@ export async function runFinishJob(
       if (!mayReplan) return { kind: 'give_up' };
       await store.commit({
         taskId: record.id,
+        tenant: record.tenant,
         runToken: held.by.runToken,
         fields: { replans: String(record.replans + 1) },
       });

@@ -94,6 +94,7 @@ export async function holdTask<T, R>(options: {
   const journal = createRedisJournal({
     store: context.store,
     taskId: record.id,
+    tenant: record.tenant,
     agent: options.agent,
     worker: context.workerId,
     runToken: by.runToken,

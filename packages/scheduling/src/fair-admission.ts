@@ -19,7 +19,7 @@
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOIN_TENANT_LIST, priorityOfScore, type Keys, type LeasedTask, CALL_MANY } from '@agentq/store';
+import { luaScript, PRIORITY_STEP, priorityOfScore, type Keys, type LeasedTask } from '@agentq/store';
 import { enqueue, type NewJob } from './jobs.js';
 
 /** A task ready to run, waiting for its turn in its pool. */
@@ -40,84 +40,20 @@ export interface FairOptions {
   leaseMs?: number;
 }
 
-const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const ADMIT = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'admit',
+  keys: ['ringKey', 'leasesKey', 'waitKey', 'prioritizedKey', 'arrivalsKey'],
+  args: ['backlog', 'leaseMs', 'weightsJson', 'batch', 'admit', 'joining', 'tenants'],
+  constants: { PRIORITY_STEP },
+});
 
-/**
- * KEYS: [ring, leases, the queue's wait list, its prioritized set, the arrival counter]; ARGV: [tenant
- * list prefix, backlog, lease ms, weights JSON, least batch, admit ('1' or '0'), tenant, then each
- * waiting task's id and priority].
- *
- * First the tenant's new tasks (if any) go into its list (priority first, then arrival) and the tenant
- * joins the ring at its least virtual time. Then (with admit '1') what fits under the backlog (the
- * queue's waiting jobs and the leased ones count) is popped, the tenant of least virtual time first,
- * and leased. The head tenant takes as many at once as keep it at or below the next tenant's virtual
- * time (the same turns as one at a time, in fewer commands). While the queue still holds a batch's
- * worth, fewer than a batch are not worth a cycle's round trips: it waits for more room. Answers each
- * popped task as id, tenant, score.
- */
-const ADMIT = `${NOW}${CALL_MANY}${JOIN_TENANT_LIST}
-local lease, weights = tonumber(ARGV[3]), cjson.decode(ARGV[4])
-local ids, priorities = {}, {}
-for i = 8, #ARGV, 2 do
-  ids[#ids + 1] = ARGV[i]
-  priorities[#priorities + 1] = ARGV[i + 1]
-end
-joinTenantList(KEYS[1], ARGV[1] .. ARGV[7], KEYS[5], ARGV[7], ids, priorities)
-local out = {}
-if ARGV[6] ~= '1' then return out end
-if redis.call('EXISTS', KEYS[1]) == 0 then return out end
-local queued = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[2])
-local want, batch = tonumber(ARGV[2]) - queued, tonumber(ARGV[5])
-if want < batch and queued >= batch then return out end
-local admitted = 0
-local leased = {}
-while admitted < want do
-  local head = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
-  if #head == 0 then break end
-  local tenant, vtime = head[1], tonumber(head[2])
-  local weight = weights[tenant] or weights['*'] or 1
-  local take = want - admitted
-  if #head > 2 then take = math.max(1, math.min(take, math.ceil((tonumber(head[4]) - vtime) * weight - 1e-9))) end
-  local list = ARGV[1] .. tenant
-  local popped = redis.call('ZPOPMIN', list, take)
-  for i = 1, #popped, 2 do
-    admitted = admitted + 1
-    leased[#leased + 1] = now + lease
-    leased[#leased + 1] = popped[i]
-    out[#out + 1] = popped[i]
-    out[#out + 1] = tenant
-    out[#out + 1] = popped[i + 1]
-  end
-  if #popped < 2 * take or redis.call('EXISTS', list) == 0 then
-    redis.call('ZREM', KEYS[1], tenant)
-  else
-    redis.call('ZADD', KEYS[1], vtime + (#popped / 2) / weight, tenant)
-  end
-end
-callMany('ZADD', KEYS[2], leased)
-return out
-`;
-
-interface FairCommands {
-  agentqAdmit(
-    ring: string,
-    leases: string,
-    wait: string,
-    prioritized: string,
-    arrivals: string,
-    listPrefix: string,
-    backlog: number,
-    leaseMs: number,
-    weights: string,
-    batch: number,
-    admit: '1' | '0',
-    tenant: string,
-    ...idsAndPriorities: string[]
-  ): Promise<Array<string | number>>;
-}
+/** How often a turn reads the ring again for a tenant that joined since (admit.lua: `unknown`). */
+const RING_READS = 3;
 
 export class FairAdmission {
-  private readonly commands: FairCommands;
+  /** Per pool, the tenants this process saw in its ring: their lists are declared to each turn. */
+  private readonly ringTenants = new Map<AgentPool, Set<string>>();
   private readonly backlog: number;
   private readonly weights: string;
   private readonly leaseMs: number;
@@ -133,8 +69,6 @@ export class FairAdmission {
     private readonly queues: Record<AgentPool, Queue>,
     options: FairOptions = {},
   ) {
-    redis.defineCommand('agentqAdmit', { numberOfKeys: 5, lua: ADMIT });
-    this.commands = redis as unknown as FairCommands;
     this.backlog = options.backlog ?? 100;
     this.weights = JSON.stringify(options.weights ?? {});
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -276,22 +210,42 @@ export class FairAdmission {
     waiting?: { tenant: string; tasks: readonly WaitingTask[] },
   ): Promise<number> {
     const queue = this.queues[pool];
-    const popped = await this.commands.agentqAdmit(
-      this.keys.fairRing(pool),
-      this.keys.fairLeases(pool),
-      queue.keys.wait!,
-      queue.keys.prioritized!,
-      this.keys.fairArrivals,
-      this.keys.fairList(pool, ''),
-      this.backlog,
-      this.leaseMs,
-      this.weights,
-      // A tenth of the backlog at a time, while the queue has that much left to run.
-      Math.max(1, Math.floor(this.backlog / 10)),
-      admit ? '1' : '0',
-      waiting?.tenant ?? '',
-      ...(waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []),
-    );
+    const known = this.ringTenants.get(pool) ?? new Set<string>();
+    this.ringTenants.set(pool, known);
+    if (waiting) known.add(waiting.tenant);
+    const popped: Array<string | number> = [];
+    for (let read = 1; ; read++) {
+      const tenants = [...known];
+      const [admitted, unknown] = (await ADMIT.run(this.redis, {
+        keys: {
+          ringKey: this.keys.fairRing(pool),
+          leasesKey: this.keys.fairLeases(pool),
+          waitKey: queue.keys.wait!,
+          prioritizedKey: queue.keys.prioritized!,
+          arrivalsKey: this.keys.fairArrivals,
+        },
+        args: {
+          backlog: this.backlog,
+          leaseMs: this.leaseMs,
+          weightsJson: this.weights,
+          // A tenth of the backlog at a time, while the queue has that much left to run.
+          batch: Math.max(1, Math.floor(this.backlog / 10)),
+          admit: admit ? '1' : '0',
+          joining: waiting?.tenant ?? '',
+          tenants: tenants.length,
+        },
+        restKeys: tenants.map((tenant) => this.keys.fairList(pool, tenant)),
+        // The tasks joining only on the first call: they are in their list after it.
+        restArgs: [
+          ...tenants,
+          ...(read === 1 ? (waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []) : []),
+        ],
+      })) as [Array<string | number>, number];
+      popped.push(...admitted);
+      // A tenant joined the ring since this process last read it (another process listed its tasks).
+      if (unknown !== 1 || read === RING_READS) break;
+      for (const tenant of await this.redis.zrange(this.keys.fairRing(pool), 0, -1)) known.add(tenant);
+    }
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
     for (let index = 0; index < popped.length; index += 3) {

@@ -14,7 +14,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
 import type { Keys } from './keys.js';
-import { CALL_MANY } from './lua-call-many.js';
+import { luaScript } from './lua-script.js';
 import { execPipeline } from './pipeline-replies.js';
 
 /**
@@ -23,48 +23,21 @@ import { execPipeline } from './pipeline-replies.js';
  */
 const DEFLATE_SLICE = 50;
 
-/**
- * KEYS = [to-compact, then for each task: list, stream, packed]; ARGV = for each task [id, the list's
- * length read, the stream's length read, '1' when there was anything to pack, deflated lines]. Returns
- * how many were replaced. A task whose list or stream grew meanwhile (a retried task) stays in the set,
- * for a later batch; the others leave it. A stream none was read of is left alone.
- */
-const REPLACE_SCRIPT = `${CALL_MANY}
-local replaced = 0
-local done = {}
-for index = 1, #ARGV, 5 do
-  local base = 2 + (index - 1) / 5 * 3
-  local streamed = tonumber(ARGV[index + 2])
-  if redis.call('LLEN', KEYS[base]) == tonumber(ARGV[index + 1]) and (streamed == 0 or redis.call('XLEN', KEYS[base + 1]) == streamed) then
-    if ARGV[index + 3] == '1' then
-      redis.call('SET', KEYS[base + 2], ARGV[index + 4])
-      redis.call('DEL', KEYS[base])
-      if streamed > 0 then redis.call('DEL', KEYS[base + 1]) end
-      replaced = replaced + 1
-    end
-    done[#done + 1] = ARGV[index]
-  end
-end
-callMany('ZREM', KEYS[1], done)
-return replaced
-`;
+const REPLACE = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'replace-events',
+  keys: ['toCompactKey'],
+  args: [],
+});
 
 /** How long a claimed batch is a worker's before another may take it again. */
 const LEASE_MS = 60_000;
 
 type Entry = [Buffer, Buffer[]];
 
-interface CompactCommands {
-  agentqReplaceEvents(numberOfKeys: number, ...args: Array<string | Buffer>): Promise<number>;
-}
-
 /** Compacts up to `batchSize` ended tasks' events; returns how many were compacted. */
 export async function compactEvents(options: { redis: Redis; keys: Keys; batchSize?: number }): Promise<number> {
   const { redis, keys } = options;
-  if (!(redis as unknown as Partial<CompactCommands>).agentqReplaceEvents) {
-    redis.defineCommand('agentqReplaceEvents', { lua: REPLACE_SCRIPT });
-  }
-  const commands = redis as unknown as CompactCommands;
   const ids = await claimDue(redis, keys.toCompact, {
     now: Date.now(),
     count: options.batchSize ?? 200,
@@ -89,18 +62,18 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
     const blob = list.length || entries.length ? deflateRawSync(lines.join('\n')) : undefined;
     replacements.push({ id, length: list.length, streamed: entries.length, blob });
   }
-  return commands.agentqReplaceEvents(
-    1 + 3 * ids.length,
-    keys.toCompact,
-    ...ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
-    ...replacements.flatMap(({ id, length, streamed, blob }) => [
+  return (await REPLACE.run(redis, {
+    keys: { toCompactKey: keys.toCompact },
+    args: {},
+    restKeys: ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
+    restArgs: replacements.flatMap(({ id, length, streamed, blob }) => [
       id,
       String(length),
       String(streamed),
       blob ? '1' : '0',
       blob ?? '',
     ]),
-  );
+  })) as number;
 }
 
 /**

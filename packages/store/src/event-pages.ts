@@ -12,6 +12,7 @@ import { EventsChangedError } from './store-errors.js';
 import { createInflateRaw } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import type { TaskEvent } from '@agentq/contract';
+import { luaScript } from './lua-script.js';
 import { readEvents, type EventKeys, type StoredEvent } from './task-events.js';
 
 /** Events a page, at most; and a page of the compacted events ends once it holds this much text. */
@@ -21,36 +22,23 @@ const PAGE_TEXT = 128 * 1024;
 /** The compacted string is read this much at a time (GETRANGE). */
 const PACKED_CHUNK = 64 * 1024;
 
-/** KEYS: [packed, stream, list]: the packed string's length, an earlier version's stream whole (it is small), and where the list starts. */
-const HEAD_SCRIPT = `
-local first = redis.call('LINDEX', KEYS[3], 0)
-return {
-  redis.call('STRLEN', KEYS[1]),
-  redis.call('XRANGE', KEYS[2], '-', '+'),
-  first and tonumber(string.match(first, '"seq":(%d+)')) or 0,
-}
-`;
-
-interface HeadCommand {
-  agentqEventsHeadBuffer(
-    packed: string,
-    stream: string,
-    list: string,
-  ): Promise<[number, Array<[Buffer, Buffer[]]>, number]>;
-}
+const HEAD = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'events-head',
+  keys: ['packedKey', 'streamKey', 'listKey'],
+  args: [],
+});
 
 /** Events with `seq` greater than `afterSeq`, oldest first, a page at a time. */
 export async function* eventPages(
   options: { redis: Redis } & EventKeys & { afterSeq?: number },
 ): AsyncGenerator<StoredEvent[]> {
   let after = options.afterSeq ?? 0;
-  const redis = options.redis as Redis & Partial<HeadCommand>;
-  if (!redis.agentqEventsHeadBuffer) redis.defineCommand('agentqEventsHead', { numberOfKeys: 3, lua: HEAD_SCRIPT });
-  const [packedLength, streamed, listStart] = await (redis as unknown as HeadCommand).agentqEventsHeadBuffer(
-    options.packedKey,
-    options.streamKey,
-    options.key,
-  );
+  const redis = options.redis;
+  const [packedLength, streamed, listStart] = (await HEAD.runBuffer(redis, {
+    keys: { packedKey: options.packedKey, streamKey: options.streamKey, listKey: options.key },
+    args: {},
+  })) as [number, Array<[Buffer, Buffer[]]>, number];
   // What is left after `after`, read at once by the script that reads all three.
   const rest = async function* () {
     const events = await readEvents({ ...options, afterSeq: after });

@@ -2,10 +2,9 @@ export { compactEvents } from './compact-events.js';
 export { EventHub } from './event-hub.js';
 export { EVENT_PAGE } from './event-pages.js';
 export { expireTasks } from './expire-tasks.js';
-export { JOIN_TENANT_LIST, priorityOfScore } from './fair-lists.js';
+export { PRIORITY_STEP, priorityOfScore } from './fair-lists.js';
 export { createKeys } from './keys.js';
 export type { Keys } from './keys.js';
-export { CALL_MANY } from './lua-call-many.js';
 export { closeConnection, connectRedis, redisReady, settledWithin, watchRedis } from './redis-connection.js';
 export { RedisMemory, evictionWarning, isRedisOutOfMemory, readRedisMemory, warnIfEvicting } from './redis-memory.js';
 export type { RedisFull } from './redis-memory.js';
@@ -28,7 +27,7 @@ export type {
 } from './task-store.js';
 export { createdBytes } from './tenant-bytes.js';
 export { NoRoomError } from './tenant-room.js';
-export { EventsChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
+export { EventsChangedError, KeysChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';
 export { tenantLimitReached } from './tenant-spending.js';
 export { readRoomUsage, tenantUsage } from './tenant-usage.js';
@@ -36,3 +35,5 @@ export { HEARTBEAT_TTL_MS, onlineWorkers, removeHeartbeat, sendHeartbeat } from 
 export { STATUS_CODES } from './status-codes.js';
 export { migrateStorage, STORAGE_VERSION, StorageTooNewError, storageVersion } from './migrations/migrate-storage.js';
 export { moveTaskLists } from './migrations/0001-task-lists-by-status-score.js';
+export { luaScript } from './lua-script.js';
+export type { LuaArg, LuaCall, LuaScript } from './lua-script.js';

@@ -7,7 +7,7 @@
 import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
 import { DEFAULT_TENANT } from './task-ids.js';
-import { RELEASE_BYTES } from './tenant-bytes.js';
+import { luaScript } from './lua-script.js';
 
 /** A task of a tree that has not ended: the root itself, or one of its subtasks. */
 export interface Unended {
@@ -38,19 +38,12 @@ export async function unendedInTrees(store: TaskStore, roots: readonly string[])
   });
 }
 
-/**
- * KEYS = [the tree's task records, then its other keys]; ARGV = [tenant prefix, how many records].
- * Takes each record's bytes off its tenant's count (tenant-bytes.ts), then removes every key: in one
- * script, so that two removals at once take them off once.
- */
-const REMOVE_TREE = `${RELEASE_BYTES}
-for index = 1, tonumber(ARGV[2]) do releaseBytes(ARGV[1], KEYS[index]) end
-for from = 1, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, from, math.min(from + 999, #KEYS))) end
-`;
-
-interface RemoveCommands {
-  agentqRemoveTree(numberOfKeys: number, ...args: string[]): unknown;
-}
+const REMOVE_TREE = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'remove-tree',
+  keys: ['tenantBytesKey'],
+  args: ['records'],
+});
 
 /** Returns every removed id, subtasks included (for their work directories). */
 export async function removeTaskTrees(
@@ -59,8 +52,7 @@ export async function removeTaskTrees(
   options: { workdirsLeft?: boolean } = {},
 ): Promise<string[]> {
   const { redis, keys } = store;
-  if (!(redis as unknown as Partial<RemoveCommands>).agentqRemoveTree)
-    redis.defineCommand('agentqRemoveTree', { lua: REMOVE_TREE });
+  REMOVE_TREE.define(redis);
   const read = redis.pipeline();
   for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
   const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
@@ -83,14 +75,13 @@ export async function removeTaskTrees(
       keys.finishedSubtasks(rootId),
       keys.scratchpad(rootId),
     ];
-    (remove as unknown as RemoveCommands).agentqRemoveTree(
-      taskKeys.length + rest.length,
-      ...taskKeys,
-      ...rest,
-      keys.tenantPrefix,
-      String(taskKeys.length),
-    );
     const owner = tenant ?? DEFAULT_TENANT;
+    // A tree is one tenant's: its subtasks are its root's tenant's.
+    void REMOVE_TREE.run(remove, {
+      keys: { tenantBytesKey: keys.tenantBytes(owner) },
+      args: { records: taskKeys.length },
+      restKeys: [...taskKeys, ...rest],
+    });
     remove.zrem(keys.allTasks, rootId);
     remove.zrem(keys.tenantTasks(owner), rootId);
     if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);

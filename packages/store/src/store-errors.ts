@@ -27,3 +27,9 @@ export class EventsChangedError extends AgentqError {
   readonly code = 'events_changed';
   readonly retryable = true;
 }
+
+/** Keys a script was given changed before it ran (two writers at once), again and again: try later. */
+export class KeysChangedError extends AgentqError {
+  readonly code = 'keys_changed';
+  readonly retryable = true;
+}

@@ -9,6 +9,7 @@
 import { inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import type { TaskEvent } from '@agentq/contract';
+import { luaScript } from './lua-script.js';
 
 /** One stored event: its JSON text as written, and what a reader needs of it without parsing it again. */
 export interface StoredEvent {
@@ -25,45 +26,22 @@ export interface EventKeys {
   packedKey: string;
 }
 
-/**
- * KEYS: [packed, stream, list]; ARGV: [after seq]. The list's first element tells where it starts
- * (a list begun after a compaction does not start at 1): the read skips what was seen.
- */
-const READ_SCRIPT = `
-local after = tonumber(ARGV[1])
-local first = redis.call('LINDEX', KEYS[3], 0)
-local start = 0
-if first then start = math.max(0, after - tonumber(string.match(first, '"seq":(%d+)')) + 1) end
-return {
-  redis.call('GET', KEYS[1]) or '',
-  redis.call('XRANGE', KEYS[2], after > 0 and '(' .. ARGV[1] .. '-0' or '-', '+'),
-  redis.call('LRANGE', KEYS[3], start, -1),
-}
-`;
-
-interface ReadCommands {
-  agentqReadTaskEventsBuffer(
-    packed: string,
-    stream: string,
-    list: string,
-    afterSeq: number,
-  ): Promise<[Buffer, Array<[Buffer, Buffer[]]>, Buffer[]]>;
-}
+const READ = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'read-events',
+  keys: ['packedKey', 'streamKey', 'listKey'],
+  args: ['afterSeq'],
+});
 
 /** Events with `seq` greater than `afterSeq`, oldest first. */
 export async function readEvents(
   options: { redis: Redis } & EventKeys & { afterSeq?: number },
 ): Promise<StoredEvent[]> {
   const afterSeq = options.afterSeq ?? 0;
-  const redis = options.redis as Redis & Partial<ReadCommands>;
-  if (!redis.agentqReadTaskEventsBuffer)
-    redis.defineCommand('agentqReadTaskEvents', { numberOfKeys: 3, lua: READ_SCRIPT });
-  const [packed, entries, list] = await (redis as unknown as ReadCommands).agentqReadTaskEventsBuffer(
-    options.packedKey,
-    options.streamKey,
-    options.key,
-    afterSeq,
-  );
+  const [packed, entries, list] = (await READ.runBuffer(options.redis, {
+    keys: { packedKey: options.packedKey, streamKey: options.streamKey, listKey: options.key },
+    args: { afterSeq },
+  })) as [Buffer, Array<[Buffer, Buffer[]]>, Buffer[]];
   const older = packed.length ? parseEventLines(inflateRawSync(packed).toString('utf8')) : [];
   // An earlier version's stream entry holds a write's events, one per line.
   const streamed = entries.flatMap(([, fields]) => parseEventLines(fields[1]?.toString('utf8') ?? ''));

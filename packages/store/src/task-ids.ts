@@ -9,3 +9,9 @@ export const TASK_ID_PATTERN =
 export function isTaskId(value: string): boolean {
   return TASK_ID_PATTERN.test(value);
 }
+
+/** The root task of a task: a subtask's id begins with its root's (`<root>.v1.s2`); a root is its own. */
+export function rootOf(taskId: string): string {
+  const dot = taskId.indexOf('.');
+  return dot === -1 ? taskId : taskId.slice(0, dot);
+}

@@ -16,16 +16,16 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
-import { COMMIT_SCRIPT, CREATE_SCRIPT } from './commit-script.js';
+import { COMMIT, COMMIT_KEYS, CREATE } from './commit-script.js';
 import { countByStatus, newestInIndex, statusBand } from './task-index.js';
 import type { Keys } from './keys.js';
 import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
-import { RoomHoldLostError } from './store-errors.js';
+import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
-import { DEFAULT_TENANT } from './task-ids.js';
+import { DEFAULT_TENANT, rootOf } from './task-ids.js';
 
 /** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
 /** `at`: when it happened, for an event held back and written later (default: when it is written). */
@@ -39,8 +39,11 @@ export interface CommitOptions {
   expect?: readonly TaskStatus[];
   /** Commit only while this run token is the task's: the worker that wrote it still holds the task. */
   runToken?: string;
-  /** For a status change of a submitted task: its tenant, whose indexes change too. */
-  tenant?: string;
+  /**
+   * The task's tenant: the keys the commit may touch (its lists, its byte count, its spending) are
+   * its, declared to Redis with the call; a commit for another tenant than the task's is refused.
+   */
+  tenant: string;
   fields?: Record<string, string>;
   /** Fields written only when the task has none of that name yet (`commitAndRead` only). */
   firstTime?: Record<string, string>;
@@ -133,13 +136,11 @@ const SEARCH_SCAN_LIMIT = 5_000;
 export const CREATE_BATCH = 200;
 
 type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
-/** Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole call. */
-type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number, number]>;
-
-interface ScriptCommands {
-  agentqCommit(...args: string[]): Promise<CommitReply>;
-  agentqCreate(...args: string[]): Promise<CreateReply>;
-}
+/**
+ * Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole
+ * call, or one `['reread']`: an idempotency key changed since it was read.
+ */
+type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number, number] | ['reread']>;
 
 /**
  * A commit that no replica confirmed in time (AGENTQ_COMMIT_REPLICAS): it may stand on the primary, and
@@ -188,10 +189,7 @@ export class TaskStore {
     readonly durability?: { replicas: number; timeoutMs: number },
     /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
     readonly tenantMaxBytes?: number,
-  ) {
-    redis.defineCommand('agentqCommit', { lua: COMMIT_SCRIPT });
-    redis.defineCommand('agentqCreate', { lua: CREATE_SCRIPT });
-  }
+  ) {}
 
   /**
    * Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an
@@ -202,6 +200,11 @@ export class TaskStore {
   async create(
     tasks: readonly NewTask[],
     room?: Room,
+    /**
+     * Called once every CREATE call of these tasks is on its way to Redis (before any answer): what the
+     * caller sends then runs after them (a turn of fair admission that admits what they list).
+     */
+    onSent?: () => void,
   ): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
     const ts = new Date().toISOString();
     const calls: Array<Promise<CreateReply>> = [];
@@ -212,110 +215,20 @@ export class TaskStore {
     const bytes =
       room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
     const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
+    let unsent = Math.ceil(tasks.length / CREATE_BATCH);
+    const sent = () => {
+      if (--unsent === 0) onSent?.();
+    };
     for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
-      const keys: string[] = [this.keys.orderCounter];
-      // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
-      const args: string[] = [];
-      // The tenants' lists the waiting tasks join (by key), each with its pool's ring: their keys go after the tasks'.
-      const lists = new Map<string, { ring: string; tenant: string; index: number }>();
-      const payloads = tasks.slice(start, start + CREATE_BATCH).map((task) => {
-        const { id } = task.fields;
-        const indexes = task.listed
-          ? [
-              this.keys.allTasks,
-              this.keys.tenantTasks(task.listed.tenant),
-              ...(task.listed.batch !== undefined
-                ? [this.keys.tenantBatch(task.listed.tenant, task.listed.batch)]
-                : []),
-            ]
-          : [];
-        const idempotency =
-          task.idempotencyKey !== undefined && task.listed
-            ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)]
-            : [];
-        keys.push(this.keys.task(id), this.keys.events(id), ...indexes, ...idempotency);
-        const fields = Object.entries(task.fields).flat();
-        args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
-        let list: { index: number } | undefined;
-        if (task.waiting && task.listed) {
-          const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
-          list = lists.get(key);
-          if (!list) {
-            const joined = {
-              ring: this.keys.fairRing(task.waiting.pool),
-              tenant: task.listed.tenant,
-              index: lists.size + 1,
-            };
-            lists.set(key, joined);
-            list = joined;
-          }
-        }
-        return {
-          taskId: id,
-          tenant: task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT,
-          bytes: createdBytes(task.fields),
-          rootId: task.fields.rootId,
-          status: task.fields.status,
-          fields: fields.length,
-          listed: task.listed !== undefined,
-          events: task.event ? 1 : 0,
-          indexes: indexes.length,
-          band: statusBand(task.fields.status),
-          idempotent: idempotency.length > 0,
-          ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
-        };
-      });
-      // Each named by its place in KEYS (push answers the new length: the key's 1-based index).
-      const waiting = lists.size
-        ? {
-            arrivals: keys.push(this.keys.fairArrivals),
-            lists: [...lists].map(([list, { ring, tenant }]) => ({
-              list: keys.push(list),
-              ring: keys.push(ring),
-              tenant,
-            })),
-          }
-        : {};
-      // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
-      const roomCheck =
-        room && claim && tenant !== undefined
-          ? {
-              room: {
-                list: keys.push(this.keys.tenantTasks(tenant)),
-                held: keys.push(this.keys.tenantRoomHeld(tenant)),
-                expiry: keys.push(this.keys.tenantRoomUntil(tenant)),
-                heldBytes: keys.push(this.keys.tenantRoomHeldBytes(tenant)),
-                counter: keys.push(this.keys.tenantBytes(tenant)),
-                id: claim.id,
-                tasks: claim.tasks,
-                bytes: claim.bytes,
-                first: claim.first && start === 0,
-                unfinished: room.limits.unfinished,
-                stored: room.limits.stored,
-                ...(room.limits.bytes !== undefined ? { maxBytes: room.limits.bytes } : {}),
-              },
-            }
-          : {};
-      const payload = {
-        ts,
-        taskPrefix: this.keys.task(''),
-        tenantPrefix: this.keys.tenantPrefix,
-        idempotencyTtlMs: this.retentionMs,
-        tasks: payloads,
-        ...waiting,
-        ...roomCheck,
-      };
-      calls.push(
-        (this.redis as unknown as ScriptCommands).agentqCreate(
-          String(keys.length),
-          ...keys,
-          wellFormedJson(JSON.stringify(payload)),
-          ...args,
-        ),
-      );
+      const batch = tasks.slice(start, start + CREATE_BATCH);
+      const batchRoom = room &&
+        claim && { limits: room.limits, claim: { ...claim, first: claim.first && start === 0 } };
+      calls.push(this.createBatch(batch, ts, batchRoom, sent));
     }
+    if (tasks.length === 0) onSent?.();
     const replies = await Promise.all(calls);
-    const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0];
+    const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0] as
+      ['no_room', number, number, number] | undefined;
     if (refusal) {
       const [unfinished, stored, written] = [Number(refusal[1]), Number(refusal[2]), Number(refusal[3])];
       // A later call with no hold left: its submit's first call was refused, or it came past HOLD_MS.
@@ -335,6 +248,156 @@ export class TaskStore {
     return (replies as Array<Array<['created' | 'existing', string, string]>>)
       .flat()
       .map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
+  }
+
+  /**
+   * One CREATE call for a batch of tasks (CREATE_BATCH at most). Each idempotency key is read first,
+   * and the task it names declared to the call with it (every key a script touches is declared); a key
+   * that changed meanwhile (a submit with the same key at the same moment) is read again.
+   */
+  private async createBatch(
+    batch: readonly NewTask[],
+    ts: string,
+    room: Room | undefined,
+    sent: () => void,
+  ): Promise<CreateReply> {
+    const keys = batch.flatMap((task) =>
+      task.idempotencyKey !== undefined && task.listed
+        ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)]
+        : [],
+    );
+    // Without idempotency keys, sent at once: in the order the caller called (its turn of admission follows).
+    if (!keys.length) {
+      const reply = this.sendCreate(batch, ts, room, new Map());
+      sent();
+      return reply;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const ids = await this.redis.mget(...keys);
+      const named = new Map(keys.flatMap((key, index) => (ids[index] ? [[key, ids[index]] as [string, string]] : [])));
+      const reply = this.sendCreate(batch, ts, room, named);
+      if (attempt === 1) sent();
+      if ((await reply)[0]?.[0] !== 'reread') return reply;
+      if (attempt === 3)
+        throw new KeysChangedError('the idempotency keys kept changing while their tasks were created');
+    }
+  }
+
+  private sendCreate(
+    batch: readonly NewTask[],
+    ts: string,
+    room: Room | undefined,
+    named: ReadonlyMap<string, string>,
+  ): Promise<CreateReply> {
+    // Every key, the order counter first; `push` answers the new length: a key's 1-based index in KEYS.
+    const keys: string[] = [this.keys.orderCounter];
+    // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
+    const args: string[] = [];
+    // The tenants' lists the waiting tasks join (by key), each with its pool's ring.
+    const lists = new Map<string, { ring: string; tenant: string; index: number }>();
+    const tenants = new Set<string>();
+    const payloads = batch.map((task) => {
+      const { id } = task.fields;
+      const tenant = task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
+      tenants.add(tenant);
+      const record = keys.push(this.keys.task(id));
+      const eventList = keys.push(this.keys.events(id));
+      const indexes = task.listed
+        ? [
+            keys.push(this.keys.allTasks),
+            keys.push(this.keys.tenantTasks(task.listed.tenant)),
+            ...(task.listed.batch !== undefined
+              ? [keys.push(this.keys.tenantBatch(task.listed.tenant, task.listed.batch))]
+              : []),
+          ]
+        : [];
+      const idempotencyKey =
+        task.idempotencyKey !== undefined && task.listed
+          ? this.keys.idempotency(task.listed.tenant, task.idempotencyKey)
+          : undefined;
+      const idempotency = idempotencyKey !== undefined ? keys.push(idempotencyKey) : undefined;
+      const existingId = idempotencyKey !== undefined ? named.get(idempotencyKey) : undefined;
+      const existing =
+        existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
+      const fields = Object.entries(task.fields).flat();
+      args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
+      let list: { index: number } | undefined;
+      if (task.waiting && task.listed) {
+        const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
+        list = lists.get(key);
+        if (!list) {
+          const joined = {
+            ring: this.keys.fairRing(task.waiting.pool),
+            tenant: task.listed.tenant,
+            index: lists.size + 1,
+          };
+          lists.set(key, joined);
+          list = joined;
+        }
+      }
+      return {
+        taskId: id,
+        tenant,
+        bytes: createdBytes(task.fields),
+        rootId: task.fields.rootId,
+        status: task.fields.status,
+        fields: fields.length,
+        listed: task.listed !== undefined,
+        events: task.event ? 1 : 0,
+        record,
+        eventList,
+        lists: indexes,
+        band: statusBand(task.fields.status),
+        ...(idempotency !== undefined ? { idempotency } : {}),
+        ...(existing ? { existing } : {}),
+        ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
+      };
+    });
+    const waiting = lists.size
+      ? {
+          arrivals: keys.push(this.keys.fairArrivals),
+          lists: [...lists].map(([list, { ring, tenant }]) => ({
+            list: keys.push(list),
+            ring: keys.push(ring),
+            tenant,
+          })),
+        }
+      : {};
+    // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
+    const tenant = batch.find((task) => task.listed)?.listed?.tenant;
+    const roomCheck =
+      room?.claim && tenant !== undefined
+        ? {
+            room: {
+              list: keys.push(this.keys.tenantTasks(tenant)),
+              held: keys.push(this.keys.tenantRoomHeld(tenant)),
+              expiry: keys.push(this.keys.tenantRoomUntil(tenant)),
+              heldBytes: keys.push(this.keys.tenantRoomHeldBytes(tenant)),
+              counter: keys.push(this.keys.tenantBytes(tenant)),
+              id: room.claim.id,
+              tasks: room.claim.tasks,
+              bytes: room.claim.bytes,
+              first: room.claim.first,
+              unfinished: room.limits.unfinished,
+              stored: room.limits.stored,
+              ...(room.limits.bytes !== undefined ? { maxBytes: room.limits.bytes } : {}),
+            },
+          }
+        : {};
+    const counters = Object.fromEntries([...tenants].map((name) => [name, keys.push(this.keys.tenantBytes(name))]));
+    const payload = {
+      idempotencyTtlMs: this.retentionMs,
+      tasks: payloads,
+      counters,
+      ...waiting,
+      ...roomCheck,
+    };
+    return CREATE.run(this.redis, {
+      keys: { orderCounterKey: keys[0]! },
+      args: { payloadJson: wellFormedJson(JSON.stringify(payload)) },
+      restKeys: keys.slice(1),
+      restArgs: args,
+    }) as Promise<CreateReply>;
   }
 
   /** Tells `observer` of every commit this store applies from now on. */
@@ -390,10 +453,8 @@ export class TaskStore {
   }
 
   private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
-    const { taskId } = options;
+    const { taskId, tenant } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
-    const indexKeys =
-      options.status && options.tenant !== undefined ? [this.keys.allTasks, this.keys.tenantTasks(options.tenant)] : [];
     const messages = options.messages ?? [];
     const events = options.events ?? [];
     const add = counters(options.usage, events);
@@ -401,15 +462,12 @@ export class TaskStore {
     const ts = new Date().toISOString();
     const payload = {
       taskId,
+      tenant,
       channel: this.keys.eventsChannel(taskId),
-      ts,
-      taskPrefix: this.keys.task(''),
-      tenantPrefix: this.keys.tenantPrefix,
       ...(this.tenantMaxBytes !== undefined ? { tenantMaxBytes: this.tenantMaxBytes } : {}),
-      ...(this.tenantLimits ? { tenantLimits: this.tenantLimits, spendPrefix: this.keys.spendPrefix } : {}),
+      ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
-      ...(options.status ? { status: options.status } : {}),
-      ...(indexKeys.length ? { band: statusBand(options.status!) } : {}),
+      ...(options.status ? { status: options.status, band: statusBand(options.status) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(fields.length ? { fields: fields.length } : {}),
@@ -419,23 +477,32 @@ export class TaskStore {
       ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
       ...(events.length ? { events: events.length } : {}),
-      ...(options.lease ? { lease: options.lease } : {}),
+      // The lease's key is the first after the named ones (COMMIT's spec).
+      ...(options.lease ? { lease: { index: COMMIT_KEYS + 1, ms: options.lease.ms } } : {}),
     };
-    return (this.redis as unknown as ScriptCommands).agentqCommit(
-      String(5 + indexKeys.length),
-      this.keys.task(taskId),
-      this.keys.messages(taskId),
-      this.keys.events(taskId),
-      this.keys.expiry,
-      this.keys.toCompact,
-      ...indexKeys,
-      wellFormedJson(JSON.stringify(payload)),
+    return COMMIT.run(this.redis, {
+      keys: {
+        taskKey: this.keys.task(taskId),
+        messagesKey: this.keys.messages(taskId),
+        eventsKey: this.keys.events(taskId),
+        expiryKey: this.keys.expiry,
+        toCompactKey: this.keys.toCompact,
+        rootKey: this.keys.task(rootOf(taskId)),
+        tenantBytesKey: this.keys.tenantBytes(tenant),
+        spendKey: this.keys.tenantSpend(tenant, ts.slice(0, 10)),
+        allTasksKey: this.keys.allTasks,
+        tenantTasksKey: this.keys.tenantTasks(tenant),
+      },
+      args: { payloadJson: wellFormedJson(JSON.stringify(payload)) },
+      restKeys: options.lease ? [options.lease.key] : [],
       // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
       // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
-      ...messages.map((message) => JSON.stringify(message)),
-      ...events.map((event) => eventBody(event, taskId, ts)),
-      ...fields,
-    );
+      restArgs: [
+        ...messages.map((message) => JSON.stringify(message)),
+        ...events.map((event) => eventBody(event, taskId, ts)),
+        ...fields,
+      ],
+    }) as Promise<CommitReply>;
   }
 
   /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */

@@ -23,17 +23,3 @@ export function createdBytes(task: Record<string, string | undefined>): number {
     RECORD_BYTES
   );
 }
-
-/**
- * Lua: `releaseBytes(tenantPrefix, taskKey)` takes a task's bytes off its tenant's count (removed at 0);
- * the caller removes the record in the same script.
- */
-export const RELEASE_BYTES = `
-local function releaseBytes(tenantPrefix, taskKey)
-  local h = redis.call('HMGET', taskKey, 'bytes', 'tenant')
-  if not h[1] then return end
-  local counter = tenantPrefix .. (h[2] or 'default') .. ':bytes'
-  -- A tenant with nothing stored keeps no key.
-  if redis.call('DECRBY', counter, h[1]) <= 0 then redis.call('DEL', counter) end
-end
-`;

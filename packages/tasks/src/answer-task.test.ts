@@ -76,7 +76,7 @@ it('adds the job of an answered task whose process died before adding it: a work
 
 it('leases nothing when the answer is refused', async () => {
   const taskId = await waitingTask();
-  await store.commit({ taskId, expect: ['waiting'], status: 'cancelled' });
+  await store.commit({ taskId, tenant: 'acme', expect: ['waiting'], status: 'cancelled' });
   expect(await answerTask({ store, queues, taskId, text: 'too late' })).toEqual({
     found: true,
     status: 'cancelled',

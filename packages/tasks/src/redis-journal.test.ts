@@ -33,6 +33,7 @@ const journalOf = (taskId: string, runToken: string, cancels: boolean[] = []) =>
   createRedisJournal({
     store,
     taskId,
+    tenant: 'acme',
     agent: 'casual',
     worker: 'w1',
     runToken,

@@ -17,6 +17,8 @@ import { joinWrites, type HeldWrite } from './transitions.js';
 export interface RedisJournalOptions {
   store: TaskStore;
   taskId: string;
+  /** The task's tenant (its commits touch its tenant's counters). */
+  tenant: string;
   agent: string;
   worker: string;
   /** This run's token: commits stop being written once another worker has taken the task over. */
@@ -71,6 +73,7 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
   const write = async (entry: JournalEntry, out: HeldWrite): Promise<void> => {
     const result = await store.commit({
       taskId,
+      tenant: options.tenant,
       // A commit of a task that ended meanwhile (cancelled) is not written.
       expect: ['running'],
       runToken: options.runToken,

@@ -276,6 +276,7 @@ describe("a tenant's bytes", () => {
       (
         await store.commit({
           taskId: ref.id,
+          tenant: 'counted',
           runToken: by.runToken,
           messages: [message],
           events: [{ type: 'reasoning', data: { text: 'thinking' } }],
@@ -313,6 +314,7 @@ describe("a tenant's bytes", () => {
     const step = (size: number) =>
       limited.commit({
         taskId: task!.id,
+        tenant: 'stopped',
         runToken: by.runToken,
         messages: [{ role: 'assistant', content: 'x'.repeat(size) }],
       });

@@ -68,15 +68,14 @@ export async function submitTasks(options: {
       limits: options.room,
       claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 },
     };
-    const submitted = transitions.submit(chunk, {
+    return transitions.submit(chunk, {
       tenant,
       batch,
       ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
       ...(room ? { room } : {}),
+      // Right behind its CREATE, a turn for each of its pools (one under way takes another after it); it never fails.
+      onSent: () => admitted.push(queues.admission.admitListed(chunk.map(poolOf))),
     });
-    // Right behind it, a turn for each of its pools (one under way takes another after it); it never fails.
-    admitted.push(queues.admission.admitListed(chunk.map(poolOf)));
-    return submitted;
   });
   const outcomes = await Promise.allSettled(stored);
   await Promise.all(admitted);

@@ -52,6 +52,7 @@ export async function startPlan(
   };
   await store.commit({
     taskId: rootId,
+    tenant: root.tenant,
     fields: {
       plan: JSON.stringify(all),
       children: JSON.stringify(all.map((subtask) => subtask.taskId)),
@@ -95,6 +96,7 @@ export async function releaseSubtasks(options: DagOptions & { taskIds: readonly 
   if (announced.length === 0) return;
   await store.commit({
     taskId: announced[0]!.record.rootId,
+    tenant: announced[0]!.record.tenant,
     events: announced.map(({ record }) => ({
       type: 'subtask.queued',
       agent: record.agent,
@@ -190,6 +192,7 @@ async function mirrorEnd(store: TaskStore, rootId: string, record: TaskRecord): 
   const by = { taskId: record.id, agent: record.agent };
   await store.commit({
     taskId: rootId,
+    tenant: record.tenant,
     events: [
       status === 'completed'
         ? { ...by, type: 'task.completed', data: { ...end, result: record.result ?? '' } }

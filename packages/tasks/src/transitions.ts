@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import {
+  DEFAULT_TENANT,
   type StoredSubtask,
   type TaskRecord,
   type PendingQuestion,
@@ -94,7 +95,14 @@ export class Transitions {
    */
   async submit(
     inputs: readonly TaskInput[],
-    options: { tenant: string; batch?: string | undefined; traceparents?: readonly string[]; room?: Room },
+    options: {
+      tenant: string;
+      batch?: string | undefined;
+      traceparents?: readonly string[];
+      room?: Room;
+      /** Called once their CREATE calls are on their way (store.create). */
+      onSent?: () => void;
+    },
   ): Promise<SubmittedTask[]> {
     return this.createSubmitted(
       inputs.map((input, index) =>
@@ -105,6 +113,7 @@ export class Transitions {
         }),
       ),
       options.room,
+      options.onSent,
     );
   }
 
@@ -133,8 +142,12 @@ export class Transitions {
    * Each new task joins its tenant's list for its pool as it is stored: a turn of admission gives it its
    * job. With `room`, only if they fit in the tenant's limits (else NoRoomError, nothing stored).
    */
-  private async createSubmitted(tasks: readonly SubmittedNewTask[], room?: Room): Promise<SubmittedTask[]> {
-    const created = await this.store.create(tasks, room);
+  private async createSubmitted(
+    tasks: readonly SubmittedNewTask[],
+    room?: Room,
+    onSent?: () => void,
+  ): Promise<SubmittedTask[]> {
+    const created = await this.store.create(tasks, room, onSent);
     return created.map((result, index) => ({
       id: result.id,
       agent: tasks[index]!.waiting.pool,
@@ -180,7 +193,8 @@ export class Transitions {
     const tenant = task.tenant ?? (await this.store.getRecord(task.id))?.tenant;
     const result = await this.store.commitAndRead({
       taskId: task.id,
-      ...(tenant !== undefined ? { tenant } : {}),
+      // A task that is gone answers `missing` before its tenant is looked at.
+      tenant: tenant ?? DEFAULT_TENANT,
       expect: ['queued', 'running'],
       status: 'running',
       fields: { worker: options.worker ?? '', runToken: options.runToken },
@@ -357,7 +371,7 @@ export class Transitions {
       ...change,
       ...joined,
       taskId: task.id,
-      ...(task.listed ? { tenant: task.tenant } : {}),
+      tenant: task.tenant,
     });
   }
 }

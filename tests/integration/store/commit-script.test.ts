@@ -39,7 +39,12 @@ describe('the commit script', () => {
     const stale: string[] = [];
     store.onStaleWrite((taskId) => stale.push(taskId));
     expect(
-      await store.commit({ taskId: task.id, runToken: 'first', messages: [{ role: 'user', content: 'late' }] }),
+      await store.commit({
+        taskId: task.id,
+        tenant: 'acme',
+        runToken: 'first',
+        messages: [{ role: 'user', content: 'late' }],
+      }),
     ).toMatchObject({ outcome: 'stale_token', applied: false });
     // The process is told (its log line and agentq_stale_writes_total).
     expect(stale).toEqual([task.id]);
@@ -48,7 +53,7 @@ describe('the commit script', () => {
       applied: false,
       status: 'running',
     });
-    expect(await store.commit({ taskId: randomUUID(), fields: { x: '1' } })).toMatchObject({
+    expect(await store.commit({ taskId: randomUUID(), tenant: 'acme', fields: { x: '1' } })).toMatchObject({
       outcome: 'missing',
       applied: false,
       status: undefined,
@@ -66,6 +71,7 @@ describe('the commit script', () => {
     const at = '2026-01-02T03:04:05.678Z';
     await store.commit({
       taskId: task.id,
+      tenant: 'acme',
       events: [
         {
           type: 'tool.result',
@@ -140,6 +146,7 @@ describe('the commit script', () => {
     const commit = (through: TaskStore, index: number) =>
       through.commit({
         taskId: task.id,
+        tenant: 'acme',
         events: [0, 1].map((part) => ({ type: 'reasoning' as const, data: { text: `${index}.${part}` } })),
       });
     await Promise.all(Array.from({ length: 100 }, (_, index) => commit(index % 2 ? store : other, index)));
@@ -175,18 +182,22 @@ describe('the commit script', () => {
       queued: before.queued - 1,
       running: before.running + 1,
     });
-    // Without its tenant, a status change of a submitted task is refused rather than leaving the indexes wrong.
-    await expect(store.commit({ taskId: task.id, status: 'failed' })).rejects.toThrow(/needs its index keys/);
+    // Declared for another tenant than the task's, a commit is refused rather than touching that tenant's keys.
+    await expect(store.commit({ taskId: task.id, tenant: 'other', status: 'failed' })).rejects.toThrow(
+      /declared tenant other, but it is acme's/,
+    );
   });
 
   it('with commits that wait for a replica, throws when none confirms one in time (this Redis has none)', async () => {
     const task = await newTask();
     const durable = new TaskStore(store.redis, store.keys, undefined, undefined, { replicas: 1, timeoutMs: 50 });
-    await expect(durable.commit({ taskId: task.id, fields: { x: '1' } })).rejects.toThrow(
+    await expect(durable.commit({ taskId: task.id, tenant: 'acme', fields: { x: '1' } })).rejects.toThrow(
       /not confirmed by 1 Redis replica within 50 ms \(AGENTQ_COMMIT_REPLICAS\)/,
     );
     // A commit refused anyway is answered as it is: nothing was written for a replica to hold.
-    expect(await durable.commit({ taskId: task.id, runToken: 'nobody', fields: { y: '1' } })).toMatchObject({
+    expect(
+      await durable.commit({ taskId: task.id, tenant: 'acme', runToken: 'nobody', fields: { y: '1' } }),
+    ).toMatchObject({
       outcome: 'stale_token',
     });
   });

@@ -25,6 +25,7 @@ async function endedTask() {
   for (let step = 1; step <= 3; step++)
     await store.commit({
       taskId: task.id,
+      tenant: 'acme',
       runToken: 'run',
       events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }],
     });
@@ -57,7 +58,7 @@ describe('compacting ended tasks', () => {
   it('keeps the numbering when a compacted task gets events again (a retry), and compacts them in later', async () => {
     const task = await endedTask();
     await compactEvents({ redis: store.redis, keys });
-    await store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: 'after' } }] });
+    await store.commit({ taskId: task.id, tenant: 'acme', events: [{ type: 'reasoning', data: { text: 'after' } }] });
     const all = await store.events(task.id);
     expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
     // A read from a point: in the compacted part, and in the list begun after it.
@@ -75,7 +76,11 @@ describe('compacting ended tasks', () => {
     const task = await endedTask();
     const ended = (await store.events(task.id)).length;
     const writes = Array.from({ length: 60 }, (_, index) =>
-      store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: `late ${index}` } }] }),
+      store.commit({
+        taskId: task.id,
+        tenant: 'acme',
+        events: [{ type: 'reasoning', data: { text: `late ${index}` } }],
+      }),
     );
     const passes = Array.from({ length: 20 }, async () => {
       await store.redis.zadd(keys.toCompact, 0, task.id);

@@ -29,7 +29,7 @@ async function taskWith(count: number, ended: boolean) {
       step: 1,
       data: { text: `thought ${from + index}` },
     }));
-    await store.commit({ taskId: task.id, runToken: 'run', events });
+    await store.commit({ taskId: task.id, tenant: 'acme', runToken: 'run', events });
   }
   if (ended) await transitions.complete(task, { runToken: 'run', result: 'done' });
   return task;
@@ -58,7 +58,7 @@ it("reads an ended task's compacted events by inflating them as a stream, then a
   const task = await taskWith(EVENT_PAGE * 4, true);
   await compactEvents({ redis: store.redis, keys });
   expect(await store.redis.exists(keys.events(task.id))).toBe(0);
-  await store.commit({ taskId: task.id, events: [{ type: 'reasoning', data: { text: 'after' } }] });
+  await store.commit({ taskId: task.id, tenant: 'acme', events: [{ type: 'reasoning', data: { text: 'after' } }] });
   const whole = await store.storedEvents(task.id);
   const pages = await paged(task.id);
   expect(pages.length).toBeGreaterThan(1);

@@ -6,26 +6,29 @@
 import { TASK_STATUSES } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../keys.js';
-import { STATUS_CODES } from '../status-codes.js';
+import { luaScript } from '../lua-script.js';
 import { STATUS_SPAN } from '../task-index.js';
 
 const MIGRATE_PAGE = 1_000;
 
-/**
- * KEYS: [the list]; ARGV: [the task key prefix, then task ids]. Each task goes into its status's band,
- * as its record says now (the record, not an old list, is the truth), in one script: a status change
- * by a running process cannot fall between the read and the write.
- */
-const MOVE_SCRIPT = `
-local bands = {${Object.entries(STATUS_CODES)
-  .map(([status, code]) => `['${status}'] = ${code}`)
-  .join(', ')}}
-for index = 2, #ARGV do
-  local record = redis.call('HMGET', ARGV[1] .. ARGV[index], 'status', 'order')
-  local band = record[1] and bands[record[1]]
-  if band and record[2] then redis.call('ZADD', KEYS[1], string.format('%.0f', band * ${STATUS_SPAN} + tonumber(record[2])), ARGV[index]) end
-end
-`;
+/** The status codes as they were at version 1 (a migration is frozen: later codes do not change it). */
+const MOVE = luaScript({
+  dir: new URL('../../scripts/', import.meta.url),
+  name: 'move-task-lists',
+  keys: ['listKey'],
+  args: [],
+  constants: {
+    STATUS_SPAN,
+    PENDING: 0,
+    QUEUED: 1,
+    RUNNING: 2,
+    WAITING: 3,
+    COMPLETED: 4,
+    FAILED: 5,
+    SKIPPED: 6,
+    CANCELLED: 7,
+  },
+});
 
 /**
  * Moves the lists of an earlier version (a sorted set of every status per scope, scored by order, and
@@ -51,7 +54,13 @@ export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
     // Nothing of this version writes these: pages by rank stay put.
     for (let start = 0; ; start += MIGRATE_PAGE) {
       const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);
-      if (ids.length) await redis.eval(MOVE_SCRIPT, 1, target, keys.task(''), ...ids);
+      if (ids.length)
+        await MOVE.run(redis, {
+          keys: { listKey: target },
+          args: {},
+          restKeys: ids.map((id) => keys.task(id)),
+          restArgs: ids,
+        });
       for (const id of ids) moved.add(`${target}\n${id}`);
       if (ids.length < MIGRATE_PAGE) break;
     }

@@ -8,7 +8,15 @@
 import { AgentqError } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../keys.js';
+import { luaScript } from '../lua-script.js';
 import { moveTaskLists } from './0001-task-lists-by-status-score.js';
+
+const SET_IF_HIGHER = luaScript({
+  dir: new URL('../../scripts/', import.meta.url),
+  name: 'set-if-higher',
+  keys: ['versionKey'],
+  args: ['version'],
+});
 
 interface Migration {
   version: number;
@@ -65,7 +73,10 @@ export async function migrateStorage(
     try {
       const moved = await migration.run(redis, keys);
       // Never lowered: a process that started later and finished first may have set a higher one.
-      await redis.eval(SET_IF_HIGHER, 1, keys.storageVersion, String(migration.version));
+      await SET_IF_HIGHER.run(redis, {
+        keys: { versionKey: keys.storageVersion },
+        args: { version: migration.version },
+      });
       if (moved > 0)
         logger.info(
           { version: migration.version, moved },
@@ -80,8 +91,3 @@ export async function migrateStorage(
     }
   }
 }
-
-const SET_IF_HIGHER = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > current then redis.call('SET', KEYS[1], ARGV[1]) end
-`;

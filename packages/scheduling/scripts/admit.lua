@@ -1,0 +1,66 @@
+-- A turn of fair admission for a pool (fair-admission.ts). First the joining tenant's new tasks (ARGV
+-- after the tenants: id, priority, ...) go into its list (priority first, then arrival) and the
+-- tenant joins the ring at its least virtual time. Then (with `admit` '1') what fits under the
+-- backlog (the queue's waiting jobs and the leased ones count) is popped, the tenant of least virtual
+-- time first, and leased. The head tenant takes as many at once as keep it at or below the next
+-- tenant's virtual time (the same turns as one at a time, in fewer commands). While the queue still
+-- holds a batch's worth, fewer than a batch are not worth a cycle's round trips: it waits for more room.
+--
+-- Each tenant's list is declared: KEYS from KEYS_REST hold the lists of the `tenants` named in ARGV
+-- from ARGV_REST (the joining tenant's among them). A tenant at the head of the ring whose list the
+-- caller did not declare (it joined since the caller last read the ring) ends the turn, answered as
+-- `unknown` for the caller to read the ring and turn again.
+--
+-- Answers {popped, unknown}: popped is each admitted task as id, tenant, score; unknown is 1 or 0.
+-- @include now-ms
+-- @include call-many
+-- @include join-tenant-list
+local now = nowMs()
+local lease, weights, backlogSize, batchSize = tonumber(leaseMs), cjson.decode(weightsJson), tonumber(backlog), tonumber(batch)
+local tenantCount = tonumber(tenants)
+local listOf = {}
+for index = 0, tenantCount - 1 do listOf[ARGV[ARGV_REST + index]] = KEYS[KEYS_REST + index] end
+local ids, priorities = {}, {}
+for index = ARGV_REST + tenantCount, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[index]
+  priorities[#priorities + 1] = ARGV[index + 1]
+end
+if #ids > 0 then joinTenantList(ringKey, listOf[joining], arrivalsKey, joining, ids, priorities) end
+local out = {}
+if admit ~= '1' then return {out, 0} end
+if redis.call('EXISTS', ringKey) == 0 then return {out, 0} end
+local queued = redis.call('LLEN', waitKey) + redis.call('ZCARD', prioritizedKey) + redis.call('ZCARD', leasesKey)
+local want = backlogSize - queued
+if want < batchSize and queued >= batchSize then return {out, 0} end
+local admitted = 0
+local leased = {}
+local unknown = 0
+while admitted < want do
+  local head = redis.call('ZRANGE', ringKey, 0, 1, 'WITHSCORES')
+  if #head == 0 then break end
+  local tenant, vtime = head[1], tonumber(head[2])
+  local list = listOf[tenant]
+  if not list then
+    unknown = 1
+    break
+  end
+  local weight = weights[tenant] or weights['*'] or 1
+  local take = want - admitted
+  if #head > 2 then take = math.max(1, math.min(take, math.ceil((tonumber(head[4]) - vtime) * weight - 1e-9))) end
+  local popped = redis.call('ZPOPMIN', list, take)
+  for index = 1, #popped, 2 do
+    admitted = admitted + 1
+    leased[#leased + 1] = now + lease
+    leased[#leased + 1] = popped[index]
+    out[#out + 1] = popped[index]
+    out[#out + 1] = tenant
+    out[#out + 1] = popped[index + 1]
+  end
+  if #popped < 2 * take or redis.call('EXISTS', list) == 0 then
+    redis.call('ZREM', ringKey, tenant)
+  else
+    redis.call('ZADD', ringKey, vtime + (#popped / 2) / weight, tenant)
+  end
+end
+callMany('ZADD', leasesKey, leased)
+return {out, unknown}

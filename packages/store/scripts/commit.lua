@@ -1,0 +1,122 @@
+-- COMMIT: the write path of a task's state, so that everything in a change lands together or not at
+-- all (docs/DESIGN.md, "The commit script"; the caller is task-store.ts).
+--
+-- KEYS (named): the task's record, messages and events; the expiry and to-compact sets; its root's
+-- record (budgets add up there); its tenant's byte counter and spending of the day; the lists of every
+-- tenant's and its tenant's tasks. ARGV: the payload (JSON), then ARGV_REST on: each message to append
+-- (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be long
+-- goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder costs Redis about
+-- 40 instructions a byte, an argument about 12).
+--
+-- The payload may ask for a status change guarded by `expect` (the statuses it may change from) and by
+-- `runToken` (the run that holds the task), and carry fields, counters to add (`add`: tokens, model
+-- time, cost), steps, messages and events. A status change of a submitted task moves it to the new
+-- status's band (`band`) of its two lists (task-index.ts); a task that ends joins the to-compact set.
+-- With `lease` ({key, ms}: declared in KEYS too, at `lease.index`) the task is leased in its pool's
+-- fair leases until its caller added its job. A commit that appends messages or events adds what it
+-- writes to the task's `bytes` and its tenant's count; past `tenantMaxBytes`, its stop is
+-- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
+-- memory: a run's claim reads its task in the same round trip.
+--
+-- Answers {outcome, seq, status, stop, record?, messages?}: `outcome` is 'applied', 'missing',
+-- 'wrong_status' (`expect` did not hold) or 'stale_token' (another run holds the task, checked first);
+-- nothing is written unless it is 'applied'. `stop` says why the run should stop: '1' a cancel was
+-- asked for, 'budget', 'tenant_limit', 'tenant_bytes', or '0'.
+--
+-- The hash is read once and written once (one HMGET or HGETALL, one HSET): the commands a task costs
+-- Redis are counted in CI (tests/integration/redis-budget.test.ts). Whole numbers go to Redis as
+-- strings made with '%d' (Redis formats a Lua number with '%.17g', which costs more).
+-- @include add-events
+-- @include now-ms
+-- @include spending-stop
+local payload = cjson.decode(payloadJson)
+local record
+local fields = {}
+if payload.read then
+  record = redis.call('HGETALL', taskKey)
+  for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
+else
+  -- What the script reads, and the counters the commit adds to.
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes'}
+  for name in pairs(payload.add or {}) do names[#names + 1] = name end
+  local values = redis.call('HMGET', taskKey, unpack(names))
+  for index, name in ipairs(names) do fields[name] = values[index] end
+end
+local current = fields.status
+if not current then return {'missing', 0, '', '0'} end
+-- The keys were declared for the tenant the caller named: they must be this task's.
+if (fields.tenant or 'default') ~= payload.tenant then
+  return redis.error_reply('commit of task ' .. payload.taskId .. ' declared tenant ' .. payload.tenant .. ', but it is ' .. (fields.tenant or 'default') .. "'s")
+end
+local cancelRequested = fields.cancelRequested or '0'
+local seq = tonumber(fields.seq or '0')
+-- A worker that lost its job (it stalled or was cut off, and another worker took over) may not write
+-- any more, whatever the task became since (said first: the task may have ended on the other worker).
+if payload.runToken and fields.runToken ~= payload.runToken then
+  return {'stale_token', seq, current, cancelRequested, record}
+end
+if payload.expect then
+  local allowed = false
+  for _, status in ipairs(payload.expect) do if status == current then allowed = true end end
+  if not allowed then return {'wrong_status', seq, current, cancelRequested, record} end
+end
+local stop = spendingStop(payload, fields, rootKey, spendKey)
+-- What a commit that appends messages or events writes (them and its fields) adds to the task's bytes
+-- and its tenant's count (tenant-bytes.ts); past the tenant's byte limit, its runs stop (a claim too:
+-- a queued task of a tenant past it makes no model call).
+local written, total = 0, nil
+if (payload.messages or 0) + (payload.events or 0) > 0 then
+  for index = ARGV_REST, #ARGV do written = written + #ARGV[index] end
+  total = redis.call('INCRBY', tenantBytesKey, written)
+end
+if payload.tenantMaxBytes and stop == '0'
+  and (total or tonumber(redis.call('GET', tenantBytesKey) or '0')) > payload.tenantMaxBytes then
+  stop = 'tenant_bytes'
+end
+-- Why the run should stop at its next step: a cancel first, else a spent budget or limit.
+if cancelRequested == '0' then cancelRequested = stop end
+local set = {}
+local function put(name, value)
+  set[#set + 1] = name
+  set[#set + 1] = value
+end
+local status = current
+if payload.status and payload.status ~= current then
+  if fields.listed == '1' then
+    -- Into the new status's band of both its lists (task-index.ts).
+    local score = string.format('%d', payload.band * STATUS_SPAN + tonumber(fields.order))
+    redis.call('ZADD', allTasksKey, score, payload.taskId)
+    redis.call('ZADD', tenantTasksKey, score, payload.taskId)
+    -- A submitted task that ended is removed with its subtasks once its retention is over.
+    if payload.expireAt then redis.call('ZADD', expiryKey, string.format('%d', payload.expireAt), payload.taskId) end
+  end
+  status = payload.status
+  put('status', status)
+  -- Its event stream is compacted once it ended (compact-events.ts).
+  if payload.expireAt then redis.call('ZADD', toCompactKey, '0', payload.taskId) end
+end
+local messageCount, eventCount = payload.messages or 0, payload.events or 0
+-- The fields to set, name and value, after the messages and the events' bodies (a result may be long).
+local fieldsFrom = ARGV_REST + messageCount + eventCount
+for index = fieldsFrom, fieldsFrom + (payload.fields or 0) - 1, 2 do put(ARGV[index], ARGV[index + 1]) end
+-- (read mode only: the record is at hand)
+if payload.firstTime then
+  for name, value in pairs(payload.firstTime) do if not fields[name] then put(name, value) end end
+end
+-- Counters (tokens, model time, cost): whole numbers, added to the task's.
+for name, value in pairs(payload.add or {}) do put(name, string.format('%d', tonumber(fields[name] or '0') + value)) end
+if payload.steps then put('steps', string.format('%d', payload.steps)) end
+local messages
+if payload.read and tonumber(fields.memory or '1') > 0 then messages = redis.call('LRANGE', messagesKey, 0, -1) end
+if messageCount > 0 then
+  put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, ARGV_REST, ARGV_REST + messageCount - 1))))
+end
+local last = addEvents(eventsKey, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount)
+if last ~= seq then put('seq', string.format('%d', last)) end
+if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
+if #set > 0 then redis.call('HSET', taskKey, unpack(set)) end
+if payload.lease then
+  redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), payload.taskId)
+end
+if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
+return {'applied', last, status, cancelRequested}

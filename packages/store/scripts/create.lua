@@ -1,0 +1,95 @@
+-- CREATE: stores new tasks (the caller is task-store.ts, create), each with its first event if any,
+-- in its lists, and (a listed task ready to run) in its tenant's list for its pool, in one call, so
+-- that a process that dies right after leaves no task that nothing will run.
+--
+-- KEYS: the order counter (named), then from KEYS_REST, as the payload's indexes say: for each task
+-- its record, its events, its lists (every tenant's, its tenant's, its batch's if any), its
+-- idempotency key if any, and the task that key named when the caller read it (`existing`); then the
+-- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
+-- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant).
+-- ARGV: the payload (JSON), then from ARGV_REST, for each task its fields (name, value, ...; `fields`
+-- says how many) and its first event's body if any: kept out of the payload, so not decoded.
+--
+-- Listed tasks take their `order` from the counter, in their order, and their status's `band` in the
+-- first two lists. With `room`, the listed tasks must fit in their tenant's room first (tenant-room.ts),
+-- else nothing is written and it answers {{'no_room', unfinished, stored, bytes written}}. Each created
+-- task's `bytes` is its record's and adds to its tenant's count. A task whose idempotency key names a
+-- live task writes nothing and answers that task; a key that names another task than the one the
+-- caller read (a submit with the same key at the same moment) answers {{'reread'}} before anything is
+-- written, for the caller to read and call again. Answers, per task, {outcome, id, status}: 'created',
+-- or 'existing' with the task the key named.
+-- @include add-events
+-- @include join-tenant-list
+-- @include take-room
+local payload = cjson.decode(payloadJson)
+-- The idempotency keys first, before anything is written: each must still name what the caller read.
+for _, task in ipairs(payload.tasks) do
+  if task.idempotency then
+    local named = redis.call('GET', KEYS[task.idempotency]) or false
+    if named ~= (task.existing and task.existing.id or false) then return {{'reread'}} end
+  end
+end
+local answers = {}
+-- Per tenant's list (payload.lists), the created tasks that join it, and their priorities.
+local joining = {}
+for index = 1, #(payload.lists or {}) do joining[index] = {ids = {}, priorities = {}} end
+local arg = ARGV_REST
+-- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
+-- millisecond keep their order); a task that turns out to exist already leaves its number unused.
+local listed, listedBytes = 0, 0
+for _, task in ipairs(payload.tasks) do
+  if task.listed then
+    listed = listed + 1
+    listedBytes = listedBytes + task.bytes
+  end
+end
+-- Room in the tenant's limits (tenant-room.ts), taken before anything is written.
+if payload.room then
+  local ok, unfinished, stored, written = takeRoom(payload.room, listed, listedBytes)
+  if not ok then return {{'no_room', unfinished or -1, stored or -1, written or -1}} end
+end
+-- What the created tasks write, per tenant (tenant-bytes.ts).
+local added = {}
+local order = listed > 0 and redis.call('INCRBY', orderCounterKey, listed) - listed or 0
+for index, task in ipairs(payload.tasks) do
+  if task.listed then order = order + 1 end
+  local status = task.existing and redis.call('HGET', KEYS[task.existing.key], 'status')
+  if status then
+    answers[index] = {'existing', task.existing.id, status}
+  else
+    local fields = {unpack(ARGV, arg, arg + task.fields - 1)}
+    if task.listed then
+      fields[#fields + 1] = 'listed'
+      fields[#fields + 1] = '1'
+      fields[#fields + 1] = 'order'
+      fields[#fields + 1] = string.format('%d', order)
+    end
+    if task.events > 0 then
+      fields[#fields + 1] = 'seq'
+      fields[#fields + 1] = string.format('%d', task.events)
+    end
+    fields[#fields + 1] = 'bytes'
+    fields[#fields + 1] = string.format('%d', task.bytes)
+    added[task.tenant] = (added[task.tenant] or 0) + task.bytes
+    redis.call('HSET', KEYS[task.record], unpack(fields))
+    -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
+    for position, list in ipairs(task.lists) do
+      redis.call('ZADD', KEYS[list], string.format('%d', position <= 2 and task.band * STATUS_SPAN + order or order), task.taskId)
+    end
+    -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
+    addEvents(KEYS[task.eventList], nil, task.taskId, task.rootId, 0, arg + task.fields, task.events)
+    if task.idempotency then redis.call('SET', KEYS[task.idempotency], task.taskId, 'PX', payload.idempotencyTtlMs) end
+    if task.wait then
+      local join = joining[task.wait]
+      join.ids[#join.ids + 1] = task.taskId
+      join.priorities[#join.priorities + 1] = task.priority
+    end
+    answers[index] = {'created', task.taskId, task.status}
+  end
+  arg = arg + task.fields + task.events
+end
+for index, list in ipairs(payload.lists or {}) do
+  joinTenantList(KEYS[list.ring], KEYS[list.list], KEYS[payload.arrivals], list.tenant, joining[index].ids, joining[index].priorities)
+end
+for tenant, bytes in pairs(added) do redis.call('INCRBY', KEYS[payload.counters[tenant]], string.format('%d', bytes)) end
+return answers
