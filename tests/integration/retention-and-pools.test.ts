@@ -170,7 +170,7 @@ describe('retention', () => {
     const prefix = freshPrefix('sweep');
     const keys = createKeys(prefix);
     // Tasks that ended with no retention left: due at once.
-    const store = new TaskStore(connectRedis({ url: redisUrl() }), keys, 0);
+    const store = new TaskStore(connectRedis({ url: redisUrl() }), keys, { retentionMs: 0 });
     const count = 6_000;
     const ids: string[] = [];
     const transitions = new Transitions(store);
@@ -195,7 +195,7 @@ describe('retention', () => {
       seen.set(id, (seen.get(id) ?? 0) + 1);
       await rm(path.join(workRoot, id), { recursive: true, force: true });
     };
-    const sweepers = [store, new TaskStore(connectRedis({ url: redisUrl() }), keys, 0)];
+    const sweepers = [store, new TaskStore(connectRedis({ url: redisUrl() }), keys, { retentionMs: 0 })];
     const started = performance.now();
     const removed = await Promise.all(sweepers.map((sweeper) => expireTasks({ store: sweeper, onRemoved })));
     const seconds = (performance.now() - started) / 1000;

@@ -75,14 +75,12 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
   await migrateStorage(redis, keys, logger);
-  const store = new TaskStore(
-    redis,
-    keys,
-    config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
-    tenantSpendingLimits(config),
-    commitDurability(config),
-    tenantMaxBytes(config),
-  );
+  const store = new TaskStore(redis, keys, {
+    retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
+    tenantLimits: tenantSpendingLimits(config),
+    durability: commitDurability(config),
+    tenantMaxBytes: tenantMaxBytes(config),
+  });
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   store.observe((commit) => telemetry.observe(commit));

@@ -133,14 +133,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ),
   );
   const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
-  const store = new TaskStore(
-    data,
-    keys,
-    config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
-    tenantSpendingLimits(config),
-    commitDurability(config),
-    tenantMaxBytes(config),
-  );
+  const store = new TaskStore(data, keys, {
+    retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
+    tenantLimits: tenantSpendingLimits(config),
+    durability: commitDurability(config),
+    tenantMaxBytes: tenantMaxBytes(config),
+  });
   store.observe((commit) => telemetry.observe(commit));
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });

@@ -18,6 +18,7 @@ export type { PendingQuestion, StoredSubtask, TaskRecord } from './task-record.j
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
 export type {
   CommitOptions,
+  StoreOptions,
   CommitOutcome,
   CommitResult,
   LeasedTask,

@@ -163,33 +163,46 @@ export interface AppliedCommit {
   events: readonly StoredEventInput[];
 }
 
+/** What a store holds tasks to; every one has a default. */
+export interface StoreOptions {
+  /** How long a submitted task's data is kept after it ends (AGENTQ_RETENTION_HOURS). Default 7 days. */
+  retentionMs?: number;
+  /**
+   * What each tenant may spend per day (AGENTQ_TENANT_LIMITS): its spending is counted, and its runs
+   * stop once it is reached. Default: no limits, nothing counted.
+   */
+  tenantLimits?: TenantLimits | undefined;
+  /**
+   * Each commit is answered only once this many replicas hold it (Redis `WAIT`, AGENTQ_COMMIT_REPLICAS):
+   * a run never builds on a step a failover could lose. Past `timeoutMs` without them, the commit throws
+   * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
+   */
+  durability?: { replicas: number; timeoutMs: number } | undefined;
+  /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
+  tenantMaxBytes?: number | undefined;
+}
+
 export class TaskStore {
   /** Told of every applied commit this process makes (its logs and metrics); must not throw. */
   private observer: ((commit: AppliedCommit) => void) | undefined;
   /** Told of every write of this process refused because another run holds the task (a late write). */
   private staleListener: ((taskId: string) => void) | undefined;
 
-  /**
-   * @param retentionMs how long a submitted task's data is kept after it ends. Default 7 days.
-   */
-  /**
-   * @param tenantLimits what each tenant may spend per day (AGENTQ_TENANT_LIMITS): its spending is
-   *   counted, and its runs stop once it is reached. Default: no limits, nothing counted.
-   */
+  readonly retentionMs: number;
+  readonly tenantLimits: TenantLimits | undefined;
+  readonly durability: { replicas: number; timeoutMs: number } | undefined;
+  readonly tenantMaxBytes: number | undefined;
+
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
-    readonly retentionMs = 7 * 24 * 3600 * 1000,
-    readonly tenantLimits?: TenantLimits,
-    /**
-     * Each commit is answered only once this many replicas hold it (Redis `WAIT`, AGENTQ_COMMIT_REPLICAS):
-     * a run never builds on a step a failover could lose. Past `timeoutMs` without them, the commit throws
-     * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
-     */
-    readonly durability?: { replicas: number; timeoutMs: number },
-    /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
-    readonly tenantMaxBytes?: number,
-  ) {}
+    options: StoreOptions = {},
+  ) {
+    this.retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
+    this.tenantLimits = options.tenantLimits;
+    this.durability = options.durability;
+    this.tenantMaxBytes = options.tenantMaxBytes;
+  }
 
   /**
    * Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an

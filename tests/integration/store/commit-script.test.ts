@@ -190,7 +190,7 @@ describe('the commit script', () => {
 
   it('with commits that wait for a replica, throws when none confirms one in time (this Redis has none)', async () => {
     const task = await newTask();
-    const durable = new TaskStore(store.redis, store.keys, undefined, undefined, { replicas: 1, timeoutMs: 50 });
+    const durable = new TaskStore(store.redis, store.keys, { durability: { replicas: 1, timeoutMs: 50 } });
     await expect(durable.commit({ taskId: task.id, tenant: 'acme', fields: { x: '1' } })).rejects.toThrow(
       /not confirmed by 1 Redis replica within 50 ms \(AGENTQ_COMMIT_REPLICAS\)/,
     );
