@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { answerSchema, forkSchema, statusesSchema, submitSchema } from '@agentq/tasks';
+import { forkSchema } from '@agentq/tasks';
+import { answerSchema, statusesSchema, submitSchema } from './request-schemas.js';
 import { TASK_ID_PATTERN } from '@agentq/store';
 import {
   bulkResultSchema,

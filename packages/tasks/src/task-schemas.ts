@@ -6,7 +6,6 @@ import { z } from 'zod';
 
 import { AGENT_KINDS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
-import { TASK_ID_PATTERN } from '@agentq/store';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
@@ -14,8 +13,6 @@ export const DEFAULT_POOL: AgentPool = 'planner';
 export function poolOf(input: { agent?: AgentPool | undefined }): AgentPool {
   return input.agent ?? DEFAULT_POOL;
 }
-
-const MAX_TASKS_PER_SUBMIT = 10_000;
 
 /** How deep and how large a task's `metadata` may be: it is stored and sent back with the task. */
 const METADATA_MAX_DEPTH = 20;
@@ -161,19 +158,6 @@ export const taskInputSchema = fieldsOnly(
 });
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
-/** A batch id: a client's name for tasks submitted together, to list and act on them as one. */
-export const BATCH_PATTERN = /^[\w.:-]{1,64}$/;
-export const batchSchema = z.string().regex(BATCH_PATTERN, 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
-
-export const submitSchema = fieldsOnly({
-  /** Every task of the request belongs to this batch (GET /v1/tasks?batch=...). */
-  batch: batchSchema.optional(),
-  tasks: z
-    .array(taskInputSchema)
-    .min(1, 'must hold at least one task')
-    .max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
-});
-
 /** `POST /v1/tasks/:id/fork`: a new task from a task's steps before `fromStep`, then its own way. */
 export const forkSchema = fieldsOnly({
   /** The step to run again (1 = from the start): the steps before it are kept, not run again. */
@@ -184,10 +168,3 @@ export const forkSchema = fieldsOnly({
   agent: z.enum(AGENT_KINDS).optional(),
 });
 export type ForkInput = z.infer<typeof forkSchema>;
-
-/** Which tasks `POST /v1/tasks/statuses` asks about. */
-export const statusesSchema = fieldsOnly({
-  ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000),
-});
-
-export const answerSchema = fieldsOnly({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });

@@ -3,23 +3,13 @@ import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contr
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { isTaskId, type TaskRecord, type TaskStore } from '@agentq/store';
-import {
-  answerSchema,
-  batchSchema,
-  fieldsOnly,
-  forkSchema,
-  RETRYABLE,
-  statusesSchema,
-  submitSchema,
-  type SubmittedTask,
-  type TaskInput,
-  type TaskService,
-} from '@agentq/tasks';
+import { fieldsOnly, forkSchema, RETRYABLE, type SubmittedTask, type TaskInput, type TaskService } from '@agentq/tasks';
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
+import { answerSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;

@@ -1,0 +1,30 @@
+/**
+ * The bodies of the API's requests that are the API's own: a submit's envelope (its batch and its
+ * tasks), the statuses a client asks about, an answer to a waiting task. What a task is, as the task
+ * service takes it (taskInputSchema, forkSchema), is the tasks package's.
+ */
+import { z } from 'zod';
+import { TASK_ID_PATTERN } from '@agentq/store';
+import { fieldsOnly, taskInputSchema } from '@agentq/tasks';
+
+const MAX_TASKS_PER_SUBMIT = 10_000;
+
+/** A batch id: a client's name for tasks submitted together, to list and act on them as one. */
+export const BATCH_PATTERN = /^[\w.:-]{1,64}$/;
+export const batchSchema = z.string().regex(BATCH_PATTERN, 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
+
+export const submitSchema = fieldsOnly({
+  /** Every task of the request belongs to this batch (GET /v1/tasks?batch=...). */
+  batch: batchSchema.optional(),
+  tasks: z
+    .array(taskInputSchema)
+    .min(1, 'must hold at least one task')
+    .max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
+});
+
+/** Which tasks `POST /v1/tasks/statuses` asks about. */
+export const statusesSchema = fieldsOnly({
+  ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000),
+});
+
+export const answerSchema = fieldsOnly({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });
