@@ -50,12 +50,17 @@ if payload.room then
 end
 -- What the created tasks write, per tenant (tenant-bytes.ts).
 local added = {}
+-- The tasks this call created, by idempotency key: a key given twice in one call creates one task.
+local createdFor = {}
 local order = listed > 0 and redis.call('INCRBY', orderCounterKey, listed) - listed or 0
 for index, task in ipairs(payload.tasks) do
   if task.listed then order = order + 1 end
   local status = task.existing and redis.call('HGET', KEYS[task.existing.key], 'status')
+  local earlier = task.idempotency and createdFor[KEYS[task.idempotency]]
   if status then
     answers[index] = {'existing', task.existing.id, status}
+  elseif earlier then
+    answers[index] = {'existing', earlier.id, earlier.status}
   else
     local fields = {unpack(ARGV, arg, arg + task.fields - 1)}
     if task.listed then
@@ -78,7 +83,10 @@ for index, task in ipairs(payload.tasks) do
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(KEYS[task.eventList], nil, task.taskId, task.rootId, 0, arg + task.fields, task.events)
-    if task.idempotency then redis.call('SET', KEYS[task.idempotency], task.taskId, 'PX', payload.idempotencyTtlMs) end
+    if task.idempotency then
+      redis.call('SET', KEYS[task.idempotency], task.taskId, 'PX', payload.idempotencyTtlMs)
+      createdFor[KEYS[task.idempotency]] = {id = task.taskId, status = task.status}
+    end
     if task.wait then
       local join = joining[task.wait]
       join.ids[#join.ids + 1] = task.taskId

@@ -40,6 +40,19 @@ export interface LuaScript<Key extends string, Arg extends string> {
 
 type Command = (numberOfKeys: number, ...args: LuaArg[]) => Promise<unknown>;
 
+/** Every script this process loaded (a module's scripts load when it is imported). */
+const everyScript = new Set<{ define(redis: Redis): void }>();
+
+/**
+ * Makes every script loaded so far a command of `redis`. A connection with auto-pipelining must have
+ * them before its first command: its pipelines copy the commands it has when they are made, and a
+ * command added after a pipeline was made is missing from it (ioredis then loses that pipeline's
+ * replies: "results[i] is not iterable").
+ */
+export function defineScripts(redis: Redis): void {
+  for (const script of everyScript) script.define(redis);
+}
+
 export function luaScript<const Keys extends readonly string[], const Args extends readonly string[]>(spec: {
   /** The package's scripts folder (`new URL('../scripts/', import.meta.url)`). */
   dir: URL;
@@ -67,13 +80,14 @@ export function luaScript<const Keys extends readonly string[], const Args exten
     if (!(command in redis)) {
       if (!('defineCommand' in redis))
         throw new Error(`${spec.name}.lua: define it on the connection before its pipeline`);
-      define(redis);
+      defineScripts(redis);
     }
     const keys = [...spec.keys.map((key: Keys[number]) => call.keys[key]), ...(call.restKeys ?? [])];
     const args = [...spec.args.map((arg: Args[number]) => call.args[arg]), ...(call.restArgs ?? [])];
     const run = (redis as unknown as Record<string, Command>)[buffers ? `${command}Buffer` : command]!;
     return run.call(redis, keys.length, ...keys, ...args);
   };
+  everyScript.add({ define });
   return {
     name: spec.name,
     source,

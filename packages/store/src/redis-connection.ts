@@ -4,6 +4,7 @@
  * Redis is away is answered 503 at once, not held until a client gives up.
  */
 import { Redis } from 'ioredis';
+import { defineScripts } from './lua-script.js';
 
 /**
  * @param options.pipelined send the commands made in one turn of the event loop together (ioredis's
@@ -25,21 +26,30 @@ export function connectRedis(options: {
     ...(options.name ? { connectionName: options.name } : {}),
     ...(options.pipelined ? { enableAutoPipelining: true } : {}),
   };
-  if (!options.sentinels) return new Redis(options.url, settings);
+  if (!options.sentinels) return withScripts(new Redis(options.url, settings), options.pipelined);
   // Through Sentinels: the primary they name, followed when they promote another (`failoverDetector`:
   // told at once, not at the next lost connection); REDIS_URL gives the credentials and database.
   const url = new URL(options.url);
-  return keepConnecting(
-    new Redis({
-      sentinels: options.sentinels,
-      name: options.masterName ?? 'mymaster',
-      failoverDetector: true,
-      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-      ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
-      ...settings,
-    }),
+  return withScripts(
+    keepConnecting(
+      new Redis({
+        sentinels: options.sentinels,
+        name: options.masterName ?? 'mymaster',
+        failoverDetector: true,
+        ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+        ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+        ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
+        ...settings,
+      }),
+    ),
+    options.pipelined,
   );
+}
+
+/** An auto-pipelined connection gets every script before its first command (lua-script.ts, defineScripts). */
+function withScripts(redis: Redis, pipelined: boolean | undefined): Redis {
+  if (pipelined) defineScripts(redis);
+  return redis;
 }
 
 /**
