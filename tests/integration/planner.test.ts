@@ -634,8 +634,9 @@ describe('a planned task', () => {
           ]),
         ],
         agents: [
-          { when: 'step slow1', reply: { content: 'late', delayMs: 30_000 } },
-          { when: 'step slow2', reply: { content: 'late', delayMs: 30_000 } },
+          // Ten minutes: the subtasks end only because the cancel aborted their calls.
+          { when: 'step slow1', reply: { content: 'late', delayMs: 600_000 } },
+          { when: 'step slow2', reply: { content: 'late', delayMs: 600_000 } },
         ],
       }),
     });
@@ -645,7 +646,6 @@ describe('a planned task', () => {
         timeout: 10_000,
       })
       .toBe(2);
-    const cancelledAt = Date.now();
     expect((await fetch(`${stack.api.url}/v1/tasks/${rootId}/cancel`, { method: 'POST' })).status).toBe(202);
     await expect
       .poll(
@@ -656,7 +656,6 @@ describe('a planned task', () => {
         { timeout: 5_000 },
       )
       .toEqual(['cancelled', 'cancelled', 'cancelled']);
-    expect(Date.now() - cancelledAt).toBeLessThan(3_000);
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body.status).toBe('cancelled');
   });
 

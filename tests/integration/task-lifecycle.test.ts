@@ -397,13 +397,13 @@ describe('cancellation', () => {
   });
 
   it('a running task stops at once: the in-flight model call is aborted', async () => {
-    stack = await startStack({ rules: [{ reply: { content: 'too slow', delayMs: 20_000 } }] });
+    // The model would answer in ten minutes: the task ends only because its call was aborted.
+    stack = await startStack({ rules: [{ reply: { content: 'too slow', delayMs: 600_000 } }] });
     const [taskId] = await stack.submit([{ prompt: 'think for long', agent: 'casual' }]);
     const stream = await fetch(`${stack.api.url}/v1/tasks/${taskId}/events`);
     const reader = stream.body!.getReader();
     let text = '';
     while (!text.includes('event: llm.request')) text += new TextDecoder().decode((await reader.read()).value);
-    const cancelledAt = Date.now();
     await fetch(`${stack.api.url}/v1/tasks/${taskId}/cancel`, { method: 'POST' });
     while (!text.includes('event: task.cancelled')) {
       const { value, done } = await reader.read();
@@ -411,7 +411,6 @@ describe('cancellation', () => {
       text += new TextDecoder().decode(value);
     }
     expect(text).toContain('event: task.cancelled');
-    expect(Date.now() - cancelledAt).toBeLessThan(1_000);
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('cancelled');
   });
 
@@ -428,7 +427,8 @@ describe('a worker that shuts down', () => {
     stack = await startStack({
       pools: [],
       rules: [
-        { times: 1, reply: { content: 'never delivered', delayMs: 30_000 } },
+        // Ten minutes: the worker's close returns only because it does not wait for the call.
+        { times: 1, reply: { content: 'never delivered', delayMs: 600_000 } },
         { reply: { content: 'finished by the second worker' } },
       ],
     });
@@ -436,9 +436,7 @@ describe('a worker that shuts down', () => {
     const first = await startWorker({ config: stack.config, pools: ['casual'], shutdownGraceMs: 100 });
     const [taskId] = await stack.submit([{ prompt: 'long think', agent: 'casual' }]);
     await expect.poll(() => stack!.double.requests.length, { timeout: 10_000 }).toBe(1);
-    const closing = Date.now();
     await first.close();
-    expect(Date.now() - closing).toBeLessThan(5_000);
     expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.status).toBe('queued');
     const second = await startWorker({ config: stack.config, pools: ['casual'], shutdownGraceMs: 100 });
     const events = await waitForEnd(stack.api.url, taskId!);

@@ -94,7 +94,7 @@ describe('cancellation', () => {
         {
           toolCalls: [
             { id: 'a', name: 'bash', arguments: { command: 'echo first' } },
-            { id: 'b', name: 'bash', arguments: { command: 'sleep 20' } },
+            { id: 'b', name: 'bash', arguments: { command: 'sleep 600000' } },
             { id: 'c', name: 'bash', arguments: { command: 'touch after.txt' } },
           ],
         },
@@ -105,10 +105,9 @@ describe('cancellation', () => {
     // Cancel once the slow tool has started.
     while (!journal.events.some((event) => event.type === 'tool.call' && event.data.id === 'b'))
       await new Promise((resolve) => setImmediate(resolve));
-    const cancelledAt = Date.now();
+    // The tool sleeps for days: the run ends only because the cancel killed it.
     controller.abort();
     expect(await running).toEqual({ status: 'cancelled', steps: 1 });
-    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
     const results = journal.messages.filter((message): message is ToolMessage => message.role === 'tool');
     expect(results.map((result) => [result.toolCallId, result.content])).toEqual([
       ['a', 'first'],

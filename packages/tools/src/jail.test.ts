@@ -431,10 +431,9 @@ describe('the jail', () => {
   });
 
   it('still kills the whole tree on timeout', async () => {
-    const started = Date.now();
-    const result = await bash('sleep 30 & sleep 30; wait', { timeoutMs: 300 });
+    // Both sleep for days: only killing the tree returns.
+    const result = await bash('sleep 600000 & sleep 600000; wait', { timeoutMs: 300 });
     expect(result.output).toMatch(/timed out after 300 ms/);
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

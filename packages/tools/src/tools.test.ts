@@ -73,14 +73,13 @@ describe('process tools', () => {
   });
 
   it('kills the whole process tree on timeout', async () => {
-    const started = Date.now();
+    // The shell waits for a child that sleeps for days: only killing the tree returns.
     const result = await bashTool.run(
-      { command: 'sleep 30 & echo $! > child.pid; wait' },
+      { command: 'sleep 600000 & echo $! > child.pid; wait' },
       { ...context, timeoutMs: 300 },
     );
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/timed out after 300 ms and was killed/);
-    expect(Date.now() - started).toBeLessThan(5_000);
     const childPid = Number(await readFile(path.join(workdir, 'child.pid'), 'utf8'));
     // The shell's background child got the signal too (a zombie waiting to be reaped counts as dead).
     await expect.poll(() => isAlive(childPid), { timeout: 2_000 }).toBe(false);
