@@ -1,7 +1,7 @@
 /**
- * An ended task's events, compacted: once a task ended, its events (its list, and an earlier version's
- * stream) are deflated into one string key, a fraction of their size, and the list is removed. The
- * replay stays complete (task-events.ts reads all of them). It runs in the background of every worker
+ * An ended task's events, compacted: once a task ended, its events (its list) are deflated into one
+ * string key, a fraction of their size, and the list is removed. The replay stays complete
+ * (task-events.ts reads both). It runs in the background of every worker
  * process, off the tasks' own path, on batches shared through claim-due.ts.
  *
  * A batch is three round trips whatever its size: claim ids; read every one's packed string and list
@@ -33,8 +33,6 @@ const REPLACE = luaScript({
 /** How long a claimed batch is a worker's before another may take it again. */
 const LEASE_MS = 60_000;
 
-type Entry = [Buffer, Buffer[]];
-
 /** Compacts up to `batchSize` ended tasks' events; returns how many were compacted. */
 export async function compactEvents(options: { redis: Redis; keys: Keys; batchSize?: number }): Promise<number> {
   const { redis, keys } = options;
@@ -45,69 +43,38 @@ export async function compactEvents(options: { redis: Redis; keys: Keys; batchSi
   });
   if (ids.length === 0) return 0;
   const read = await readBatch(redis, keys, ids);
-  const replacements: Array<{ id: string; length: number; streamed: number; blob: Buffer | undefined }> = [];
+  const replacements: Array<{ id: string; length: number; blob: Buffer | undefined }> = [];
   for (const [index, id] of ids.entries()) {
     if (index > 0 && index % DEFLATE_SLICE === 0) await nextTurn();
-    const { packed, entries, list } = read[index]!;
-    const streamed = entries.flatMap(([, fields]) => (fields[1]?.toString('utf8') ?? '').split('\n'));
-    const listed = list.map((element) => element.toString('utf8'));
+    const { packed, list } = read[index]!;
     const lines = [
       ...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []),
-      // An earlier version's stream and this version's list, both written to (versions side by side): in order of seq.
-      ...(streamed.length && listed.length
-        ? [...streamed, ...listed].sort((a, b) => seqOf(a) - seqOf(b))
-        : [...streamed, ...listed]),
+      ...list.map((element) => element.toString('utf8')),
     ];
     // Nothing since the last compaction (or no task left): nothing to write.
-    const blob = list.length || entries.length ? deflateRawSync(lines.join('\n')) : undefined;
-    replacements.push({ id, length: list.length, streamed: entries.length, blob });
+    const blob = list.length ? deflateRawSync(lines.join('\n')) : undefined;
+    replacements.push({ id, length: list.length, blob });
   }
   return (await REPLACE.run(redis, {
     keys: { toCompactKey: keys.toCompact },
     args: {},
-    restKeys: ids.flatMap((id) => [keys.events(id), keys.streamedEvents(id), keys.packedEvents(id)]),
-    restArgs: replacements.flatMap(({ id, length, streamed, blob }) => [
-      id,
-      String(length),
-      String(streamed),
-      blob ? '1' : '0',
-      blob ?? '',
-    ]),
+    restKeys: ids.flatMap((id) => [keys.events(id), keys.packedEvents(id)]),
+    restArgs: replacements.flatMap(({ id, length, blob }) => [id, String(length), blob ? '1' : '0', blob ?? '']),
   })) as number;
 }
 
 /**
- * Every task's packed string (one MGET), whether an earlier version's stream is left (one EXISTS for
- * all) and its list, in one round trip without a script: through a script, every line would be made
- * a Lua string on its way, which cost Redis more than the reads. The streams, when one is left, in a
- * second trip. Not atomic, and need not be: the packed strings are this batch's only (its lease), and
- * a list that grows meanwhile is seen by the replace, which checks its length.
+ * Every task's packed string (one MGET) and its list, in one round trip without a script: through a
+ * script, every line would be made a Lua string on its way, which cost Redis more than the reads. Not
+ * atomic, and need not be: the packed strings are this batch's only (its lease), and a list that grows
+ * meanwhile is seen by the replace, which checks its length.
  */
-async function readBatch(
-  redis: Redis,
-  keys: Keys,
-  ids: string[],
-): Promise<Array<{ packed: Buffer; entries: Entry[]; list: Buffer[] }>> {
-  const pipeline = redis
-    .pipeline()
-    .mgetBuffer(...ids.map((id) => keys.packedEvents(id)))
-    .exists(...ids.map((id) => keys.streamedEvents(id)));
+async function readBatch(redis: Redis, keys: Keys, ids: string[]): Promise<Array<{ packed: Buffer; list: Buffer[] }>> {
+  const pipeline = redis.pipeline().mgetBuffer(...ids.map((id) => keys.packedEvents(id)));
   for (const id of ids) pipeline.lrangeBuffer(keys.events(id), 0, -1);
-  const [packed, streams, ...lists] = await execPipeline(pipeline);
-  let entries: Entry[][] = ids.map(() => []);
-  if ((streams as number) > 0) {
-    const streamed = redis.pipeline();
-    for (const id of ids) streamed.xrangeBuffer(keys.streamedEvents(id), '-', '+');
-    entries = (await execPipeline(streamed)) as Entry[][];
-  }
+  const [packed, ...lists] = await execPipeline(pipeline);
   return ids.map((_, index) => ({
     packed: (packed as Array<Buffer | null>)[index] ?? Buffer.alloc(0),
-    entries: entries[index]!,
     list: lists[index] as Buffer[],
   }));
-}
-
-/** An event line's `seq`: the envelope's, which comes before its data. */
-function seqOf(line: string): number {
-  return Number(/"seq":(\d+)/.exec(line)?.[1] ?? 0);
 }

@@ -25,7 +25,7 @@ const PACKED_CHUNK = 64 * 1024;
 const HEAD = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'events-head',
-  keys: ['packedKey', 'streamKey', 'listKey'],
+  keys: ['packedKey', 'listKey'],
   args: [],
 });
 
@@ -35,11 +35,11 @@ export async function* eventPages(
 ): AsyncGenerator<StoredEvent[]> {
   let after = options.afterSeq ?? 0;
   const redis = options.redis;
-  const [packedLength, streamed, listStart] = (await HEAD.runBuffer(redis, {
-    keys: { packedKey: options.packedKey, streamKey: options.streamKey, listKey: options.key },
+  const [packedLength, listStart] = (await HEAD.runBuffer(redis, {
+    keys: { packedKey: options.packedKey, listKey: options.key },
     args: {},
-  })) as [number, Array<[Buffer, Buffer[]]>, number];
-  // What is left after `after`, read at once by the script that reads all three.
+  })) as [number, number];
+  // What is left after `after`, read at once by the script that reads both.
   const rest = async function* () {
     const events = await readEvents({ ...options, afterSeq: after });
     if (events.length) yield events;
@@ -61,18 +61,6 @@ export async function* eventPages(
       return;
     }
   }
-  // An earlier version's stream beside this version's list (a process of each writing): in order of seq, at once.
-  if (streamed.length && listStart) {
-    yield* rest();
-    return;
-  }
-  // An earlier version's stream entry holds a write's events, one per line.
-  const older = newer(
-    streamed
-      .flatMap(([, fields]) => lines(fields[1]?.toString('utf8') ?? ''))
-      .sort((a, b) => a.event.seq - b.event.seq),
-  );
-  if (older.length) yield older;
   if (!listStart) return;
   let index = Math.max(0, after - listStart + 1);
   for (;;) {

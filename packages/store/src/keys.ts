@@ -11,8 +11,6 @@ export interface Keys {
   messages(taskId: string): string;
   /** A task's events: a list, one JSON event per element, the element at index `seq - 1` (task-events.ts). */
   events(taskId: string): string;
-  /** An earlier version's stream of a task's events: read and compacted, never written. */
-  streamedEvents(taskId: string): string;
   /** An ended task's events, compacted: their lines, deflated (compact-events.ts). */
   packedEvents(taskId: string): string;
   eventsChannel(taskId: string): string;
@@ -70,7 +68,6 @@ export function createKeys(prefix: string): Keys {
     task: (taskId) => `${prefix}:task:${taskId}`,
     messages: (taskId) => `${prefix}:task:${taskId}:messages`,
     events: (taskId) => `${prefix}:task:${taskId}:event-list`,
-    streamedEvents: (taskId) => `${prefix}:task:${taskId}:events`,
     packedEvents: (taskId) => `${prefix}:task:${taskId}:events:packed`,
     eventsChannel: (taskId) => `${prefix}:events:${taskId}`,
     cancelChannel: `${prefix}:cancel`,

@@ -65,13 +65,7 @@ export async function removeTaskTrees(
     everyId.push(...ids);
     const taskKeys = ids.map((id) => keys.task(id));
     const rest = [
-      ...ids.flatMap((id) => [
-        keys.messages(id),
-        keys.events(id),
-        keys.streamedEvents(id),
-        keys.packedEvents(id),
-        keys.doneNeeds(id),
-      ]),
+      ...ids.flatMap((id) => [keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]),
       keys.finishedSubtasks(rootId),
       keys.scratchpad(rootId),
     ];

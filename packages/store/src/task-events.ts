@@ -2,9 +2,8 @@
  * Reading a task's events back (the envelope is the contract's `TaskEvent`). A task's events are a
  * list, one JSON event per element (see commit-script.ts): a read from `afterSeq` starts at the
  * element after it. Once a task ended, its events are compacted into one deflated string
- * (compact-events.ts); events written after that (a retried task) start a new list, and an earlier
- * version kept them in a stream (one entry per write, its id the write's last `seq`), still read
- * until it is compacted. One script reads all three, so a compaction never falls between them.
+ * (compact-events.ts); events written after that (a retried task) start a new list. One script
+ * reads both, so a compaction never falls between them.
  */
 import { inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
@@ -20,8 +19,6 @@ export interface StoredEvent {
 export interface EventKeys {
   /** The list. */
   key: string;
-  /** An earlier version's stream. */
-  streamKey: string;
   /** The compacted events. */
   packedKey: string;
 }
@@ -29,7 +26,7 @@ export interface EventKeys {
 const READ = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'read-events',
-  keys: ['packedKey', 'streamKey', 'listKey'],
+  keys: ['packedKey', 'listKey'],
   args: ['afterSeq'],
 });
 
@@ -38,20 +35,16 @@ export async function readEvents(
   options: { redis: Redis } & EventKeys & { afterSeq?: number },
 ): Promise<StoredEvent[]> {
   const afterSeq = options.afterSeq ?? 0;
-  const [packed, entries, list] = (await READ.runBuffer(options.redis, {
-    keys: { packedKey: options.packedKey, streamKey: options.streamKey, listKey: options.key },
+  const [packed, list] = (await READ.runBuffer(options.redis, {
+    keys: { packedKey: options.packedKey, listKey: options.key },
     args: { afterSeq },
-  })) as [Buffer, Array<[Buffer, Buffer[]]>, Buffer[]];
+  })) as [Buffer, Buffer[]];
   const older = packed.length ? parseEventLines(inflateRawSync(packed).toString('utf8')) : [];
-  // An earlier version's stream entry holds a write's events, one per line.
-  const streamed = entries.flatMap(([, fields]) => parseEventLines(fields[1]?.toString('utf8') ?? ''));
   const newer = list.map((element) => {
     const text = element.toString('utf8');
     return { event: JSON.parse(text) as TaskEvent, text };
   });
-  const events = [...older, ...streamed, ...newer].filter((stored) => stored.event.seq > afterSeq);
-  // A process of the earlier version still appending to its stream beside this version's list: in order of seq.
-  return streamed.length && newer.length ? events.sort((a, b) => a.event.seq - b.event.seq) : events;
+  return [...older, ...newer].filter((stored) => stored.event.seq > afterSeq);
 }
 
 /** Events written one JSON per line (a message on a task's channel, compacted events). */

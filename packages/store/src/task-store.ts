@@ -727,7 +727,6 @@ export class TaskStore {
     return eventPages({
       redis: this.redis,
       key: this.keys.events(taskId),
-      streamKey: this.keys.streamedEvents(taskId),
       packedKey: this.keys.packedEvents(taskId),
       ...(afterSeq ? { afterSeq } : {}),
     });
@@ -738,7 +737,6 @@ export class TaskStore {
     return readEvents({
       redis: this.redis,
       key: this.keys.events(taskId),
-      streamKey: this.keys.streamedEvents(taskId),
       packedKey: this.keys.packedEvents(taskId),
       ...(afterSeq ? { afterSeq } : {}),
     });

@@ -95,39 +95,4 @@ describe('compacting ended tasks', () => {
       ),
     ).toHaveLength(60);
   });
-
-  it('reads and compacts the stream an earlier version kept, with what this version wrote after it', async () => {
-    const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
-    const task = (await store.getRecord(created!.id))!;
-    // As an earlier version stored them: its first two events in a stream entry whose id is the last seq.
-    const [queued] = await store.events(task.id);
-    const earlier = { ...queued!, id: `${task.id}:2`, seq: 2, type: 'reasoning', data: { text: 'from before' } };
-    await store.redis.del(keys.events(task.id));
-    await store.redis.xadd(
-      keys.streamedEvents(task.id),
-      '2-0',
-      'events',
-      `${JSON.stringify(queued)}\n${JSON.stringify(earlier)}`,
-    );
-    await store.redis.hset(keys.task(task.id), 'seq', '2');
-    await transitions.claim(task, { runToken: 'run' });
-    await transitions.complete(task, { runToken: 'run', result: 'done' });
-    // A process of the earlier version, still running beside this one, appends to its stream.
-    const late = { ...earlier, id: `${task.id}:4`, seq: 4, data: { text: 'from an old worker' } };
-    await store.redis.xadd(keys.streamedEvents(task.id), '4-0', 'events', JSON.stringify(late));
-    await store.redis.hset(keys.task(task.id), 'seq', '4');
-    const all = await store.events(task.id);
-    expect(all.map((event) => event.seq)).toEqual([1, 2, 3, 4]);
-    expect(all[1]).toEqual(earlier);
-    expect(all[3]).toEqual(late);
-    expect(await store.events(task.id, 1)).toEqual(all.slice(1));
-    expect(await store.events(task.id, 2)).toEqual(all.slice(2));
-    // In one batch with a task of this version (a batch reads streams only when one is left).
-    const other = await endedTask();
-    const otherEvents = await store.events(other.id);
-    expect(await compactEvents({ redis: store.redis, keys })).toBe(2);
-    expect(await store.redis.exists(keys.streamedEvents(task.id), keys.events(task.id), keys.events(other.id))).toBe(0);
-    expect(await store.events(task.id)).toEqual(all);
-    expect(await store.events(other.id)).toEqual(otherEvents);
-  });
 });

@@ -6,6 +6,7 @@ import {
   STORAGE_VERSION,
   StorageTooNewError,
   storageVersion,
+  TaskStore,
 } from '@agentq/store';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,34 @@ describe('the storage version', () => {
     expect(lines.some((line) => line.includes('storage migrated to version 1'))).toBe(true);
   });
 
+  it("merges a task's events an earlier version kept in a stream into its list, in order of seq", async () => {
+    const keys = fresh();
+    // Storage version 1: the task lists were moved already; this task's first writes are in a stream.
+    await redis.set(keys.storageVersion, '1');
+    const event = (seq: number) =>
+      JSON.stringify({
+        id: `t1:${seq}`,
+        taskId: 't1',
+        rootId: 't1',
+        seq,
+        ts: '2026-01-01T00:00:00.000Z',
+        type: 'reasoning',
+        data: { text: `${seq}` },
+      });
+    await redis.hset(keys.task('t1'), { id: 't1', rootId: 't1', status: 'running', prompt: 'p', seq: '4' });
+    const stream = `${keys.task('t1')}:events`;
+    await redis.xadd(stream, '2-0', 'events', `${event(1)}\n${event(2)}`);
+    // This version's list, and a late write of a process of the earlier version after it.
+    await redis.rpush(keys.events('t1'), event(3));
+    await redis.xadd(stream, '4-0', 'events', event(4));
+    await migrateStorage(redis, keys, logger);
+    expect(await storageVersion(redis, keys)).toBe(STORAGE_VERSION);
+    expect(await redis.exists(stream)).toBe(0);
+    const store = new TaskStore(redis, keys);
+    expect((await store.events('t1')).map((stored) => stored.seq)).toEqual([1, 2, 3, 4]);
+    expect((await store.events('t1', 2)).map((stored) => stored.seq)).toEqual([3, 4]);
+  });
+
   it('runs nothing for data at this version', async () => {
     const keys = fresh();
     await redis.set(keys.storageVersion, String(STORAGE_VERSION));
@@ -61,7 +90,7 @@ describe('the storage version', () => {
     await redis.set(keys.storageVersion, String(STORAGE_VERSION + 1));
     const start = migrateStorage(redis, keys, logger);
     await expect(start).rejects.toBeInstanceOf(StorageTooNewError);
-    await expect(start).rejects.toThrow(/storage version 2.*AGENTQ_REDIS_PREFIX/);
+    await expect(start).rejects.toThrow(new RegExp(`storage version ${STORAGE_VERSION + 1}.*AGENTQ_REDIS_PREFIX`));
     expect(await storageVersion(redis, keys)).toBe(STORAGE_VERSION + 1);
   });
 });

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Keys } from '../keys.js';
 import { luaScript } from '../lua-script.js';
 import { moveTaskLists } from './0001-task-lists-by-status-score.js';
+import { mergeEventStreams } from './0002-event-streams-into-lists.js';
 
 const SET_IF_HIGHER = luaScript({
   dir: new URL('../../scripts/', import.meta.url),
@@ -27,7 +28,14 @@ interface Migration {
 }
 
 /** In version order; the last one's version is this code's. */
-const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'task lists by status score', run: moveTaskLists }];
+const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'task lists by status score', run: moveTaskLists },
+  {
+    version: 2,
+    name: "a task's events in its list only (an earlier version's streams merged in)",
+    run: mergeEventStreams,
+  },
+];
 
 /** The storage version this code reads and writes. */
 export const STORAGE_VERSION = MIGRATIONS.at(-1)!.version;
