@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { canCount } from './lib/counted-redis.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { measureBytesPerTask } from './rows/bytes-per-task.mjs';
+import { measureCancel } from './rows/cancel.mjs';
 import { measureEventFanout } from './rows/event-fanout.mjs';
 import { measureFirstRequest } from './rows/first-request.mjs';
 import { measureManyLoops } from './rows/many-loops.mjs';
@@ -191,6 +192,18 @@ try {
       `${n(r.agentq.bytes / r.raw.bytes, 2)}x`,
       '≤ 5 KB once ended',
       r.agentq.bytes <= 5_000,
+    );
+  }
+  if (wanted('B9')) {
+    const r = (figures.cancel = await measureCancel({ redis, quick: values.quick }));
+    row(
+      'B9',
+      `cancel of a running task -> its task.cancelled event, p50 / p99 (${r.samples} each)`,
+      `${n(r.agentq.p50, 1)} / ${n(r.agentq.p99, 1)} ms`,
+      `Redis publish -> subscriber ${n(r.raw.p50, 1)} / ${n(r.raw.p99, 1)} ms`,
+      `+${n(r.agentq.p50 - r.raw.p50, 1)} ms (p50)`,
+      'what a user waits for a cancel (the tests check that it stops a run, not how fast)',
+      null,
     );
   }
 } finally {

@@ -86,7 +86,7 @@ export async function startAgentq({
  * client about a millisecond a request on this machine, which is not agentq's time.)
  */
 const client = new http.Agent({ keepAlive: true });
-function post(url, body) {
+export function post(url, body) {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
