@@ -17,7 +17,7 @@ import { startStack, type Stack } from '../helpers/stack.js';
 /**
  * The budgets, per task, its events' compaction included (measured: 64.8 run, 5.7 sent, 4.5 scripts;
  * 78.9, 7.7, 6.5; of them an INCRBY per commit that appends messages or events, which adds what it
- * wrote to its tenant's count, tenant-bytes.ts: 1 for a single step, 3 for two steps and a tool). Raise one only with a reason in the commit, and the README's performance table
+ * wrote to its tenant's count, tenant-bytes.ts: 1 for a single step, 3 for two steps and a tool). Raise one only with a reason in the commit, and the performance table (docs/performance.md)
  * measured again. BullMQ's own share of a job is about 38 commands run and 3 scripts (add, fetch,
  * finish, with a priority and per-minute metrics); the record, its two lists, its events and memory
  * about 17 (create, claim, end); compaction's about 4 (its list read, its length checked, the packed

@@ -49,7 +49,7 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   delete ID                               remove an ended task for good: its record, events, subtasks, files
   delete --batch B                        the same for every ended task of a batch
 
-Configuration comes from the environment (and ./.env); see the README.`;
+Configuration comes from the environment (and ./.env); see docs/configuration.md.`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({

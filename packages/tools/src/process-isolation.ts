@@ -65,7 +65,7 @@ export async function chooseIsolation(options: {
 }
 
 const CGROUP_HELP =
-  'Run the worker as root, on a host with cgroup v2 (memory and pids delegated to its cgroup) or the v1 memory and pids hierarchies; in a container, give it a writable /sys/fs/cgroup (see the README, "Security model"). Or set AGENTQ_SANDBOX=auto to run the jail with per-process limits only.';
+  'Run the worker as root, on a host with cgroup v2 (memory and pids delegated to its cgroup) or the v1 memory and pids hierarchies; in a container, give it a writable /sys/fs/cgroup (see docs/security.md). Or set AGENTQ_SANDBOX=auto to run the jail with per-process limits only.';
 
 const INSTALL_HELP =
   'Install it (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap), or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).';
@@ -92,7 +92,7 @@ async function tryJail(jail: Jail, workRoot: string): Promise<string | undefined
       signal: new AbortController().signal,
     });
     if (outcome.exitCode === 0 && outcome.output.trim() === 'jailed') return undefined;
-    return `bubblewrap failed (${outcome.output.trim() || `exit status ${outcome.exitCode}`}). It needs user namespaces: on a host, check that user.max_user_namespaces > 0 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); in a container, run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (see the README, "Security model"). Or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).`;
+    return `bubblewrap failed (${outcome.output.trim() || `exit status ${outcome.exitCode}`}). It needs user namespaces: on a host, check that user.max_user_namespaces > 0 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); in a container, run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (see docs/security.md). Or set AGENTQ_SANDBOX=none to run tools without a jail (not for untrusted tasks).`;
   } catch (error) {
     return (error as Error).message;
   } finally {
