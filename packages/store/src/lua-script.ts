@@ -30,7 +30,10 @@ export interface LuaScript<Key extends string, Arg extends string> {
   readonly name: string;
   /** The whole source Redis runs: the prelude, then the file with its includes. */
   readonly source: string;
-  /** Makes it a command of `redis` (and of the pipelines made from it after). `run` does it too. */
+  /**
+   * Makes it, with every other script loaded, a command of `redis` (and of the pipelines made from it
+   * after). `run` does it too.
+   */
   define(redis: Redis): void;
   /** Runs it on `redis`, or queues it in a pipeline of a connection it was defined on. */
   run(redis: Redis | ChainableCommander, call: LuaCall<Key, Arg>): Promise<unknown>;
@@ -91,7 +94,8 @@ export function luaScript<const Keys extends readonly string[], const Args exten
   return {
     name: spec.name,
     source,
-    define,
+    // Every script with it: a connection never has some of them (see defineScripts).
+    define: defineScripts,
     run: (redis, call) => send(redis, call, false),
     runBuffer: (redis, call) => send(redis, call, true),
   };

@@ -724,22 +724,22 @@ export class TaskStore {
 
   /** The same, a page at a time (event-pages.ts): for a reader that sends them on. */
   eventPages(taskId: string, afterSeq?: number): AsyncGenerator<StoredEvent[]> {
-    return eventPages({
-      redis: this.redis,
-      key: this.keys.events(taskId),
-      packedKey: this.keys.packedEvents(taskId),
-      ...(afterSeq ? { afterSeq } : {}),
-    });
+    return eventPages(this.eventRead(taskId, afterSeq));
   }
 
   /** The events with their JSON text as stored, to pass on without writing them out again (SSE). */
   storedEvents(taskId: string, afterSeq?: number): Promise<StoredEvent[]> {
-    return readEvents({
+    return readEvents(this.eventRead(taskId, afterSeq));
+  }
+
+  /** Where a read of a task's events looks: its list and its compacted events. */
+  private eventRead(taskId: string, afterSeq: number | undefined) {
+    return {
       redis: this.redis,
       key: this.keys.events(taskId),
       packedKey: this.keys.packedEvents(taskId),
       ...(afterSeq ? { afterSeq } : {}),
-    });
+    };
   }
 }
 
