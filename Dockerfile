@@ -11,6 +11,8 @@ COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY apps ./apps
 COPY prompts ./prompts
+# The shipped configuration file (the built-in agents); mount your own over it, or set AGENTQ_CONFIG.
+COPY agentq.config.yaml agentq.config.schema.json ./
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
 ENV AGENTQ_DATA_DIR=/data
 RUN mkdir -p /data && chown node:node /data

@@ -1,7 +1,7 @@
 /**
  * Issue 13's figures, each through `agentq api` and two `agentq worker` processes on a private Redis:
  *
- * - Rate-limit accuracy: a shared token limit (AGENTQ_LIMITS) of N tokens per window, the model double
+ * - Rate-limit accuracy: a shared token limit (the configuration file's `models.<model>.limits`) of N tokens per window, the model double
  *   reporting 150 tokens a call. The most tokens the double received in any window (goal: at most N
  *   plus one call), and the throughput over whole windows against N (goal: within 10%).
  * - Fairness wait: tenant acme has thousands of tasks queued (200 ms model); tenant beta then submits
@@ -11,7 +11,7 @@
  *
  *   npm run bench:limits [-- --quick]     (full: 60 s windows, about 5 minutes; quick: 10 s windows, about a minute)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,6 +19,13 @@ import { startModel } from './lib/model.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { startAgentqApi, startAgentqWorker } from './lib/processes.mjs';
 import { percentile } from './lib/stats.mjs';
+
+/** A configuration file of these settings (the rest is the shipped file's); its path, for AGENTQ_CONFIG. */
+function configFile(settings) {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'agentq-bench-config-')), 'agentq.config.json');
+  writeFileSync(file, JSON.stringify(settings));
+  return file;
+}
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick;
@@ -88,7 +95,7 @@ async function rateLimitAccuracy() {
     modelURL: model.baseURL,
     concurrency: 20,
     env: {
-      AGENTQ_LIMITS: JSON.stringify({ bench: { tokens: limit, perSeconds: windowMs / 1000 } }),
+      AGENTQ_CONFIG: configFile({ models: { bench: { limits: { tokens: limit, perSeconds: windowMs / 1000 } } } }),
       AGENTQ_MAX_OUTPUT_TOKENS: '100',
     },
   });

@@ -6,6 +6,7 @@ import type { DoubleRequest } from '@agentq/llm';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { configFile } from '../helpers/config-file.js';
 
 const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
 const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
@@ -526,7 +527,7 @@ describe('the dashboard', () => {
   it('compares a batch side by side by model, and forks a step from the timeline into a new task that links back', async () => {
     stack = await startStack({
       pools: ['casual', 'file'],
-      env: { AGENTQ_MODELS: 'model-b' },
+      env: { AGENTQ_CONFIG: configFile({ models: { 'model-b': {} } }) },
       rules: [
         {
           match: (request) => request.model === 'model-b' && promptOf(request).startsWith('write'),

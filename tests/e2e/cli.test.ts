@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { AGENTQ_MAIN, spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 let folder: string;
@@ -337,7 +338,7 @@ describe('agentq watch, status, cancel, retry', () => {
   });
 
   it('submits on a named model and forks a task from a step, printing the new ids', async () => {
-    stack = await startStack({ rules, env: { AGENTQ_MODELS: 'other-model' } });
+    stack = await startStack({ rules, env: { AGENTQ_CONFIG: configFile({ models: { 'other-model': {} } }) } });
     const submitted = await run(['submit', '-', '--agent', 'casual', '--model', 'other-model', '--watch', '--json'], {
       input: 'use a tool please\n',
     });

@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { TaskEvent } from '@agentq/contract';
 import { startFleet, type Fleet } from '../helpers/fleet.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { configFile } from '../helpers/config-file.js';
 
 const WINDOW_MS = 2_000;
 const LIMIT = 1_500;
@@ -26,7 +27,9 @@ it('keeps two worker processes within one shared token limit, and the waiting ta
     workers: 2,
     pools: 'casual',
     env: {
-      AGENTQ_LIMITS: JSON.stringify({ 'limited-model': { tokens: LIMIT, perSeconds: WINDOW_MS / 1000 } }),
+      AGENTQ_CONFIG: configFile({
+        models: { 'limited-model': { limits: { tokens: LIMIT, perSeconds: WINDOW_MS / 1000 } } },
+      }),
       // Each call reserves its counted prompt plus this: at least what the double reports.
       AGENTQ_MAX_OUTPUT_TOKENS: String(CALL.completionTokens),
       AGENTQ_CONCURRENCY: '8',

@@ -1,10 +1,10 @@
 /** The API and a worker in this process, on a fresh key prefix, with the wire double as the LLM. */
-import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
+import type { AgentPool } from '@agentq/contract';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startApi, type ApiHandle } from '@agentq/api';
-import { loadConfig, type Config } from '@agentq/config';
+import { loadConfig, poolNames, type Config } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRule, type OpenAIDouble } from '@agentq/llm';
 import type { Logger } from '@agentq/telemetry';
 import { startWorker, type StartWorkerOptions, type WorkerHandle } from '@agentq/worker';
@@ -52,7 +52,7 @@ export async function startStack(
   });
   const logged = options.logger ? { logger: options.logger } : {};
   const api = await startApi({ config, host: '127.0.0.1', ...logged });
-  const pools = options.pools ?? [...AGENT_POOLS];
+  const pools = options.pools ?? poolNames(config);
   const worker = pools.length
     ? await startWorker({ config, pools, shutdownGraceMs: 200, ...options.worker, ...logged })
     : undefined;

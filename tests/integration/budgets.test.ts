@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 const usage = { promptTokens: 1_000, completionTokens: 100 };
-const PRICES = JSON.stringify({ 'test-model': { input: 2, output: 10 } });
+const PRICES = configFile({ models: { 'test-model': { price: { input: 2, output: 10 } } } });
 /** One call at those prices. */
 const CALL_USD = (1_000 * 2 + 100 * 10) / 1e6;
 const system = (request: DoubleRequest) => String(request.messages[0]?.content ?? '');
@@ -72,7 +73,7 @@ it('shares a planned task’s budget among its subtasks: each stops, the one tha
     { id: '4', agent: 'casual', task: 'sum up', need: ['1'] },
   ];
   stack = await startStack({
-    env: { AGENTQ_PRICES: PRICES },
+    env: { AGENTQ_CONFIG: PRICES },
     rules: [
       {
         match: (request) => system(request).startsWith('You are the planner'),

@@ -1,14 +1,15 @@
 /**
- * What tasks cost: each model call priced from AGENTQ_PRICES (cached prompt tokens at their price), in
+ * What tasks cost: each model call priced from the configuration file's `models` (cached prompt tokens at their price), in
  * its event, added up in the task, and for a planned task with every subtask; a model without a price
  * costs nothing; a bad price table stops the process with a message that says what to fix.
  */
 import { afterEach, expect, it } from 'vitest';
 import type { TaskEvent, TaskView } from '@agentq/contract';
-import { ConfigError, loadConfig } from '@agentq/config';
+import { ConfigError, loadConfig, modelPrices } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -16,7 +17,7 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const PRICES = JSON.stringify({ 'test-model': { input: 2, cachedInput: 1, output: 10 } });
+const PRICES = configFile({ models: { 'test-model': { price: { input: 2, cachedInput: 1, output: 10 } } } });
 const usage = { promptTokens: 1_000, cachedPromptTokens: 400, completionTokens: 100 };
 /** One call at those prices: 600 fresh and 400 cached prompt tokens, 100 out. */
 const CALL_USD = (600 * 2 + 400 * 1 + 100 * 10) / 1e6;
@@ -37,7 +38,7 @@ it('prices each model call, and adds them up per task and per planned task', asy
     { id: '2', agent: 'casual', task: 'say it', need: ['1'] },
   ];
   stack = await startStack({
-    env: { AGENTQ_PRICES: PRICES },
+    env: { AGENTQ_CONFIG: PRICES },
     rules: [
       {
         match: (request) => system(request).startsWith('You are the planner'),
@@ -78,13 +79,20 @@ it('costs nothing for a model without a price, and says so in no event', async (
 });
 
 it('refuses a price table it cannot use, saying what is wrong', () => {
-  const load = (value: string) => () => loadConfig({ env: { AGENTQ_PRICES: value } });
-  expect(load('{"m": {"input": 1}}')).toThrow(ConfigError);
-  expect(load('{"m": {"input": 1}}')).toThrow(/AGENTQ_PRICES=.*must be .*model.* m\.output/);
-  expect(load('{"m": {"input": -1, "output": 1}}')).toThrow(/AGENTQ_PRICES/);
-  expect(load('/no/such/prices.json')).toThrow(/is neither JSON nor the path of a file/);
-  expect(load('{not json')).toThrow(/is not valid JSON/);
-  expect(loadConfig({ env: { AGENTQ_PRICES: '{"m": {"input": 1, "output": 2}}' } }).AGENTQ_PRICES).toEqual({
+  const load = (price: unknown) => () =>
+    loadConfig({ env: { AGENTQ_CONFIG: configFile({ models: { m: { price } } }) } });
+  expect(load({ input: 1 })).toThrow(ConfigError);
+  expect(load({ input: 1 })).toThrow(/models\.m\.price\.output: /);
+  expect(load({ input: -1, output: 1 })).toThrow(/models\.m\.price\.input: /);
+  expect(load({ input: 1, output: 2, tip: 3 })).toThrow(/models\.m\.price: unknown key "tip"/);
+  expect(() => loadConfig({ env: { AGENTQ_PRICES: '{"m": {"input": 1, "output": 2}}' } })).toThrow(
+    /AGENTQ_PRICES: now models\.<model>\.price in the configuration file/,
+  );
+  expect(
+    modelPrices(
+      loadConfig({ env: { AGENTQ_CONFIG: configFile({ models: { m: { price: { input: 1, output: 2 } } } }) } }),
+    ),
+  ).toEqual({
     m: { input: 1, output: 2 },
   });
 });

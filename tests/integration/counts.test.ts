@@ -36,13 +36,17 @@ it('a failed agent task is a failed job, a completed one a completed job, and bo
   expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${failing}`)).body.status).toBe('failed');
 
   const redis = connectRedis({ url: stack.config.REDIS_URL });
-  const queues = createAgentQueues({ connection: redis, keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX) });
+  const queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+  });
   try {
     await expect
-      .poll(async () => (await queues.casual.getJob(failing!))?.getState(), { timeout: 5_000 })
+      .poll(async () => (await queues.queue('casual').getJob(failing!))?.getState(), { timeout: 5_000 })
       .toBe('failed');
     // A completed job is removed at once: the task record holds the outcome.
-    await expect.poll(async () => queues.casual.getJob(passing!), { timeout: 5_000 }).toBeUndefined();
+    await expect.poll(async () => queues.queue('casual').getJob(passing!), { timeout: 5_000 }).toBeUndefined();
   } finally {
     await closeQueues(queues);
     redis.disconnect();

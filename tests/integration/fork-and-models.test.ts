@@ -11,6 +11,7 @@ import type { TaskView } from '@agentq/contract';
 import type { DoubleRequest } from '@agentq/llm';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -34,7 +35,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 it('runs a task, and every subtask of its plan, on the model it names; refuses a model the install does not allow', async () => {
   const plan = [{ id: '1', agent: 'casual', task: 'part one', need: [] }];
   stack = await startStack({
-    env: { AGENTQ_MODELS: 'model-b, model-c' },
+    env: { AGENTQ_CONFIG: configFile({ models: { 'model-b': {}, 'model-c': {} } }) },
     rules: [
       {
         match: (request) => system(request).startsWith('You are the planner'),
@@ -82,7 +83,7 @@ it('runs a task, and every subtask of its plan, on the model it names; refuses a
 it('forks a task from a step: keeps the steps before it without asking the model again, then goes on with its own prompt and model', async () => {
   stack = await startStack({
     pools: ['file'],
-    env: { AGENTQ_MODELS: 'model-b' },
+    env: { AGENTQ_CONFIG: configFile({ models: { 'model-b': {} } }) },
     rules: [
       // The fork's new instruction, on its own model: it reads the file step 1 wrote, then answers with it.
       {
@@ -161,7 +162,7 @@ it('keeps the files a fork started from when its source is deleted before the fo
   const released = new Promise<void>((resolve) => (release = resolve));
   stack = await startStack({
     pools: ['file'],
-    env: { AGENTQ_MODELS: 'model-b' },
+    env: { AGENTQ_CONFIG: configFile({ models: { 'model-b': {} } }) },
     worker: { sweepIntervalMs: 100 },
     rules: [
       // The fork's first call waits until the test deleted the source; then it reads the file step 1 wrote.

@@ -8,6 +8,7 @@ import { closeQueues, createAgentQueues } from '@agentq/scheduling';
 import { connectRedis, createKeys } from '@agentq/store';
 import { readSse, waitForEnd, waitForEvent } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -76,7 +77,18 @@ describe('a task that asks its user', () => {
 describe('the fences protocol, chosen per pool', () => {
   it('teaches the tags in the system prompt, offers no native tools, and runs the blocks', async () => {
     stack = await startStack({
-      env: { AGENTQ_TOOL_PROTOCOL_CODER: 'fences' },
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: {
+            coder: {
+              description: 'writes and runs code',
+              instructions: 'You are a coding agent working on one task inside a private work directory.',
+              tools: ['bash', 'python', 'node', 'read_file', 'write_file', 'edit_file', 'list_files'],
+              protocol: 'fences',
+            },
+          },
+        }),
+      },
       rules: [
         {
           match: (request) => request.messages.length === 2,
@@ -142,10 +154,11 @@ describe('a cancelled task', () => {
     await post(`${stack.api.url}/v1/tasks/${taskId}/cancel`, {});
     await waitForEnd(stack.api.url, taskId!);
     const queues = createAgentQueues({
+      pools: ['planner', 'coder', 'file', 'casual', 'web'],
       connection: connectRedis({ url: stack.config.REDIS_URL }),
       keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
     });
-    const job = await queues.casual.getJob(taskId!);
+    const job = await queues.queue('casual').getJob(taskId!);
     expect(job ? await job.getState() : 'removed').toMatch(/completed|removed/);
     expect(job?.attemptsMade ?? 0).toBeLessThanOrEqual(1);
     await closeQueues(queues);

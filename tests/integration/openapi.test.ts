@@ -38,7 +38,7 @@ async function appRoutes(): Promise<string[]> {
   const keys = createKeys(freshPrefix('routes'));
   const redis = new Redis(redisUrl(), { lazyConnect: true });
   const subscriber = new Redis(redisUrl(), { lazyConnect: true });
-  const queues = createAgentQueues({ connection: redis, keys });
+  const queues = createAgentQueues({ pools: ['planner', 'coder', 'file', 'casual', 'web'], connection: redis, keys });
   const logger = createLogger({ name: 'routes', level: 'silent' });
   const app = createApp({
     store: new TaskStore(redis, keys),

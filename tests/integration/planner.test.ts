@@ -10,6 +10,7 @@ import type { DoubleReply, DoubleRequest, DoubleRule } from '@agentq/llm';
 import { connectRedis, createKeys } from '@agentq/store';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -569,7 +570,7 @@ describe('a planned task', () => {
         'an unknown agent',
         { plan: [step('1', [], 'wizard')] },
         'tasks.0.plan.0.agent',
-        'Invalid option: expected one of "coder"|"file"|"casual"|"web"',
+        '"wizard" is not an agent of this install; agents: coder, file, casual, web',
       ],
       [
         'a need that does not exist',
@@ -661,7 +662,7 @@ describe('a planned task', () => {
 
   it('a 429 on the planner pauses the planner pool instead of failing the task', async () => {
     stack = await startStack({
-      env: { AGENTQ_CONCURRENCY_PLANNER: '1' },
+      env: { AGENTQ_CONFIG: configFile({ planner: { concurrency: 1 } }) },
       rules: [
         {
           match: isPlanner,

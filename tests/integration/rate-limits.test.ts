@@ -5,9 +5,10 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { TaskEvent } from '@agentq/contract';
-import { ConfigError, loadConfig } from '@agentq/config';
+import { ConfigError, loadConfig, modelLimits } from '@agentq/config';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -15,7 +16,7 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const LIMITS = JSON.stringify({ 'test-model': { rpm: 1_000, tpm: 1_000_000 } });
+const LIMITS = configFile({ models: { 'test-model': { limits: { rpm: 1_000, tpm: 1_000_000 } } } });
 
 async function runThree(): Promise<TaskEvent[][]> {
   const ids = await stack!.submit([1, 2, 3].map((index) => ({ prompt: `say ${index}`, agent: 'casual' })));
@@ -27,7 +28,7 @@ async function runThree(): Promise<TaskEvent[][]> {
 it("holds every task's calls for a 429's Retry-After, then completes them all", async () => {
   stack = await startStack({
     pools: ['casual'],
-    env: { AGENTQ_LIMITS: LIMITS, AGENTQ_CONCURRENCY: '1' },
+    env: { AGENTQ_CONFIG: LIMITS, AGENTQ_CONCURRENCY: '1' },
     rules: [
       { times: 1, reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },
       { reply: { content: 'done' } },
@@ -50,7 +51,7 @@ it("holds every task's calls for a 429's Retry-After, then completes them all", 
 it('holds the next calls until the reset an answer’s x-ratelimit headers name when nothing is left', async () => {
   stack = await startStack({
     pools: ['casual'],
-    env: { AGENTQ_LIMITS: LIMITS, AGENTQ_CONCURRENCY: '1' },
+    env: { AGENTQ_CONFIG: LIMITS, AGENTQ_CONCURRENCY: '1' },
     rules: [
       {
         times: 1,
@@ -73,16 +74,18 @@ it('holds the next calls until the reset an answer’s x-ratelimit headers name 
 });
 
 it('refuses limits it cannot use, saying what to fix', () => {
-  const load = (value: string) => () => loadConfig({ env: { AGENTQ_LIMITS: value } });
-  expect(load('{"m": {}}')).toThrow(ConfigError);
-  expect(load('{"m": {}}')).toThrow(/AGENTQ_LIMITS=.*needs "rpm", "tpm"/);
-  expect(load('{"m": {"rpm": 10, "perSeconds": 5}}')).toThrow(/not both/);
-  expect(load('{"m": {"tpm": -5}}')).toThrow(/AGENTQ_LIMITS/);
-  expect(load('{"m": {"rpm": 10, "burst": 5}}')).toThrow(/AGENTQ_LIMITS/);
-  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"rpm": 500, "tpm": 200000}}' } }).AGENTQ_LIMITS).toEqual({
+  const config = (limits: unknown) => loadConfig({ env: { AGENTQ_CONFIG: configFile({ models: { m: { limits } } }) } });
+  const load = (limits: unknown) => () => config(limits);
+  expect(load({})).toThrow(ConfigError);
+  expect(load({})).toThrow(/models\.m\.limits: needs "rpm", "tpm"/);
+  expect(load({ rpm: 10, perSeconds: 5 })).toThrow(/not both/);
+  expect(load({ tpm: -5 })).toThrow(/models\.m\.limits\.tpm: /);
+  expect(load({ rpm: 10, burst: 5 })).toThrow(/unknown key "burst"/);
+  expect(modelLimits(config({ rpm: 500, tpm: 200000 }))).toEqual({
     m: { requests: 500, tokens: 200_000, windowMs: 60_000 },
   });
-  expect(loadConfig({ env: { AGENTQ_LIMITS: '{"m": {"tokens": 5000, "perSeconds": 10}}' } }).AGENTQ_LIMITS).toEqual({
+  expect(modelLimits(config({ tokens: 5000, perSeconds: 10 }))).toEqual({
     m: { tokens: 5_000, windowMs: 10_000 },
   });
+  expect(() => loadConfig({ env: { AGENTQ_LIMITS: '{}' } })).toThrow(/AGENTQ_LIMITS: now models\.<model>\.limits/);
 });

@@ -95,11 +95,15 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   expect(tasks.filter((task) => task.status !== 'completed').map((task) => [task.status, task.error])).toEqual([]);
 
   const connection = connectRedis({ url: `redis://127.0.0.1:${port}` });
-  const queues = createAgentQueues({ connection, keys: createKeys('agentq') });
+  const queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection,
+    keys: createKeys('agentq'),
+  });
   try {
     // Within a stalled check or two, nothing is active any more.
     await expect
-      .poll(async () => (await queues.coder.getJobs(['active'])).map((job) => job.id), {
+      .poll(async () => (await queues.queue('coder').getJobs(['active'])).map((job) => job.id), {
         timeout: 10_000,
         interval: 200,
       })

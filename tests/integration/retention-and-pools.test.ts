@@ -14,6 +14,7 @@ import { Transitions } from '@agentq/tasks';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -26,9 +27,16 @@ const isPlanner = (request: DoubleRequest) =>
 const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
 
 describe('pools', () => {
-  it('each pool calls its own model when AGENTQ_MODEL_<POOL> is set', async () => {
+  it('each pool calls the model its entry in the configuration file names', async () => {
     stack = await startStack({
-      env: { AGENTQ_MODEL_PLANNER: 'big-planner', AGENTQ_MODEL_CASUAL: 'small-chat' },
+      env: {
+        AGENTQ_CONFIG: configFile({
+          planner: { model: 'big-planner' },
+          agents: {
+            casual: { description: 'chats', instructions: 'You are a helpful assistant.', model: 'small-chat' },
+          },
+        }),
+      },
       rules: [
         {
           match: isPlanner,

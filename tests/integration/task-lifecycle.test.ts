@@ -382,11 +382,12 @@ describe('cancellation', () => {
     expect(events.map((event) => event.event)).toEqual(['task.queued', 'task.cancelled']);
     // Its job is gone from the queue: no worker will ever pick it up.
     const queues = createAgentQueues({
+      pools: ['planner', 'coder', 'file', 'casual', 'web'],
       connection: connectRedis({ url: stack.config.REDIS_URL }),
       keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
     });
-    expect(await queues.file.getJob(taskId!)).toBeUndefined();
-    expect(await queues.file.getJobCounts('waiting', 'prioritized', 'active')).toEqual({
+    expect(await queues.queue('file').getJob(taskId!)).toBeUndefined();
+    expect(await queues.queue('file').getJobCounts('waiting', 'prioritized', 'active')).toEqual({
       waiting: 0,
       prioritized: 0,
       active: 0,

@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import {
-  AGENT_POOLS,
   TASK_ERROR_CODES,
   TASK_STATUSES,
   type EventType,
@@ -148,7 +147,8 @@ const isolation = z.union([
 
 export const poolViewSchema = z
   .object({
-    name: z.enum(AGENT_POOLS),
+    name: z.string().meta({ description: 'The planner, or an agent of the configuration file.' }),
+    description: z.string(),
     counts: z.object({
       waiting: z.number().int().meta({
         description: 'Tasks of the pool not started: in its queue, or still waiting for their tenant’s turn.',

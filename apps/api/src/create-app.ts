@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_POOLS } from '@agentq/contract';
+import { PLANNER_POOL } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -88,6 +88,8 @@ export interface CreateAppOptions {
   tracing?: Tracing;
   /** The models a task may name (`model` on submit or fork). Default: none. */
   allowedModels?: ReadonlySet<string>;
+  /** What each pool is for (the configuration file's descriptions), for `/v1/pools`. Default none. */
+  poolDescriptions?: Readonly<Record<string, string>>;
 }
 
 export function createApp(options: CreateAppOptions): Express {
@@ -194,6 +196,7 @@ export function createApp(options: CreateAppOptions): Express {
       metrics: options.metrics,
       tracing,
       allowedModels: options.allowedModels ?? new Set(),
+      agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
       maxSubtasks: options.maxSubtasks ?? 20,
     }),
   );
@@ -207,12 +210,12 @@ export function createApp(options: CreateAppOptions): Express {
   );
   app.use(usageRouter({ store: options.store, room, tenants }));
   app.use(overviewRouter({ queues: options.queues, store: options.store }));
-  app.use(poolsRouter({ queues: options.queues, store: options.store }));
+  app.use(poolsRouter({ queues: options.queues, store: options.store, descriptions: options.poolDescriptions ?? {} }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({
-    queues: AGENT_POOLS.map((pool) => new BullMQAdapter(options.queues[pool], { readOnlyMode: false })),
+    queues: options.queues.pools.map((pool) => new BullMQAdapter(options.queues.queue(pool), { readOnlyMode: false })),
     serverAdapter: board,
   });
   // bull-board's page asks Google for its fonts: a page of an admin's tools does not call outside (the

@@ -5,6 +5,8 @@
 import type { AddressInfo } from 'node:net';
 import {
   allowedModels,
+  poolDescriptions,
+  poolNames,
   commitDurability,
   ConfigError,
   fairOptions,
@@ -84,7 +86,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   store.observe((commit) => telemetry.observe(commit));
-  const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
+  const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const hub = new EventHub(subscriber, keys);
   const app = createApp({
     store,
@@ -104,6 +106,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
     allowedModels: allowedModels(config),
+    poolDescriptions: poolDescriptions(config),
     logger,
     metrics,
     tracing,

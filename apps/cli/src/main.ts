@@ -11,6 +11,7 @@ import { ApiClient, ClientError } from './api-client.js';
 import { apiCommand } from './commands/api.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
+import { configCommand } from './commands/config.js';
 import { cancelCommand, deleteCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
@@ -27,9 +28,12 @@ Run agentq:
   --version                               agentq's version
   api                                     the HTTP API alone
   worker [--pools planner,coder,...] [--concurrency N]
-                                          a worker process for those pools (default: all)
+                                          a worker process for those pools: the planner and any agent
+                                          of the configuration file (default: all)
   demo                                    start against a built-in scripted model (no LLM needed)
   doctor                                  what isolation each pool's tools get here, Redis, the API's access
+  config check [FILE]                     validate the configuration file (agents, MCP servers, models)
+                                          with the environment; print the effective configuration
 
 Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
   submit FILE.jsonl|- [--agent A] [--priority N] [--model M] [--watch]
@@ -49,7 +53,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   delete ID                               remove an ended task for good: its record, events, subtasks, files
   delete --batch B                        the same for every ended task of a batch
 
-Configuration comes from the environment (and ./.env); see docs/configuration.md.`;
+Configuration: agentq.config.yaml (agents, tools, MCP servers, models; AGENTQ_CONFIG names another)
+and the environment (and ./.env) for endpoints, secrets and ports; see docs/configuration.md.`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -74,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
       version: { type: 'boolean', short: 'v' },
     },
   });
-  const [command, argument] = positionals;
+  const [command, argument, third] = positionals;
   if (values.version) {
     console.log(
       `agentq ${(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version}`,
@@ -108,6 +113,8 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     case 'doctor':
       return doctorCommand(loadConfig(), values);
+    case 'config':
+      return configCommand(argument, third);
     case 'submit':
       return submitCommand(client(loadConfig()), argument, values);
     case 'watch':

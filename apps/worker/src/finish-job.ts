@@ -5,7 +5,8 @@
  * results. No model call happens between subtasks.
  */
 import type { Job } from 'bullmq';
-import { AGENT_KINDS, TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
+import { TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
+import { agentNames } from '@agentq/config';
 import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
 import { budgetSpent, type TaskRecord } from '@agentq/store';
 import { startPlan, type ByRun } from '@agentq/tasks';
@@ -87,7 +88,7 @@ export async function runFinishJob(
         feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far:\n\n${report.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
         attempts: config.AGENTQ_PLAN_ATTEMPTS,
         maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
-        agents: AGENT_KINDS,
+        agents: agentNames(config),
         offerTool: context.offerTool,
         signal: held.signal,
       });

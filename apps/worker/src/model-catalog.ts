@@ -3,15 +3,17 @@
  * (AGENTQ_MODELS). Each is made once, priced, and drawn from the shared limits when AGENTQ_LIMITS
  * names it.
  */
-import type { Config } from '@agentq/config';
+import { modelLimits, modelPrices, type Config } from '@agentq/config';
 import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';
 import type { SharedRateLimits } from '@agentq/scheduling';
 import { rateLimitedModel } from './rate-limited-model.js';
 
 export type ModelCatalog = (name: string) => LanguageModel;
 
-export function modelCatalog(config: Config, limits: SharedRateLimits, override?: LanguageModel): ModelCatalog {
+export function modelCatalog(config: Config, shared: SharedRateLimits, override?: LanguageModel): ModelCatalog {
   const made = new Map<string, LanguageModel>();
+  const prices = { ...DEFAULT_PRICES, ...modelPrices(config) };
+  const limits = modelLimits(config);
   const make = (name: string): LanguageModel => {
     const model =
       override ??
@@ -22,11 +24,13 @@ export function modelCatalog(config: Config, limits: SharedRateLimits, override?
         timeoutMs: config.AGENTQ_LLM_TIMEOUT_MS,
         maxRetries: config.AGENTQ_LLM_MAX_RETRIES,
         deadlineMs: config.AGENTQ_LLM_DEADLINE_MS,
-        prices: { ...DEFAULT_PRICES, ...config.AGENTQ_PRICES },
+        prices,
         ...(config.AGENTQ_MAX_OUTPUT_TOKENS ? { maxOutputTokens: config.AGENTQ_MAX_OUTPUT_TOKENS } : {}),
       });
-    const limit = config.AGENTQ_LIMITS?.[model.modelId];
-    return limit ? rateLimitedModel(model, { limits, limit, maxOutputTokens: config.AGENTQ_MAX_OUTPUT_TOKENS }) : model;
+    const limit = limits[model.modelId];
+    return limit
+      ? rateLimitedModel(model, { limits: shared, limit, maxOutputTokens: config.AGENTQ_MAX_OUTPUT_TOKENS })
+      : model;
   };
   return (name) => {
     let model = made.get(name);

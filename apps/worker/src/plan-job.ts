@@ -4,7 +4,8 @@
  * record why there is none.
  */
 import type { Job } from 'bullmq';
-import { AGENT_KINDS, TERMINAL_STATUSES } from '@agentq/contract';
+import { TERMINAL_STATUSES } from '@agentq/contract';
+import { agentNames } from '@agentq/config';
 import { planTask, type PlanOutcome } from '@agentq/core';
 import { releaseSubtasks, startPlan } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
@@ -47,11 +48,11 @@ export async function runPlanJob(
       return planTask({
         model: held.model,
         journal: held.journal,
-        systemPrompt: plannerPrompt(config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}),
+        systemPrompt: plannerPrompt(config),
         prompt: record.prompt,
         attempts: config.AGENTQ_PLAN_ATTEMPTS,
         maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
-        agents: AGENT_KINDS,
+        agents: agentNames(config),
         offerTool: context.offerTool,
         signal: held.signal,
       });

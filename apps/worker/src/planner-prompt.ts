@@ -1,19 +1,18 @@
-/** The planner's system prompt: `prompts/planner.md` with the agents it may use and their tools. */
-import { AGENT_KINDS } from '@agentq/contract';
-import { toolsFor } from '@agentq/tools';
+/** The planner's system prompt: `prompts/planner.md` with the agents of the configuration file and their tools. */
+import { agentNames, agentSettings, type Config } from '@agentq/config';
+import { agentBuiltinTools } from './agent-tools.js';
 import { readPrompt } from './system-prompts.js';
 
-const ROLES: Record<string, string> = {
-  coder: 'writes and runs code (bash, python, node), reads and writes files',
-  file: 'finds, reads, creates and edits files; runs shell commands',
-  casual: 'answers from its own knowledge: writing, explaining, summarising; runs nothing',
-  web: 'fetches web pages (and searches the web when a search engine is configured)',
-};
-
-export function plannerPrompt(options: { searchUrl?: string }): string {
-  const agents = AGENT_KINDS.map((agent) => {
-    const tools = toolsFor(agent, options.searchUrl ? { searchUrl: options.searchUrl } : {}).map((tool) => tool.name);
-    return `- "${agent}": ${ROLES[agent] ?? ''} (tools: ${tools.join(', ') || 'none'})`;
+export function plannerPrompt(config: Config): string {
+  const agents = agentNames(config).map((agent) => {
+    const settings = agentSettings(config, agent)!;
+    // Its MCP servers by name: what the planner needs is what the agent can reach, not each tool.
+    const servers = settings.tools.filter((tool) => tool in config.file.settings.mcpServers);
+    const tools = [
+      ...agentBuiltinTools(config, agent).map((tool) => tool.name),
+      ...servers.map((name) => `${name} (MCP)`),
+    ];
+    return `- "${agent}": ${settings.description} (tools: ${tools.join(', ') || 'none'})`;
   });
   return readPrompt('planner').replace('{{agents}}', agents.join('\n'));
 }

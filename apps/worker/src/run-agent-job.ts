@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
-import { toolProtocolFor } from '@agentq/config';
+import { agentInstructions, toolProtocolFor } from '@agentq/config';
 import {
   protocolFor,
   runAgent,
@@ -19,7 +19,8 @@ import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad } from '@agentq/store';
 import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
-import { createToolSettings, toolsFor, WorkdirDisk } from '@agentq/tools';
+import { createToolSettings, WorkdirDisk } from '@agentq/tools';
+import { agentBuiltinTools } from './agent-tools.js';
 import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
@@ -39,7 +40,7 @@ export async function runAgentJob(
   const { taskId } = payload;
   const { store, transitions, config } = context;
   const protocolName = toolProtocolFor(config, agent);
-  const tools = toolsFor(agent, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {});
+  const tools = agentBuiltinTools(config, agent);
   const budgets: StopCondition[] = [];
   if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
@@ -72,7 +73,11 @@ export async function runAgentJob(
     resumed: (record) => record.steps > 0 || record.status === 'running',
     run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
-      const systemPrompt = systemPromptFor({ agent, protocol: protocolName, tools });
+      const systemPrompt = systemPromptFor({
+        instructions: agentInstructions(config, agent),
+        protocol: protocolName,
+        tools,
+      });
       return runAgent({
         model,
         tools,

@@ -12,14 +12,17 @@ import {
   commitDurability,
   concurrencyFor,
   fairOptions,
+  fallbackModelsFor,
   modelFor,
+  modelLimits,
+  poolNames,
   redisTarget,
   tenantMaxBytes,
   tenantSpendingLimits,
   toolProtocolFor,
   type Config,
 } from '@agentq/config';
-import type { LanguageModel } from '@agentq/llm';
+import { withFallbacks, type LanguageModel } from '@agentq/llm';
 import { closeQueues, createAgentQueues, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
 import {
   connectRedis,
@@ -47,7 +50,8 @@ import {
   type Logger,
   type MetricsServer,
 } from '@agentq/telemetry';
-import { removeWorkdir, resolveInterpreters, runsProcesses, toolsFor } from '@agentq/tools';
+import { removeWorkdir, resolveInterpreters, runsProcesses } from '@agentq/tools';
+import { agentBuiltinTools } from './agent-tools.js';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
@@ -100,7 +104,7 @@ const HAND_BACK_WAIT_MS = 5_000;
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   // Once, at start (a version manager's python3 shim costs 100+ ms a call); only where a pool runs them.
-  if (options.pools.some((pool) => runsProcesses(toolsFor(pool)))) resolveInterpreters();
+  if (options.pools.some((pool) => runsProcesses(agentBuiltinTools(config, pool)))) resolveInterpreters();
   const serviceAddresses = await redisAddresses(config.REDIS_URL);
   const poolTools = await isolationForPools({ config, pools: options.pools, serviceAddresses });
   const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
@@ -127,11 +131,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
     serviceName: config.OTEL_SERVICE_NAME ?? 'agentq-worker',
   });
-  const toolNames = new Set(
-    options.pools.flatMap((pool) =>
-      toolsFor(pool, config.AGENTQ_SEARCH_URL ? { searchUrl: config.AGENTQ_SEARCH_URL } : {}).map((tool) => tool.name),
-    ),
-  );
+  const toolNames = new Set(options.pools.flatMap((pool) => agentBuiltinTools(config, pool).map((tool) => tool.name)));
   const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
   const store = new TaskStore(data, keys, {
     retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
@@ -141,13 +141,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   store.observe((commit) => telemetry.observe(commit));
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
-  const queues = createAgentQueues({ connection: redis, keys, fair: fairOptions(config) });
+  const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
   await migrateStorage(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
-  if (config.AGENTQ_LIMITS) await loadTokenizer();
+  if (Object.keys(modelLimits(config)).length) await loadTokenizer();
 
   const transitions = new Transitions(store);
   const workers = new Map<AgentPool, Worker>();
@@ -156,7 +156,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       store,
       transitions,
       queues,
-      model: models(modelFor(config, pool) ?? 'default'),
+      // The pool's model, then its fallbacks in turn (a task that names its own model runs on that alone).
+      model: withFallbacks([modelFor(config, pool) ?? 'default', ...fallbackModelsFor(config, pool)].map(models)),
       models,
       cancels,
       workerId,

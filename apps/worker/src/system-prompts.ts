@@ -1,4 +1,4 @@
-/** System prompts per agent kind, read once from the repository's `prompts/` folder. */
+/** The prompts of `prompts/` agentq owns (the planner's, the summariser's, the fences lesson), and an agent's system prompt. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Tool } from '@agentq/tools';
@@ -17,13 +17,13 @@ export function readPrompt(name: string): string {
   return prompt;
 }
 
-/** The agent's system prompt; with fences, followed by the lesson on code blocks for its tools. */
+/** The agent's instructions; with fences, followed by the lesson on code blocks for its tools. */
 export function systemPromptFor(options: {
-  agent: string;
+  instructions: string;
   protocol: 'native' | 'fences';
   tools: readonly Tool[];
 }): string {
-  const base = readPrompt(options.agent);
+  const base = options.instructions;
   if (options.protocol === 'native') return base;
   const lines = options.tools
     .filter((tool) => tool.fence)

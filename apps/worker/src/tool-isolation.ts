@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { toolNetworkFor, type Config } from '@agentq/config';
+import { agentSettings, jailLimitsFor, toolNetworkFor, type Config } from '@agentq/config';
+import { agentBuiltinTools } from './agent-tools.js';
 import {
   chooseIsolation,
   closeIsolation,
@@ -19,7 +20,6 @@ import {
   type DiskUsage,
   blockedDestinations,
   runsProcesses,
-  toolsFor,
   type ProcessIsolation,
   type ToolNetwork,
 } from '@agentq/tools';
@@ -43,10 +43,11 @@ export async function isolationForPools(options: {
   const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
   await mkdir(workRoot, { recursive: true });
   const deny = options.serviceAddresses;
-  const byNetwork = new Map<ToolNetwork, Promise<ProcessIsolation>>();
+  // One jail per network and limits in use: agents with the same settings share one.
+  const bySettings = new Map<string, Promise<ProcessIsolation>>();
   const result = new Map<AgentPool, PoolTools>();
   for (const pool of options.pools) {
-    if (!runsProcesses(toolsFor(pool))) {
+    if (!runsProcesses(agentBuiltinTools(config, pool)) && !runsMcpServers(config, pool)) {
       result.set(pool, {
         isolation: NOT_NEEDED,
         summary: { kind: 'not-needed' },
@@ -54,10 +55,12 @@ export async function isolationForPools(options: {
       });
       continue;
     }
-    const network = toolNetworkFor(config, pool);
-    if (!byNetwork.has(network)) {
-      byNetwork.set(
-        network,
+    const network: ToolNetwork = toolNetworkFor(config, pool);
+    const limits = jailLimitsFor(config, pool);
+    const settings = JSON.stringify({ network, limits });
+    if (!bySettings.has(settings)) {
+      bySettings.set(
+        settings,
         chooseIsolation({
           mode: config.AGENTQ_SANDBOX,
           workRoot,
@@ -66,20 +69,24 @@ export async function isolationForPools(options: {
             deny,
             // Tools start from a small process of the worker's, not from its heap (tool-launcher.ts), jailed or not.
             separateProcess: true,
-            limits: {
-              processes: config.AGENTQ_TOOL_PROCESSES,
-              memoryMb: config.AGENTQ_TOOL_MEMORY_MB,
-              fileMb: config.AGENTQ_TOOL_FILE_MB,
-              cpuSeconds: Math.ceil(config.AGENTQ_TOOL_TIMEOUT_MS / 1000),
-            },
+            limits,
           },
         }),
       );
     }
-    const isolation = await byNetwork.get(network)!;
+    const isolation = await bySettings.get(settings)!;
     result.set(pool, { isolation, summary: summarise(isolation), description: describeIsolation(isolation) });
   }
   return result;
+}
+
+/** Whether an agent lists a stdio MCP server: its process runs in the agent's jail. */
+function runsMcpServers(config: Config, pool: string): boolean {
+  const servers = config.file.settings.mcpServers;
+  return (agentSettings(config, pool)?.tools ?? []).some((tool) => {
+    const server = servers[tool];
+    return server !== undefined && 'command' in server;
+  });
 }
 
 /** Ends the pools' tool launchers. */

@@ -63,10 +63,23 @@ describe('loadConfig', () => {
 });
 
 describe('toolProtocolFor', () => {
-  it("takes the pool's own setting over the global one", () => {
-    const config = loadConfig({ env: { AGENTQ_TOOL_PROTOCOL: 'fences', AGENTQ_TOOL_PROTOCOL_CASUAL: 'native' } });
-    expect(toolProtocolFor(config, 'coder')).toBe('fences');
-    expect(toolProtocolFor(config, 'casual')).toBe('native');
+  it("takes the agent's own setting over the global one", () => {
+    const config = loadConfig({ env: { AGENTQ_TOOL_PROTOCOL: 'fences' } });
+    const own = {
+      ...config,
+      file: {
+        ...config.file,
+        settings: {
+          ...config.file.settings,
+          agents: {
+            ...config.file.settings.agents,
+            casual: { ...config.file.settings.agents.casual!, protocol: 'native' as const },
+          },
+        },
+      },
+    };
+    expect(toolProtocolFor(own, 'coder')).toBe('fences');
+    expect(toolProtocolFor(own, 'casual')).toBe('native');
   });
 });
 

@@ -1,11 +1,19 @@
 /**
- * The environment, parsed once at start-up into a typed object. Nothing else in agentq reads
- * `process.env`: apps call `loadConfig()` and pass what each part needs as options.
+ * The environment and the configuration file, read once at start-up into a typed object. Nothing else
+ * in agentq reads `process.env`: apps call `loadConfig()` and pass what each part needs as options.
  */
-import { AgentqError } from '@agentq/contract';
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { AGENT_POOLS as POOLS, TOOL_PROTOCOLS, type AgentPool as PoolName } from '@agentq/contract';
+import { PLANNER_POOL, TOOL_PROTOCOLS } from '@agentq/contract';
+import { ConfigError } from './config-error.js';
+import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
+import { replacedVariables } from './replaced-variables.js';
+import type { AgentSettings, McpServerSettings } from './file-schema.js';
+
+export { ConfigError } from './config-error.js';
+export { fileSchema, mcpServerSchema } from './file-schema.js';
+export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue } from './file-schema.js';
+export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 
 const toolProtocol = z.enum(TOOL_PROTOCOLS);
 const toolNetwork = z.enum(['none', 'egress']);
@@ -15,16 +23,6 @@ const flag = (fallback: boolean) =>
     .transform((value) => value === 'true' || value === '1')
     .default(fallback);
 
-/** `NAME_<POOL>` variables for every pool, each optional. */
-function perPool<Schema extends z.ZodType>(
-  name: string,
-  schema: Schema,
-): Record<`${string}_${Uppercase<PoolName>}`, Schema> {
-  return Object.fromEntries(POOLS.map((pool) => [`${name}_${pool.toUpperCase()}`, schema])) as Record<
-    `${string}_${Uppercase<PoolName>}`,
-    Schema
-  >;
-}
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** A tenant's name: it is part of Redis keys, so a plain word. */
@@ -83,16 +81,6 @@ function jsonSetting<Schema extends z.ZodType>(schema: Schema, shape: string) {
   });
 }
 
-/** A model's price, USD per million tokens. */
-const modelPrice = z
-  .object({ input: z.number().min(0), cachedInput: z.number().min(0).optional(), output: z.number().min(0) })
-  .strict();
-/** `AGENTQ_PRICES`: by model name. Its entries add to the defaults or replace them. */
-const priceTable = jsonSetting(
-  z.record(z.string().min(1), modelPrice),
-  '{"<model>": {"input": USD per million tokens, "cachedInput"?: ..., "output": ...}}',
-);
-
 /** `AGENTQ_TENANT_LIMITS`: what a tenant (or `*`, any other) may spend per UTC day. */
 const tenantLimits = jsonSetting(
   z
@@ -112,49 +100,6 @@ const tenantLimits = jsonSetting(
           context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
     }),
   '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
-);
-
-/**
- * `AGENTQ_LIMITS`: a provider's limits by model, shared by every worker: `rpm` and `tpm` (per minute),
- * or `requests` and `tokens` per `perSeconds`.
- */
-const modelLimits = jsonSetting(
-  z.record(
-    z.string().min(1),
-    z
-      .object({
-        rpm: z.number().int().positive().optional(),
-        tpm: z.number().int().positive().optional(),
-        requests: z.number().int().positive().optional(),
-        tokens: z.number().int().positive().optional(),
-        perSeconds: z.number().positive().max(86_400).optional(),
-      })
-      .strict()
-      .refine(
-        (limit) => [limit.rpm, limit.tpm, limit.requests, limit.tokens].some((value) => value !== undefined),
-        'needs "rpm", "tpm", or "requests"/"tokens" with "perSeconds"',
-      )
-      .refine(
-        (limit) =>
-          (limit.rpm === undefined && limit.tpm === undefined) ||
-          (limit.requests === undefined && limit.tokens === undefined && limit.perSeconds === undefined),
-        'give "rpm"/"tpm" (per minute) or "requests"/"tokens" per "perSeconds", not both',
-      )
-      .transform((limit) =>
-        limit.rpm !== undefined || limit.tpm !== undefined
-          ? {
-              ...(limit.rpm !== undefined ? { requests: limit.rpm } : {}),
-              ...(limit.tpm !== undefined ? { tokens: limit.tpm } : {}),
-              windowMs: 60_000,
-            }
-          : {
-              ...(limit.requests !== undefined ? { requests: limit.requests } : {}),
-              ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}),
-              windowMs: Math.round((limit.perSeconds ?? 60) * 1000),
-            },
-      ),
-  ),
-  '{"<model>": {"rpm"?: requests per minute, "tpm"?: tokens per minute}}',
 );
 
 const configSchema = z.object({
@@ -206,25 +151,6 @@ const configSchema = z.object({
   AGENTQ_DATA_DIR: z.string().min(1).default('./.agentq'),
   /** How a model asks for tools: `native` OpenAI tool calls, or `fences` (code blocks) for small local models. */
   AGENTQ_TOOL_PROTOCOL: toolProtocol.default('native'),
-  /** Per pool (`AGENTQ_TOOL_PROTOCOL_CODER` ...), overriding AGENTQ_TOOL_PROTOCOL. */
-  ...perPool('AGENTQ_TOOL_PROTOCOL', toolProtocol.optional()),
-  /**
-   * More models a task may name on submit (`model`), comma-separated, besides AGENTQ_MODEL and the
-   * pools' own: a batch can compare models on the same prompts. Default: none more.
-   */
-  AGENTQ_MODELS: z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean),
-    )
-    .optional(),
-  /** Per pool (`AGENTQ_MODEL_PLANNER` ...), overriding AGENTQ_MODEL. */
-  ...perPool('AGENTQ_MODEL', z.string().min(1).optional()),
-  /** Per pool (`AGENTQ_CONCURRENCY_CODER` ...), overriding AGENTQ_CONCURRENCY. */
-  ...perPool('AGENTQ_CONCURRENCY', z.coerce.number().int().positive().optional()),
   /** A SearxNG instance for the web pool's `web_search` tool, e.g. http://127.0.0.1:8888. */
   AGENTQ_SEARCH_URL: z.string().url().optional(),
   /**
@@ -235,8 +161,6 @@ const configSchema = z.object({
   AGENTQ_SANDBOX: z.enum(['auto', 'bwrap', 'none']).default('auto'),
   /** Network of jailed tools: `none` (only the jail's own loopback) or `egress` (internet, never this host or private ranges). */
   AGENTQ_TOOL_NETWORK: toolNetwork.default('none'),
-  /** Per pool (`AGENTQ_TOOL_NETWORK_CODER` ...), overriding AGENTQ_TOOL_NETWORK. */
-  ...perPool('AGENTQ_TOOL_NETWORK', toolNetwork.optional()),
   /** Processes (and threads) one jailed tool run may have at once. */
   AGENTQ_TOOL_PROCESSES: positiveInt(128),
   /** Memory of a jailed tool run, all its processes together (its cgroup; without one, the data segment of each), in MiB. */
@@ -317,13 +241,6 @@ const configSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** The service name of the spans. Default `agentq-api`, `agentq-worker`. */
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
-  /** What model calls cost, by model (USD per million tokens), over the built-in table of common models. */
-  AGENTQ_PRICES: priceTable.optional(),
-  /**
-   * The provider's limits by model, shared by every worker process on every host (kept in Redis): a call
-   * waits, its worker slot given back, until it fits. Default: none (a provider's 429 pauses the pool).
-   */
-  AGENTQ_LIMITS: modelLimits.optional(),
   /** `max_tokens` of every model request; a shared token limit reserves it for each call. Default: not sent (1,000 reserved). */
   AGENTQ_MAX_OUTPUT_TOKENS: z.coerce.number().int().positive().optional(),
   /**
@@ -385,22 +302,21 @@ const configSchema = z.object({
   AGENTQ_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(512),
 });
 
-export type Config = z.infer<typeof configSchema>;
-
-export class ConfigError extends AgentqError {
-  readonly code = 'invalid_config';
-  readonly retryable = false;
-}
+/** The environment's settings, and the configuration file's (`file`). */
+export type Config = z.infer<typeof configSchema> & { file: LoadedFile };
 
 export interface LoadConfigOptions {
   /** The variables to read. Default: `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** A dotenv file read first; real variables win over it. Default: `.env` when it exists. */
   envFile?: string | false;
+  /** The configuration file. Default: AGENTQ_CONFIG, else `agentq.config.yaml` here, else the built-in one. */
+  configFile?: string;
 }
 
 /**
- * Parses the environment. Throws a `ConfigError` naming every bad variable and what it should be.
+ * Parses the environment and the configuration file. Throws a `ConfigError` naming every bad variable
+ * (and every variable the file replaced, with its new place) and every problem of the file.
  * @example const config = loadConfig(); // uses process.env and ./.env
  */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
@@ -417,7 +333,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  const replaced = replacedVariables(present);
+  if (replaced.length)
+    throw new ConfigError(
+      `These variables are no longer read; their settings live in the configuration file now (docs/configuration.md):\n${replaced.join('\n')}`,
+    );
+  const file = loadConfigFile(options.configFile ?? findConfigFile({ env: present }));
+  return { ...parsed.data, file };
 }
 
 /** True when an LLM endpoint is configured well enough to try: an endpoint (or OpenAI's key) and a model. */
@@ -433,14 +355,58 @@ export const LLM_SETUP_HELP = `No LLM endpoint is configured. Set one OpenAI-com
   DeepSeek:   OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=... AGENTQ_MODEL=deepseek-chat
 Put them in the environment or in ./.env. To try agentq without a model: npm run demo`;
 
-function poolSetting(config: Config, name: string, pool: string): unknown {
-  return (config as Record<string, unknown>)[`${name}_${pool.toUpperCase()}`];
+/** Every pool: the planner's and one per agent of the configuration file. */
+export function poolNames(config: Config): string[] {
+  return [PLANNER_POOL, ...agentNames(config)];
 }
 
-/** The network of a pool's jailed tools: its own setting, else the global one. */
+/** What each pool is for: the planner's, and each agent's description. */
+export function poolDescriptions(config: Config): Record<string, string> {
+  return {
+    [PLANNER_POOL]: 'breaks a task into subtasks for the agents, and writes the final answer from their results',
+    ...Object.fromEntries(
+      Object.entries(config.file.settings.agents).map(([name, agent]) => [name, agent.description]),
+    ),
+  };
+}
+
+/** The agents of the configuration file, by name. */
+export function agentNames(config: Config): string[] {
+  return Object.keys(config.file.settings.agents);
+}
+
+/** An agent's settings, or undefined for the planner and names that are not agents. */
+export function agentSettings(config: Config, pool: string): AgentSettings | undefined {
+  return Object.hasOwn(config.file.settings.agents, pool) ? config.file.settings.agents[pool] : undefined;
+}
+
+/** An agent's instructions (its system prompt), as text. */
+export function agentInstructions(config: Config, agent: string): string {
+  return config.file.instructions[agent] ?? '';
+}
+
+/** The MCP servers of the configuration file, by name. */
+export function mcpServers(config: Config): Record<string, McpServerSettings> {
+  return config.file.settings.mcpServers;
+}
+
+/** The network of a pool's jailed processes: the agent's own setting, else AGENTQ_TOOL_NETWORK. */
 export function toolNetworkFor(config: Config, pool: string): 'none' | 'egress' {
-  const own = poolSetting(config, 'AGENTQ_TOOL_NETWORK', pool);
-  return own === 'none' || own === 'egress' ? own : config.AGENTQ_TOOL_NETWORK;
+  return agentSettings(config, pool)?.jail?.network ?? config.AGENTQ_TOOL_NETWORK;
+}
+
+/** The limits of a pool's jail: the agent's own settings, else the AGENTQ_TOOL_* ones. */
+export function jailLimitsFor(
+  config: Config,
+  pool: string,
+): { processes: number; memoryMb: number; fileMb: number; cpuSeconds: number } {
+  const own = agentSettings(config, pool)?.jail;
+  return {
+    processes: own?.processes ?? config.AGENTQ_TOOL_PROCESSES,
+    memoryMb: own?.memoryMb ?? config.AGENTQ_TOOL_MEMORY_MB,
+    fileMb: own?.fileMb ?? config.AGENTQ_TOOL_FILE_MB,
+    cpuSeconds: Math.ceil(config.AGENTQ_TOOL_TIMEOUT_MS / 1000),
+  };
 }
 
 /** Whether a host name or address is this machine's loopback. */
@@ -449,22 +415,29 @@ export function isLoopbackHost(host: string): boolean {
   return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
-/** The tool protocol of a pool: its own setting, else the global one. */
+/** The tool protocol of a pool: the agent's own setting, else AGENTQ_TOOL_PROTOCOL. */
 export function toolProtocolFor(config: Config, pool: string): 'native' | 'fences' {
-  const own = poolSetting(config, 'AGENTQ_TOOL_PROTOCOL', pool);
-  return own === 'native' || own === 'fences' ? own : config.AGENTQ_TOOL_PROTOCOL;
+  return agentSettings(config, pool)?.protocol ?? config.AGENTQ_TOOL_PROTOCOL;
 }
 
-/** The model a pool calls: its own setting, else AGENTQ_MODEL. */
+/** The model a pool calls: the agent's (or the planner's) own, else AGENTQ_MODEL. */
 export function modelFor(config: Config, pool: string): string | undefined {
-  const own = poolSetting(config, 'AGENTQ_MODEL', pool);
-  return typeof own === 'string' ? own : config.AGENTQ_MODEL;
+  const own = pool === PLANNER_POOL ? config.file.settings.planner.model : agentSettings(config, pool)?.model;
+  return own ?? config.AGENTQ_MODEL;
+}
+
+/** The models a pool's call falls back to, in turn, when its model fails for good. */
+export function fallbackModelsFor(config: Config, pool: string): string[] {
+  return pool === PLANNER_POOL
+    ? config.file.settings.planner.fallbackModels
+    : (agentSettings(config, pool)?.fallbackModels ?? []);
 }
 
 /** Jobs at once per process for a pool: its own setting, else AGENTQ_CONCURRENCY. */
 export function concurrencyFor(config: Config, pool: string): number {
-  const own = poolSetting(config, 'AGENTQ_CONCURRENCY', pool);
-  return typeof own === 'number' ? own : config.AGENTQ_CONCURRENCY;
+  const own =
+    pool === PLANNER_POOL ? config.file.settings.planner.concurrency : agentSettings(config, pool)?.concurrency;
+  return own ?? config.AGENTQ_CONCURRENCY;
 }
 
 /** AGENTQ_TENANT_LIMITS as the commit script counts: tokens and micro-USD per UTC day, by tenant or `*`. */
@@ -484,10 +457,41 @@ export function tenantSpendingLimits(
   );
 }
 
-/** The models a task may name on submit: AGENTQ_MODELS, AGENTQ_MODEL and every pool's own. */
+/** The models a task may name on submit: the file's `models`, AGENTQ_MODEL, and every pool's own and fallbacks. */
 export function allowedModels(config: Config): Set<string> {
-  const pools = POOLS.map((pool) => modelFor(config, pool)).filter((name): name is string => name !== undefined);
-  return new Set([...(config.AGENTQ_MODELS ?? []), ...pools]);
+  const pools = poolNames(config).flatMap((pool) => [modelFor(config, pool), ...fallbackModelsFor(config, pool)]);
+  return new Set(
+    [...Object.keys(config.file.settings.models), ...pools].filter((name): name is string => name !== undefined),
+  );
+}
+
+/** What model calls cost, by model (USD per million tokens), as the file's `models` set them. */
+export function modelPrices(config: Config): Record<string, { input: number; cachedInput?: number; output: number }> {
+  return Object.fromEntries(
+    Object.entries(config.file.settings.models).flatMap(([name, model]) => (model.price ? [[name, model.price]] : [])),
+  );
+}
+
+/** The provider's shared limits by model, as the rate limiter counts them (requests, tokens per window). */
+export function modelLimits(config: Config): Record<string, { requests?: number; tokens?: number; windowMs: number }> {
+  const limits: Record<string, { requests?: number; tokens?: number; windowMs: number }> = {};
+  for (const [name, model] of Object.entries(config.file.settings.models)) {
+    const limit = model.limits;
+    if (!limit) continue;
+    limits[name] =
+      limit.rpm !== undefined || limit.tpm !== undefined
+        ? {
+            ...(limit.rpm !== undefined ? { requests: limit.rpm } : {}),
+            ...(limit.tpm !== undefined ? { tokens: limit.tpm } : {}),
+            windowMs: 60_000,
+          }
+        : {
+            ...(limit.requests !== undefined ? { requests: limit.requests } : {}),
+            ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}),
+            windowMs: Math.round((limit.perSeconds ?? 60) * 1000),
+          };
+  }
+  return limits;
 }
 
 /** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, AGENTQ_TENANT_WEIGHTS). */
@@ -521,3 +525,6 @@ export function commitDurability(config: Config): { replicas: number; timeoutMs:
     ? { replicas: config.AGENTQ_COMMIT_REPLICAS, timeoutMs: config.AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS }
     : undefined;
 }
+
+export { effectiveConfig } from './effective-config.js';
+export { configJsonSchema, configReference } from './config-reference.js';

@@ -1,12 +1,10 @@
 /** What a task is, as every part sees it: its kinds, statuses, errors and view. */
 
-/** The agent kinds: a task may name one, and a plan's subtasks use them. */
-export const AGENT_KINDS = ['coder', 'file', 'casual', 'web'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+/** An agent's name (the configuration file's `agents`): a task may name one, and a plan's subtasks use them. */
+export type AgentKind = string;
 
-/** Every queue: the planner's, and one per agent kind. */
-export const AGENT_POOLS = ['planner', ...AGENT_KINDS] as const;
-export type AgentPool = (typeof AGENT_POOLS)[number];
+/** A queue: the planner's, or an agent's. */
+export type AgentPool = string;
 
 /** How a model asks for tools: OpenAI tool calls, or code fences for small local models. */
 export const TOOL_PROTOCOLS = ['native', 'fences'] as const;
@@ -132,6 +130,8 @@ export type PoolIsolation =
 /** A pool as `GET /v1/pools` shows it. */
 export interface PoolView {
   name: AgentPool;
+  /** What the agent is for, from the configuration file (the planner's is said here). */
+  description: string;
   /** `waiting`: every task of the pool not started, `admission` of them still in their tenants' lists (fair admission). */
   counts: { waiting: number; admission: number; active: number; delayed: number; failed: number; completed: number };
   jobsPerMinute: number;

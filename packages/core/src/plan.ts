@@ -53,7 +53,8 @@ export function extractPlanJson(answer: { content: string | null; toolArguments?
   return { error: lastError };
 }
 
-export function checkPlan(json: unknown, options: { agents: readonly string[]; maxSubtasks: number }): PlanCheck {
+/** `agents`: the agents a subtask may name; without it, any (the caller checks them against its own). */
+export function checkPlan(json: unknown, options: { agents?: readonly string[]; maxSubtasks: number }): PlanCheck {
   const parsed = planSchema.safeParse(json);
   if (!parsed.success)
     return { ok: false, errors: parsed.error.issues.map((issue) => `${describePath(issue.path)}: ${issue.message}`) };
@@ -67,7 +68,7 @@ export function checkPlan(json: unknown, options: { agents: readonly string[]; m
     ids.add(subtask.id);
   }
   for (const subtask of plan) {
-    if (!options.agents.includes(subtask.agent)) {
+    if (options.agents && !options.agents.includes(subtask.agent)) {
       errors.push(
         `subtask ${subtask.id} uses agent "${subtask.agent}", which does not exist: use one of ${options.agents.join(', ')}`,
       );

@@ -6,3 +6,4 @@ export * from './scripted-model.js';
 export * from './loop-turn.js';
 export * from './prices.js';
 export * from './provider-limits.js';
+export * from './fallback-model.js';

@@ -27,7 +27,9 @@ function tasks(tenant: string, count: number, priority = 5) {
 
 async function queued(): Promise<string[]> {
   // In the order the pool runs them.
-  return (await queues.casual.getJobs(['prioritized', 'wait'], 0, -1, true)).map((job) => labels.get(job.id!)!);
+  return (await queues.queue('casual').getJobs(['prioritized', 'wait'], 0, -1, true)).map((job) =>
+    labels.get(job.id!)!,
+  );
 }
 
 beforeEach(() => {
@@ -45,7 +47,12 @@ afterAll(async () => {
 });
 
 it('admits a backlog only, in weighted turns, each tenant’s highest priority first', async () => {
-  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 40, weights: { acme: 3 } } });
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    fair: { backlog: 40, weights: { acme: 3 } },
+  });
   await queues.admission.add([...tasks('acme', 50), ...tasks('acme', 10, 9), ...tasks('beta', 60)]);
   const admitted = await queued();
   expect(admitted).toHaveLength(40);
@@ -59,10 +66,15 @@ it('admits a backlog only, in weighted turns, each tenant’s highest priority f
 });
 
 it('lets a tenant that arrives take turns at once, with no credit for having been away', async () => {
-  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 20 } });
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    fair: { backlog: 20 },
+  });
   await queues.admission.add(tasks('acme', 1_000));
   expect(await queued()).toHaveLength(20);
-  await queues.casual.obliterate({ force: true });
+  await queues.queue('casual').obliterate({ force: true });
   await queues.admission.add(tasks('beta', 30));
   // The 20 places are shared: beta does not get them all for acme's head start, nor wait for acme's 980.
   const admitted = await queued();
@@ -71,12 +83,17 @@ it('lets a tenant that arrives take turns at once, with no credit for having bee
 });
 
 it('withdraws a task not admitted yet, and admits again what a process popped and never queued', async () => {
-  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 1, leaseMs: 1 } });
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    fair: { backlog: 1, leaseMs: 1 },
+  });
   await queues.admission.add(tasks('acme', 3));
   expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-1')!)).toBe(true);
   expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-0')!)).toBe(false);
   // A process that popped acme-5-2 and died before adding its job: its lease runs out.
-  await queues.casual.obliterate({ force: true });
+  await queues.queue('casual').obliterate({ force: true });
   await redis.zadd(keys.fairLeases('casual'), 0, idOf.get('acme-5-2')!);
   await redis.zrem(keys.fairList('casual', 'acme'), idOf.get('acme-5-2')!);
   const recovered = await queues.admission.recover('casual', async (ids) =>
@@ -88,9 +105,14 @@ it('withdraws a task not admitted yet, and admits again what a process popped an
 });
 
 it('takes a tenant’s whole turn at once, in the same turns as one at a time, and folds the asks of a burst of jobs into one cycle', async () => {
-  queues = createAgentQueues({ connection: redis, keys, fair: { backlog: 100, weights: { acme: 2 } } });
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    fair: { backlog: 100, weights: { acme: 2 } },
+  });
   await queues.admission.add(tasks('acme', 300));
-  await queues.casual.obliterate({ force: true });
+  await queues.queue('casual').obliterate({ force: true });
   await queues.admission.add(tasks('beta', 300));
   // acme's turns are taken two at a time to beta's one, each tenant's head as a whole: 67 and 33 of 100.
   const admitted = await queued();
@@ -101,14 +123,14 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
     Array.from({ length: 33 }, (_, index) => `beta-5-${index}`),
   );
   expect(new Set(admitted).size).toBe(100);
-  await queues.casual.obliterate({ force: true });
+  await queues.queue('casual').obliterate({ force: true });
   // A worker asks after each job it ends: the asks of a burst share one cycle.
   const asks = Array.from({ length: 50 }, () => queues.admission.admitSoon('casual', 5));
   expect(new Set(asks).size).toBe(1);
   expect(await asks[0]).toBe(100);
   expect(await queued()).toHaveLength(100);
   // Once stopped (its worker closing), what was asked for is called off, and nothing more starts.
-  await queues.casual.obliterate({ force: true });
+  await queues.queue('casual').obliterate({ force: true });
   const late = queues.admission.admitSoon('casual', 5);
   queues.admission.stop();
   expect(await late).toBe(0);

@@ -66,7 +66,7 @@ export class FairAdmission {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
-    private readonly queues: Record<AgentPool, Queue>,
+    private readonly queues: (pool: AgentPool) => Queue,
     options: FairOptions = {},
   ) {
     this.backlog = options.backlog ?? 100;
@@ -209,7 +209,7 @@ export class FairAdmission {
     admit = true,
     waiting?: { tenant: string; tasks: readonly WaitingTask[] },
   ): Promise<number> {
-    const queue = this.queues[pool];
+    const queue = this.queues(pool);
     const known = this.ringTenants.get(pool) ?? new Set<string>();
     this.ringTenants.set(pool, known);
     if (waiting) known.add(waiting.tenant);

@@ -1,4 +1,4 @@
-export { closeQueues, createAgentQueues } from './agent-queues.js';
+export { closeQueues, createAgentQueues, UnknownPoolError } from './agent-queues.js';
 export type { AgentQueues } from './agent-queues.js';
 export { enqueue, readJob } from './jobs.js';
 export type { JobPayload } from './jobs.js';

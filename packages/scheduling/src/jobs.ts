@@ -6,7 +6,7 @@
  */
 import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { z } from 'zod';
-import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
+import { PLANNER_POOL, type AgentPool } from '@agentq/contract';
 import { TASK_ID_PATTERN } from '@agentq/store';
 
 /** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
@@ -27,10 +27,10 @@ const RETRIED: JobsOptions = {
 
 export const JOB_CATALOG = {
   /** Runs a task in its pool: the agent loop, or, in the planner's, planning it. */
-  agent: { payload: taskJob, pools: AGENT_POOLS, options: RETRIED },
+  agent: { payload: taskJob, pools: 'any', options: RETRIED },
   /** The end of a planned task, once every subtask ended: the final answer, a re-plan, or the failure. */
-  finish: { payload: taskJob, pools: ['planner'] as const, options: RETRIED },
-} satisfies Record<string, { payload: z.ZodType; pools: readonly AgentPool[]; options: JobsOptions }>;
+  finish: { payload: taskJob, pools: [PLANNER_POOL], options: RETRIED },
+} satisfies Record<string, { payload: z.ZodType; pools: 'any' | readonly AgentPool[]; options: JobsOptions }>;
 
 export type JobKind = keyof typeof JOB_CATALOG;
 export type JobPayload<Kind extends JobKind> = z.infer<(typeof JOB_CATALOG)[Kind]['payload']>;
@@ -51,11 +51,11 @@ function bullPriority(priority: number): number {
 }
 
 /** Adds jobs, one bulk call per pool, each payload checked against its kind. */
-export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly NewJob[]): Promise<void> {
+export async function enqueue(queues: (pool: AgentPool) => Queue, jobs: readonly NewJob[]): Promise<void> {
   const byPool = new Map<AgentPool, NewJob[]>();
   for (const job of jobs) {
     const kind = JOB_CATALOG[job.kind];
-    if (!(kind.pools as readonly AgentPool[]).includes(job.pool))
+    if (kind.pools !== 'any' && !(kind.pools as readonly AgentPool[]).includes(job.pool))
       throw new Error(`A ${job.kind} job cannot run in the ${job.pool} pool`);
     kind.payload.parse(job.payload);
     const list = byPool.get(job.pool);
@@ -64,7 +64,7 @@ export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly N
   }
   await Promise.all(
     [...byPool].map(([pool, list]) =>
-      queues[pool].addBulk(
+      queues(pool).addBulk(
         list.map((job) => ({
           name: job.kind,
           data: job.payload,
@@ -83,7 +83,7 @@ export async function enqueue(queues: Record<AgentPool, Queue>, jobs: readonly N
 export function readJob(job: Job, pool: AgentPool): { kind: JobKind; payload: JobPayload<JobKind> } {
   const kind = job.name as JobKind;
   const entry = JOB_CATALOG[kind] as (typeof JOB_CATALOG)[JobKind] | undefined;
-  if (!entry || !(entry.pools as readonly AgentPool[]).includes(pool))
+  if (!entry || (entry.pools !== 'any' && !(entry.pools as readonly AgentPool[]).includes(pool)))
     throw new UnrecoverableError(`No job kind "${job.name}" runs in the ${pool} pool`);
   const parsed = entry.payload.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`Invalid ${kind} job payload: ${parsed.error.message}`);

@@ -3,7 +3,7 @@
  * numbers, JSON fields as what they hold, absent fields as undefined. Nothing reads a raw hash.
  */
 import { z } from 'zod';
-import { AgentqError, AGENT_POOLS, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
+import { AgentqError, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
 import { DEFAULT_TENANT } from './task-ids.js';
 
 const json = <Schema extends z.ZodType>(schema: Schema) =>
@@ -43,7 +43,7 @@ const recordSchema = z.object({
   rootId: z.string().min(1),
   parentId: optionalText,
   tenant: z.string().default(DEFAULT_TENANT),
-  agent: z.enum(AGENT_POOLS),
+  agent: z.string().min(1),
   prompt: z.string().default(''),
   priority: z.coerce.number().int().min(1).max(10).catch(5),
   metadata: json(z.record(z.string(), z.unknown())).optional(),

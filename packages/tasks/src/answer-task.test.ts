@@ -14,7 +14,12 @@ let queues: AgentQueues;
 beforeAll(() => {
   store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
   // Leases that run out at once: what a dead process leaves is recovered by the next `recover`.
-  queues = createAgentQueues({ connection: store.redis, keys, fair: { leaseMs: 0 } });
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: store.redis,
+    keys,
+    fair: { leaseMs: 0 },
+  });
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -42,7 +47,7 @@ it('queues an answered task again as its next job, once, and leaves no lease beh
     status: 'queued',
     answered: true,
   });
-  const job = await queues.casual.getJob(`${taskId}-r1`);
+  const job = await queues.queue('casual').getJob(`${taskId}-r1`);
   expect(job?.data).toEqual({ taskId, tenant: 'acme' });
   expect(await store.redis.zscore(keys.fairLeases('casual'), taskId)).toBeNull();
   // A second answer finds it queued: refused, nothing added.
@@ -61,15 +66,15 @@ it('queues an answered task again as its next job, once, and leaves no lease beh
 it('adds the job of an answered task whose process died before adding it: a worker recovers it, as the job the record names', async () => {
   const taskId = await waitingTask();
   // The answer is committed; the process is gone before its job is added.
-  vi.spyOn(queues.casual, 'addBulk').mockRejectedValueOnce(new Error('the API process died'));
+  vi.spyOn(queues.queue('casual'), 'addBulk').mockRejectedValueOnce(new Error('the API process died'));
   await expect(answerTask({ store, queues, taskId, text: 'notes.md' })).rejects.toThrow('the API process died');
   const record = await store.getRecord(taskId);
   expect(record).toMatchObject({ status: 'queued', jobId: `${taskId}-r1`, resumes: 1 });
-  expect(await queues.casual.getJob(`${taskId}-r1`)).toBeUndefined();
+  expect(await queues.queue('casual').getJob(`${taskId}-r1`)).toBeUndefined();
   // The user cannot answer again (it is queued): only the lease brings it back.
   expect((await answerTask({ store, queues, taskId, text: 'again' })).answered).toBe(false);
   expect(await recover()).toBe(1);
-  const job = await queues.casual.getJob(`${taskId}-r1`);
+  const job = await queues.queue('casual').getJob(`${taskId}-r1`);
   expect(job?.data).toEqual({ taskId, tenant: 'acme' });
   expect(await store.redis.zcard(keys.fairLeases('casual'))).toBe(0);
 });

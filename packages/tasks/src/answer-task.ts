@@ -38,7 +38,7 @@ export async function answerTask(options: {
     lease: admission.leaseOf(record.agent),
   });
   if (!result.applied) return { found: true, status: result.status, answered: false };
-  await enqueue(options.queues, [
+  await enqueue(options.queues.queue, [
     { kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority },
   ]);
   await admission.endLeases(record.agent, [taskId]);

@@ -57,7 +57,8 @@ export async function cancelTask(
     if (result.applied) return { found: true, status: result.status };
   }
   if (requested.status === 'queued') {
-    const queue = options.queues[record.agent];
+    // A pool this configuration no longer declares has no queue here to take its job from.
+    const queue = options.queues.pools.includes(record.agent) ? options.queues.queue(record.agent) : undefined;
     // Still waiting for its tenant's turn, or its job not started: it never runs. Otherwise (0) a
     // worker holds it now: it sees the flag when it starts.
     const withdrawn = await options.queues.admission.withdraw(record.agent, record.tenant, taskId);

@@ -5,7 +5,7 @@
  */
 import { AgentqError } from '@agentq/contract';
 import { MAX_WORKDIR_ENTRIES } from '@agentq/tools';
-import { AGENT_KINDS, type AgentKind } from '@agentq/contract';
+import { PLANNER_POOL } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
 import type { TaskRecord, TaskStore, RoomLimits } from '@agentq/store';
 import type { ForkInput } from './task-schemas.js';
@@ -29,7 +29,7 @@ export function forkRefusal(
   input: Pick<ForkInput, 'fromStep'>,
   quota?: { bytes: number; entries: number },
 ): string | undefined {
-  if (!(AGENT_KINDS as readonly string[]).includes(source.agent)) {
+  if (source.agent === PLANNER_POOL) {
     return `Task "${source.id}" is a planned task: its steps are its subtasks (${(source.children ?? []).join(', ') || 'none yet'}); fork one of them.`;
   }
   if (source.steps === 0)
@@ -62,7 +62,7 @@ export async function forkTask(options: {
     source,
     {
       prompt: input.prompt ?? source.prompt,
-      agent: input.agent ?? (source.agent as AgentKind),
+      agent: input.agent ?? source.agent,
       priority: source.priority,
       metadata: source.metadata ?? {},
       ...(model ? { model } : {}),

@@ -3,7 +3,7 @@
  * metadata (plus `retryOf`), named model, budget and given plan, in the same tenant: the old one keeps
  * its history.
  */
-import { AGENT_KINDS, type AgentKind, type TaskStatus } from '@agentq/contract';
+import { PLANNER_POOL, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
 import type { TaskStore, RoomLimits } from '@agentq/store';
 import type { TaskInput } from './task-schemas.js';
@@ -22,7 +22,8 @@ export async function retryTask(options: {
   const record = await options.store.getRecord(options.taskId);
   if (!record) return { found: false };
   if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
-  const agent = (AGENT_KINDS as readonly string[]).includes(record.agent) ? (record.agent as AgentKind) : undefined;
+  // A planned task is planned again; a task of an agent runs on it again.
+  const agent = record.agent === PLANNER_POOL ? undefined : record.agent;
   const metadata = { ...(record.metadata ?? {}), retryOf: options.taskId };
   // The same model when it was named, and the same budget.
   const budget =

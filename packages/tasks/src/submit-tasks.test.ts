@@ -28,7 +28,7 @@ let queues: AgentQueues;
 beforeAll(() => {
   store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
   transitions = new Transitions(store);
-  queues = createAgentQueues({ connection: store.redis, keys });
+  queues = createAgentQueues({ pools: ['planner', 'coder', 'file', 'casual', 'web'], connection: store.redis, keys });
 });
 afterAll(async () => {
   await closeQueues(queues);
@@ -47,7 +47,7 @@ describe('submitting tasks', () => {
     const records = await Promise.all(tasks.map((task) => store.getRecord(task.id)));
     expect(records.map((record) => record?.prompt)).toEqual(inputs.map((input) => input.prompt));
     // Each task has its job, or waits in its tenant's list for the pool; the queues hold the backlog only.
-    const jobs = await Promise.all(tasks.map((task) => queues[task.agent].getJob(task.id)));
+    const jobs = await Promise.all(tasks.map((task) => queues.queue(task.agent).getJob(task.id)));
     const waiting = await Promise.all(
       tasks.map((task) => store.redis.zscore(keys.fairList(task.agent, 'acme'), task.id)),
     );
@@ -72,7 +72,7 @@ describe('submitting tasks', () => {
     expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['evalsha', 'evalsha', 'evalsha']);
     sent.mockRestore();
     const tasks = await submitting;
-    const jobs = await Promise.all(tasks.map((task) => queues[task.agent].getJob(task.id)));
+    const jobs = await Promise.all(tasks.map((task) => queues.queue(task.agent).getJob(task.id)));
     expect(jobs.map((job) => job?.data.taskId)).toEqual(tasks.map((task) => task.id));
   });
 
@@ -81,7 +81,11 @@ describe('submitting tasks', () => {
     const ownPrefix = freshPrefix('submit-mixed');
     const ownKeys = createKeys(ownPrefix);
     const ownStore = new TaskStore(connectRedis({ url: redisUrl() }), ownKeys);
-    const ownQueues = createAgentQueues({ connection: ownStore.redis, keys: ownKeys });
+    const ownQueues = createAgentQueues({
+      pools: ['planner', 'coder', 'file', 'casual', 'web'],
+      connection: ownStore.redis,
+      keys: ownKeys,
+    });
     try {
       // The first chunk has one web task among 199 others; the second has 150 more.
       const inputs = [
@@ -89,8 +93,8 @@ describe('submitting tasks', () => {
         ...Array.from({ length: 151 }, (_, index) => ({ prompt: `web ${index}`, agent: 'web' as const })),
       ];
       await submitTasks({ transitions: new Transitions(ownStore), queues: ownQueues, inputs, tenant: 'epsilon' });
-      expect(await ownQueues.web.getJobCountByTypes('wait', 'prioritized')).toBe(100);
-      expect(await ownQueues.casual.getJobCountByTypes('wait', 'prioritized')).toBe(100);
+      expect(await ownQueues.queue('web').getJobCountByTypes('wait', 'prioritized')).toBe(100);
+      expect(await ownQueues.queue('casual').getJobCountByTypes('wait', 'prioritized')).toBe(100);
     } finally {
       await closeQueues(ownQueues);
       ownStore.redis.disconnect();
@@ -109,10 +113,10 @@ describe('submitting tasks', () => {
     // Stored, queued, in their tenant's list, and no job yet.
     expect((await countByStatus(store.redis, keys.tenantTasks('gamma'))).queued).toBe(250);
     expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(250);
-    expect(await queues.file.getJob(tasks[0]!.id)).toBeUndefined();
+    expect(await queues.queue('file').getJob(tasks[0]!.id)).toBeUndefined();
     // The next turn (every worker takes one each second) gives the first of them their jobs, the backlog's worth.
     expect(await queues.admission.admit('file')).toBe(100);
-    expect((await queues.file.getJob(tasks[0]!.id))?.data.taskId).toBe(tasks[0]!.id);
+    expect((await queues.queue('file').getJob(tasks[0]!.id))?.data.taskId).toBe(tasks[0]!.id);
     expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(150);
   });
 

@@ -169,7 +169,7 @@ async function finishRootIfDone(options: DagOptions & { rootId: string }): Promi
   const root = await store.getRecord(rootId);
   if (!root?.children) return;
   if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < root.children.length) return;
-  await enqueue(options.queues, [
+  await enqueue(options.queues.queue, [
     {
       kind: 'finish',
       pool: 'planner',

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import { AGENT_KINDS, type AgentPool } from '@agentq/contract';
+import { AGENT_NAME, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
@@ -49,13 +49,16 @@ export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hi
   });
 }
 
+/** An agent's name as a request gives it; whether the configuration has it is checked where that is known. */
+const agentName = z.string().regex(AGENT_NAME, 'is not an agent name (a lower-case word)');
+
 /** At most this many subtasks in a plan a client gives (the API holds it to AGENTQ_MAX_SUBTASKS too). */
 export const GIVEN_PLAN_MAX_SUBTASKS = 100;
 
 /** A subtask of a plan a client gives: the planner model's shape. */
 const givenSubtaskSchema = fieldsOnly({
   id: z.string().trim().min(1, 'must not be empty').max(64),
-  agent: z.enum(AGENT_KINDS),
+  agent: agentName,
   task: z.string().trim().min(1, 'must describe the work').max(20_000),
   /** The ids of the subtasks whose results it needs: it runs once they all completed. */
   need: z.array(z.string()).max(GIVEN_PLAN_MAX_SUBTASKS).optional(),
@@ -70,7 +73,8 @@ export const givenPlanSchema = z
   .min(1, 'must hold at least one subtask')
   .max(GIVEN_PLAN_MAX_SUBTASKS, `at most ${GIVEN_PLAN_MAX_SUBTASKS} subtasks`)
   .superRefine((plan, context) => {
-    const check = checkPlan({ plan }, { agents: AGENT_KINDS, maxSubtasks: GIVEN_PLAN_MAX_SUBTASKS });
+    // Which agents exist is the configuration's: the API checks the names against it.
+    const check = checkPlan({ plan }, { maxSubtasks: GIVEN_PLAN_MAX_SUBTASKS });
     if (!check.ok) for (const message of check.errors) context.addIssue({ code: 'custom', message });
   });
 
@@ -84,8 +88,8 @@ export function storedPlan(plan: z.infer<typeof givenPlanSchema>): string {
 export const taskInputSchema = fieldsOnly(
   {
     prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
-    /** An agent kind runs the task directly; without one, the planner breaks it into subtasks. */
-    agent: z.enum(AGENT_KINDS).optional(),
+    /** An agent of the configuration runs the task directly; without one, the planner breaks it into subtasks. */
+    agent: agentName.optional(),
     /** 1 (lowest) to 10 (highest); default 5. */
     priority: z.number().int().min(1).max(10).optional(),
     /** The model it (and every subtask of its plan) runs on, one the operator allows; default the pool's. */
@@ -165,6 +169,6 @@ export const forkSchema = fieldsOnly({
   /** From step 1 it replaces the prompt; from a later step it is the user's next message. */
   prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000).optional(),
   model: z.string().min(1).max(200).optional(),
-  agent: z.enum(AGENT_KINDS).optional(),
+  agent: agentName.optional(),
 });
 export type ForkInput = z.infer<typeof forkSchema>;

@@ -1,4 +1,4 @@
-/** Which tools each agent kind gets, and the JSON schema a model sees for each. */
+/** The built-in tools by the names a configuration file gives them, and the JSON schema a model sees for each. */
 import { z } from 'zod';
 import { askUserTool } from './ask-user-tool.js';
 import { bashTool } from './bash-tool.js';
@@ -13,24 +13,48 @@ import { readFileTool } from './read-file-tool.js';
 import type { Tool } from './tool.js';
 import { writeFileTool } from './write-file-tool.js';
 
-const fileTools = [readFileTool, writeFileTool, editFileTool, listFilesTool];
+const BUILTIN: ReadonlyMap<string, Tool> = new Map(
+  [
+    bashTool,
+    pythonTool,
+    nodeTool,
+    readFileTool,
+    writeFileTool,
+    editFileTool,
+    listFilesTool,
+    httpFetchTool,
+    ...memoryTools,
+    askUserTool,
+  ].map((tool) => [tool.name, tool]),
+);
 
-const TOOLSETS: Record<string, readonly Tool[]> = {
-  coder: [bashTool, pythonTool, nodeTool, ...fileTools, httpFetchTool, ...memoryTools, askUserTool],
-  file: [bashTool, ...fileTools, ...memoryTools, askUserTool],
-  casual: [...memoryTools, askUserTool],
-  web: [httpFetchTool, ...memoryTools, askUserTool],
-  planner: [],
-};
+/** `web_search` for each SearxNG instance, made once. */
+const searchTools = new Map<string, Tool>();
 
 /**
- * The tools of an agent kind.
- * @param options.searchUrl a SearxNG instance: the web agent also gets `web_search`. Default none.
+ * The built-in tools of these names, in their order; names that are not built-in tools (an agent's MCP
+ * servers) are left to their caller.
+ * @param options.searchUrl a SearxNG instance: without one, `web_search` is left out. Default none.
  */
-export function toolsFor(agent: string, options: { searchUrl?: string } = {}): readonly Tool[] {
-  const tools = TOOLSETS[agent] ?? [];
-  if (agent === 'web' && options.searchUrl) return [createWebSearchTool({ searchUrl: options.searchUrl }), ...tools];
+export function builtinTools(names: readonly string[], options: { searchUrl?: string } = {}): Tool[] {
+  const tools: Tool[] = [];
+  for (const name of names) {
+    if (name === 'web_search') {
+      if (!options.searchUrl) continue;
+      let search = searchTools.get(options.searchUrl);
+      if (!search) searchTools.set(options.searchUrl, (search = createWebSearchTool({ searchUrl: options.searchUrl })));
+      tools.push(search);
+      continue;
+    }
+    const tool = BUILTIN.get(name);
+    if (tool) tools.push(tool);
+  }
   return tools;
+}
+
+/** Whether a name is one of the built-in tools'. */
+export function isBuiltinTool(name: string): boolean {
+  return name === 'web_search' || BUILTIN.has(name);
 }
 
 /** The tools that run code as a process: the ones the jail is for. */

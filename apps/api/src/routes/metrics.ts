@@ -5,7 +5,7 @@
  * `authorization`): the figures span every tenant. The tenants are the keys' (and `default`): named by
  * the operator, never by a request, so a client cannot add series.
  */
-import { AGENT_POOLS, type UsageView } from '@agentq/contract';
+import type { UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
 import { onlineWorkers, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
@@ -26,13 +26,13 @@ export function metricsRouter(options: {
   const router = Router();
   router.get('/metrics', ...options.guard, async (_request, response) => {
     const [counts, admission, workers, usages] = await Promise.all([
-      Promise.all(AGENT_POOLS.map((pool) => options.queues[pool].getJobCounts(...STATES))),
-      Promise.all(AGENT_POOLS.map((pool) => options.queues.admission.waiting(pool))),
+      Promise.all(options.queues.pools.map((pool) => options.queues.queue(pool).getJobCounts(...STATES))),
+      Promise.all(options.queues.pools.map((pool) => options.queues.admission.waiting(pool))),
       onlineWorkers(options.store),
       Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
     ]);
     for (const usage of usages) showUsage(metrics, usage);
-    AGENT_POOLS.forEach((pool, index) => {
+    options.queues.pools.forEach((pool, index) => {
       for (const state of STATES) metrics.queueJobs.set({ pool, state }, counts[index]![state] ?? 0);
       // Not in the queue yet: waiting for their tenant's turn (fair admission).
       metrics.queueJobs.set(

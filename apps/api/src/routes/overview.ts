@@ -5,7 +5,7 @@
  * model, the slowest and the most expensive tasks, and why tasks failed. A tenant's key sees its own
  * tasks; counts of jobs per minute are the pools' (as on the pools page).
  */
-import { AGENT_POOLS, type OverviewView, type TaskStatus } from '@agentq/contract';
+import { type OverviewView, type TaskStatus } from '@agentq/contract';
 import { Router } from 'express';
 import type { TaskRecord, TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
@@ -50,10 +50,10 @@ export function overviewRouter(options: { queues: AgentQueues; store: TaskStore 
     const [counts, perPool, records] = await Promise.all([
       store.countByStatus(tenant),
       Promise.all(
-        AGENT_POOLS.map((pool) =>
+        options.queues.pools.map((pool) =>
           Promise.all([
-            options.queues[pool].getMetrics('completed', 0, MINUTES - 2),
-            options.queues[pool].getMetrics('failed', 0, MINUTES - 2),
+            options.queues.queue(pool).getMetrics('completed', 0, MINUTES - 2),
+            options.queues.queue(pool).getMetrics('failed', 0, MINUTES - 2),
           ]),
         ),
       ),

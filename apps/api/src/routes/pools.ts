@@ -1,5 +1,5 @@
 /** Per pool: queue depths, throughput, and the worker processes online. */
-import { AGENT_POOLS, type PoolIsolation } from '@agentq/contract';
+import type { PoolIsolation } from '@agentq/contract';
 import { Router } from 'express';
 import { onlineWorkers, type TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
@@ -8,15 +8,20 @@ import { principalOf } from '../api-auth.js';
 /** Minutes of throughput history shown. */
 const HISTORY_MINUTES = 15;
 
-export function poolsRouter(options: { queues: AgentQueues; store: TaskStore }): Router {
+export function poolsRouter(options: {
+  queues: AgentQueues;
+  store: TaskStore;
+  /** Each pool's description (the configuration file's). */
+  descriptions: Readonly<Record<string, string>>;
+}): Router {
   const router = Router();
   router.get('/v1/pools', async (_request, response) => {
     // A tenant sees the counts; which machines and processes serve them is the operator's business.
     const { admin } = principalOf(response);
     const workers = await onlineWorkers(options.store);
     const pools = await Promise.all(
-      AGENT_POOLS.map(async (name) => {
-        const queue = options.queues[name];
+      options.queues.pools.map(async (name) => {
+        const queue = options.queues.queue(name);
         const [counts, completed, failed, byTenant] = await Promise.all([
           queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
           queue.getMetrics('completed', 0, HISTORY_MINUTES - 2),
@@ -31,6 +36,7 @@ export function poolsRouter(options: { queues: AgentQueues; store: TaskStore }):
         const perMinute = done.map((count, index) => count + failures[index]!);
         return {
           name,
+          description: options.descriptions[name] ?? '',
           counts: {
             waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + admission,
             admission,

@@ -53,6 +53,8 @@ export function tasksRouter(options: {
   metrics: Metrics;
   tracing: Tracing;
   allowedModels: ReadonlySet<string>;
+  /** The agents of the configuration file: a task, a fork or a given plan's subtask may name one. */
+  agents: readonly string[];
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
   maxSubtasks: number;
 }): Router {
@@ -63,8 +65,18 @@ export function tasksRouter(options: {
     if (model !== undefined && !options.allowedModels.has(model))
       context.addIssue({ code: 'custom', path, message: modelNotAllowed(model, options.allowedModels) });
   };
+  // An agent a task names must be one the configuration file declares.
+  const allowAgent = (agent: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
+    if (agent !== undefined && !options.agents.includes(agent))
+      context.addIssue({
+        code: 'custom',
+        path,
+        message: `"${agent}" is not an agent of this install; agents: ${options.agents.join(', ')}`,
+      });
+  };
   // A plan given on submit is held to the operator's bound on a plan, as the planner model's are.
   const planFits = (plan: TaskInput['plan'], path: Array<string | number>, context: z.RefinementCtx) => {
+    plan?.forEach((subtask, index) => allowAgent(subtask.agent, [...path, index, 'agent'], context));
     if (plan && plan.length > options.maxSubtasks)
       context.addIssue({
         code: 'custom',
@@ -75,10 +87,14 @@ export function tasksRouter(options: {
   const submitBody = submitSchema.superRefine((body, context) =>
     body.tasks.forEach((task, index) => {
       allowModel(task.model, ['tasks', index, 'model'], context);
+      allowAgent(task.agent, ['tasks', index, 'agent'], context);
       planFits(task.plan, ['tasks', index, 'plan'], context);
     }),
   );
-  const forkBody = forkSchema.superRefine((body, context) => allowModel(body.model, ['model'], context));
+  const forkBody = forkSchema.superRefine((body, context) => {
+    allowModel(body.model, ['model'], context);
+    allowAgent(body.agent, ['agent'], context);
+  });
 
   router.post('/v1/tasks', async (request, response) => {
     const parsed = submitBody.safeParse(request.body);
@@ -262,7 +278,7 @@ export function tasksRouter(options: {
 }
 
 function modelNotAllowed(model: string, allowed: ReadonlySet<string>): string {
-  return `"${model.slice(0, 80)}" is not a model this install allows; allowed: ${[...allowed].join(', ') || 'none (set AGENTQ_MODELS)'}`;
+  return `"${model.slice(0, 80)}" is not a model this install allows; allowed: ${[...allowed].join(', ') || 'none (list them under `models` in the configuration file)'}`;
 }
 
 /**

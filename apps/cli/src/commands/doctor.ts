@@ -6,8 +6,7 @@
  * a running one listens). Exits 1 when a pool's tools would be refused, Redis does not answer (or wants
  * a password it is not given) or evicts keys, or the API would not start.
  */
-import { AGENT_POOLS } from '@agentq/contract';
-import { isLoopbackHost, type Config } from '@agentq/config';
+import { isLoopbackHost, poolNames, type Config } from '@agentq/config';
 import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
 import { runningApi } from '../api-address.js';
 import { passwordFix, withStoredPassword } from '../private-redis.js';
@@ -17,7 +16,7 @@ import { paint } from '../terminal.js';
 export async function doctorCommand(config: Config, flags: { json?: boolean }): Promise<number> {
   const tools = await isolationForPools({
     config,
-    pools: AGENT_POOLS,
+    pools: poolNames(config),
     serviceAddresses: await redisAddresses(config.REDIS_URL),
   });
   await closeIsolations(tools);
@@ -41,7 +40,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
   const keys = config.AGENTQ_API_KEYS?.length ?? 0;
   const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
-  const pools = AGENT_POOLS.map((pool) => ({
+  const pools = poolNames(config).map((pool) => ({
     pool,
     ...tools.get(pool)!.summary,
     description: tools.get(pool)!.description,

@@ -3,13 +3,12 @@
  * processes of this one, the same entry points a deployment scales one by one. Starts a private
  * Redis when none answers, and refuses to start without an LLM endpoint, saying how to set one.
  */
-import { AGENT_POOLS } from '@agentq/contract';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, type Config } from '@agentq/config';
+import { isLoopbackHost, LLM_SETUP_HELP, llmConfigured, poolNames, type Config } from '@agentq/config';
 import { createLogger, endLogs, prettyLogs, type Logger } from '@agentq/telemetry';
 import { onPath, passwordHelp, redactedUrl, startPrivateRedis, withStoredPassword } from '../private-redis.js';
 import { probeModelEndpoint } from '../probe-model.js';
@@ -118,9 +117,10 @@ export async function startCommand(options: StartOptions): Promise<void> {
 
   // With AGENTQ_METRICS_PORT, each worker serves its metrics on a port of its own: the pools' order from it.
   const metricsPort = config.AGENTQ_METRICS_PORT;
+  const pools = poolNames(config);
   const [api] = await Promise.all([
     spawnChild('api', ['api']),
-    ...AGENT_POOLS.map((pool, index) =>
+    ...pools.map((pool, index) =>
       spawnChild(
         `worker ${pool}`,
         ['worker', '--pools', pool],
@@ -133,8 +133,8 @@ export async function startCommand(options: StartOptions): Promise<void> {
       ? ` (listening on ${api.listening}, every interface)`
       : '';
   logger.info(
-    { url: api.url, pools: AGENT_POOLS, model: config.AGENTQ_MODEL },
-    `ready: API at ${api.url}${where} (pools: ${AGENT_POOLS.join(', ')}; model ${config.AGENTQ_MODEL})`,
+    { url: api.url, pools, model: config.AGENTQ_MODEL },
+    `ready: API at ${api.url}${where} (pools: ${pools.join(', ')}; model ${config.AGENTQ_MODEL})`,
   );
   logger.info(
     `try: curl -s -X POST ${api.url}/v1/tasks -H 'content-type: application/json' -d '{"tasks":[{"prompt":"Say hello","agent":"casual"}]}'`,

@@ -1,12 +1,11 @@
-import { AGENT_POOLS, type AgentPool } from '@agentq/contract';
-import type { Config } from '@agentq/config';
+import { poolNames, type Config } from '@agentq/config';
 import { startWorker } from '@agentq/worker';
 import { onShutdown } from '../shutdown.js';
 import { UsageError } from '../usage-error.js';
 
 /** `agentq worker --pools coder,file [--concurrency N]`: one worker process for those pools. */
 export async function workerCommand(config: Config, flags: { pools?: string; concurrency?: string }): Promise<void> {
-  const pools = parsePools(flags.pools);
+  const pools = parsePools(flags.pools, poolNames(config));
   const concurrency = flags.concurrency === undefined ? undefined : Number(flags.concurrency);
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0)) {
     throw new UsageError(`--concurrency must be a positive whole number, got "${flags.concurrency}".`);
@@ -30,13 +29,17 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
   onShutdown(() => worker.close(), logger);
 }
 
-function parsePools(value: string | undefined): AgentPool[] {
-  if (!value) return [...AGENT_POOLS];
+/** The pools named, each the planner or an agent of the configuration file; all of them without a name. */
+function parsePools(value: string | undefined, known: readonly string[]): string[] {
+  if (!value) return [...known];
   const pools = value
     .split(',')
     .map((pool) => pool.trim())
     .filter(Boolean);
-  const unknown = pools.filter((pool) => !(AGENT_POOLS as readonly string[]).includes(pool));
-  if (unknown.length) throw new UsageError(`Unknown pool(s): ${unknown.join(', ')}. Pools: ${AGENT_POOLS.join(', ')}.`);
-  return pools as AgentPool[];
+  const unknown = pools.filter((pool) => !known.includes(pool));
+  if (unknown.length)
+    throw new UsageError(
+      `Unknown pool(s): ${unknown.join(', ')}. Pools: ${known.join(', ')} (the planner and the agents of the configuration file).`,
+    );
+  return pools;
 }

@@ -1,9 +1,7 @@
 /** Batch submit from the page: paste prompts (one per line) or JSONL, or pick a .jsonl file; optionally each on several models. */
-import { AGENT_KINDS, parseBatch } from '@agentq/contract';
+import { parseBatch, PLANNER_POOL, type PoolView } from '@agentq/contract';
 import { request } from '../api.js';
 import { h } from '../dom.js';
-
-const AGENTS = ['', ...AGENT_KINDS];
 
 /** A batch id for what this page submits: when, and a few random letters (`web-20261130-071502-k3x9`). */
 function newBatchId(): string {
@@ -18,11 +16,15 @@ export function submitForm(onSubmitted: (ids: string[], batch: string) => void):
     rows: 4,
     placeholder: 'One prompt per line, or one JSON task per line: {"prompt": "...", "agent": "coder"}',
   });
-  const agent = h(
-    'select',
-    { id: 'batch-agent', title: 'Agent' },
-    ...AGENTS.map((name) => h('option', { value: name }, name || 'planner (auto)')),
-  );
+  const agent = h('select', { id: 'batch-agent', title: 'Agent' }, h('option', { value: '' }, 'planner (auto)'));
+  // The agents are the install's configuration file's: asked of the API, each with what it is for.
+  void request<{ pools: PoolView[] }>('/v1/pools')
+    .then(({ pools }) => {
+      for (const pool of pools)
+        if (pool.name !== PLANNER_POOL)
+          agent.append(h('option', { value: pool.name, title: pool.description }, pool.name));
+    })
+    .catch(() => undefined);
   const priority = h('input', {
     id: 'batch-priority',
     type: 'number',

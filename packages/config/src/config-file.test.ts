@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  agentNames,
+  ConfigError,
+  effectiveConfig,
+  fallbackModelsFor,
+  loadConfig,
+  modelFor,
+  poolNames,
+  toolNetworkFor,
+} from './index.js';
+
+function write(name: string, text: string): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'agentq-config-test-')), name);
+  writeFileSync(file, text);
+  return file;
+}
+const load = (text: string, name = 'agentq.config.yaml', env: Record<string, string> = {}) =>
+  loadConfig({ env: { ...env, AGENTQ_CONFIG: write(name, text) } });
+
+describe('the configuration file', () => {
+  it('declares agents, each one a pool, with their own model, fallbacks, network and instructions', () => {
+    const file = write('notes.md', 'You keep notes.');
+    const config = load(
+      `agents:\n  notes:\n    description: keeps notes\n    instructions: { file: ${file} }\n    model: small\n    fallbackModels: [tiny]\n    tools: [memory_get]\n    jail: { network: egress }\n`,
+    );
+    expect(agentNames(config)).toEqual(['notes']);
+    expect(poolNames(config)).toEqual(['planner', 'notes']);
+    expect(modelFor(config, 'notes')).toBe('small');
+    expect(fallbackModelsFor(config, 'notes')).toEqual(['tiny']);
+    expect(toolNetworkFor(config, 'notes')).toBe('egress');
+    expect(config.file.instructions.notes).toBe('You keep notes.');
+  });
+
+  it('keeps the shipped agents when a file leaves `agents` out', () => {
+    const config = load('{"models": {"m": {"price": {"input": 1, "output": 2}}}}', 'agentq.config.json');
+    expect(agentNames(config)).toEqual(['coder', 'file', 'casual', 'web']);
+    expect(config.file.instructions.coder).toMatch(/^You are a coding agent/);
+  });
+
+  it('says where each problem is and what to fix', () => {
+    const bad = () =>
+      load(
+        'agents:\n  Bad Name:\n    description: x\n    instructions: y\n  ok:\n    description: x\n    instructions: y\n    tools: [bash, nosuch]\n    colour: red\nmcpServers:\n  bash: { command: node }\n',
+      );
+    expect(bad).toThrow(ConfigError);
+    const message = (() => {
+      try {
+        bad();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    })();
+    expect(message).toMatch(/agents\.Bad Name: "Bad Name" is not an agent name/);
+    expect(message).toMatch(/agents\.ok: unknown key "colour"/);
+    expect(message).toMatch(/agents\.ok\.tools\.1: "nosuch" is neither a built-in tool/);
+    expect(message).toMatch(/mcpServers\.bash: "bash" is the name of a built-in tool/);
+    expect(() => load('agents:\n  a:\n    description: x\n    instructions: { file: missing.md }\n')).toThrow(
+      /agents\.a\.instructions\.file: cannot read .*missing\.md \(ENOENT\)/,
+    );
+    expect(() => load('agents: [1, 2')).toThrow(/is not valid YAML/);
+    expect(() => load('agents: {}\n')).toThrow(/agents: declares no agent/);
+    expect(() => loadConfig({ env: { AGENTQ_CONFIG: '/no/such/agentq.yaml' } })).toThrow(
+      /AGENTQ_CONFIG=.*no such file/,
+    );
+  });
+
+  it('refuses every variable it replaced, naming the new place', () => {
+    expect(() =>
+      loadConfig({
+        env: { AGENTQ_MODEL_PLANNER: 'big', AGENTQ_CONCURRENCY_CODER: '2', AGENTQ_TOOL_NETWORK_WEB: 'egress' },
+      }),
+    ).toThrow(
+      /AGENTQ_CONCURRENCY_CODER: now agents\.coder\.concurrency[^]*AGENTQ_MODEL_PLANNER: now planner\.model[^]*AGENTQ_TOOL_NETWORK_WEB: now agents\.web\.jail\.network/,
+    );
+    // Not one of them: the global defaults stay variables.
+    expect(loadConfig({ env: { AGENTQ_CONCURRENCY: '2', AGENTQ_TOOL_NETWORK: 'egress' } }).AGENTQ_CONCURRENCY).toBe(2);
+  });
+
+  it('prints the effective configuration with every secret redacted', () => {
+    const config = load(
+      'mcpServers:\n  gh:\n    command: node\n    env: { TOKEN: "ghp_literal", OTHER: { env: GH_TOKEN } }\n  remote:\n    url: https://mcp.example.com/mcp\n    headers: { Authorization: "Bearer secret-header" }\n',
+      'agentq.config.yaml',
+      { OPENAI_API_KEY: 'sk-secret', REDIS_URL: 'redis://:hunter2@10.0.0.1:6379', AGENTQ_API_KEYS: 'k1=acme' },
+    );
+    const text = effectiveConfig(config);
+    for (const secret of ['sk-secret', 'hunter2', 'ghp_literal', 'secret-header', 'k1='])
+      expect(text).not.toContain(secret);
+    expect(text).toContain('GH_TOKEN');
+    expect(text).toContain('acme');
+    expect(text).toContain('coder');
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * The configuration file (agentq.config.yaml): what an install runs, declared in one place. Its agents
+ * (each one a pool), the planner, the MCP servers the agents take tools from, and the models' prices and
+ * shared limits. The environment keeps what belongs to a deployment: endpoints, secrets, ports, knobs.
+ *
+ * Every description here is the reference: docs/configuration.md and agentq.config.schema.json are
+ * generated from this schema (`npm run config:docs`), and a test fails when they drift.
+ */
+import { AGENT_NAME, BUILTIN_TOOLS, PLANNER_POOL, TOOL_PROTOCOLS } from '@agentq/contract';
+import { z } from 'zod';
+
+const modelName = z.string().min(1).max(200);
+
+const jailSchema = z
+  .object({
+    network: z
+      .enum(['none', 'egress'])
+      .optional()
+      .describe(
+        "Network of this agent's jailed processes (its tools and its stdio MCP servers): `none`, only the jail's own loopback; `egress`, the internet but never this host, Redis or private ranges. Default: AGENTQ_TOOL_NETWORK.",
+      ),
+    memoryMb: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Memory of one jailed run, all its processes together, in MiB. Default: AGENTQ_TOOL_MEMORY_MB.'),
+    processes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Processes and threads one jailed run may have at once. Default: AGENTQ_TOOL_PROCESSES.'),
+    fileMb: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Largest file a jailed process may write, and its private /tmp, in MiB. Default: AGENTQ_TOOL_FILE_MB.'),
+  })
+  .strict()
+  .describe("The jail of this agent's processes.");
+
+const instructionsSchema = z
+  .union([
+    z.string().min(1),
+    z
+      .object({
+        file: z
+          .string()
+          .min(1)
+          .describe("A Markdown file of the instructions, relative to the configuration file's folder."),
+      })
+      .strict(),
+  ])
+  .describe("The agent's system prompt: inline text, or `{file: path}`.");
+
+const agentSchema = z
+  .object({
+    description: z
+      .string()
+      .min(1)
+      .max(1_000)
+      .describe('What this agent is for, in a line: what the planner reads when it routes a subtask to an agent.'),
+    instructions: instructionsSchema,
+    model: modelName
+      .optional()
+      .describe('The model this agent calls, as the endpoint names it. Default: AGENTQ_MODEL.'),
+    fallbackModels: z
+      .array(modelName)
+      .max(5)
+      .default([])
+      .describe(
+        'Models tried in turn when a call to the model fails for good (its retries used up, or refused): the step is asked of the next one.',
+      ),
+    tools: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        `What the agent may call: built-in tools by name (${BUILTIN_TOOLS.join(', ')}) and MCP servers by their name in \`mcpServers\` (every tool the server lists). \`web_search\` is offered only when AGENTQ_SEARCH_URL is set.`,
+      ),
+    protocol: z
+      .enum(TOOL_PROTOCOLS)
+      .optional()
+      .describe(
+        'How the model asks for tools: `native` tool calls, or `fences` (code blocks) for small local models. Default: AGENTQ_TOOL_PROTOCOL.',
+      ),
+    concurrency: z
+      .number()
+      .int()
+      .positive()
+      .max(1_000)
+      .optional()
+      .describe('Jobs of this agent one worker process runs at once. Default: AGENTQ_CONCURRENCY.'),
+    jail: jailSchema.optional(),
+  })
+  .strict();
+
+const plannerSchema = z
+  .object({
+    model: modelName.optional().describe('The model the planner calls. Default: AGENTQ_MODEL.'),
+    fallbackModels: z
+      .array(modelName)
+      .max(5)
+      .default([])
+      .describe('Models tried in turn when a call to the planner model fails for good.'),
+    concurrency: z
+      .number()
+      .int()
+      .positive()
+      .max(1_000)
+      .optional()
+      .describe('Planning jobs one worker process runs at once. Default: AGENTQ_CONCURRENCY.'),
+  })
+  .strict()
+  .describe('The planner: it breaks a task into subtasks for the agents (prompts/planner.md).');
+
+/** A value of a server's `env` or `headers`: text, or a secret named by reference. */
+const secretValue = z
+  .union([
+    z.string(),
+    z
+      .object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) })
+      .strict()
+      .describe("The value of this environment variable of the worker's."),
+    z
+      .object({ tenantSecret: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) })
+      .strict()
+      .describe(
+        "The task's tenant's secret of this name (`tenants.<name>.secrets`): each tenant's tasks reach the server with their own credentials.",
+      ),
+  ])
+  .describe('Text, `{env: NAME}` or `{tenantSecret: NAME}`: a secret is named, never written in the file.');
+
+const mcpToolTimeout = z
+  .number()
+  .int()
+  .positive()
+  .max(3_600_000)
+  .optional()
+  .describe(
+    "Milliseconds one tool call may take. Default, and at most: AGENTQ_TOOL_TIMEOUT_MS (and always less than the step's time left).",
+  );
+
+const stdioServerSchema = z
+  .object({
+    command: z
+      .string()
+      .min(1)
+      .describe('The program, as in any MCP client: an absolute path, or a name found on the system PATH.'),
+    args: z.array(z.string()).default([]).describe("The program's arguments."),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), secretValue)
+      .default({})
+      .describe("Its environment: nothing of the worker's is passed but what is named here (and PATH, HOME, LANG)."),
+    dir: z
+      .string()
+      .optional()
+      .describe(
+        "The folder of the server's own files, visible read-only in its jail and its working directory with `scope: worker`. Relative to the configuration file's folder. Default: that folder.",
+      ),
+    scope: z
+      .enum(['worker', 'task'])
+      .default('worker')
+      .describe(
+        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, working in the task's folder (read-write), for servers that work on the task's files; stopped when the task's step ends.",
+      ),
+    timeoutMs: mcpToolTimeout,
+  })
+  .strict();
+
+const httpServerSchema = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .describe(
+        'A Streamable HTTP endpoint. Reached through the same egress rules as `http_fetch`: no loopback or private address unless AGENTQ_FETCH_PRIVATE=true.',
+      ),
+    headers: z
+      .record(z.string(), secretValue)
+      .default({})
+      .describe('Headers of every request (credentials by reference).'),
+    timeoutMs: mcpToolTimeout,
+  })
+  .strict();
+
+export const mcpServerSchema = z
+  .union([stdioServerSchema, httpServerSchema])
+  .describe('`{command, args, env}` for a stdio server, `{url, headers}` for a Streamable HTTP one.');
+
+const modelSettingsSchema = z
+  .object({
+    price: z
+      .object({
+        input: z.number().min(0).describe('Prompt tokens.'),
+        cachedInput: z.number().min(0).optional().describe('Prompt tokens the provider had cached. Default: `input`.'),
+        output: z.number().min(0).describe('Completion tokens.'),
+      })
+      .strict()
+      .optional()
+      .describe('USD per million tokens (over the built-in table of common models).'),
+    limits: z
+      .object({
+        rpm: z.number().int().positive().optional().describe('Requests per minute.'),
+        tpm: z.number().int().positive().optional().describe('Tokens (prompt and completion) per minute.'),
+        requests: z.number().int().positive().optional().describe('Requests per `perSeconds` (instead of `rpm`).'),
+        tokens: z.number().int().positive().optional().describe('Tokens per `perSeconds` (instead of `tpm`).'),
+        perSeconds: z.number().positive().max(86_400).optional().describe('The window of `requests` and `tokens`.'),
+      })
+      .strict()
+      .refine(
+        (limit) => [limit.rpm, limit.tpm, limit.requests, limit.tokens].some((value) => value !== undefined),
+        'needs "rpm", "tpm", or "requests"/"tokens" with "perSeconds"',
+      )
+      .refine(
+        (limit) =>
+          (limit.rpm === undefined && limit.tpm === undefined) ||
+          (limit.requests === undefined && limit.tokens === undefined && limit.perSeconds === undefined),
+        'give "rpm"/"tpm" (per minute) or "requests"/"tokens" per "perSeconds", not both',
+      )
+      .optional()
+      .describe(
+        "The provider's limits for this model, shared by every worker on every host: a call waits, its worker slot given back, until it fits.",
+      ),
+  })
+  .strict();
+
+export const fileSchema = z
+  .object({
+    $schema: z.string().optional().describe('For editors: the path of agentq.config.schema.json.'),
+    planner: plannerSchema.default({ fallbackModels: [] }),
+    agents: z
+      .record(z.string(), agentSchema.describe('An agent.'))
+      .describe(
+        'The agents, by name (a lower-case word): each is a pool of workers (`agentq worker --pools NAME`), a choice a submit may name, and a role the planner routes subtasks to.',
+      ),
+    mcpServers: z
+      .record(z.string(), mcpServerSchema)
+      .default({})
+      .describe('MCP servers, by name, in the shape every MCP client uses. An agent lists a server among its tools.'),
+    models: z
+      .record(modelName, modelSettingsSchema.describe('A model, as the endpoint names it.'))
+      .default({})
+      .describe(
+        "Models by name: their prices and shared limits. A submit may name any model here or any agent's (a batch can compare models on the same prompts).",
+      ),
+  })
+  .strict()
+  .superRefine((file, context) => {
+    const names = Object.keys(file.agents);
+    if (!names.length) context.addIssue({ code: 'custom', path: ['agents'], message: 'declares no agent' });
+    for (const name of names) {
+      if (!AGENT_NAME.test(name) || name === PLANNER_POOL)
+        context.addIssue({
+          code: 'custom',
+          path: ['agents', name],
+          message: `"${name}" is not an agent name: a lower-case word (a-z, 0-9, "_", "-"), at most 32 characters, not "${PLANNER_POOL}"`,
+        });
+    }
+    for (const server of Object.keys(file.mcpServers)) {
+      if (!/^[A-Za-z0-9_-]{1,32}$/.test(server))
+        context.addIssue({
+          code: 'custom',
+          path: ['mcpServers', server],
+          message: `"${server}" is not a server name: letters, digits, "_" or "-", at most 32 characters (it is part of its tools' names)`,
+        });
+      if ((BUILTIN_TOOLS as readonly string[]).includes(server))
+        context.addIssue({
+          code: 'custom',
+          path: ['mcpServers', server],
+          message: `"${server}" is the name of a built-in tool: name the server otherwise`,
+        });
+    }
+    for (const [name, agent] of Object.entries(file.agents)) {
+      agent.tools.forEach((tool, index) => {
+        if (!(BUILTIN_TOOLS as readonly string[]).includes(tool) && !(tool in file.mcpServers))
+          context.addIssue({
+            code: 'custom',
+            path: ['agents', name, 'tools', index],
+            message: `"${tool}" is neither a built-in tool (${BUILTIN_TOOLS.join(', ')}) nor a server of mcpServers`,
+          });
+      });
+    }
+  });
+
+export type AgentqFile = z.infer<typeof fileSchema>;
+export type AgentSettings = AgentqFile['agents'][string];
+export type McpServerSettings = z.infer<typeof mcpServerSchema>;
+export type SecretValue = z.infer<typeof secretValue>;

@@ -1,0 +1,28 @@
+/**
+ * What names an agent and a tool may have. The agents themselves are declared in the configuration
+ * file (agentq.config.yaml), not here: each is a pool, next to the planner's.
+ */
+
+/** The planner's pool: it breaks a task into subtasks for the agents. */
+export const PLANNER_POOL = 'planner';
+
+/** An agent's name: a queue's name and part of a tool's, so a short lower-case word. */
+export const AGENT_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** The tools agentq brings, by the name an agent's `tools` list uses. */
+export const BUILTIN_TOOLS = [
+  'bash',
+  'python',
+  'node',
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_files',
+  'http_fetch',
+  'web_search',
+  'memory_set',
+  'memory_get',
+  'memory_list',
+  'ask_user',
+] as const;
+export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];
