@@ -87,5 +87,7 @@ module.exports = {
     doNotFollow: { path: ['node_modules', '/dist/'] },
     tsPreCompilationDeps: true,
     combinedDependencies: true,
+    // Packages' `exports` maps as Node reads them for an ESM import (the MCP SDK's subpaths are only there).
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'types', 'default'] },
   },
 };

@@ -29,7 +29,7 @@ Run agentq:
   api                                     the HTTP API alone
   worker [--pools planner,coder,...] [--concurrency N]
                                           a worker process for those pools: the planner and any agent
-                                          of the configuration file (default: all)
+                                          of the configuration file ("agents": every agent; default: all)
   demo                                    start against a built-in scripted model (no LLM needed)
   doctor                                  what isolation each pool's tools get here, Redis, the API's access
   config check [FILE]                     validate the configuration file (agents, MCP servers, models)

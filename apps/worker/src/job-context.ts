@@ -5,7 +5,7 @@ import type { AgentQueues } from '@agentq/scheduling';
 import type { TaskStore } from '@agentq/store';
 import type { Transitions } from '@agentq/tasks';
 import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
-import type { ProcessIsolation } from '@agentq/tools';
+import type { McpServers, ProcessIsolation } from '@agentq/tools';
 import type { CancelListener } from './cancel-listener.js';
 import type { ModelCatalog } from './model-catalog.js';
 
@@ -23,6 +23,8 @@ export interface JobContext {
   config: Config;
   /** How the pool's process tools run. */
   isolation: ProcessIsolation;
+  /** The MCP servers this worker's agents take tools from, started when first needed. */
+  mcp: McpServers;
   /** Redis's addresses when they are not private: the model's network access refuses them too. */
   serviceAddresses: readonly string[];
   logger: Logger;

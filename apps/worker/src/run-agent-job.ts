@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
-import { agentInstructions, toolProtocolFor } from '@agentq/config';
+import { agentInstructions, jailLimitsFor, toolNetworkFor, toolProtocolFor } from '@agentq/config';
 import {
   protocolFor,
   runAgent,
@@ -21,6 +21,7 @@ import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
 import { createToolSettings, WorkdirDisk } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
+import { agentMcpServers } from './agent-mcp-servers.js';
 import { forkJournal } from './fork-journal.js';
 import { holdTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
@@ -40,7 +41,7 @@ export async function runAgentJob(
   const { taskId } = payload;
   const { store, transitions, config } = context;
   const protocolName = toolProtocolFor(config, agent);
-  const tools = agentBuiltinTools(config, agent);
+  const builtin = agentBuiltinTools(config, agent);
   const budgets: StopCondition[] = [];
   if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
@@ -64,7 +65,28 @@ export async function runAgentJob(
       await prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: from, quota: diskQuota });
     return kept;
   };
-  const end = await holdTask({
+  // The agent's MCP servers' tools, for this task's tenant; a server that cannot start is left out, logged.
+  const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>) => {
+    const servers = agentMcpServers(config, agent, tenant);
+    if (!servers.length) return [];
+    const { tools, unavailable } = await context.mcp.toolsFor({
+      agent,
+      tenant,
+      taskId,
+      workdir,
+      prepareWorkdir: makeWorkdir,
+      servers: servers.flatMap((server) => ('spec' in server ? [server] : [])),
+      isolation: context.isolation,
+      jail: { network: toolNetworkFor(config, agent), limits: jailLimitsFor(config, agent) },
+    });
+    for (const server of [...servers.flatMap((one) => ('reason' in one ? [one] : [])), ...unavailable])
+      context.logger.warn(
+        { taskId, agent, server: 'server' in server ? server.server : server.name },
+        `MCP server unavailable: ${server.reason}`,
+      );
+    return tools;
+  };
+  const held = holdTask({
     job,
     token,
     context,
@@ -73,6 +95,14 @@ export async function runAgentJob(
     resumed: (record) => record.steps > 0 || record.status === 'running',
     run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
+      const makeWorkdir = async () =>
+        prepareWorkdir({
+          isolation: context.isolation,
+          workdir,
+          copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
+          quota: diskQuota,
+        });
+      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir))];
       const systemPrompt = systemPromptFor({
         instructions: agentInstructions(config, agent),
         protocol: protocolName,
@@ -92,13 +122,7 @@ export async function runAgentJob(
           workdir,
           isolation: context.isolation,
           // Made when a tool first needs it: most tasks of some kinds never do.
-          prepareWorkdir: async () =>
-            prepareWorkdir({
-              isolation: context.isolation,
-              workdir,
-              copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
-              quota: diskQuota,
-            }),
+          prepareWorkdir: makeWorkdir,
           disk,
           scratchpad: createRedisScratchpad({ redis: store.redis, key: store.keys.scratchpad(record.rootId) }),
           allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
@@ -140,6 +164,8 @@ export async function runAgentJob(
       return outcome.status;
     },
   });
+  // A task's own servers (`scope: task`) end with its run, however it ended.
+  const end = await held.finally(() => context.mcp.endTask(taskId));
   if (end.held) return end.value;
   // A job re-run after a crash right after its task ended, or a cancel that came first: finish what
   // follows a subtask's end (idempotent).

@@ -50,7 +50,7 @@ import {
   type Logger,
   type MetricsServer,
 } from '@agentq/telemetry';
-import { removeWorkdir, resolveInterpreters, runsProcesses } from '@agentq/tools';
+import { McpServers, removeWorkdir, resolveInterpreters, runsProcesses } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
@@ -149,6 +149,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
   if (Object.keys(modelLimits(config)).length) await loadTokenizer();
 
+  const mcp = new McpServers({
+    homeRoot: path.resolve(config.AGENTQ_DATA_DIR, 'mcp'),
+    allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
+    serviceAddresses,
+    timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
+    outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+  });
   const transitions = new Transitions(store);
   const workers = new Map<AgentPool, Worker>();
   for (const pool of options.pools) {
@@ -167,6 +174,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       tracing,
       metrics,
       isolation: poolTools.get(pool)!.isolation,
+      mcp,
       serviceAddresses,
       rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
       offerTool: toolProtocolFor(config, pool) === 'native',
@@ -322,6 +330,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         metricsServer?.close(),
         tracing.shutdown(),
         closeIsolations(poolTools),
+        mcp.close(),
       ]);
       logger.info('stopped');
     },

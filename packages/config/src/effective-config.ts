@@ -35,6 +35,7 @@ export function effectiveConfig(config: { file: LoadedFile }): string {
     {
       file: file.path,
       settings: { ...settings, mcpServers },
+      secrets: Object.fromEntries(Object.keys(file.secretValues).map((name) => [name, `${REDACTED} (set)`])),
       environment: env,
     },
     { lineWidth: 0 },

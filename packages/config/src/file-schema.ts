@@ -239,6 +239,26 @@ export const fileSchema = z
       .record(z.string(), mcpServerSchema)
       .default({})
       .describe('MCP servers, by name, in the shape every MCP client uses. An agent lists a server among its tools.'),
+    tenants: z
+      .record(
+        z.string(),
+        z
+          .object({
+            secrets: z
+              .record(
+                z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+                z.object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) }).strict(),
+              )
+              .default({})
+              .describe(
+                "The tenant's secrets by name, each the name of a variable of the worker's environment that holds it (`{env: ACME_GITHUB_TOKEN}`): an MCP server's `{tenantSecret: NAME}` is this tenant's value for its tasks.",
+              ),
+          })
+          .strict()
+          .describe('A tenant.'),
+      )
+      .default({})
+      .describe('Tenants, by name (`*`: every tenant not named).'),
     models: z
       .record(modelName, modelSettingsSchema.describe('A model, as the endpoint names it.'))
       .default({})
@@ -251,11 +271,11 @@ export const fileSchema = z
     const names = Object.keys(file.agents);
     if (!names.length) context.addIssue({ code: 'custom', path: ['agents'], message: 'declares no agent' });
     for (const name of names) {
-      if (!AGENT_NAME.test(name) || name === PLANNER_POOL)
+      if (!AGENT_NAME.test(name) || name === PLANNER_POOL || name === 'agents')
         context.addIssue({
           code: 'custom',
           path: ['agents', name],
-          message: `"${name}" is not an agent name: a lower-case word (a-z, 0-9, "_", "-"), at most 32 characters, not "${PLANNER_POOL}"`,
+          message: `"${name}" is not an agent name: a lower-case word (a-z, 0-9, "_", "-"), at most 32 characters, not "${PLANNER_POOL}" or "agents"`,
         });
     }
     for (const server of Object.keys(file.mcpServers)) {

@@ -338,7 +338,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     throw new ConfigError(
       `These variables are no longer read; their settings live in the configuration file now (docs/configuration.md):\n${replaced.join('\n')}`,
     );
-  const file = loadConfigFile(options.configFile ?? findConfigFile({ env: present }));
+  const file = loadConfigFile(options.configFile ?? findConfigFile({ env: present }), present);
   return { ...parsed.data, file };
 }
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
-import { fileSchema, type AgentqFile } from './file-schema.js';
+import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
 
 export const FILE_NAMES = ['agentq.config.yaml', 'agentq.config.yml', 'agentq.config.json'];
 
@@ -27,6 +27,8 @@ export interface LoadedFile {
   settings: AgentqFile;
   /** Each agent's instructions, as text. */
   instructions: Record<string, string>;
+  /** The values of the variables the file names as secrets (`{env: NAME}`), read at start. */
+  secretValues: Record<string, string>;
 }
 
 /** Where the configuration file is, for this working directory and environment. */
@@ -45,8 +47,11 @@ export function findConfigFile(options: { env: NodeJS.ProcessEnv; cwd?: string }
   return DEFAULT_CONFIG_FILE;
 }
 
-/** Reads, checks and completes a configuration file; a ConfigError names every problem and where it is. */
-export function loadConfigFile(file: string): LoadedFile {
+/**
+ * Reads, checks and completes a configuration file; a ConfigError names every problem and where it is.
+ * `env`: where the secrets it names by variable are read (each must be set). Default: none are read.
+ */
+export function loadConfigFile(file: string, env?: NodeJS.ProcessEnv): LoadedFile {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -80,8 +85,31 @@ export function loadConfigFile(file: string): LoadedFile {
     const folder = path.resolve(dir, server.dir ?? '.');
     if (!existsSync(folder)) problems.push(`  mcpServers.${name}.dir: there is no folder ${folder}`);
   }
+  const secretValues: Record<string, string> = {};
+  if (env)
+    for (const { where, name } of namedSecrets(parsed.data)) {
+      const value = env[name];
+      if (value) secretValues[name] = value;
+      else problems.push(`  ${where}: names the variable ${name}, which is not set`);
+    }
   if (problems.length) throw new ConfigError(`${file} is not a valid configuration:\n${problems.join('\n')}`);
-  return { path: file, dir, settings: parsed.data, instructions };
+  return { path: file, dir, settings: parsed.data, instructions, secretValues };
+}
+
+/** Every `{env: NAME}` of the file, with where it is. */
+function namedSecrets(settings: AgentqFile): Array<{ where: string; name: string }> {
+  const found: Array<{ where: string; name: string }> = [];
+  for (const [server, spec] of Object.entries(settings.mcpServers)) {
+    const values = 'command' in spec ? { env: spec.env } : { headers: spec.headers };
+    for (const [field, map] of Object.entries(values))
+      for (const [key, value] of Object.entries(map as Record<string, SecretValue>))
+        if (typeof value === 'object' && 'env' in value)
+          found.push({ where: `mcpServers.${server}.${field}.${key}`, name: value.env });
+  }
+  for (const [tenant, { secrets }] of Object.entries(settings.tenants))
+    for (const [key, { env }] of Object.entries(secrets))
+      found.push({ where: `tenants.${tenant}.secrets.${key}`, name: env });
+  return found;
 }
 
 function parseText(file: string, text: string): unknown {

@@ -30,3 +30,6 @@ export * from './remove-workdir.js';
 export * from './tool-cgroups.js';
 export * from './stop-reasons.js';
 export * from './tool-settings.js';
+export { McpServers, type McpRun, type McpServerSpec } from './mcp/mcp-servers.js';
+export { mcpToolName } from './mcp/mcp-tool.js';
+export type { JailedServer } from './jail.js';

@@ -19,7 +19,8 @@
 import { existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { ToolError } from './errors.js';
 import { attachEgress, egressRules, findEgressTools, type EgressTools } from './jail-egress.js';
 import {
@@ -46,6 +47,13 @@ import { runProcess, type ProcessOutcome } from './run-process.js';
 import { ToolLauncher } from './tool-launcher.js';
 
 export type { JailOptions, JailProgram, JailRunOptions, ToolNetwork } from './jail-options.js';
+
+/** A program the jail keeps running (jail.startServer): its pipes, and how to end it. */
+export interface JailedServer {
+  process: ChildProcess;
+  /** Ends it and every process it started (its cgroup, its PID namespace). */
+  stop(): Promise<void>;
+}
 
 /**
  * Closes every descriptor above stderr the jail's bash was handed: a descriptor the worker inherited
@@ -284,6 +292,99 @@ export class Jail {
       // Off the call's path: a group's last process may take a moment to be gone.
       if (group) void this.cgroups?.release(group);
     }
+  }
+
+  /**
+   * Starts a long-lived program in the jail (an MCP server speaking on its stdin and stdout): the
+   * same namespaces, system, seccomp filter, cgroup and network as a tool run, with `dir` (its own
+   * files) read-only and `home` (its folder: a task's work directory, or one of its own) read-write.
+   * Its environment is `env` alone, never the worker's. No CPU-time limit: it serves call after call.
+   * Resolves once it runs (past the jail's gate); `stop()` ends it and everything it started.
+   */
+  async startServer(options: {
+    command: string;
+    args: readonly string[];
+    env: Readonly<Record<string, string>>;
+    dir: string;
+    home: string;
+    /** Where it starts: `dir` or `home`. */
+    cwd: string;
+  }): Promise<JailedServer> {
+    if (!this.files) throw new ToolError('tool_unavailable', 'this jail starts its processes from a launcher');
+    const bash = this.interpreters.bash!;
+    const limits = this.limitsLine.replace(/ -t \d+/, '');
+    const identity = this.identity(options.home);
+    const group = this.cgroups?.create({
+      memoryBytes: this.limits.memoryMb * 1024 * 1024,
+      processes: this.limits.processes,
+    });
+    const args = [
+      // The server's environment comes from the spawn below (only its own variables), not a cleared one.
+      ...this.baseArgs.filter((arg) => arg !== '--clearenv'),
+      ...(options.dir === options.home ? [] : ['--ro-bind', options.dir, options.dir]),
+      '--bind',
+      options.home,
+      options.home,
+      '--chdir',
+      options.cwd,
+      '--setenv',
+      'HOME',
+      options.home,
+      '--info-fd',
+      '3',
+      ...(this.seccomp ? ['--seccomp', '5'] : []),
+      ...this.endArgs,
+      '--',
+      bash,
+      '-c',
+      `${JAIL_GATE}${CLOSE_INHERITED}${limits}exec "$0" "$@"`,
+      options.command,
+      ...options.args,
+    ];
+    const child = spawn(this.bwrap, args, {
+      cwd: '/',
+      env: { ...options.env },
+      detached: true,
+      ...(identity ?? {}),
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(this.seccomp ? (['pipe'] as const) : [])],
+    });
+    const info = readJailInfo(child.stdio[3] as Readable);
+    const pipes = child.stdio as unknown as Array<Writable | null>;
+    if (this.seccomp) {
+      pipes[5]?.on('error', () => undefined);
+      pipes[5]?.end(this.seccomp);
+    }
+    let release: (() => void) | undefined;
+    const stop = async () => {
+      release?.();
+      group?.kill();
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+      const reported = await info;
+      if (reported) killPidNamespace(reported.pidNamespace);
+      if (group) void this.cgroups?.release(group);
+    };
+    try {
+      const reported = await Promise.race([
+        info,
+        new Promise<undefined>((resolve) => child.once('exit', () => resolve(undefined))),
+      ]);
+      if (!reported || child.pid === undefined)
+        throw new ToolError('tool_unavailable', 'the jail ended before it started the server');
+      contain([child.pid, reported.childPid], group);
+      release = this.egress ? await this.connect(reported, this.egress) : undefined;
+      pipes[4]?.on('error', () => undefined);
+      pipes[4]?.end('x');
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    return { process: child, stop };
   }
 
   /** Gives the jail's namespace the egress network. */

@@ -65,6 +65,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   schema: Schema;
+  /** The JSON schema the model sees, when it is given rather than made from `schema` (an MCP server's). */
+  parameters?: Record<string, unknown>;
   /** How the tool is called with a code fence; tools without it exist only as native tool calls. */
   fence?: FenceBinding;
   run(args: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;

@@ -76,7 +76,10 @@ const schemas = new WeakMap<Tool, ToolSchema>();
 export function toolSchema(tool: Tool): ToolSchema {
   let schema = schemas.get(tool);
   if (!schema) {
-    const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
+    const { $schema: _ignored, ...parameters } = (tool.parameters ?? z.toJSONSchema(tool.schema)) as Record<
+      string,
+      unknown
+    >;
     schema = { name: tool.name, description: tool.description, parameters };
     schemas.set(tool, schema);
   }

@@ -29,13 +29,17 @@ export async function workerCommand(config: Config, flags: { pools?: string; con
   onShutdown(() => worker.close(), logger);
 }
 
-/** The pools named, each the planner or an agent of the configuration file; all of them without a name. */
+/**
+ * The pools named, each the planner or an agent of the configuration file (`agents`: every agent); all
+ * of them without a name.
+ */
 function parsePools(value: string | undefined, known: readonly string[]): string[] {
   if (!value) return [...known];
   const pools = value
     .split(',')
     .map((pool) => pool.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .flatMap((pool) => (pool === 'agents' ? known.filter((name) => name !== 'planner') : [pool]));
   const unknown = pools.filter((pool) => !known.includes(pool));
   if (unknown.length)
     throw new UsageError(

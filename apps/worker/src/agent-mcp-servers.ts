@@ -1,0 +1,50 @@
+/**
+ * The MCP servers an agent lists among its tools, as a task of `tenant` starts them: every secret its
+ * entry names resolved (a variable of the worker's read at start, or the tenant's own secret), its
+ * folder made absolute. A tenant without a secret a server needs cannot start it: said as why.
+ */
+import path from 'node:path';
+import { agentSettings, mcpServers, type Config, type SecretValue } from '@agentq/config';
+import type { McpServerSpec } from '@agentq/tools';
+
+export type ResolvedServer = { name: string; spec: McpServerSpec } | { name: string; reason: string };
+
+export function agentMcpServers(config: Config, agent: string, tenant: string): ResolvedServer[] {
+  const servers = mcpServers(config);
+  const tenants = config.file.settings.tenants;
+  const secrets = { ...tenants['*']?.secrets, ...tenants[tenant]?.secrets };
+  return (agentSettings(config, agent)?.tools ?? [])
+    .filter((tool) => Object.hasOwn(servers, tool))
+    .map((name): ResolvedServer => {
+      const settings = servers[name]!;
+      const missing: string[] = [];
+      const resolve = (values: Record<string, SecretValue>) =>
+        Object.fromEntries(
+          Object.entries(values).map(([key, value]) => {
+            if (typeof value === 'string') return [key, value];
+            if ('env' in value) return [key, config.file.secretValues[value.env] ?? ''];
+            const own = secrets[value.tenantSecret];
+            const found = own ? config.file.secretValues[own.env] : undefined;
+            if (found === undefined) missing.push(value.tenantSecret);
+            return [key, found ?? ''];
+          }),
+        );
+      const spec: McpServerSpec =
+        'command' in settings
+          ? {
+              command: settings.command,
+              args: settings.args,
+              env: resolve(settings.env),
+              dir: path.resolve(config.file.dir, settings.dir ?? '.'),
+              scope: settings.scope,
+              timeoutMs: settings.timeoutMs,
+            }
+          : { url: settings.url, headers: resolve(settings.headers), timeoutMs: settings.timeoutMs };
+      return missing.length
+        ? {
+            name,
+            reason: `tenant ${tenant} has no secret ${missing.join(', ')} (tenants.${tenant}.secrets in the configuration file)`,
+          }
+        : { name, spec };
+    });
+}

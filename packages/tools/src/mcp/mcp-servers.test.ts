@@ -1,0 +1,45 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { McpServers } from './mcp-servers.js';
+
+let server: Server | undefined;
+afterEach(() => server?.close());
+
+it('reaches a remote server only through the egress rules of http_fetch: a local address is refused', async () => {
+  let requests = 0;
+  server = createServer((_request, response) => {
+    requests++;
+    response.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const servers = new McpServers({ homeRoot: '/nonexistent', timeoutMs: 5_000, outputLimit: 1_000 });
+  const run = {
+    agent: 'a',
+    tenant: 't',
+    taskId: 'x',
+    workdir: '/nonexistent',
+    prepareWorkdir: async () => undefined,
+    servers: [{ name: 'remote', spec: { url, headers: { authorization: 'Bearer k' } } }],
+    isolation: { kind: 'unavailable' as const, reason: 'not needed' },
+    jail: { network: 'none' as const, limits: { processes: 1, memoryMb: 1, fileMb: 1, cpuSeconds: 1 } },
+  };
+  const refused = await servers.toolsFor(run);
+  expect(refused.tools).toEqual([]);
+  expect(refused.unavailable).toEqual([
+    { server: 'remote', reason: expect.stringMatching(/private or local address \(127\.0\.0\.1\): refused/) },
+  ]);
+  expect(requests).toBe(0);
+  // Allowed by the operator, the request is made (this one answers 500: the server is said not to start).
+  const allowed = new McpServers({
+    homeRoot: '/nonexistent',
+    timeoutMs: 5_000,
+    outputLimit: 1_000,
+    allowPrivateNetwork: true,
+  });
+  const tried = await allowed.toolsFor(run);
+  expect(tried.unavailable[0]?.reason).toMatch(/did not start/);
+  expect(requests).toBeGreaterThan(0);
+  await Promise.all([servers.close(), allowed.close()]);
+});

@@ -1,0 +1,272 @@
+/**
+ * The MCP servers a worker's agents take tools from, started when first needed and kept for the next
+ * calls. Who shares a server: with `scope: worker`, the tasks of one worker, agent and tenant (tenants
+ * never share one: each has its own process, folder, uid and credentials); with `scope: task`, one
+ * task alone, working in its folder, stopped when its run ends. A stdio server runs in the agent's jail
+ * (never with the worker's environment); a remote one is reached through http_fetch's egress rules.
+ * A server that dies is started again by the next call; the call it was serving fails with a message
+ * the model can act on. `tools/list_changed` empties the list kept, so the next run reads it again.
+ */
+import { mkdir } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { BlockedDestinationError, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
+import { ToolError } from '../errors.js';
+import type { ProcessIsolation } from '../process-isolation.js';
+import { Jail, type JailOptions } from '../jail.js';
+import type { Tool } from '../tool.js';
+import { JailedStdioTransport } from './jailed-stdio-transport.js';
+import { mcpTool } from './mcp-tool.js';
+
+/** A server as a worker starts it: the configuration file's entry, its secrets resolved. */
+export type McpServerSpec =
+  | {
+      command: string;
+      args: readonly string[];
+      env: Readonly<Record<string, string>>;
+      /** Its own files (absolute), read-only in its jail. */
+      dir: string;
+      scope: 'worker' | 'task';
+      timeoutMs?: number | undefined;
+    }
+  | { url: string; headers: Readonly<Record<string, string>>; timeoutMs?: number | undefined };
+
+export interface McpRun {
+  agent: string;
+  tenant: string;
+  taskId: string;
+  /** The task's work directory (a `scope: task` server works there), made before it starts. */
+  workdir: string;
+  prepareWorkdir: () => Promise<void>;
+  /** The agent's servers, by name, each in the agent's jail (`isolation`). */
+  servers: ReadonlyArray<{ name: string; spec: McpServerSpec }>;
+  /** How the agent's processes run: a stdio server starts only where that is the jail. */
+  isolation: ProcessIsolation;
+  /** The agent's jail: its network and limits. */
+  jail: Pick<JailOptions, 'network' | 'limits'>;
+}
+
+interface Connection {
+  client: Client;
+  transport: JailedStdioTransport | StreamableHTTPClientTransport;
+  tools?: McpTool[];
+  ended: boolean;
+  /** Task-scoped: whose run ends it. */
+  taskId?: string;
+  close(): Promise<void>;
+}
+
+/** How long a server may take to start and answer `initialize`. */
+const START_TIMEOUT_MS = 30_000;
+
+export class McpServers {
+  private readonly connections = new Map<string, Promise<Connection>>();
+  /** Jails that start servers from this process (a pool's starts its tools from a launcher), by settings. */
+  private readonly jails = new Map<string, Jail>();
+
+  constructor(
+    private readonly options: {
+      /** Folders of the `scope: worker` servers are made under it: `<root>/<agent>/<tenant>/<server>`. */
+      homeRoot: string;
+      /** Let remote servers be on loopback and private addresses (AGENTQ_FETCH_PRIVATE). Default false. */
+      allowPrivateNetwork?: boolean;
+      /** Redis's public addresses: refused too. */
+      serviceAddresses?: readonly string[];
+      /** The most a tool call may take (AGENTQ_TOOL_TIMEOUT_MS). */
+      timeoutMs: number;
+      outputLimit: number;
+    },
+  ) {}
+
+  /**
+   * The tools of a run's servers, each named `<server>_<tool>`. A server that cannot start (or list its
+   * tools) is left out, with why: the run goes on with the tools it has.
+   */
+  async toolsFor(run: McpRun): Promise<{ tools: Tool[]; unavailable: Array<{ server: string; reason: string }> }> {
+    const tools: Tool[] = [];
+    const unavailable: Array<{ server: string; reason: string }> = [];
+    for (const { name, spec } of run.servers) {
+      let listed: McpTool[];
+      try {
+        const connection = await this.connect(run, name, spec);
+        listed = connection.tools ??= (await connection.client.listTools()).tools;
+      } catch (error) {
+        unavailable.push({ server: name, reason: (error as Error).message });
+        continue;
+      }
+      for (const tool of listed)
+        tools.push(
+          mcpTool({
+            server: name,
+            tool,
+            call: async (args, signal, timeoutMs) => {
+              const live = await this.connect(run, name, spec);
+              return live.client.callTool({ name: tool.name, arguments: args }, undefined, {
+                signal,
+                timeout: Math.min(timeoutMs, spec.timeoutMs ?? this.options.timeoutMs),
+              });
+            },
+            diedWith: () => this.lastWords(run, name, spec),
+            outputLimit: this.options.outputLimit,
+          }),
+        );
+    }
+    return { tools, unavailable };
+  }
+
+  /** Ends the servers of a task's run (`scope: task`). */
+  async endTask(taskId: string): Promise<void> {
+    const ending: Array<Promise<void>> = [];
+    for (const [key, pending] of this.connections) {
+      if (!key.startsWith(`task\0${taskId}\0`)) continue;
+      this.connections.delete(key);
+      ending.push(pending.then((connection) => connection.close()).catch(() => undefined));
+    }
+    await Promise.all(ending);
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
+    await Promise.all([...this.jails.values()].map((jail) => jail.close()));
+    this.jails.clear();
+  }
+
+  private key(run: McpRun, name: string, spec: McpServerSpec): string {
+    return 'command' in spec && spec.scope === 'task'
+      ? `task\0${run.taskId}\0${name}`
+      : `worker\0${run.agent}\0${run.tenant}\0${name}`;
+  }
+
+  private lastWords(run: McpRun, name: string, spec: McpServerSpec): string {
+    return this.lastStderr.get(this.key(run, name, spec)) ?? '';
+  }
+
+  private readonly lastStderr = new Map<string, string>();
+
+  private async connect(run: McpRun, name: string, spec: McpServerSpec): Promise<Connection> {
+    const key = this.key(run, name, spec);
+    let pending = this.connections.get(key);
+    if (pending) {
+      const connection = await pending.catch(() => undefined);
+      if (connection && !connection.ended) return connection;
+      if (this.connections.get(key) === pending) this.connections.delete(key);
+    }
+    pending = this.start(run, name, spec, key);
+    this.connections.set(key, pending);
+    pending.catch(() => {
+      if (this.connections.get(key) === pending) this.connections.delete(key);
+    });
+    return pending;
+  }
+
+  private async start(run: McpRun, name: string, spec: McpServerSpec, key: string): Promise<Connection> {
+    const client = new Client({ name: 'agentq', version: '0.1.0' });
+    let transport: JailedStdioTransport | StreamableHTTPClientTransport;
+    let agent: Agent | undefined;
+    let refused: BlockedDestinationError | undefined;
+    if ('command' in spec) {
+      if (run.isolation.kind !== 'jail')
+        throw new ToolError(
+          'tool_unavailable',
+          `The MCP server "${name}" runs only in the jail, and this worker has none (${run.isolation.kind === 'unavailable' ? run.isolation.reason : 'AGENTQ_SANDBOX=none'}).`,
+        );
+      const settings = JSON.stringify(run.jail);
+      let jail = this.jails.get(settings);
+      if (!jail)
+        this.jails.set(
+          settings,
+          (jail = new Jail({
+            ...run.jail,
+            ...(this.options.serviceAddresses ? { deny: this.options.serviceAddresses } : {}),
+          })),
+        );
+      let home: string;
+      if (spec.scope === 'task') {
+        await run.prepareWorkdir();
+        home = run.workdir;
+      } else {
+        home = path.join(this.options.homeRoot, run.agent, run.tenant, name);
+        await mkdir(path.dirname(home), { recursive: true });
+        await jail.prepareWorkdir(home);
+      }
+      const server = await jail.startServer({
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        dir: spec.dir,
+        home,
+        // A task's server works in the task's folder; a shared one in its own files' folder.
+        cwd: spec.scope === 'task' ? home : spec.dir,
+      });
+      transport = new JailedStdioTransport(server);
+    } else {
+      const blocked = this.options.allowPrivateNetwork ? undefined : blockedDestinations(this.options.serviceAddresses);
+      agent = new Agent(blocked ? { connect: { lookup: checkedLookup(blocked) } } : {});
+      const dispatcher = agent;
+      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+        requestInit: { headers: { ...spec.headers } },
+        // Every request through the egress rules of http_fetch: a name is checked at connect, redirects refused.
+        fetch: (async (url: string | URL, init?: RequestInit) => {
+          const target = new URL(url);
+          const literal = target.hostname.replace(/^\[|\]$/g, '');
+          if (blocked && isIP(literal) && blocked(literal))
+            throw (refused = new BlockedDestinationError(literal, literal));
+          try {
+            return await undiciFetch(url, { ...(init as object), dispatcher, redirect: 'error' } as Parameters<
+              typeof undiciFetch
+            >[1]);
+          } catch (error) {
+            // The SDK keeps only a message: what was refused is remembered here.
+            refused = causeOf(error, BlockedDestinationError) ?? refused;
+            throw error;
+          }
+        }) as unknown as typeof fetch,
+      });
+    }
+    const connection: Connection = {
+      client,
+      transport,
+      ended: false,
+      ...('command' in spec && spec.scope === 'task' ? { taskId: run.taskId } : {}),
+      close: async () => {
+        connection.ended = true;
+        await client.close().catch(() => undefined);
+        await agent?.destroy();
+      },
+    };
+    client.onclose = () => {
+      connection.ended = true;
+      if (transport instanceof JailedStdioTransport) this.lastStderr.set(key, transport.lastStderr());
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      delete connection.tools;
+    });
+    try {
+      await client.connect(transport, { timeout: START_TIMEOUT_MS });
+    } catch (error) {
+      const said = transport instanceof JailedStdioTransport ? transport.lastStderr() : '';
+      await connection.close();
+      const blocked = refused;
+      throw new ToolError(
+        'tool_unavailable',
+        blocked
+          ? `The MCP server "${name}" is at a private or local address (${blocked.address}): refused, as http_fetch refuses it (AGENTQ_FETCH_PRIVATE=true allows it).`
+          : `The MCP server "${name}" did not start: ${(error as Error).message}${said ? ` (it said: ${said.slice(-500)})` : ''}`,
+      );
+    }
+    return connection;
+  }
+}
+
+/** The first error of a kind in an error's chain of causes. */
+function causeOf<Kind extends Error>(error: unknown, kind: new (...args: never[]) => Kind): Kind | undefined {
+  for (let at = error, depth = 0; at && depth < 8; at = (at as { cause?: unknown }).cause, depth++)
+    if (at instanceof kind) return at;
+  return undefined;
+}
