@@ -63,6 +63,9 @@ describe('the configuration file', () => {
       /agents\.a\.instructions\.file: cannot read .*missing\.md \(ENOENT\)/,
     );
     expect(() => load('agents: [1, 2')).toThrow(/is not valid YAML/);
+    expect(() => load('mcpServers:\n  gh: { command: node, env: { TOKEN: { env: NO_SUCH_TOKEN } } }\n')).toThrow(
+      /mcpServers\.gh\.env\.TOKEN: names the variable NO_SUCH_TOKEN, which is not set/,
+    );
     expect(() => load('agents: {}\n')).toThrow(/agents: declares no agent/);
     expect(() => loadConfig({ env: { AGENTQ_CONFIG: '/no/such/agentq.yaml' } })).toThrow(
       /AGENTQ_CONFIG=.*no such file/,
@@ -85,10 +88,15 @@ describe('the configuration file', () => {
     const config = load(
       'mcpServers:\n  gh:\n    command: node\n    env: { TOKEN: "ghp_literal", OTHER: { env: GH_TOKEN } }\n  remote:\n    url: https://mcp.example.com/mcp\n    headers: { Authorization: "Bearer secret-header" }\n',
       'agentq.config.yaml',
-      { OPENAI_API_KEY: 'sk-secret', REDIS_URL: 'redis://:hunter2@10.0.0.1:6379', AGENTQ_API_KEYS: 'k1=acme' },
+      {
+        OPENAI_API_KEY: 'sk-secret',
+        REDIS_URL: 'redis://:hunter2@10.0.0.1:6379',
+        AGENTQ_API_KEYS: 'k1=acme',
+        GH_TOKEN: 'ghp_from_env',
+      },
     );
     const text = effectiveConfig(config);
-    for (const secret of ['sk-secret', 'hunter2', 'ghp_literal', 'secret-header', 'k1='])
+    for (const secret of ['sk-secret', 'hunter2', 'ghp_literal', 'ghp_from_env', 'secret-header', 'k1='])
       expect(text).not.toContain(secret);
     expect(text).toContain('GH_TOKEN');
     expect(text).toContain('acme');

@@ -11,6 +11,16 @@ import { z } from 'zod';
 
 const modelName = z.string().min(1).max(200);
 
+/** A pool's jobs at once per worker process, `what` saying whose. */
+const concurrency = (what: string) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(1_000)
+    .optional()
+    .describe(`${what} one worker process runs at once. Default: AGENTQ_CONCURRENCY.`);
+
 const jailSchema = z
   .object({
     network: z
@@ -85,13 +95,7 @@ const agentSchema = z
       .describe(
         'How the model asks for tools: `native` tool calls, or `fences` (code blocks) for small local models. Default: AGENTQ_TOOL_PROTOCOL.',
       ),
-    concurrency: z
-      .number()
-      .int()
-      .positive()
-      .max(1_000)
-      .optional()
-      .describe('Jobs of this agent one worker process runs at once. Default: AGENTQ_CONCURRENCY.'),
+    concurrency: concurrency('Jobs of this agent'),
     jail: jailSchema.optional(),
   })
   .strict();
@@ -104,13 +108,7 @@ const plannerSchema = z
       .max(5)
       .default([])
       .describe('Models tried in turn when a call to the planner model fails for good.'),
-    concurrency: z
-      .number()
-      .int()
-      .positive()
-      .max(1_000)
-      .optional()
-      .describe('Planning jobs one worker process runs at once. Default: AGENTQ_CONCURRENCY.'),
+    concurrency: concurrency('Planning jobs'),
   })
   .strict()
   .describe('The planner: it breaks a task into subtasks for the agents (prompts/planner.md).');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ScriptStep } from '@agentq/llm';
 import type { MemoryEntry, UserMessage } from '@agentq/protocol';
+import { BUILTIN_TOOLS } from '@agentq/contract';
 import { builtinTools, createToolSettings } from '@agentq/tools';
 import { fenceProtocol } from './fence-protocol.js';
 import { createMemoryJournal } from './journal.js';
@@ -24,20 +25,7 @@ async function run(script: ScriptStep[], options: { toolTimeoutMs?: number; maxT
   const journal = createMemoryJournal();
   const outcome = await runAgent({
     model,
-    tools: builtinTools([
-      'bash',
-      'python',
-      'node',
-      'read_file',
-      'write_file',
-      'edit_file',
-      'list_files',
-      'http_fetch',
-      'memory_set',
-      'memory_get',
-      'memory_list',
-      'ask_user',
-    ]),
+    tools: builtinTools(BUILTIN_TOOLS),
     protocol: fenceProtocol,
     journal,
     systemPrompt: 'sys',
@@ -128,20 +116,7 @@ describe('the fences protocol', () => {
   });
 
   it('runs javascript blocks with node, matching the tag exactly (javascript is a node alias, not java)', async () => {
-    const tools = builtinTools([
-      'bash',
-      'python',
-      'node',
-      'read_file',
-      'write_file',
-      'edit_file',
-      'list_files',
-      'http_fetch',
-      'memory_set',
-      'memory_get',
-      'memory_list',
-      'ask_user',
-    ]);
+    const tools = builtinTools(BUILTIN_TOOLS);
     const { feedback } = await run([
       { content: fence('javascript', 'console.log([1, 2].map((n) => n * 2).join(","))') },
       { content: 'ok' },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ModelRequest } from '@agentq/llm';
 import { SUMMARY_MARKER, type Message, type ToolMessage } from '@agentq/protocol';
+import { BUILTIN_TOOLS } from '@agentq/contract';
 import { builtinTools, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
@@ -19,20 +20,7 @@ afterEach(async () => {
 });
 
 const base = (overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'model'>): RunAgentOptions => ({
-  tools: builtinTools([
-    'bash',
-    'python',
-    'node',
-    'read_file',
-    'write_file',
-    'edit_file',
-    'list_files',
-    'http_fetch',
-    'memory_set',
-    'memory_get',
-    'memory_list',
-    'ask_user',
-  ]),
+  tools: builtinTools(BUILTIN_TOOLS),
   journal: createMemoryJournal(),
   systemPrompt: 'sys',
   prompt: 'the goal',

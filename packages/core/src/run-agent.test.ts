@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, LlmError } from '@agentq/llm';
 import type { MemoryEntry, ToolMessage } from '@agentq/protocol';
+import { BUILTIN_TOOLS } from '@agentq/contract';
 import { builtinTools, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal, RunLostError, type AgentJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
@@ -18,20 +19,7 @@ afterEach(async () => {
 
 function options(overrides: Partial<RunAgentOptions> & Pick<RunAgentOptions, 'model'>): RunAgentOptions {
   return {
-    tools: builtinTools([
-      'bash',
-      'python',
-      'node',
-      'read_file',
-      'write_file',
-      'edit_file',
-      'list_files',
-      'http_fetch',
-      'memory_set',
-      'memory_get',
-      'memory_list',
-      'ask_user',
-    ]),
+    tools: builtinTools(BUILTIN_TOOLS),
     journal: createMemoryJournal(),
     systemPrompt: 'You are a test agent.',
     prompt: 'Do the thing.',
