@@ -570,7 +570,7 @@ describe('a planned task', () => {
         'an unknown agent',
         { plan: [step('1', [], 'wizard')] },
         'tasks.0.plan.0.agent',
-        '"wizard" is not an agent of this install; agents: coder, file, casual, web',
+        '"wizard" is not an agent of this install; agents: "coder", "file", "casual", "web"',
       ],
       [
         'a need that does not exist',

@@ -1,5 +1,5 @@
 /** Submit, read, list and cancel tasks. */
-import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
+import { AGENT_NAME, TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { isTaskId, type TaskRecord, type TaskStore } from '@agentq/store';
@@ -67,16 +67,16 @@ export function tasksRouter(options: {
   };
   // An agent a task names must be one the configuration file declares.
   const allowAgent = (agent: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
-    if (agent !== undefined && !options.agents.includes(agent))
+    // A name that is not a name at all is the schema's to refuse.
+    if (agent !== undefined && AGENT_NAME.test(agent) && !options.agents.includes(agent))
       context.addIssue({
         code: 'custom',
         path,
-        message: `"${agent}" is not an agent of this install; agents: ${options.agents.join(', ')}`,
+        message: `"${agent}" is not an agent of this install; agents: ${options.agents.map((name) => `"${name}"`).join(', ')}`,
       });
   };
   // A plan given on submit is held to the operator's bound on a plan, as the planner model's are.
   const planFits = (plan: TaskInput['plan'], path: Array<string | number>, context: z.RefinementCtx) => {
-    plan?.forEach((subtask, index) => allowAgent(subtask.agent, [...path, index, 'agent'], context));
     if (plan && plan.length > options.maxSubtasks)
       context.addIssue({
         code: 'custom',
@@ -84,13 +84,28 @@ export function tasksRouter(options: {
         message: `has ${plan.length} subtasks; at most ${options.maxSubtasks} are allowed here (AGENTQ_MAX_SUBTASKS): merge some`,
       });
   };
-  const submitBody = submitSchema.superRefine((body, context) =>
-    body.tasks.forEach((task, index) => {
-      allowModel(task.model, ['tasks', index, 'model'], context);
-      allowAgent(task.agent, ['tasks', index, 'agent'], context);
-      planFits(task.plan, ['tasks', index, 'plan'], context);
-    }),
-  );
+  // Each agent a body names, said with the body's other problems (the names are the configuration's,
+  // so not in the schema): run on the raw body even when other fields failed.
+  const agentsNamed = (body: unknown, context: z.RefinementCtx) => {
+    const tasks = (body as { tasks?: unknown } | undefined)?.tasks;
+    if (!Array.isArray(tasks)) return;
+    tasks.forEach((task: { agent?: unknown; plan?: unknown } | undefined, index) => {
+      if (typeof task?.agent === 'string') allowAgent(task.agent, ['tasks', index, 'agent'], context);
+      if (Array.isArray(task?.plan))
+        task.plan.forEach((subtask: { agent?: unknown } | undefined, step) => {
+          if (typeof subtask?.agent === 'string')
+            allowAgent(subtask.agent, ['tasks', index, 'plan', step, 'agent'], context);
+        });
+    });
+  };
+  const submitBody = submitSchema
+    .superRefine((body, context) =>
+      body.tasks.forEach((task, index) => {
+        allowModel(task.model, ['tasks', index, 'model'], context);
+        planFits(task.plan, ['tasks', index, 'plan'], context);
+      }),
+    )
+    .superRefine(agentsNamed, { when: () => true });
   const forkBody = forkSchema.superRefine((body, context) => {
     allowModel(body.model, ['model'], context);
     allowAgent(body.agent, ['agent'], context);
