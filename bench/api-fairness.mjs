@@ -17,6 +17,7 @@ import { Transitions } from '@agentq/tasks';
 import { startAgentq } from './lib/agentq.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { percentile } from './lib/stats.mjs';
+import { tenantsEnv } from './lib/config-file.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -36,7 +37,7 @@ const agentq = await startAgentq({
   modelURL: 'http://127.0.0.1:9/v1',
   prefix,
   pools: null,
-  env: { AGENTQ_API_KEYS: 'key-acme=acme,key-beta=beta' },
+  env: tenantsEnv({ acme: { keys: ['key-acme'] }, beta: { keys: ['key-beta'] } }),
 });
 const { url } = agentq.api;
 const apiPid = agentq.api.child.pid;

@@ -11,21 +11,15 @@
  *
  *   npm run bench:limits [-- --quick]     (full: 60 s windows, about 5 minutes; quick: 10 s windows, about a minute)
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { configFile, tenantsEnv } from './lib/config-file.mjs';
 import { startModel } from './lib/model.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { startAgentqApi, startAgentqWorker } from './lib/processes.mjs';
 import { percentile } from './lib/stats.mjs';
-
-/** A configuration file of these settings (the rest is the shipped file's); its path, for AGENTQ_CONFIG. */
-function configFile(settings) {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'agentq-bench-config-')), 'agentq.config.json');
-  writeFileSync(file, JSON.stringify(settings));
-  return file;
-}
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick;
@@ -145,7 +139,10 @@ async function fairnessRun({ prefix, backlog }) {
     prefix,
     modelURL: model.baseURL,
     concurrency: 25,
-    env: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_FAIR_BACKLOG: String(backlog) },
+    env: {
+      ...tenantsEnv({ acme: { keys: ['key-a'] }, beta: { keys: ['key-b'] } }),
+      AGENTQ_FAIR_BACKLOG: String(backlog),
+    },
   });
   try {
     await fleet.submit(

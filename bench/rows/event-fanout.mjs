@@ -14,6 +14,7 @@ import { createKeys, TaskStore } from '@agentq/store';
 import { Redis } from 'ioredis';
 import { startAgentq } from '../lib/agentq.mjs';
 import { alternate, percentile } from '../lib/stats.mjs';
+import { tenantsEnv } from '../lib/config-file.mjs';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -26,7 +27,10 @@ export async function measureEventFanout({ redis, quick }) {
     modelURL: 'http://127.0.0.1:9/v1',
     prefix: 'b7',
     pools: null,
-    env: { AGENTQ_SSE_STREAMS_PER_TENANT: String(clients), AGENTQ_CONNECTIONS_PER_ADDRESS: '0' },
+    env: {
+      ...tenantsEnv({ '*': { limits: { sseStreams: clients } } }),
+      AGENTQ_CONNECTIONS_PER_ADDRESS: '0',
+    },
   });
   const connection = new Redis(redis.url);
   const store = new TaskStore(connection, createKeys('b7'));

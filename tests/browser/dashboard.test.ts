@@ -6,7 +6,7 @@ import type { DoubleRequest } from '@agentq/llm';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
-import { configFile } from '../helpers/config-file.js';
+import { configFile, tenantsEnv } from '../helpers/config-file.js';
 
 const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
 const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
@@ -225,7 +225,7 @@ describe('the dashboard', () => {
 
   it('shows the pools with their workers and isolation, and asks for the API key when keys are configured', async () => {
     stack = await startStack({
-      env: { AGENTQ_API_KEYS: 'k-tenant=acme', AGENTQ_ADMIN_KEYS: 'k-admin' },
+      env: tenantsEnv({ acme: { keys: ['k-tenant'] }, default: { keys: ['k-admin'], admin: true } }),
       rules: [{ reply: { content: 'ok' } }],
     });
     await open(`${stack.api.url}/#/pools`);
@@ -410,7 +410,7 @@ describe('the dashboard', () => {
   });
 
   it('follows a task again once its stream is let in: a 429 or 503 is waited out, not the end of the view', async () => {
-    stack = await startStack({ pools: [], env: { AGENTQ_SSE_STREAMS_PER_TENANT: '1' } });
+    stack = await startStack({ pools: [], env: tenantsEnv({ '*': { limits: { sseStreams: 1 } } }) });
     const [taskId] = await stack.submit([{ prompt: 'followed later', agent: 'casual' }]);
     // Another client holds the only stream this tenant may have. Its response is kept referenced until
     // it is let go: fetch closes the connection of a response that is garbage collected.
@@ -592,7 +592,7 @@ describe('the dashboard', () => {
         { reply: { content: 'ok', usage: { promptTokens: 10, completionTokens: 2 } } },
       ],
       // The batch fills the tenant's stored tasks; its tokens count against a daily limit.
-      env: { AGENTQ_TENANT_MAX_TASKS: '5', AGENTQ_TENANT_LIMITS: '{"default": {"tokensPerDay": 100000}}' },
+      env: tenantsEnv({ '*': { limits: { stored: 5 } }, default: { limits: { tokensPerDay: 100_000 } } }),
     });
     const ids = await stack.submit(
       ['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })),

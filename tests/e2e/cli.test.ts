@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { AGENTQ_MAIN, spawnAgentq } from '../helpers/processes.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
-import { configFile } from '../helpers/config-file.js';
+import { configFile, tenantsEnv } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 let folder: string;
@@ -169,13 +169,12 @@ describe('agentq watch, status, cancel, retry', () => {
   });
 
   it("usage shows the key's tenant against each of its limits, and an admin any tenant's", async () => {
-    const env = {
-      AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex',
-      AGENTQ_ADMIN_KEYS: 'key-admin',
-      AGENTQ_TENANT_MAX_UNFINISHED: '2',
-      AGENTQ_TENANT_MAX_MB: '1.5',
-      AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 5000}}',
-    };
+    const env = tenantsEnv({
+      acme: { keys: ['key-acme'], limits: { tokensPerDay: 5000 } },
+      globex: { keys: ['key-globex'] },
+      default: { keys: ['key-admin'], admin: true },
+      '*': { limits: { unfinished: 2, mb: 1.5 } },
+    });
     // No coder pool: the coder tasks stay queued, holding their places.
     stack = await startStack({ rules, pools: ['casual'], env });
     const submitted = await fetch(`${stack.api.url}/v1/tasks`, {
@@ -395,7 +394,7 @@ describe('agentq watch, status, cancel, retry', () => {
   });
 
   it('sends its API key, and says so when the API wants one', async () => {
-    stack = await startStack({ rules, env: { AGENTQ_API_KEYS: 'secret-1,secret-2' } });
+    stack = await startStack({ rules, env: tenantsEnv({ default: { keys: ['secret-1', 'secret-2'] } }) });
     const refused = await run(['status']);
     expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This API needs a key/) });
     expect((await run(['status', '--api-key', 'secret-2'])).code).toBe(0);

@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { DoubleRequest } from '@agentq/llm';
 import { startFleet, type Fleet } from '../helpers/fleet.js';
 import { waitForEnd } from '../helpers/sse.js';
+import { tenantsEnv } from '../helpers/config-file.js';
 
 const A_TASKS = 400;
 const B_TASKS = 20;
@@ -26,7 +27,11 @@ it("starts a second tenant's tasks within a moment while the first has hundreds 
     rules: [{ reply: { content: 'done', delayMs: MODEL_MS } }],
     workers: 2,
     pools: 'casual',
-    env: { AGENTQ_API_KEYS: 'key-a=acme,key-b=beta', AGENTQ_CONCURRENCY: '4', AGENTQ_FAIR_BACKLOG: '8' },
+    env: {
+      ...tenantsEnv({ acme: { keys: ['key-a'] }, beta: { keys: ['key-b'] } }),
+      AGENTQ_CONCURRENCY: '4',
+      AGENTQ_FAIR_BACKLOG: '8',
+    },
   });
   const { baseUrl, double } = fleet;
   const submit = async (headers: Record<string, string>, tasks: unknown[]) =>

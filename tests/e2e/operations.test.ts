@@ -13,6 +13,7 @@ import { freePort } from '../setup/redis-server.js';
 import { logLines, processEnv, spawnAgentq, type AgentqProcess, type LogLine } from '../helpers/processes.js';
 import { scrape } from '../helpers/prometheus.js';
 import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { tenantsEnv } from '../helpers/config-file.js';
 
 const MODEL_KEY = 'sk-model-key-marker-5f1d';
 const TENANT_KEY = 'tenant-key-marker-8c2e';
@@ -61,8 +62,7 @@ beforeAll(async () => {
     extra: {
       OPENAI_API_KEY: MODEL_KEY,
       AGENTQ_LLM_MAX_RETRIES: '0',
-      AGENTQ_API_KEYS: `${TENANT_KEY}=acme`,
-      AGENTQ_ADMIN_KEYS: ADMIN_KEY,
+      ...tenantsEnv({ acme: { keys: [TENANT_KEY] }, default: { keys: [ADMIN_KEY], admin: true } }),
       AGENTQ_METRICS_PORT: String(metricsPort),
     },
   });

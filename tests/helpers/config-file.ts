@@ -9,3 +9,38 @@ export function configFile(settings: Record<string, unknown>): string {
   writeFileSync(file, JSON.stringify(settings, null, 2));
   return file;
 }
+
+export interface TestTenant {
+  /** Its API keys, as clients send them (each put in a variable of its own, as the file wants). */
+  keys?: string[];
+  admin?: boolean;
+  weight?: number;
+  limits?: Record<string, number>;
+}
+
+let keyVariables = 0;
+
+/**
+ * The environment of a configuration with these tenants (and `more` of the file's settings): AGENTQ_CONFIG
+ * naming the file, and each key in the variable the file names.
+ */
+export function tenantsEnv(
+  tenants: Record<string, TestTenant>,
+  more: Record<string, unknown> = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  const settings = Object.fromEntries(
+    Object.entries(tenants).map(([name, { keys, ...rest }]) => [
+      name,
+      {
+        ...rest,
+        keys: (keys ?? []).map((key) => {
+          const variable = `AGENTQ_TEST_KEY_${++keyVariables}`;
+          env[variable] = key;
+          return { env: variable };
+        }),
+      },
+    ]),
+  );
+  return { ...env, AGENTQ_CONFIG: configFile({ ...more, tenants: settings }) };
+}

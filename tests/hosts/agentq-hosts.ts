@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestNetwork } from './test-network.js';
+import { tenantsEnv } from '../helpers/config-file.js';
 
 const AGENTQ_MAIN = fileURLToPath(new URL('../../apps/cli/dist/main.js', import.meta.url));
 const MODEL_SERVER = fileURLToPath(new URL('../../bench/lib/model-server.mjs', import.meta.url));
@@ -204,7 +205,7 @@ export async function startAgentqHosts(options: {
       OPENAI_API_KEY: 'hosts',
       AGENTQ_MODEL: 'hosts-model',
       AGENTQ_LOG_LEVEL: 'warn',
-      AGENTQ_API_KEYS: API_KEY,
+      ...tenantsEnv({ default: { keys: [API_KEY] } }),
       ...sentinelEnv,
       ...options.env,
     };

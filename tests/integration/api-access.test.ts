@@ -1,5 +1,6 @@
 /** Who may use the API: binding, keys, tenants on every route, admins and bull-board. */
 import type { TaskView, UsageView } from '@agentq/contract';
+import { createHash } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -11,6 +12,7 @@ import type { DoubleRequest } from '@agentq/llm';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd, waitForEvent } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { configFile, tenantsEnv, type TestTenant } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -18,7 +20,15 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const KEYS = { AGENTQ_API_KEYS: 'key-acme=acme,key-globex=globex', AGENTQ_ADMIN_KEYS: 'key-admin' };
+/** Two tenants' keys and an admin's, with limits for every tenant (`*`) and more for some. */
+const withKeys = (limits: Record<string, number> = {}, more: Record<string, TestTenant> = {}) =>
+  tenantsEnv({
+    acme: { keys: ['key-acme'], ...more.acme },
+    globex: { keys: ['key-globex'] },
+    default: { keys: ['key-admin'], admin: true },
+    '*': { limits },
+  });
+const KEYS = withKeys();
 const as = (key: string, init: RequestInit = {}): RequestInit => ({
   ...init,
   headers: {
@@ -69,9 +79,9 @@ describe('where the API listens', () => {
       ConfigError,
     );
     await expect(startApi({ config: loadConfig({ env: { ...base(), AGENTQ_HOST: '0.0.0.0' } }) })).rejects.toThrow(
-      /AGENTQ_HOST=0\.0\.0\.0 would let anyone who reaches this port run code .* Set AGENTQ_API_KEYS .* AGENTQ_ALLOW_NO_AUTH=1/,
+      /AGENTQ_HOST=0\.0\.0\.0 would let anyone who reaches this port run code .* Give tenants keys in the configuration file .* AGENTQ_ALLOW_NO_AUTH=1/,
     );
-    for (const env of [{ AGENTQ_API_KEYS: 'k1=a' }, { AGENTQ_ALLOW_NO_AUTH: '1' }]) {
+    for (const env of [tenantsEnv({ a: { keys: ['k1'] } }), { AGENTQ_ALLOW_NO_AUTH: '1' }]) {
       const api = await startApi({ config: loadConfig({ env: { ...base(), AGENTQ_HOST: '0.0.0.0', ...env } }) });
       expect(api.listening).toBe(`0.0.0.0:${api.port}`);
       expect(api.url).toBe(`http://127.0.0.1:${api.port}`);
@@ -107,6 +117,40 @@ describe('where the API listens', () => {
 });
 
 describe('API keys', () => {
+  it('takes a key the file names by its SHA-256, and holds each tenant to its own limits over `*`', async () => {
+    const sha256 = createHash('sha256').update('key-by-hash').digest('hex');
+    stack = await startStack({
+      pools: [],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          tenants: {
+            hashed: { keys: [{ sha256 }], limits: { unfinished: 1 } },
+            roomy: { keys: [{ env: 'ROOMY_KEY' }] },
+            '*': { limits: { unfinished: 2 } },
+          },
+        }),
+        ROOMY_KEY: 'key-roomy',
+      },
+    });
+    const submit = (key: string, count: number) =>
+      fetch(`${stack!.api.url}/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          tasks: Array.from({ length: count }, (_, index) => ({ prompt: `p${index}`, agent: 'casual' })),
+        }),
+      });
+    expect((await submit('key-by-hash', 1)).status).toBe(202);
+    const refused = await submit('key-by-hash', 1);
+    expect(refused.status).toBe(429);
+    expect(await refused.text()).toContain('would pass its limit of 1 (tenants.hashed.limits.unfinished)');
+    // The other tenant has `*`'s room, not the first one's.
+    expect((await submit('key-roomy', 2)).status).toBe(202);
+    expect((await submit('key-roomy', 1)).status).toBe(429);
+    // Nor is the hash itself a key.
+    expect((await submit(sha256, 1)).status).toBe(401);
+  });
+
   it('takes the key as Bearer in any case, x-api-key or the cookie; a bad or malformed one is a 401', async () => {
     stack = await startStack({ pools: [], env: KEYS });
     const url = `${stack.api.url}/v1/tasks`;
@@ -270,7 +314,7 @@ describe('tenants', () => {
   });
 
   it('holds a tenant to its number of unfinished tasks, by submit, retry and bulk retry, and leaves the other tenants theirs', async () => {
-    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '3' } });
+    stack = await startStack({ pools: [], env: withKeys({ unfinished: 3 }) });
     const post = (key: string, path: string, body: unknown) =>
       fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
     const listed = async (key: string) =>
@@ -291,7 +335,7 @@ describe('tenants', () => {
       error: {
         code: 'limit_reached',
         message:
-          'Tenant acme has 2 tasks not yet ended (pending, queued, running or waiting); 2 more would pass its limit of 3 (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some. GET /v1/usage shows where it stands against each limit.',
+          'Tenant acme has 2 tasks not yet ended (pending, queued, running or waiting); 2 more would pass its limit of 3 (tenants.acme.limits.unfinished). Nothing was submitted: submit again as they end, or cancel some. GET /v1/usage shows where it stands against each limit.',
       },
     });
     expect(await listed('key-acme')).toBe(2);
@@ -315,7 +359,7 @@ describe('tenants', () => {
   it('holds a tenant to its limits when its submits come all at once, so that parallel requests cannot pass them together', async () => {
     stack = await startStack({
       pools: [],
-      env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '5', AGENTQ_TENANT_MAX_TASKS: '8' },
+      env: withKeys({ unfinished: 5, stored: 8 }),
     });
     const post = (tasks: unknown[]) =>
       fetch(`${stack!.api.url}/v1/tasks`, as('key-acme', { method: 'POST', body: JSON.stringify({ tasks }) }));
@@ -350,7 +394,7 @@ describe('tenants', () => {
   });
 
   it('holds a tenant to its number of stored tasks, ended ones included, so cancelling what it submits fills nothing', async () => {
-    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_TENANT_MAX_TASKS: '3' } });
+    stack = await startStack({ pools: [], env: withKeys({ stored: 3 }) });
     const post = (key: string, path: string, body: unknown) =>
       fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
     await submitAs('key-acme', [
@@ -369,7 +413,7 @@ describe('tenants', () => {
       error: {
         code: 'limit_reached',
         message:
-          'Tenant acme holds 3 tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); 1 more would pass its limit of 3 (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.',
+          'Tenant acme holds 3 tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); 1 more would pass its limit of 3 (tenants.acme.limits.stored). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.',
         details: { tenant: 'acme', stored: 3, requested: 1, limit: 3 },
       },
     });
@@ -408,7 +452,7 @@ describe('tenants', () => {
     stack = await startStack({
       pools: ['casual'],
       rules: [{ reply: { content: 'a'.repeat(8_000) } }],
-      env: { ...KEYS, AGENTQ_TENANT_MAX_MB: '0.05' },
+      env: withKeys({ mb: 0.05 }),
     });
     const post = (key: string, path: string, body: unknown) =>
       fetch(`${stack!.api.url}${path}`, as(key, { method: 'POST', body: JSON.stringify(body) }));
@@ -425,7 +469,7 @@ describe('tenants', () => {
     };
     expect(error.code).toBe('limit_reached');
     expect(error.message).toMatch(
-      /^Tenant acme's stored tasks have written 0\.1 MiB to Redis .* would pass its limit of 0\.1 MiB \(AGENTQ_TENANT_MAX_MB\)\. Nothing was submitted: delete ended tasks/,
+      /^Tenant acme's stored tasks have written 0\.1 MiB to Redis .* would pass its limit of 0\.1 MiB \(tenants\.acme\.limits\.mb\)\. Nothing was submitted: delete ended tasks/,
     );
     expect(error.details.limitBytes).toBe(52_429);
     expect(error.details.writtenBytes).toBeGreaterThan(2 * 3 * 8_000);
@@ -443,13 +487,10 @@ describe('tenants', () => {
   it("shows a tenant its usage against each of its limits, as its submits find them; an admin any tenant's", async () => {
     // One answer of 20,000 characters (written three times) passes acme's 0.05 MiB (52,429 bytes), and its
     // 1,000 tokens acme's daily limit; coder tasks stay queued (no coder pool), holding their places.
-    const env = {
-      ...KEYS,
-      AGENTQ_TENANT_MAX_UNFINISHED: '3',
-      AGENTQ_TENANT_MAX_TASKS: '4',
-      AGENTQ_TENANT_MAX_MB: '0.05',
-      AGENTQ_TENANT_LIMITS: '{"acme": {"tokensPerDay": 1000, "usdPerDay": 5}}',
-    };
+    const env = withKeys(
+      { unfinished: 3, stored: 4, mb: 0.05 },
+      { acme: { limits: { tokensPerDay: 1000, usdPerDay: 5 } } },
+    );
     stack = await startStack({
       pools: ['casual'],
       rules: [{ reply: { content: 'a'.repeat(20_000), usage: { promptTokens: 700, completionTokens: 300 } } }],
@@ -554,7 +595,7 @@ describe('tenants', () => {
     const refusedAll = await fetch(`${url}/v1/tenants`, as('key-acme'));
     expect(refusedAll.status).toBe(403);
     expect(await refusedAll.json()).toMatchObject({
-      error: { code: 'forbidden', message: 'This needs an admin key (AGENTQ_ADMIN_KEYS).' },
+      error: { code: 'forbidden', message: 'This needs an admin key (a key of a tenant with admin: true).' },
     });
     for (const [query, message] of [
       ['?tenant=../acme', 'tenant: is not a tenant name'],
@@ -576,14 +617,16 @@ describe('tenants', () => {
     const endless = {
       reply: { toolCalls: [{ name: 'write_file', arguments: { path: 'big.txt', content: 'w'.repeat(20_000) } }] },
     };
-    stack = await startStack({ pools: ['file'], rules: [endless], env: { ...KEYS, AGENTQ_TENANT_MAX_MB: '0.1' } });
+    stack = await startStack({ pools: ['file'], rules: [endless], env: withKeys({ mb: 0.1 }) });
     const [id] = await submitAs('key-acme', [{ prompt: 'write forever', agent: 'file' }]);
     await waitForEnd(stack.api.url, id!, { authorization: 'Bearer key-acme' });
     const stopped = (await (await fetch(`${stack.api.url}/v1/tasks/${id}`, as('key-acme'))).json()) as TaskView;
     expect(stopped.status).toBe('failed');
     expect(stopped.error).toEqual({
       code: 'budget',
-      message: expect.stringContaining("tenant acme's tasks have written AGENTQ_TENANT_MAX_MB to Redis"),
+      message: expect.stringContaining(
+        "tenant acme's tasks have written their limit to Redis (tenants.acme.limits.mb)",
+      ),
     });
     // Stopped at its first step past the limit, long before AGENTQ_MAX_STEPS (20).
     expect(stack.double.requests.length).toBeGreaterThanOrEqual(2);
@@ -609,7 +652,7 @@ describe('tenants', () => {
       },
       { reply: { content: 'done' } },
     ];
-    stack = await startStack({ pools: ['casual'], rules, env: { ...KEYS, AGENTQ_TENANT_MAX_UNFINISHED: '1' } });
+    stack = await startStack({ pools: ['casual'], rules, env: withKeys({ unfinished: 1 }) });
     const post = (path: string, body: unknown) =>
       fetch(`${stack!.api.url}${path}`, as('key-acme', { method: 'POST', body: JSON.stringify(body) }));
     const [source] = await submitAs('key-acme', [{ prompt: 'one step', agent: 'casual' }]);
@@ -630,14 +673,14 @@ describe('tenants', () => {
     const full = await post(`/v1/tasks/${source}/fork`, { fromStep: 1 });
     expect(full.status).toBe(429);
     expect(await full.json()).toMatchObject({
-      error: { code: 'limit_reached', message: expect.stringContaining('AGENTQ_TENANT_MAX_UNFINISHED') },
+      error: { code: 'limit_reached', message: expect.stringContaining('tenants.acme.limits.unfinished') },
     });
     expect((await post(`/v1/tasks/${waiting}/cancel`, {})).status).toBe(202);
     expect((await post(`/v1/tasks/${source}/fork`, { fromStep: 1 })).status).toBe(202);
   });
 
   it('holds a tenant to its number of event streams, and leaves the other tenants theirs', async () => {
-    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
+    stack = await startStack({ pools: [], env: withKeys({ sseStreams: 2 }) });
     const [acmeTask] = await submitAs('key-acme', [{ prompt: 'followed a lot', agent: 'casual' }]);
     const [globexTask] = await submitAs('key-globex', [{ prompt: 'followed once', agent: 'casual' }]);
     // Each open stream with its response, kept referenced: fetch closes the connection of a response
@@ -669,7 +712,7 @@ describe('tenants', () => {
         error: {
           code: 'limit_reached',
           message: expect.stringMatching(
-            /^Tenant acme already follows 2 event streams on this API process, its limit \(AGENTQ_SSE_STREAMS_PER_TENANT\): close one/,
+            /^Tenant acme already follows 2 event streams on this API process, its limit \(tenants\.acme\.limits\.sseStreams\): close one/,
           ),
         },
       });
@@ -696,7 +739,7 @@ describe('tenants', () => {
   });
 
   it('lets go of a stream whose client left while it was being set up (its count, its subscription)', async () => {
-    stack = await startStack({ pools: [], env: { ...KEYS, AGENTQ_SSE_STREAMS_PER_TENANT: '2' } });
+    stack = await startStack({ pools: [], env: withKeys({ sseStreams: 2 }) });
     const [taskId] = await submitAs('key-acme', [{ prompt: 'left at once', agent: 'casual' }]);
     const { port } = new URL(stack.api.url);
     // Each client sends its request and resets the connection at once: it is gone while the API still

@@ -8,6 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { seeded } from '../helpers/seeded.js';
+import { tenantsEnv } from '../helpers/config-file.js';
 
 const KEY = 'fuzz-key';
 let stack: Stack;
@@ -15,7 +16,7 @@ let port: number;
 let taskId: string;
 
 beforeAll(async () => {
-  stack = await startStack({ pools: [], env: { AGENTQ_API_KEYS: `${KEY}=fuzz` } });
+  stack = await startStack({ pools: [], env: tenantsEnv({ fuzz: { keys: [KEY] } }) });
   port = Number(new URL(stack.api.url).port);
   const response = await fetch(`${stack.api.url}/v1/tasks`, {
     method: 'POST',

@@ -6,6 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { HEADERS_TIMEOUT_MS } from '@agentq/api';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { tenantsEnv } from '../helpers/config-file.js';
 
 let stack: Stack;
 let port: number;
@@ -14,7 +15,7 @@ const sockets: Socket[] = [];
 beforeAll(async () => {
   stack = await startStack({
     pools: [],
-    env: { AGENTQ_API_KEYS: 'key-acme=acme', AGENTQ_CONNECTIONS_PER_ADDRESS: '20' },
+    env: { ...tenantsEnv({ acme: { keys: ['key-acme'] } }), AGENTQ_CONNECTIONS_PER_ADDRESS: '20' },
   });
   port = Number(new URL(stack.api.url).port);
 });

@@ -6,11 +6,11 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { TaskView } from '@agentq/contract';
-import { ConfigError, loadConfig } from '@agentq/config';
+import { ConfigError, loadConfig, tenantSpendingLimits } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd } from '../helpers/sse.js';
-import { configFile } from '../helpers/config-file.js';
+import { configFile, tenantsEnv } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -112,10 +112,7 @@ it("refuses a tenant's submits past its daily limit (429 until midnight UTC), st
   stack = await startStack({
     pools: ['file'],
     rules: [endless],
-    env: {
-      AGENTQ_API_KEYS: 'key-a=acme,key-b=beta',
-      AGENTQ_TENANT_LIMITS: JSON.stringify({ acme: { tokensPerDay: 2_000 } }),
-    },
+    env: tenantsEnv({ acme: { keys: ['key-a'], limits: { tokensPerDay: 2_000 } }, beta: { keys: ['key-b'] } }),
   });
   const first = await submit({ tasks: [{ prompt: 'loop', agent: 'file' }] }, 'key-a');
   expect(first.status).toBe(202);
@@ -176,12 +173,16 @@ it('refuses a budget or a tenant limit it cannot use, saying what to fix', async
     expect(response.status).toBe(400);
     expect(await response.text()).toMatch(/budget/);
   }
-  const load = (value: string) => () => loadConfig({ env: { AGENTQ_TENANT_LIMITS: value } });
-  expect(load('{"acme": {}}')).toThrow(ConfigError);
-  expect(load('{"acme": {}}')).toThrow(/AGENTQ_TENANT_LIMITS=.*usdPerDay/);
-  expect(load('{"a b": {"usdPerDay": 1}}')).toThrow(/not a tenant name/);
-  expect(load('{"acme": {"usdPerDay": 1, "perHour": 2}}')).toThrow(/AGENTQ_TENANT_LIMITS/);
-  expect(loadConfig({ env: { AGENTQ_TENANT_LIMITS: '{"*": {"usdPerDay": 2.5}}' } }).AGENTQ_TENANT_LIMITS).toEqual({
-    '*': { usdPerDay: 2.5 },
+  const config = (tenants: unknown) => loadConfig({ env: { AGENTQ_CONFIG: configFile({ tenants }) } });
+  const load = (tenants: unknown) => () => config(tenants);
+  expect(load({ acme: { limits: { usdPerDay: 0 } } })).toThrow(ConfigError);
+  expect(load({ acme: { limits: { usdPerDay: 0 } } })).toThrow(/tenants\.acme\.limits\.usdPerDay: /);
+  expect(load({ 'a b': { limits: { usdPerDay: 1 } } })).toThrow(/not a tenant name/);
+  expect(load({ acme: { limits: { usdPerDay: 1, perHour: 2 } } })).toThrow(/unknown key "perHour"/);
+  expect(tenantSpendingLimits(config({ '*': { limits: { usdPerDay: 2.5 } } }))).toEqual({
+    '*': { microUsd: 2_500_000 },
   });
+  expect(() => loadConfig({ env: { AGENTQ_TENANT_LIMITS: '{}' } })).toThrow(
+    /AGENTQ_TENANT_LIMITS: now tenants\.<tenant or \*>\.limits\.tokensPerDay and usdPerDay/,
+  );
 });

@@ -10,7 +10,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import { isLoopbackHost, type ApiKey } from '@agentq/config';
+import { isLoopbackHost } from '@agentq/config';
 import { DEFAULT_TENANT } from '@agentq/store';
 import { ApiError } from './api-error.js';
 
@@ -22,20 +22,23 @@ export interface Principal {
   admin: boolean;
 }
 
+/** A key as the configuration gives it: its SHA-256 (the file holds no key), its tenant, whether it is an admin's. */
+export interface ApiKey {
+  sha256: string;
+  tenant: string;
+  admin: boolean;
+}
+
 export interface AuthOptions {
   keys: readonly ApiKey[];
-  adminKeys: readonly ApiKey[];
   /** Serve any Host when no keys are set (AGENTQ_ALLOW_NO_AUTH). Default false. */
   allowAnyHost?: boolean;
 }
 
 /** Sets `response.locals.principal`, or answers 401 (no or bad key) / 403 (a foreign Host without keys). */
 export function authenticate(options: AuthOptions): RequestHandler {
-  const known = [
-    ...options.keys.map((key) => ({ ...key, admin: false })),
-    ...options.adminKeys.map((key) => ({ ...key, admin: true })),
-  ].map((entry) => ({
-    digest: digest(entry.key),
+  const known = options.keys.map((entry) => ({
+    digest: Buffer.from(entry.sha256, 'hex'),
     principal: { tenant: entry.tenant, admin: entry.admin },
   }));
   if (known.length === 0) {
@@ -45,7 +48,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
         return next(
           new ApiError(
             'forbidden',
-            `Without API keys this agentq answers only loopback host names, not "${request.hostname}". Set AGENTQ_API_KEYS to serve it under other names.`,
+            `Without API keys this agentq answers only loopback host names, not "${request.hostname}". Give tenants keys in the configuration file (tenants.<tenant>.keys) to serve it under other names.`,
           ),
         );
       }
@@ -74,7 +77,9 @@ export function principalOf(response: Response): Principal {
 /** Only admins: the rest get a 403 that says why. */
 export const requireAdmin: RequestHandler = (_request, response, next) => {
   next(
-    principalOf(response).admin ? undefined : new ApiError('forbidden', 'This needs an admin key (AGENTQ_ADMIN_KEYS).'),
+    principalOf(response).admin
+      ? undefined
+      : new ApiError('forbidden', 'This needs an admin key (a key of a tenant with admin: true).'),
   );
 };
 

@@ -193,7 +193,7 @@ function noRoom(error: NoRoomError): ApiError {
   if (error.limit === 'unfinished') {
     return new ApiError(
       'limit_reached',
-      `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${requested} more would pass its limit of ${limits.unfinished} (AGENTQ_TENANT_MAX_UNFINISHED). Nothing was submitted: submit again as they end, or cancel some. GET /v1/usage shows where it stands against each limit.`,
+      `Tenant ${tenant} has ${unfinished} tasks not yet ended (pending, queued, running or waiting); ${requested} more would pass its limit of ${limits.unfinished} (tenants.${tenant}.limits.unfinished). Nothing was submitted: submit again as they end, or cancel some. GET /v1/usage shows where it stands against each limit.`,
       { tenant, unfinished, requested, limit: limits.unfinished },
       5,
     );
@@ -202,14 +202,14 @@ function noRoom(error: NoRoomError): ApiError {
     const { used, requested: asked } = error.bytes;
     return new ApiError(
       'limit_reached',
-      `Tenant ${tenant}'s stored tasks have written ${(used / MIB).toFixed(1)} MiB to Redis (prompts, messages, tool outputs, events, answers; ended tasks are kept for AGENTQ_RETENTION_HOURS); ${requested} more tasks (${(asked / MIB).toFixed(2)} MiB to start with) would pass its limit of ${(limits.bytes / MIB).toFixed(1)} MiB (AGENTQ_TENANT_MAX_MB). Nothing was submitted: delete ended tasks you no longer need (DELETE /v1/tasks/:id, or a bulk delete), or submit again as the oldest pass their retention. GET /v1/usage shows where it stands against each limit.`,
+      `Tenant ${tenant}'s stored tasks have written ${(used / MIB).toFixed(1)} MiB to Redis (prompts, messages, tool outputs, events, answers; ended tasks are kept for AGENTQ_RETENTION_HOURS); ${requested} more tasks (${(asked / MIB).toFixed(2)} MiB to start with) would pass its limit of ${(limits.bytes / MIB).toFixed(1)} MiB (tenants.${tenant}.limits.mb). Nothing was submitted: delete ended tasks you no longer need (DELETE /v1/tasks/:id, or a bulk delete), or submit again as the oldest pass their retention. GET /v1/usage shows where it stands against each limit.`,
       { tenant, writtenBytes: used, requestedBytes: asked, limitBytes: limits.bytes },
       60,
     );
   }
   return new ApiError(
     'limit_reached',
-    `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (AGENTQ_TENANT_MAX_TASKS). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.`,
+    `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (tenants.${tenant}.limits.stored). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.`,
     { tenant, stored, requested, limit: limits.stored },
     60,
   );

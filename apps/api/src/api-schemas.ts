@@ -278,17 +278,13 @@ export const usageSchema = z
   .object({
     tenant: z.string(),
     tasks: z.object({
-      unfinished: z
-        .number()
-        .int()
-        .meta({ description: 'Its submitted tasks not ended yet (AGENTQ_TENANT_MAX_UNFINISHED).' }),
+      unfinished: z.number().int().meta({ description: 'Its submitted tasks not ended yet (limits.unfinished).' }),
       stored: z.number().int().meta({
-        description:
-          'Its submitted tasks kept, ended ones too, until deleted or past their retention (AGENTQ_TENANT_MAX_TASKS).',
+        description: 'Its submitted tasks kept, ended ones too, until deleted or past their retention (limits.stored).',
       }),
     }),
     writtenBytes: z.number().int().meta({
-      description: 'What its stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB); a DELETE gives it back.',
+      description: 'What its stored tasks wrote to Redis, in bytes (limits.mb); a DELETE gives it back.',
     }),
     today: z
       .object({
@@ -299,7 +295,7 @@ export const usageSchema = z
       .nullable()
       .meta({
         description:
-          'What it spent this UTC day; null for a tenant without a daily limit (AGENTQ_TENANT_LIMITS): only a limited tenant’s spending is counted.',
+          'What it spent this UTC day; null for a tenant without a daily limit (limits.tokensPerDay/usdPerDay): only a limited tenant’s spending is counted.',
       }),
     limits: z.object({
       unfinished: z.number().int(),

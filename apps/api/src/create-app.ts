@@ -12,7 +12,6 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import type { ApiKey } from '@agentq/config';
 import {
   DEFAULT_TENANT,
   type EventHub,
@@ -24,7 +23,7 @@ import {
 import { type AgentQueues } from '@agentq/scheduling';
 import { TaskService } from '@agentq/tasks';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
-import { authenticate, principalOf, requireAdmin } from './api-auth.js';
+import { authenticate, principalOf, requireAdmin, type ApiKey } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
@@ -62,24 +61,20 @@ export interface CreateAppOptions {
   keys: Keys;
   /** Largest JSON body, e.g. `10mb`. */
   bodyLimit: string;
-  /** Event streams one tenant may hold open on this process (AGENTQ_SSE_STREAMS_PER_TENANT). Default 1,000. */
-  streamsPerTenant?: number;
-  /** Submitted tasks one tenant may have not yet ended (AGENTQ_TENANT_MAX_UNFINISHED). Default 100,000. */
-  maxUnfinishedPerTenant?: number;
-  /** Submitted tasks one tenant may have stored, ended ones included (AGENTQ_TENANT_MAX_TASKS). Default 1,000,000. */
-  maxTasksPerTenant?: number;
+  /** Event streams a tenant may hold open on this process (its limits.sseStreams). Default 1,000 each. */
+  streamsOf?: (tenant: string) => number;
+  /** What a tenant may hold: tasks not ended, stored, bytes written (its limits). Default 100,000 and 1,000,000, no bytes limit. */
+  roomOf?: (tenant: string) => RoomLimits;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
   maxSubtasks?: number;
   /** A task's disk quota (AGENTQ_TASK_DISK_MB): a fork of a task whose files pass it is refused. Default none. */
   diskQuota?: { bytes: number; entries: number };
-  /** What one tenant's stored tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB). Default no limit. */
-  maxBytesPerTenant?: number;
   /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
   redisMemory?: RedisMemory;
-  /** Tenants' keys: when any key is set, /v1 and /admin/queues need one. Default: none (open). */
+  /** The keys, by SHA-256: when any is set, /v1 and /admin/queues need one. Default: none (open). */
   apiKeys?: readonly ApiKey[];
-  /** Keys that see every tenant and open bull-board. Default none. */
-  adminKeys?: readonly ApiKey[];
+  /** The tenants the configuration names, for the metrics (with `default`). Default: the keys'. */
+  tenants?: readonly string[];
   /** Without keys, answer requests whatever host they name (a public AGENTQ_HOST). Default false. */
   allowAnyHost?: boolean;
   logger: Logger;
@@ -152,7 +147,6 @@ export function createApp(options: CreateAppOptions): Express {
 
   const auth = authenticate({
     keys: options.apiKeys ?? [],
-    adminKeys: options.adminKeys ?? [],
     ...(options.allowAnyHost ? { allowAnyHost: true } : {}),
   });
   app.use('/v1', auth, ...body);
@@ -160,17 +154,10 @@ export function createApp(options: CreateAppOptions): Express {
   app.get('/v1/me', (_request, response) => {
     response.json(principalOf(response));
   });
-  const room: RoomLimits = {
-    unfinished: options.maxUnfinishedPerTenant ?? 100_000,
-    stored: options.maxTasksPerTenant ?? 1_000_000,
-    ...(options.maxBytesPerTenant !== undefined ? { bytes: options.maxBytesPerTenant } : {}),
-  };
-  // The tenants the keys name, and `default` (a bare key's, an admin's, and everyone's without keys).
+  const room = options.roomOf ?? (() => ({ unfinished: 100_000, stored: 1_000_000 }));
+  // The tenants the configuration and the keys name, and `default` (everyone's without keys).
   const tenants = [
-    ...new Set([
-      DEFAULT_TENANT,
-      ...[...(options.apiKeys ?? []), ...(options.adminKeys ?? [])].map((key) => key.tenant),
-    ]),
+    ...new Set([DEFAULT_TENANT, ...(options.tenants ?? []), ...(options.apiKeys ?? []).map((key) => key.tenant)]),
   ];
   app.use(
     metricsRouter({
@@ -205,7 +192,7 @@ export function createApp(options: CreateAppOptions): Express {
       store: options.store,
       hub: options.hub,
       metrics: options.metrics,
-      streamsPerTenant: options.streamsPerTenant ?? 1_000,
+      streamsOf: options.streamsOf ?? (() => 1_000),
     }),
   );
   app.use(usageRouter({ store: options.store, room, tenants }));

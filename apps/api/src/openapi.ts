@@ -38,7 +38,7 @@ const COMMON: ZodOpenApiResponsesObject = {
   ),
 };
 const FULL = error(
-  'The tenant has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).',
+  'The tenant has limits.unfinished tasks not yet ended (`details.unfinished`), or holds limits.stored, ended ones included (`details.stored`), or its stored tasks wrote limits.mb to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).',
 );
 const NOT_FOUND = error("No such task, or not one this key may see (another tenant's task is a 404 too).");
 
@@ -73,7 +73,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key (AGENTQ_API_KEYS or AGENTQ_ADMIN_KEYS), when keys are configured.',
+          description: "An API key (the configuration file's tenants.<tenant>.keys), when keys are configured.",
         },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       },
@@ -91,7 +91,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '400': error('A field is wrong: `details` names each, with its index.'),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
             '429': error(
-              "The tenant reached its daily limit (AGENTQ_TENANT_LIMITS; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has AGENTQ_TENANT_MAX_UNFINISHED tasks not yet ended (`details.unfinished`), or holds AGENTQ_TENANT_MAX_TASKS, ended ones included (`details.stored`), or its stored tasks wrote AGENTQ_TENANT_MAX_MB to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was submitted.",
+              "The tenant reached its daily limit (limits.tokensPerDay/usdPerDay; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has limits.unfinished tasks not yet ended (`details.unfinished`), or holds limits.stored, ended ones included (`details.stored`), or its stored tasks wrote limits.mb to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was submitted.",
             ),
           },
         }),
@@ -186,7 +186,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '400': error('A bad Last-Event-ID or after.'),
             '404': NOT_FOUND,
             '429': error(
-              "The key's tenant already holds AGENTQ_SSE_STREAMS_PER_TENANT streams open on this API process (`Retry-After`).",
+              "The key's tenant already holds limits.sseStreams streams open on this API process (`Retry-After`).",
             ),
           },
         }),

@@ -5,6 +5,10 @@
 import type { AddressInfo } from 'node:net';
 import {
   allowedModels,
+  apiKeys,
+  namedTenants,
+  tenantRoom,
+  tenantSseStreams,
   poolDescriptions,
   poolNames,
   commitDurability,
@@ -50,11 +54,12 @@ export interface ApiHandle {
 export async function startApi(options: { config: Config; host?: string; logger?: Logger }): Promise<ApiHandle> {
   const { config } = options;
   const host = options.host ?? config.AGENTQ_HOST;
-  const keyed = Boolean(config.AGENTQ_API_KEYS?.length || config.AGENTQ_ADMIN_KEYS?.length);
+  const keyList = apiKeys(config);
+  const keyed = keyList.length > 0;
   if (!isLoopbackHost(host) && !keyed && !config.AGENTQ_ALLOW_NO_AUTH) {
     throw new ConfigError(
       `AGENTQ_HOST=${host} would let anyone who reaches this port run code through the agents, and no API keys are set. ` +
-        'Set AGENTQ_API_KEYS (e.g. AGENTQ_API_KEYS=<long random key>=<tenant>), or keep the default AGENTQ_HOST=127.0.0.1; ' +
+        'Give tenants keys in the configuration file (tenants: {my-team: {keys: [{env: MY_TEAM_KEY}]}}, the key in MY_TEAM_KEY), or keep the default AGENTQ_HOST=127.0.0.1; ' +
         'AGENTQ_ALLOW_NO_AUTH=1 opens it without keys anyway.',
     );
   }
@@ -95,15 +100,13 @@ export async function startApi(options: { config: Config; host?: string; logger?
     redis,
     keys,
     bodyLimit: config.AGENTQ_BODY_LIMIT,
-    streamsPerTenant: config.AGENTQ_SSE_STREAMS_PER_TENANT,
-    maxUnfinishedPerTenant: config.AGENTQ_TENANT_MAX_UNFINISHED,
-    maxTasksPerTenant: config.AGENTQ_TENANT_MAX_TASKS,
+    streamsOf: (tenant) => tenantSseStreams(config, tenant),
+    roomOf: (tenant) => tenantRoom(config, tenant),
+    tenants: namedTenants(config),
     maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
     ...(config.AGENTQ_TASK_DISK_MB ? { diskQuota: forkDiskQuota(config.AGENTQ_TASK_DISK_MB)! } : {}),
-    ...(config.AGENTQ_TENANT_MAX_MB !== undefined ? { maxBytesPerTenant: tenantMaxBytes(config) } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
-    ...(config.AGENTQ_API_KEYS ? { apiKeys: config.AGENTQ_API_KEYS } : {}),
-    ...(config.AGENTQ_ADMIN_KEYS ? { adminKeys: config.AGENTQ_ADMIN_KEYS } : {}),
+    apiKeys: keyList,
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
     allowedModels: allowedModels(config),
     poolDescriptions: poolDescriptions(config),

@@ -9,9 +9,9 @@ export function spendingStopMessage(stop: SpendingStop, record: TaskRecord): str
   if (stop === 'budget')
     return `Stopped: the budget of task ${record.rootId} is spent (its tokens or cost, with every subtask, reached the budget set on submit).`;
   if (stop === 'tenant_bytes') {
-    return `Stopped: tenant ${record.tenant}'s tasks have written AGENTQ_TENANT_MAX_MB to Redis; delete ended tasks it no longer needs (DELETE /v1/tasks/:id), then retry this one.`;
+    return `Stopped: tenant ${record.tenant}'s tasks have written their limit to Redis (tenants.${record.tenant}.limits.mb); delete ended tasks it no longer needs (DELETE /v1/tasks/:id), then retry this one.`;
   }
-  return `Stopped: tenant ${record.tenant} reached its daily spending limit (AGENTQ_TENANT_LIMITS); it resets at 00:00 UTC.`;
+  return `Stopped: tenant ${record.tenant} reached its daily spending limit (tenants.${record.tenant}.limits.tokensPerDay or usdPerDay); it resets at 00:00 UTC.`;
 }
 
 /** The agent loop's stop condition for `spending` (the run's latest word on it). */

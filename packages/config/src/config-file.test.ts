@@ -1,9 +1,16 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   agentNames,
+  apiKeys,
+  fairOptions,
+  tenantMaxBytes,
+  tenantRoom,
+  tenantSpendingLimits,
+  tenantSseStreams,
   ConfigError,
   effectiveConfig,
   fallbackModelsFor,
@@ -86,20 +93,56 @@ describe('the configuration file', () => {
 
   it('prints the effective configuration with every secret redacted', () => {
     const config = load(
-      'mcpServers:\n  gh:\n    command: node\n    env: { TOKEN: "ghp_literal", OTHER: { env: GH_TOKEN } }\n  remote:\n    url: https://mcp.example.com/mcp\n    headers: { Authorization: "Bearer secret-header" }\n',
+      'mcpServers:\n  gh:\n    command: node\n    env: { TOKEN: "ghp_literal", OTHER: { env: GH_TOKEN } }\n  remote:\n    url: https://mcp.example.com/mcp\n    headers: { Authorization: "Bearer secret-header" }\ntenants:\n  acme: { keys: [{ env: ACME_KEY }] }\n',
       'agentq.config.yaml',
       {
         OPENAI_API_KEY: 'sk-secret',
         REDIS_URL: 'redis://:hunter2@10.0.0.1:6379',
-        AGENTQ_API_KEYS: 'k1=acme',
+        ACME_KEY: 'k1-acme-key',
         GH_TOKEN: 'ghp_from_env',
       },
     );
     const text = effectiveConfig(config);
-    for (const secret of ['sk-secret', 'hunter2', 'ghp_literal', 'ghp_from_env', 'secret-header', 'k1='])
+    for (const secret of ['sk-secret', 'hunter2', 'ghp_literal', 'ghp_from_env', 'secret-header', 'k1-acme-key'])
       expect(text).not.toContain(secret);
     expect(text).toContain('GH_TOKEN');
     expect(text).toContain('acme');
     expect(text).toContain('coder');
+  });
+});
+
+describe('tenants', () => {
+  it('takes keys by reference, with each tenant its own limits over `*`, and refuses what is not theirs', () => {
+    const config = load(
+      [
+        'tenants:',
+        '  acme: { keys: [{ env: ACME_KEY }], weight: 3, limits: { unfinished: 5, mb: 1 } }',
+        `  ops: { keys: [{ sha256: ${'ab'.repeat(32)} }], admin: true }`,
+        "  '*': { limits: { unfinished: 2, stored: 10, tokensPerDay: 1000, sseStreams: 4 } }",
+        '',
+      ].join('\n'),
+      'agentq.config.yaml',
+      { ACME_KEY: 'the-acme-key' },
+    );
+    expect(apiKeys(config)).toEqual([
+      { sha256: createHash('sha256').update('the-acme-key').digest('hex'), tenant: 'acme', admin: false },
+      { sha256: 'ab'.repeat(32), tenant: 'ops', admin: true },
+    ]);
+    expect(tenantRoom(config, 'acme')).toEqual({ unfinished: 5, stored: 10, bytes: 1024 * 1024 });
+    expect(tenantRoom(config, 'other')).toEqual({ unfinished: 2, stored: 10 });
+    expect(tenantSseStreams(config, 'acme')).toBe(4);
+    expect(fairOptions(config).weights).toEqual({ acme: 3 });
+    expect(tenantSpendingLimits(config)).toEqual({ '*': { tokens: 1000 } });
+    expect(tenantMaxBytes(config)).toEqual({ acme: 1024 * 1024 });
+    expect(() => load("tenants:\n  '*': { keys: [{ env: X }] }\n", 'agentq.config.yaml', { X: 'k' })).toThrow(
+      /tenants\.\*: gives the settings of the tenants not named/,
+    );
+    expect(() => load('tenants:\n  acme: { keys: [{ env: NOT_SET_KEY }] }\n')).toThrow(
+      /tenants\.acme\.keys\.0: names the variable NOT_SET_KEY, which is not set/,
+    );
+    expect(() => load('tenants:\n  acme: { keys: ["plain-key"] }\n')).toThrow(/tenants\.acme\.keys\.0/);
+    expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'k=acme' } })).toThrow(
+      /AGENTQ_API_KEYS: now tenants\.<tenant>\.keys/,
+    );
   });
 });

@@ -32,26 +32,9 @@ describe('loadConfig', () => {
     }
   });
 
-  it('reads booleans and lists', () => {
-    const config = loadConfig({
-      env: {
-        AGENTQ_FETCH_PRIVATE: 'true',
-        AGENTQ_API_KEYS: ' a, b=team-1 ,,c2Vj==,d=x=ops ',
-        AGENTQ_ADMIN_KEYS: 'root-key',
-      },
-    });
+  it('reads booleans', () => {
+    const config = loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'true' } });
     expect(config.AGENTQ_FETCH_PRIVATE).toBe(true);
-    // key=tenant; a bare key is tenant default; base64 padding stays part of the key.
-    expect(config.AGENTQ_API_KEYS).toEqual([
-      { key: 'a', tenant: 'default' },
-      { key: 'b', tenant: 'team-1' },
-      { key: 'c2Vj==', tenant: 'default' },
-      { key: 'd=x', tenant: 'ops' },
-    ]);
-    expect(config.AGENTQ_ADMIN_KEYS).toEqual([{ key: 'root-key', tenant: 'default' }]);
-    expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'has space' } })).toThrow(
-      /AGENTQ_API_KEYS=.*a key may not contain spaces/,
-    );
     expect(() => loadConfig({ env: { AGENTQ_FETCH_PRIVATE: 'yes' } })).toThrow(
       /AGENTQ_FETCH_PRIVATE="yes": true or false/,
     );

@@ -17,8 +17,6 @@ export function effectiveConfig(config: { file: LoadedFile }): string {
   for (const [name, value] of Object.entries(environment)) {
     if (value === undefined) continue;
     if (SECRET_VARIABLES.has(name)) env[name] = REDACTED;
-    else if (name === 'AGENTQ_API_KEYS' || name === 'AGENTQ_ADMIN_KEYS')
-      env[name] = (value as Array<{ tenant: string }>).map(({ tenant }) => `${REDACTED}=${tenant}`);
     else if (typeof value === 'string' && /^rediss?:\/\//.test(value)) env[name] = withoutPassword(value);
     else env[name] = value;
   }

@@ -113,6 +113,75 @@ const plannerSchema = z
   .strict()
   .describe('The planner: it breaks a task into subtasks for the agents (prompts/planner.md).');
 
+const variableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name (letters, digits, "_")');
+const count = (what: string) => z.number().int().positive().optional().describe(what);
+
+const tenantLimitsSchema = z
+  .object({
+    unfinished: count(
+      'Submitted tasks it may have not yet ended (pending, queued, running, waiting); past it a submit, retry or fork is a 429 that creates nothing. Default 100000.',
+    ),
+    stored: count(
+      'Submitted tasks it may hold, ended ones included (kept AGENTQ_RETENTION_HOURS); past it a submit is a 429. Default 1000000.',
+    ),
+    mb: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        'What its stored tasks may have written to Redis, in MiB: past it a submit is a 429 and its running tasks stop after their step. Default: no limit (still counted).',
+      ),
+    tokensPerDay: count(
+      'Tokens its tasks may use per UTC day: past it, its submits are 429 until midnight UTC and its running tasks stop after their step. Default: no limit.',
+    ),
+    usdPerDay: z
+      .number()
+      .positive()
+      .optional()
+      .describe('USD its tasks may spend per UTC day, as `tokensPerDay`. Default: no limit.'),
+    sseStreams: count(
+      'Event streams (SSE) it may hold open on one API process; past it a new one is a 429. Default 1000.',
+    ),
+  })
+  .strict();
+
+const tenantSchema = z
+  .object({
+    keys: z
+      .array(
+        z.union([
+          z.object({ env: variableName }).strict().describe('The key is the value of this variable.'),
+          z
+            .object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the key, 64 lower-case hex digits') })
+            .strict()
+            .describe('The SHA-256 of the key, in hex (`printf %s "$KEY" | sha256sum`).'),
+        ]),
+      )
+      .default([])
+      .describe('Its API keys, by reference: never a key in the file.'),
+    admin: z
+      .boolean()
+      .default(false)
+      .describe("Its keys see every tenant's tasks and usage, and open bull-board at /admin/queues."),
+    weight: z
+      .number()
+      .positive()
+      .max(1_000)
+      .optional()
+      .describe(
+        "Its share of every pool while tenants wait (fair admission): 3 takes three turns for another's one. Default 1.",
+      ),
+    limits: tenantLimitsSchema.default({}),
+    secrets: z
+      .record(variableName, z.object({ env: variableName }).strict())
+      .default({})
+      .describe(
+        "Its secrets by name, each the name of a variable of the worker's environment that holds it (`{env: ACME_GITHUB_TOKEN}`): an MCP server's `{tenantSecret: NAME}` is this tenant's value for its tasks.",
+      ),
+  })
+  .strict()
+  .describe('A tenant (or `*`).');
+
 /** A value of a server's `env` or `headers`: text, or a secret named by reference. */
 const secretValue = z
   .union([
@@ -238,25 +307,11 @@ export const fileSchema = z
       .default({})
       .describe('MCP servers, by name, in the shape every MCP client uses. An agent lists a server among its tools.'),
     tenants: z
-      .record(
-        z.string(),
-        z
-          .object({
-            secrets: z
-              .record(
-                z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
-                z.object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) }).strict(),
-              )
-              .default({})
-              .describe(
-                "The tenant's secrets by name, each the name of a variable of the worker's environment that holds it (`{env: ACME_GITHUB_TOKEN}`): an MCP server's `{tenantSecret: NAME}` is this tenant's value for its tasks.",
-              ),
-          })
-          .strict()
-          .describe('A tenant.'),
-      )
+      .record(z.string(), tenantSchema)
       .default({})
-      .describe('Tenants, by name (`*`: every tenant not named).'),
+      .describe(
+        "Tenants, by name, and `*` for every tenant not named. With any key here, every /v1 call needs one (`Authorization: Bearer <key>`, `x-api-key`, or the dashboard's cookie), and a tenant sees only its own tasks. Without keys the API serves loopback only (or anyone, with AGENTQ_ALLOW_NO_AUTH), as tenant `default`, an admin.",
+      ),
     models: z
       .record(modelName, modelSettingsSchema.describe('A model, as the endpoint names it.'))
       .default({})
@@ -290,6 +345,20 @@ export const fileSchema = z
           message: `"${server}" is the name of a built-in tool: name the server otherwise`,
         });
     }
+    for (const [name, tenant] of Object.entries(file.tenants)) {
+      if (name !== '*' && !/^[\w.-]{1,64}$/.test(name))
+        context.addIssue({
+          code: 'custom',
+          path: ['tenants', name],
+          message: `"${name}" is not a tenant name: letters, digits, "_", "." or "-", at most 64 characters (or "*")`,
+        });
+      if (name === '*' && (tenant.keys.length || tenant.admin))
+        context.addIssue({
+          code: 'custom',
+          path: ['tenants', '*'],
+          message: 'gives the settings of the tenants not named: a key or admin belongs to a named tenant',
+        });
+    }
     for (const [name, agent] of Object.entries(file.agents)) {
       agent.tools.forEach((tool, index) => {
         if (!(BUILTIN_TOOLS as readonly string[]).includes(tool) && !(tool in file.mcpServers))
@@ -306,3 +375,4 @@ export type AgentqFile = z.infer<typeof fileSchema>;
 export type AgentSettings = AgentqFile['agents'][string];
 export type McpServerSettings = z.infer<typeof mcpServerSchema>;
 export type SecretValue = z.infer<typeof secretValue>;
+export type TenantSettings = z.infer<typeof tenantSchema>;

@@ -2,17 +2,18 @@
  * The environment and the configuration file, read once at start-up into a typed object. Nothing else
  * in agentq reads `process.env`: apps call `loadConfig()` and pass what each part needs as options.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { PLANNER_POOL, TOOL_PROTOCOLS } from '@agentq/contract';
 import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { replacedVariables } from './replaced-variables.js';
-import type { AgentSettings, McpServerSettings } from './file-schema.js';
+import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
-export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue } from './file-schema.js';
+export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
 export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 
 const toolProtocol = z.enum(TOOL_PROTOCOLS);
@@ -27,80 +28,6 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 /** A tenant's name: it is part of Redis keys, so a plain word. */
 export const TENANT_NAME = /^[\w.-]{1,64}$/;
-
-export interface ApiKey {
-  key: string;
-  tenant: string;
-}
-
-/** `key=tenant,key2,...`: a key without a tenant belongs to tenant `default`. */
-const apiKeyList = z.string().transform((value, context): ApiKey[] => {
-  const keys: ApiKey[] = [];
-  for (const entry of value
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean)) {
-    // Split on the last "=", so keys may contain "=" (base64 padding) when a tenant is named.
-    const at = entry.lastIndexOf('=');
-    const tenant = at > 0 ? entry.slice(at + 1) : '';
-    if (at > 0 && TENANT_NAME.test(tenant)) keys.push({ key: entry.slice(0, at), tenant });
-    else if (/\s/.test(entry)) context.addIssue({ code: 'custom', message: 'a key may not contain spaces' });
-    else keys.push({ key: entry, tenant: 'default' });
-  }
-  return keys;
-});
-
-/**
- * A setting given as JSON, or as the path of a JSON file of it, checked against `schema`; `shape`
- * says in words what it should be.
- */
-function jsonSetting<Schema extends z.ZodType>(schema: Schema, shape: string) {
-  return z.string().transform((value, context): z.infer<Schema> => {
-    let text = value.trim();
-    if (!text.startsWith('{')) {
-      if (!existsSync(text)) {
-        context.addIssue({ code: 'custom', message: 'is neither JSON nor the path of a file' });
-        return z.NEVER;
-      }
-      text = readFileSync(text, 'utf8');
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      context.addIssue({ code: 'custom', message: `is not valid JSON (${(error as Error).message})` });
-      return z.NEVER;
-    }
-    const checked = schema.safeParse(parsed);
-    if (!checked.success) {
-      const issue = checked.error.issues[0];
-      context.addIssue({ code: 'custom', message: `must be ${shape}: ${issue?.path.join('.')} ${issue?.message}` });
-      return z.NEVER;
-    }
-    return checked.data;
-  });
-}
-
-/** `AGENTQ_TENANT_LIMITS`: what a tenant (or `*`, any other) may spend per UTC day. */
-const tenantLimits = jsonSetting(
-  z
-    .record(
-      z.string(),
-      z
-        .object({ usdPerDay: z.number().positive().optional(), tokensPerDay: z.number().int().positive().optional() })
-        .strict()
-        .refine(
-          (limit) => limit.usdPerDay !== undefined || limit.tokensPerDay !== undefined,
-          'needs "usdPerDay", "tokensPerDay" or both',
-        ),
-    )
-    .superRefine((limits, context) => {
-      for (const tenant of Object.keys(limits))
-        if (tenant !== '*' && !TENANT_NAME.test(tenant))
-          context.addIssue({ code: 'custom', path: [tenant], message: 'is not a tenant name or "*"' });
-    }),
-  '{"<tenant or *>": {"usdPerDay"?: USD, "tokensPerDay"?: tokens}}',
-);
 
 const configSchema = z.object({
   /** HTTP port of the API. */
@@ -213,14 +140,6 @@ const configSchema = z.object({
   AGENTQ_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Address the API listens on. Anything but loopback needs API keys (or AGENTQ_ALLOW_NO_AUTH). */
   AGENTQ_HOST: z.string().min(1).default('127.0.0.1'),
-  /**
-   * API keys, comma-separated, each `key=tenant` (a bare key is tenant `default`). When set, every /v1
-   * call needs one (`Authorization: Bearer <key>`, `x-api-key`, or the dashboard's cookie), and a
-   * tenant sees only its own tasks. Default: no keys (the API then serves loopback only).
-   */
-  AGENTQ_API_KEYS: apiKeyList.optional(),
-  /** Keys that see every tenant's tasks and open bull-board, in the same form. */
-  AGENTQ_ADMIN_KEYS: apiKeyList.optional(),
   /** Serve a non-loopback AGENTQ_HOST without API keys (anyone who reaches the port can run code). */
   AGENTQ_ALLOW_NO_AUTH: flag(false),
   /** Where the `agentq` CLI finds the API. */
@@ -244,46 +163,10 @@ const configSchema = z.object({
   /** `max_tokens` of every model request; a shared token limit reserves it for each call. Default: not sent (1,000 reserved). */
   AGENTQ_MAX_OUTPUT_TOKENS: z.coerce.number().int().positive().optional(),
   /**
-   * What each tenant may spend per UTC day: past it, its submits answer 429 until midnight UTC and its
-   * running tasks stop after their current step. `*` applies to every tenant not named.
-   */
-  AGENTQ_TENANT_LIMITS: tenantLimits.optional(),
-  /**
-   * Tenants' shares of every pool (default 1 each; `*` for the tenants not named), as JSON or a file:
-   * `{"acme": 3}` gives acme three admissions for every one of another tenant while both wait.
-   */
-  AGENTQ_TENANT_WEIGHTS: jsonSetting(
-    z.record(z.string().min(1), z.number().positive().max(1_000)),
-    '{"<tenant or *>": weight}',
-  ).optional(),
-  /**
    * How many jobs a pool's queue holds waiting; the rest wait in their tenants' lists and are admitted
    * fairly. About the pool's total concurrency: less leaves workers idle, more makes a newcomer wait longer.
    */
   AGENTQ_FAIR_BACKLOG: positiveInt(100),
-  /**
-   * How many event streams (SSE) one tenant may hold open on one API process: one tenant's clients cannot
-   * take every connection the API can hold from the others. Past it, a new stream is a 429.
-   */
-  AGENTQ_SSE_STREAMS_PER_TENANT: positiveInt(1_000),
-  /**
-   * How many submitted tasks one tenant may have not yet ended (queued, running, waiting): one tenant's
-   * submits cannot fill the Redis every tenant shares. Past it, a submit (a retry, a fork) is a 429.
-   */
-  AGENTQ_TENANT_MAX_UNFINISHED: positiveInt(100_000),
-  /**
-   * How many submitted tasks one tenant's list may hold, ended ones included (they are kept for
-   * AGENTQ_RETENTION_HOURS): a tenant that cancels what it submits, again and again, has no unfinished
-   * tasks, and would fill Redis with ended ones. Past it, a submit (a retry, a fork) is a 429.
-   */
-  AGENTQ_TENANT_MAX_TASKS: positiveInt(1_000_000),
-  /**
-   * What one tenant's stored tasks may have written to Redis, in MiB (prompts, messages, tool outputs,
-   * events, answers; counted as written, before compaction): a count of tasks does not bound their
-   * size. Past it, a submit (a retry, a fork) is a 429 until ended tasks expire or are deleted, and the
-   * tenant's running tasks stop after their step. Default: no limit (still counted).
-   */
-  AGENTQ_TENANT_MAX_MB: z.coerce.number().positive().optional(),
   /**
    * New tasks (a submit, a retry, a fork) are refused (503) once Redis uses this share of its
    * `maxmemory`, in percent, when it has one: what is left lets the tasks already stored run and end
@@ -440,21 +323,81 @@ export function concurrencyFor(config: Config, pool: string): number {
   return own ?? config.AGENTQ_CONCURRENCY;
 }
 
-/** AGENTQ_TENANT_LIMITS as the commit script counts: tokens and micro-USD per UTC day, by tenant or `*`. */
+/** A tenant's settings: its own entry, each setting it leaves out from `*`. */
+function tenantEntry(config: Config, tenant: string): Partial<TenantSettings> & { limits: TenantSettings['limits'] } {
+  const tenants = config.file.settings.tenants;
+  const own = Object.hasOwn(tenants, tenant) ? tenants[tenant] : undefined;
+  const rest = tenants['*'];
+  return {
+    ...rest,
+    ...own,
+    limits: { ...rest?.limits, ...own?.limits },
+    ...((own?.weight ?? rest?.weight) !== undefined ? { weight: own?.weight ?? rest?.weight } : {}),
+  };
+}
+
+/** The API's keys: each one's SHA-256 (hex), its tenant, and whether it is an admin's. */
+export function apiKeys(config: Config): Array<{ sha256: string; tenant: string; admin: boolean }> {
+  return Object.entries(config.file.settings.tenants).flatMap(([tenant, settings]) =>
+    settings.keys.map((key) => ({
+      sha256:
+        'sha256' in key
+          ? key.sha256
+          : createHash('sha256')
+              .update(config.file.secretValues[key.env] ?? '')
+              .digest('hex'),
+      tenant,
+      admin: settings.admin,
+    })),
+  );
+}
+
+/** The tenants the file names (not `*`): the ones the metrics show. */
+export function namedTenants(config: Config): string[] {
+  return Object.keys(config.file.settings.tenants).filter((tenant) => tenant !== '*');
+}
+
+/** What a tenant may hold: tasks not ended, tasks stored, bytes written (its own limits, else `*`'s, else the defaults). */
+export function tenantRoom(config: Config, tenant: string): { unfinished: number; stored: number; bytes?: number } {
+  const { limits } = tenantEntry(config, tenant);
+  return {
+    unfinished: limits.unfinished ?? 100_000,
+    stored: limits.stored ?? 1_000_000,
+    ...(limits.mb !== undefined ? { bytes: Math.round(limits.mb * 1024 * 1024) } : {}),
+  };
+}
+
+/** Event streams a tenant may hold open on one API process. */
+export function tenantSseStreams(config: Config, tenant: string): number {
+  return tenantEntry(config, tenant).limits.sseStreams ?? 1_000;
+}
+
+/** By tenant and `*`, as a commit counts them: what each may write to Redis in bytes (limits.mb). */
+export function tenantMaxBytes(config: Config): Record<string, number> | undefined {
+  const limits = Object.entries(config.file.settings.tenants).flatMap(([tenant, { limits }]) =>
+    limits.mb === undefined ? [] : [[tenant, Math.round(limits.mb * 1024 * 1024)] as const],
+  );
+  return limits.length ? Object.fromEntries(limits) : undefined;
+}
+
+/** By tenant and `*`, as the commit script counts them: tokens and micro-USD per UTC day. */
 export function tenantSpendingLimits(
   config: Config,
 ): Record<string, { tokens?: number; microUsd?: number }> | undefined {
-  const limits = config.AGENTQ_TENANT_LIMITS;
-  if (!limits) return undefined;
-  return Object.fromEntries(
-    Object.entries(limits).map(([tenant, limit]) => [
-      tenant,
-      {
-        ...(limit.tokensPerDay !== undefined ? { tokens: limit.tokensPerDay } : {}),
-        ...(limit.usdPerDay !== undefined ? { microUsd: Math.round(limit.usdPerDay * 1_000_000) } : {}),
-      },
-    ]),
+  const limits = Object.entries(config.file.settings.tenants).flatMap(([tenant, { limits }]) =>
+    limits.tokensPerDay === undefined && limits.usdPerDay === undefined
+      ? []
+      : [
+          [
+            tenant,
+            {
+              ...(limits.tokensPerDay !== undefined ? { tokens: limits.tokensPerDay } : {}),
+              ...(limits.usdPerDay !== undefined ? { microUsd: Math.round(limits.usdPerDay * 1_000_000) } : {}),
+            },
+          ] as const,
+        ],
   );
+  return limits.length ? Object.fromEntries(limits) : undefined;
 }
 
 /** The models a task may name on submit: the file's `models`, AGENTQ_MODEL, and every pool's own and fallbacks. */
@@ -494,11 +437,16 @@ export function modelLimits(config: Config): Record<string, { requests?: number;
   return limits;
 }
 
-/** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, AGENTQ_TENANT_WEIGHTS). */
+/** How new work is admitted into the pools, fairly across tenants (AGENTQ_FAIR_BACKLOG, the tenants' weights). */
 export function fairOptions(config: Config): { backlog: number; weights?: Record<string, number> } {
+  const weights = Object.fromEntries(
+    Object.entries(config.file.settings.tenants).flatMap(([tenant, { weight }]) =>
+      weight === undefined ? [] : [[tenant, weight] as const],
+    ),
+  );
   return {
     backlog: config.AGENTQ_FAIR_BACKLOG,
-    ...(config.AGENTQ_TENANT_WEIGHTS ? { weights: config.AGENTQ_TENANT_WEIGHTS } : {}),
+    ...(Object.keys(weights).length ? { weights } : {}),
   };
 }
 
@@ -512,11 +460,6 @@ export function redisTarget(config: Config): {
     url: config.REDIS_URL,
     ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}),
   };
-}
-
-/** AGENTQ_TENANT_MAX_MB in bytes, if set. */
-export function tenantMaxBytes(config: Config): number | undefined {
-  return config.AGENTQ_TENANT_MAX_MB === undefined ? undefined : Math.round(config.AGENTQ_TENANT_MAX_MB * 1024 * 1024);
 }
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */

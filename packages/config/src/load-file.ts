@@ -106,9 +106,13 @@ function namedSecrets(settings: AgentqFile): Array<{ where: string; name: string
         if (typeof value === 'object' && 'env' in value)
           found.push({ where: `mcpServers.${server}.${field}.${key}`, name: value.env });
   }
-  for (const [tenant, { secrets }] of Object.entries(settings.tenants))
+  for (const [tenant, { secrets, keys }] of Object.entries(settings.tenants)) {
     for (const [key, { env }] of Object.entries(secrets))
       found.push({ where: `tenants.${tenant}.secrets.${key}`, name: env });
+    keys.forEach((key, index) => {
+      if ('env' in key) found.push({ where: `tenants.${tenant}.keys.${index}`, name: key.env });
+    });
+  }
   return found;
 }
 

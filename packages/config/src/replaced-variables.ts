@@ -13,6 +13,14 @@ const WHOLE: Record<string, string> = {
   AGENTQ_PRICES: 'models.<model>.price',
   AGENTQ_LIMITS: 'models.<model>.limits',
   AGENTQ_MODELS: 'models (a submit may name any model listed there)',
+  AGENTQ_API_KEYS: 'tenants.<tenant>.keys ([{env: VARIABLE}] or [{sha256: ...}])',
+  AGENTQ_ADMIN_KEYS: 'tenants.<tenant>.keys with admin: true',
+  AGENTQ_TENANT_LIMITS: 'tenants.<tenant or *>.limits.tokensPerDay and usdPerDay',
+  AGENTQ_TENANT_WEIGHTS: 'tenants.<tenant or *>.weight',
+  AGENTQ_TENANT_MAX_UNFINISHED: 'tenants.<tenant or *>.limits.unfinished',
+  AGENTQ_TENANT_MAX_TASKS: 'tenants.<tenant or *>.limits.stored',
+  AGENTQ_TENANT_MAX_MB: 'tenants.<tenant or *>.limits.mb',
+  AGENTQ_SSE_STREAMS_PER_TENANT: 'tenants.<tenant or *>.limits.sseStreams',
 };
 
 /** The replaced variables set in `env`, each with its new place; empty when there are none. */

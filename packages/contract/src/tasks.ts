@@ -185,7 +185,7 @@ export interface UsageView {
   tenant: string;
   /** Its submitted tasks not ended yet, and all it keeps (ended ones too, until deleted or expired). */
   tasks: { unfinished: number; stored: number };
-  /** What its stored tasks wrote to Redis, in bytes, as AGENTQ_TENANT_MAX_MB counts it. */
+  /** What its stored tasks wrote to Redis, in bytes, as limits.mb counts it. */
   writtenBytes: number;
   /** What it spent this UTC day; null for a tenant without a daily limit (only a limited tenant's spending is counted). */
   today: { tokens: number; usd: number; resetsAt: string } | null;

@@ -168,7 +168,7 @@ export interface StoreOptions {
   /** How long a submitted task's data is kept after it ends (AGENTQ_RETENTION_HOURS). Default 7 days. */
   retentionMs?: number;
   /**
-   * What each tenant may spend per day (AGENTQ_TENANT_LIMITS): its spending is counted, and its runs
+   * What each tenant may spend per day (limits.tokensPerDay/usdPerDay): its spending is counted, and its runs
    * stop once it is reached. Default: no limits, nothing counted.
    */
   tenantLimits?: TenantLimits | undefined;
@@ -178,8 +178,8 @@ export interface StoreOptions {
    * (it may stand on the primary; the run is tried again from what Redis holds). Default: not waited for.
    */
   durability?: { replicas: number; timeoutMs: number } | undefined;
-  /** What one tenant's tasks may have written to Redis, in bytes (AGENTQ_TENANT_MAX_MB): past it, its runs stop (tenant-bytes.ts). */
-  tenantMaxBytes?: number | undefined;
+  /** By tenant (or `*`, the rest): what its tasks may have written to Redis, in bytes (limits.mb): past it, its runs stop (tenant-bytes.ts). */
+  tenantMaxBytes?: Readonly<Record<string, number>> | undefined;
 }
 
 export class TaskStore {
@@ -191,7 +191,7 @@ export class TaskStore {
   readonly retentionMs: number;
   readonly tenantLimits: TenantLimits | undefined;
   readonly durability: { replicas: number; timeoutMs: number } | undefined;
-  readonly tenantMaxBytes: number | undefined;
+  readonly tenantMaxBytes: Readonly<Record<string, number>> | undefined;
 
   constructor(
     readonly redis: Redis,
@@ -473,11 +473,12 @@ export class TaskStore {
     const add = counters(options.usage, events);
     const fields = Object.entries(options.fields ?? {}).flat();
     const ts = new Date().toISOString();
+    const maxBytes = this.tenantMaxBytes?.[tenant] ?? this.tenantMaxBytes?.['*'];
     const payload = {
       taskId,
       tenant,
       channel: this.keys.eventsChannel(taskId),
-      ...(this.tenantMaxBytes !== undefined ? { tenantMaxBytes: this.tenantMaxBytes } : {}),
+      ...(maxBytes !== undefined ? { tenantMaxBytes: maxBytes } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status, band: statusBand(options.status) } : {}),

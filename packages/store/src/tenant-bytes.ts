@@ -1,5 +1,5 @@
 /**
- * What a tenant's tasks wrote to Redis, counted per tenant (`tenant:<t>:bytes`) so that AGENTQ_TENANT_MAX_MB
+ * What a tenant's tasks wrote to Redis, counted per tenant (`tenant:<t>:bytes`) so that limits.mb
  * can bound it: a count of tasks does not bound their size, and a tenant's prompts, tool outputs and
  * answers could otherwise take the memory every tenant shares.
  *

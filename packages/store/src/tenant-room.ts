@@ -1,7 +1,7 @@
 /**
- * A tenant's room: how many of its submitted tasks may be unfinished (AGENTQ_TENANT_MAX_UNFINISHED) and
- * stored (AGENTQ_TENANT_MAX_TASKS), and how many bytes its tasks may have written to Redis
- * (AGENTQ_TENANT_MAX_MB, tenant-bytes.ts), so that one tenant cannot fill the Redis every tenant shares.
+ * A tenant's room: how many of its submitted tasks may be unfinished (limits.unfinished) and
+ * stored (limits.stored), and how many bytes its tasks may have written to Redis
+ * (limits.mb, tenant-bytes.ts), so that one tenant cannot fill the Redis every tenant shares.
  * The room is checked in the CREATE call that stores the tasks, so requests sent at the same moment
  * cannot pass a limit together (read before the call, ten parallel requests with room for four all passed).
  *

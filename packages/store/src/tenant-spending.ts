@@ -1,5 +1,5 @@
 /**
- * A tenant's spending of the day against its limit (AGENTQ_TENANT_LIMITS), as the commit script
+ * A tenant's spending of the day against its limit (limits.tokensPerDay/usdPerDay), as the commit script
  * counts it: a submit past the limit is refused until the day (UTC) is over.
  */
 import type { TaskStore, TenantLimits } from './task-store.js';

@@ -1,7 +1,7 @@
 /**
  * A tenant's usage against its limits, read in one round trip: its tasks not ended and stored
- * (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS), the bytes they wrote (AGENTQ_TENANT_MAX_MB) and,
- * with a daily limit (AGENTQ_TENANT_LIMITS), what it spent today. `GET /v1/usage` shows it, so that a
+ * (limits.unfinished, limits.stored), the bytes they wrote (limits.mb) and,
+ * with a daily limit (limits.tokensPerDay/usdPerDay), what it spent today. `GET /v1/usage` shows it, so that a
  * tenant sees how close it is before a submit is refused; the bulk retry's room check reads its counts.
  *
  * Read, not held: a submit's room is taken in the script that stores it (tenant-room.ts), so what this

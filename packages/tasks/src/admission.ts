@@ -36,7 +36,7 @@ export interface AdmitRequest {
   bytes?: number;
 }
 
-/** The tenant spent its daily limit (AGENTQ_TENANT_LIMITS): nothing new until the UTC day ends. */
+/** The tenant spent its daily limit (tenants.<t>.limits.tokensPerDay or usdPerDay): nothing new until the UTC day ends. */
 export class DailyLimitError extends AgentqError {
   readonly code = 'daily_limit';
   readonly retryable = true;
@@ -76,8 +76,8 @@ export class Admission {
   constructor(
     private readonly options: {
       store: TaskStore;
-      /** What each tenant may have (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS, AGENTQ_TENANT_MAX_MB). */
-      room: RoomLimits;
+      /** What a tenant may have: tasks not ended, stored, bytes written (the configuration's tenants.<t>.limits). */
+      room: (tenant: string) => RoomLimits;
       redisMemory?: RedisMemory | undefined;
     },
   ) {}
@@ -97,7 +97,7 @@ export class Admission {
 
   /** Room for `count` more of `tenant`'s tasks that write `bytes`, or NoRoomError. */
   private async ensureRoom(tenant: string, count: number, bytes: number): Promise<void> {
-    const { room } = this.options;
+    const room = this.options.room(tenant);
     const { unfinished, stored, writtenBytes: used } = await readRoomUsage(this.options.store, tenant);
     if (
       unfinished + count > room.unfinished ||

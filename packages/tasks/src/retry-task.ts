@@ -17,7 +17,8 @@ export async function retryTask(options: {
   store: TaskStore;
   queues: AgentQueues;
   taskId: string;
-  room?: RoomLimits;
+  /** The tenant's room, by tenant. */
+  room?: (tenant: string) => RoomLimits;
 }): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
   const record = await options.store.getRecord(options.taskId);
   if (!record) return { found: false };
@@ -47,7 +48,7 @@ export async function retryTask(options: {
   const [created] = await new Transitions(options.store).submit([input], {
     tenant: record.tenant,
     batch: record.batch,
-    ...(options.room ? { room: { limits: options.room } } : {}),
+    ...(options.room ? { room: { limits: options.room(record.tenant) } } : {}),
   });
   await options.queues.admission.admitListed([created!.agent]);
   return { found: true, status: 'queued', newId: created!.id };

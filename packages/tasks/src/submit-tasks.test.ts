@@ -311,7 +311,7 @@ describe("a tenant's bytes", () => {
   });
 
   it("tells a run to stop once its tenant's tasks wrote past the byte limit", async () => {
-    const limited = new TaskStore(store.redis, keys, { tenantMaxBytes: 20_000 });
+    const limited = new TaskStore(store.redis, keys, { tenantMaxBytes: { '*': 20_000 } });
     const [task] = await new Transitions(limited).submit(bytesInputs(1, 'stop'), { tenant: 'stopped' });
     const by = { runToken: 'run-1', agent: 'casual', worker: 'w1' };
     expect((await new Transitions(limited).claim({ id: task!.id, tenant: 'stopped' }, by)).stop).toBeUndefined();

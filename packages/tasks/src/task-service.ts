@@ -32,8 +32,8 @@ export interface TaskServiceOptions {
   queues: AgentQueues;
   /** Where a cancel is told to the worker holding the task. */
   publisher: Redis;
-  /** What each tenant may have (AGENTQ_TENANT_MAX_UNFINISHED, AGENTQ_TENANT_MAX_TASKS, AGENTQ_TENANT_MAX_MB). */
-  room: RoomLimits;
+  /** What a tenant may have: tasks not ended, stored, bytes written (the configuration's tenants.<t>.limits). */
+  room: (tenant: string) => RoomLimits;
   /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT); default not read. */
   redisMemory?: RedisMemory | undefined;
   /** A task's disk quota: a fork of a task whose files pass it is refused. */
@@ -89,7 +89,7 @@ export class TaskService {
       inputs,
       tenant,
       batch,
-      room: this.options.room,
+      room: this.options.room(tenant),
       ...(traceparents ? { traceparents } : {}),
     });
   }
@@ -146,7 +146,7 @@ export class TaskService {
       queues: this.options.queues,
       source,
       input,
-      room: this.options.room,
+      room: this.options.room(source.tenant),
       ...(diskQuota ? { quota: diskQuota } : {}),
     });
   }

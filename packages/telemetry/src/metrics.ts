@@ -102,7 +102,7 @@ export function createMetrics() {
     }),
     tenantWrittenBytes: new Gauge({
       name: 'agentq_tenant_written_bytes',
-      help: "What each configured tenant's stored tasks wrote to Redis, in bytes (AGENTQ_TENANT_MAX_MB counts it), read from Redis when scraped.",
+      help: "What each configured tenant's stored tasks wrote to Redis, in bytes (limits.mb counts it), read from Redis when scraped.",
       labelNames: ['tenant'],
       registers,
     }),

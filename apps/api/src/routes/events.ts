@@ -27,11 +27,12 @@ export function eventsRouter(options: {
   store: TaskStore;
   hub: EventHub;
   metrics: Metrics;
-  streamsPerTenant: number;
+  /** Event streams a tenant may hold open on this process. */
+  streamsOf: (tenant: string) => number;
 }): Router {
   const { store, hub } = options;
   const router = Router();
-  // Open streams per tenant, in this process (AGENTQ_SSE_STREAMS_PER_TENANT).
+  // Open streams per tenant, in this process (limits.sseStreams).
   const streams = new Map<string, number>();
 
   router.get('/v1/tasks/:id/events', async (request, response) => {
@@ -58,11 +59,12 @@ export function eventsRouter(options: {
     // Counted before anything is awaited: streams opened at once cannot all pass the check.
     const { tenant } = principalOf(response);
     const open = streams.get(tenant) ?? 0;
-    if (open >= options.streamsPerTenant) {
+    const limit = options.streamsOf(tenant);
+    if (open >= limit) {
       throw new ApiError(
         'limit_reached',
-        `Tenant ${tenant} already follows ${open} event streams on this API process, its limit (AGENTQ_SSE_STREAMS_PER_TENANT): close one, or read a task's events once with Accept: application/json.`,
-        { tenant, streams: open, limit: options.streamsPerTenant },
+        `Tenant ${tenant} already follows ${open} event streams on this API process, its limit (tenants.${tenant}.limits.sseStreams): close one, or read a task's events once with Accept: application/json.`,
+        { tenant, streams: open, limit },
         5,
       );
     }

@@ -18,7 +18,7 @@ export function metricsRouter(options: {
   queues: AgentQueues;
   guard: RequestHandler[];
   store: TaskStore;
-  room: RoomLimits;
+  room: (tenant: string) => RoomLimits;
   /** The tenants whose usage is shown. */
   tenants: readonly string[];
 }): Router {
@@ -29,7 +29,7 @@ export function metricsRouter(options: {
       Promise.all(options.queues.pools.map((pool) => options.queues.queue(pool).getJobCounts(...STATES))),
       Promise.all(options.queues.pools.map((pool) => options.queues.admission.waiting(pool))),
       onlineWorkers(options.store),
-      Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
+      Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room(tenant)))),
     ]);
     for (const usage of usages) showUsage(metrics, usage);
     options.queues.pools.forEach((pool, index) => {

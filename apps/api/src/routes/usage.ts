@@ -27,7 +27,7 @@ export const usageQuerySchema = fieldsOnly(
 
 export function usageRouter(options: {
   store: TaskStore;
-  room: RoomLimits;
+  room: (tenant: string) => RoomLimits;
   /** The tenants the keys name, and `default`. */ tenants: readonly string[];
 }): Router {
   const router = Router();
@@ -37,14 +37,16 @@ export function usageRouter(options: {
     if (tenant !== principal.tenant && !principal.admin) {
       throw new ApiError(
         'forbidden',
-        `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key (AGENTQ_ADMIN_KEYS) reads any tenant's.`,
+        `This key is tenant ${principal.tenant}'s: it reads its own usage only (leave tenant out). An admin key reads any tenant's.`,
       );
     }
-    response.json(await tenantUsage(options.store, tenant, options.room));
+    response.json(await tenantUsage(options.store, tenant, options.room(tenant)));
   });
   router.get('/v1/tenants', requireAdmin, async (_request, response) => {
     response.json({
-      tenants: await Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room))),
+      tenants: await Promise.all(
+        options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room(tenant))),
+      ),
     });
   });
   return router;

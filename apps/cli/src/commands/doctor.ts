@@ -6,7 +6,7 @@
  * a running one listens). Exits 1 when a pool's tools would be refused, Redis does not answer (or wants
  * a password it is not given) or evicts keys, or the API would not start.
  */
-import { isLoopbackHost, poolNames, type Config } from '@agentq/config';
+import { apiKeys, isLoopbackHost, poolNames, type Config } from '@agentq/config';
 import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
 import { runningApi } from '../api-address.js';
 import { passwordFix, withStoredPassword } from '../private-redis.js';
@@ -37,8 +37,9 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
     ...(unlogged ? { unlogged } : {}),
   };
   const api = await runningApi(config);
-  const keys = config.AGENTQ_API_KEYS?.length ?? 0;
-  const adminKeys = config.AGENTQ_ADMIN_KEYS?.length ?? 0;
+  const configured = apiKeys(config);
+  const adminKeys = configured.filter((key) => key.admin).length;
+  const keys = configured.length - adminKeys;
   const apiRefused = !isLoopbackHost(config.AGENTQ_HOST) && keys + adminKeys === 0 && !config.AGENTQ_ALLOW_NO_AUTH;
   const pools = poolNames(config).map((pool) => ({
     pool,
@@ -93,7 +94,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
     ? `listens on ${api.listening} (pid ${api.pid})`
     : `would listen on ${config.AGENTQ_HOST}:${config.PORT} (none runs now)`;
   console.log(
-    `  ${mark(apiOk)} ${where}; ${access}${apiRefused ? ' (it refuses to start so: set AGENTQ_API_KEYS)' : ''}`,
+    `  ${mark(apiOk)} ${where}; ${access}${apiRefused ? ' (it refuses to start so: give tenants keys in the configuration file)' : ''}`,
   );
   return problems ? 1 : 0;
 }
