@@ -1,6 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, expect, it } from 'vitest';
+import { z } from 'zod';
 import { McpServers } from './mcp-servers.js';
 
 let server: Server | undefined;
@@ -42,4 +45,54 @@ it('reaches a remote server only through the egress rules of http_fetch: a local
   expect(tried.unavailable[0]?.reason).toMatch(/did not start/);
   expect(requests).toBeGreaterThan(0);
   await Promise.all([servers.close(), allowed.close()]);
+});
+
+it('calls a remote server over Streamable HTTP with its headers, once the operator allows its address', async () => {
+  const authorizations: Array<string | undefined> = [];
+  server = createServer((request, response) => {
+    authorizations.push(request.headers.authorization);
+    // Stateless: a server and a transport per request, as the SDK's examples do.
+    const mcp = new McpServer({ name: 'remote-test', version: '1.0.0' });
+    mcp.registerTool(
+      'shout',
+      { description: 'Says it louder', inputSchema: { text: z.string() } },
+      async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }),
+    );
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    response.on('close', () => void transport.close());
+    void mcp.connect(transport).then(() => transport.handleRequest(request, response));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const servers = new McpServers({
+    homeRoot: '/nonexistent',
+    timeoutMs: 5_000,
+    outputLimit: 1_000,
+    allowPrivateNetwork: true,
+  });
+  const { tools, unavailable } = await servers.toolsFor({
+    agent: 'a',
+    tenant: 't',
+    taskId: 'x',
+    workdir: '/nonexistent',
+    prepareWorkdir: async () => undefined,
+    servers: [{ name: 'remote', spec: { url, headers: { authorization: 'Bearer tenant-key' } } }],
+    isolation: { kind: 'unavailable', reason: 'not needed' },
+    jail: { network: 'none', limits: { processes: 1, memoryMb: 1, fileMb: 1, cpuSeconds: 1 } },
+  });
+  expect(unavailable).toEqual([]);
+  expect(tools.map((tool) => tool.name)).toEqual(['remote_shout']);
+  const result = await tools[0]!.run(
+    { text: 'hello' },
+    {
+      workdir: '/nonexistent',
+      signal: new AbortController().signal,
+      timeoutMs: 5_000,
+      outputLimit: 1_000,
+      isolation: { kind: 'unavailable', reason: 'x' },
+    },
+  );
+  expect(result).toEqual({ ok: true, output: 'HELLO' });
+  expect(new Set(authorizations)).toEqual(new Set(['Bearer tenant-key']));
+  await servers.close();
 });

@@ -236,6 +236,9 @@ export class McpServers {
       ...('command' in spec && spec.scope === 'task' ? { taskId: run.taskId } : {}),
       close: async () => {
         connection.ended = true;
+        // A remote server is told its session ended (a DELETE), as the protocol asks of a client that leaves.
+        if (transport instanceof StreamableHTTPClientTransport)
+          await transport.terminateSession().catch(() => undefined);
         await client.close().catch(() => undefined);
         await agent?.destroy();
       },
