@@ -5,13 +5,13 @@
  * fails the call it served with a message for the model, and is started again for the next;
  * `tools/list_changed` is honoured.
  */
-import { chmodSync, cpSync, mkdtempSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { TaskView } from '@agentq/contract';
 import type { DoubleRequest } from '@agentq/llm';
-import { configFile } from '../helpers/config-file.js';
+import { configFile, tenantsEnv } from '../helpers/config-file.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { redisUrl } from '../helpers/redis.js';
@@ -110,4 +110,85 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
   );
   expect((later?.tools ?? []).map((tool) => tool.function.name)).toContain('probe_later');
   expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.agent).toBe('notes');
+});
+
+it("gives each tenant a server of its own with its own secret, and a task-scoped server the task's folder", async () => {
+  const dir = serverFolder();
+  const probe = { command: 'node', args: ['server.mjs'], dir };
+  const env = tenantsEnv(
+    {
+      acme: { keys: ['key-acme'] },
+      globex: { keys: ['key-globex'] },
+      initech: { keys: ['key-initech'] },
+    },
+    {
+      agents: {
+        notes: { description: 'keeps notes', instructions: 'Use the probe.', tools: ['probe'] },
+        scratch: { description: 'works on files', instructions: 'Use the probe.', tools: ['local'] },
+      },
+      mcpServers: {
+        probe: { ...probe, env: { PROBE_TOKEN: { tenantSecret: 'PROBE_TOKEN' } } },
+        // It starts in the task's folder: its own files by their absolute path.
+        local: { ...probe, args: [path.join(dir, 'server.mjs')], scope: 'task' },
+      },
+    },
+  );
+  // The tenants' secrets: acme's and globex's own; initech has none, so no probe server for it.
+  const file = JSON.parse(readFileSync(env.AGENTQ_CONFIG!, 'utf8')) as {
+    tenants: Record<string, Record<string, unknown>>;
+  };
+  file.tenants.acme!.secrets = { PROBE_TOKEN: { env: 'ACME_PROBE_TOKEN' } };
+  file.tenants.globex!.secrets = { PROBE_TOKEN: { env: 'GLOBEX_PROBE_TOKEN' } };
+  writeFileSync(env.AGENTQ_CONFIG!, JSON.stringify(file));
+  const probeCall = (name: string) => ({
+    match: (request: DoubleRequest) => toolResults(request).length === 0 && (request.tools ?? []).length > 0,
+    reply: (request: DoubleRequest) => ({
+      toolCalls: [
+        {
+          id: 'p1',
+          name: (request.tools ?? []).find((tool) => tool.function.name.endsWith('_probe'))?.function.name ?? name,
+          arguments: {},
+        },
+      ],
+    }),
+  });
+  stack = await startStack({
+    pools: ['notes', 'scratch'],
+    env: { ...env, ACME_PROBE_TOKEN: 'acme-secret', GLOBEX_PROBE_TOKEN: 'globex-secret' },
+    rules: [
+      probeCall('probe_probe'),
+      { reply: (request: DoubleRequest) => ({ content: String(toolResults(request).at(-1)?.content ?? 'no tools') }) },
+    ],
+  });
+  const run = async (key: string, agent: string) => {
+    const response = await fetch(`${stack!.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ prompt: `probe as ${key}`, agent }] }),
+    });
+    const { tasks } = (await response.json()) as { tasks: Array<{ id: string }> };
+    await waitForEnd(stack!.api.url, tasks[0]!.id, { authorization: `Bearer ${key}` });
+    const view = (await (
+      await fetch(`${stack!.api.url}/v1/tasks/${tasks[0]!.id}`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as TaskView;
+    return { id: tasks[0]!.id, result: view.result ?? '' };
+  };
+  const seen = async (key: string, agent: string) => {
+    const { id, result } = await run(key, agent);
+    return { id, ...(JSON.parse(result) as { uid: number; home: string; cwd: string; token: string | null }) };
+  };
+  const acme = await seen('key-acme', 'notes');
+  const globex = await seen('key-globex', 'notes');
+  expect(acme.token).toBe('acme-secret');
+  expect(globex.token).toBe('globex-secret');
+  // Not one process: each its own folder (its HOME, set when its process started; and a host uid of its own).
+  expect(acme.home).not.toBe(globex.home);
+  // The same tenant's next task is served by the process it started (kept, not started again).
+  expect((await seen('key-acme', 'notes')).home).toBe(acme.home);
+  // A tenant without the secret the server needs runs without its tools.
+  expect((await run('key-initech', 'notes')).result).toBe('no tools');
+  // A task-scoped server works in its task's own folder.
+  const scoped = await seen('key-acme', 'scratch');
+  expect(scoped.cwd).toBe(path.join(stack.dataDir, 'work', scoped.id));
+  expect(scoped.home).toBe(scoped.cwd);
 });

@@ -230,7 +230,7 @@ const stdioServerSchema = z
       .enum(['worker', 'task'])
       .default('worker')
       .describe(
-        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, working in the task's folder (read-write), for servers that work on the task's files; stopped when the task's step ends.",
+        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, started in the task's folder (read-write; `.` in its `args` is that folder, its own files are named by their absolute path), for servers that work on the task's files; stopped when the task's run ends.",
       ),
     timeoutMs: mcpToolTimeout,
   })

@@ -96,6 +96,9 @@ export function findCgroups(): CgroupHost | { missing: string } {
 }
 
 /** The folders a process's tool runs get their groups in; made by `open`, removed by `close`. */
+/** Instances opened in this process: each takes a folder of its own. */
+let opened = 0;
+
 export class ToolCgroups {
   private next = 0;
   private readonly folders: string[];
@@ -108,9 +111,14 @@ export class ToolCgroups {
     this.folders = [...new Set(Object.values(base).filter((folder): folder is string => folder !== undefined))];
   }
 
-  /** Makes this process's folders (removing what dead processes left); throws with the reason when it cannot. */
+  /**
+   * Makes this instance's folders (removing what dead processes left); throws with the reason when it
+   * cannot. Each instance of a process has folders of its own (`<pid>`, then `<pid>-2`...): a worker may
+   * hold several jails (its MCP servers' beside its tools'), and each names and removes only its own runs.
+   */
   static open(host: CgroupHost): ToolCgroups {
-    const name = String(process.pid);
+    opened++;
+    const name = opened === 1 ? String(process.pid) : `${process.pid}-${opened}`;
     if (host.version === 1) {
       const shared = {
         memory: path.join(host.memory, SHARED),
@@ -362,7 +370,7 @@ function sharedMemory(limitFile: string): number {
 /** Folders of processes that are gone (named by their pid), and their runs' groups: removed (a busy one stays). */
 function removeLeftovers(parent: string): void {
   for (const entry of safeList(parent)) {
-    const pid = /^(\d+)$/.exec(entry)?.[1];
+    const pid = /^(\d+)(?:-\d+)?$/.exec(entry)?.[1];
     if (!pid || alive(Number(pid))) continue;
     const folder = path.join(parent, entry);
     for (const run of safeList(folder)) removeGroup(path.join(folder, run));
