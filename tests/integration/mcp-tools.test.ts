@@ -44,6 +44,7 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
     { name: 'probe_probe', arguments: { redisPort, paths: [repo, '/root', '/home', dir] } },
     { name: 'probe_crash', arguments: {} },
     { name: 'probe_add', arguments: { a: 2, b: 3 } },
+    { name: 'probe_flood', arguments: {} },
     { name: 'probe_grow', arguments: {} },
   ];
   stack = await startStack({
@@ -100,7 +101,9 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
   // Its death fails the call it served, saying what to do; the next call starts it again.
   expect(results[1]).toMatch(/The MCP server "probe" failed while it ran crash: .*started again on the next call/);
   expect(results[2]).toBe('5');
-  expect(results[3]).toBe('grown');
+  // A server that floods its stdout past the protocol's bound is ended: the worker lives on, the call fails.
+  expect(results[3]).toMatch(/The MCP server "probe" failed while it ran flood: .*started again on the next call/);
+  expect(results[4]).toBe('grown');
 
   // A later run of the agent sees the tool the server added (tools/list_changed).
   const [second] = await stack.submit([{ prompt: 'again', agent: 'notes' }]);

@@ -84,7 +84,14 @@ export async function runAgentJob(
         { taskId, agent, server: 'server' in server ? server.server : server.name },
         `MCP server unavailable: ${server.reason}`,
       );
-    return tools;
+    // A name taken already (a built-in's, or another server tool's once made a valid name) is not offered
+    // twice: a server cannot shadow a built-in tool.
+    const taken = new Set(builtin.map((tool) => tool.name));
+    return tools.filter((tool) => {
+      if (!taken.has(tool.name)) return taken.add(tool.name);
+      context.logger.warn({ taskId, agent, tool: tool.name }, 'MCP tool left out: its name is taken by another tool');
+      return false;
+    });
   };
   const held = holdTask({
     job,

@@ -116,7 +116,7 @@ describe('tenants', () => {
     const config = load(
       [
         'tenants:',
-        '  acme: { keys: [{ env: ACME_KEY }], weight: 3, limits: { unfinished: 5, mb: 1 } }',
+        '  acme: { keys: [{ env: ACME_KEY }], weight: 3, limits: { unfinished: 5, mb: 1, usdPerDay: 5 } }',
         `  ops: { keys: [{ sha256: ${'ab'.repeat(32)} }], admin: true }`,
         "  '*': { limits: { unfinished: 2, stored: 10, tokensPerDay: 1000, sseStreams: 4 } }",
         '',
@@ -132,7 +132,12 @@ describe('tenants', () => {
     expect(tenantRoom(config, 'other')).toEqual({ unfinished: 2, stored: 10 });
     expect(tenantSseStreams(config, 'acme')).toBe(4);
     expect(fairOptions(config).weights).toEqual({ acme: 3 });
-    expect(tenantSpendingLimits(config)).toEqual({ '*': { tokens: 1000 } });
+    // Each entry whole, as the commit script takes it: acme's own dollars and `*`'s tokens.
+    expect(tenantSpendingLimits(config)).toEqual({
+      acme: { tokens: 1000, microUsd: 5_000_000 },
+      ops: { tokens: 1000 },
+      '*': { tokens: 1000 },
+    });
     expect(tenantMaxBytes(config)).toEqual({ acme: 1024 * 1024 });
     expect(() => load("tenants:\n  '*': { keys: [{ env: X }] }\n", 'agentq.config.yaml', { X: 'k' })).toThrow(
       /tenants\.\*: gives the settings of the tenants not named/,

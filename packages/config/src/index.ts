@@ -323,17 +323,10 @@ export function concurrencyFor(config: Config, pool: string): number {
   return own ?? config.AGENTQ_CONCURRENCY;
 }
 
-/** A tenant's settings: its own entry, each setting it leaves out from `*`. */
-function tenantEntry(config: Config, tenant: string): Partial<TenantSettings> & { limits: TenantSettings['limits'] } {
+/** A tenant's limits: its own, and for each one it leaves out, `*`'s. */
+function tenantLimits(config: Config, tenant: string): TenantSettings['limits'] {
   const tenants = config.file.settings.tenants;
-  const own = Object.hasOwn(tenants, tenant) ? tenants[tenant] : undefined;
-  const rest = tenants['*'];
-  return {
-    ...rest,
-    ...own,
-    limits: { ...rest?.limits, ...own?.limits },
-    ...((own?.weight ?? rest?.weight) !== undefined ? { weight: own?.weight ?? rest?.weight } : {}),
-  };
+  return { ...tenants['*']?.limits, ...(Object.hasOwn(tenants, tenant) ? tenants[tenant]?.limits : {}) };
 }
 
 /** The API's keys: each one's SHA-256 (hex), its tenant, and whether it is an admin's. */
@@ -359,7 +352,7 @@ export function namedTenants(config: Config): string[] {
 
 /** What a tenant may hold: tasks not ended, tasks stored, bytes written (its own limits, else `*`'s, else the defaults). */
 export function tenantRoom(config: Config, tenant: string): { unfinished: number; stored: number; bytes?: number } {
-  const { limits } = tenantEntry(config, tenant);
+  const limits = tenantLimits(config, tenant);
   return {
     unfinished: limits.unfinished ?? 100_000,
     stored: limits.stored ?? 1_000_000,
@@ -369,7 +362,7 @@ export function tenantRoom(config: Config, tenant: string): { unfinished: number
 
 /** Event streams a tenant may hold open on one API process. */
 export function tenantSseStreams(config: Config, tenant: string): number {
-  return tenantEntry(config, tenant).limits.sseStreams ?? 1_000;
+  return tenantLimits(config, tenant).sseStreams ?? 1_000;
 }
 
 /** By tenant and `*`, as a commit counts them: what each may write to Redis in bytes (limits.mb). */
@@ -380,23 +373,26 @@ export function tenantMaxBytes(config: Config): Record<string, number> | undefin
   return limits.length ? Object.fromEntries(limits) : undefined;
 }
 
-/** By tenant and `*`, as the commit script counts them: tokens and micro-USD per UTC day. */
+/**
+ * By tenant and `*`, as the commit script counts them: tokens and micro-USD per UTC day. A named tenant's
+ * entry holds `*`'s limits it leaves out (the script takes one entry whole).
+ */
 export function tenantSpendingLimits(
   config: Config,
 ): Record<string, { tokens?: number; microUsd?: number }> | undefined {
-  const limits = Object.entries(config.file.settings.tenants).flatMap(([tenant, { limits }]) =>
-    limits.tokensPerDay === undefined && limits.usdPerDay === undefined
-      ? []
-      : [
-          [
-            tenant,
-            {
-              ...(limits.tokensPerDay !== undefined ? { tokens: limits.tokensPerDay } : {}),
-              ...(limits.usdPerDay !== undefined ? { microUsd: Math.round(limits.usdPerDay * 1_000_000) } : {}),
-            },
-          ] as const,
-        ],
-  );
+  const limits = Object.keys(config.file.settings.tenants).flatMap((tenant) => {
+    const { tokensPerDay, usdPerDay } = tenantLimits(config, tenant);
+    if (tokensPerDay === undefined && usdPerDay === undefined) return [];
+    return [
+      [
+        tenant,
+        {
+          ...(tokensPerDay !== undefined ? { tokens: tokensPerDay } : {}),
+          ...(usdPerDay !== undefined ? { microUsd: Math.round(usdPerDay * 1_000_000) } : {}),
+        },
+      ] as const,
+    ];
+  });
   return limits.length ? Object.fromEntries(limits) : undefined;
 }
 

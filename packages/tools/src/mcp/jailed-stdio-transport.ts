@@ -29,7 +29,16 @@ export class JailedStdioTransport implements Transport {
   async start(): Promise<void> {
     const child = this.server.process;
     child.stdout?.on('data', (chunk: Buffer) => {
-      this.buffer.append(chunk);
+      try {
+        this.buffer.append(chunk);
+      } catch (error) {
+        // A line past the buffer's bound (10 MiB) from a server that does not speak the protocol: it is
+        // ended (its call fails, the next call starts it again), and nothing of it is thrown here, where
+        // it would end the worker.
+        this.onerror?.(error as Error);
+        void this.server.stop();
+        return;
+      }
       for (;;) {
         let message: JSONRPCMessage | null;
         try {

@@ -55,13 +55,13 @@ interface Connection {
   transport: JailedStdioTransport | StreamableHTTPClientTransport;
   tools?: McpTool[];
   ended: boolean;
-  /** Task-scoped: whose run ends it. */
-  taskId?: string;
   close(): Promise<void>;
 }
 
 /** How long a server may take to start and answer `initialize`. */
 const START_TIMEOUT_MS = 30_000;
+/** The most tools one server may offer a model: a server listing thousands would fill every prompt. */
+export const MAX_TOOLS_PER_SERVER = 128;
 
 export class McpServers {
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -93,7 +93,7 @@ export class McpServers {
       let listed: McpTool[];
       try {
         const connection = await this.connect(run, name, spec);
-        listed = connection.tools ??= (await connection.client.listTools()).tools;
+        listed = connection.tools ??= (await connection.client.listTools()).tools.slice(0, MAX_TOOLS_PER_SERVER);
       } catch (error) {
         unavailable.push({ server: name, reason: (error as Error).message });
         continue;
@@ -105,12 +105,17 @@ export class McpServers {
             tool,
             call: async (args, signal, timeoutMs) => {
               const live = await this.connect(run, name, spec);
-              return live.client.callTool({ name: tool.name, arguments: args }, undefined, {
-                signal,
-                timeout: Math.min(timeoutMs, spec.timeoutMs ?? this.options.timeoutMs),
-              });
+              try {
+                return await live.client.callTool({ name: tool.name, arguments: args }, undefined, {
+                  signal,
+                  timeout: Math.min(timeoutMs, spec.timeoutMs ?? this.options.timeoutMs),
+                });
+              } catch (error) {
+                // What the server wrote on stderr, when it died of it, says why.
+                const said = live.transport instanceof JailedStdioTransport ? live.transport.lastStderr() : '';
+                throw said ? new Error(`${(error as Error).message} (it said: ${said.slice(-500)})`) : error;
+              }
             },
-            diedWith: () => this.lastWords(run, name, spec),
             outputLimit: this.options.outputLimit,
           }),
         );
@@ -143,12 +148,6 @@ export class McpServers {
       : `worker\0${run.agent}\0${run.tenant}\0${name}`;
   }
 
-  private lastWords(run: McpRun, name: string, spec: McpServerSpec): string {
-    return this.lastStderr.get(this.key(run, name, spec)) ?? '';
-  }
-
-  private readonly lastStderr = new Map<string, string>();
-
   private async connect(run: McpRun, name: string, spec: McpServerSpec): Promise<Connection> {
     const key = this.key(run, name, spec);
     let pending = this.connections.get(key);
@@ -157,7 +156,7 @@ export class McpServers {
       if (connection && !connection.ended) return connection;
       if (this.connections.get(key) === pending) this.connections.delete(key);
     }
-    pending = this.start(run, name, spec, key);
+    pending = this.start(run, name, spec);
     this.connections.set(key, pending);
     pending.catch(() => {
       if (this.connections.get(key) === pending) this.connections.delete(key);
@@ -165,7 +164,7 @@ export class McpServers {
     return pending;
   }
 
-  private async start(run: McpRun, name: string, spec: McpServerSpec, key: string): Promise<Connection> {
+  private async start(run: McpRun, name: string, spec: McpServerSpec): Promise<Connection> {
     const client = new Client({ name: 'agentq', version: '0.1.0' });
     let transport: JailedStdioTransport | StreamableHTTPClientTransport;
     let agent: Agent | undefined;
@@ -233,7 +232,6 @@ export class McpServers {
       client,
       transport,
       ended: false,
-      ...('command' in spec && spec.scope === 'task' ? { taskId: run.taskId } : {}),
       close: async () => {
         connection.ended = true;
         // A remote server is told its session ended (a DELETE), as the protocol asks of a client that leaves.
@@ -245,7 +243,6 @@ export class McpServers {
     };
     client.onclose = () => {
       connection.ended = true;
-      if (transport instanceof JailedStdioTransport) this.lastStderr.set(key, transport.lastStderr());
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       delete connection.tools;

@@ -9,25 +9,22 @@ import { z } from 'zod';
 import { capOutput } from '../cap-output.js';
 import type { Tool, ToolResult } from '../tool.js';
 
+/** Characters of a tool's description a model is shown. */
+const MAX_DESCRIPTION = 2_000;
+
 type Call = (args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) => Promise<unknown>;
 
 export function mcpToolName(server: string, tool: string): string {
   return `${server}_${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
-export function mcpTool(options: {
-  server: string;
-  tool: McpTool;
-  call: Call;
-  /** What the server wrote on stderr before it died, if it did. */
-  diedWith: () => string;
-  outputLimit: number;
-}): Tool {
+export function mcpTool(options: { server: string; tool: McpTool; call: Call; outputLimit: number }): Tool {
   const { server, tool } = options;
   const { $schema: _ignored, ...parameters } = tool.inputSchema as Record<string, unknown>;
   return {
     name: mcpToolName(server, tool.name),
-    description: `${tool.description ?? tool.title ?? tool.name} (from the MCP server "${server}")`,
+    // A server's words go into every prompt of the agent: bounded.
+    description: `${(tool.description ?? tool.title ?? tool.name).slice(0, MAX_DESCRIPTION)} (from the MCP server "${server}")`,
     // The server checks its own arguments; here they only need to be an object.
     schema: z.record(z.string(), z.unknown()),
     parameters,
@@ -47,10 +44,9 @@ export function mcpTool(options: {
             ok: false,
             output: `The MCP tool ${tool.name} of "${server}" did not answer within ${context.timeoutMs} ms. Call it with less work, or do without it.`,
           };
-        const said = options.diedWith();
         return {
           ok: false,
-          output: `The MCP server "${server}" failed while it ran ${tool.name}: ${message}${said ? ` (it said: ${said.slice(-500)})` : ''}. It is started again on the next call: call the tool again, or do without it.`,
+          output: `The MCP server "${server}" failed while it ran ${tool.name}: ${message}. It is started again on the next call: call the tool again, or do without it.`,
         };
       }
       return { ok: result.isError !== true, output: capOutput(contentText(result), options.outputLimit) };
