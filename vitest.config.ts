@@ -26,6 +26,7 @@ export default defineConfig({
         find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|store|scheduling|tasks)$/,
         replacement: path.join(root, 'packages/$1/src/index.ts'),
       },
+      { find: /^@agentq\/tools\/([\w-]+)$/, replacement: path.join(root, 'packages/tools/src/$1.ts') },
       { find: /^@agentq\/(api|worker|cli)$/, replacement: path.join(root, 'apps/$1/src/index.ts') },
     ],
   },

@@ -7,6 +7,7 @@ import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { configFile, tenantsEnv } from '../helpers/config-file.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const XSS_PROMPT = '<img src=x onerror="window.__xss=1"> greet me';
 const XSS_ANSWER = '<script>window.__xss=2</script><b onmouseover="window.__xss=3">bold?</b> hello';
@@ -407,6 +408,82 @@ describe('the dashboard', () => {
     await page.clock.runFor(10 * 60_000);
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
     expect(reads.length).toBe(before);
+  });
+
+  it("shows a task's webhook deliveries with each attempt's answer, and resends one", async () => {
+    const hook = await startWebhookReceiver([500, 500, 200]);
+    try {
+      stack = await startStack({
+        rules: [{ reply: { content: 'done' } }],
+        env: {
+          AGENTQ_WEBHOOK_SECRET: `whsec_${'a'.repeat(43)}=`,
+          AGENTQ_WEBHOOK_ALLOW_PRIVATE: 'true',
+          // Two attempts (one retry), both 500: the resend is the third.
+          AGENTQ_WEBHOOK_RETRY_SCHEDULE: '1ms',
+        },
+      });
+      const url = `${hook.url}?<b>x</b>`;
+      const [taskId] = await stack.submit([{ prompt: 'hook', agent: 'casual', webhook: { url } }]);
+      await hook.receivedCount(2);
+      await open(`${stack.api.url}/#/tasks/${taskId}`);
+      const row = page.locator('table.deliveries tbody tr');
+      await expect.poll(() => row.locator('.attempts').textContent()).toBe('500 · 500');
+      expect(await row.locator('.badge').textContent()).toBe('failed');
+      expect(await page.locator('.webhook .mono').textContent()).toBe(url);
+      await row.locator('button.resend').click();
+      await hook.receivedCount(3);
+      await expect.poll(() => row.locator('.badge').textContent()).toBe('delivered');
+      expect(await row.locator('.attempts').textContent()).toBe('500 · 500 · 200');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it("lists a task's files as downloads, whose names a task wrote stay text", async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'done' } }] });
+    const name = '<img src=x onerror="window.__xss=4">.txt';
+    const [taskId] = await stack.submit([
+      {
+        prompt: 'files',
+        agent: 'coder',
+        files: [
+          { path: 'report/data.csv', content: Buffer.from('a,b\n1,2\n').toString('base64') },
+          { path: name, content: Buffer.from('x').toString('base64') },
+        ],
+      },
+    ]);
+    await waitForEnd(stack.api.url, taskId!);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    const links = page.locator('.files li a');
+    await expect.poll(() => links.count()).toBe(2);
+    expect(await links.allTextContents()).toEqual([name, 'report/data.csv']);
+    const [download] = await Promise.all([page.waitForEvent('download'), links.nth(1).click()]);
+    expect(download.suggestedFilename()).toBe('data.csv');
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    const [archive] = await Promise.all([page.waitForEvent('download'), page.locator('a.download-all').click()]);
+    expect(archive.suggestedFilename()).toBe(`${taskId}.tar.gz`);
+  });
+
+  it('lists the schedules with their next run, and pauses and deletes one', async () => {
+    stack = await startStack({ pools: [] });
+    const created = await fetch(`${stack.api.url}/v1/schedules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ cron: '0 9 * * 1', task: { prompt: '<b>weekly</b> report', agent: 'casual' } }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    await open(`${stack.api.url}/#/schedules`);
+    const row = page.locator(`tr[data-schedule="${id}"]`);
+    await row.waitFor();
+    expect(await row.locator('td').nth(4).textContent()).toBe('<b>weekly</b> report');
+    expect(await row.locator('.next').textContent()).not.toContain('paused');
+    await row.locator('button.pause').click();
+    await expect.poll(() => row.locator('.next').textContent()).toContain('paused');
+    expect((await getJson<{ paused: boolean }>(`${stack.api.url}/v1/schedules/${id}`)).body.paused).toBe(true);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.locator('button.delete').click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect((await fetch(`${stack.api.url}/v1/schedules/${id}`)).status).toBe(404);
   });
 
   it('follows a task again once its stream is let in: a 429 or 503 is waited out, not the end of the view', async () => {

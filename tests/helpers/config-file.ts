@@ -16,6 +16,7 @@ export interface TestTenant {
   admin?: boolean;
   weight?: number;
   limits?: Record<string, number>;
+  webhook?: Record<string, unknown>;
 }
 
 let keyVariables = 0;

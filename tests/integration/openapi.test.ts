@@ -60,7 +60,7 @@ async function appRoutes(): Promise<string[]> {
     for (const layer of layers) {
       if (layer.route)
         for (const method of Object.keys(layer.route.methods))
-          routes.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+          routes.push(`${method.toUpperCase()} ${layer.route.path.replace(/[:*](\w+)/g, '{$1}')}`);
       // bull-board's own UI and its API (mounted at /admin/queues, for admins) are not agentq's API.
       else if (layer.handle?.stack && !(layer.match('/admin/queues/x') && !layer.match('/not-a-mount')))
         walk(layer.handle.stack);

@@ -3,8 +3,10 @@
  * locks have run out: every task ends, and no BullMQ job is left `active` ("Missing lock") for a task
  * that has ended.
  */
-import { type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
+import { type DeliveryView, type TaskStatus, type TaskView, TERMINAL_STATUSES } from '@agentq/contract';
+import { Webhook } from 'standardwebhooks';
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +20,7 @@ import { startWorker, type WorkerHandle } from '@agentq/worker';
 import { freePort } from '../setup/redis-server.js';
 import { waitForEnd } from '../helpers/sse.js';
 import { killRedis, startDurableRedis } from '../helpers/durable-redis.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let dir: string;
 let port: number;
@@ -25,6 +28,7 @@ let redis: ChildProcess | undefined;
 let double: OpenAIDouble;
 let api: ApiHandle;
 let worker: WorkerHandle;
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 async function startRedis(): Promise<void> {
   redis = await startDurableRedis({ port, dir });
@@ -54,6 +58,9 @@ beforeAll(async () => {
       AGENTQ_MODEL: 'm',
       AGENTQ_JOB_LOCK_MS: '3000',
       AGENTQ_CONCURRENCY: '10',
+      AGENTQ_WEBHOOK_SECRET: SECRET,
+      AGENTQ_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTQ_WEBHOOK_RETRY_SCHEDULE: '2s',
     },
   });
   api = await startApi({ config });
@@ -111,5 +118,31 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   } finally {
     await closeQueues(queues);
     connection.disconnect();
+  }
+}, 60_000);
+
+it('sends a webhook whose first attempt failed once Redis is back from a restart, with the same id', async () => {
+  const hook = await startWebhookReceiver([500, 200]);
+  try {
+    const response = await fetch(`${api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ prompt: 'hook', agent: 'coder', webhook: { url: hook.url } }] }),
+    });
+    const taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+    const deliveries = async () =>
+      ((await (await fetch(`${api.url}/v1/tasks/${taskId}/deliveries`)).json()) as { deliveries: DeliveryView[] })
+        .deliveries;
+    await hook.receivedCount(1);
+    await expect.poll(async () => (await deliveries())[0]?.attempts.length, { timeout: 10_000 }).toBe(1);
+    // Down and back before the retry is due: what was written (the attempt, the next one due) is kept.
+    await killRedis(redis!);
+    await startRedis();
+    const [first, second] = await hook.receivedCount(2, 20_000);
+    expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+    new Webhook(SECRET).verify(second!.body, second!.headers as Record<string, string>);
+    await expect.poll(async () => (await deliveries())[0]?.state, { timeout: 10_000 }).toBe('delivered');
+  } finally {
+    await hook.close();
   }
 }, 60_000);

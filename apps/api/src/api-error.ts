@@ -4,29 +4,13 @@
  * (a route, the body parser, the router decoding the path), is a 4xx that says what to fix; only
  * agentq's own faults are a 500, and Redis being away is a 503.
  */
-import { AgentqError } from '@agentq/contract';
+import { AgentqError, type ApiErrorCode } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
 import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError } from '@agentq/store';
 import { DailyLimitError, EnqueueError, ForkError, RedisFullError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
-/** Every error code the API answers with (the status follows from it, `statusFor`). */
-export const API_ERROR_CODES = [
-  'invalid_request',
-  'invalid_json',
-  'unauthorized',
-  'forbidden',
-  'not_found',
-  'conflict',
-  'payload_too_large',
-  'uri_too_long',
-  'unsupported_media_type',
-  'headers_too_large',
-  'limit_reached',
-  'unavailable',
-  'internal',
-] as const;
-export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+export { API_ERROR_CODES, type ApiErrorCode } from '@agentq/contract';
 
 export class ApiError extends AgentqError {
   constructor(

@@ -7,6 +7,9 @@ import { z } from 'zod';
 import {
   TASK_ERROR_CODES,
   TASK_STATUSES,
+  WEBHOOK_EVENTS,
+  type DeliveryView,
+  type ScheduleView,
   type EventType,
   type OverviewView,
   type PoolView,
@@ -38,6 +41,47 @@ export const errorBodySchema = z
     }),
   })
   .meta({ id: 'Error' });
+
+const webhookViewSchema = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)) });
+
+export const deliverySchema = z
+  .object({
+    id: z.string().meta({ description: 'The `webhook-id` header of every attempt: a receiver drops a repeat by it.' }),
+    event: z.enum(WEBHOOK_EVENTS),
+    url: z.string(),
+    state: z.enum(['pending', 'delivered', 'failed']),
+    createdAt: z.string(),
+    nextAttemptAt: z.string().nullable(),
+    attempts: z.array(
+      z.object({
+        at: z.string(),
+        statusCode: z.number().int().nullable().meta({ description: "The receiver's status; null when none came." }),
+        error: z.string().nullable(),
+        durationMs: z.number().int(),
+      }),
+    ),
+  })
+  .meta({ id: 'Delivery' });
+sameType<z.infer<typeof deliverySchema>, DeliveryView>(true);
+
+export const scheduleViewSchema = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    cron: z.string().nullable(),
+    timezone: z.string().nullable(),
+    every: z.number().int().nullable(),
+    overlap: z.enum(['skip', 'allow']),
+    paused: z.boolean(),
+    task: z.record(z.string(), z.unknown()),
+    createdAt: z.string(),
+    nextRunAt: z.string().nullable(),
+    lastRuns: z
+      .array(z.object({ at: z.string(), taskId: z.string().nullable(), skipped: z.string().nullable() }))
+      .meta({ description: 'Its last 20 runs, newest first: the task each submitted, or why it skipped.' }),
+  })
+  .meta({ id: 'Schedule' });
+sameType<z.infer<typeof scheduleViewSchema>, ScheduleView>(true);
 
 export const taskViewSchema = z
   .object({
@@ -80,6 +124,10 @@ export const taskViewSchema = z
         description:
           'What the task, with every subtask of its plan, may spend (set on submit) and spent; null without a budget.',
       }),
+    webhook: webhookViewSchema
+      .nullable()
+      .meta({ description: "Where its events are sent (its submit's, or its tenant's default); null without one." }),
+    scheduleId: z.string().nullable().meta({ description: 'The schedule that submitted it; null otherwise.' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),

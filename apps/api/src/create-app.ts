@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PLANNER_POOL } from '@agentq/contract';
+import { PLANNER_POOL, type WebhookEvent } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -19,9 +19,11 @@ import {
   type RedisMemory,
   type RoomLimits,
   type TaskStore,
+  ScheduleStore,
+  WebhookDeliveries,
 } from '@agentq/store';
-import { type AgentQueues } from '@agentq/scheduling';
-import { TaskService } from '@agentq/tasks';
+import { ScheduleTimers, type AgentQueues } from '@agentq/scheduling';
+import { ScheduleService, TaskService } from '@agentq/tasks';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin, type ApiKey } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -29,10 +31,14 @@ import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { securityHeaders } from './security-headers.js';
 import { eventsRouter } from './routes/events.js';
+import { deliveriesRouter } from './routes/deliveries.js';
+import { filesRouter } from './routes/files.js';
 import { metricsRouter } from './routes/metrics.js';
 import { overviewRouter } from './routes/overview.js';
 import { poolsRouter } from './routes/pools.js';
-import { tasksRouter } from './routes/tasks.js';
+import { schedulesRouter } from './routes/schedules.js';
+import { tasksRouter, type SubmitRules } from './routes/tasks.js';
+import { webhookRules } from './webhook-rules.js';
 import { usageRouter } from './routes/usage.js';
 
 /** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
@@ -67,6 +73,8 @@ export interface CreateAppOptions {
   roomOf?: (tenant: string) => RoomLimits;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
   maxSubtasks?: number;
+  /** Where the workers' task folders are (AGENTQ_DATA_DIR, its `work/`): the files routes read them. Default `./.agentq`. */
+  dataDir?: string;
   /** A task's disk quota (AGENTQ_TASK_DISK_MB): a fork of a task whose files pass it is refused. Default none. */
   diskQuota?: { bytes: number; entries: number };
   /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
@@ -85,6 +93,15 @@ export interface CreateAppOptions {
   allowedModels?: ReadonlySet<string>;
   /** What each pool is for (the configuration file's descriptions), for `/v1/pools`. Default none. */
   poolDescriptions?: Readonly<Record<string, string>>;
+  /**
+   * Webhooks: a tenant's default URL and events and its signing secret (the configuration's
+   * tenants.<t>.webhook and AGENTQ_WEBHOOK_SECRET), and whether private targets are allowed. Default: no
+   * secret (a submit that names a webhook is refused), private targets refused.
+   */
+  webhooks?: {
+    of: (tenant: string) => { url?: string; events?: WebhookEvent[]; secret?: string };
+    allowPrivate: boolean;
+  };
 }
 
 export function createApp(options: CreateAppOptions): Express {
@@ -155,6 +172,19 @@ export function createApp(options: CreateAppOptions): Express {
     response.json(principalOf(response));
   });
   const room = options.roomOf ?? (() => ({ unfinished: 100_000, stored: 1_000_000 }));
+  const webhookOf: NonNullable<CreateAppOptions['webhooks']>['of'] = options.webhooks?.of ?? (() => ({}));
+  const deliveries = new WebhookDeliveries(options.redis, options.keys);
+  // What a submitted task may name here (a schedule's task too).
+  const submitRules: SubmitRules = {
+    allowedModels: options.allowedModels ?? new Set(),
+    agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
+    maxSubtasks: options.maxSubtasks ?? 20,
+    ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
+    webhooks: webhookRules({
+      allowPrivate: options.webhooks?.allowPrivate ?? false,
+      secretOf: (tenant) => webhookOf(tenant).secret,
+    }),
+  };
   // The tenants the configuration and the keys name, and `default` (everyone's without keys).
   const tenants = [
     ...new Set([DEFAULT_TENANT, ...(options.tenants ?? []), ...(options.apiKeys ?? []).map((key) => key.tenant)]),
@@ -167,6 +197,7 @@ export function createApp(options: CreateAppOptions): Express {
       store: options.store,
       room,
       tenants,
+      deliveries,
     }),
   );
   app.use(
@@ -179,14 +210,30 @@ export function createApp(options: CreateAppOptions): Express {
         room,
         redisMemory: options.redisMemory,
         diskQuota: options.diskQuota,
+        webhookOf: (tenant) => {
+          const fallback = webhookOf(tenant);
+          return fallback.url
+            ? { url: fallback.url, ...(fallback.events ? { events: fallback.events } : {}) }
+            : undefined;
+        },
       }),
       metrics: options.metrics,
       tracing,
-      allowedModels: options.allowedModels ?? new Set(),
-      agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
-      maxSubtasks: options.maxSubtasks ?? 20,
+      ...submitRules,
     }),
   );
+  app.use(deliveriesRouter({ store: options.store, deliveries }));
+  app.use(
+    schedulesRouter({
+      ...submitRules,
+      schedules: new ScheduleService({
+        schedules: new ScheduleStore(options.redis, options.keys),
+        timers: new ScheduleTimers({ connection: options.redis, keys: options.keys }),
+        tasks: options.store,
+      }),
+    }),
+  );
+  app.use(filesRouter({ store: options.store, dataDir: options.dataDir ?? './.agentq' }));
   app.use(
     eventsRouter({
       store: options.store,

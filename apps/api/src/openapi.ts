@@ -23,7 +23,10 @@ import {
   taskViewSchema,
   tenantListSchema,
   usageSchema,
+  deliverySchema,
+  scheduleViewSchema,
 } from './api-schemas.js';
+import { scheduleChangeSchema, scheduleSchema } from './routes/schedules.js';
 import { bulkSchema, listQuerySchema } from './routes/tasks.js';
 import { usageQuerySchema } from './routes/usage.js';
 
@@ -41,6 +44,11 @@ const FULL = error(
   'The tenant has limits.unfinished tasks not yet ended (`details.unfinished`), or holds limits.stored, ended ones included (`details.stored`), or its stored tasks wrote limits.mb to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was created (`Retry-After`).',
 );
 const NOT_FOUND = error("No such task, or not one this key may see (another tenant's task is a 404 too).");
+const SCHEDULE_NOT_FOUND = error("No such schedule, or another tenant's.");
+
+const scheduleIdParam = {
+  path: z.object({ id: z.string().meta({ description: 'A schedule id, `sch_<uuid>`.' }) }),
+};
 
 const taskIdParam = {
   path: z.object({
@@ -244,6 +252,129 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '404': NOT_FOUND,
             '409': error('The task is not waiting.'),
           },
+        }),
+      },
+      '/v1/tasks/{id}/files': {
+        get: v1({
+          summary: "What a task's folder holds: its files (links and hard links left out), by path",
+          description:
+            "A planned task's files are in its subtasks' folders (its `children`). An empty list for a task that has not made its folder yet.",
+          requestParams: taskIdParam,
+          responses: {
+            '200': {
+              description: 'Its files; `truncated` when there were more than 10,000.',
+              content: json(
+                z.object({
+                  files: z.array(z.object({ path: z.string(), size: z.number().int(), modifiedAt: z.string() })),
+                  truncated: z.boolean(),
+                }),
+              ),
+            },
+            '404': NOT_FOUND,
+            '409': error(
+              "The task has files, but not on this API's AGENTQ_DATA_DIR (the workers' volume is not mounted).",
+            ),
+          },
+        }),
+      },
+      '/v1/tasks/{id}/files.tar.gz': {
+        get: v1({
+          summary: "All of a task's folder as a .tar.gz (folders and regular files; never a link)",
+          requestParams: taskIdParam,
+          responses: {
+            '200': { description: 'The archive, as an attachment.', content: { 'application/gzip': {} } },
+            '404': NOT_FOUND,
+          },
+        }),
+      },
+      '/v1/tasks/{id}/files/{path}': {
+        get: v1({
+          summary: "One file of a task's folder, byte for byte, as an attachment (never shown as a page)",
+          requestParams: {
+            path: taskIdParam.path.extend({
+              path: z
+                .string()
+                .meta({ description: 'The file’s path in the folder, `/`-separated (`out/report.csv`).' }),
+            }),
+          },
+          responses: {
+            '200': { description: 'The file.', content: { 'application/octet-stream': {} } },
+            '400': error('The path names a folder.'),
+            '404': error('No such task, or no such file (a link out of the folder, or a hard link, is none).'),
+          },
+        }),
+      },
+      '/v1/tasks/{id}/deliveries': {
+        get: v1({
+          summary: "A task's webhook deliveries: each attempt, its status code or error, and what is due next",
+          requestParams: taskIdParam,
+          responses: {
+            '200': {
+              description: 'Its deliveries, oldest first (none for a task without a webhook).',
+              content: json(z.object({ deliveries: z.array(deliverySchema) })),
+            },
+            '404': NOT_FOUND,
+          },
+        }),
+      },
+      '/v1/tasks/{id}/deliveries/{deliveryId}/resend': {
+        post: v1({
+          summary: 'Send a delivery again now, with the same webhook-id (its retry schedule starts over)',
+          requestParams: {
+            path: taskIdParam.path.extend({
+              deliveryId: z.string().meta({ description: 'A delivery id, `msg_<task>_<seq>`.' }),
+            }),
+          },
+          responses: {
+            '202': { description: 'The delivery, due now.', content: json(deliverySchema) },
+            '404': error('No such task, or no such delivery of it.'),
+          },
+        }),
+      },
+      '/v1/schedules': {
+        post: v1({
+          summary: 'Schedule a task: submitted on a cron pattern (in a time zone) or every so many milliseconds',
+          description:
+            'Each run is a task of the caller’s tenant carrying `scheduleId`, admitted as a submit is (the tenant’s limits hold). With `overlap: skip` (the default) a run while the last one has not ended is skipped, and the skip listed.',
+          requestBody: { content: json(scheduleSchema) },
+          responses: {
+            '201': { description: 'The schedule.', content: json(scheduleViewSchema) },
+            '400': error('A bad cron pattern or time zone, both or neither of cron and every, or a bad task.'),
+          },
+        }),
+        get: v1({
+          summary: 'The tenant’s schedules',
+          responses: {
+            '200': {
+              description: 'Its schedules.',
+              content: json(z.object({ schedules: z.array(scheduleViewSchema) })),
+            },
+          },
+        }),
+      },
+      '/v1/schedules/{id}': {
+        get: v1({
+          summary: 'A schedule, with its next run and its last runs',
+          requestParams: scheduleIdParam,
+          responses: {
+            '200': { description: 'The schedule.', content: json(scheduleViewSchema) },
+            '404': SCHEDULE_NOT_FOUND,
+          },
+        }),
+        patch: v1({
+          summary: 'Pause, resume or change a schedule (its timing, overlap or task)',
+          requestParams: scheduleIdParam,
+          requestBody: { content: json(scheduleChangeSchema) },
+          responses: {
+            '200': { description: 'The schedule as changed.', content: json(scheduleViewSchema) },
+            '400': error('A bad field.'),
+            '404': SCHEDULE_NOT_FOUND,
+          },
+        }),
+        delete: v1({
+          summary: 'Delete a schedule: it fires no more (its tasks stay)',
+          requestParams: scheduleIdParam,
+          responses: { '204': { description: 'Deleted.' }, '404': SCHEDULE_NOT_FOUND },
         }),
       },
       '/v1/overview': {

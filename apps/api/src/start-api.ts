@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import {
   allowedModels,
+  tenantWebhook,
   apiKeys,
   namedTenants,
   tenantRoom,
@@ -31,6 +32,7 @@ import {
   migrateStorage,
   warnIfEvicting,
   watchRedis,
+  WebhookDeliveries,
 } from '@agentq/store';
 import { closeQueues, createAgentQueues } from '@agentq/scheduling';
 import { forkDiskQuota } from '@agentq/tasks';
@@ -90,7 +92,12 @@ export async function startApi(options: { config: Config; host?: string; logger?
   });
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
-  store.observe((commit) => telemetry.observe(commit));
+  // A delivery the API's own commit added (a cancel's) is told to the workers' senders.
+  const deliveries = new WebhookDeliveries(redis, keys);
+  store.observe((commit) => {
+    telemetry.observe(commit);
+    if (commit.delivery) deliveries.notify().catch(() => undefined);
+  });
   const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const hub = new EventHub(subscriber, keys);
   const app = createApp({
@@ -104,12 +111,14 @@ export async function startApi(options: { config: Config; host?: string; logger?
     roomOf: (tenant) => tenantRoom(config, tenant),
     tenants: namedTenants(config),
     maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
+    dataDir: config.AGENTQ_DATA_DIR,
     ...(config.AGENTQ_TASK_DISK_MB ? { diskQuota: forkDiskQuota(config.AGENTQ_TASK_DISK_MB)! } : {}),
     redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
     apiKeys: keyList,
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
     allowedModels: allowedModels(config),
     poolDescriptions: poolDescriptions(config),
+    webhooks: { of: (tenant) => tenantWebhook(config, tenant), allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE },
     logger,
     metrics,
     tracing,

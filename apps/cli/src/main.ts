@@ -13,6 +13,7 @@ import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
 import { configCommand } from './commands/config.js';
 import { cancelCommand, deleteCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
+import { schedulesCommand } from './commands/schedules.js';
 import { startCommand } from './commands/start.js';
 import { submitCommand } from './commands/submit.js';
 import { usageCommand } from './commands/usage.js';
@@ -52,6 +53,7 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
                                           then its own prompt or model; prints the new id
   delete ID                               remove an ended task for good: its record, events, subtasks, files
   delete --batch B                        the same for every ended task of a batch
+  schedules                               the tenant's schedules: when each runs, its next and last run
 
 Configuration: agentq.config.yaml (agents, tools, MCP servers, models; AGENTQ_CONFIG names another)
 and the environment (and ./.env) for endpoints, secrets and ports; see docs/configuration.md.`;
@@ -131,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
       return forkCommand(client(loadConfig()), argument, values);
     case 'delete':
       return deleteCommand(client(loadConfig()), argument, values);
+    case 'schedules':
+      return schedulesCommand(client(loadConfig()), values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }

@@ -6,8 +6,10 @@
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
 import { AgentqError, createSseReader, type TaskEvent } from '@agentq/contract';
 export type {
+  DeliveryView as Delivery,
   PoolIsolation,
   PoolView as Pool,
+  ScheduleView as Schedule,
   TaskEvent,
   TaskSummaryView as TaskSummary,
   TaskView as Task,

@@ -3,6 +3,7 @@ import { request, setApiKey, setUnauthorizedHandler, type Me } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { overviewView } from './views/overview-view.js';
 import { poolsView } from './views/pools-view.js';
+import { schedulesView } from './views/schedules-view.js';
 import { taskView } from './views/task-view.js';
 import { tasksView } from './views/tasks-view.js';
 
@@ -21,6 +22,7 @@ function route(): void {
   const task = /^\/tasks\/(.+)$/.exec(hash);
   if (task) taskView(app, decodeURIComponent(task[1]!), current.signal);
   else if (hash === '/pools') poolsView(app, current.signal);
+  else if (hash === '/schedules') schedulesView(app, current.signal);
   else if (hash === '/tasks') tasksView(app, current.signal);
   else overviewView(app, current.signal);
 }
@@ -56,6 +58,7 @@ function showNav(): void {
     nav,
     h('a', { href: '#/' }, 'Overview'),
     h('a', { href: '#/tasks' }, 'Tasks'),
+    h('a', { href: '#/schedules' }, 'Schedules'),
     h('a', { href: '#/pools' }, 'Pools'),
   );
   void request<Me>('/v1/me')

@@ -30,6 +30,7 @@ import { spendingIsWithin } from './spending-stop.js';
 import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 import { prepareWorkdir } from './tool-isolation.js';
+import { placeInputs } from './place-inputs.js';
 
 export async function runAgentJob(
   job: Job,
@@ -102,13 +103,25 @@ export async function runAgentJob(
     resumed: (record) => record.steps > 0 || record.status === 'running',
     run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
-      const makeWorkdir = async () =>
-        prepareWorkdir({
+      const makeWorkdir = async () => {
+        const fresh = !existsSync(workdir);
+        await prepareWorkdir({
           isolation: context.isolation,
           workdir,
           copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
           quota: diskQuota,
         });
+        // The files it was given go in as its folder is made (again on another host, for a resumed run).
+        if (fresh)
+          await placeInputs({
+            store,
+            record,
+            workdir,
+            owner: context.isolation.kind === 'jail' ? context.isolation.jail.identity(workdir) : undefined,
+          });
+      };
+      // A task given files has them before its first step.
+      if (record.inputs) await makeWorkdir();
       const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir))];
       const systemPrompt = systemPromptFor({
         instructions: agentInstructions(config, agent),

@@ -19,11 +19,20 @@ import {
   redisTarget,
   tenantMaxBytes,
   tenantSpendingLimits,
+  tenantRoom,
+  tenantWebhook,
   toolProtocolFor,
   type Config,
 } from '@agentq/config';
 import { withFallbacks, type LanguageModel } from '@agentq/llm';
-import { closeQueues, createAgentQueues, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
+import {
+  closeQueues,
+  createAgentQueues,
+  fireSchedules,
+  ScheduleTimers,
+  SharedRateLimits,
+  type AgentQueues,
+} from '@agentq/scheduling';
 import {
   connectRedis,
   migrateStorage,
@@ -39,8 +48,11 @@ import {
   sendHeartbeat,
   TaskStore,
   watchRedis,
+  RedisMemory,
+  ScheduleStore,
+  WebhookDeliveries,
 } from '@agentq/store';
-import { onSubtaskFinished, Transitions } from '@agentq/tasks';
+import { onSubtaskFinished, ScheduleService, TaskService, Transitions } from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,
@@ -56,6 +68,7 @@ import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { throttledLog } from './throttled-log.js';
+import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
 
 export interface StartWorkerOptions {
@@ -139,11 +152,28 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     durability: commitDurability(config),
     tenantMaxBytes: tenantMaxBytes(config),
   });
-  store.observe((commit) => telemetry.observe(commit));
+  // Webhooks: sent by every worker; a status change here that may have added one is looked at at once.
+  const webhooks = startWebhookSender({
+    deliveries: new WebhookDeliveries(data, keys),
+    store,
+    secretOf: (tenant) => tenantWebhook(config, tenant).secret,
+    schedule: config.AGENTQ_WEBHOOK_RETRY_SCHEDULE,
+    allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE,
+    serviceAddresses,
+    logger,
+    metrics,
+  });
+  store.observe((commit) => {
+    telemetry.observe(commit);
+    if (commit.delivery) webhooks.nudge();
+  });
+  // Deliveries the API made (a cancel) or resent.
+  subscriber.on('message', (channel: string) => channel === keys.webhooksChannel && webhooks.nudge());
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
+  await subscriber.subscribe(keys.webhooksChannel);
   await migrateStorage(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
@@ -157,6 +187,43 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
   });
   const transitions = new Transitions(store);
+  // Schedules fire here (every worker takes firings): each submits its task through the task service,
+  // so the tenant's limits and default webhook hold as for a submit.
+  const taskService = new TaskService({
+    store,
+    queues,
+    publisher: data,
+    room: (tenant) => tenantRoom(config, tenant),
+    redisMemory: new RedisMemory(data, config.AGENTQ_REDIS_FULL_PERCENT),
+    webhookOf: (tenant) => {
+      const fallback = tenantWebhook(config, tenant);
+      return fallback.url ? { url: fallback.url, ...(fallback.events ? { events: fallback.events } : {}) } : undefined;
+    },
+  });
+  const scheduleTimers = new ScheduleTimers({ connection: redis, keys });
+  const schedules = new ScheduleService({
+    schedules: new ScheduleStore(data, keys),
+    timers: scheduleTimers,
+    tasks: store,
+    submit: async (tenant, input, scheduleId) => {
+      const [task] = await taskService.submit({
+        tenant,
+        inputs: [input],
+        bytes: JSON.stringify(input).length,
+        scheduleId,
+      });
+      return task!;
+    },
+  });
+  const scheduleFirings = fireSchedules({
+    connection: redis,
+    keys,
+    fire: (scheduleId, at) =>
+      schedules
+        .fire(scheduleId, at)
+        .catch((error: unknown) => logger.error({ err: error, scheduleId }, 'a schedule could not fire')),
+  });
+  scheduleFirings.on('error', () => undefined);
   const workers = new Map<AgentPool, Worker>();
   for (const pool of options.pools) {
     const context = {
@@ -322,6 +389,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         );
       }
       queues.admission.stop();
+      await settledWithin(Promise.all([webhooks.stop(), scheduleFirings.close(), scheduleTimers.close()]), waitMs);
       await settledWithin(closeQueues(queues), waitMs);
       await Promise.all([
         closeConnection(redis, waitMs),

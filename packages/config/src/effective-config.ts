@@ -8,7 +8,7 @@ import type { LoadedFile } from './load-file.js';
 
 const REDACTED = '<redacted>';
 /** Variables whose whole value is a secret. */
-const SECRET_VARIABLES = new Set(['OPENAI_API_KEY', 'AGENTQ_API_KEY']);
+const SECRET_VARIABLES = new Set(['OPENAI_API_KEY', 'AGENTQ_API_KEY', 'AGENTQ_WEBHOOK_SECRET']);
 
 /** `config`: a loaded configuration (loadConfig's): the environment's settings and the file. */
 export function effectiveConfig(config: { file: LoadedFile }): string {

@@ -6,7 +6,7 @@
  * Every description here is the reference: docs/configuration.md and agentq.config.schema.json are
  * generated from this schema (`npm run config:docs`), and a test fails when they drift.
  */
-import { AGENT_NAME, BUILTIN_TOOLS, PLANNER_POOL, TOOL_PROTOCOLS } from '@agentq/contract';
+import { AGENT_NAME, BUILTIN_TOOLS, PLANNER_POOL, TOOL_PROTOCOLS, WEBHOOK_EVENTS } from '@agentq/contract';
 import { z } from 'zod';
 
 const modelName = z.string().min(1).max(200);
@@ -172,6 +172,29 @@ const tenantSchema = z
         "Its share of every pool while tenants wait (fair admission): 3 takes three turns for another's one. Default 1.",
       ),
     limits: tenantLimitsSchema.default({}),
+    webhook: z
+      .object({
+        url: z
+          .url({ protocol: /^https?$/, error: 'an http(s) URL' })
+          .max(2048)
+          .optional()
+          .describe("Where its tasks' events go when a submit names no webhook of its own."),
+        events: z
+          .array(z.enum(WEBHOOK_EVENTS))
+          .min(1)
+          .optional()
+          .describe('The events sent to that URL. Default: task.completed, task.failed, task.cancelled.'),
+        secret: z
+          .object({ env: variableName })
+          .strict()
+          .optional()
+          .describe(
+            "The variable that holds its own signing secret (whsec_...): its tasks' webhooks are signed with it instead of AGENTQ_WEBHOOK_SECRET.",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe('Its webhooks: a default URL for its tasks, and its own signing secret.'),
     secrets: z
       .record(variableName, z.object({ env: variableName }).strict())
       .default({})

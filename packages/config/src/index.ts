@@ -5,13 +5,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { PLANNER_POOL, TOOL_PROTOCOLS } from '@agentq/contract';
+import { PLANNER_POOL, TOOL_PROTOCOLS, type WebhookEvent } from '@agentq/contract';
 import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { replacedVariables } from './replaced-variables.js';
+import { durationMs, webhookSecret } from './webhook-settings.js';
 import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
+export { durationMs, webhookSecret } from './webhook-settings.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
 export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
 export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
@@ -98,6 +100,27 @@ const configSchema = z.object({
   AGENTQ_TASK_DISK_MB: z.coerce.number().int().min(0).default(4096),
   /** Let `http_fetch` reach loopback and private-network addresses (e.g. an intranet). Default false. */
   AGENTQ_FETCH_PRIVATE: flag(false),
+  /**
+   * The key webhooks are signed with (Standard Webhooks: `whsec_` and base64 of 24 to 64 random bytes,
+   * e.g. `echo whsec_$(openssl rand -base64 32)`); a tenant's own `webhook.secret` wins for its tasks.
+   */
+  AGENTQ_WEBHOOK_SECRET: webhookSecret.optional(),
+  /** The delays between a webhook's attempts: it is tried once more after each (`5s,5m,30m,2h,5h,10h,10h`: a day and more). */
+  AGENTQ_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .transform((value, context) => {
+      const delays = value.split(',').map((entry) => durationMs(entry.trim()));
+      const bad = value.split(',').filter((_, index) => delays[index] === undefined);
+      if (bad.length || !delays.length)
+        context.addIssue({
+          code: 'custom',
+          message: `${bad.map((entry) => `"${entry.trim()}"`).join(', ')} is not a delay: each is a number with ms, s, m, h or d (5s,5m,30m)`,
+        });
+      return delays as number[];
+    })
+    .default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  /** Let webhooks go to loopback and private-network addresses (a receiver on the same network). Default false. */
+  AGENTQ_WEBHOOK_ALLOW_PRIVATE: flag(false),
   /** Subtasks one plan may have. */
   AGENTQ_MAX_SUBTASKS: positiveInt(20),
   /** Times the planner may answer with an invalid plan before the task fails. */
@@ -357,6 +380,24 @@ export function tenantRoom(config: Config, tenant: string): { unfinished: number
     unfinished: limits.unfinished ?? 100_000,
     stored: limits.stored ?? 1_000_000,
     ...(limits.mb !== undefined ? { bytes: Math.round(limits.mb * 1024 * 1024) } : {}),
+  };
+}
+
+/**
+ * A tenant's webhook settings (its own entry's, else `*`'s): the default URL and events of its tasks,
+ * and the secret its deliveries are signed with (its own, else AGENTQ_WEBHOOK_SECRET; undefined: none).
+ */
+export function tenantWebhook(
+  config: Config,
+  tenant: string,
+): { url?: string; events?: WebhookEvent[]; secret?: string } {
+  const tenants = config.file.settings.tenants;
+  const webhook = tenants[tenant]?.webhook ?? tenants['*']?.webhook;
+  const secret = webhook?.secret ? config.file.secretValues[webhook.secret.env] : config.AGENTQ_WEBHOOK_SECRET;
+  return {
+    ...(webhook?.url ? { url: webhook.url } : {}),
+    ...(webhook?.events ? { events: webhook.events } : {}),
+    ...(secret ? { secret } : {}),
   };
 }
 

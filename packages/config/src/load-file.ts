@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { webhookSecret } from './webhook-settings.js';
 import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
 
 export const FILE_NAMES = ['agentq.config.yaml', 'agentq.config.yml', 'agentq.config.json'];
@@ -91,6 +92,9 @@ export function loadConfigFile(file: string, env?: NodeJS.ProcessEnv): LoadedFil
       const value = env[name];
       if (value) secretValues[name] = value;
       else problems.push(`  ${where}: names the variable ${name}, which is not set`);
+      const signing = where.endsWith('.webhook.secret') && value ? webhookSecret.safeParse(value) : undefined;
+      if (signing && !signing.success)
+        problems.push(`  ${where}: the variable ${name} is not ${signing.error.issues[0]!.message}`);
     }
   if (problems.length) throw new ConfigError(`${file} is not a valid configuration:\n${problems.join('\n')}`);
   return { path: file, dir, settings: parsed.data, instructions, secretValues };
@@ -106,9 +110,10 @@ function namedSecrets(settings: AgentqFile): Array<{ where: string; name: string
         if (typeof value === 'object' && 'env' in value)
           found.push({ where: `mcpServers.${server}.${field}.${key}`, name: value.env });
   }
-  for (const [tenant, { secrets, keys }] of Object.entries(settings.tenants)) {
+  for (const [tenant, { secrets, keys, webhook }] of Object.entries(settings.tenants)) {
     for (const [key, { env }] of Object.entries(secrets))
       found.push({ where: `tenants.${tenant}.secrets.${key}`, name: env });
+    if (webhook?.secret) found.push({ where: `tenants.${tenant}.webhook.secret`, name: webhook.secret.env });
     keys.forEach((key, index) => {
       if ('env' in key) found.push({ where: `tenants.${tenant}.keys.${index}`, name: key.env });
     });

@@ -4,3 +4,6 @@ export * from './agents.js';
 export * from './events.js';
 export * from './sse.js';
 export * from './batch.js';
+export * from './webhooks.js';
+export * from './schedules.js';
+export * from './api-errors.js';

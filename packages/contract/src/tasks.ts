@@ -1,4 +1,5 @@
 /** What a task is, as every part sees it: its kinds, statuses, errors and view. */
+import type { WebhookView } from './webhooks.js';
 
 /** An agent's name (the configuration file's `agents`): a task may name one, and a plan's subtasks use them. */
 export type AgentKind = string;
@@ -107,6 +108,10 @@ export interface TaskView {
   forkOf: { id: string; step: number } | null;
   /** What a submitted task (with every subtask of its plan) may spend, and spent; null without a budget. */
   budget: BudgetView | null;
+  /** Where its events are sent (a submitted task's, or its tenant's default); null without one. */
+  webhook: WebhookView | null;
+  /** The schedule that submitted it; null for a task submitted otherwise. */
+  scheduleId: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;

@@ -3,7 +3,7 @@
 --
 -- KEYS (named): the task's record, messages and events; the expiry and to-compact sets; its root's
 -- record (budgets add up there); its tenant's byte counter and spending of the day; the lists of every
--- tenant's and its tenant's tasks. ARGV: the payload (JSON), then ARGV_REST on: each message to append
+-- tenant's and its tenant's tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON), then ARGV_REST on: each message to append
 -- (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be long
 -- goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder costs Redis about
 -- 40 instructions a byte, an argument about 12).
@@ -12,13 +12,15 @@
 -- `runToken` (the run that holds the task), and carry fields, counters to add (`add`: tokens, model
 -- time, cost), steps, messages and events. A status change of a submitted task moves it to the new
 -- status's band (`band`) of its two lists (task-index.ts); a task that ends joins the to-compact set.
+-- A status change the task's webhook asks for (its `webhookOn` names the status) adds a delivery, in
+-- the same write: id `msg_<task>_<seq of the event>`, due now (webhook-deliveries.ts sends it).
 -- With `lease` ({key, ms}: declared in KEYS too, at `lease.index`) the task is leased in its pool's
 -- fair leases until its caller added its job. A commit that appends messages or events adds what it
 -- writes to the task's `bytes` and its tenant's count; past `tenantMaxBytes`, its stop is
 -- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
 -- memory: a run's claim reads its task in the same round trip.
 --
--- Answers {outcome, seq, status, stop, record?, messages?}: `outcome` is 'applied', 'missing',
+-- Answers {outcome, seq, status, stop, record?, messages?, delivery?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
 -- 'wrong_status' (`expect` did not hold) or 'stale_token' (another run holds the task, checked first);
 -- nothing is written unless it is 'applied'. `stop` says why the run should stop: '1' a cancel was
 -- asked for, 'budget', 'tenant_limit', 'tenant_bytes', or '0'.
@@ -37,7 +39,7 @@ if payload.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn'}
   for name in pairs(payload.add or {}) do names[#names + 1] = name end
   local values = redis.call('HMGET', taskKey, unpack(names))
   for index, name in ipairs(names) do fields[name] = values[index] end
@@ -115,8 +117,19 @@ local last = addEvents(eventsKey, payload.channel, payload.taskId, fields.rootId
 if last ~= seq then put('seq', string.format('%d', last)) end
 if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
 if #set > 0 then redis.call('HSET', taskKey, unpack(set)) end
+local delivery = false
+if status ~= current and fields.webhookOn and string.find(fields.webhookOn, ',' .. status .. ',', 1, true) then
+  delivery = 1
+  local now = nowMs()
+  local id = 'msg_' .. payload.taskId .. '_' .. string.format('%d', last)
+  redis.call('HSET', webhooksKey, id, cjson.encode({event = 'task.' .. status, createdAt = now}))
+  redis.call('ZADD', webhooksDueKey, string.format('%d', now), id)
+  redis.call('ZADD', webhooksPendingKey, string.format('%d', now), id)
+end
 if payload.lease then
   redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), payload.taskId)
 end
-if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}} end
+if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}, delivery} end
+-- (false is a nil reply: a 7th element is there only when a delivery was added)
+if delivery then return {'applied', last, status, cancelRequested, false, false, delivery} end
 return {'applied', last, status, cancelRequested}

@@ -8,7 +8,8 @@
 -- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
 -- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant).
 -- ARGV: the payload (JSON), then from ARGV_REST, for each task its fields (name, value, ...; `fields`
--- says how many) and its first event's body if any: kept out of the payload, so not decoded.
+-- says how many), its first event's body if any, and its input files (path, content, ...; `inputs`
+-- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
 --
 -- Listed tasks take their `order` from the counter, in their order, and their status's `band` in the
 -- first two lists. With `room`, the listed tasks must fit in their tenant's room first (tenant-room.ts),
@@ -83,6 +84,10 @@ for index, task in ipairs(payload.tasks) do
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(KEYS[task.eventList], nil, task.taskId, task.rootId, 0, arg + task.fields, task.events)
+    if task.inputs then
+      local from = arg + task.fields + task.events
+      redis.call('HSET', KEYS[task.inputsKey], unpack(ARGV, from, from + task.inputs - 1))
+    end
     if task.idempotency then
       redis.call('SET', KEYS[task.idempotency], task.taskId, 'PX', payload.idempotencyTtlMs)
       createdFor[KEYS[task.idempotency]] = {id = task.taskId, status = task.status}
@@ -94,7 +99,7 @@ for index, task in ipairs(payload.tasks) do
     end
     answers[index] = {'created', task.taskId, task.status}
   end
-  arg = arg + task.fields + task.events
+  arg = arg + task.fields + task.events + (task.inputs or 0)
 end
 for index, list in ipairs(payload.lists or {}) do
   joinTenantList(KEYS[list.ring], KEYS[list.list], KEYS[payload.arrivals], list.tenant, joining[index].ids, joining[index].priorities)

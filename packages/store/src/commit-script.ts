@@ -24,13 +24,16 @@ export const COMMIT = luaScript({
     'spendKey',
     'allTasksKey',
     'tenantTasksKey',
+    'webhooksKey',
+    'webhooksDueKey',
+    'webhooksPendingKey',
   ],
   args: ['payloadJson'],
   constants: { STATUS_SPAN },
 });
 
 /** How many keys COMMIT names (a lease's key comes after them). */
-export const COMMIT_KEYS = 10;
+export const COMMIT_KEYS = 13;
 
 export const CREATE = luaScript({
   dir,

@@ -13,7 +13,7 @@ export { removeLeftWorkdirs, removeTaskTrees, unendedInTrees } from './remove-ta
 export type { StoredEvent } from './task-events.js';
 export { DEFAULT_TENANT, TASK_ID_PATTERN, isTaskId } from './task-ids.js';
 export { STATUS_SPAN, countByStatus, countUnfinished, indexScore, newestInIndex, statusBand } from './task-index.js';
-export { budgetSpent, parseTaskRecord, recordHash } from './task-record.js';
+export { budgetSpent, parseTaskRecord, recordHash, webhookEventsOf, webhookOnField } from './task-record.js';
 export type { PendingQuestion, StoredSubtask, TaskRecord } from './task-record.js';
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
 export type {
@@ -38,3 +38,8 @@ export { migrateStorage, STORAGE_VERSION, StorageTooNewError, storageVersion } f
 export { moveTaskLists } from './migrations/0001-task-lists-by-status-score.js';
 export { luaScript } from './lua-script.js';
 export type { LuaArg, LuaCall, LuaScript } from './lua-script.js';
+export { WebhookDeliveries, deliveryTask } from './webhook-deliveries.js';
+export type { StoredDelivery } from './webhook-deliveries.js';
+export { inputFiles } from './input-files.js';
+export { ScheduleStore } from './schedule-store.js';
+export type { StoredSchedule } from './schedule-store.js';

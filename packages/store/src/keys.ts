@@ -55,6 +55,21 @@ export interface Keys {
   doneNeeds(subtaskId: string): string;
   /** The shared scratchpad of a root task's subtasks. */
   scratchpad(rootId: string): string;
+  /** The files a task was given on submit: a hash of path to content (its subtasks read their root's). */
+  inputs(taskId: string): string;
+  /** A task's webhook deliveries: a hash of delivery id to its state (webhook-deliveries.ts). */
+  webhooks(taskId: string): string;
+  /** Webhook deliveries by when their next attempt is due, and those not ended by when they began. */
+  webhooksDue: string;
+  webhooksPending: string;
+  /** Where a delivery made or resent outside a worker (the API's cancel) is told to the senders. */
+  webhooksChannel: string;
+  /** A schedule's record (a hash), its last runs (a list, newest first), and the schedules of a tenant (a sorted set by creation). */
+  schedule(scheduleId: string): string;
+  scheduleRuns(scheduleId: string): string;
+  tenantSchedules(tenant: string): string;
+  /** The BullMQ queue whose job schedulers fire the schedules (a name no agent can have). */
+  schedulesQueue: string;
   /** Worker processes online: a set of ids, and one short-lived heartbeat key each. */
   workers: string;
   worker(workerId: string): string;
@@ -95,6 +110,15 @@ export function createKeys(prefix: string): Keys {
     finishedSubtasks: (rootId) => `${prefix}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${prefix}:task:${subtaskId}:done-needs`,
     scratchpad: (rootId) => `${prefix}:task:${rootId}:scratchpad`,
+    inputs: (taskId) => `${prefix}:task:${taskId}:inputs`,
+    webhooks: (taskId) => `${prefix}:task:${taskId}:webhooks`,
+    webhooksDue: `${prefix}:webhooks:due`,
+    webhooksPending: `${prefix}:webhooks:pending`,
+    webhooksChannel: `${prefix}:webhooks:added`,
+    schedule: (scheduleId) => `${prefix}:schedule:${scheduleId}`,
+    scheduleRuns: (scheduleId) => `${prefix}:schedule:${scheduleId}:runs`,
+    tenantSchedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
+    schedulesQueue: 'agentq.schedules',
     workers: `${prefix}:workers`,
     worker: (workerId) => `${prefix}:worker:${workerId}`,
   };

@@ -66,6 +66,9 @@ export async function removeTaskTrees(
     const taskKeys = ids.map((id) => keys.task(id));
     const rest = [
       ...ids.flatMap((id) => [keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]),
+      // Its deliveries go with it (a due one left in the sets is dropped by the sender, which finds none).
+      keys.webhooks(rootId),
+      keys.inputs(rootId),
       keys.finishedSubtasks(rootId),
       keys.scratchpad(rootId),
     ];

@@ -3,7 +3,15 @@
  * numbers, JSON fields as what they hold, absent fields as undefined. Nothing reads a raw hash.
  */
 import { z } from 'zod';
-import { AgentqError, TASK_STATUSES, type TaskError, type TaskView } from '@agentq/contract';
+import {
+  AgentqError,
+  TASK_STATUSES,
+  WEBHOOK_EVENT_STATUS,
+  WEBHOOK_EVENTS,
+  type TaskError,
+  type TaskView,
+  type WebhookEvent,
+} from '@agentq/contract';
 import { DEFAULT_TENANT } from './task-ids.js';
 
 const json = <Schema extends z.ZodType>(schema: Schema) =>
@@ -92,6 +100,13 @@ const recordSchema = z.object({
   spentMicroUsd: count.default(0),
   /** The batch it was submitted in, if any. */
   batch: optionalText,
+  /** The schedule that submitted it. */
+  scheduleId: optionalText,
+  /** How many files it was given on submit (its root's, for a subtask): its first run places them. */
+  inputs: count.default(0),
+  /** Where its events go, and which statuses send one (`,completed,failed,`: commit.lua looks a status up in it). */
+  webhookUrl: optionalText,
+  webhookOn: optionalText,
   /** The W3C trace context its runs continue (with tracing on). */
   traceparent: optionalText,
   /** The run that holds the task, and its worker. */
@@ -179,10 +194,28 @@ export function taskView(record: TaskRecord): TaskView {
     model: record.model ?? null,
     forkOf: record.forkOf && record.forkStep ? { id: record.forkOf, step: record.forkStep } : null,
     budget: budgetView(record),
+    webhook: webhookView(record),
+    scheduleId: record.scheduleId ?? null,
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,
     finishedAt: record.finishedAt ?? null,
   };
+}
+
+/** Where a task's events go, as its view shows it; null without a webhook. */
+function webhookView(record: TaskRecord): TaskView['webhook'] {
+  return record.webhookUrl ? { url: record.webhookUrl, events: webhookEventsOf(record) } : null;
+}
+
+/** The events a task's webhook is sent. */
+export function webhookEventsOf(record: Pick<TaskRecord, 'webhookOn'>): WebhookEvent[] {
+  const statuses = (record.webhookOn ?? '').split(',');
+  return WEBHOOK_EVENTS.filter((event) => statuses.includes(WEBHOOK_EVENT_STATUS[event]));
+}
+
+/** The record field that says which statuses send an event: each between commas, as commit.lua looks them up. */
+export function webhookOnField(events: readonly WebhookEvent[]): string {
+  return `,${events.map((event) => WEBHOOK_EVENT_STATUS[event]).join(',')},`;
 }
 
 /** A submitted task's budget and what its tree spent of it; null without one (and for subtasks). */

@@ -109,6 +109,8 @@ export interface NewTask {
    * call that stores it, so a process that dies right after leaves no task that nothing will run.
    */
   waiting?: { pool: string; priority: number };
+  /** Files for its folder (task-schemas.ts, files): stored with it, placed by its first run. */
+  inputs?: ReadonlyArray<{ path: string; content: Buffer }>;
 }
 
 export interface ListTasksOptions {
@@ -135,7 +137,7 @@ const SEARCH_SCAN_LIMIT = 5_000;
  */
 export const CREATE_BATCH = 200;
 
-type CommitReply = [CommitOutcome, number, string, string, string[]?, string[]?];
+type CommitReply = [CommitOutcome, number, string, string, (string[] | null)?, (string[] | null)?, (number | null)?];
 /**
  * Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole
  * call, or one `['reread']`: an idempotency key changed since it was read.
@@ -161,6 +163,8 @@ export class CommitNotReplicated extends AgentqError {
 export interface AppliedCommit {
   taskId: string;
   events: readonly StoredEventInput[];
+  /** It added a webhook delivery (commit.lua): a sender may look now. */
+  delivery: boolean;
 }
 
 /** What a store holds tasks to; every one has a default. */
@@ -305,7 +309,7 @@ export class TaskStore {
     // Every key, the order counter first; `push` answers the new length: a key's 1-based index in KEYS.
     const keys: string[] = [this.keys.orderCounter];
     // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
-    const args: string[] = [];
+    const args: Array<string | Buffer> = [];
     // The tenants' lists the waiting tasks join (by key), each with its pool's ring.
     const lists = new Map<string, { ring: string; tenant: string; index: number }>();
     const tenants = new Set<string>();
@@ -333,7 +337,9 @@ export class TaskStore {
       const existing =
         existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
       const fields = Object.entries(task.fields).flat();
-      args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []));
+      const inputs = task.inputs?.flatMap((file) => [file.path, file.content]) ?? [];
+      args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []), ...inputs);
+      const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
       if (task.waiting && task.listed) {
         const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
@@ -351,7 +357,8 @@ export class TaskStore {
       return {
         taskId: id,
         tenant,
-        bytes: createdBytes(task.fields),
+        bytes: createdBytes(task.fields) + (task.inputs?.reduce((sum, file) => sum + file.content.length, 0) ?? 0),
+        ...(inputsKey ? { inputs: inputs.length, inputsKey } : {}),
         rootId: task.fields.rootId,
         status: task.fields.status,
         fields: fields.length,
@@ -420,7 +427,8 @@ export class TaskStore {
 
   /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
-    return this.observed(options, commitResult(await this.runCommit(options, false)));
+    const reply = await this.runCommit(options, false);
+    return this.observed(options, commitResult(reply), reply[6] === 1);
   }
 
   /**
@@ -438,7 +446,7 @@ export class TaskStore {
       if (record) result.record = record;
     }
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
-    return this.observed(options, result);
+    return this.observed(options, result, reply[6] === 1);
   }
 
   /** Tells `listener` of every write refused from now on because another run holds its task. */
@@ -446,9 +454,9 @@ export class TaskStore {
     this.staleListener = listener;
   }
 
-  private observed<Result extends CommitResult>(options: CommitOptions, result: Result): Result {
+  private observed<Result extends CommitResult>(options: CommitOptions, result: Result, delivery: boolean): Result {
     if (result.applied && this.observer && options.events?.length)
-      this.observer({ taskId: options.taskId, events: options.events });
+      this.observer({ taskId: options.taskId, events: options.events, delivery });
     if (result.outcome === 'stale_token') this.staleListener?.(options.taskId);
     return result;
   }
@@ -506,6 +514,9 @@ export class TaskStore {
         spendKey: this.keys.tenantSpend(tenant, ts.slice(0, 10)),
         allTasksKey: this.keys.allTasks,
         tenantTasksKey: this.keys.tenantTasks(tenant),
+        webhooksKey: this.keys.webhooks(taskId),
+        webhooksDueKey: this.keys.webhooksDue,
+        webhooksPendingKey: this.keys.webhooksPending,
       },
       args: { payloadJson: wellFormedJson(JSON.stringify(payload)) },
       restKeys: options.lease ? [options.lease.key] : [],

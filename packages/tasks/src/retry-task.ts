@@ -5,7 +5,7 @@
  */
 import { PLANNER_POOL, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
-import type { TaskStore, RoomLimits } from '@agentq/store';
+import { inputFiles, webhookEventsOf, type TaskStore, type RoomLimits } from '@agentq/store';
 import type { TaskInput } from './task-schemas.js';
 import { Transitions } from './transitions.js';
 
@@ -44,6 +44,9 @@ export async function retryTask(options: {
     ...(record.pinnedModel && record.model ? { model: record.model } : {}),
     ...(budget ? { budget } : {}),
     ...(plan ? { plan } : {}),
+    // Its files and webhook too: the retry starts with the same files, and its ending is told where the first one's was.
+    ...(record.inputs ? { files: await inputFiles(options.store, record.id) } : {}),
+    ...(record.webhookUrl ? { webhook: { url: record.webhookUrl, events: webhookEventsOf(record) } } : {}),
   };
   const [created] = await new Transitions(options.store).submit([input], {
     tenant: record.tenant,

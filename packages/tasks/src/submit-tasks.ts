@@ -42,8 +42,10 @@ export async function submitTasks(options: {
   batch?: string | undefined;
   traceparents?: readonly string[];
   room?: RoomLimits;
+  /** The schedule that submits them. */
+  scheduleId?: string | undefined;
 }): Promise<SubmittedTask[]> {
-  const { transitions, queues, inputs, tenant, batch, traceparents } = options;
+  const { transitions, queues, inputs, tenant, batch, traceparents, scheduleId } = options;
   // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
   const admitted: Array<Promise<void>> = [];
@@ -58,7 +60,8 @@ export async function submitTasks(options: {
               prompt: input.prompt,
               metadata: input.metadata && JSON.stringify(input.metadata),
               givenPlan: input.plan && storedPlan(input.plan),
-            }),
+            }) +
+            (input.files?.reduce((sum, file) => sum + file.content.length, 0) ?? 0),
           0,
         )
       : 0;
@@ -71,6 +74,7 @@ export async function submitTasks(options: {
     return transitions.submit(chunk, {
       tenant,
       batch,
+      scheduleId,
       ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
       ...(room ? { room } : {}),
       // Right behind its CREATE, a turn for each of its pools (one under way takes another after it); it never fails.

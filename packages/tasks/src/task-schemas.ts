@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import { AGENT_NAME, type AgentPool } from '@agentq/contract';
+import { AGENT_NAME, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
@@ -51,6 +51,72 @@ export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hi
 
 /** An agent's name as a request gives it; whether the configuration has it is checked where that is known. */
 const agentName = z.string().regex(AGENT_NAME, 'is not an agent name (a lower-case word)');
+
+/** Where a task's events are sent, signed (Standard Webhooks), and which. */
+export const webhookSchema = fieldsOnly({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048),
+  events: z
+    .array(z.enum(WEBHOOK_EVENTS))
+    .min(1, `name at least one of ${WEBHOOK_EVENTS.join(', ')}, or leave "events" out for the three endings`)
+    .optional(),
+});
+export type WebhookInput = z.infer<typeof webhookSchema>;
+
+/** Files a task may be given on submit: at most this many, of at most this many bytes together. */
+export const INPUT_FILES_MAX = 100;
+export const INPUT_BYTES_MAX = 5 * 1024 * 1024;
+
+/** A path in a task's folder: relative, `/`-separated, no `.` or `..` part, no empty part, no NUL. */
+const inputPath = z
+  .string()
+  .min(1, 'must name a file')
+  .max(255, 'at most 255 characters')
+  .refine(
+    (value) => !value.startsWith('/') && value.split('/').every((part) => part !== '' && part !== '.' && part !== '..'),
+    'must be a relative path inside the task\'s folder ("data/in.csv"): no leading "/", no "." or ".." and no empty part',
+  )
+  .refine((value) => !value.includes('\0'), 'must not hold a NUL character');
+
+/** Base64 with its padding, checked in one linear pass (a grouped pattern backtracks past the stack on megabytes). */
+const isBase64 = (text: string) => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
+
+/** Files placed in the task's folder before its first step (its subtasks' too): content in base64. */
+export const inputFilesSchema = z
+  .array(
+    fieldsOnly({
+      path: inputPath,
+      content: z
+        .string()
+        .refine(isBase64, 'must be base64 (RFC 4648, with padding)')
+        .transform((text): Buffer => Buffer.from(text, 'base64')),
+    }),
+  )
+  .min(1, 'name at least one file, or leave "files" out')
+  .max(INPUT_FILES_MAX, `at most ${INPUT_FILES_MAX} files`)
+  .superRefine((files, context) => {
+    const bytes = files.reduce((sum, file) => sum + file.content.length, 0);
+    if (bytes > INPUT_BYTES_MAX)
+      context.addIssue({
+        code: 'custom',
+        message: `hold ${bytes} bytes together, more than ${INPUT_BYTES_MAX}: give a task large data another way (a URL it fetches)`,
+      });
+    const paths = new Set(files.map((file) => file.path));
+    files.forEach((file, index) => {
+      if (files.findIndex((other) => other.path === file.path) !== index)
+        context.addIssue({ code: 'custom', path: [index, 'path'], message: `"${file.path}" is given twice` });
+      const parts = file.path.split('/');
+      for (let depth = 1; depth < parts.length; depth++) {
+        const folder = parts.slice(0, depth).join('/');
+        if (paths.has(folder))
+          context.addIssue({
+            code: 'custom',
+            path: [index, 'path'],
+            message: `"${file.path}" is inside "${folder}", which is given as a file`,
+          });
+      }
+    });
+  });
+export type InputFile = { path: string; content: Buffer };
 
 /** At most this many subtasks in a plan a client gives (the API holds it to AGENTQ_MAX_SUBTASKS too). */
 export const GIVEN_PLAN_MAX_SUBTASKS = 100;
@@ -146,6 +212,16 @@ export const taskInputSchema = fieldsOnly(
      * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
      * the pools, and the planner model writes only the final answer. Never re-planned.
      */
+    /**
+     * Where its events are sent (POSTed, signed per Standard Webhooks, retried for a day): `events` among
+     * task.completed, task.failed, task.cancelled, task.waiting; default the three endings.
+     */
+    webhook: webhookSchema.optional(),
+    /**
+     * Files placed in its folder before its first step (and in each subtask's, for a planned task):
+     * `[{path, content}]`, content in base64; at most 100 files and 5 MiB together.
+     */
+    files: inputFilesSchema.optional(),
     plan: givenPlanSchema.optional().meta({
       description:
         "The task's own plan, run instead of asking the planner model for one: each subtask runs in its agent's pool once every subtask it `need`s completed. Not with `agent`; never re-planned.",

@@ -24,7 +24,7 @@ import { cancelTask } from './cancel-task.js';
 import { ForkError, forkRefusal, forkTask } from './fork-task.js';
 import { RETRYABLE, retryTask } from './retry-task.js';
 import { submitTasks } from './submit-tasks.js';
-import type { ForkInput, TaskInput } from './task-schemas.js';
+import type { ForkInput, TaskInput, WebhookInput } from './task-schemas.js';
 import { Transitions, type SubmittedTask } from './transitions.js';
 
 export interface TaskServiceOptions {
@@ -36,6 +36,8 @@ export interface TaskServiceOptions {
   room: (tenant: string) => RoomLimits;
   /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT); default not read. */
   redisMemory?: RedisMemory | undefined;
+  /** A tenant's default webhook, for a submitted task that names none (the configuration's tenants.<t>.webhook). */
+  webhookOf?: ((tenant: string) => WebhookInput | undefined) | undefined;
   /** A task's disk quota: a fork of a task whose files pass it is refused. */
   diskQuota?: { bytes: number; entries: number } | undefined;
 }
@@ -80,9 +82,15 @@ export class TaskService {
     traceparents?: readonly string[] | undefined;
     /** About what storing them adds to Redis (the request's size). */
     bytes: number;
+    /** The schedule that submits them. */
+    scheduleId?: string | undefined;
   }): Promise<SubmittedTask[]> {
-    const { tenant, inputs, batch, traceparents } = request;
+    const { tenant, batch, traceparents, scheduleId } = request;
     await this.admission.admit({ tenant, action: 'submit', bytes: request.bytes });
+    const fallback = this.options.webhookOf?.(tenant);
+    const inputs = fallback
+      ? request.inputs.map((input) => (input.webhook ? input : { ...input, webhook: fallback }))
+      : request.inputs;
     return submitTasks({
       transitions: this.transitions,
       queues: this.options.queues,
@@ -91,6 +99,7 @@ export class TaskService {
       batch,
       room: this.options.room(tenant),
       ...(traceparents ? { traceparents } : {}),
+      scheduleId,
     });
   }
 

@@ -11,10 +11,17 @@
  *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentKind, AgentPool, TaskError, TaskStatus } from '@agentq/contract';
+import {
+  DEFAULT_WEBHOOK_EVENTS,
+  type AgentKind,
+  type AgentPool,
+  type TaskError,
+  type TaskStatus,
+} from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import {
   DEFAULT_TENANT,
+  webhookOnField,
   type StoredSubtask,
   type TaskRecord,
   type PendingQuestion,
@@ -100,6 +107,8 @@ export class Transitions {
       batch?: string | undefined;
       traceparents?: readonly string[];
       room?: Room;
+      /** The schedule that submits them. */
+      scheduleId?: string | undefined;
       /** Called once their CREATE calls are on their way (store.create). */
       onSent?: () => void;
     },
@@ -110,6 +119,7 @@ export class Transitions {
           tenant: options.tenant,
           batch: options.batch,
           traceparent: options.traceparents?.[index],
+          scheduleId: options.scheduleId,
         }),
       ),
       options.room,
@@ -175,6 +185,8 @@ export class Transitions {
           // Its spending adds up at the root, whose budget it draws on; it runs on the model the root named.
           ...(root.budgeted ? { budgeted: '1' } : {}),
           ...(root.pinnedModel && root.model ? { model: root.model, pinnedModel: '1' } : {}),
+          // Its root's files are placed in its folder too.
+          ...(root.inputs ? { inputs: String(root.inputs) } : {}),
           status: 'pending',
           memory: '0',
           createdAt: now,
@@ -401,7 +413,12 @@ type SubmittedNewTask = NewTask & { waiting: { pool: AgentPool; priority: number
 /** A new submitted task, `queued`, from what the client asked for. */
 function submittedTask(
   input: TaskInput,
-  options: { tenant: string; batch?: string | undefined; traceparent?: string | undefined },
+  options: {
+    tenant: string;
+    batch?: string | undefined;
+    traceparent?: string | undefined;
+    scheduleId?: string | undefined;
+  },
 ): SubmittedNewTask {
   const id = randomUUID();
   const agent = poolOf(input);
@@ -418,8 +435,16 @@ function submittedTask(
       ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
       ...(options.traceparent ? { traceparent: options.traceparent } : {}),
       ...(options.batch !== undefined ? { batch: options.batch } : {}),
+      ...(options.scheduleId !== undefined ? { scheduleId: options.scheduleId } : {}),
       ...(input.model !== undefined ? { model: input.model, pinnedModel: '1' } : {}),
       ...(input.plan ? { givenPlan: storedPlan(input.plan) } : {}),
+      ...(input.files ? { inputs: String(input.files.length) } : {}),
+      ...(input.webhook
+        ? {
+            webhookUrl: input.webhook.url,
+            webhookOn: webhookOnField(input.webhook.events ?? DEFAULT_WEBHOOK_EVENTS),
+          }
+        : {}),
       ...budgetFields(input.budget),
       status: 'queued',
       // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
@@ -428,6 +453,7 @@ function submittedTask(
     },
     listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
     event: { type: 'task.queued', agent, data: { priority } },
+    ...(input.files ? { inputs: input.files } : {}),
     ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
   };
 }

@@ -118,6 +118,17 @@ export function createMetrics() {
       labelNames: ['tenant', 'limit'],
       registers,
     }),
+    webhookDeliveries: new Counter({
+      name: 'agentq_webhook_deliveries_total',
+      help: 'Webhook delivery attempts this worker made, by outcome (delivered, retrying: failed and due again, failed: the last one failed).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    webhookOldestPending: new Gauge({
+      name: 'agentq_webhook_oldest_pending_seconds',
+      help: 'How long the oldest webhook delivery not delivered nor given up has waited, read from Redis when scraped (0: none waits).',
+      registers,
+    }),
     sseClients: new Gauge({
       name: 'agentq_sse_clients',
       help: 'Clients following events over SSE on this API process.',

@@ -105,3 +105,10 @@ export function checkedLookup(blocked: DestinationCheck) {
     });
   };
 }
+
+/** The refusal in an error's chain of causes (a fetch wraps what its connect threw), if any. */
+export function blockedCause(error: unknown): BlockedDestinationError | undefined {
+  for (let at = error, depth = 0; at && depth < 8; at = (at as { cause?: unknown }).cause, depth++)
+    if (at instanceof BlockedDestinationError) return at;
+  return undefined;
+}

@@ -108,7 +108,7 @@ const STAT_BATCH = 256;
  */
 export const MAX_WALK_DEPTH = 512;
 
-const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /**
  * Walks `dir` off this process's thread (about 25 µs an entry, the loop never held: the process that
@@ -155,12 +155,12 @@ export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<Disk
 }
 
 /** Where an entry of an open folder is named without resolving any path above it. */
-function inFolder(folder: FileHandle, name?: string): string {
+export function inFolder(folder: FileHandle, name?: string): string {
   return name === undefined ? `/proc/self/fd/${folder.fd}` : `/proc/self/fd/${folder.fd}/${name}`;
 }
 
 /** Opens a folder's subfolder; undefined when it is no longer one (removed, or swapped for a link or a file). */
-async function openFolder(parent: FileHandle, name: string): Promise<FileHandle | undefined> {
+export async function openFolder(parent: FileHandle, name: string): Promise<FileHandle | undefined> {
   try {
     return await open(inFolder(parent, name), FOLDER_FLAGS);
   } catch (error) {

@@ -33,3 +33,4 @@ export * from './tool-settings.js';
 export { McpServers, type McpRun, type McpServerSpec } from './mcp/mcp-servers.js';
 export { mcpToolName } from './mcp/mcp-tool.js';
 export type { JailedServer } from './jail.js';
+export * from './workdir-export.js';

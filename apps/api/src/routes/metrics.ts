@@ -7,7 +7,7 @@
  */
 import type { UsageView } from '@agentq/contract';
 import { Router, type RequestHandler } from 'express';
-import { onlineWorkers, tenantUsage, type RoomLimits, type TaskStore } from '@agentq/store';
+import { onlineWorkers, tenantUsage, type RoomLimits, type TaskStore, type WebhookDeliveries } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
 import type { Metrics } from '@agentq/telemetry';
 
@@ -21,16 +21,19 @@ export function metricsRouter(options: {
   room: (tenant: string) => RoomLimits;
   /** The tenants whose usage is shown. */
   tenants: readonly string[];
+  deliveries: WebhookDeliveries;
 }): Router {
   const { metrics } = options;
   const router = Router();
   router.get('/metrics', ...options.guard, async (_request, response) => {
-    const [counts, admission, workers, usages] = await Promise.all([
+    const [counts, admission, workers, usages, oldestPendingMs] = await Promise.all([
       Promise.all(options.queues.pools.map((pool) => options.queues.queue(pool).getJobCounts(...STATES))),
       Promise.all(options.queues.pools.map((pool) => options.queues.admission.waiting(pool))),
       onlineWorkers(options.store),
       Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room(tenant)))),
+      options.deliveries.oldestPendingMs(),
     ]);
+    metrics.webhookOldestPending.set(oldestPendingMs / 1000);
     for (const usage of usages) showUsage(metrics, usage);
     options.queues.pools.forEach((pool, index) => {
       for (const state of STATES) metrics.queueJobs.set({ pool, state }, counts[index]![state] ?? 0);

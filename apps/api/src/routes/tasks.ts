@@ -10,6 +10,7 @@ import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
 import { answerSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
+import type { WebhookRules } from '../webhook-rules.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
@@ -47,19 +48,8 @@ export const listQuerySchema = fieldsOnly(
   'parameter',
 );
 
-export function tasksRouter(options: {
-  store: TaskStore;
-  tasks: TaskService;
-  metrics: Metrics;
-  tracing: Tracing;
-  allowedModels: ReadonlySet<string>;
-  /** The agents of the configuration file: a task, a fork or a given plan's subtask may name one. */
-  agents: readonly string[];
-  /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
-  maxSubtasks: number;
-}): Router {
-  const { store, tasks: service } = options;
-  const router = Router();
+/** What a submit is checked against: the schema, and what this install allows (models, agents, plans, webhooks, files). */
+export function submitBodyFor(options: SubmitRules) {
   // A model a task names must be one this install allows: said like any other bad field.
   const allowModel = (model: string | undefined, path: Array<string | number>, context: z.RefinementCtx) => {
     if (model !== undefined && !options.allowedModels.has(model))
@@ -103,9 +93,45 @@ export function tasksRouter(options: {
       body.tasks.forEach((task, index) => {
         allowModel(task.model, ['tasks', index, 'model'], context);
         planFits(task.plan, ['tasks', index, 'plan'], context);
+        const given = task.files?.reduce((sum, file) => sum + file.content.length, 0) ?? 0;
+        if (options.diskQuota && given > options.diskQuota.bytes)
+          context.addIssue({
+            code: 'custom',
+            path: ['tasks', index, 'files'],
+            message: `hold ${given} bytes, more than a task's folder may (AGENTQ_TASK_DISK_MB: ${options.diskQuota.bytes} bytes)`,
+          });
+        const refused = task.webhook && options.webhooks.refusal(task.webhook.url);
+        if (refused) context.addIssue({ code: 'custom', path: ['tasks', index, 'webhook', 'url'], message: refused });
       }),
     )
     .superRefine(agentsNamed, { when: () => true });
+  return { submitBody, allowModel, allowAgent };
+}
+
+/** What this install allows a submitted task to name. */
+export interface SubmitRules {
+  allowedModels: ReadonlySet<string>;
+  /** The agents of the configuration file: a task, a fork or a given plan's subtask may name one. */
+  agents: readonly string[];
+  /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
+  maxSubtasks: number;
+  /** Where webhooks may go, and whether a tenant's can be signed. */
+  webhooks: WebhookRules;
+  /** A task's disk quota (AGENTQ_TASK_DISK_MB): the files given on submit must fit in it. */
+  diskQuota?: { bytes: number; entries: number };
+}
+
+export function tasksRouter(
+  options: SubmitRules & {
+    store: TaskStore;
+    tasks: TaskService;
+    metrics: Metrics;
+    tracing: Tracing;
+  },
+): Router {
+  const { store, tasks: service } = options;
+  const router = Router();
+  const { submitBody, allowModel, allowAgent } = submitBodyFor(options);
   const forkBody = forkSchema.superRefine((body, context) => {
     allowModel(body.model, ['model'], context);
     allowAgent(body.agent, ['agent'], context);
@@ -115,6 +141,11 @@ export function tasksRouter(options: {
     const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
+    if (parsed.data.tasks.some((task) => task.webhook) && !options.webhooks.canSign(tenant))
+      throw new ApiError(
+        'invalid_request',
+        'This install cannot sign webhooks: its operator sets AGENTQ_WEBHOOK_SECRET (or the tenant’s webhook.secret in the configuration file). Submit without "webhook" meanwhile.',
+      );
     // Its size as sent (what storing it adds to Redis, about), else its prompts'.
     const bytes =
       Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);

@@ -8,7 +8,7 @@
  * never parsed as HTML; the result is shown as Markdown built from text nodes (markdown.ts).
  */
 import { html, nothing, render, type TemplateResult } from 'lit-html';
-import { followEvents, request, type Task } from '../api.js';
+import { followEvents, request, type Delivery, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
@@ -42,7 +42,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
     h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element),
   );
 
-  const state: SummaryState = { task: undefined, message: '', result: undefined };
+  const state: SummaryState = { task: undefined, message: '', result: undefined, deliveries: [], files: undefined };
   const draw = () => {
     if (!signal.aborted && state.task) render(summaryTemplate(state, actions), summary);
   };
@@ -63,6 +63,16 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
       const task = await request<Task>(`/v1/tasks/${encodeURIComponent(taskId)}`, { signal });
       if (!state.task) summary.replaceChildren();
       state.task = task;
+      // A planned task's files are its subtasks' (each folder its own).
+      if (!task.plan)
+        state.files = await request<{ files: TaskFile[]; truncated: boolean }>(
+          `/v1/tasks/${encodeURIComponent(taskId)}/files`,
+          { signal },
+        ).catch(() => undefined);
+      if (task.webhook)
+        state.deliveries = (
+          await request<{ deliveries: Delivery[] }>(`/v1/tasks/${encodeURIComponent(taskId)}/deliveries`, { signal })
+        ).deliveries;
       draw();
       // The graph is drawn again only when the plan or a subtask's status changed.
       const key = JSON.stringify([task.plan?.length, task.children?.map((child) => child.status)]);
@@ -130,6 +140,17 @@ interface SummaryState {
   message: string;
   /** The result as Markdown, built once per text: the same node stays, and a selection in it too. */
   result: { text: string; node: HTMLElement } | undefined;
+  /** Its webhook's deliveries (none without a webhook). */
+  deliveries: Delivery[];
+  /** What its folder holds (undefined: not read, or not readable by this API). */
+  files: { files: TaskFile[]; truncated: boolean } | undefined;
+}
+
+/** A file of a task's folder, as `GET /v1/tasks/:id/files` lists it. */
+interface TaskFile {
+  path: string;
+  size: number;
+  modifiedAt: string;
 }
 
 interface Actions {
@@ -189,6 +210,8 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
     }
     ${state.result ? html`<div class="result"><h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2><div id="task-result">${state.result.node}</div></div>` : nothing}
     ${task.error ? html`<div class="error-box"><strong>${task.error.code}: </strong>${task.error.message}</div>` : nothing}
+    ${state.files?.files.length ? filesTemplate(task.id, state.files) : nothing}
+    ${task.webhook ? webhookTemplate(task.webhook, state.deliveries, (delivery) => actions.post(`/v1/tasks/${id}/deliveries/${encodeURIComponent(delivery)}/resend`)) : nothing}
     ${
       task.children?.length
         ? html`<div class="children">
@@ -203,6 +226,62 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
         : nothing
     }
   `;
+}
+
+/** The task's files, each a download (the browser saves it: the API sends it as an attachment), and all of them. */
+function filesTemplate(taskId: string, listed: { files: TaskFile[]; truncated: boolean }): TemplateResult {
+  const base = `/v1/tasks/${encodeURIComponent(taskId)}`;
+  const href = (file: TaskFile) => `${base}/files/${file.path.split('/').map(encodeURIComponent).join('/')}`;
+  return html`<div class="files">
+    <h2>Files <a class="download-all" href="${base}/files.tar.gz" download>download all (.tar.gz)</a></h2>
+    <ul>
+      ${listed.files.map(
+        (file) =>
+          html`<li><a class="mono" href=${href(file)} download>${file.path}</a> <span class="muted">${bytesText(file.size)}</span></li>`,
+      )}
+    </ul>
+    ${listed.truncated ? html`<p class="muted">More files than shown: download them all.</p>` : nothing}
+  </div>`;
+}
+
+function bytesText(bytes: number): string {
+  return bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Where the task's events go, and each delivery: its state, every attempt's answer, a resend. */
+function webhookTemplate(
+  webhook: NonNullable<Task['webhook']>,
+  deliveries: readonly Delivery[],
+  resend: (deliveryId: string) => void,
+): TemplateResult {
+  const attemptText = (attempt: Delivery['attempts'][number]) =>
+    `${attempt.statusCode ?? 'no answer'}${attempt.error && attempt.statusCode === null ? ` (${attempt.error})` : ''}`;
+  return html`<div class="webhook">
+    <h2>Webhook</h2>
+    <p><span class="mono">${webhook.url}</span> · ${webhook.events.join(', ')}</p>
+    ${
+      deliveries.length
+        ? html`<table class="deliveries">
+            <thead><tr><th>Event</th><th>State</th><th>Attempts</th><th>Next</th><th></th></tr></thead>
+            <tbody>
+              ${deliveries.map(
+                (delivery) => html`<tr data-delivery=${delivery.id}>
+                  <td>${delivery.event}</td>
+                  <td><span class="badge delivery-${delivery.state}">${delivery.state}</span></td>
+                  <td class="attempts">${delivery.attempts.map(attemptText).join(' · ') || '—'}</td>
+                  <td>${delivery.nextAttemptAt ? new Date(delivery.nextAttemptAt).toLocaleTimeString() : '—'}</td>
+                  <td><button class="resend" @click=${() => resend(delivery.id)}>Resend</button></td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : html`<p class="muted">Nothing sent yet.</p>`
+    }
+  </div>`;
 }
 
 /** "Plan · 3/4 done", and how many ended otherwise (failed, skipped, cancelled). */

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { BlockedDestinationError, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
+import { BlockedDestinationError, blockedCause, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
 import { ToolError } from '../errors.js';
 import type { ProcessIsolation } from '../process-isolation.js';
 import { Jail, type JailOptions } from '../jail.js';
@@ -222,7 +222,7 @@ export class McpServers {
             >[1]);
           } catch (error) {
             // The SDK keeps only a message: what was refused is remembered here.
-            refused = causeOf(error, BlockedDestinationError) ?? refused;
+            refused = blockedCause(error) ?? refused;
             throw error;
           }
         }) as unknown as typeof fetch,
@@ -262,11 +262,4 @@ export class McpServers {
     }
     return connection;
   }
-}
-
-/** The first error of a kind in an error's chain of causes. */
-function causeOf<Kind extends Error>(error: unknown, kind: new (...args: never[]) => Kind): Kind | undefined {
-  for (let at = error, depth = 0; at && depth < 8; at = (at as { cause?: unknown }).cause, depth++)
-    if (at instanceof kind) return at;
-  return undefined;
 }

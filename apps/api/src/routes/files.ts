@@ -1,0 +1,97 @@
+/**
+ * A task's files: what its folder holds, one file, or all of it as a .tar.gz. Read from the work volume
+ * the workers write to (AGENTQ_DATA_DIR, shared with the API as docker-compose mounts it), only for the
+ * task's own tenant. Never a link out of the folder (workdir-export.ts, openInWorkdir), and every
+ * download is an attachment with a sandboxing policy: a browser never shows what a task wrote as a page.
+ */
+import path from 'node:path';
+import { Router, type Response } from 'express';
+import type { TaskRecord, TaskStore } from '@agentq/store';
+import { ToolError } from '@agentq/tools/errors';
+import { archiveWorkdir, listWorkdir } from '@agentq/tools/workdir-export';
+import { openInWorkdir } from '@agentq/tools/workdir-files';
+import { principalOf } from '../api-auth.js';
+import { ApiError } from '../api-error.js';
+import { taskIdOf, visibleRecord } from './tasks.js';
+
+export function filesRouter(options: { store: TaskStore; dataDir: string }): Router {
+  const router = Router();
+  const folderOf = (taskId: string) => path.resolve(options.dataDir, 'work', taskId);
+
+  router.get('/v1/tasks/:id/files', async (request, response) => {
+    const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));
+    const listed = await listWorkdir(folderOf(record.id));
+    if (!listed.exists) notHere(record);
+    response.json({ files: listed.files, truncated: listed.truncated });
+  });
+
+  router.get('/v1/tasks/:id/files.tar.gz', async (request, response) => {
+    const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));
+    attachment(response, `${record.id}.tar.gz`, 'application/gzip');
+    // Headers go out with the first bytes: a failure after them can only cut the archive short.
+    await archiveWorkdir(folderOf(record.id), response).catch((error: unknown) => {
+      if (!response.headersSent) throw error;
+      response.destroy(error as Error);
+    });
+  });
+
+  router.get('/v1/tasks/:id/files/*path', async (request, response) => {
+    const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));
+    const wanted = ([] as string[]).concat(request.params.path as string | string[]).join('/');
+    const file = await openInWorkdir({ workdir: folderOf(record.id), path: wanted, access: 'read' }).catch(
+      (error: unknown) => {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EISDIR')
+          throw new ApiError(
+            'invalid_request',
+            `"${wanted}" is a folder: GET /v1/tasks/${record.id}/files lists its files, /files.tar.gz downloads them all.`,
+          );
+        // Missing, outside the folder, a link out, a hard link, not a regular file: none is served.
+        if (error instanceof ToolError || code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP')
+          throw new ApiError('not_found', `Task "${record.id}" has no file "${wanted.slice(0, 200)}" to download.`);
+        throw error;
+      },
+    );
+    try {
+      const { size } = await file.stat();
+      attachment(response, path.basename(wanted), 'application/octet-stream');
+      response.setHeader('content-length', String(size));
+      await new Promise<void>((resolve, reject) => {
+        const stream = file.createReadStream({ start: 0, end: Math.max(0, size - 1), autoClose: false });
+        if (size === 0) {
+          stream.destroy();
+          response.end();
+          return resolve();
+        }
+        stream.on('error', reject);
+        response.on('close', resolve);
+        stream.pipe(response);
+      });
+    } finally {
+      await file.close();
+    }
+  });
+
+  return router;
+}
+
+/** A download: saved, never rendered (no type sniffed, no script, no plugin, nothing fetched). */
+function attachment(response: Response, name: string, type: string): void {
+  response.setHeader('content-type', type);
+  response.setHeader('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`);
+  response.setHeader('x-content-type-options', 'nosniff');
+  response.setHeader('content-security-policy', "default-src 'none'; sandbox");
+  response.setHeader('cache-control', 'private, no-store');
+}
+
+/**
+ * A task whose folder this API does not see: none yet (it is made when a tool first needs it), which
+ * lists as empty, or one on a volume this API does not mount, which is said.
+ */
+function notHere(record: TaskRecord): void {
+  if (record.workdirEntries || record.inputs)
+    throw new ApiError(
+      'conflict',
+      `Task "${record.id}" has files, but not on this API's AGENTQ_DATA_DIR: give the API the workers' work volume (docker-compose.yml mounts it in every service).`,
+    );
+}

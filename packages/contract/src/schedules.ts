@@ -1,0 +1,29 @@
+/** Schedules: a task submitted again and again, on a cron pattern or every so many milliseconds. */
+
+/** One time a schedule fired: the task it submitted, or why it submitted none. */
+export interface ScheduleRunView {
+  at: string;
+  taskId: string | null;
+  /** Why no task was submitted (the last run had not ended, a tenant limit...); null when one was. */
+  skipped: string | null;
+}
+
+/** A schedule as `GET /v1/schedules/:id` shows it. */
+export interface ScheduleView {
+  id: string;
+  tenant: string;
+  /** A cron pattern (5 or 6 fields) and its time zone (default UTC), or `every` milliseconds. */
+  cron: string | null;
+  timezone: string | null;
+  every: number | null;
+  /** `skip`: a run is skipped while the last one has not ended; `allow`: runs may overlap. */
+  overlap: 'skip' | 'allow';
+  paused: boolean;
+  /** The task each run submits, as a submit takes it. */
+  task: Record<string, unknown>;
+  createdAt: string;
+  /** When it fires next; null while paused. */
+  nextRunAt: string | null;
+  /** Its last runs, newest first (at most 20). */
+  lastRuns: ScheduleRunView[];
+}

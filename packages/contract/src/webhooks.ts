@@ -1,0 +1,51 @@
+/** Webhooks: what a task's client is told when it ends (or waits), and how each delivery went. */
+/** The events a webhook may ask for; without `events`, the three endings. */
+export const WEBHOOK_EVENTS = ['task.completed', 'task.failed', 'task.cancelled', 'task.waiting'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookEvent[] = ['task.completed', 'task.failed', 'task.cancelled'];
+
+/** The status each event is sent for. */
+export const WEBHOOK_EVENT_STATUS: Record<WebhookEvent, 'completed' | 'failed' | 'cancelled' | 'waiting'> = {
+  'task.completed': 'completed',
+  'task.failed': 'failed',
+  'task.cancelled': 'cancelled',
+  'task.waiting': 'waiting',
+};
+
+/** Where a task's events are sent, as its view shows it (the signing secret is never shown). */
+export interface WebhookView {
+  url: string;
+  events: WebhookEvent[];
+}
+
+/** One attempt to deliver: the receiver's HTTP status, or why there was none. */
+export interface DeliveryAttemptView {
+  at: string;
+  /** The receiver's status code; null when no answer came (timeout, refused, DNS). */
+  statusCode: number | null;
+  /** Why it did not count as delivered, when it did not. */
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * One message to a task's webhook, as `GET /v1/tasks/:id/deliveries` lists it. Its `id` is the
+ * `webhook-id` header of every attempt (a receiver drops a repeat by it).
+ */
+export interface DeliveryView {
+  id: string;
+  event: WebhookEvent;
+  url: string;
+  /** `pending`: an attempt is due at `nextAttemptAt`; `delivered`: a 2xx came; `failed`: every attempt failed. */
+  state: 'pending' | 'delivered' | 'failed';
+  createdAt: string;
+  nextAttemptAt: string | null;
+  attempts: DeliveryAttemptView[];
+}
+
+/** The body of every delivery (Standard Webhooks' shape): the event, when it happened, the task. */
+export interface WebhookPayload<Task = unknown> {
+  type: WebhookEvent;
+  timestamp: string;
+  data: Task;
+}

@@ -1,0 +1,62 @@
+/**
+ * What fires schedules: one BullMQ job scheduler per schedule, on a queue of its own (whose name no
+ * agent can have), each firing a job `{scheduleId}` that a worker turns into a task. BullMQ keeps the
+ * next time in Redis: schedules survive any process's restart, and each firing is one job however many
+ * workers there are.
+ */
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import type { Keys } from '@agentq/store';
+
+/** When a schedule fires: a cron pattern in a time zone, or every so many milliseconds. */
+export type ScheduleTiming = { cron: string; timezone?: string | undefined } | { every: number };
+
+export class ScheduleTimers {
+  readonly queue: Queue;
+
+  constructor(options: { connection: ConnectionOptions; keys: Keys }) {
+    this.queue = new Queue(options.keys.schedulesQueue, {
+      connection: options.connection,
+      prefix: options.keys.bullPrefix,
+      // A firing is done once its task is submitted: nothing to keep.
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: 100 },
+    });
+  }
+
+  /** Starts (or changes) a schedule's timer. */
+  async set(id: string, timing: ScheduleTiming): Promise<void> {
+    await this.queue.upsertJobScheduler(
+      id,
+      'cron' in timing
+        ? { pattern: timing.cron, ...(timing.timezone ? { tz: timing.timezone } : {}) }
+        : { every: timing.every },
+      { name: 'fire', data: { scheduleId: id }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+  }
+
+  /** Stops a schedule's timer (a firing already due may still come: its schedule is read when it does). */
+  async remove(id: string): Promise<void> {
+    await this.queue.removeJobScheduler(id);
+  }
+
+  /** When a schedule fires next (ms since the epoch), if its timer runs. */
+  async next(id: string): Promise<number | undefined> {
+    return (await this.queue.getJobScheduler(id))?.next ?? undefined;
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
+
+/** A worker's side: each firing calls `fire` (which never throws for a run it could not submit). */
+export function fireSchedules(options: {
+  connection: ConnectionOptions;
+  keys: Keys;
+  fire: (scheduleId: string, at: number) => Promise<void>;
+}): Worker {
+  return new Worker(
+    options.keys.schedulesQueue,
+    async (job) => options.fire((job.data as { scheduleId: string }).scheduleId, job.timestamp + (job.opts.delay ?? 0)),
+    { connection: options.connection, prefix: options.keys.bullPrefix, concurrency: 4 },
+  );
+}

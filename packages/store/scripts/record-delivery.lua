@@ -1,0 +1,17 @@
+-- Writes a webhook delivery's state after an attempt (webhook-deliveries.ts): due again at `nextAt`
+-- while pending, else out of the due and pending sets. A deleted task's deliveries stay deleted: with
+-- its hash gone, the delivery only leaves the sets.
+if redis.call('EXISTS', webhooksKey) == 0 then
+  redis.call('ZREM', webhooksDueKey, id)
+  redis.call('ZREM', webhooksPendingKey, id)
+  return 0
+end
+redis.call('HSET', webhooksKey, id, deliveryJson)
+if nextAt ~= '' then
+  redis.call('ZADD', webhooksDueKey, nextAt, id)
+  if resent == '1' then redis.call('ZADD', webhooksPendingKey, nextAt, id) end
+else
+  redis.call('ZREM', webhooksDueKey, id)
+  redis.call('ZREM', webhooksPendingKey, id)
+end
+return 1

@@ -1,0 +1,124 @@
+/**
+ * A task's folder read from outside, for its owner (the API's files routes): what it holds, and all of
+ * it as a .tar.gz. Walked the way the disk quota walks it (disk-quota.ts): each folder opened from its
+ * parent's descriptor with O_NOFOLLOW, each entry named from its folder's descriptor, so what a task
+ * renames or links meanwhile never leads outside. Only folders and regular files with one name are
+ * shown: a link (which may point anywhere), a hard link (whose other name may be outside), a FIFO or a
+ * device is left out.
+ */
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { pack } from 'tar-stream';
+import { FOLDER_FLAGS, inFolder, MAX_WALK_DEPTH, openFolder } from './disk-quota.js';
+
+/** A file of a task's folder as listed. */
+export interface WorkdirFile {
+  path: string;
+  size: number;
+  modifiedAt: string;
+}
+
+/** What a walk meets: a folder (entered) or a regular file, with its path from the top. */
+type Visit = (entry: { path: string; stats: Stats; folder: FileHandle; name: string }) => Promise<void> | void;
+
+/**
+ * Visits every folder and shown file under `dir` (folders before what they hold); stops once `visit`
+ * answered that it has had enough (`stop()`). A missing `dir` holds nothing.
+ */
+async function walk(dir: string, visit: Visit, stop: () => boolean): Promise<boolean> {
+  const top = await open(dir, FOLDER_FLAGS).catch(() => undefined);
+  if (!top) return false;
+  const stack: Array<{ folder: FileHandle; prefix: string }> = [{ folder: top, prefix: '' }];
+  try {
+    while (stack.length && !stop()) {
+      const { folder, prefix } = stack.pop()!;
+      try {
+        const names = (await readdir(inFolder(folder)).catch(() => [] as string[])).sort();
+        for (const name of names) {
+          if (stop()) break;
+          const stats = await lstat(inFolder(folder, name)).catch(() => undefined);
+          const path = `${prefix}${name}`;
+          if (stats?.isDirectory()) {
+            await visit({ path, stats, folder, name });
+            if (path.split('/').length >= MAX_WALK_DEPTH) continue;
+            const child = await openFolder(folder, name);
+            if (child) stack.push({ folder: child, prefix: `${path}/` });
+          } else if (stats?.isFile() && stats.nlink === 1) {
+            await visit({ path, stats, folder, name });
+          }
+        }
+      } finally {
+        await folder.close();
+      }
+    }
+  } finally {
+    await Promise.all(stack.map((frame) => frame.folder.close()));
+  }
+  return true;
+}
+
+/** The files of a task's folder (at most `maxFiles`; `truncated` when there were more), by path. */
+export async function listWorkdir(
+  dir: string,
+  maxFiles = 10_000,
+): Promise<{ exists: boolean; files: WorkdirFile[]; truncated: boolean }> {
+  const files: WorkdirFile[] = [];
+  let truncated = false;
+  const exists = await walk(
+    dir,
+    ({ path, stats }) => {
+      if (!stats.isFile()) return;
+      if (files.length === maxFiles) truncated = true;
+      else files.push({ path, size: stats.size, modifiedAt: stats.mtime.toISOString() });
+    },
+    () => truncated,
+  );
+  return { exists, files: files.sort((a, b) => a.path.localeCompare(b.path)), truncated };
+}
+
+/**
+ * Writes a task's folder as a gzipped tar to `output` (folders and regular files; modes 755 and 644,
+ * owned by nobody in particular). A file that changes size while it is read ends the archive with an
+ * error: the folder of a running task may.
+ */
+export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream): Promise<void> {
+  const archive = pack();
+  const written = pipeline(archive, createGzip(), output);
+  try {
+    await walk(
+      dir,
+      async ({ path, stats, folder, name }) => {
+        if (stats.isDirectory()) {
+          archive.entry({ name: path, type: 'directory', mode: 0o755, mtime: stats.mtime });
+          return;
+        }
+        const file = await open(
+          inFolder(folder, name),
+          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        ).catch(() => undefined);
+        if (!file) return;
+        try {
+          // What was opened is checked, not what was listed: it may have been swapped since.
+          const opened = await file.stat();
+          if (!opened.isFile() || opened.nlink !== 1) return;
+          const header = { name: path, size: opened.size, mode: 0o644, mtime: opened.mtime };
+          if (opened.size === 0) archive.entry(header, Buffer.alloc(0));
+          else
+            await pipeline(
+              file.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }),
+              archive.entry(header),
+            );
+        } finally {
+          await file.close();
+        }
+      },
+      () => false,
+    );
+    archive.finalize();
+  } catch (error) {
+    archive.destroy(error as Error);
+  }
+  await written;
+}
