@@ -1,7 +1,7 @@
 /**
  * The intended arrows of agentq (docs/ARCHITECTURE.md), checked by `npm run deps` in CI:
  * apps -> tasks -> scheduling -> store, tasks -> core -> llm/protocol/tools, everything -> contract,
- * the dashboard -> contract only, and no import circle between files.
+ * the dashboard -> contract and client only, the client -> contract only, and no import circle between files.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -17,9 +17,17 @@ module.exports = {
       name: 'dashboard-imports-only-the-contract',
       severity: 'error',
       comment:
-        'The dashboard runs in a browser with no bundler: it may import itself, @agentq/contract, lit-html and marked (each served as is, named in its import map), nothing else.',
+        'The dashboard runs in a browser with no bundler: it may import itself, @agentq/contract, @agentq/client, lit-html and marked (each served as is, named in its import map), nothing else.',
       from: { path: '^apps/dashboard/src/' },
-      to: { pathNot: '^(apps/dashboard/src/|packages/contract/|node_modules/(lit-html|marked)/)' },
+      to: { pathNot: '^(apps/dashboard/src/|packages/(contract|client)/|node_modules/(lit-html|marked)/)' },
+    },
+    {
+      name: 'client-imports-only-the-contract',
+      severity: 'error',
+      comment:
+        'The client runs in browsers and any program: it depends on the shared contract alone, never on the server.',
+      from: { path: '^packages/client/src/', pathNot: '\\.test\\.ts$' },
+      to: { pathNot: '^packages/(client|contract)/' },
     },
     {
       name: 'contract-imports-nothing',

@@ -12,7 +12,7 @@ const root = import.meta.dirname;
 const UNIT = [
   'tests/unit/**/*.test.ts',
   'apps/*/src/**/*.test.ts',
-  'packages/{config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
+  'packages/{client,config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
   'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool}.test.ts',
 ];
 const INTEGRATION = ['packages/{store,scheduling,tasks,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
@@ -23,10 +23,10 @@ export default defineConfig({
     // Unit tests run the TypeScript sources; end-to-end tests spawn the built processes.
     alias: [
       {
-        find: /^@agentq\/(contract|config|telemetry|protocol|llm|tools|core|store|scheduling|tasks)$/,
+        find: /^@agentq\/(contract|client|config|telemetry|protocol|llm|tools|core|store|scheduling|tasks)$/,
         replacement: path.join(root, 'packages/$1/src/index.ts'),
       },
-      { find: /^@agentq\/tools\/([\w-]+)$/, replacement: path.join(root, 'packages/tools/src/$1.ts') },
+      { find: /^@agentq\/(tools|telemetry|config)\/([\w-]+)$/, replacement: path.join(root, 'packages/$1/src/$2.ts') },
       { find: /^@agentq\/(api|worker|cli)$/, replacement: path.join(root, 'apps/$1/src/index.ts') },
     ],
   },

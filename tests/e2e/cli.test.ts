@@ -106,6 +106,31 @@ describe('agentq submit', () => {
     expect(JSON.parse(json.output)).toEqual({ tasks: [{ id: expect.any(String), status: 'queued' }] });
   });
 
+  it('submits in a named batch, then lists, gets and prints the result of its tasks', async () => {
+    stack = await startStack({ rules });
+    const submitted = await run(['submit', '-', '--agent', 'casual', '--batch', 'nightly-1'], {
+      input: 'alpha\nfail this one\n',
+    });
+    expect(submitted.code).toBe(0);
+    const [good, bad] = submitted.output.trim().split('\n');
+    await Promise.all([good, bad].map((id) => waitForEnd(stack!.api.url, id!)));
+    const listed = await run(['list', '--batch', 'nightly-1']);
+    expect(listed.code).toBe(0);
+    expect(listed.output).toMatch(new RegExp(`^${bad} +failed +casual .+ fail this one$`, 'm'));
+    expect(listed.output).toMatch(new RegExp(`^${good} +completed +casual .+ alpha$`, 'm'));
+    const failedOnly = await run(['list', '--status', 'failed', '--json']);
+    expect((JSON.parse(failedOnly.output) as { tasks: Array<{ id: string }> }).tasks.map((task) => task.id)).toEqual([
+      bad,
+    ]);
+    const got = await run(['get', good!]);
+    expect(JSON.parse(got.output)).toMatchObject({ id: good, batch: 'nightly-1', status: 'completed' });
+    expect(await run(['result', good!])).toEqual({ code: 0, output: 'answer to: alpha\n' });
+    const failed = await run(['result', bad!]);
+    expect(failed.code).toBe(1);
+    expect(failed.output).toMatch(/failed: error: /);
+    expect((await run(['result', 'nope'])).code).toBe(1);
+  });
+
   it('says what is wrong with a bad line or a bad task', async () => {
     stack = await startStack({ rules });
     const badLine = await run(['submit', '-'], { input: 'ok\n{"prompt": broken\n' });

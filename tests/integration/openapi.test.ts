@@ -90,6 +90,15 @@ describe('GET /openapi.json', () => {
     expect(new Set(described)).toEqual(new Set(routes));
   });
 
+  it('names every operation (a unique operationId) and tags it', () => {
+    const operations = Object.values(document.paths).flatMap((methods) =>
+      Object.values(methods as Record<string, { operationId?: string; tags?: string[] }>),
+    );
+    expect(operations.filter((operation) => !operation.operationId || !operation.tags?.length)).toEqual([]);
+    const ids = operations.map((operation) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('states what the routes really answer', async () => {
     const ajv = new Ajv2020({ strict: false });
     // Each response schema with the document's components beside it, where its $refs point.

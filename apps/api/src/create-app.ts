@@ -46,6 +46,8 @@ const MAX_URL_LENGTH = 8 * 1024;
 const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 /** The contract package's built code: the dashboard imports it in the browser (an import map names it). */
 const CONTRACT = fileURLToPath(new URL('../../../packages/contract/dist/', import.meta.url));
+/** The API's client (@agentq/client): the dashboard's, in the browser. */
+const CLIENT = fileURLToPath(new URL('../../../packages/client/dist/', import.meta.url));
 /** The dashboard's two libraries, served from where npm put them (ES modules, no build step). */
 const LIBRARIES = { 'lit-html': dashboardPackage('lit-html'), marked: dashboardPackage('marked') };
 
@@ -265,6 +267,7 @@ export function createApp(options: CreateAppOptions): Express {
 
   // The dashboard: plain files, built by `npm run build` (no build step at run time).
   app.use('/assets/contract', express.static(CONTRACT, { index: false }));
+  app.use('/assets/client', express.static(CLIENT, { index: false }));
   for (const [name, dir] of Object.entries(LIBRARIES))
     app.use(`/assets/${name}`, express.static(dir, { index: false }));
   app.use('/assets', express.static(`${DASHBOARD}dist`, { index: false }));

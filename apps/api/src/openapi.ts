@@ -67,7 +67,56 @@ function v1(operation: ZodOpenApiOperationObject): ZodOpenApiOperationObject {
   };
 }
 
+/**
+ * Each operation's id (what a generated client names its method; @agentq/client uses the same names)
+ * and tag (how a document viewer groups them). A route added without one fails the OpenAPI test.
+ */
+export const OPERATIONS: Record<string, { id: string; tag: string }> = {
+  'POST /v1/tasks': { id: 'submitTasks', tag: 'tasks' },
+  'GET /v1/tasks': { id: 'listTasks', tag: 'tasks' },
+  'POST /v1/tasks/bulk': { id: 'bulkTasks', tag: 'tasks' },
+  'POST /v1/tasks/statuses': { id: 'taskStatuses', tag: 'tasks' },
+  'GET /v1/tasks/{id}': { id: 'getTask', tag: 'tasks' },
+  'DELETE /v1/tasks/{id}': { id: 'deleteTask', tag: 'tasks' },
+  'GET /v1/tasks/{id}/events': { id: 'taskEvents', tag: 'tasks' },
+  'POST /v1/tasks/{id}/cancel': { id: 'cancelTask', tag: 'tasks' },
+  'POST /v1/tasks/{id}/retry': { id: 'retryTask', tag: 'tasks' },
+  'POST /v1/tasks/{id}/fork': { id: 'forkTask', tag: 'tasks' },
+  'POST /v1/tasks/{id}/input': { id: 'answerTask', tag: 'tasks' },
+  'GET /v1/tasks/{id}/files': { id: 'listTaskFiles', tag: 'files' },
+  'GET /v1/tasks/{id}/files.tar.gz': { id: 'downloadTaskArchive', tag: 'files' },
+  'GET /v1/tasks/{id}/files/{path}': { id: 'downloadTaskFile', tag: 'files' },
+  'GET /v1/tasks/{id}/deliveries': { id: 'listDeliveries', tag: 'webhooks' },
+  'POST /v1/tasks/{id}/deliveries/{deliveryId}/resend': { id: 'resendDelivery', tag: 'webhooks' },
+  'POST /v1/schedules': { id: 'createSchedule', tag: 'schedules' },
+  'GET /v1/schedules': { id: 'listSchedules', tag: 'schedules' },
+  'GET /v1/schedules/{id}': { id: 'getSchedule', tag: 'schedules' },
+  'PATCH /v1/schedules/{id}': { id: 'updateSchedule', tag: 'schedules' },
+  'DELETE /v1/schedules/{id}': { id: 'deleteSchedule', tag: 'schedules' },
+  'GET /v1/overview': { id: 'getOverview', tag: 'system' },
+  'GET /v1/pools': { id: 'listPools', tag: 'system' },
+  'GET /v1/usage': { id: 'getUsage', tag: 'tenants' },
+  'GET /v1/tenants': { id: 'listTenants', tag: 'tenants' },
+  'GET /v1/me': { id: 'getMe', tag: 'tenants' },
+  'GET /metrics': { id: 'getMetrics', tag: 'system' },
+  'GET /healthz': { id: 'getHealth', tag: 'system' },
+  'GET /readyz': { id: 'getReadiness', tag: 'system' },
+  'GET /openapi.json': { id: 'getOpenApi', tag: 'system' },
+};
+
 export function openApiDocument(): ReturnType<typeof createDocument> {
+  const document = describedApi();
+  for (const [path, operations] of Object.entries(document.paths ?? {}))
+    for (const [method, operation] of Object.entries(
+      operations as Record<string, { operationId?: string; tags?: string[] }>,
+    )) {
+      const named = OPERATIONS[`${method.toUpperCase()} ${path}`];
+      if (named) Object.assign(operation, { operationId: named.id, tags: [named.tag] });
+    }
+  return document;
+}
+
+function describedApi(): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',
     info: {

@@ -1,6 +1,9 @@
-/** The CLI's client of an agentq API (local or remote), with its key when one is needed. */
-
-import { AgentqError, createSseReader, TERMINAL_EVENT_TYPES, type TaskEvent } from '@agentq/contract';
+/**
+ * The CLI's client of an agentq API (local or remote), with its key when one is needed: @agentq/client
+ * underneath (the one client: the dashboard's and any program's), with the CLI's own words for its errors.
+ */
+import { AgentqError, type TaskEvent } from '@agentq/contract';
+import { AgentqApiError, createClient, type AgentqClient } from '@agentq/client';
 export type { TaskEvent as StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
 export interface ClientOptions {
@@ -30,38 +33,20 @@ export class ClientError extends AgentqError {
   }
 }
 
-export class ApiClient {
-  constructor(private readonly options: ClientOptions) {}
+/** How often in a row a dropped event stream is opened again. */
+const RECONNECTS = 30;
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}), ...extra };
+export class ApiClient {
+  readonly agentq: AgentqClient;
+
+  constructor(private readonly options: ClientOptions) {
+    this.agentq = createClient({ baseUrl: options.url, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
   }
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
-    try {
-      response = await fetch(new URL(path, this.options.url), {
-        method,
-        headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    } catch (error) {
-      throw new ClientError(
-        `Could not reach agentq at ${this.options.url} (${(error as Error).cause ?? (error as Error).message}). Is it running? Set --url or AGENTQ_URL.`,
-      );
-    }
-    const text = await response.text();
-    const parsed = text
-      ? (JSON.parse(text) as T & { error?: { code?: string; message?: string; details?: unknown } })
-      : ({} as T & { error?: { code?: string; message?: string; details?: unknown } });
-    if (!response.ok)
-      throw new ClientError(
-        parsed.error?.message ?? `HTTP ${response.status}`,
-        response.status,
-        parsed.error?.details,
-        parsed.error?.code,
-      );
-    return parsed;
+    return this.agentq.request<T>(method, path, body).catch((error: unknown) => {
+      throw this.said(error);
+    });
   }
 
   /**
@@ -69,53 +54,22 @@ export class ApiClient {
    * (the API restarted, the network blinked) is opened again from the last event seen (`Last-Event-ID`).
    */
   async *events(taskId: string): AsyncGenerator<TaskEvent> {
-    let lastSeq = 0;
-    for (let dropped = 0; ;) {
-      let response: Response;
-      try {
-        response = await fetch(new URL(`/v1/tasks/${encodeURIComponent(taskId)}/events`, this.options.url), {
-          headers: this.headers({
-            accept: 'text/event-stream',
-            ...(lastSeq ? { 'last-event-id': String(lastSeq) } : {}),
-          }),
-        });
-      } catch (error) {
-        if (++dropped > RECONNECTS)
-          throw new ClientError(`Lost the event stream of ${taskId} (${(error as Error).message}).`);
-        await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
-        continue;
-      }
-      if (!response.ok || !response.body) {
-        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-        throw new ClientError(
-          body.error?.message ?? `HTTP ${response.status}`,
-          response.status,
-          undefined,
-          body.error?.code,
-        );
-      }
-      const reader = createSseReader();
-      try {
-        for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
-          for (const message of reader.push(chunk)) {
-            const event = JSON.parse(message.data) as TaskEvent;
-            lastSeq = event.seq;
-            dropped = 0;
-            yield event;
-            // The stream closes after the task's own end.
-            if (event.taskId === taskId && TERMINAL_EVENT_TYPES.has(event.type)) return;
-          }
-        }
-      } catch {
-        // Dropped mid-stream: opened again below.
-      }
-      if (++dropped > RECONNECTS)
-        throw new ClientError(`The event stream of ${taskId} kept closing before the task ended.`);
-      await new Promise((resolve) => setTimeout(resolve, this.options.reconnectMs ?? RECONNECT_MS));
+    try {
+      yield* this.agentq.events(taskId, { retryMs: this.options.reconnectMs ?? 1_000, maxRetries: RECONNECTS });
+    } catch (error) {
+      if (error instanceof AgentqApiError && error.code === 'network')
+        throw new ClientError(`Lost the event stream of ${taskId} (${error.message}).`);
+      throw this.said(error);
     }
   }
-}
 
-/** How often, and how soon, a dropped event stream is opened again. */
-const RECONNECTS = 30;
-const RECONNECT_MS = 1_000;
+  /** The shared client's error, in the CLI's words (exit status 1, the message alone). */
+  said(error: unknown): unknown {
+    if (!(error instanceof AgentqApiError)) return error;
+    if (error.code === 'network' && error.status === 0)
+      return new ClientError(
+        `Could not reach agentq at ${this.options.url} (${error.message}). Is it running? Set --url or AGENTQ_URL.`,
+      );
+    return new ClientError(error.message, error.status || undefined, error.details, error.code);
+  }
+}

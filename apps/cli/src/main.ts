@@ -2,25 +2,33 @@
 /**
  * `agentq`: the one entry point of every process, and the terminal client of the API.
  *   agentq start | api | worker | demo         run agentq
- *   agentq submit | watch | status | usage | cancel | retry | fork | delete   talk to a running agentq
+ *   agentq submit | list | get | result | watch | status | usage | cancel | retry | fork | delete | schedules
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '@agentq/config';
-import { ApiClient, ClientError } from './api-client.js';
-import { apiCommand } from './commands/api.js';
-import { demoCommand } from './commands/demo.js';
-import { doctorCommand } from './commands/doctor.js';
-import { configCommand } from './commands/config.js';
-import { cancelCommand, deleteCommand, forkCommand, retryCommand, statusCommand } from './commands/manage.js';
-import { schedulesCommand } from './commands/schedules.js';
-import { startCommand } from './commands/start.js';
-import { submitCommand } from './commands/submit.js';
-import { usageCommand } from './commands/usage.js';
-import { watchCommand } from './commands/watch.js';
-import { workerCommand } from './commands/worker.js';
+import type { ApiClient } from './api-client.js';
 import { UsageError } from './usage-error.js';
-import { withRedisCredentials } from './private-redis.js';
+
+/*
+ * Each command loads only what it needs (a dynamic import): `agentq --version` or `agentq list` does not
+ * load the configuration's schema, the worker or the API.
+ */
+
+/** A client of the API from --url/--api-key, else AGENTQ_URL/AGENTQ_API_KEY (and ./.env, as every command reads it). */
+async function client(values: { url?: string | undefined; 'api-key'?: string | undefined }): Promise<ApiClient> {
+  const { clientSettings } = await import('@agentq/config/client-settings');
+  const settings = clientSettings();
+  const url = values.url ?? settings.url;
+  if (!URL.canParse(url)) throw new UsageError(`"${url}" is not a URL: give --url or AGENTQ_URL as http://host:port`);
+  const apiKey = values['api-key'] ?? settings.apiKey;
+  const { ApiClient } = await import('./api-client.js');
+  return new ApiClient({ url, ...(apiKey ? { apiKey } : {}) });
+}
+
+/** The whole configuration (the file and the environment), for the commands that run agentq. */
+async function config() {
+  return (await import('@agentq/config')).loadConfig();
+}
 
 const HELP = `usage: agentq <command>
 
@@ -37,9 +45,13 @@ Run agentq:
                                           with the environment; print the effective configuration
 
 Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
-  submit FILE.jsonl|- [--agent A] [--priority N] [--model M] [--watch]
+  submit FILE.jsonl|- [--agent A] [--priority N] [--model M] [--batch B] [--watch]
                                           one task per line (JSON or a plain prompt); prints the ids;
                                           --watch shows the batch's progress, exits 1 if any failed
+  list [--status S] [--batch B] [--limit N]
+                                          the newest tasks: id, status, agent, created, prompt
+  get ID                                  the task as the API shows it (JSON)
+  result ID                               its answer alone (exit 1 when it did not complete)
   watch ID                                the task's steps as they happen, then its answer
   status                                  pools, queue depths, workers online
   usage [--tenant T] / usage --all        the key's tenant's tasks, bytes and spending against its
@@ -74,6 +86,8 @@ async function main(argv: string[]): Promise<number> {
       'from-step': { type: 'string' },
       batch: { type: 'string' },
       tenant: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
       watch: { type: 'boolean' },
       all: { type: 'boolean' },
       json: { type: 'boolean' },
@@ -92,49 +106,55 @@ async function main(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  const client = (config: Config) => {
-    const apiKey = values['api-key'] ?? config.AGENTQ_API_KEY;
-    return new ApiClient({ url: values.url ?? config.AGENTQ_URL, ...(apiKey ? { apiKey } : {}) });
-  };
   switch (command) {
     case 'start':
-      await startCommand({ config: loadConfig() });
+      await (await import('./commands/start.js')).startCommand({ config: await config() });
       return -1;
     case 'api': {
-      const config = loadConfig();
-      await withRedisCredentials(config, () => apiCommand(config));
+      const settings = await config();
+      const { withRedisCredentials } = await import('./private-redis.js');
+      const { apiCommand } = await import('./commands/api.js');
+      await withRedisCredentials(settings, () => apiCommand(settings));
       return -1;
     }
     case 'worker': {
-      const config = loadConfig();
-      await withRedisCredentials(config, () => workerCommand(config, values));
+      const settings = await config();
+      const { withRedisCredentials } = await import('./private-redis.js');
+      const { workerCommand } = await import('./commands/worker.js');
+      await withRedisCredentials(settings, () => workerCommand(settings, values));
       return -1;
     }
     case 'demo':
-      await demoCommand();
+      await (await import('./commands/demo.js')).demoCommand();
       return -1;
     case 'doctor':
-      return doctorCommand(loadConfig(), values);
+      return (await import('./commands/doctor.js')).doctorCommand(await config(), values);
     case 'config':
-      return configCommand(argument, third);
+      return (await import('./commands/config.js')).configCommand(argument, third);
     case 'submit':
-      return submitCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/submit.js')).submitCommand(await client(values), argument, values);
     case 'watch':
-      return watchCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/watch.js')).watchCommand(await client(values), argument, values);
+    case 'list':
+      return (await import('./commands/tasks.js')).listCommand(await client(values), values);
+    case 'get':
+      return (await import('./commands/tasks.js')).getCommand(await client(values), argument, values);
+    case 'result':
+      return (await import('./commands/tasks.js')).resultCommand(await client(values), argument);
     case 'status':
-      return statusCommand(client(loadConfig()), values);
+      return (await import('./commands/manage.js')).statusCommand(await client(values), values);
     case 'usage':
-      return usageCommand(client(loadConfig()), values);
+      return (await import('./commands/usage.js')).usageCommand(await client(values), values);
     case 'cancel':
-      return cancelCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/manage.js')).cancelCommand(await client(values), argument, values);
     case 'retry':
-      return retryCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/manage.js')).retryCommand(await client(values), argument, values);
     case 'fork':
-      return forkCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/manage.js')).forkCommand(await client(values), argument, values);
     case 'delete':
-      return deleteCommand(client(loadConfig()), argument, values);
+      return (await import('./commands/manage.js')).deleteCommand(await client(values), argument, values);
     case 'schedules':
-      return schedulesCommand(client(loadConfig()), values);
+      return (await import('./commands/schedules.js')).schedulesCommand(await client(values), values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }
@@ -146,14 +166,16 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
+    // By name: their classes are in modules a command may not have loaded.
+    const name = (error as Error | undefined)?.name;
     if (
       error instanceof UsageError ||
-      error instanceof ConfigError ||
-      error instanceof ClientError ||
+      name === 'ConfigError' ||
+      name === 'ClientError' ||
       (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
     ) {
       console.error(`agentq: ${(error as Error).message}`);
-      process.exit(error instanceof ClientError ? 1 : 2);
+      process.exit(name === 'ClientError' ? 1 : 2);
     }
     // A file or a connection a user named that is not there: said plainly, no stack trace.
     const code = (error as NodeJS.ErrnoException).code;

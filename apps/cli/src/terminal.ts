@@ -1,5 +1,5 @@
 /** Writing to a terminal: colour only on a TTY, and a line that redraws in place. */
-import { terminalSafe } from '@agentq/telemetry';
+import { terminalSafe } from '@agentq/telemetry/terminal-safe';
 
 // Colours only on a terminal, and never when NO_COLOR is set (https://no-color.org).
 // eslint-disable-next-line no-restricted-properties -- read before any config: how to write, not what to do

@@ -86,6 +86,9 @@ export async function listWorkdir(
 export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream): Promise<void> {
   const archive = pack();
   const written = pipeline(archive, createGzip(), output);
+  // A reader that goes away (a cancelled download) fails `written` while the walk is still under way:
+  // handled here, said when it is awaited below.
+  written.catch(() => undefined);
   try {
     await walk(
       dir,

@@ -13,6 +13,8 @@ export interface SubmitFlags {
   priority?: string;
   /** The model of every task whose line names none. */
   model?: string;
+  /** The batch the tasks are submitted in (to list, watch and act on together). */
+  batch?: string;
   watch?: boolean;
   json?: boolean;
 }
@@ -27,7 +29,7 @@ export async function submitCommand(
 ): Promise<number> {
   if (!source)
     throw new UsageError(
-      'usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--model M] [--watch] [--json]',
+      'usage: agentq submit FILE.jsonl|- [--agent coder] [--priority 5] [--model M] [--batch B] [--watch] [--json]',
     );
   const text =
     source === '-'
@@ -54,7 +56,10 @@ export async function submitCommand(
     flags.model && entry.task.model === undefined ? { ...entry.task, model: flags.model } : entry.task,
   );
   const { tasks: created } = await client
-    .call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', { tasks })
+    .call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', {
+      ...(flags.batch !== undefined ? { batch: flags.batch } : {}),
+      tasks,
+    })
     .catch((error: unknown) => {
       throw error instanceof ClientError ? withLines(error, name, lines) : error;
     });

@@ -1,0 +1,336 @@
+/**
+ * The typed client of the agentq API, for Node 20+ and browsers (fetch only, no dependency but the
+ * shared contract's types):
+ *
+ *   const agentq = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: process.env.AGENTQ_API_KEY });
+ *   const [id] = await agentq.submit([{ prompt: 'Count the words of a sentence', agent: 'casual' }]);
+ *   for await (const event of agentq.events(id)) console.log(event.seq, event.type);
+ *   const task = await agentq.wait(id, { timeoutMs: 60_000 });
+ *
+ * Every refusal is an `AgentqApiError` with the API's code (`not_found`, `limit_reached`...), its status
+ * and, for a bad field, its details; no answer at all is `network`, a wait that ran out `timeout`.
+ */
+import {
+  createSseReader,
+  TERMINAL_EVENT_TYPES,
+  TERMINAL_STATUSES,
+  type DeliveryView,
+  type ScheduleView,
+  type TaskEvent,
+  type TaskStatus,
+  type TaskSummaryView,
+  type TaskView,
+  type UsageView,
+  type WebhookEvent,
+} from '@agentq/contract';
+import { AgentqApiError } from './client-error.js';
+
+export { AgentqApiError } from './client-error.js';
+export type { ClientErrorCode } from './client-error.js';
+export type { DeliveryView, ScheduleView, TaskEvent, TaskSummaryView, TaskView, UsageView } from '@agentq/contract';
+
+/** One task as `POST /v1/tasks` takes it. */
+export interface TaskInput {
+  prompt: string;
+  agent?: string;
+  priority?: number;
+  model?: string;
+  idempotencyKey?: string;
+  metadata?: Record<string, unknown>;
+  budget?: { usd?: number; tokens?: number };
+  webhook?: { url: string; events?: WebhookEvent[] };
+  /** Files for its folder: `content` as bytes (sent in base64) or already base64 text. */
+  files?: Array<{ path: string; content: Uint8Array | { base64: string } }>;
+  plan?: Array<{ id: string; agent: string; task: string; need?: string[] }>;
+}
+
+/** A schedule as `POST /v1/schedules` takes it: `cron` (and `timezone`) or `every`. */
+export interface ScheduleInput {
+  cron?: string;
+  timezone?: string;
+  every?: number;
+  overlap?: 'skip' | 'allow';
+  paused?: boolean;
+  task: TaskInput;
+}
+
+export interface ClientOptions {
+  /** Where the API answers, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  /** A tenant's key, when the install has keys (a function: read at each call, for a key that changes). */
+  apiKey?: string | (() => string | undefined);
+  /** Another fetch (a proxy's, a test's). Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface EventsOptions {
+  /** Start after this event's `seq` (the events up to it are not sent again). Default 0: from the start. */
+  after?: number;
+  signal?: AbortSignal;
+  /** How long to wait before opening a broken stream again. Default 500 ms (or what a 429/503 asks). */
+  retryMs?: number;
+  /** How many times in a row a stream may break before it is given up (`network`). Default: never given up. */
+  maxRetries?: number;
+}
+
+export type AgentqClient = ReturnType<typeof createClient>;
+
+export function createClient(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const fetcher = options.fetch ?? fetch;
+  const headers = (extra: Record<string, string> = {}) => {
+    const key = typeof options.apiKey === 'function' ? options.apiKey() : options.apiKey;
+    return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
+  };
+
+  /** One call: its JSON answer, or the API's refusal as an AgentqApiError. */
+  async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const response = await send(method, path, body, signal);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
+  async function send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetcher(`${base}${path}`, {
+        method,
+        headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new AgentqApiError(
+        'network',
+        `No answer from ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+        0,
+      );
+    }
+    if (!response.ok) throw await refusal(response);
+    return response;
+  }
+
+  const task = (id: string) => `/v1/tasks/${encodeURIComponent(id)}`;
+
+  /**
+   * A task's events from `after` on, as they happen, until its last one. A dropped connection (or a
+   * 429/503) is opened again from the last event received (`Last-Event-ID`): no event is missed or
+   * repeated. Ends when the task's stream ends; `signal` stops it.
+   */
+  async function* events(id: string, eventsOptions: EventsOptions = {}): AsyncGenerator<TaskEvent> {
+    let after = eventsOptions.after ?? 0;
+    const { signal } = eventsOptions;
+    for (let broken = 0; ; broken++) {
+      if (broken > (eventsOptions.maxRetries ?? Infinity))
+        throw new AgentqApiError('network', `The event stream of ${id} kept breaking before the task ended.`, 0);
+      let response: Response | undefined;
+      let waitMs = eventsOptions.retryMs ?? 500;
+      try {
+        response = await fetcher(`${base}${task(id)}/events`, {
+          headers: headers({ accept: 'text/event-stream', ...(after ? { 'last-event-id': String(after) } : {}) }),
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        if (signal?.aborted) return;
+        void error;
+      }
+      if (response && !response.ok) {
+        const refused = await refusal(response);
+        if (!refused.retryable) throw refused;
+        waitMs = Math.max(waitMs, (refused.retryAfter ?? 0) * 1000);
+      }
+      if (response?.ok && response.body) {
+        const reader = createSseReader();
+        const decoder = new TextDecoder();
+        const stream = response.body.getReader();
+        let ended = false;
+        try {
+          for (;;) {
+            const { value, done } = await stream.read();
+            if (done) {
+              ended = true;
+              break;
+            }
+            for (const message of reader.push(decoder.decode(value, { stream: true }))) {
+              const event = JSON.parse(message.data) as TaskEvent;
+              // Each once: a reconnect starts after the last one received (seq numbers the stream, gapless).
+              if (event.seq <= after) continue;
+              after = event.seq;
+              broken = 0;
+              yield event;
+              // The stream ends with the task's own end.
+              if (event.taskId === id && TERMINAL_EVENT_TYPES.has(event.type)) return;
+            }
+          }
+        } catch (error) {
+          if (signal?.aborted) return;
+          void error;
+        } finally {
+          await stream.cancel().catch(() => undefined);
+        }
+        // The API closes a task's stream after its last event: done, unless it was cut before.
+        if (ended && (await hasEnded(id))) return;
+      }
+      if (signal?.aborted) return;
+      await delay(waitMs, signal);
+    }
+  }
+
+  /** Whether a task has ended (its stream then has nothing more to say). */
+  async function hasEnded(id: string): Promise<boolean> {
+    const view = await call<TaskView>('GET', task(id));
+    return TERMINAL_STATUSES.has(view.status);
+  }
+
+  return {
+    /** Any call of the API (one this client does not wrap): its JSON answer, or an AgentqApiError. */
+    request: call,
+    /** Submits tasks (one request); answers their ids in order. `batch` names them as one batch. */
+    async submit(tasks: TaskInput[], submitOptions: { batch?: string } = {}): Promise<string[]> {
+      const answer = await call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', {
+        ...(submitOptions.batch !== undefined ? { batch: submitOptions.batch } : {}),
+        tasks: tasks.map(wireTask),
+      });
+      return answer.tasks.map((submitted) => submitted.id);
+    },
+    get: (id: string) => call<TaskView>('GET', task(id)),
+    list: (query: { status?: TaskStatus; batch?: string; q?: string; limit?: number; cursor?: string } = {}) =>
+      call<{ tasks: TaskSummaryView[]; nextCursor: string | null }>(
+        'GET',
+        `/v1/tasks?${new URLSearchParams({ ...stringsOf(query), fields: 'summary' })}`,
+      ),
+    events,
+    /**
+     * The task once it has ended (completed, failed, cancelled), followed over its event stream; an
+     * AgentqApiError `timeout` when `timeoutMs` passes first, and `signal` stops it.
+     */
+    async wait(id: string, waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<TaskView> {
+      const stop = new AbortController();
+      const timer =
+        waitOptions.timeoutMs !== undefined
+          ? setTimeout(() => stop.abort('timeout'), waitOptions.timeoutMs)
+          : undefined;
+      const onAbort = () => stop.abort(waitOptions.signal?.reason);
+      waitOptions.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const now = await call<TaskView>('GET', task(id), undefined, stop.signal);
+        if (TERMINAL_STATUSES.has(now.status)) return now;
+        // Only the ending matters: the stream is read from the latest event on.
+        for await (const event of events(id, { signal: stop.signal })) void event;
+        if (stop.signal.aborted) throw aborted(stop, id, waitOptions.timeoutMs);
+        return await call<TaskView>('GET', task(id), undefined, stop.signal);
+      } catch (error) {
+        if (stop.signal.aborted) throw aborted(stop, id, waitOptions.timeoutMs);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        waitOptions.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+    cancel: (id: string) => call<{ id: string; status: TaskStatus }>('POST', `${task(id)}/cancel`),
+    retry: (id: string) => call<{ id: string; status: TaskStatus; retryOf: string }>('POST', `${task(id)}/retry`),
+    fork: (id: string, fork: { fromStep: number; prompt?: string; model?: string; agent?: string }) =>
+      call<{ id: string; status: TaskStatus; forkOf: { id: string; step: number } }>('POST', `${task(id)}/fork`, fork),
+    /** Answers a waiting task's question. */
+    answer: (id: string, text: string) =>
+      call<{ id: string; status: TaskStatus }>('POST', `${task(id)}/input`, { text }),
+    remove: (id: string) => call<void>('DELETE', task(id)),
+    usage: () => call<UsageView>('GET', '/v1/usage'),
+    deliveries: {
+      list: async (id: string) =>
+        (await call<{ deliveries: DeliveryView[] }>('GET', `${task(id)}/deliveries`)).deliveries,
+      resend: (id: string, deliveryId: string) =>
+        call<DeliveryView>('POST', `${task(id)}/deliveries/${encodeURIComponent(deliveryId)}/resend`),
+    },
+    schedules: {
+      create: (schedule: ScheduleInput) =>
+        call<ScheduleView>('POST', '/v1/schedules', { ...schedule, task: wireTask(schedule.task) }),
+      list: async () => (await call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules')).schedules,
+      get: (id: string) => call<ScheduleView>('GET', `/v1/schedules/${encodeURIComponent(id)}`),
+      update: (id: string, change: Partial<ScheduleInput>) =>
+        call<ScheduleView>('PATCH', `/v1/schedules/${encodeURIComponent(id)}`, {
+          ...change,
+          ...(change.task ? { task: wireTask(change.task) } : {}),
+        }),
+      remove: (id: string) => call<void>('DELETE', `/v1/schedules/${encodeURIComponent(id)}`),
+    },
+    files: {
+      list: (id: string) =>
+        call<{ files: Array<{ path: string; size: number; modifiedAt: string }>; truncated: boolean }>(
+          'GET',
+          `${task(id)}/files`,
+        ),
+      /** One file's bytes. */
+      download: async (id: string, path: string) =>
+        new Uint8Array(
+          await (
+            await send('GET', `${task(id)}/files/${path.split('/').map(encodeURIComponent).join('/')}`)
+          ).arrayBuffer(),
+        ),
+      /** The whole folder as .tar.gz bytes. */
+      archive: async (id: string) =>
+        new Uint8Array(await (await send('GET', `${task(id)}/files.tar.gz`)).arrayBuffer()),
+    },
+  };
+}
+
+/** A task as the wire wants it: files in base64. */
+function wireTask(input: TaskInput): Record<string, unknown> {
+  if (!input.files) return { ...input };
+  return {
+    ...input,
+    files: input.files.map((file) => ({
+      path: file.path,
+      content: 'base64' in file.content ? file.content.base64 : toBase64(file.content),
+    })),
+  };
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let text = '';
+  for (let index = 0; index < bytes.length; index += 0x8000)
+    text += String.fromCharCode(...bytes.subarray(index, index + 0x8000));
+  return btoa(text);
+}
+
+function stringsOf(query: Record<string, string | number | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(query).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+  );
+}
+
+/** The API's refusal as an AgentqApiError (its body's code and message, or the status alone). */
+async function refusal(response: Response): Promise<AgentqApiError> {
+  const body = (await response.json().catch(() => undefined)) as
+    { error?: { code?: string; message?: string; details?: unknown } } | undefined;
+  const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+  return new AgentqApiError(
+    (body?.error?.code ?? `http_${response.status}`) as never,
+    body?.error?.message ?? `HTTP ${response.status}`,
+    response.status,
+    body?.error?.details,
+    retryAfter,
+  );
+}
+
+function aborted(stop: AbortController, id: string, timeoutMs: number | undefined): unknown {
+  return stop.signal.reason === 'timeout'
+    ? new AgentqApiError('timeout', `Task ${id} had not ended within ${timeoutMs} ms.`, 0)
+    : stop.signal.reason;
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
