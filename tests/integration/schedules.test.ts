@@ -92,6 +92,27 @@ describe('schedules', () => {
     await call('DELETE', `/v1/schedules/${created.id}`);
   });
 
+  it("holds each run to its tenant's limits: a run past them is skipped, and says why", async () => {
+    stack = await startStack({
+      rules: [{ reply: { content: 'slow', delayMs: 4_000 } }],
+      env: tenantsEnv({ acme: { keys: ['acme-key'], limits: { unfinished: 1 } } }),
+    });
+    const { body: created } = await call<ScheduleView>(
+      'POST',
+      '/v1/schedules',
+      { every: 1000, overlap: 'allow', task: { prompt: 'slow', agent: 'casual' } },
+      'acme-key',
+    );
+    const skipped = async () =>
+      (await call<ScheduleView>('GET', `/v1/schedules/${created.id}`, undefined, 'acme-key')).body.lastRuns.find(
+        (run) => run.skipped,
+      );
+    await expect
+      .poll(skipped, { timeout: 10_000 })
+      .toMatchObject({ taskId: null, skipped: expect.stringMatching(/unfinished|limit/) });
+    await call('DELETE', `/v1/schedules/${created.id}`, undefined, 'acme-key');
+  });
+
   it('pauses and resumes, runs a cron in its time zone, and keeps tenants apart', async () => {
     stack = await startStack({
       pools: [],

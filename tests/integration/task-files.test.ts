@@ -219,6 +219,24 @@ describe('files in and out', () => {
     expect(body.tasks).toEqual([]);
   });
 
+  it("refuses files past the task's disk quota", async () => {
+    stack = await startStack({ pools: [], env: { AGENTQ_TASK_DISK_MB: '1' } });
+    const response = await fetch(`${stack.api.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tasks: [
+          { prompt: 'x', agent: 'coder', files: [{ path: 'big.bin', content: b64(Buffer.alloc(1024 * 1024 + 1)) }] },
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { details: Array<{ path: string; message: string }> } };
+    expect(body.error.details).toEqual([
+      { path: 'tasks.0.files', message: expect.stringContaining('AGENTQ_TASK_DISK_MB') },
+    ]);
+  });
+
   it("lets a tenant reach only its own tasks' files", async () => {
     stack = await startStack({
       rules: [{ reply: { content: 'ok' } }],

@@ -14,6 +14,17 @@ export const paint = {
   cyan: (text: string) => (tty ? `\x1b[36m${text}\x1b[0m` : text),
 };
 
+/** Rows under a bold header, each column as wide as its widest cell, two spaces between. */
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const format = (row: readonly string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
+  return `${paint.bold(format(header))}\n${rows.map(format).join('\n')}\n`;
+}
+
 /** On a TTY the line is redrawn in place; elsewhere (a log, a pipe) it is printed when it changes. */
 export function statusLine(): { update(text: string): void; done(): void } {
   let last = '';

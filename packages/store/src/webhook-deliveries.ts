@@ -7,6 +7,7 @@
  */
 import type { DeliveryView, WebhookEvent } from '@agentq/contract';
 import type { Redis } from 'ioredis';
+import { claimDue } from './claim-due.js';
 import { luaScript } from './lua-script.js';
 import type { Keys } from './keys.js';
 
@@ -29,13 +30,6 @@ export interface StoredDelivery {
   /** Attempts made since it was created or last resent: where it is in the retry schedule. */
   tries?: number;
 }
-
-const CLAIM = luaScript({
-  dir: new URL('../scripts/', import.meta.url),
-  name: 'claim-deliveries',
-  keys: ['dueKey'],
-  args: ['now', 'count', 'leaseUntil'],
-});
 
 const RECORD = luaScript({
   dir: new URL('../scripts/', import.meta.url),
@@ -64,12 +58,10 @@ export class WebhookDeliveries {
    * the soonest is (ms since the epoch; undefined when there is none).
    */
   async claimDue(count: number, leaseMs: number): Promise<{ ids: string[]; nextDue?: number }> {
-    const now = Date.now();
-    const [ids, soonest] = (await CLAIM.run(this.redis, {
-      keys: { dueKey: this.keys.webhooksDue },
-      args: { now, count, leaseUntil: now + leaseMs },
-    })) as [string[], string];
-    return { ids, ...(soonest ? { nextDue: Number(soonest) } : {}) };
+    const ids = await claimDue(this.redis, this.keys.webhooksDue, { now: Date.now(), count, leaseMs });
+    if (ids.length) return { ids };
+    const [, soonest] = await this.redis.zrange(this.keys.webhooksDue, 0, 0, 'WITHSCORES');
+    return { ids, ...(soonest !== undefined ? { nextDue: Number(soonest) } : {}) };
   }
 
   /** Tells every sender a delivery was added or resent (they look at once; else at their next poll). */

@@ -28,7 +28,11 @@ type Visit = (entry: { path: string; stats: Stats; folder: FileHandle; name: str
  * answered that it has had enough (`stop()`). A missing `dir` holds nothing.
  */
 async function walk(dir: string, visit: Visit, stop: () => boolean): Promise<boolean> {
-  const top = await open(dir, FOLDER_FLAGS).catch(() => undefined);
+  const top = await open(dir, FOLDER_FLAGS).catch((error: NodeJS.ErrnoException) => {
+    // Missing: nothing there. Not readable by this process: said, not shown as empty.
+    if (error.code === 'EACCES' || error.code === 'EPERM') throw error;
+    return undefined;
+  });
   if (!top) return false;
   const stack: Array<{ folder: FileHandle; prefix: string }> = [{ folder: top, prefix: '' }];
   try {

@@ -1,7 +1,7 @@
 /**
  * A task's files: what its folder holds, one file, or all of it as a .tar.gz. Read from the work volume
- * the workers write to (AGENTQ_DATA_DIR, shared with the API as docker-compose mounts it), only for the
- * task's own tenant. Never a link out of the folder (workdir-export.ts, openInWorkdir), and every
+ * the workers write to (AGENTQ_DATA_DIR, which the API must see and, the folders being each task's own
+ * user's, read as root), only for the task's own tenant. Never a link out of the folder (workdir-export.ts, openInWorkdir), and every
  * download is an attachment with a sandboxing policy: a browser never shows what a task wrote as a page.
  */
 import path from 'node:path';
@@ -20,7 +20,7 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
 
   router.get('/v1/tasks/:id/files', async (request, response) => {
     const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));
-    const listed = await listWorkdir(folderOf(record.id));
+    const listed = await listWorkdir(folderOf(record.id)).catch(unreadable(record));
     if (!listed.exists) notHere(record);
     response.json({ files: listed.files, truncated: listed.truncated });
   });
@@ -30,7 +30,12 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
     attachment(response, `${record.id}.tar.gz`, 'application/gzip');
     // Headers go out with the first bytes: a failure after them can only cut the archive short.
     await archiveWorkdir(folderOf(record.id), response).catch((error: unknown) => {
-      if (!response.headersSent) throw error;
+      if (!response.headersSent) {
+        // Answered as an error after all: not as the attachment announced.
+        for (const header of ['content-disposition', 'content-type', 'content-security-policy'])
+          response.removeHeader(header);
+        unreadable(record)(error);
+      }
       response.destroy(error as Error);
     });
   });
@@ -84,6 +89,19 @@ function attachment(response: Response, name: string, type: string): void {
   response.setHeader('cache-control', 'private, no-store');
 }
 
+/** A folder this API's user may not read (a jailed task's, 0700, to an API that is not root): said. */
+function unreadable(record: TaskRecord) {
+  return (error: unknown): never => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new ApiError(
+        'conflict',
+        `Task "${record.id}"'s folder is not readable by the API's user: the jail keeps each task's folder to its own user, so the API reads it as root (as \`agentq start\` runs it) or not at all.`,
+      );
+    throw error;
+  };
+}
+
 /**
  * A task whose folder this API does not see: none yet (it is made when a tool first needs it), which
  * lists as empty, or one on a volume this API does not mount, which is said.
@@ -92,6 +110,6 @@ function notHere(record: TaskRecord): void {
   if (record.workdirEntries || record.inputs)
     throw new ApiError(
       'conflict',
-      `Task "${record.id}" has files, but not on this API's AGENTQ_DATA_DIR: give the API the workers' work volume (docker-compose.yml mounts it in every service).`,
+      `Task "${record.id}" has files, but not on this API's AGENTQ_DATA_DIR: give the API the workers' work volume.`,
     );
 }

@@ -1,7 +1,7 @@
 /** `agentq schedules`: the key's tenant's schedules, a line each: timing, next run, last run (GET /v1/schedules). */
 import type { ScheduleView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { paint } from '../terminal.js';
+import { table } from '../terminal.js';
 
 export async function schedulesCommand(client: ApiClient, flags: { json?: boolean }): Promise<number> {
   const { schedules } = await client.call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules');
@@ -23,13 +23,6 @@ export async function schedulesCommand(client: ApiClient, flags: { json?: boolea
       String(schedule.task.prompt ?? '').slice(0, 40),
     ];
   });
-  const header = ['id', 'when', 'next', 'last run', 'prompt'];
-  const widths = header.map((name, column) => Math.max(name.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
-  process.stdout.write(`${paint.bold(line(header))}\n${rows.map(line).join('\n')}\n`);
+  process.stdout.write(table(['id', 'when', 'next', 'last run', 'prompt'], rows));
   return 0;
 }

@@ -5,7 +5,7 @@
  */
 import type { TaskStatus, TaskSummaryView, TaskView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { paint, terminalSafeDeep } from '../terminal.js';
+import { paint, table, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 export async function listCommand(
@@ -38,14 +38,7 @@ export async function listCommand(
     task.createdAt.replace('T', ' ').slice(0, 19),
     task.prompt.replace(/\s+/g, ' ').slice(0, 50),
   ]);
-  const header = ['id', 'status', 'agent', 'created', 'prompt'];
-  const widths = header.map((name, column) => Math.max(name.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
-  process.stdout.write(`${paint.bold(line(header))}\n${rows.map(line).join('\n')}\n`);
+  process.stdout.write(table(['id', 'status', 'agent', 'created', 'prompt'], rows));
   if (page.nextCursor) process.stdout.write(paint.dim(`(more: --limit ${Math.min(500, limit * 2)})\n`));
   return 0;
 }

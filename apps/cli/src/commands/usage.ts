@@ -4,7 +4,7 @@
  */
 import type { UsageLimit, UsageView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { paint } from '../terminal.js';
+import { paint, table } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 const count = (value: number) => value.toLocaleString('en-US');
@@ -19,7 +19,7 @@ export async function usageCommand(
     throw new UsageError('usage: agentq usage [--tenant T], or agentq usage --all');
   if (flags.all) {
     const { tenants } = await client.call<{ tenants: UsageView[] }>('GET', '/v1/tenants');
-    process.stdout.write(flags.json ? `${JSON.stringify({ tenants })}\n` : table(tenants));
+    process.stdout.write(flags.json ? `${JSON.stringify({ tenants })}\n` : tenantTable(tenants));
     return 0;
   }
   const usage = await client.call<UsageView>(
@@ -54,7 +54,7 @@ function card(usage: UsageView): string {
 }
 
 /** Every tenant, a line each. */
-function table(tenants: readonly UsageView[]): string {
+function tenantTable(tenants: readonly UsageView[]): string {
   const header = ['tenant', 'unfinished', 'stored', 'written', 'today', 'reached'];
   const rows = tenants.map((usage) => [
     usage.tenant,
@@ -64,13 +64,7 @@ function table(tenants: readonly UsageView[]): string {
     usage.today ? `${count(usage.today.tokens)} tokens, $${usage.today.usd.toFixed(4)}` : '-',
     usage.reached.join(', ') || '-',
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const format = (row: string[]) =>
-    row
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
-  return `${paint.bold(format(header))}\n${rows.map(format).join('\n')}\n`;
+  return table(header, rows);
 }
 
 function written(usage: UsageView): string {
