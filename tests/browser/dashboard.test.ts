@@ -464,6 +464,31 @@ describe('the dashboard', () => {
     expect(archive.suggestedFilename()).toBe(`${taskId}.tar.gz`);
   });
 
+  it("shows a streaming agent's answer forming, as text, until its step's answer is in", async () => {
+    const answer = 'forming <b onmouseover="window.__xss=5">bold</b> '.repeat(40);
+    stack = await startStack({
+      rules: [{ reply: { content: answer, chunkDelayMs: 30 } }],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: { talker: { description: 'talks', instructions: 'Answer.', tools: [], stream: true } },
+        }),
+      },
+    });
+    const [taskId] = await stack.submit([{ prompt: 'talk', agent: 'talker' }]);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    const forming = page.locator('pre.forming');
+    // A page that opens mid-answer shows it from then on: what it shows is part of the answer, as text.
+    await expect
+      .poll(async () => ((await forming.textContent()) ?? '').length, { timeout: 15_000 })
+      .toBeGreaterThan(60);
+    const shown = (await forming.textContent())!;
+    expect(answer.includes(shown.slice(0, 40))).toBe(true);
+    expect(shown).toContain('<b onmouseover=');
+    expect(await forming.locator('b').count()).toBe(0);
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    await expect.poll(() => forming.isHidden()).toBe(true);
+  });
+
   it('lists the schedules with their next run, and pauses and deletes one', async () => {
     stack = await startStack({ pools: [] });
     const created = await fetch(`${stack.api.url}/v1/schedules`, {

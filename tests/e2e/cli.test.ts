@@ -168,6 +168,27 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(/completed\n\nAnswer\nanswer to: use a tool please\n$/);
   });
 
+  it("watch prints a streaming agent's answer as it forms, then the rest of the step without it", async () => {
+    const answer = `${'word '.repeat(100)}end`;
+    stack = await startStack({
+      rules: [{ reply: { content: answer, chunkDelayMs: 40 } }],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: { talker: { description: 'talks', instructions: 'Answer.', tools: [], stream: true } },
+        }),
+      },
+    });
+    const [taskId] = await stack.submit([{ prompt: 'talk', agent: 'talker' }]);
+    const { code, output } = await run(['watch', taskId!]);
+    expect(code).toBe(0);
+    // The answer forming on a line of its own (from when watch joined), then the model's line without the
+    // text again, then the answer.
+    const forming = /^ {2}… (.+)$/m.exec(output);
+    expect(answer.includes(forming![1]!)).toBe(true);
+    expect(output).toMatch(/model answered in \d+ ms · \d+ tokens so far\n/);
+    expect(output).toMatch(new RegExp(`\\nAnswer\\n${answer}\\n$`));
+  });
+
   it('watch shows what a task and its model wrote, never a terminal control', async () => {
     stack = await startStack({ rules });
     const [taskId] = await stack.submit([{ prompt: 'escape the terminal', agent: 'coder' }]);

@@ -5,9 +5,11 @@
 
 /** The API's own shapes: type-only imports, erased from the JavaScript the browser loads. */
 import { AgentqApiError, createClient } from '@agentq/client';
-import type { TaskEvent } from '@agentq/contract';
+import type { StreamedEvent } from '@agentq/contract';
+export { isLiveDelta } from '@agentq/client';
 export type {
   DeliveryView as Delivery,
+  StreamedEvent,
   PoolIsolation,
   PoolView as Pool,
   ScheduleView as Schedule,
@@ -57,7 +59,7 @@ export async function request<T>(
  */
 export async function followEvents(
   taskId: string,
-  onEvent: (event: TaskEvent) => void,
+  onEvent: (event: StreamedEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
   try {

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
-import { agentInstructions, jailLimitsFor, toolNetworkFor, toolProtocolFor } from '@agentq/config';
+import { agentInstructions, jailLimitsFor, streamsAnswers, toolNetworkFor, toolProtocolFor } from '@agentq/config';
 import {
   protocolFor,
   runAgent,
@@ -15,6 +15,7 @@ import {
   type AgentOutcome,
   type StopCondition,
 } from '@agentq/core';
+import type { LanguageModel } from '@agentq/llm';
 import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad } from '@agentq/store';
 import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
@@ -31,6 +32,7 @@ import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 import { prepareWorkdir } from './tool-isolation.js';
 import { placeInputs } from './place-inputs.js';
+import { liveDeltas, type LiveDeltas } from './live-deltas.js';
 
 export async function runAgentJob(
   job: Job,
@@ -128,8 +130,13 @@ export async function runAgentJob(
         protocol: protocolName,
         tools,
       });
+      // The answer as it forms, to the task's followers (the agent's `stream`), before its commit.
+      const deltas = streamsAnswers(config, agent)
+        ? liveDeltas({ redis: store.redis, channel: store.keys.eventsChannel(taskId), task: record, agent })
+        : undefined;
       return runAgent({
-        model,
+        model: deltas ? endingDeltas(model, deltas) : model,
+        ...(deltas ? { onDelta: deltas.push } : {}),
         tools,
         protocol: protocolFor(protocolName),
         journal,
@@ -192,4 +199,12 @@ export async function runAgentJob(
   if (end.record?.parentId && (end.cancelled || (end.status && TERMINAL_STATUSES.has(end.status))))
     await onSubtaskFinished({ store, queues: context.queues, taskId });
   return end.lost ? 'lost' : end.cancelled ? 'cancelled' : 'skipped';
+}
+
+/** A model whose every call ends its deltas as it resolves: none is sent after the answer's commit. */
+function endingDeltas(model: LanguageModel, deltas: LiveDeltas): LanguageModel {
+  return {
+    modelId: model.modelId,
+    generate: (request) => model.generate(request).finally(() => deltas.end()),
+  };
 }

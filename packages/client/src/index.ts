@@ -4,7 +4,7 @@
  *
  *   const agentq = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: process.env.AGENTQ_API_KEY });
  *   const [id] = await agentq.submit([{ prompt: 'Count the words of a sentence', agent: 'casual' }]);
- *   for await (const event of agentq.events(id)) console.log(event.seq, event.type);
+ *   for await (const event of agentq.events(id)) console.log(event.type); // llm.delta: the answer forming
  *   const task = await agentq.wait(id, { timeoutMs: 60_000 });
  *
  * Every refusal is an `AgentqApiError` with the API's code (`not_found`, `limit_reached`...), its status
@@ -12,11 +12,12 @@
  */
 import {
   createSseReader,
+  isLiveDelta,
   TERMINAL_EVENT_TYPES,
   TERMINAL_STATUSES,
   type DeliveryView,
   type ScheduleView,
-  type TaskEvent,
+  type StreamedEvent,
   type TaskStatus,
   type TaskSummaryView,
   type TaskView,
@@ -27,7 +28,17 @@ import { AgentqApiError } from './client-error.js';
 
 export { AgentqApiError } from './client-error.js';
 export type { ClientErrorCode } from './client-error.js';
-export type { DeliveryView, ScheduleView, TaskEvent, TaskSummaryView, TaskView, UsageView } from '@agentq/contract';
+export { isLiveDelta } from '@agentq/contract';
+export type {
+  DeliveryView,
+  LlmDelta,
+  ScheduleView,
+  StreamedEvent,
+  TaskEvent,
+  TaskSummaryView,
+  TaskView,
+  UsageView,
+} from '@agentq/contract';
 
 /** One task as `POST /v1/tasks` takes it. */
 export interface TaskInput {
@@ -115,11 +126,12 @@ export function createClient(options: ClientOptions) {
   const task = (id: string) => `/v1/tasks/${encodeURIComponent(id)}`;
 
   /**
-   * A task's events from `after` on, as they happen, until its last one. A dropped connection (or a
+   * A task's events from `after` on, as they happen, until its last one, and between them the live
+   * `llm.delta`s of an answer forming (no `seq`; `isLiveDelta` tells them). A dropped connection (or a
    * 429/503) is opened again from the last event received (`Last-Event-ID`): no event is missed or
    * repeated. Ends when the task's stream ends; `signal` stops it.
    */
-  async function* events(id: string, eventsOptions: EventsOptions = {}): AsyncGenerator<TaskEvent> {
+  async function* events(id: string, eventsOptions: EventsOptions = {}): AsyncGenerator<StreamedEvent> {
     let after = eventsOptions.after ?? 0;
     const { signal } = eventsOptions;
     for (let broken = 0; ; broken++) {
@@ -154,7 +166,12 @@ export function createClient(options: ClientOptions) {
               break;
             }
             for (const message of reader.push(decoder.decode(value, { stream: true }))) {
-              const event = JSON.parse(message.data) as TaskEvent;
+              const event = JSON.parse(message.data) as StreamedEvent;
+              // A delta of an answer forming: live only, no seq.
+              if (isLiveDelta(event)) {
+                yield event;
+                continue;
+              }
               // Each once: a reconnect starts after the last one received (seq numbers the stream, gapless).
               if (event.seq <= after) continue;
               after = event.seq;

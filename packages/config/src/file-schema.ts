@@ -96,6 +96,12 @@ const agentSchema = z
         'How the model asks for tools: `native` tool calls, or `fences` (code blocks) for small local models. Default: AGENTQ_TOOL_PROTOCOL.',
       ),
     concurrency: concurrency('Jobs of this agent'),
+    stream: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Ask the model for a stream and show the answer as it forms (`llm.delta` events, live only); an endpoint that does not stream, or breaks the stream, is asked again whole. Default false: whole answers.',
+      ),
     jail: jailSchema.optional(),
   })
   .strict();

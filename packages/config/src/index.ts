@@ -326,6 +326,11 @@ export function toolProtocolFor(config: Config, pool: string): 'native' | 'fence
   return agentSettings(config, pool)?.protocol ?? config.AGENTQ_TOOL_PROTOCOL;
 }
 
+/** Whether an agent's answers are streamed to its followers as they form (the planner's are not). */
+export function streamsAnswers(config: Config, pool: string): boolean {
+  return agentSettings(config, pool)?.stream ?? false;
+}
+
 /** The model a pool calls: the agent's (or the planner's) own, else AGENTQ_MODEL. */
 export function modelFor(config: Config, pool: string): string | undefined {
   const own = pool === PLANNER_POOL ? config.file.settings.planner.model : agentSettings(config, pool)?.model;

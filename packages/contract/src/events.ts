@@ -93,3 +93,27 @@ export interface EventEnvelope {
   worker?: string;
   step?: number;
 }
+
+/**
+ * A model's answer as it forms, streamed live to a task's followers and never stored: no `id` and no
+ * `seq` (the stored events stay gapless, and a client that joins mid-answer gets the deltas from then
+ * on). Each carries what came since the last (coalesced, about 20 a second at most): text, reasoning,
+ * the names of tool calls as they begin; `restart`: the stream broke and the answer starts over.
+ */
+export interface LlmDelta {
+  type: 'llm.delta';
+  taskId: string;
+  rootId: string;
+  ts: string;
+  step?: number;
+  agent?: string;
+  data: { text?: string; reasoning?: string; toolCalls?: string[]; restart?: true };
+}
+
+/** What a task's event stream carries: its stored events, and live deltas between them. */
+export type StreamedEvent = TaskEvent | LlmDelta;
+
+/** Whether a streamed event is a live delta (it has no `seq`). */
+export function isLiveDelta(event: StreamedEvent): event is LlmDelta {
+  return event.type === 'llm.delta';
+}

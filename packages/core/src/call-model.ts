@@ -4,7 +4,7 @@
  * events before anything acts on it. A final answer completes its step in the same commit.
  */
 import { eventText, keptArguments, keptText } from './event-text.js';
-import type { LanguageModel, ToolSpec } from '@agentq/llm';
+import type { LanguageModel, ModelDelta, ToolSpec } from '@agentq/llm';
 import {
   normalizeMessages,
   splitReasoning,
@@ -46,6 +46,8 @@ export interface ModelTurnOptions {
    * outcome (a crash in between asks the model again). Default false.
    */
   holdFinalAnswer?: boolean;
+  /** Each piece of the answer as it forms, with this step's number: the model is asked for a stream. */
+  onDelta?: (delta: ModelDelta, step: number) => void;
 }
 
 /** What a turn's commit adds to the answer (see `completeWith`). */
@@ -80,7 +82,13 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
     writeWithinMs: ANNOUNCE_WITHIN_MS,
   });
   const started = performance.now();
-  const response = await model.generate({ messages, tools: options.toolSpecs, signal: options.signal });
+  const { onDelta } = options;
+  const response = await model.generate({
+    messages,
+    tools: options.toolSpecs,
+    signal: options.signal,
+    ...(onDelta ? { onDelta: (delta: ModelDelta) => onDelta(delta, step) } : {}),
+  });
   const durationMs = Math.round(performance.now() - started);
 
   // <think> never enters memory and is never run; it is kept as a reasoning event.

@@ -8,7 +8,7 @@
  *                                                     ▲                                    │ tools
  *                                                     └──── results committed ◄── run tools ◄┘ (ask_user ─► waiting)
  */
-import type { LanguageModel } from '@agentq/llm';
+import type { LanguageModel, ModelDelta } from '@agentq/llm';
 import {
   buildContextView,
   type AssistantMessage,
@@ -58,6 +58,8 @@ export interface RunAgentOptions {
   compaction?: CompactionSettings;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
+  /** Each piece of a model's answer as it forms (the model is then asked for a stream), with its step. */
+  onDelta?: (delta: ModelDelta, step: number) => void;
 }
 
 export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> {
@@ -163,6 +165,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
         step: steps + 1,
         signal,
         holdFinalAnswer: true,
+        ...(options.onDelta ? { onDelta: options.onDelta } : {}),
       });
       steps++;
       entries.push(...turn.committed);

@@ -15,9 +15,25 @@ export function withFallbacks(models: readonly LanguageModel[]): LanguageModel {
     modelId: first.modelId,
     async generate(request: ModelRequest): Promise<ModelResponse> {
       let failure: unknown;
+      // What one model streamed before it failed is void once the next answers.
+      let streamed = false;
+      const onDelta = request.onDelta;
+      const asked: ModelRequest = onDelta
+        ? {
+            ...request,
+            onDelta: (delta) => {
+              streamed = !delta.restart;
+              onDelta(delta);
+            },
+          }
+        : request;
       for (const model of models) {
+        if (streamed) {
+          streamed = false;
+          onDelta?.({ restart: true });
+        }
         try {
-          return await model.generate(request);
+          return await model.generate(asked);
         } catch (error) {
           if (!(error instanceof LlmError) || error.code === 'aborted' || request.signal?.aborted) throw error;
           failure = error;

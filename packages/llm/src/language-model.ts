@@ -17,6 +17,22 @@ export interface ModelRequest {
   tools?: readonly ToolSpec[];
   /** Aborts the request (a cancelled task); the call then rejects with an `LlmError` of code `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Given: the answer is asked for as a stream where the endpoint streams, and each piece is passed here
+   * as it comes (the whole answer is still what `generate` resolves with, the same as without a stream).
+   */
+  onDelta?: (delta: ModelDelta) => void;
+}
+
+/**
+ * A piece of an answer as it forms: text, reasoning, a tool call's name as it begins; `restart`: the
+ * stream broke, and the answer is asked for again whole (what came before it is void).
+ */
+export interface ModelDelta {
+  text?: string;
+  reasoning?: string;
+  toolCall?: string;
+  restart?: true;
 }
 
 export interface ModelResponse {

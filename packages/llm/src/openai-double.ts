@@ -38,6 +38,8 @@ export interface DoubleAnswer {
   usage?: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   /** Wait this long before answering (to script slow models and cancellation). */
   delayMs?: number;
+  /** Streamed: wait this long between chunks (an answer that forms over time). */
+  chunkDelayMs?: number;
   /** More response headers, e.g. a provider's `x-ratelimit-*`. */
   headers?: Record<string, string>;
 }
@@ -83,6 +85,8 @@ export interface OpenAIDouble {
   requests: DoubleRequest[];
   /** When each request arrived (ms since the epoch), by index in `requests`. */
   receivedAt: number[];
+  /** Streamed answers: when each sent its first piece of text (ms since the epoch), in order. */
+  firstTokenAt: number[];
   /** Rules are tried in order; the first that matches and is not used up answers. */
   setRules(rules: DoubleRule[]): void;
   close(): Promise<void>;
@@ -103,6 +107,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
   setRules(options.rules ?? []);
   const requests: DoubleRequest[] = [];
   const receivedAt: number[] = [];
+  const firstTokenAt: number[] = [];
   let nextId = 1;
 
   const server = createServer((req, res) => {
@@ -151,7 +156,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
       const closed = await waitUnlessClosed(res, reply.delayMs);
       if (closed) return;
     }
-    if (request.stream) return sendStream(res, id, request, reply);
+    if (request.stream) return sendStream(res, id, request, reply, firstTokenAt);
     res.writeHead(200, { 'content-type': 'application/json', ...reply.headers });
     res.end(JSON.stringify(completionBody(id, request, reply)));
   }
@@ -162,6 +167,7 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
     baseURL: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
     requests,
     receivedAt,
+    firstTokenAt,
     setRules,
     close: () =>
       new Promise<void>((resolve) => {
@@ -221,10 +227,11 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
     case 'no-done':
       if (request.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(
+        // Cut once the piece is on the wire.
+        return void res.write(
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'this ans' }, finish_reason: null }] })}\n\n`,
+          () => setTimeout(() => res.socket?.destroy(), 10),
         );
-        return void res.socket?.destroy();
       }
     // falls through: without a stream, the same as a cut-off body
     case 'truncated':
@@ -293,18 +300,33 @@ function completionBody(id: string, request: DoubleRequest, answer: DoubleAnswer
   };
 }
 
-function sendStream(res: ServerResponse, id: string, request: DoubleRequest, answer: DoubleAnswer): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+async function sendStream(
+  res: ServerResponse,
+  id: string,
+  request: DoubleRequest,
+  answer: DoubleAnswer,
+  firstTokenAt: number[],
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...answer.headers });
   const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model };
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  let sentText = false;
+  const send = async (choices: unknown[], extra: Record<string, unknown> = {}) => {
+    if (answer.chunkDelayMs && !res.destroyed) await new Promise((resolve) => setTimeout(resolve, answer.chunkDelayMs));
     res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
-  if (answer.reasoning) send([{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }]);
-  for (const piece of splitInto(answer.content ?? '', 3)) {
-    send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+  };
+  await send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  if (answer.reasoning) await send([{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }]);
+  // With a pace, a piece every few characters; without, three pieces.
+  for (const piece of splitInto(
+    answer.content ?? '',
+    answer.chunkDelayMs ? Math.ceil((answer.content ?? '').length / 4) : 3,
+  )) {
+    await send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+    if (!sentText) firstTokenAt.push(Date.now());
+    sentText = true;
   }
-  wireToolCalls(id, answer).forEach((call, index) => {
-    send([
+  for (const [index, call] of wireToolCalls(id, answer).entries()) {
+    await send([
       {
         index: 0,
         delta: {
@@ -314,11 +336,13 @@ function sendStream(res: ServerResponse, id: string, request: DoubleRequest, ans
       },
     ]);
     for (const piece of splitInto(call.function.arguments, 2)) {
-      send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null }]);
+      await send([
+        { index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null },
+      ]);
     }
-  });
-  send([{ index: 0, delta: {}, finish_reason: answer.toolCalls?.length ? 'tool_calls' : 'stop' }]);
-  if (request.stream_options?.include_usage) send([], { usage: usageOf(request, answer) });
+  }
+  await send([{ index: 0, delta: {}, finish_reason: answer.toolCalls?.length ? 'tool_calls' : 'stop' }]);
+  if (request.stream_options?.include_usage) await send([], { usage: usageOf(request, answer) });
   res.end('data: [DONE]\n\n');
 }
 

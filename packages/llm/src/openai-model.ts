@@ -8,13 +8,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool, ChatCompletion } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
 import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
-import type { LanguageModel, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
+import type { LanguageModel, ModelDelta, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
 import { costOf, DEFAULT_PRICES, priceOf, type ModelPrice, type PriceTable } from './prices.js';
 
 export interface OpenAIModelOptions {
@@ -57,6 +62,62 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     const price = configured ?? answered.get(response.model);
     return response.usage && price ? { ...response, costUsd: costOf(response.usage, price) } : response;
   };
+  /**
+   * The answer as a stream, each piece passed to `onDelta` as it comes, gathered into the same answer a
+   * whole call gives. A refusal or a failure before the stream starts is the call's, retried as a whole
+   * call's is (the SDK's retries, Retry-After). Undefined when the endpoint did not stream or broke the
+   * stream: the caller then asks for the answer whole (after telling `onDelta` to start over).
+   */
+  const streamed = async (
+    request: ModelRequest & { onDelta: NonNullable<ModelRequest['onDelta']> },
+    signal: AbortSignal,
+  ): Promise<ModelResponse | undefined> => {
+    const { data: stream, response } = await client.chat.completions
+      .create({ ...requestBody(request), stream: true, stream_options: { include_usage: true } }, { signal })
+      .withResponse();
+    // An endpoint that answers a stream request whole (JSON) does not stream: asked again whole, where a
+    // body is read with its bounds (past 64 MiB, cut off, not JSON: a broken answer), not as a stream.
+    if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+      stream.controller.abort();
+      return undefined;
+    }
+    const limits = providerLimitsOf(response.headers);
+    let passed = false;
+    const answer = gatheredAnswer();
+    try {
+      for await (const chunk of stream)
+        answer.add(chunk, (delta) => {
+          passed = true;
+          request.onDelta(delta);
+        });
+      // A stream cut before its end (no finish reason came) is broken.
+      if (!answer.finished()) throw new Error('the stream ended before the answer did');
+    } catch (error) {
+      if (request.signal?.aborted || signal.aborted) throw error;
+      if (passed) request.onDelta({ restart: true });
+      return undefined;
+    }
+    return priced({
+      ...fromCompletion(answer.completion(), endpoint, options.model),
+      ...(limits ? { limits } : {}),
+    });
+  };
+  /** What a call asks of the endpoint, streamed or not. */
+  const requestBody = (request: ModelRequest) => ({
+    model: options.model,
+    messages: request.messages.map(toOpenAIMessage),
+    ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
+    ...(options.maxOutputTokens ? { max_tokens: options.maxOutputTokens } : {}),
+  });
+  /** A call's failure as the caller sees it: past the deadline, said so; else what the endpoint did. */
+  const failed = (error: unknown, request: ModelRequest, deadline: { passed: boolean }): LlmError =>
+    deadline.passed && !request.signal?.aborted
+      ? new LlmError({
+          code: 'deadline_exceeded',
+          message: `The model endpoint ${endpoint} gave no usable answer within ${Math.round(deadlineMs / 1000)} s (AGENTQ_LLM_DEADLINE_MS; each attempt may take ${Math.round(timeoutMs / 1000)} s).`,
+          cause: error,
+        })
+      : toLlmError(error, request.signal, endpoint);
   /** Every attempt of one call, until an answer, an error not worth retrying, or the deadline. */
   const call = async (
     request: ModelRequest,
@@ -66,15 +127,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     for (let attempt = 0; ; attempt++) {
       try {
         const { data: completion, response } = await client.chat.completions
-          .create(
-            {
-              model: options.model,
-              messages: request.messages.map(toOpenAIMessage),
-              ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
-              ...(options.maxOutputTokens ? { max_tokens: options.maxOutputTokens } : {}),
-            },
-            { signal },
-          )
+          .create(requestBody(request), { signal })
           .withResponse();
         const limits = providerLimitsOf(response.headers);
         return priced({
@@ -82,14 +135,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
           ...(limits ? { limits } : {}),
         });
       } catch (error) {
-        if (deadline.passed && !request.signal?.aborted) {
-          throw new LlmError({
-            code: 'deadline_exceeded',
-            message: `The model endpoint ${endpoint} gave no usable answer within ${Math.round(deadlineMs / 1000)} s (AGENTQ_LLM_DEADLINE_MS; each attempt may take ${Math.round(timeoutMs / 1000)} s).`,
-            cause: error,
-          });
-        }
-        const failure = toLlmError(error, request.signal, endpoint);
+        const failure = failed(error, request, deadline);
+        if (failure.code === 'deadline_exceeded') throw failure;
         // The SDK retried what it knows; a broken 2xx body it does not, so it is retried here alike.
         if (failure.code !== 'bad_response' || attempt >= maxRetries) throw failure;
         await sleep(backoffMs(attempt), signal).catch(() => undefined);
@@ -113,11 +160,96 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
       if (request.signal?.aborted) forward();
       else request.signal?.addEventListener('abort', forward, { once: true });
       try {
+        if (request.onDelta) {
+          const answer = await streamed({ ...request, onDelta: request.onDelta }, controller.signal).catch(
+            (error: unknown) => {
+              throw failed(error, request, deadline);
+            },
+          );
+          if (answer) return answer;
+        }
         return await call(request, controller.signal, deadline);
       } finally {
         clearTimeout(timer);
         request.signal?.removeEventListener('abort', forward);
       }
+    },
+  };
+}
+
+/**
+ * A streamed answer put together chunk by chunk (text, reasoning, each tool call by its index, usage,
+ * finish reason, model) into the completion a whole call would have answered, so that the rest of the
+ * reading (fromCompletion) is one code path.
+ */
+function gatheredAnswer() {
+  let content = '';
+  let reasoning = '';
+  let finishReason: string | null = null;
+  let model = '';
+  let usage: ChatCompletion['usage'];
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  return {
+    add(chunk: ChatCompletionChunk, onDelta: (delta: ModelDelta) => void): void {
+      if (typeof chunk.model === 'string' && chunk.model) model = chunk.model;
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) return;
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+      const delta = choice.delta ?? {};
+      if (typeof delta.content === 'string' && delta.content) {
+        content += delta.content;
+        onDelta({ text: delta.content });
+      }
+      const thought = (delta as { reasoning_content?: unknown }).reasoning_content;
+      if (typeof thought === 'string' && thought) {
+        reasoning += thought;
+        onDelta({ reasoning: thought });
+      }
+      for (const part of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        const index = typeof part.index === 'number' ? part.index : calls.length;
+        const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+        if (part.id) call.id = part.id;
+        if (part.function?.name) {
+          call.name += part.function.name;
+          onDelta({ toolCall: part.function.name });
+        }
+        if (part.function?.arguments) call.arguments += part.function.arguments;
+      }
+    },
+    finished: () => finishReason !== null,
+    completion(): ChatCompletion {
+      return {
+        id: '',
+        object: 'chat.completion',
+        created: 0,
+        model,
+        choices: [
+          {
+            index: 0,
+            logprobs: null,
+            finish_reason: finishReason as ChatCompletion['choices'][number]['finish_reason'],
+            message: {
+              role: 'assistant',
+              content: content || null,
+              refusal: null,
+              ...(reasoning ? { reasoning_content: reasoning } : {}),
+              ...(calls.length
+                ? {
+                    tool_calls: calls
+                      .filter((call) => call !== undefined)
+                      .map((call) => ({
+                        id: call.id,
+                        type: 'function' as const,
+                        function: { name: call.name, arguments: call.arguments },
+                      })),
+                  }
+                : {}),
+            },
+          },
+        ],
+        ...(usage ? { usage } : {}),
+      };
     },
   };
 }

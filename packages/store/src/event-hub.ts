@@ -5,9 +5,15 @@
  */
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
-import { parseEventLines, type StoredEvent } from './task-events.js';
+import type { StreamedEvent } from '@agentq/contract';
 
-export type EventListener = (event: StoredEvent) => void;
+/** An event as it comes live: a stored one, or a delta of an answer forming (`llm.delta`, no `seq`). */
+export interface LiveEvent {
+  event: StreamedEvent;
+  text: string;
+}
+
+export type EventListener = (event: LiveEvent) => void;
 
 export class EventHub {
   private readonly listeners = new Map<string, Set<EventListener>>();
@@ -20,7 +26,11 @@ export class EventHub {
       const followers = this.listeners.get(channel);
       if (!followers) return;
       // A write's events come as one message, one per line.
-      for (const event of parseEventLines(payload)) for (const listener of followers) listener(event);
+      for (const line of payload.split('\n')) {
+        if (!line) continue;
+        const event = { event: JSON.parse(line) as StreamedEvent, text: line };
+        for (const listener of followers) listener(event);
+      }
     });
   }
 

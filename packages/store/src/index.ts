@@ -1,5 +1,6 @@
 export { compactEvents } from './compact-events.js';
 export { EventHub } from './event-hub.js';
+export type { LiveEvent } from './event-hub.js';
 export { EVENT_PAGE } from './event-pages.js';
 export { expireTasks } from './expire-tasks.js';
 export { PRIORITY_STEP, priorityOfScore } from './fair-lists.js';

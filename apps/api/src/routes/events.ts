@@ -2,9 +2,9 @@
  * A task's events: Server-Sent Events that replay from `Last-Event-ID` (or `?after=`), follow live,
  * and close after the terminal event; or, with `Accept: application/json`, the events so far.
  */
-import { type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
+import { isLiveDelta, type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
 import { Router, type Request, type Response } from 'express';
-import { type EventHub, type StoredEvent, type TaskStore } from '@agentq/store';
+import { type EventHub, type LiveEvent, type StoredEvent, type TaskStore } from '@agentq/store';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
@@ -101,12 +101,18 @@ export function eventsRouter(options: {
       }
     };
     // Subscribe first and hold live events, then replay: nothing falls between the two.
-    const unfollow = await hub
-      .follow(taskId, (event) => (pending ? pending.push(event) : send(event)))
-      .catch((error: unknown) => {
-        release();
-        throw error;
-      });
+    // A delta of an answer forming is live only: passed on as it comes once the replay is done (one
+    // that comes during it is left out: the answer it is part of is stored whole).
+    const live = (live: LiveEvent) => {
+      if (!isLiveDelta(live.event)) return pending ? pending.push(live as StoredEvent) : send(live as StoredEvent);
+      if (pending || ended) return;
+      stream.send(sseFrame(`event: llm.delta\ndata: ${live.text}\n\n`));
+      if (stream.backlog > SLOW_FOLLOWER_BYTES) end('cut');
+    };
+    const unfollow = await hub.follow(taskId, live).catch((error: unknown) => {
+      release();
+      throw error;
+    });
     const heartbeat = setInterval(() => stream.send(HEARTBEAT), HEARTBEAT_MS);
     options.metrics.sseClients.inc();
     const end = (how?: 'cut') => {

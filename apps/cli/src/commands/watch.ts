@@ -1,5 +1,6 @@
 /** `agentq watch ID`: a task's steps as they happen, readable in a terminal, ending with the answer. */
-import type { ApiClient, StreamedEvent, TaskSummary } from '../api-client.js';
+import { isLiveDelta, type TaskEvent } from '@agentq/contract';
+import type { ApiClient, TaskSummary } from '../api-client.js';
 import { foldText, indent, paint, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
@@ -10,13 +11,33 @@ export async function watchCommand(
 ): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq watch ID [--json]');
   let tokens = 0;
+  // The answer forming (llm.delta, live): its text as it comes, on a line of its own; its llm.response
+  // then says the rest without the text again.
+  let forming = false;
+  let formed = false;
   for await (const streamed of client.events(taskId)) {
     if (flags.json) {
       process.stdout.write(`${JSON.stringify(streamed)}\n`);
       continue;
     }
+    if (isLiveDelta(streamed)) {
+      const { text, restart } = terminalSafeDeep(streamed).data;
+      if (restart && forming) process.stdout.write(paint.yellow(' (the stream broke; asked again)\n'));
+      if (restart) forming = false;
+      if (!text) continue;
+      if (!forming) process.stdout.write(paint.dim('  … '));
+      process.stdout.write(text);
+      forming = formed = true;
+      continue;
+    }
+    if (forming) process.stdout.write('\n');
+    forming = false;
     // What the model and the task's tools wrote is shown, never run by the terminal.
     const event = terminalSafeDeep(streamed);
+    if (event.type === 'llm.response' && formed) {
+      formed = false;
+      event.data.content = null;
+    }
     if (event.type === 'llm.response' && event.data.usage)
       tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
     const line = describe(event, taskId, tokens);
@@ -33,7 +54,7 @@ export async function watchCommand(
   return task.status === 'completed' ? 0 : 1;
 }
 
-function describe(event: StreamedEvent, taskId: string, tokens: number): string | undefined {
+function describe(event: TaskEvent, taskId: string, tokens: number): string | undefined {
   if (event.taskId !== taskId) {
     // A subtask's end, in its root's stream.
     const data =

@@ -8,7 +8,7 @@
  * never parsed as HTML; the result is shown as Markdown built from text nodes (markdown.ts).
  */
 import { html, nothing, render, type TemplateResult } from 'lit-html';
-import { followEvents, request, type Delivery, type Task } from '../api.js';
+import { followEvents, isLiveDelta, request, type Delivery, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
@@ -34,12 +34,14 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
       return (error as Error).message;
     }
   });
+  // The model's answer as it forms (llm.delta, live only): shown until its step's llm.response comes.
+  const forming = h('pre', { class: 'forming', hidden: true });
   replaceChildren(
     container,
     h('a', { href: '#/tasks', class: 'back' }, '← All tasks'),
     summary,
     graph,
-    h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element),
+    h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline.element, forming),
   );
 
   const state: SummaryState = { task: undefined, message: '', result: undefined, deliveries: [], files: undefined };
@@ -123,6 +125,18 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   void followEvents(
     taskId,
     (event) => {
+      if (isLiveDelta(event)) {
+        if (event.data.restart) forming.textContent = '';
+        const calls = event.data.toolCalls?.length ? `\n→ ${event.data.toolCalls.join(', ')}` : '';
+        forming.textContent = `${forming.textContent ?? ''}${event.data.text ?? ''}${calls}`;
+        forming.dataset.step = String(event.step ?? '');
+        forming.hidden = !forming.textContent;
+        return;
+      }
+      if (event.type === 'llm.response' || event.type === 'task.cancelled' || event.type === 'task.failed') {
+        forming.textContent = '';
+        forming.hidden = true;
+      }
       timeline.add(event);
       void refresh();
     },
