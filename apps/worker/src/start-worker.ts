@@ -408,17 +408,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 /**
  * BullMQ's lock settings for "a dead worker's job is running again within AGENTQ_JOB_LOCK_MS". A job
  * is taken back by the first stalled check after its lock expired; a lock expires at most
- * `lockDuration` after the last renewal. So: the lock lasts 3/4 of the setting and is renewed every
- * quarter of it, and every worker checks for stalled jobs every fifth: 0.75 + 0.2 of the setting at
- * worst, plus the moment another worker takes the job. (BullMQ's defaults, lock = check interval,
- * renewed at half, make it up to twice the setting.)
+ * `lockDuration` after the last renewal. So: the lock lasts 0.7 of the setting and is renewed every
+ * quarter of it, and every worker checks for stalled jobs every fifth (at least every 250 ms): 0.9 of
+ * the setting at worst, and room for one check that comes late on a busy machine (seen: a 2 s setting
+ * resumed after 2.5 s once, with a lock of 0.75 and a 500 ms floor). (BullMQ's defaults, lock = check
+ * interval, renewed at half, make it up to twice the setting.)
  */
 function lockTiming(lockMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
-  const lockDuration = Math.round(lockMs * 0.75);
+  const lockDuration = Math.round(lockMs * 0.7);
   return {
     lockDuration,
     lockRenewTime: Math.round(lockMs / 4),
-    stalledInterval: Math.max(500, Math.round(lockMs / 5)),
+    stalledInterval: Math.max(250, Math.round(lockMs / 5)),
   };
 }
 
