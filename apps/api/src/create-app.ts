@@ -212,12 +212,7 @@ export function createApp(options: CreateAppOptions): Express {
         room,
         redisMemory: options.redisMemory,
         diskQuota: options.diskQuota,
-        webhookOf: (tenant) => {
-          const fallback = webhookOf(tenant);
-          return fallback.url
-            ? { url: fallback.url, ...(fallback.events ? { events: fallback.events } : {}) }
-            : undefined;
-        },
+        webhookOf,
       }),
       metrics: options.metrics,
       tracing,

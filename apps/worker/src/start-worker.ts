@@ -195,10 +195,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     publisher: data,
     room: (tenant) => tenantRoom(config, tenant),
     redisMemory: new RedisMemory(data, config.AGENTQ_REDIS_FULL_PERCENT),
-    webhookOf: (tenant) => {
-      const fallback = tenantWebhook(config, tenant);
-      return fallback.url ? { url: fallback.url, ...(fallback.events ? { events: fallback.events } : {}) } : undefined;
-    },
+    webhookOf: (tenant) => tenantWebhook(config, tenant),
   });
   const scheduleTimers = new ScheduleTimers({ connection: redis, keys });
   const schedules = new ScheduleService({

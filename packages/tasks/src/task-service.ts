@@ -36,8 +36,8 @@ export interface TaskServiceOptions {
   room: (tenant: string) => RoomLimits;
   /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT); default not read. */
   redisMemory?: RedisMemory | undefined;
-  /** A tenant's default webhook, for a submitted task that names none (the configuration's tenants.<t>.webhook). */
-  webhookOf?: ((tenant: string) => WebhookInput | undefined) | undefined;
+  /** A tenant's webhook settings (the configuration's tenants.<t>.webhook): its `url` is the default of a task that names none. */
+  webhookOf?: ((tenant: string) => Partial<WebhookInput>) | undefined;
   /** A task's disk quota: a fork of a task whose files pass it is refused. */
   diskQuota?: { bytes: number; entries: number } | undefined;
 }
@@ -87,7 +87,10 @@ export class TaskService {
   }): Promise<SubmittedTask[]> {
     const { tenant, batch, traceparents, scheduleId } = request;
     await this.admission.admit({ tenant, action: 'submit', bytes: request.bytes });
-    const fallback = this.options.webhookOf?.(tenant);
+    const settings = this.options.webhookOf?.(tenant);
+    const fallback = settings?.url
+      ? { url: settings.url, ...(settings.events ? { events: settings.events } : {}) }
+      : undefined;
     const inputs = fallback
       ? request.inputs.map((input) => (input.webhook ? input : { ...input, webhook: fallback }))
       : request.inputs;
