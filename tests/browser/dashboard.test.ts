@@ -464,6 +464,59 @@ describe('the dashboard', () => {
     expect(archive.suggestedFilename()).toBe(`${taskId}.tar.gz`);
   });
 
+  it('shows calls awaiting approval readably, as text, and approves one and rejects another', async () => {
+    const content = '<img src=x onerror="window.__xss=6">\nline two';
+    stack = await startStack({
+      rules: [
+        {
+          match: (request) => toolResults(request) === 0,
+          reply: {
+            toolCalls: [
+              { id: 'w1', name: 'write_file', arguments: { path: 'page.html', content } },
+              { id: 'b1', name: 'bash', arguments: { command: 'cat page.html | wc -l' } },
+            ],
+          },
+        },
+        {
+          reply: (request) => ({
+            content: request.messages
+              .filter((message) => message.role === 'tool')
+              .map((message) => String(message.content))
+              .join(' / '),
+          }),
+        },
+      ],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: {
+            careful: {
+              description: 'asks first',
+              instructions: 'Work.',
+              tools: ['write_file', 'bash'],
+              approvals: { rules: [{ tool: 'write_file' }, { tool: 'bash' }] },
+            },
+          },
+        }),
+      },
+    });
+    const [taskId] = await stack.submit([{ prompt: 'write it', agent: 'careful' }]);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('.approval[data-call="w1"] button.approve');
+    // A file's content is shown as the file, line by line, as text.
+    expect(await page.locator('.approval[data-call="w1"] pre.arguments').textContent()).toBe(
+      `path: page.html\ncontent:\n${content}`,
+    );
+    expect(await page.locator('.approvals img').count()).toBe(0);
+    expect(await page.locator('.approval[data-call="b1"] .muted').textContent()).toBe('every bash call');
+    await page.click('.approval[data-call="w1"] button.approve');
+    await page.waitForSelector('.approval[data-call="w1"] .decision');
+    await page.fill('.approval[data-call="b1"] input.reason', 'no shell today');
+    await page.click('.approval[data-call="b1"] button.reject');
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    expect(await page.locator('#task-result').textContent()).toMatch(/^Wrote .* \/ Not run: .*no shell today/);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
   it("shows a streaming agent's answer forming, as text, until its step's answer is in", async () => {
     const answer = 'forming <b onmouseover="window.__xss=5">bold</b> '.repeat(40);
     stack = await startStack({

@@ -16,6 +16,7 @@ import {
   type TaskEvent,
   type TaskView,
   type UsageView,
+  type WaitingFor,
 } from '@agentq/contract';
 import { API_ERROR_CODES } from './api-error.js';
 
@@ -83,6 +84,35 @@ export const scheduleViewSchema = z
   .meta({ id: 'Schedule' });
 sameType<z.infer<typeof scheduleViewSchema>, ScheduleView>(true);
 
+const decisionSchema = z.object({
+  approve: z.boolean(),
+  reason: z.string().optional(),
+  expired: z.literal(true).optional().meta({ description: 'Rejected because nobody decided in time.' }),
+});
+
+export const waitingForSchema = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('answer'), question: z.string() }),
+    z.object({
+      kind: z.literal('approval'),
+      calls: z.array(
+        z.object({
+          id: z.string().meta({ description: 'The call, as `POST /v1/tasks/{id}/approvals` names it.' }),
+          name: z.string(),
+          arguments: z.string().meta({ description: 'As the model wrote them (JSON text).' }),
+          rule: z.string().meta({ description: 'Which rule asks for approval, in words.' }),
+          decision: decisionSchema.nullable(),
+        }),
+      ),
+      expiresAt: z
+        .string()
+        .nullable()
+        .meta({ description: 'When the calls not decided yet are rejected (the agent’s time limit).' }),
+    }),
+  ])
+  .meta({ id: 'WaitingFor' });
+sameType<z.infer<typeof waitingForSchema>, WaitingFor>(true);
+
 export const taskViewSchema = z
   .object({
     id: z.string(),
@@ -98,6 +128,9 @@ export const taskViewSchema = z
     result: z.string().nullable(),
     error: z.object({ code: z.enum(TASK_ERROR_CODES), message: z.string() }).nullable(),
     question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
+    waitingFor: waitingForSchema.nullable().meta({
+      description: 'While waiting: what for (its user’s answer, or approvals of its calls); null otherwise.',
+    }),
     steps: z.number().int(),
     usage,
     costUsd: z
@@ -164,6 +197,7 @@ const EVENT_TYPES = [
   'step.completed',
   'compaction',
   'task.waiting',
+  'approval.decided',
   'task.completed',
   'task.failed',
   'task.cancelled',

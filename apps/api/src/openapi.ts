@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { forkSchema } from '@agentq/tasks';
-import { answerSchema, statusesSchema, submitSchema } from './request-schemas.js';
+import { answerSchema, approvalSchema, statusesSchema, submitSchema } from './request-schemas.js';
 import { TASK_ID_PATTERN } from '@agentq/store';
 import {
   bulkResultSchema,
@@ -83,6 +83,7 @@ export const OPERATIONS: Record<string, { id: string; tag: string }> = {
   'POST /v1/tasks/{id}/retry': { id: 'retryTask', tag: 'tasks' },
   'POST /v1/tasks/{id}/fork': { id: 'forkTask', tag: 'tasks' },
   'POST /v1/tasks/{id}/input': { id: 'answerTask', tag: 'tasks' },
+  'POST /v1/tasks/{id}/approvals': { id: 'decideApproval', tag: 'tasks' },
   'GET /v1/tasks/{id}/files': { id: 'listTaskFiles', tag: 'files' },
   'GET /v1/tasks/{id}/files.tar.gz': { id: 'downloadTaskArchive', tag: 'files' },
   'GET /v1/tasks/{id}/files/{path}': { id: 'downloadTaskFile', tag: 'files' },
@@ -300,6 +301,28 @@ function describedApi(): ReturnType<typeof createDocument> {
             '400': error('No text.'),
             '404': NOT_FOUND,
             '409': error('The task is not waiting.'),
+          },
+        }),
+      },
+      '/v1/tasks/{id}/approvals': {
+        post: v1({
+          summary: 'Approve or reject a call that waits for approval',
+          description:
+            "A waiting task's `waitingFor.calls` are the calls an approval rule of its agent holds. Each is decided once; once all are, the task is queued again and runs on any worker: an approved call runs, a rejected one is answered to its model with the reason.",
+          requestParams: taskIdParam,
+          requestBody: { content: json(approvalSchema) },
+          responses: {
+            '200': {
+              description: 'Decided; `remaining` calls still wait.',
+              content: json(z.object({ id: z.string(), status: z.enum(['waiting']), remaining: z.number().int() })),
+            },
+            '202': {
+              description: 'Decided, the last one: the task is queued again.',
+              content: json(z.object({ id: z.string(), status: z.enum(['queued']), remaining: z.literal(0) })),
+            },
+            '400': error('A field is missing or wrong.'),
+            '404': NOT_FOUND,
+            '409': error('The task waits for no approval, no such call waits, or the call was decided already.'),
           },
         }),
       },

@@ -1,9 +1,10 @@
 /**
  * The bodies of the API's requests that are the API's own: a submit's envelope (its batch and its
- * tasks), the statuses a client asks about, an answer to a waiting task. What a task is, as the task
+ * tasks), the statuses a client asks about, an answer to a waiting task, a decision on a call. What a task is, as the task
  * service takes it (taskInputSchema, forkSchema), is the tasks package's.
  */
 import { z } from 'zod';
+import { MAX_APPROVAL_REASON } from '@agentq/contract';
 import { TASK_ID_PATTERN } from '@agentq/store';
 import { fieldsOnly, taskInputSchema } from '@agentq/tasks';
 
@@ -25,6 +26,17 @@ export const submitSchema = fieldsOnly({
 /** Which tasks `POST /v1/tasks/statuses` asks about. */
 export const statusesSchema = fieldsOnly({
   ids: z.array(z.string().regex(TASK_ID_PATTERN, 'is not a task id')).min(1).max(10_000),
+});
+
+export const approvalSchema = fieldsOnly({
+  callId: z.string().min(1).max(200).meta({ description: 'The call decided: an id of `waitingFor.calls`.' }),
+  approve: z.boolean(),
+  reason: z
+    .string()
+    .trim()
+    .max(MAX_APPROVAL_REASON)
+    .optional()
+    .meta({ description: "Why; a rejected call's reason is what its model reads." }),
 });
 
 export const answerSchema = fieldsOnly({ text: z.string().trim().min(1, 'must be a non-empty string').max(100_000) });

@@ -56,6 +56,9 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   status                                  pools, queue depths, workers online
   usage [--tenant T] / usage --all        the key's tenant's tasks, bytes and spending against its
                                           limits (an admin key: any tenant's, or every tenant's)
+  approve ID CALL / reject ID CALL [--reason TEXT]
+                                          decide a call that waits for approval (the task's
+                                          waitingFor.calls); a rejection's reason goes to the model
   cancel ID                               cancel a task (and its subtasks)
   retry ID                                run a failed or cancelled task again; prints the new id
   cancel --batch B / retry --batch B      the same for every task of a batch that has not ended /
@@ -83,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
       priority: { type: 'string' },
       model: { type: 'string' },
       prompt: { type: 'string' },
+      reason: { type: 'string' },
       'from-step': { type: 'string' },
       batch: { type: 'string' },
       tenant: { type: 'string' },
@@ -145,6 +149,15 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/manage.js')).statusCommand(await client(values), values);
     case 'usage':
       return (await import('./commands/usage.js')).usageCommand(await client(values), values);
+    case 'approve':
+    case 'reject':
+      return (await import('./commands/approvals.js')).decideCommand(
+        await client(values),
+        command === 'approve',
+        argument,
+        third,
+        values,
+      );
     case 'cancel':
       return (await import('./commands/manage.js')).cancelCommand(await client(values), argument, values);
     case 'retry':

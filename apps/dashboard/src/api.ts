@@ -16,6 +16,7 @@ export type {
   TaskEvent,
   TaskSummaryView as TaskSummary,
   TaskView as Task,
+  WaitingFor,
 } from '@agentq/contract';
 
 /** Who the key in use belongs to. */

@@ -1,7 +1,7 @@
 /** What every job of a worker process gets: the stores, the pool's model, the cancel signals, the config. */
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
-import type { AgentQueues } from '@agentq/scheduling';
+import type { AgentQueues, ScheduleTimers } from '@agentq/scheduling';
 import type { TaskStore } from '@agentq/store';
 import type { Transitions } from '@agentq/tasks';
 import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
@@ -32,6 +32,8 @@ export interface JobContext {
   telemetry: TaskTelemetry;
   /** Traces (on with OTEL_EXPORTER_OTLP_ENDPOINT). */
   tracing: Tracing;
+  /** Timers kept in Redis (an approval's time limit). */
+  timers: ScheduleTimers;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
 }

@@ -9,6 +9,8 @@ export function recordOutcome(options: {
   by: ByRun;
   protocol: 'native' | 'fences';
   outcome: AgentOutcome;
+  /** When calls awaiting approval are rejected if nobody decided them (the agent's time limit). */
+  approvalsExpireAt?: Date;
 }): Promise<CommitResult> {
   const { transitions, task, by, outcome } = options;
   switch (outcome.status) {
@@ -26,6 +28,17 @@ export function recordOutcome(options: {
       return transitions.wait(task, {
         ...by,
         pending: { callId: outcome.callId, protocol: options.protocol, question: outcome.question },
+        steps: outcome.steps,
+      });
+    case 'approval':
+      return transitions.wait(task, {
+        ...by,
+        pending: {
+          kind: 'approval',
+          step: outcome.step,
+          calls: outcome.calls,
+          ...(options.approvalsExpireAt ? { expiresAt: options.approvalsExpireAt.toISOString() } : {}),
+        },
         steps: outcome.steps,
       });
   }

@@ -6,7 +6,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
-import { agentInstructions, jailLimitsFor, streamsAnswers, toolNetworkFor, toolProtocolFor } from '@agentq/config';
+import {
+  agentInstructions,
+  approvalsFor,
+  jailLimitsFor,
+  streamsAnswers,
+  toolNetworkFor,
+  toolProtocolFor,
+} from '@agentq/config';
 import {
   protocolFor,
   runAgent,
@@ -45,6 +52,7 @@ export async function runAgentJob(
   const { store, transitions, config } = context;
   const protocolName = toolProtocolFor(config, agent);
   const builtin = agentBuiltinTools(config, agent);
+  const approvals = approvalsFor(config, agent);
   const budgets: StopCondition[] = [];
   if (config.AGENTQ_TOKEN_BUDGET) budgets.push(tokenBudgetIs(config.AGENTQ_TOKEN_BUDGET));
   if (config.AGENTQ_TIME_BUDGET_MS) budgets.push(timeBudgetIs(config.AGENTQ_TIME_BUDGET_MS));
@@ -169,6 +177,21 @@ export async function runAgentJob(
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
+        ...(approvals
+          ? {
+              approvals: {
+                rules: approvals.rules,
+                ...(record.decisions
+                  ? {
+                      decided: {
+                        step: record.decisions.step,
+                        calls: new Map(Object.entries(record.decisions.calls)),
+                      },
+                    }
+                  : {}),
+              },
+            }
+          : {}),
         signal,
       });
     },
@@ -177,6 +200,11 @@ export async function runAgentJob(
         ran.ended === 'ran'
           ? ran.value
           : { status: 'failed', reason: 'error', message: ran.message, steps: record.steps };
+      // An approvals' time limit is set before the task waits: a timer with nothing to reject does nothing.
+      const approvalsExpireAt =
+        outcome.status === 'approval' && approvals?.timeoutMs ? new Date(Date.now() + approvals.timeoutMs) : undefined;
+      if (approvalsExpireAt && outcome.status === 'approval')
+        await context.timers.expireApprovalsAt(taskId, outcome.step, approvalsExpireAt.getTime());
       // What its folder holds, for a fork's check: a fork must not copy past its own quota.
       await recordOutcome({
         transitions,
@@ -184,6 +212,7 @@ export async function runAgentJob(
         by: { ...by, workdir: disk?.usage() },
         protocol: protocolName,
         outcome,
+        ...(approvalsExpireAt ? { approvalsExpireAt } : {}),
       });
       if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
       // A failed task is a failed job in BullMQ's counts too; it is recorded already, so not tried again.

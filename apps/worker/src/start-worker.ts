@@ -52,7 +52,7 @@ import {
   ScheduleStore,
   WebhookDeliveries,
 } from '@agentq/store';
-import { onSubtaskFinished, ScheduleService, TaskService, Transitions } from '@agentq/tasks';
+import { expireApprovals, onSubtaskFinished, ScheduleService, TaskService, Transitions } from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,
@@ -219,6 +219,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       schedules
         .fire(scheduleId, at)
         .catch((error: unknown) => logger.error({ err: error, scheduleId }, 'a schedule could not fire')),
+    // Thrown again: BullMQ tries the timer again later.
+    expireApprovals: async (taskId, step) => {
+      const expired = await expireApprovals({ store, queues, taskId, step });
+      if (expired) logger.info({ taskId, step, expired }, 'calls awaiting approval rejected: nobody decided in time');
+    },
   });
   scheduleFirings.on('error', () => undefined);
   const workers = new Map<AgentPool, Worker>();
@@ -238,6 +243,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       tracing,
       metrics,
       isolation: poolTools.get(pool)!.isolation,
+      timers: scheduleTimers,
       mcp,
       serviceAddresses,
       rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),

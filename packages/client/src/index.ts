@@ -15,6 +15,7 @@ import {
   isLiveDelta,
   TERMINAL_EVENT_TYPES,
   TERMINAL_STATUSES,
+  type ApprovalInput,
   type DeliveryView,
   type ScheduleView,
   type StreamedEvent,
@@ -30,6 +31,7 @@ export { AgentqApiError } from './client-error.js';
 export type { ClientErrorCode } from './client-error.js';
 export { isLiveDelta } from '@agentq/contract';
 export type {
+  ApprovalInput,
   DeliveryView,
   LlmDelta,
   ScheduleView,
@@ -38,6 +40,7 @@ export type {
   TaskSummaryView,
   TaskView,
   UsageView,
+  WaitingFor,
 } from '@agentq/contract';
 
 /** One task as `POST /v1/tasks` takes it. */
@@ -253,6 +256,12 @@ export function createClient(options: ClientOptions) {
     /** Answers a waiting task's question. */
     answer: (id: string, text: string) =>
       call<{ id: string; status: TaskStatus }>('POST', `${task(id)}/input`, { text }),
+    /**
+     * Approves or rejects a call that waits for approval (one of the task's `waitingFor.calls`);
+     * `remaining`: how many still wait (at 0 the task is queued again).
+     */
+    decide: (id: string, decision: ApprovalInput) =>
+      call<{ id: string; status: TaskStatus; remaining: number }>('POST', `${task(id)}/approvals`, decision),
     remove: (id: string) => call<void>('DELETE', task(id)),
     usage: () => call<UsageView>('GET', '/v1/usage'),
     deliveries: {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   agentNames,
+  approvalsFor,
   apiKeys,
   fairOptions,
   tenantMaxBytes,
@@ -74,6 +75,21 @@ describe('the configuration file', () => {
       /mcpServers\.gh\.env\.TOKEN: names the variable NO_SUCH_TOKEN, which is not set/,
     );
     expect(() => load('agents: {}\n')).toThrow(/agents: declares no agent/);
+    const approvals = (rules: string) =>
+      load(
+        `agents:\n  a:\n    description: x\n    instructions: y\n    tools: [bash, http_fetch]\n    approvals: { rules: ${rules} }\n`,
+      );
+    expect(() => approvals('[{ tool: bsh }]')).toThrow(
+      /approvals\.rules\.0\.tool: "bsh" names none of this agent's tools/,
+    );
+    expect(() => approvals('[{ tool: bash, matches: "^rm" }]')).toThrow(/`matches` needs the `argument` it reads/);
+    expect(() => approvals('[{ tool: bash, argument: command, matches: "(" }]')).toThrow(/a regular expression/);
+    expect(() => approvals('[{ tool: http_fetch, unlessHosts: ["a b"] }]')).toThrow(/unlessHosts\.0: a host name/);
+    expect(
+      approvalsFor(approvals('[{ tool: bash }, { tool: http_fetch, unlessHosts: ["*.example.com"] }]'), 'a'),
+    ).toEqual({
+      rules: [{ tool: 'bash' }, { tool: 'http_fetch', unlessHosts: ['*.example.com'] }],
+    });
     expect(() => loadConfig({ env: { AGENTQ_CONFIG: '/no/such/agentq.yaml' } })).toThrow(
       /AGENTQ_CONFIG=.*no such file/,
     );

@@ -65,6 +65,70 @@ const instructionsSchema = z
   ])
   .describe("The agent's system prompt: inline text, or `{file: path}`.");
 
+const hostName = z
+  .string()
+  .regex(/^(\*\.)?[a-z0-9.-]+$/i, 'a host name, or *.domain for its subdomains')
+  .max(253);
+
+const approvalRuleSchema = z
+  .object({
+    tool: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+\*?$/, "a tool's name, or a prefix ending in *")
+      .describe(
+        "The tool whose calls need approval: a tool's name, or a prefix ending in `*` (an MCP server's tools).",
+      ),
+    argument: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The argument `matches` or `unlessHosts` reads. Default for `unlessHosts`: `url`.'),
+    matches: z
+      .string()
+      .min(1)
+      .refine((pattern) => {
+        try {
+          new RegExp(pattern, 'u');
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'a regular expression (JavaScript, with the u flag)')
+      .optional()
+      .describe('Only calls whose `argument` (as text) matches this regular expression need approval.'),
+    unlessHosts: z
+      .array(hostName)
+      .min(1)
+      .optional()
+      .describe(
+        'Only calls whose URL goes to a host not listed need approval (`*.example.com`: its subdomains); a URL that cannot be read needs it.',
+      ),
+  })
+  .strict()
+  .refine((rule) => !(rule.matches && rule.unlessHosts), 'give `matches` or `unlessHosts`, not both')
+  .refine((rule) => !rule.matches || rule.argument, '`matches` needs the `argument` it reads');
+
+const approvalsSchema = z
+  .object({
+    rules: z
+      .array(approvalRuleSchema)
+      .min(1)
+      .max(100)
+      .describe('The calls that wait for a person: a call any rule names is not run until approved.'),
+    timeoutMinutes: z
+      .number()
+      .positive()
+      .max(60 * 24 * 30)
+      .optional()
+      .describe(
+        'Calls not decided within this many minutes are rejected. Default: they wait until decided or cancelled.',
+      ),
+  })
+  .strict()
+  .describe(
+    'Approval before a tool runs: its task goes `waiting` with the call, frees its worker, and resumes when `POST /v1/tasks/:id/approvals` decides it.',
+  );
+
 const agentSchema = z
   .object({
     description: z
@@ -103,6 +167,7 @@ const agentSchema = z
         'Ask the model for a stream and show the answer as it forms (`llm.delta` events, live only); an endpoint that does not stream, or breaks the stream, is asked again whole. Default false: whole answers.',
       ),
     jail: jailSchema.optional(),
+    approvals: approvalsSchema.optional(),
   })
   .strict();
 
@@ -395,6 +460,23 @@ export const fileSchema = z
             code: 'custom',
             path: ['agents', name, 'tools', index],
             message: `"${tool}" is neither a built-in tool (${BUILTIN_TOOLS.join(', ')}) nor a server of mcpServers`,
+          });
+      });
+      // A rule for a tool the agent does not have would hold nothing: a misspelt name must not pass.
+      agent.approvals?.rules.forEach((rule, index) => {
+        const prefix = rule.tool.replace(/\*$/, '');
+        const reaches = agent.tools.some((tool) =>
+          tool in file.mcpServers
+            ? `${tool}_`.startsWith(prefix) || prefix.startsWith(`${tool}_`)
+            : rule.tool.endsWith('*')
+              ? tool.startsWith(prefix)
+              : tool === rule.tool,
+        );
+        if (!reaches)
+          context.addIssue({
+            code: 'custom',
+            path: ['agents', name, 'approvals', 'rules', index, 'tool'],
+            message: `"${rule.tool}" names none of this agent's tools (${agent.tools.join(', ') || 'none'}); an MCP server's tools are <server>_<tool>, or <server>_*`,
           });
       });
     }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { PLANNER_POOL, TOOL_PROTOCOLS, type WebhookEvent } from '@agentq/contract';
+import { PLANNER_POOL, TOOL_PROTOCOLS, type ApprovalRule, type WebhookEvent } from '@agentq/contract';
 import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { replacedVariables } from './replaced-variables.js';
@@ -329,6 +329,16 @@ export function toolProtocolFor(config: Config, pool: string): 'native' | 'fence
 /** Whether an agent's answers are streamed to its followers as they form (the planner's are not). */
 export function streamsAnswers(config: Config, pool: string): boolean {
   return agentSettings(config, pool)?.stream ?? false;
+}
+
+/** The calls of an agent that wait for a person's approval, and how long they may wait; none for the planner. */
+export function approvalsFor(config: Config, pool: string): { rules: ApprovalRule[]; timeoutMs?: number } | undefined {
+  const approvals = agentSettings(config, pool)?.approvals;
+  if (!approvals) return undefined;
+  return {
+    rules: approvals.rules,
+    ...(approvals.timeoutMinutes ? { timeoutMs: Math.round(approvals.timeoutMinutes * 60_000) } : {}),
+  };
 }
 
 /** The model a pool calls: the agent's (or the planner's) own, else AGENTQ_MODEL. */

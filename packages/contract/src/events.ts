@@ -3,6 +3,7 @@
  * what the API streams and what the dashboard and the CLI read, checked by the compiler on both ends.
  */
 import type { PlannedSubtaskView, TaskError, TaskStatus, TokenUsageView } from './tasks.js';
+import type { PendingCallView } from './approvals.js';
 
 /** Each event type and its `data`. */
 export interface EventDataMap {
@@ -52,7 +53,18 @@ export interface EventDataMap {
   /** `planErrors`: why the planner's plan of this step was not accepted. */
   'step.completed': { step: number; planErrors?: string[] };
   compaction: { tokensBefore: number; tokensAfter: number; summarised: number; summaries: number };
-  'task.waiting': { question: string; steps: number };
+  /**
+   * Waiting: for its user's answer to `question`, or for a person to decide `approvals` (by
+   * `expiresAt`, when the agent has a time limit).
+   */
+  'task.waiting': {
+    question?: string;
+    approvals?: Array<Omit<PendingCallView, 'decision'>>;
+    expiresAt?: string;
+    steps: number;
+  };
+  /** A call waiting for approval was decided (`expired`: nobody decided in time, so it is rejected). */
+  'approval.decided': { id: string; name: string; approve: boolean; reason?: string; expired?: true };
   'task.completed': TaskEnd & { result: string; steps?: number; subtasks?: number };
   'task.failed': TaskEnd & { error?: TaskError; steps?: number; skipped?: boolean; reason?: string };
   'task.cancelled': TaskEnd & { reason?: string; steps?: number };

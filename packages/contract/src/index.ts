@@ -7,3 +7,4 @@ export * from './batch.js';
 export * from './webhooks.js';
 export * from './schedules.js';
 export * from './api-errors.js';
+export * from './approvals.js';

@@ -1,5 +1,6 @@
 /** What a task is, as every part sees it: its kinds, statuses, errors and view. */
 import type { WebhookView } from './webhooks.js';
+import type { WaitingFor } from './approvals.js';
 
 /** An agent's name (the configuration file's `agents`): a task may name one, and a plan's subtasks use them. */
 export type AgentKind = string;
@@ -98,6 +99,8 @@ export interface TaskView {
   error: TaskError | null;
   /** While `waiting`: what the model asked the user. */
   question: string | null;
+  /** While `waiting`: what for: an answer, or approvals (with each call); null otherwise. */
+  waitingFor: WaitingFor | null;
   steps: number;
   usage: TokenUsageView;
   /** What its model calls cost, in USD (0 for models without a price). */

@@ -1,6 +1,7 @@
 /** How a run of the loop ended; the task's final status follows from it. */
 import { LlmError } from '@agentq/llm';
 import { RunLostError } from './journal.js';
+import type { AwaitedCall } from './execute-tools.js';
 
 export type FailureReason = 'max_steps' | 'budget' | 'error';
 
@@ -9,7 +10,9 @@ export type AgentOutcome =
   | { status: 'failed'; reason: FailureReason; message: string; steps: number }
   | { status: 'cancelled'; steps: number }
   /** The model asked the user something; the task resumes when the answer is in memory. */
-  | { status: 'waiting'; question: string; callId: string; steps: number };
+  | { status: 'waiting'; question: string; callId: string; steps: number }
+  /** Calls of step `step` wait for a person's approval; the task resumes once each is decided. */
+  | { status: 'approval'; calls: AwaitedCall[]; step: number; steps: number };
 
 /**
  * What a model error means for a stage (the loop, planning, a final answer): the run was stopped

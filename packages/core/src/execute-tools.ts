@@ -7,7 +7,8 @@
 import { keptArguments, keptOutput } from './event-text.js';
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
-import type { EventInput } from '@agentq/contract';
+import type { ApprovalDecision, ApprovalRule, EventInput } from '@agentq/contract';
+import { approvalRuleFor } from './approval-rules.js';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
@@ -19,11 +20,29 @@ export interface ExecuteToolsOptions {
   journal: AgentJournal;
   context: ToolContext;
   step: number;
+  /** Calls a person must approve before they run (the agent's rules), and this step's decisions so far. */
+  approvals?: Approvals;
+}
+
+export interface Approvals {
+  rules: readonly ApprovalRule[];
+  /** By call id: what was decided of this step's calls. */
+  decisions?: ReadonlyMap<string, ApprovalDecision>;
+}
+
+/** A call that waits for a person, and the rule that says so. */
+export interface AwaitedCall {
+  id: string;
+  name: string;
+  arguments: string;
+  rule: string;
 }
 
 export type ExecuteToolsOutcome =
   | { status: 'done' | 'cancelled'; messages: Message[] }
-  | { status: 'waiting'; messages: Message[]; question: string; callId: string };
+  | { status: 'waiting'; messages: Message[]; question: string; callId: string }
+  /** Nothing ran: these calls wait for a person's decision first. */
+  | { status: 'approval'; messages: Message[]; calls: AwaitedCall[] };
 
 /** Results of calls not run that go out in one commit: a hostile answer's thousands stay small writes. */
 const HELD_PER_COMMIT = 256;
@@ -65,6 +84,17 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   // Calls past the cap are answered together at the end, a bounded number a commit.
   const runnable = calls.filter((call) => call.notRun === undefined);
   const held = calls.filter((call) => call.notRun !== undefined);
+  // Every call of the step that needs a person is decided before any runs: nothing runs twice, and a
+  // person sees them all at once.
+  const ruleOf = (call: PlannedCall) =>
+    options.approvals ? approvalRuleFor(options.approvals.rules, call) : undefined;
+  const awaited = runnable.flatMap((call): AwaitedCall[] => {
+    const rule = ruleOf(call);
+    return rule && !options.approvals?.decisions?.has(call.id)
+      ? [{ id: call.id, name: call.name, arguments: call.arguments, rule }]
+      : [];
+  });
+  if (awaited.length) return { status: 'approval', messages: [], calls: awaited };
 
   for (const [index, call] of runnable.entries()) {
     const isLast = index === runnable.length - 1 && held.length === 0;
@@ -100,7 +130,11 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       writeWithinMs: ANNOUNCE_WITHIN_MS,
     });
     const started = performance.now();
-    const result = await runPlannedCall(call, options.tools, context);
+    const rejected = ruleOf(call) === undefined ? undefined : options.approvals?.decisions?.get(call.id);
+    const result =
+      rejected && !rejected.approve
+        ? ({ call, status: 'failed', output: rejectionText(rejected) } satisfies CallResult)
+        : await runPlannedCall(call, options.tools, context);
     await record([result], Math.round(performance.now() - started), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
@@ -141,6 +175,16 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     );
     return { status: 'waiting', messages: committed, question: waiting.question, callId: waiting.call.id };
   }
+}
+
+/** What the model reads of a rejected call: that it did not run, and why, so that it can do otherwise. */
+function rejectionText(decision: ApprovalDecision): string {
+  const why = decision.expired
+    ? 'nobody approved it in time'
+    : decision.reason
+      ? `a person rejected it: ${decision.reason}`
+      : 'a person rejected it';
+  return `Not run: this call needs a person's approval, and ${why}. Do not repeat it as it was; find another way or answer without it.`;
 }
 
 function readQuestion(call: PlannedCall): string | undefined {

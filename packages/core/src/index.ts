@@ -15,3 +15,4 @@ export * from './run-agent.js';
 export * from './plan.js';
 export * from './plan-task.js';
 export * from './final-answer.js';
+export * from './approval-rules.js';

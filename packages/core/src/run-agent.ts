@@ -17,6 +17,7 @@ import {
   type TokenUsage,
 } from '@agentq/protocol';
 import type { Tool, ToolContext, ToolSettings } from '@agentq/tools';
+import type { ApprovalDecision, ApprovalRule } from '@agentq/contract';
 import { modelErrorOutcome, type AgentOutcome } from './agent-outcome.js';
 import { takeModelTurn } from './call-model.js';
 import { compactContext, type CompactionSettings } from './compact-context.js';
@@ -58,6 +59,14 @@ export interface RunAgentOptions {
   compaction?: CompactionSettings;
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
+  /**
+   * Calls a person must approve before they run (the agent's `approvals`), and what was decided of
+   * one step's calls (the task's record keeps them while the step lasts).
+   */
+  approvals?: {
+    rules: readonly ApprovalRule[];
+    decided?: { step: number; calls: ReadonlyMap<string, ApprovalDecision> };
+  };
   /** Each piece of a model's answer as it forms (the model is then asked for a stream), with its step. */
   onDelta?: (delta: ModelDelta, step: number) => void;
 }
@@ -91,7 +100,19 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   let reported = { tokens: 0, entries: entries.length };
 
   const runTools = async (calls: Parameters<typeof executeTools>[0]['calls']): Promise<ExecuteToolsOutcome> => {
-    const outcome = await executeTools({ calls, protocol, tools, journal, context: toolContext, step: steps });
+    const approvals = options.approvals && {
+      rules: options.approvals.rules,
+      ...(options.approvals.decided?.step === steps ? { decisions: options.approvals.decided.calls } : {}),
+    };
+    const outcome = await executeTools({
+      calls,
+      protocol,
+      tools,
+      journal,
+      context: toolContext,
+      step: steps,
+      ...(approvals ? { approvals } : {}),
+    });
     entries.push(...outcome.messages);
     return outcome;
   };
@@ -99,6 +120,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
     if (outcome.status === 'cancelled') return { status: 'cancelled', steps };
     if (outcome.status === 'waiting')
       return { status: 'waiting', question: outcome.question, callId: outcome.callId, steps };
+    if (outcome.status === 'approval') return { status: 'approval', calls: outcome.calls, step: steps, steps };
     return undefined;
   };
 

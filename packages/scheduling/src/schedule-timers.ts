@@ -2,7 +2,8 @@
  * What fires schedules: one BullMQ job scheduler per schedule, on a queue of its own (whose name no
  * agent can have), each firing a job `{scheduleId}` that a worker turns into a task. BullMQ keeps the
  * next time in Redis: schedules survive any process's restart, and each firing is one job however many
- * workers there are.
+ * workers there are. The same queue carries the other timers of tasks: an approval's time limit, a
+ * delayed job `{taskId, step}`.
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Keys } from '@agentq/store';
@@ -38,6 +39,18 @@ export class ScheduleTimers {
     await this.queue.removeJobScheduler(id);
   }
 
+  /**
+   * Rejects step `step`'s calls awaiting approval at `at` (ms since the epoch) if nobody decided them
+   * (expireApprovals). Set before the task waits: a timer with nothing left to reject does nothing.
+   */
+  async expireApprovalsAt(taskId: string, step: number, at: number): Promise<void> {
+    await this.queue.add(
+      'approvals',
+      { taskId, step },
+      { jobId: `${taskId}-s${step}-approvals`, delay: Math.max(0, at - Date.now()) },
+    );
+  }
+
   /** When a schedule fires next (ms since the epoch), if its timer runs. */
   async next(id: string): Promise<number | undefined> {
     return (await this.queue.getJobScheduler(id))?.next ?? undefined;
@@ -48,15 +61,25 @@ export class ScheduleTimers {
   }
 }
 
-/** A worker's side: each firing calls `fire` (which never throws for a run it could not submit). */
+/**
+ * A worker's side: each firing calls `fire` (which never throws for a run it could not submit), each
+ * approvals' time limit `expireApprovals`.
+ */
 export function fireSchedules(options: {
   connection: ConnectionOptions;
   keys: Keys;
   fire: (scheduleId: string, at: number) => Promise<void>;
+  expireApprovals: (taskId: string, step: number) => Promise<void>;
 }): Worker {
   return new Worker(
     options.keys.schedulesQueue,
-    async (job) => options.fire((job.data as { scheduleId: string }).scheduleId, job.timestamp + (job.opts.delay ?? 0)),
+    async (job) => {
+      if (job.name === 'approvals') {
+        const { taskId, step } = job.data as { taskId: string; step: number };
+        return options.expireApprovals(taskId, step);
+      }
+      return options.fire((job.data as { scheduleId: string }).scheduleId, job.timestamp + (job.opts.delay ?? 0));
+    },
     { connection: options.connection, prefix: options.keys.bullPrefix, concurrency: 4 },
   );
 }

@@ -8,10 +8,11 @@
 -- goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder costs Redis about
 -- 40 instructions a byte, an argument about 12).
 --
--- The payload may ask for a status change guarded by `expect` (the statuses it may change from) and by
--- `runToken` (the run that holds the task), and carry fields, counters to add (`add`: tokens, model
--- time, cost), steps, messages and events. A status change of a submitted task moves it to the new
--- status's band (`band`) of its two lists (task-index.ts); a task that ends joins the to-compact set.
+-- The payload may ask for a status change guarded by `expect` (the statuses it may change from), by
+-- `expectSeq` (the last event's number the caller read) and by `runToken` (the run that holds the
+-- task), and carry fields, counters to add (`add`: tokens, model time, cost), steps, messages and
+-- events. A status change of a submitted task moves it to the new status's band (`band`) of its two
+-- lists (task-index.ts); a task that ends joins the to-compact set.
 -- A status change the task's webhook asks for (its `webhookOn` names the status) adds a delivery, in
 -- the same write: id `msg_<task>_<seq of the event>`, due now (webhook-deliveries.ts sends it).
 -- With `lease` ({key, ms}: declared in KEYS too, at `lease.index`) the task is leased in its pool's
@@ -62,6 +63,8 @@ if payload.expect then
   for _, status in ipairs(payload.expect) do if status == current then allowed = true end end
   if not allowed then return {'wrong_status', seq, current, cancelRequested, record} end
 end
+-- A change made from what the caller read (a decision among several): only if nothing came between.
+if payload.expectSeq and payload.expectSeq ~= seq then return {'wrong_status', seq, current, cancelRequested, record} end
 local stop = spendingStop(payload, fields, rootKey, spendKey)
 -- What a commit that appends messages or events writes (them and its fields) adds to the task's bytes
 -- and its tenant's count (tenant-bytes.ts); past the tenant's byte limit, its runs stop (a claim too:

@@ -8,8 +8,10 @@ import {
   TASK_STATUSES,
   WEBHOOK_EVENT_STATUS,
   WEBHOOK_EVENTS,
+  type ApprovalDecision,
   type TaskError,
   type TaskView,
+  type WaitingFor,
   type WebhookEvent,
 } from '@agentq/contract';
 import { DEFAULT_TENANT } from './task-ids.js';
@@ -33,11 +35,29 @@ const optionalText = z
   .transform((value) => value || undefined);
 
 const taskErrorSchema = z.object({ code: z.string(), message: z.string() }).transform((error) => error as TaskError);
-const pendingSchema = z.object({
-  callId: z.string(),
-  protocol: z.enum(['native', 'fences']),
-  question: z.string(),
-}) satisfies z.ZodType<PendingQuestion>;
+const pendingSchema = z.union([
+  z.object({
+    kind: z.literal('approval'),
+    step: z.number().int(),
+    calls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string(), rule: z.string() })),
+    expiresAt: z.string().optional(),
+  }) satisfies z.ZodType<PendingApproval>,
+  z.object({
+    kind: z.literal('question').optional(),
+    callId: z.string(),
+    protocol: z.enum(['native', 'fences']),
+    question: z.string(),
+  }) satisfies z.ZodType<PendingQuestion>,
+]);
+const decisionSchema = z.object({
+  approve: z.boolean(),
+  reason: z.string().optional(),
+  expired: z.literal(true).optional(),
+}) satisfies z.ZodType<ApprovalDecision>;
+const decisionsSchema = z.object({
+  step: z.number().int(),
+  calls: z.record(z.string(), decisionSchema),
+}) satisfies z.ZodType<StepDecisions>;
 const plannedSubtaskSchema = z.object({
   id: z.string(),
   agent: z.string(),
@@ -114,11 +134,16 @@ const recordSchema = z.object({
   worker: optionalText,
   result: z.string().optional(),
   error: json(taskErrorSchema).optional(),
-  /** While waiting: what the model asked, and how the answer goes back. */
+  /** While waiting: what the model asked (and how the answer goes back), or the calls awaiting approval. */
   pending: z
     .string()
     .optional()
     .transform((text) => (text ? pendingSchema.parse(JSON.parse(text)) : undefined)),
+  /** What was decided of a step's calls that needed approval (kept while that step runs). */
+  decisions: z
+    .string()
+    .optional()
+    .transform((text) => (text ? decisionsSchema.parse(JSON.parse(text)) : undefined)),
   cancelRequested: z
     .string()
     .optional()
@@ -187,7 +212,9 @@ export function taskView(record: TaskRecord): TaskView {
     metadata: record.metadata ?? {},
     result: record.result ?? null,
     error: record.error ?? null,
-    question: record.status === 'waiting' ? (record.pending?.question ?? null) : null,
+    question:
+      record.status === 'waiting' && record.pending?.kind !== 'approval' ? (record.pending?.question ?? null) : null,
+    waitingFor: waitingFor(record),
     steps: record.steps,
     usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
     costUsd: record.costMicroUsd / 1_000_000,
@@ -199,6 +226,19 @@ export function taskView(record: TaskRecord): TaskView {
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,
     finishedAt: record.finishedAt ?? null,
+  };
+}
+
+/** What a waiting task waits for, with each awaited call's decision so far. */
+function waitingFor(record: TaskRecord): WaitingFor | null {
+  const pending = record.status === 'waiting' ? record.pending : undefined;
+  if (!pending) return null;
+  if (pending.kind !== 'approval') return { kind: 'answer', question: pending.question };
+  const decided = record.decisions?.step === pending.step ? record.decisions.calls : {};
+  return {
+    kind: 'approval',
+    calls: pending.calls.map((call) => ({ ...call, decision: decided[call.id] ?? null })),
+    expiresAt: pending.expiresAt ?? null,
   };
 }
 
@@ -240,7 +280,22 @@ export function budgetSpent(record: TaskRecord): boolean {
 
 /** What a waiting task waits for: the call that asked, and how the answer must be written back. */
 export interface PendingQuestion {
+  kind?: 'question';
   callId: string;
   protocol: 'native' | 'fences';
   question: string;
+}
+
+/** A waiting task's calls of step `step` that wait for a person's approval, and until when (if limited). */
+export interface PendingApproval {
+  kind: 'approval';
+  step: number;
+  calls: Array<{ id: string; name: string; arguments: string; rule: string }>;
+  expiresAt?: string;
+}
+
+/** What was decided of step `step`'s calls, by call id. */
+export interface StepDecisions {
+  step: number;
+  calls: Record<string, ApprovalDecision>;
 }

@@ -37,6 +37,11 @@ export interface CommitOptions {
   status?: TaskStatus;
   /** Commit only when the current status is one of these; otherwise nothing is written. */
   expect?: readonly TaskStatus[];
+  /**
+   * Commit only when the task's last event is still this one (its `seq`): nothing else changed it since
+   * the caller read it. Otherwise nothing is written, and the outcome is 'wrong_status'.
+   */
+  expectSeq?: number;
   /** Commit only while this run token is the task's: the worker that wrote it still holds the task. */
   runToken?: string;
   /**
@@ -491,6 +496,7 @@ export class TaskStore {
       ...(read ? { read: true } : {}),
       ...(options.status ? { status: options.status, band: statusBand(options.status) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
+      ...(options.expectSeq !== undefined ? { expectSeq: options.expectSeq } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
       ...(fields.length ? { fields: fields.length } : {}),
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),

@@ -20,7 +20,9 @@ export async function answerTask(options: {
   const record = await store.getRecord(taskId);
   if (!record) return { found: false, status: undefined, answered: false };
   const pending = record.pending;
-  if (record.status !== 'waiting' || !pending) return { found: true, status: record.status, answered: false };
+  // A task waiting for approvals is not waiting for an answer (decide-approval.ts).
+  if (record.status !== 'waiting' || !pending || pending.kind === 'approval')
+    return { found: true, status: record.status, answered: false };
   const message: Message =
     pending.protocol === 'native'
       ? { role: 'tool', toolCallId: pending.callId, name: 'ask_user', content: `The user answered: ${text}` }

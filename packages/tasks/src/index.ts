@@ -16,3 +16,5 @@ export { Admission, DailyLimitError, RedisFullError, WORK_ACTIONS } from './admi
 export type { AdmitRequest, WorkAction } from './admission.js';
 export { ScheduleService } from './schedule-service.js';
 export type { ScheduleInput } from './schedule-service.js';
+export { decideApproval, expireApprovals, undecided } from './decide-approval.js';
+export type { DecideOutcome } from './decide-approval.js';

@@ -20,6 +20,7 @@ import {
 import type { Redis } from 'ioredis';
 import { Admission } from './admission.js';
 import { answerTask } from './answer-task.js';
+import { decideApproval, type DecideOutcome } from './decide-approval.js';
 import { cancelTask } from './cancel-task.js';
 import { ForkError, forkRefusal, forkTask } from './fork-task.js';
 import { RETRYABLE, retryTask } from './retry-task.js';
@@ -177,6 +178,17 @@ export class TaskService {
 
   answer(taskId: string, text: string): Promise<{ found: boolean; status: TaskStatus | undefined; answered: boolean }> {
     return answerTask({ store: this.options.store, queues: this.options.queues, taskId, text });
+  }
+
+  /** Decides one call awaiting approval (decide-approval.ts). */
+  decide(taskId: string, decision: { callId: string; approve: boolean; reason?: string }): Promise<DecideOutcome> {
+    return decideApproval({
+      store: this.options.store,
+      queues: this.options.queues,
+      taskId,
+      callId: decision.callId,
+      decision: { approve: decision.approve, ...(decision.reason ? { reason: decision.reason } : {}) },
+    });
   }
 
   /** Removes an ended task with its subtasks, all of which must have ended; a subtask goes with its task only. */

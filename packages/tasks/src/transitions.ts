@@ -24,7 +24,9 @@ import {
   webhookOnField,
   type StoredSubtask,
   type TaskRecord,
+  type PendingApproval,
   type PendingQuestion,
+  type StepDecisions,
   type CommitOptions,
   type CommitResult,
   type NewTask,
@@ -281,16 +283,67 @@ export class Transitions {
     });
   }
 
-  /** The model asked the user something: `waiting`, with how the answer must be written back. */
-  wait(task: TaskRef, options: ByRun & { pending: PendingQuestion; steps: number }): Promise<CommitResult> {
+  /**
+   * `waiting`: the model asked the user something (with how the answer must be written back), or calls
+   * of a step wait for a person's approval.
+   */
+  wait(
+    task: TaskRef,
+    options: ByRun & { pending: PendingQuestion | PendingApproval; steps: number },
+  ): Promise<CommitResult> {
+    const { pending } = options;
     return this.change(task, {
       runToken: options.runToken,
       takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'waiting',
-      fields: { pending: JSON.stringify(options.pending), ...workdirFields(options) },
+      fields: { pending: JSON.stringify(pending), ...workdirFields(options) },
       events: [
-        { type: 'task.waiting', ...by(options), data: { question: options.pending.question, steps: options.steps } },
+        {
+          type: 'task.waiting',
+          ...by(options),
+          data:
+            pending.kind === 'approval'
+              ? {
+                  approvals: pending.calls,
+                  ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}),
+                  steps: options.steps,
+                }
+              : { question: pending.question, steps: options.steps },
+        },
+      ],
+    });
+  }
+
+  /**
+   * One call awaiting approval decided (`decisions`: the step's, this one included), written only if
+   * nothing changed the task since the caller read it at `seq`. With `resume`, the last one: the task is
+   * queued again (as job `jobId`, which the caller adds while `lease` holds) and runs what was decided.
+   */
+  decide(
+    task: TaskRef,
+    options: {
+      seq: number;
+      decisions: StepDecisions;
+      call: { id: string; name: string };
+      resume?: { jobId: string; resumes: number; lease: { key: string; ms: number } };
+    },
+  ): Promise<CommitResult> {
+    const decision = options.decisions.calls[options.call.id]!;
+    const { resume } = options;
+    return this.change(task, {
+      expect: ['waiting'],
+      expectSeq: options.seq,
+      fields: {
+        decisions: JSON.stringify(options.decisions),
+        ...(resume ? { jobId: resume.jobId, resumes: String(resume.resumes), pending: '' } : {}),
+      },
+      ...(resume ? { status: 'queued' as const, lease: resume.lease } : {}),
+      events: [
+        { type: 'approval.decided', data: { id: options.call.id, name: options.call.name, ...decision } },
+        ...(resume
+          ? [{ type: 'task.queued' as const, data: { reason: 'every call awaiting approval is decided' } }]
+          : []),
       ],
     });
   }

@@ -9,7 +9,7 @@ import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
-import { answerSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
+import { answerSchema, approvalSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
 import type { WebhookRules } from '../webhook-rules.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
@@ -312,12 +312,45 @@ export function tasksRouter(
     const result = await service.answer(taskIdOf(request), parsed.data.text);
     if (!result.found) throw notFound(taskIdOf(request));
     if (!result.answered) {
+      const approvals =
+        result.status === 'waiting' ? ` It waits for approvals: POST /v1/tasks/${taskIdOf(request)}/approvals.` : '';
       throw new ApiError(
         'conflict',
-        `Task "${taskIdOf(request)}" is ${result.status}, not waiting for an answer: only a waiting task takes input.`,
+        `Task "${taskIdOf(request)}" is ${result.status}, not waiting for an answer: only a task whose model asked a question takes input.${approvals}`,
       );
     }
     response.status(202).json({ id: taskIdOf(request), status: result.status });
+  });
+
+  router.post('/v1/tasks/:id/approvals', async (request, response) => {
+    const taskId = taskIdOf(request);
+    await visibleRecord(store, principalOf(response), taskId);
+    const parsed = approvalSchema.safeParse(request.body);
+    if (!parsed.success) throw invalid(parsed.error, 'The request body');
+    const result = await service.decide(taskId, parsed.data);
+    switch (result.kind) {
+      case 'missing':
+        throw notFound(taskId);
+      case 'not_waiting':
+        throw new ApiError(
+          'conflict',
+          `Task "${taskId}" is ${result.status}, with no call awaiting approval: only a task waiting for approvals takes a decision.`,
+        );
+      case 'unknown_call':
+        throw new ApiError(
+          'conflict',
+          `No call "${parsed.data.callId.slice(0, 80)}" of task "${taskId}" awaits approval; those that do: ${result.waiting.join(', ') || 'none'}.`,
+        );
+      case 'decided_already':
+        throw new ApiError(
+          'conflict',
+          `Call "${parsed.data.callId}" of task "${taskId}" was ${result.decision.approve ? 'approved' : 'rejected'} already: a call is decided once.`,
+        );
+      case 'decided':
+        response
+          .status(result.remaining ? 200 : 202)
+          .json({ id: taskId, status: result.status, remaining: result.remaining });
+    }
   });
 
   return router;

@@ -97,7 +97,18 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     case 'subtask.queued':
       return `step ${event.data.planId} queued in ${event.data.agent}`;
     case 'task.waiting':
-      return paint.yellow(`waiting for an answer: ${event.data.question} (answer with POST /v1/tasks/${taskId}/input)`);
+      return event.data.approvals
+        ? paint.yellow(
+            `waiting for approval:${event.data.approvals.map((call) => `\n    ${call.id}: ${call.name} ${clip(call.arguments, 120)} (${call.rule})`).join('')}\n  decide each with agentq approve ${taskId} CALL, or agentq reject ${taskId} CALL --reason TEXT`,
+          )
+        : paint.yellow(
+            `waiting for an answer: ${event.data.question ?? ''} (answer with POST /v1/tasks/${taskId}/input)`,
+          );
+    case 'approval.decided': {
+      const { id, name, approve, reason, expired } = event.data;
+      const verdict = expired ? 'rejected: nobody decided in time' : approve ? 'approved' : 'rejected';
+      return `${approve ? paint.green(verdict) : paint.red(verdict)} ${id} (${name})${reason ? `: ${reason}` : ''}`;
+    }
     case 'task.completed':
       return paint.green('completed');
     case 'task.failed':

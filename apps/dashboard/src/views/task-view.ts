@@ -8,7 +8,7 @@
  * never parsed as HTML; the result is shown as Markdown built from text nodes (markdown.ts).
  */
 import { html, nothing, render, type TemplateResult } from 'lit-html';
-import { followEvents, isLiveDelta, request, type Delivery, type Task } from '../api.js';
+import { followEvents, isLiveDelta, request, type Delivery, type Task, type WaitingFor } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
@@ -213,8 +213,9 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
       ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
     </dl>
+    ${task.waitingFor?.kind === 'approval' ? approvalsTemplate(task.waitingFor, (decision) => actions.post(`/v1/tasks/${id}/approvals`, decision)) : nothing}
     ${
-      task.status === 'waiting'
+      task.waitingFor?.kind === 'answer'
         ? html`<form class="answer" @submit=${answer}>
           <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
           <input id="answer-text" placeholder="Your answer" autocomplete="off" />
@@ -240,6 +241,55 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
         : nothing
     }
   `;
+}
+
+/**
+ * Calls that wait for a person: each with its tool, its arguments as the model wrote them (text, never
+ * markup), the rule that holds it, and Approve and Reject (with a reason its model reads).
+ */
+function approvalsTemplate(
+  waiting: Extract<WaitingFor, { kind: 'approval' }>,
+  decide: (decision: { callId: string; approve: boolean; reason?: string }) => Promise<void>,
+): TemplateResult {
+  const decideFrom = (callId: string, approve: boolean) => (event: Event) => {
+    const reason = (event.target as HTMLElement).closest('li')!.querySelector('input')!.value.trim();
+    void decide({ callId, approve, ...(reason ? { reason } : {}) });
+  };
+  return html`<div class="approvals">
+    <h2>Waiting for approval</h2>
+    ${waiting.expiresAt ? html`<p class="muted">Calls not decided by ${new Date(waiting.expiresAt).toLocaleString()} are rejected.</p>` : nothing}
+    <ul>
+      ${waiting.calls.map(
+        (call) => html`<li class="approval" data-call=${call.id}>
+          <div><strong class="mono">${call.name}</strong> <span class="muted">${call.rule}</span></div>
+          <pre class="arguments">${readableArguments(call.arguments)}</pre>
+          ${
+            call.decision
+              ? html`<span class="decision">${call.decision.approve ? 'Approved' : 'Rejected'}${call.decision.reason ? `: ${call.decision.reason}` : ''}</span>`
+              : html`<input class="reason" placeholder="Reason (optional; the model reads a rejection's)" autocomplete="off" />
+                  <button class="primary approve" @click=${decideFrom(call.id, true)}>Approve</button>
+                  <button class="danger reject" @click=${decideFrom(call.id, false)}>Reject</button>`
+          }
+        </li>`,
+      )}
+    </ul>
+  </div>`;
+}
+
+/** A call's JSON arguments laid out one per line, each string as its text (a command, a file's content). */
+function readableArguments(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return text;
+    return Object.entries(parsed as Record<string, unknown>)
+      .map(([name, value]) => {
+        const shown = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+        return shown.includes('\n') ? `${name}:\n${shown}` : `${name}: ${shown}`;
+      })
+      .join('\n');
+  } catch {
+    return text;
+  }
 }
 
 /** The task's files, each a download (the browser saves it: the API sends it as an attachment), and all of them. */

@@ -202,7 +202,17 @@ export class Timeline {
         );
       }
       case 'task.waiting':
-        return entry('waiting', `Waiting for the user: ${event.data.question}`);
+        return event.data.approvals
+          ? entry(
+              'waiting',
+              `Waiting for approval: ${event.data.approvals.map((call) => `${call.name} (${call.rule})`).join(', ')}`,
+            )
+          : entry('waiting', `Waiting for the user: ${event.data.question ?? ''}`);
+      case 'approval.decided': {
+        const { name, approve, reason, expired } = event.data;
+        const verdict = expired ? 'Rejected: nobody decided in time' : approve ? 'Approved' : 'Rejected';
+        return entry('decision', `${verdict}: ${name}${reason ? ` (${reason})` : ''}`);
+      }
       case 'task.completed':
         return entry(
           'end completed',

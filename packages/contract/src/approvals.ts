@@ -1,0 +1,55 @@
+/**
+ * Approval before a tool runs: an agent's configuration names the calls a person must approve. Such a
+ * call is not run: its task goes `waiting` with the call, and `POST /v1/tasks/:id/approvals` decides it.
+ */
+
+/**
+ * A rule of an agent's `approvals`: which of its calls wait for a person. `tool` alone: every call of
+ * it. With `matches`: only calls whose `argument` matches the pattern. With `unlessHosts`: only calls
+ * whose URL (`argument`, default `url`) goes to a host not in the list (`*.example.com`: its subdomains).
+ */
+export interface ApprovalRule {
+  /** A tool's name, or a prefix ending in `*` (e.g. an MCP server's tools, `github_*`). */
+  tool: string;
+  argument?: string;
+  matches?: string;
+  unlessHosts?: string[];
+}
+
+/** A call that waits for a person, as a waiting task shows it. */
+export interface PendingCallView {
+  /** The call's id, as `POST /v1/tasks/:id/approvals` names it. */
+  id: string;
+  /** The tool and its arguments, as the model wrote them (JSON text). */
+  name: string;
+  arguments: string;
+  /** Which rule asks for approval, in words. */
+  rule: string;
+  /** Null until it is decided. */
+  decision: ApprovalDecision | null;
+}
+
+export interface ApprovalDecision {
+  approve: boolean;
+  reason?: string;
+  /** It was rejected because nobody decided in time (the agent's `approvals.timeoutMinutes`). */
+  expired?: true;
+}
+
+/** What a `waiting` task waits for. */
+export type WaitingFor =
+  /** Its model asked its user a question (`ask_user`): `POST /v1/tasks/:id/input` answers. */
+  | { kind: 'answer'; question: string }
+  /** Calls that need a person's approval; it resumes once every one is decided. */
+  | { kind: 'approval'; calls: PendingCallView[]; expiresAt: string | null };
+
+/** The body of `POST /v1/tasks/:id/approvals`: one call decided. */
+export interface ApprovalInput {
+  callId: string;
+  approve: boolean;
+  /** Why; a rejected call's reason is what its model reads. */
+  reason?: string;
+}
+
+/** The longest reason a decision may give. */
+export const MAX_APPROVAL_REASON = 2_000;

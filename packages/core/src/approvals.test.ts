@@ -1,0 +1,110 @@
+/**
+ * The loop's side of approvals, with both protocols: a step whose calls need a person runs none of them
+ * and ends as `approval`; run again with the decisions, an approved call runs once and a rejected one
+ * is answered to the model with the reason.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createScriptedModel, type ScriptedModel } from '@agentq/llm';
+import { BUILTIN_TOOLS, type ApprovalDecision } from '@agentq/contract';
+import { builtinTools, createToolSettings } from '@agentq/tools';
+import { createMemoryJournal, type AgentJournal } from './journal.js';
+import { protocolFor } from './protocols.js';
+import { runAgent } from './run-agent.js';
+
+let workdir: string;
+beforeEach(async () => {
+  workdir = await mkdtemp(path.join(tmpdir(), 'agentq-approvals-'));
+});
+afterEach(async () => {
+  await rm(workdir, { recursive: true, force: true });
+});
+
+const rules = [{ tool: 'bash' }];
+
+function run(
+  model: ScriptedModel,
+  journal: AgentJournal,
+  protocol: 'native' | 'fences',
+  decided?: Record<string, ApprovalDecision>,
+) {
+  return runAgent({
+    model,
+    journal,
+    protocol: protocolFor(protocol),
+    tools: builtinTools(BUILTIN_TOOLS),
+    systemPrompt: 'sys',
+    prompt: 'the goal',
+    toolContext: createToolSettings({ workdir, isolation: { kind: 'none' } }),
+    maxSteps: 10,
+    signal: new AbortController().signal,
+    approvals: { rules, ...(decided ? { decided: { step: 1, calls: new Map(Object.entries(decided)) } } : {}) },
+  });
+}
+
+describe('approvals in the loop', () => {
+  it('runs nothing of a step until every call a rule holds is decided, then runs what was approved once', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'w', name: 'write_file', arguments: { path: 'note.txt', content: 'x' } },
+            { id: 'a', name: 'bash', arguments: { command: 'echo a >> log.txt' } },
+            { id: 'b', name: 'bash', arguments: { command: 'echo b >> log.txt' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    });
+    const journal = createMemoryJournal();
+    expect(await run(model, journal, 'native')).toMatchObject({
+      status: 'approval',
+      step: 1,
+      calls: [
+        { id: 'a', name: 'bash', rule: 'every bash call' },
+        { id: 'b', name: 'bash', rule: 'every bash call' },
+      ],
+    });
+    // Not even the call no rule holds ran: the step runs as one, once decided.
+    expect(existsSync(path.join(workdir, 'note.txt'))).toBe(false);
+    // One decided: it still waits for the other.
+    expect(await run(model, journal, 'native', { a: { approve: true } })).toMatchObject({
+      status: 'approval',
+      calls: [{ id: 'b' }],
+    });
+    expect(existsSync(path.join(workdir, 'log.txt'))).toBe(false);
+
+    const outcome = await run(model, journal, 'native', {
+      a: { approve: true },
+      b: { approve: false, reason: 'one line is enough' },
+    });
+    expect(outcome).toMatchObject({ status: 'completed', answer: 'done' });
+    expect(await readFile(path.join(workdir, 'log.txt'), 'utf8')).toBe('a\n');
+    const results = model.requests.at(-1)!.messages.filter((message) => message.role === 'tool');
+    expect(results.map((message) => message.content)).toEqual([
+      expect.stringMatching(/^Wrote/),
+      expect.any(String),
+      expect.stringMatching(/^Not run: .*a person rejected it: one line is enough/),
+    ]);
+  });
+
+  it('holds fenced blocks the same way, and tells the model of a rejection in its feedback', async () => {
+    const model = createScriptedModel({
+      script: [{ content: 'Running it:\n```bash\necho ran > fenced.txt\n```' }, { content: 'done' }],
+    });
+    const journal = createMemoryJournal();
+    expect(await run(model, journal, 'fences')).toMatchObject({
+      status: 'approval',
+      calls: [{ id: 'fence-1-1', name: 'bash', arguments: JSON.stringify({ command: 'echo ran > fenced.txt' }) }],
+    });
+    const outcome = await run(model, journal, 'fences', { 'fence-1-1': { approve: false, expired: true } });
+    expect(outcome).toMatchObject({ status: 'completed' });
+    expect(existsSync(path.join(workdir, 'fenced.txt'))).toBe(false);
+    expect(String(model.requests.at(-1)!.messages.at(-1)!.content)).toMatch(
+      /\[failure\] .*Not run: this call needs a person's approval, and nobody approved it in time/s,
+    );
+  });
+});
