@@ -517,6 +517,21 @@ describe('the dashboard', () => {
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   });
 
+  it('says what a queued task waits for: its concurrency key, as text', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'slow', delayMs: 30_000 } }], pools: ['casual'] });
+    const key = '<b onmouseover="window.__xss=7">user</b>';
+    const [first, second] = await stack.submit(
+      ['first', 'second'].map((prompt) => ({ prompt, agent: 'casual', concurrencyKey: key })),
+    );
+    await open(`${stack.api.url}/#/tasks/${second}`);
+    const waits = page.locator('.waits-for-key');
+    await waits.waitFor();
+    expect(await waits.locator('code').textContent()).toBe(key);
+    expect(await waits.locator('b').count()).toBe(0);
+    expect(await page.locator('.concurrency-key').textContent()).toBe(`${key} (limit 1)`);
+    for (const id of [first, second]) await fetch(`${stack.api.url}/v1/tasks/${id}/cancel`, { method: 'POST' });
+  });
+
   it("shows a streaming agent's answer forming, as text, until its step's answer is in", async () => {
     const answer = 'forming <b onmouseover="window.__xss=5">bold</b> '.repeat(40);
     stack = await startStack({

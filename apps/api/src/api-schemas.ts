@@ -109,6 +109,7 @@ export const waitingForSchema = z
         .nullable()
         .meta({ description: 'When the calls not decided yet are rejected (the agent’s time limit).' }),
     }),
+    z.object({ kind: z.literal('concurrency'), key: z.string(), limit: z.number().int() }),
   ])
   .meta({ id: 'WaitingFor' });
 sameType<z.infer<typeof waitingForSchema>, WaitingFor>(true);
@@ -129,7 +130,8 @@ export const taskViewSchema = z
     error: z.object({ code: z.enum(TASK_ERROR_CODES), message: z.string() }).nullable(),
     question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
     waitingFor: waitingForSchema.nullable().meta({
-      description: 'While waiting: what for (its user’s answer, or approvals of its calls); null otherwise.',
+      description:
+        'What it waits for: while waiting, its user’s answer or approvals of its calls; while queued, room under its concurrency key. Null otherwise.',
     }),
     steps: z.number().int(),
     usage,
@@ -161,6 +163,10 @@ export const taskViewSchema = z
       .nullable()
       .meta({ description: "Where its events are sent (its submit's, or its tenant's default); null without one." }),
     scheduleId: z.string().nullable().meta({ description: 'The schedule that submitted it; null otherwise.' }),
+    concurrency: z
+      .object({ key: z.string(), limit: z.number().int() })
+      .nullable()
+      .meta({ description: 'Its concurrency key, and how many of its tenant’s tasks with it may run at once.' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),

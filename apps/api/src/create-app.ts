@@ -73,6 +73,8 @@ export interface CreateAppOptions {
   streamsOf?: (tenant: string) => number;
   /** What a tenant may hold: tasks not ended, stored, bytes written (its limits). Default 100,000 and 1,000,000, no bytes limit. */
   roomOf?: (tenant: string) => RoomLimits;
+  /** How many of a tenant's tasks with one concurrency key run at once (its limits.perConcurrencyKey). Default 1. */
+  concurrencyLimitOf?: (tenant: string) => number;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
   maxSubtasks?: number;
   /** Where the workers' task folders are (AGENTQ_DATA_DIR, its `work/`): the files routes read them. Default `./.agentq`. */
@@ -213,6 +215,7 @@ export function createApp(options: CreateAppOptions): Express {
         redisMemory: options.redisMemory,
         diskQuota: options.diskQuota,
         webhookOf,
+        concurrencyLimitOf: options.concurrencyLimitOf,
       }),
       metrics: options.metrics,
       tracing,

@@ -19,6 +19,7 @@ import {
   redisTarget,
   tenantMaxBytes,
   tenantSpendingLimits,
+  tenantConcurrencyLimit,
   tenantRoom,
   tenantWebhook,
   toolProtocolFor,
@@ -196,6 +197,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     room: (tenant) => tenantRoom(config, tenant),
     redisMemory: new RedisMemory(data, config.AGENTQ_REDIS_FULL_PERCENT),
     webhookOf: (tenant) => tenantWebhook(config, tenant),
+    concurrencyLimitOf: (tenant) => tenantConcurrencyLimit(config, tenant),
   });
   const scheduleTimers = new ScheduleTimers({ connection: redis, keys });
   const schedules = new ScheduleService({
@@ -321,6 +323,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // Each second (by default): what waits for admission and fits though no job ended here, and what a
   // process that died popped and never queued.
   const admitter = setInterval(() => {
+    // And each concurrency key with waiting tasks: what a task's end did not let through (its process died).
+    void queues.gate
+      .sweep()
+      .catch((error: unknown) => connection.lost() || logger.error({ err: error }, 'turning concurrency keys failed'));
     for (const pool of options.pools) {
       void Promise.all([
         queues.admission.admit(pool),

@@ -50,6 +50,10 @@ export interface TaskInput {
   priority?: number;
   model?: string;
   idempotencyKey?: string;
+  /** At most the key's limit of the tenant's tasks with this key run at once; the others wait their turn. */
+  concurrencyKey?: string;
+  /** Fewer than the tenant's limit per key (limits.perConcurrencyKey). */
+  concurrencyLimit?: number;
   metadata?: Record<string, unknown>;
   budget?: { usd?: number; tokens?: number };
   webhook?: { url: string; events?: WebhookEvent[] };

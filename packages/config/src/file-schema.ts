@@ -213,6 +213,15 @@ const tenantLimitsSchema = z
     sseStreams: count(
       'Event streams (SSE) it may hold open on one API process; past it a new one is a 429. Default 1000.',
     ),
+    perConcurrencyKey: z
+      .number()
+      .int()
+      .positive()
+      .max(1_000)
+      .optional()
+      .describe(
+        'How many of its tasks that name the same `concurrencyKey` run at once, across every worker and pool; a submit may ask for fewer (`concurrencyLimit`), never more. Default 1.',
+      ),
   })
   .strict();
 

@@ -421,6 +421,11 @@ export function tenantSseStreams(config: Config, tenant: string): number {
   return tenantLimits(config, tenant).sseStreams ?? 1_000;
 }
 
+/** How many of a tenant's tasks with one concurrency key run at once, at most. */
+export function tenantConcurrencyLimit(config: Config, tenant: string): number {
+  return tenantLimits(config, tenant).perConcurrencyKey ?? 1;
+}
+
 /** By tenant and `*`, as a commit counts them: what each may write to Redis in bytes (limits.mb). */
 export function tenantMaxBytes(config: Config): Record<string, number> | undefined {
   const limits = Object.entries(config.file.settings.tenants).flatMap(([tenant, { limits }]) =>

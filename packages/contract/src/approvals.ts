@@ -1,6 +1,7 @@
 /**
  * Approval before a tool runs: an agent's configuration names the calls a person must approve. Such a
  * call is not run: its task goes `waiting` with the call, and `POST /v1/tasks/:id/approvals` decides it.
+ * And what else a task may wait for (`WaitingFor`).
  */
 
 /**
@@ -36,12 +37,14 @@ export interface ApprovalDecision {
   expired?: true;
 }
 
-/** What a `waiting` task waits for. */
+/** What a `waiting` task waits for (or a `queued` one, for its concurrency key). */
 export type WaitingFor =
   /** Its model asked its user a question (`ask_user`): `POST /v1/tasks/:id/input` answers. */
   | { kind: 'answer'; question: string }
   /** Calls that need a person's approval; it resumes once every one is decided. */
-  | { kind: 'approval'; calls: PendingCallView[]; expiresAt: string | null };
+  | { kind: 'approval'; calls: PendingCallView[]; expiresAt: string | null }
+  /** Queued: `limit` tasks with its concurrency key run; it starts when one ends, in submit order. */
+  | { kind: 'concurrency'; key: string; limit: number };
 
 /** The body of `POST /v1/tasks/:id/approvals`: one call decided. */
 export interface ApprovalInput {

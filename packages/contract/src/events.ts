@@ -18,6 +18,8 @@ export interface EventDataMap {
     notBefore?: string;
     forkOf?: string;
     fromStep?: number;
+    /** It names a concurrency key: it runs when the key has room. */
+    concurrencyKey?: string;
   };
   'task.started': { attempt: number; resumed: boolean };
   /** `given`: the plan its client gave on submit, not the planner model's. */

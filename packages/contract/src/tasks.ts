@@ -99,7 +99,10 @@ export interface TaskView {
   error: TaskError | null;
   /** While `waiting`: what the model asked the user. */
   question: string | null;
-  /** While `waiting`: what for: an answer, or approvals (with each call); null otherwise. */
+  /**
+   * What it waits for: while `waiting`, its user's answer or approvals (with each call); while `queued`,
+   * its concurrency key, when as many tasks with the key run as its limit allows. Null otherwise.
+   */
   waitingFor: WaitingFor | null;
   steps: number;
   usage: TokenUsageView;
@@ -115,6 +118,8 @@ export interface TaskView {
   webhook: WebhookView | null;
   /** The schedule that submitted it; null for a task submitted otherwise. */
   scheduleId: string | null;
+  /** Its concurrency key and the key's limit (at most that many of its tenant's tasks with the key run at once). */
+  concurrency: { key: string; limit: number } | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;

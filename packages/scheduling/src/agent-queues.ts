@@ -7,6 +7,7 @@ import { AgentqError, type AgentPool } from '@agentq/contract';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { FairAdmission, type FairOptions } from './fair-admission.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
 import type { Keys } from '@agentq/store';
 
 /** Work was sent to a pool this process does not know: an agent its configuration file does not declare. */
@@ -29,6 +30,8 @@ export interface AgentQueues {
   /** A pool's queue; an UnknownPoolError for a name that is not a pool. */
   queue(pool: AgentPool): Queue;
   readonly admission: FairAdmission;
+  /** Concurrency keys: what lets a keyed task through to its tenant's list. */
+  readonly gate: ConcurrencyGate;
 }
 
 export function createAgentQueues(options: {
@@ -51,7 +54,8 @@ export function createAgentQueues(options: {
     if (!found) throw new UnknownPoolError(pool, pools);
     return found;
   };
-  return { pools, queue, admission: new FairAdmission(options.connection, options.keys, queue, options.fair) };
+  const admission = new FairAdmission(options.connection, options.keys, queue, options.fair);
+  return { pools, queue, admission, gate: new ConcurrencyGate(options.connection, options.keys, admission) };
 }
 
 export async function closeQueues(queues: AgentQueues): Promise<void> {

@@ -6,3 +6,4 @@ export { SharedRateLimits } from './rate-limits.js';
 export type { ModelLimit } from './rate-limits.js';
 export { fireSchedules, ScheduleTimers } from './schedule-timers.js';
 export type { ScheduleTiming } from './schedule-timers.js';
+export { ConcurrencyGate } from './concurrency-gate.js';

@@ -6,7 +6,8 @@
 -- its record, its events, its lists (every tenant's, its tenant's, its batch's if any), its
 -- idempotency key if any, and the task that key named when the caller read it (`existing`); then the
 -- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
--- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant).
+-- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant); for a task that
+-- names a concurrency key, its key's queue (`gate`), and the set of keys with waiting tasks (`gatePending`).
 -- ARGV: the payload (JSON), then from ARGV_REST, for each task its fields (name, value, ...; `fields`
 -- says how many), its first event's body if any, and its input files (path, content, ...; `inputs`
 -- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
@@ -96,6 +97,11 @@ for index, task in ipairs(payload.tasks) do
       local join = joining[task.wait]
       join.ids[#join.ids + 1] = task.taskId
       join.priorities[#join.priorities + 1] = task.priority
+    end
+    -- A task that names a concurrency key waits in its key's queue, in submit order, for its gate.
+    if task.gate then
+      redis.call('ZADD', KEYS[task.gate], string.format('%d', order), task.taskId)
+      redis.call('SADD', KEYS[payload.gatePending], task.gateBase)
     end
     answers[index] = {'created', task.taskId, task.status}
   end

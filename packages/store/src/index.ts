@@ -4,7 +4,7 @@ export type { LiveEvent } from './event-hub.js';
 export { EVENT_PAGE } from './event-pages.js';
 export { expireTasks } from './expire-tasks.js';
 export { PRIORITY_STEP, priorityOfScore } from './fair-lists.js';
-export { createKeys } from './keys.js';
+export { concurrencyBase, createKeys } from './keys.js';
 export type { Keys } from './keys.js';
 export { closeConnection, connectRedis, redisReady, settledWithin, watchRedis } from './redis-connection.js';
 export { RedisMemory, evictionWarning, isRedisOutOfMemory, readRedisMemory, warnIfEvicting } from './redis-memory.js';

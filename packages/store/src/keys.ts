@@ -43,6 +43,14 @@ export interface Keys {
   fairList(pool: string, tenant: string): string;
   fairLeases(pool: string): string;
   fairArrivals: string;
+  /**
+   * Concurrency keys (concurrency-gate.ts): a tenant's key is `<tenant>:<sha-256 of the key>` (its
+   * base); its holders (a set) and its queue (a sorted set); the set of bases with waiting tasks.
+   */
+  concurrencyBase(tenant: string, key: string): string;
+  concurrencyHolders(base: string): string;
+  concurrencyQueue(base: string): string;
+  concurrencyPending: string;
   /** Submitted tasks that ended, by the time their data expires. */
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
@@ -75,6 +83,11 @@ export interface Keys {
   worker(workerId: string): string;
 }
 
+/** A tenant's concurrency key as Redis names it: two tenants' equal keys are two keys. */
+export function concurrencyBase(tenant: string, key: string): string {
+  return `${tenant}:${createHash('sha256').update(key).digest('hex')}`;
+}
+
 export function createKeys(prefix: string): Keys {
   return {
     prefix,
@@ -104,6 +117,10 @@ export function createKeys(prefix: string): Keys {
     fairList: (pool, tenant) => `${prefix}:fair:${pool}:tenant:${tenant}`,
     fairLeases: (pool) => `${prefix}:fair:${pool}:leases`,
     fairArrivals: `${prefix}:fair:arrivals`,
+    concurrencyBase,
+    concurrencyHolders: (base) => `${prefix}:concurrency:${base}:holders`,
+    concurrencyQueue: (base) => `${prefix}:concurrency:${base}:queue`,
+    concurrencyPending: `${prefix}:concurrency:pending`,
     expiry: `${prefix}:tasks:expiry`,
     toCompact: `${prefix}:tasks:to-compact`,
     workdirsToRemove: `${prefix}:tasks:workdirs-to-remove`,

@@ -122,6 +122,13 @@ const recordSchema = z.object({
   batch: optionalText,
   /** The schedule that submitted it. */
   scheduleId: optionalText,
+  /** Its concurrency key and that key's limit (concurrency-gate.ts); `gated` while it waits in the key's queue. */
+  concurrencyKey: optionalText,
+  concurrencyLimit: z.coerce.number().int().positive().optional().catch(undefined),
+  gated: z
+    .string()
+    .optional()
+    .transform((value) => value === '1'),
   /** How many files it was given on submit (its root's, for a subtask): its first run places them. */
   inputs: count.default(0),
   /** Where its events go, and which statuses send one (`,completed,failed,`: commit.lua looks a status up in it). */
@@ -223,6 +230,8 @@ export function taskView(record: TaskRecord): TaskView {
     budget: budgetView(record),
     webhook: webhookView(record),
     scheduleId: record.scheduleId ?? null,
+    concurrency:
+      record.concurrencyKey !== undefined ? { key: record.concurrencyKey, limit: record.concurrencyLimit ?? 1 } : null,
     createdAt: record.createdAt,
     startedAt: record.startedAt ?? null,
     finishedAt: record.finishedAt ?? null,
@@ -231,6 +240,8 @@ export function taskView(record: TaskRecord): TaskView {
 
 /** What a waiting task waits for, with each awaited call's decision so far. */
 function waitingFor(record: TaskRecord): WaitingFor | null {
+  if (record.status === 'queued' && record.gated && record.concurrencyKey !== undefined)
+    return { kind: 'concurrency', key: record.concurrencyKey, limit: record.concurrencyLimit ?? 1 };
   const pending = record.status === 'waiting' ? record.pending : undefined;
   if (!pending) return null;
   if (pending.kind !== 'approval') return { kind: 'answer', question: pending.question };

@@ -114,6 +114,11 @@ export interface NewTask {
    * call that stores it, so a process that dies right after leaves no task that nothing will run.
    */
   waiting?: { pool: string; priority: number };
+  /**
+   * A listed task that names a concurrency key (`Keys.concurrencyBase`): it waits in the key's queue
+   * instead of its tenant's list, until the key's gate lets it through (concurrency-gate.ts).
+   */
+  gated?: { base: string };
   /** Files for its folder (task-schemas.ts, files): stored with it, placed by its first run. */
   inputs?: ReadonlyArray<{ path: string; content: Buffer }>;
 }
@@ -318,6 +323,8 @@ export class TaskStore {
     // The tenants' lists the waiting tasks join (by key), each with its pool's ring.
     const lists = new Map<string, { ring: string; tenant: string; index: number }>();
     const tenants = new Set<string>();
+    // The set of concurrency keys with waiting tasks, declared once when a task joins a key's queue.
+    let gatePending: number | undefined;
     const payloads = batch.map((task) => {
       const { id } = task.fields;
       const tenant = task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
@@ -346,7 +353,9 @@ export class TaskStore {
       args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []), ...inputs);
       const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
-      if (task.waiting && task.listed) {
+      const gate = task.gated && task.listed ? keys.push(this.keys.concurrencyQueue(task.gated.base)) : undefined;
+      if (gate !== undefined) gatePending ??= keys.push(this.keys.concurrencyPending);
+      if (task.waiting && task.listed && gate === undefined) {
         const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
         list = lists.get(key);
         if (!list) {
@@ -376,6 +385,7 @@ export class TaskStore {
         ...(idempotency !== undefined ? { idempotency } : {}),
         ...(existing ? { existing } : {}),
         ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
+        ...(gate !== undefined ? { gate, gateBase: task.gated!.base } : {}),
       };
     });
     const waiting = lists.size
@@ -416,6 +426,7 @@ export class TaskStore {
       counters,
       ...waiting,
       ...roomCheck,
+      ...(gatePending !== undefined ? { gatePending } : {}),
     };
     return CREATE.run(this.redis, {
       keys: { orderCounterKey: keys[0]! },

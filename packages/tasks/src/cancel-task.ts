@@ -32,6 +32,8 @@ export async function cancelTask(
   const end = async (from: TaskStatus, reason: string) => {
     const result = await transitions.cancel(record, { from: [from], reason, agent: record.agent });
     if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
+    // A task that held its concurrency key (or waited in its queue) makes room for the next.
+    if (result.applied) await options.queues.gate.ended(record);
     return result;
   };
 

@@ -47,6 +47,10 @@ export async function retryTask(options: {
     // Its files and webhook too: the retry starts with the same files, and its ending is told where the first one's was.
     ...(record.inputs ? { files: await inputFiles(options.store, record.id) } : {}),
     ...(record.webhookUrl ? { webhook: { url: record.webhookUrl, events: webhookEventsOf(record) } } : {}),
+    // And its concurrency key: the retry waits its turn with the key's other tasks.
+    ...(record.concurrencyKey !== undefined
+      ? { concurrencyKey: record.concurrencyKey, concurrencyLimit: record.concurrencyLimit ?? 1 }
+      : {}),
   };
   const [created] = await new Transitions(options.store).submit([input], {
     tenant: record.tenant,
@@ -54,5 +58,7 @@ export async function retryTask(options: {
     ...(options.room ? { room: { limits: options.room(record.tenant) } } : {}),
   });
   await options.queues.admission.admitListed([created!.agent]);
+  if (input.concurrencyKey !== undefined)
+    await options.queues.gate.letThrough([options.queues.gate.baseOf(record.tenant, input.concurrencyKey)]);
   return { found: true, status: 'queued', newId: created!.id };
 }

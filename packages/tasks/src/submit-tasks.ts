@@ -83,6 +83,9 @@ export async function submitTasks(options: {
   });
   const outcomes = await Promise.allSettled(stored);
   await Promise.all(admitted);
+  // Tasks that name a concurrency key wait in its queue: a turn of each key lets through what has room.
+  const keys = inputs.flatMap((input) => (input.concurrencyKey !== undefined ? [input.concurrencyKey] : []));
+  if (keys.length) await queues.gate.letThrough(keys.map((key) => queues.gate.baseOf(tenant, key)));
   // No room: the first chunk stored nothing, and held nothing for the others, which stored nothing either.
   if (outcomes[0]?.status === 'rejected' && outcomes[0].reason instanceof NoRoomError) throw outcomes[0].reason;
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');

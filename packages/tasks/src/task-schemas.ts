@@ -165,6 +165,12 @@ export const taskInputSchema = fieldsOnly(
      * answers the task it first created and creates nothing, so a POST may be retried safely.
      */
     idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
+    /**
+     * At most `concurrencyLimit` tasks of the tenant with this key run at once (default and most: the
+     * tenant's `limits.perConcurrencyKey`, itself default 1); the others wait in submit order, holding no worker.
+     */
+    concurrencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
+    concurrencyLimit: z.number().int().min(1).max(1_000).optional(),
     /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
     metadata: z
       .preprocess(
@@ -229,6 +235,12 @@ export const taskInputSchema = fieldsOnly(
   },
   ' (anything of your own goes in "metadata")',
 ).superRefine((task, context) => {
+  if (task.concurrencyLimit !== undefined && task.concurrencyKey === undefined)
+    context.addIssue({
+      code: 'custom',
+      path: ['concurrencyLimit'],
+      message: 'limits the tasks of a concurrencyKey: name the key too',
+    });
   if (task.plan && task.agent)
     context.addIssue({
       code: 'custom',

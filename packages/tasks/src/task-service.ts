@@ -41,6 +41,8 @@ export interface TaskServiceOptions {
   webhookOf?: ((tenant: string) => Partial<WebhookInput>) | undefined;
   /** A task's disk quota: a fork of a task whose files pass it is refused. */
   diskQuota?: { bytes: number; entries: number } | undefined;
+  /** How many of a tenant's tasks with one concurrency key may run at once, at most (limits.perConcurrencyKey); default 1. */
+  concurrencyLimitOf?: ((tenant: string) => number) | undefined;
 }
 
 /** A task a bulk action applies to, as a list's summary has it. */
@@ -92,9 +94,14 @@ export class TaskService {
     const fallback = settings?.url
       ? { url: settings.url, ...(settings.events ? { events: settings.events } : {}) }
       : undefined;
-    const inputs = fallback
-      ? request.inputs.map((input) => (input.webhook ? input : { ...input, webhook: fallback }))
-      : request.inputs;
+    // A key's limit is the tenant's, or lower where a task asks for less.
+    const keyLimit = this.options.concurrencyLimitOf?.(tenant) ?? 1;
+    const inputs = request.inputs.map((input) => {
+      const withWebhook = fallback && !input.webhook ? { ...input, webhook: fallback } : input;
+      return input.concurrencyKey === undefined
+        ? withWebhook
+        : { ...withWebhook, concurrencyLimit: Math.min(input.concurrencyLimit ?? keyLimit, keyLimit) };
+    });
     return submitTasks({
       transitions: this.transitions,
       queues: this.options.queues,

@@ -20,6 +20,7 @@ import {
 } from '@agentq/contract';
 import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import {
+  concurrencyBase,
   DEFAULT_TENANT,
   webhookOnField,
   type StoredSubtask,
@@ -476,8 +477,10 @@ function submittedTask(
   const id = randomUUID();
   const agent = poolOf(input);
   const priority = input.priority ?? 5;
+  const key = input.concurrencyKey;
   return {
     waiting: { pool: agent, priority },
+    ...(key !== undefined ? { gated: { base: concurrencyBase(options.tenant, key) } } : {}),
     fields: {
       id,
       rootId: id,
@@ -499,13 +502,16 @@ function submittedTask(
           }
         : {}),
       ...budgetFields(input.budget),
+      ...(key !== undefined
+        ? { concurrencyKey: key, concurrencyLimit: String(input.concurrencyLimit ?? 1), gated: '1' }
+        : {}),
       status: 'queued',
       // Steps and token counts start absent (a missing one reads 0): fewer fields for every submit.
       memory: '0',
       createdAt: new Date().toISOString(),
     },
     listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
-    event: { type: 'task.queued', agent, data: { priority } },
+    event: { type: 'task.queued', agent, data: { priority, ...(key !== undefined ? { concurrencyKey: key } : {}) } },
     ...(input.files ? { inputs: input.files } : {}),
     ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
   };

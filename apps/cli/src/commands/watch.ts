@@ -70,7 +70,9 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
         ? `answered: ${event.data.answer}`
         : event.data.retry
           ? paint.yellow(`queued again (retry ${event.data.retry}): ${event.data.reason ?? ''}`)
-          : 'queued';
+          : event.data.concurrencyKey !== undefined
+            ? `queued; it runs when its concurrency key ${event.data.concurrencyKey} has room`
+            : 'queued';
     case 'task.started':
       return `started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`;
     case 'llm.request':

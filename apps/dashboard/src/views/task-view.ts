@@ -52,12 +52,21 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   let refreshing: Promise<void> | undefined;
   let ended = false;
   const refresh = () => (refreshing ??= load().finally(() => (refreshing = undefined)));
-  const timers = [window.setInterval(draw, 1_000), window.setInterval(() => void refresh(), REFRESH_MS)];
+  let timers: number[] = [];
+  // Polled while something may change: an ended task's page goes on only while a delivery is pending
+  // (a resend starts it again).
+  const poll = () => {
+    if (timers.length || signal.aborted) return;
+    timers = [window.setInterval(draw, 1_000), window.setInterval(() => void refresh(), REFRESH_MS)];
+    delete summary.dataset.live;
+  };
   const stop = () => {
     timers.forEach((timer) => window.clearInterval(timer));
+    timers = [];
     // Said on the page, for whoever watches it (and the tests): nothing more is fetched.
     summary.dataset.live = 'off';
   };
+  poll();
   signal.addEventListener('abort', stop);
 
   async function load(): Promise<void> {
@@ -85,7 +94,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         if (drawn)
           replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
       }
-      if (ENDED.has(task.status) && ended) stop();
+      if (ENDED.has(task.status) && ended && !state.deliveries.some((delivery) => delivery.state === 'pending')) stop();
     } catch (error) {
       if (signal.aborted) return;
       if (!state.task)
@@ -103,6 +112,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         const answer = await request<{ id?: string }>(path, { method: 'POST', body: body ?? {} });
         state.message = '';
         after?.(answer);
+        poll();
         void refresh();
       } catch (error) {
         state.message = (error as Error).message;
@@ -209,10 +219,12 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       ${task.budget ? html`<dt>Budget</dt><dd class="budget" data-spent=${task.budget.spent ? 'yes' : 'no'}>${budgetText(task.budget)}</dd>` : nothing}
       <dt>Duration</dt><dd class="duration">${taskDuration(task) || '—'}</dd>
       <dt>Priority</dt><dd>${task.priority}</dd>
+      ${task.concurrency ? html`<dt>Concurrency key</dt><dd class="concurrency-key"><code>${task.concurrency.key}</code> (limit ${task.concurrency.limit})</dd>` : nothing}
       ${task.model ? html`<dt>Model</dt><dd class="model">${task.model}</dd>` : nothing}
       ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
       ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
     </dl>
+    ${task.waitingFor?.kind === 'concurrency' ? html`<p class="waits-for-key">Waits for its concurrency key <code>${task.waitingFor.key}</code>: ${task.waitingFor.limit} task${task.waitingFor.limit === 1 ? '' : 's'} with it run at once; it starts when one ends, in submit order.</p>` : nothing}
     ${task.waitingFor?.kind === 'approval' ? approvalsTemplate(task.waitingFor, (decision) => actions.post(`/v1/tasks/${id}/approvals`, decision)) : nothing}
     ${
       task.waitingFor?.kind === 'answer'
