@@ -116,7 +116,26 @@ describe('the dashboard', () => {
       ]),
     );
     expect(await page.locator('#timeline .tool-name').allTextContents()).toEqual(['write_file', 'bash']);
+    // Each step is a fold headed by what it did; the earlier ones fold away, and open on a click.
+    expect(
+      await page
+        .locator('#timeline details.step > summary')
+        .evaluateAll((items) => items.map((item) => item.textContent)),
+    ).toEqual([
+      expect.stringMatching(/^Step 1 · write_file · model \S+/),
+      expect.stringMatching(/^Step 2 · bash · model /),
+      expect.stringMatching(/^Step 3 · answer · model /),
+    ]);
+    expect(await page.locator('#timeline details.step[open]').getAttribute('data-step')).toBe('3');
+    await page.click('#timeline details.step[data-step="1"] > summary');
+    // A write_file's content shows as the file, line by line.
+    expect(await page.locator('#timeline details.step[data-step="1"] pre.arguments').textContent()).toBe(
+      `path: notes.txt\ncontent:\n${'line\n'.repeat(40)}`,
+    );
+    // The answer shows once: in the result; its step says so.
+    expect(await page.locator('#timeline .answer-note').textContent()).toBe('The answer: shown above as the result.');
     // Long output is folded, with a way to expand it.
+    await page.click('#timeline details.step[data-step="2"] > summary');
     const fold = page.locator('#timeline details.fold.output');
     expect(await fold.locator('summary').textContent()).toMatch(/^output: \d+ lines/);
     await fold.locator('summary').click();
@@ -352,8 +371,9 @@ describe('the dashboard', () => {
     expect(await result.locator('p', { hasText: 'total 4' }).evaluate((paragraph) => paragraph.innerHTML)).toBe(
       'total 4<br>-rw-r--r-- 1 agentq 91 demo.sh',
     );
-    // The model's answer in the timeline is Markdown too.
-    expect(await page.locator('#timeline .llm-response .markdown h3').textContent()).toBe('Plan');
+    // The answer shows once, as the result: its step in the timeline says so instead of repeating it.
+    await page.waitForSelector('#timeline .answer-note');
+    expect(await page.locator('#timeline .markdown h3').count()).toBe(0);
     await page.locator('#task-result a').first().hover();
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await page.screenshot({ path: `${ARTIFACTS}dashboard-markdown.png`, fullPage: true });
@@ -517,6 +537,35 @@ describe('the dashboard', () => {
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   });
 
+  it('shows a 20-step task as a trace of folded steps, a page of a few screens', async () => {
+    stack = await startStack({
+      rules: [
+        {
+          match: (request) => toolResults(request) < 19,
+          reply: (request) => ({
+            content: `Step ${toolResults(request) + 1}: checking the next file.`,
+            toolCalls: [{ name: 'bash', arguments: { command: `seq 1 30; echo file ${toolResults(request) + 1}` } }],
+          }),
+        },
+        { reply: { content: 'All twenty steps done.' } },
+      ],
+    });
+    const [taskId] = await stack.submit([{ prompt: 'twenty steps', agent: 'coder' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('#timeline .event[data-type="task.completed"]');
+    expect(await page.locator('#timeline details.step').count()).toBe(20);
+    expect(await page.locator('#timeline details.step[open]').count()).toBe(1);
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    console.log(`a 20-step task's page: ${height} px (every step folded but the last)`);
+    expect(height).toBeLessThan(2_500);
+    // A folded step opens on a click, with its call laid out and its output.
+    await page.click('#timeline details.step[data-step="7"] > summary');
+    const seventh = page.locator('#timeline details.step[data-step="7"]');
+    expect(await seventh.locator('pre.arguments').textContent()).toBe('command: seq 1 30; echo file 7');
+    expect(await seventh.locator('.tool-result').textContent()).toContain('file 7');
+  });
+
   it('says what a queued task waits for: its concurrency key, as text', async () => {
     stack = await startStack({ rules: [{ reply: { content: 'slow', delayMs: 30_000 } }], pools: ['casual'] });
     const key = '<b onmouseover="window.__xss=7">user</b>';
@@ -645,6 +694,13 @@ describe('the dashboard', () => {
     await page.waitForFunction(
       () => document.querySelectorAll('tr.task-row .badge[data-status="running"]').length === 2,
     );
+    // The batch as one: its totals and progress, and each row's batch and model.
+    await expect
+      .poll(() => page.locator('#batch-totals .totals').textContent())
+      .toMatch(/^\s*3 tasks\s*1 ended \(33%\)\s*(1 failed\s*2 running|2 running\s*1 failed)\s*0 tokens · \$0\s*$/);
+    expect(await page.locator('#batch-totals progress').evaluate((bar) => (bar as HTMLProgressElement).value)).toBe(1);
+    expect(await page.locator('tr.task-row td.batch').first().textContent()).toBe(batch);
+    expect(await page.locator('tr.task-row td.model').allTextContents()).toContain('test-model');
     // The rows are patched in place: a selection in the list survives its next refresh.
     await page.evaluate(() =>
       window.getSelection()!.selectAllChildren(document.querySelector('tr.task-row td.prompt')!),

@@ -47,3 +47,19 @@ export function clip(text: string, length: number): string {
 export function bytes(value: number): string {
   return value >= 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : `${(value / 1024).toFixed(1)} KiB`;
 }
+
+/** A call's JSON arguments laid out one per line, each string as its text (a command, a file's content). */
+export function readableArguments(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return text;
+    return Object.entries(parsed as Record<string, unknown>)
+      .map(([name, value]) => {
+        const shown = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+        return shown.includes('\n') ? `${name}:\n${shown}` : `${name}: ${shown}`;
+      })
+      .join('\n');
+  } catch {
+    return text;
+  }
+}

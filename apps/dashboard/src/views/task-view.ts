@@ -10,7 +10,7 @@
 import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { followEvents, isLiveDelta, request, type Delivery, type Task, type WaitingFor } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { shortId, taskDuration, tokens, usd } from '../format.js';
+import { readableArguments, shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
 import { planGraph } from './plan-graph.js';
 import { Timeline } from './timeline.js';
@@ -286,22 +286,6 @@ function approvalsTemplate(
       )}
     </ul>
   </div>`;
-}
-
-/** A call's JSON arguments laid out one per line, each string as its text (a command, a file's content). */
-function readableArguments(text: string): string {
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return text;
-    return Object.entries(parsed as Record<string, unknown>)
-      .map(([name, value]) => {
-        const shown = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-        return shown.includes('\n') ? `${name}:\n${shown}` : `${name}: ${shown}`;
-      })
-      .join('\n');
-  } catch {
-    return text;
-  }
 }
 
 /** The task's files, each a download (the browser saves it: the API sends it as an attachment), and all of them. */

@@ -8,7 +8,7 @@ import { repeat } from 'lit-html/directives/repeat.js';
 import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import { request, type TaskSummary } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { ago, clip, shortId, taskDuration, tokens } from '../format.js';
+import { ago, clip, shortId, taskDuration, tokens, usd } from '../format.js';
 import { modelComparison } from './model-comparison.js';
 import { submitForm } from './submit-form.js';
 
@@ -123,6 +123,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
       label,
     );
   const comparison = h('div', { class: 'comparison-scroll' });
+  const totals = h('div', { class: 'batch-totals', id: 'batch-totals' });
   const bulkBar = h(
     'div',
     { class: 'bulk', hidden: true },
@@ -137,6 +138,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     submitForm((_ids, submitted) => showBatch(submitted)),
     h('div', { class: 'toolbar' }, chips, h('span', { class: 'spacer' }), batchInput, search),
     bulkBar,
+    totals,
     comparison,
     h(
       'table',
@@ -147,9 +149,19 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
         h(
           'tr',
           {},
-          ...['Task', 'Prompt', 'Agent', 'Status', 'Steps', 'Tokens', 'Duration', 'Created'].map((title) =>
-            h('th', {}, title),
-          ),
+          ...[
+            'Task',
+            'Prompt',
+            'Agent',
+            'Status',
+            'Batch',
+            'Model',
+            'Steps',
+            'Tokens',
+            'Cost',
+            'Duration',
+            'Created',
+          ].map((title) => h('th', {}, title)),
         ),
       ),
       rows,
@@ -174,6 +186,7 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
       // Patched in place (rows keyed by task): a selection in the list survives its updates.
       render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
       render(batch ? modelComparison(page.tasks) : nothing, comparison);
+      render(batch ? batchTotals(page.tasks, nextCursor !== null) : nothing, totals);
       empty.textContent = page.tasks.length
         ? ''
         : query || status || batch
@@ -188,6 +201,24 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   void refresh();
   const timer = window.setInterval(() => void refresh(), REFRESH_MS);
   signal.addEventListener('abort', () => window.clearInterval(timer));
+}
+
+/** A batch as one: how many of its tasks ended, by status, with its tokens and cost (of the tasks loaded). */
+function batchTotals(tasks: readonly TaskSummary[], more: boolean): TemplateResult {
+  const byStatus = new Map<string, number>();
+  for (const task of tasks) byStatus.set(task.status, (byStatus.get(task.status) ?? 0) + 1);
+  const ended = tasks.filter((task) => TERMINAL_STATUSES.has(task.status)).length;
+  const used = tasks.reduce((sum, task) => sum + task.usage.promptTokens + task.usage.completionTokens, 0);
+  const cost = tasks.reduce((sum, task) => sum + task.costUsd, 0);
+  const percent = tasks.length ? Math.round((ended / tasks.length) * 100) : 0;
+  return html`<div class="card totals">
+    <strong>${tasks.length}${more ? '+' : ''} task${tasks.length === 1 ? '' : 's'}</strong>
+    <progress class="progress" max=${tasks.length} .value=${ended} title="${ended} of ${tasks.length} ended"></progress>
+    <span class="ended">${ended} ended (${percent}%)</span>
+    ${[...byStatus].map(([status, count]) => html`<span class="badge status-${status}" data-status=${status}>${count} ${status}</span>`)}
+    <span class="muted">${used.toLocaleString()} tokens · ${usd(cost)}</span>
+    ${more ? html`<span class="muted">(of the tasks loaded: load more for all)</span>` : nothing}
+  </div>`;
 }
 
 function taskRow(task: TaskSummary): TemplateResult {
@@ -205,8 +236,11 @@ function taskRow(task: TaskSummary): TemplateResult {
         ? html`<div class="reason" title=${task.error.message}>${task.error.code}: ${clip(task.error.message, 70)}</div>`
         : ''
     }</td>
+    <td class="batch">${task.batch ? html`<a href="#/tasks?batch=${encodeURIComponent(task.batch)}" @click=${(event: Event) => event.stopPropagation()}>${clip(task.batch, 24)}</a>` : ''}</td>
+    <td class="model muted">${task.model ?? ''}</td>
     <td class="num steps">${task.steps}</td>
     <td class="num">${tokens(task.usage)}</td>
+    <td class="num cost">${task.costUsd ? usd(task.costUsd) : ''}</td>
     <td class="num">${taskDuration(task)}</td>
     <td class="muted" title=${task.createdAt}>${ago(task.createdAt)}</td>
   </tr>`;

@@ -1,14 +1,40 @@
 /**
- * A task's steps as they happen: the model's messages, reasoning folded away, each tool call with its
- * arguments and output (long output folded, with a way to expand), durations and tokens per step.
+ * A task's run as a trace: each step a fold of its own (the model's call and answer, reasoning folded
+ * away, each tool call with its arguments laid out and its output, long output folded), headed by what
+ * it did, how long it took, its tokens and cost. The newest step is open, earlier ones fold away unless
+ * opened; what is not a step (queued, started, a plan, the end) stays between them. The answer shows
+ * once: the final step's message says it is the result above.
  */
 import type { TaskEvent } from '../api.js';
 import { h } from '../dom.js';
-import { duration, shortId, usd } from '../format.js';
+import { duration, readableArguments, shortId, usd } from '../format.js';
 import { markdown } from '../markdown.js';
 
 const FOLD_LINES = 12;
 const FOLD_CHARS = 1_200;
+
+/** The events that belong in their step's fold. */
+const STEP_EVENTS: ReadonlySet<string> = new Set([
+  'llm.request',
+  'llm.response',
+  'reasoning',
+  'tool.call',
+  'tool.result',
+  'step.completed',
+  'compaction',
+]);
+
+/** A step's fold, and what its heading says. */
+interface StepGroup {
+  details: HTMLDetailsElement;
+  heading: HTMLElement;
+  list: HTMLElement;
+  /** The user opened or closed it: it is left as they want it. */
+  pinned: boolean;
+  tools: string[];
+  modelMs: number;
+  done: boolean;
+}
 
 export class Timeline {
   readonly element = h('ol', { class: 'timeline', id: 'timeline' });
@@ -16,6 +42,9 @@ export class Timeline {
   /** Each step's tokens and cost, from its model calls' answers, for its `step.completed` line. */
   private readonly stepTokens = new Map<number, number>();
   private readonly stepCost = new Map<number, number>();
+  private readonly steps = new Map<number, StepGroup>();
+  /** The last answer without tool calls: the task's result, once it completes with it. */
+  private lastAnswer: { content: string; element: HTMLElement } | undefined;
 
   /** `fork`: makes a fork from a step (`POST /v1/tasks/:id/fork`), answering an error to show, if any. */
   constructor(
@@ -29,7 +58,58 @@ export class Timeline {
 
   add(event: TaskEvent): void {
     const item = this.render(event);
-    if (item) this.element.append(item);
+    if (!item) return;
+    const own = event.taskId === this.taskId;
+    if (own && event.step && STEP_EVENTS.has(event.type)) {
+      const group = this.stepGroup(event.step);
+      group.list.append(item);
+      this.describe(event, group);
+    } else this.element.append(item);
+  }
+
+  /** A step's fold, made when its first event comes: it opens, and the earlier ones fold away. */
+  private stepGroup(step: number): StepGroup {
+    const found = this.steps.get(step);
+    if (found) return found;
+    const heading = h('span', { class: 'step-facts' });
+    const list = h('ol', { class: 'step-events' });
+    const summary = h('summary', {}, h('strong', {}, `Step ${step}`), heading);
+    const details = h('details', { class: 'step', 'data-step': step, open: true }, summary, list) as HTMLDetailsElement;
+    const group: StepGroup = { details, heading, list, pinned: false, tools: [], modelMs: 0, done: false };
+    summary.addEventListener('click', () => (group.pinned = true));
+    for (const earlier of this.steps.values()) if (!earlier.pinned) earlier.details.open = false;
+    this.steps.set(step, group);
+    this.element.append(h('li', { class: 'step-group' }, details));
+    return group;
+  }
+
+  /** What a step's heading says: the tools it called, its model time, tokens and cost, and whether it is done. */
+  private describe(event: TaskEvent, group: StepGroup): void {
+    if (event.type === 'llm.response') {
+      group.modelMs += event.data.durationMs;
+      group.tools.push(...event.data.toolCalls.map((call) => call.name));
+    }
+    if (event.type === 'step.completed') group.done = true;
+    const step = event.step!;
+    const used = this.stepTokens.get(step);
+    const cost = this.stepCost.get(step);
+    group.heading.textContent = [
+      group.tools.length ? group.tools.join(', ') : 'answer',
+      `model ${duration(group.modelMs)}`,
+      used ? `${used} tokens` : '',
+      cost ? usd(cost) : '',
+      group.done ? '' : 'under way',
+    ]
+      .filter(Boolean)
+      .map((fact) => ` · ${fact}`)
+      .join('');
+  }
+
+  /** A model's message; one without tool calls may turn out to be the task's answer (shown once, above). */
+  private message(content: string, mayBeAnswer: boolean): HTMLElement {
+    const element = h('div', { class: 'message' }, markdown(content));
+    if (mayBeAnswer) this.lastAnswer = { content, element };
+    return element;
   }
 
   /** "Fork from here": a small form (a new prompt, another model) that makes a new task from this step. */
@@ -137,7 +217,7 @@ export class Timeline {
             costUsd ? ` · ${usd(costUsd)}` : '',
             toolCalls.length ? ` · asks for ${toolCalls.map((call) => call.name).join(', ')}` : '',
           ),
-          content ? h('div', { class: 'message' }, markdown(content)) : '',
+          content ? this.message(content, toolCalls.length === 0) : '',
           // An agent's step can be forked (a planner's steps are its subtasks).
           this.fork && event.step && event.agent !== 'planner' ? this.forkControl(event.step) : '',
         );
@@ -150,7 +230,7 @@ export class Timeline {
         return entry(
           'tool-call',
           h('div', { class: 'tool-name' }, event.data.label ?? event.data.name),
-          h('pre', { class: 'arguments' }, prettyJson(event.data.arguments)),
+          h('pre', { class: 'arguments' }, readableArguments(event.data.arguments)),
           result,
         );
       }
@@ -185,11 +265,16 @@ export class Timeline {
       }
       case 'compaction':
         return entry('compaction', `Context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
-      case 'plan.created':
+      case 'plan.created': {
+        const { version, plan, given } = event.data;
+        const subtasks = `${plan.length} subtask${plan.length === 1 ? '' : 's'}`;
         return entry(
           'plan',
-          `Plan${event.data.version > 1 ? ` (re-plan ${event.data.version})` : ''}: ${event.data.plan.length} subtasks`,
+          version > 1
+            ? `Re-plan: plan ${version} replaces plan ${version - 1}, with ${subtasks}`
+            : `Plan${given ? ' (given on submit)' : ''}: ${subtasks}`,
         );
+      }
       case 'subtask.queued': {
         const { subtaskId, planId, agent } = event.data;
         return entry(
@@ -213,12 +298,17 @@ export class Timeline {
         const verdict = expired ? 'Rejected: nobody decided in time' : approve ? 'Approved' : 'Rejected';
         return entry('decision', `${verdict}: ${name}${reason ? ` (${reason})` : ''}`);
       }
-      case 'task.completed':
-        return entry(
-          'end completed',
-          'Completed',
-          event.data.result ? fold(event.data.result, 'result', markdown) : '',
-        );
+      case 'task.completed': {
+        const { result } = event.data;
+        // The answer shows once: as the result above, and here only where the model said it.
+        if (result !== undefined && this.lastAnswer?.content === result) {
+          this.lastAnswer.element.replaceChildren(
+            h('p', { class: 'muted answer-note' }, 'The answer: shown above as the result.'),
+          );
+          return entry('end completed', 'Completed');
+        }
+        return entry('end completed', 'Completed', result ? fold(result, 'result', markdown) : '');
+      }
       case 'task.failed':
         return entry('end failed', `Failed: ${event.data.error?.message ?? event.data.reason ?? ''}`);
       case 'task.cancelled':
@@ -243,12 +333,4 @@ function fold(
     h('summary', {}, `${label}: ${lines.length} lines, ${text.length} characters (expand)`),
     shown,
   );
-}
-
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
 }
