@@ -1,7 +1,7 @@
 /**
  * A model's answer as it forms, through the real worker, Redis and API: `llm.delta` events reach a
  * follower before the `llm.response` they add up to, live only (the stored log has none and no gap),
- * coalesced (about 20 a second at most); an agent that does not stream sends none. Prints the time from
+ * coalesced (about 20 a second at most), by default; an agent that does not stream sends none. Prints the time from
  * the model's first token to the follower's first delta.
  */
 import { createClient, isLiveDelta, type StreamedEvent } from '@agentq/client';
@@ -25,12 +25,12 @@ async function follow(taskId: string): Promise<Array<{ event: StreamedEvent; at:
   return seen;
 }
 
-/** An agent that streams (`stream: true`), and one that does not (the default). */
+/** An agent that streams (the default), and one that does not (`stream: false`). */
 const agents = () =>
   configFile({
     agents: {
-      talker: { description: 'answers as it thinks', instructions: 'Answer.', tools: [], stream: true },
-      quiet: { description: 'answers whole', instructions: 'Answer.', tools: [] },
+      talker: { description: 'answers as it thinks', instructions: 'Answer.', tools: [] },
+      quiet: { description: 'answers whole', instructions: 'Answer.', tools: [], stream: false },
     },
   });
 

@@ -162,9 +162,9 @@ const agentSchema = z
     concurrency: concurrency('Jobs of this agent'),
     stream: z
       .boolean()
-      .default(false)
+      .default(true)
       .describe(
-        'Ask the model for a stream and show the answer as it forms (`llm.delta` events, live only); an endpoint that does not stream, or breaks the stream, is asked again whole. Default false: whole answers.',
+        'Ask the model for a stream and show the answer as it forms (`llm.delta` events, live only). An endpoint that answers whole is read as such, in the same request; one that breaks the stream is asked again whole. Default true; false asks for whole answers.',
       ),
     jail: jailSchema.optional(),
     approvals: approvalsSchema.optional(),

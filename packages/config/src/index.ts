@@ -328,7 +328,7 @@ export function toolProtocolFor(config: Config, pool: string): 'native' | 'fence
 
 /** Whether an agent's answers are streamed to its followers as they form (the planner's are not). */
 export function streamsAnswers(config: Config, pool: string): boolean {
-  return agentSettings(config, pool)?.stream ?? false;
+  return agentSettings(config, pool)?.stream ?? true;
 }
 
 /** The calls of an agent that wait for a person's approval, and how long they may wait; none for the planner. */

@@ -63,8 +63,13 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
     return new Response(null, { status, headers });
   }
   // A streamed completion streams; any other body is read whole first (a web stream around
-  // Node's costs more than the read). A body cut off fails as fetch's would: when it is read.
-  if (typeof body === 'string' && /"stream"\s*:\s*true/.test(body))
+  // Node's costs more than the read), a stream request answered whole (JSON) too, with the same bounds.
+  // A body cut off fails as fetch's would: when it is read.
+  if (
+    typeof body === 'string' &&
+    /"stream"\s*:\s*true/.test(body) &&
+    String(response.headers['content-type'] ?? '').includes('text/event-stream')
+  )
     return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, headers });
   const tooLarge = `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`;
   if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) {

@@ -65,9 +65,12 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
   /**
    * The answer as a stream, each piece passed to `onDelta` as it comes, gathered into the same answer a
    * whole call gives. A refusal or a failure before the stream starts is the call's, retried as a whole
-   * call's is (the SDK's retries, Retry-After). Undefined when the endpoint did not stream or broke the
-   * stream: the caller then asks for the answer whole (after telling `onDelta` to start over).
+   * call's is (the SDK's retries, Retry-After); an answer sent whole is read as a whole call's. Undefined
+   * when the endpoint broke the stream: the caller then asks for the answer whole (after telling
+   * `onDelta` to start over).
    */
+  /** Whether the endpoint streams: until it answers a stream request whole, it is asked for streams. */
+  let streams = true;
   const streamed = async (
     request: ModelRequest & { onDelta: NonNullable<ModelRequest['onDelta']> },
     signal: AbortSignal,
@@ -75,11 +78,14 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     const { data: stream, response } = await client.chat.completions
       .create({ ...requestBody(request), stream: true, stream_options: { include_usage: true } }, { signal })
       .withResponse();
-    // An endpoint that answers a stream request whole (JSON) does not stream: asked again whole, where a
-    // body is read with its bounds (past 64 MiB, cut off, not JSON: a broken answer), not as a stream.
+    // An endpoint that answers a stream request whole (JSON) does not stream: that answer is read as a
+    // whole call's is, with its bounds (past 64 MiB, cut off, not JSON: a broken answer), in this request.
     if (!response.headers.get('content-type')?.includes('text/event-stream')) {
-      stream.controller.abort();
-      return undefined;
+      // It does not stream: it is asked for whole answers from now on (a stream costs a worker more).
+      streams = false;
+      const completion = (await response.json()) as ChatCompletion;
+      const whole = providerLimitsOf(response.headers);
+      return priced({ ...fromCompletion(completion, endpoint, options.model), ...(whole ? { limits: whole } : {}) });
     }
     const limits = providerLimitsOf(response.headers);
     let passed = false;
@@ -160,10 +166,13 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
       if (request.signal?.aborted) forward();
       else request.signal?.addEventListener('abort', forward, { once: true });
       try {
-        if (request.onDelta) {
+        if (request.onDelta && streams) {
           const answer = await streamed({ ...request, onDelta: request.onDelta }, controller.signal).catch(
             (error: unknown) => {
-              throw failed(error, request, deadline);
+              const failure = failed(error, request, deadline);
+              // A broken answer sent whole is tried again as a whole call's is (when retries are allowed).
+              if (failure.code !== 'bad_response' || maxRetries === 0) throw failure;
+              return undefined;
             },
           );
           if (answer) return answer;

@@ -59,7 +59,7 @@ describe('streamed answers', () => {
     expect(double.requests.map((request) => request.stream ?? false)).toEqual([true, false]);
   });
 
-  it('asks again whole when the endpoint does not stream', async () => {
+  it('reads the answer of an endpoint that does not stream as a whole one, in the same request', async () => {
     const completion = {
       id: 'x',
       object: 'chat.completion',
@@ -69,9 +69,14 @@ describe('streamed answers', () => {
     };
     double.setRules([{ reply: { body: completion } }]);
     const deltas: ModelDelta[] = [];
-    const response = await model().generate({ messages, onDelta: (delta) => deltas.push(delta) });
+    const asked = model();
+    const response = await asked.generate({ messages, onDelta: (delta) => deltas.push(delta) });
     expect(response.message.content).toBe('no stream here');
     expect(deltas).toEqual([]);
+    expect(double.requests.map((request) => request.stream ?? false)).toEqual([true]);
+    // It does not stream: the next call asks it for a whole answer at once.
+    const next = await asked.generate({ messages, onDelta: (delta) => deltas.push(delta) });
+    expect(next.message.content).toBe('no stream here');
     expect(double.requests.map((request) => request.stream ?? false)).toEqual([true, false]);
   });
 });
