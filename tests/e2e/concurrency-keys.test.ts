@@ -2,12 +2,19 @@
  * Concurrency keys through the real API and four real worker processes: 20 tasks with one key and a
  * limit of 1 never run at once (measured from their own events), and start in submit order, while 20
  * with distinct keys do run at once. The tasks that wait for their key hold no worker slot: the pool's
- * active jobs never pass the key's limit.
+ * active jobs never pass the key's limit. A worker killed while it runs a keyed task: the task resumes
+ * on another once its job's lock runs out, keeping its key, and the next one starts after it ends.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient, type TaskEvent } from '@agentq/client';
+import { startOpenAIDouble } from '@agentq/llm';
 import { startFleet, type Fleet } from '../helpers/fleet.js';
-import { waitForEnd } from '../helpers/sse.js';
+import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
+import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { waitForEnd, waitForEvent } from '../helpers/sse.js';
 
 let fleet: Fleet;
 let client: ReturnType<typeof createClient>;
@@ -102,3 +109,59 @@ it('runs 20 tasks with distinct keys at once', async () => {
   expect(mostAtOnce(ran)).toBeGreaterThan(4);
   console.log(`distinct keys: most running at once ${mostAtOnce(ran)}`);
 });
+
+it("keeps a killed worker's keyed task its key: it resumes elsewhere when its lock runs out, then the next starts", async () => {
+  const prefix = freshPrefix('key-crash');
+  // The first answer of the first task never comes (its worker is killed meanwhile); then every answer is quick.
+  const double = await startOpenAIDouble({
+    rules: [
+      {
+        match: (request) => String(request.messages[1]?.content).startsWith('first'),
+        reply: { content: 'late', delayMs: 60_000 },
+        times: 1,
+      },
+      { reply: { content: 'done' } },
+    ],
+  });
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-key-crash-'));
+  const processes: AgentqProcess[] = [];
+  try {
+    const env = await processEnv({
+      prefix,
+      dataDir,
+      modelURL: double.baseURL,
+      model: 'key-model',
+      extra: { AGENTQ_JOB_LOCK_MS: '2000' },
+    });
+    const api = spawnAgentq(['api'], env);
+    const doomed = spawnAgentq(['worker', '--pools', 'casual'], env);
+    processes.push(api, doomed);
+    const baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
+    await doomed.waitFor(/serving casual/);
+    const keyed = createClient({ baseUrl });
+    const [first, second] = await keyed.submit(
+      ['first', 'second'].map((prompt) => ({ prompt, agent: 'casual', concurrencyKey: 'repo-1' })),
+    );
+    await waitForEvent(baseUrl, first!, 'llm.request');
+    await doomed.stop('SIGKILL');
+    const survivor = spawnAgentq(['worker', '--pools', 'casual'], env);
+    processes.push(survivor);
+    // The key is still the killed run's: the second waits for it, not for a worker.
+    expect((await keyed.get(second!)).waitingFor).toEqual({ kind: 'concurrency', key: 'repo-1', limit: 1 });
+
+    const events = async (id: string) => (await waitForEnd(baseUrl, id)).map((message) => message.data as TaskEvent);
+    const [firstEvents, secondEvents] = await Promise.all([events(first!), events(second!)]);
+    const starts = firstEvents.filter((event) => event.type === 'task.started');
+    expect(starts).toHaveLength(2);
+    expect(starts[1]!.type === 'task.started' && starts[1]!.data.resumed).toBe(true);
+    const firstEnd = Date.parse(firstEvents.find((event) => event.type === 'task.completed')!.ts);
+    const secondStart = Date.parse(secondEvents.find((event) => event.type === 'task.started')!.ts);
+    expect(secondStart).toBeGreaterThanOrEqual(firstEnd);
+    expect((await keyed.get(second!)).status).toBe('completed');
+  } finally {
+    await Promise.all(processes.map((process) => process.stop('SIGKILL')));
+    await double.close();
+    await deletePrefix(prefix);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 60_000);
