@@ -63,6 +63,11 @@ beforeAll(async () => {
         reply: { toolCalls: [countingCall('first'), countingCall('second')] },
       },
       {
+        // A model names its calls as it likes: names an object has of its own must not pass for decisions.
+        match: (request) => prompt(request).startsWith('hostile ids') && toolMessages(request).length === 0,
+        reply: { toolCalls: [countingCall('__proto__'), countingCall('constructor'), countingCall('toString')] },
+      },
+      {
         match: (request) => toolMessages(request).length === 0,
         reply: { toolCalls: [countingCall('only')] },
       },
@@ -185,6 +190,28 @@ it('decides many at once without losing one: each call is decided once', async (
   expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
   await waitForEnd(fleet.baseUrl, task.id);
   expect(new TextDecoder().decode(await client.files.download(task.id, 'count.txt'))).toBe('ran\nran\n');
+});
+
+it('decides calls whose ids are names every object has (__proto__, constructor, toString), each once', async () => {
+  const task = await waitingTask('ops', 'hostile ids');
+  const ids = ['__proto__', 'constructor', 'toString'];
+  expect(task.waitingFor?.kind === 'approval' && task.waitingFor.calls.map((call) => [call.id, call.decision])).toEqual(
+    ids.map((id) => [id, null]),
+  );
+  expect(await client.decide(task.id, { callId: 'constructor', approve: false, reason: 'no' })).toMatchObject({
+    remaining: 2,
+  });
+  expect(await client.decide(task.id, { callId: '__proto__', approve: true })).toMatchObject({ remaining: 1 });
+  expect(await client.decide(task.id, { callId: 'toString', approve: true })).toMatchObject({
+    status: 'queued',
+    remaining: 0,
+  });
+  await waitForEnd(fleet.baseUrl, task.id);
+  const ended = await client.get(task.id);
+  expect(ended.status).toBe('completed');
+  // The two approved ran, once each; the rejected one did not.
+  expect(new TextDecoder().decode(await client.files.download(task.id, 'count.txt'))).toBe('ran\nran\n');
+  expect(ended.result).toMatch(/^1 \| Not run: .*a person rejected it: no\. .* \| 2$/);
 });
 
 it("rejects what nobody decided within the agent's time limit", async () => {

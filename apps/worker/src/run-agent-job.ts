@@ -178,19 +178,7 @@ export async function runAgentJob(
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
         ...(approvals
-          ? {
-              approvals: {
-                rules: approvals.rules,
-                ...(record.decisions
-                  ? {
-                      decided: {
-                        step: record.decisions.step,
-                        calls: new Map(Object.entries(record.decisions.calls)),
-                      },
-                    }
-                  : {}),
-              },
-            }
+          ? { approvals: { rules: approvals.rules, ...(record.decisions ? { decided: record.decisions } : {}) } }
           : {}),
         signal,
       });

@@ -14,7 +14,14 @@ export { removeLeftWorkdirs, removeTaskTrees, unendedInTrees } from './remove-ta
 export type { StoredEvent } from './task-events.js';
 export { DEFAULT_TENANT, TASK_ID_PATTERN, isTaskId } from './task-ids.js';
 export { STATUS_SPAN, countByStatus, countUnfinished, indexScore, newestInIndex, statusBand } from './task-index.js';
-export { budgetSpent, parseTaskRecord, recordHash, webhookEventsOf, webhookOnField } from './task-record.js';
+export {
+  budgetSpent,
+  decisionsOf,
+  parseTaskRecord,
+  recordHash,
+  webhookEventsOf,
+  webhookOnField,
+} from './task-record.js';
 export type { PendingApproval, PendingQuestion, StepDecisions, StoredSubtask, TaskRecord } from './task-record.js';
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
 export type {

@@ -54,10 +54,11 @@ const decisionSchema = z.object({
   reason: z.string().optional(),
   expired: z.literal(true).optional(),
 }) satisfies z.ZodType<ApprovalDecision>;
-const decisionsSchema = z.object({
-  step: z.number().int(),
-  calls: z.record(z.string(), decisionSchema),
-}) satisfies z.ZodType<StepDecisions>;
+// Kept as [call id, decision] pairs, read into a Map: a call's id is the model's to choose, and one named
+// `__proto__` or `constructor` must be a call like any other, never an object's own name.
+const decisionsSchema = z
+  .object({ step: z.number().int(), calls: z.array(z.tuple([z.string(), decisionSchema])) })
+  .transform(({ step, calls }): StepDecisions => ({ step, calls: new Map(calls) }));
 const plannedSubtaskSchema = z.object({
   id: z.string(),
   agent: z.string(),
@@ -245,10 +246,10 @@ function waitingFor(record: TaskRecord): WaitingFor | null {
   const pending = record.status === 'waiting' ? record.pending : undefined;
   if (!pending) return null;
   if (pending.kind !== 'approval') return { kind: 'answer', question: pending.question };
-  const decided = record.decisions?.step === pending.step ? record.decisions.calls : {};
+  const decided = decisionsOf(record, pending);
   return {
     kind: 'approval',
-    calls: pending.calls.map((call) => ({ ...call, decision: decided[call.id] ?? null })),
+    calls: pending.calls.map((call) => ({ ...call, decision: decided.get(call.id) ?? null })),
     expiresAt: pending.expiresAt ?? null,
   };
 }
@@ -308,5 +309,10 @@ export interface PendingApproval {
 /** What was decided of step `step`'s calls, by call id. */
 export interface StepDecisions {
   step: number;
-  calls: Record<string, ApprovalDecision>;
+  calls: ReadonlyMap<string, ApprovalDecision>;
+}
+
+/** What was decided so far of the calls a task waits for (none of another step's). */
+export function decisionsOf(record: TaskRecord, pending: PendingApproval): ReadonlyMap<string, ApprovalDecision> {
+  return record.decisions?.step === pending.step ? record.decisions.calls : new Map();
 }

@@ -8,7 +8,7 @@
  */
 import type { ApprovalDecision, TaskStatus } from '@agentq/contract';
 import { type AgentQueues, enqueue } from '@agentq/scheduling';
-import type { TaskRecord, TaskStore } from '@agentq/store';
+import { decisionsOf, type TaskRecord, type TaskStore } from '@agentq/store';
 import { Transitions } from './transitions.js';
 
 export type DecideOutcome =
@@ -43,10 +43,11 @@ export async function decideApproval(options: {
       return { kind: 'not_waiting', status: record.status };
     const call = pending.calls.find((one) => one.id === callId);
     if (!call) return { kind: 'unknown_call', waiting: undecided(record).map((one) => one.id) };
-    const decided = record.decisions?.step === pending.step ? record.decisions.calls : {};
-    if (decided[callId]) return { kind: 'decided_already', decision: decided[callId] };
-    const calls = { ...decided, [callId]: decision };
-    const remaining = pending.calls.filter((one) => !calls[one.id]).length;
+    const decided = decisionsOf(record, pending);
+    const already = decided.get(callId);
+    if (already) return { kind: 'decided_already', decision: already };
+    const calls = new Map(decided).set(callId, decision);
+    const remaining = pending.calls.filter((one) => !calls.has(one.id)).length;
     const resumes = record.resumes + 1;
     const jobId = `${taskId}-r${resumes}`;
     const { admission } = options.queues;
@@ -82,8 +83,8 @@ export async function decideApproval(options: {
 export function undecided(record: TaskRecord): Array<{ id: string; name: string }> {
   const pending = record.pending;
   if (record.status !== 'waiting' || pending?.kind !== 'approval') return [];
-  const decided = record.decisions?.step === pending.step ? record.decisions.calls : {};
-  return pending.calls.filter((call) => !decided[call.id]);
+  const decided = decisionsOf(record, pending);
+  return pending.calls.filter((call) => !decided.has(call.id));
 }
 
 /**

@@ -330,13 +330,13 @@ export class Transitions {
       resume?: { jobId: string; resumes: number; lease: { key: string; ms: number } };
     },
   ): Promise<CommitResult> {
-    const decision = options.decisions.calls[options.call.id]!;
+    const decision = options.decisions.calls.get(options.call.id)!;
     const { resume } = options;
     return this.change(task, {
       expect: ['waiting'],
       expectSeq: options.seq,
       fields: {
-        decisions: JSON.stringify(options.decisions),
+        decisions: JSON.stringify({ step: options.decisions.step, calls: [...options.decisions.calls] }),
         ...(resume ? { jobId: resume.jobId, resumes: String(resume.resumes), pending: '' } : {}),
       },
       ...(resume ? { status: 'queued' as const, lease: resume.lease } : {}),

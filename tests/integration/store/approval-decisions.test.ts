@@ -51,7 +51,7 @@ it('loses no decision made at the same moment, decides each call once, and queue
 
   const record = (await store.getRecord(taskId))!;
   expect(record.status).toBe('queued');
-  expect(Object.keys(record.decisions!.calls).sort()).toEqual(['a', 'b', 'c', 'd']);
+  expect([...record.decisions!.calls.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
   expect(record.decisions!.step).toBe(1);
   const job = await queues.queue('ops').getJob(record.jobId!);
   expect(job?.data).toMatchObject({ taskId });
