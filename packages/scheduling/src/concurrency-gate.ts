@@ -68,9 +68,10 @@ export class ConcurrencyGate {
           .reduce((pipeline, id) => pipeline.hmget(this.keys.task(id), 'agent', 'tenant'), this.redis.pipeline())
           .exec()) ?? []
       ).map(([, fields]) => fields as Array<string | null>);
-      const candidates = head.flatMap((id, index) => {
+      // A task gone (deleted) has no pool: the script drops it, its list named but never joined.
+      const candidates = head.map((id, index) => {
         const [pool, tenant] = owners[index] ?? [];
-        return pool ? [{ id, pool, tenant: tenant ?? 'default' }] : [{ id, pool: '', tenant: '' }];
+        return { id, pool: pool ?? 'none', tenant: tenant ?? 'default' };
       });
       const [pools, reread] = (await GATE.run(this.redis, {
         keys: {
@@ -84,9 +85,8 @@ export class ConcurrencyGate {
           ...holders.map((id) => this.keys.task(id)),
           ...candidates.flatMap((candidate) => [
             this.keys.task(candidate.id),
-            // A task gone (deleted) has no pool: its list is never joined, only named.
-            this.keys.fairRing(candidate.pool || 'none'),
-            this.keys.fairList(candidate.pool || 'none', candidate.tenant || 'none'),
+            this.keys.fairRing(candidate.pool),
+            this.keys.fairList(candidate.pool, candidate.tenant),
           ]),
         ],
         restArgs: [...holders, ...candidates.flatMap((candidate) => [candidate.id, candidate.pool, candidate.tenant])],

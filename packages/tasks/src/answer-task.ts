@@ -1,13 +1,13 @@
 /**
  * Answers a task that is `waiting` on a question from its model: the answer goes into memory the
  * way the question was asked (a `tool` result of the `ask_user` call, or a user message with fences),
- * and the task is queued again, as a new job, to resume where it stopped. The commit that queues it
- * leases it too: if this process dies before the job is added, a worker adds it (FairAdmission.recover).
+ * and the task is queued again, as its next run (next-run.ts), to resume where it stopped.
  */
 import type { TaskStatus } from '@agentq/contract';
 import type { Message } from '@agentq/protocol';
-import { type AgentQueues, enqueue } from '@agentq/scheduling';
+import type { AgentQueues } from '@agentq/scheduling';
 import type { TaskStore } from '@agentq/store';
+import { addNextRun, nextRun } from './next-run.js';
 import { Transitions } from './transitions.js';
 
 export async function answerTask(options: {
@@ -27,22 +27,10 @@ export async function answerTask(options: {
     pending.protocol === 'native'
       ? { role: 'tool', toolCallId: pending.callId, name: 'ask_user', content: `The user answered: ${text}` }
       : { role: 'user', content: text };
-  const resumes = record.resumes + 1;
-  const jobId = `${taskId}-r${resumes}`;
+  const run = nextRun(options.queues, record);
   // The step that asked completes with its answer.
-  const { admission } = options.queues;
-  const result = await new Transitions(store).answer(record, {
-    text,
-    message,
-    step: record.steps + 1,
-    jobId,
-    resumes,
-    lease: admission.leaseOf(record.agent),
-  });
+  const result = await new Transitions(store).answer(record, { text, message, step: record.steps + 1, ...run });
   if (!result.applied) return { found: true, status: result.status, answered: false };
-  await enqueue(options.queues.queue, [
-    { kind: 'agent', pool: record.agent, payload: { taskId, tenant: record.tenant }, jobId, priority: record.priority },
-  ]);
-  await admission.endLeases(record.agent, [taskId]);
+  await addNextRun(options.queues, record, run);
   return { found: true, status: 'queued', answered: true };
 }

@@ -3,12 +3,12 @@
  * limit's. Each call is decided once; the last decision of the step queues the task again, as a new job,
  * and its run does what was decided: an approved call runs, a rejected one is answered to the model with
  * the reason. Two decisions at once never lose one another: each is written only if the task is as its
- * decider read it (its last event), else read again. The commit that queues the task leases it too, as
- * an answer's does (answer-task.ts).
+ * decider read it (its last event), else read again. The last one queues its next run (next-run.ts).
  */
 import type { ApprovalDecision, TaskStatus } from '@agentq/contract';
-import { type AgentQueues, enqueue } from '@agentq/scheduling';
+import type { AgentQueues } from '@agentq/scheduling';
 import { decisionsOf, type TaskRecord, type TaskStore } from '@agentq/store';
+import { addNextRun, nextRun } from './next-run.js';
 import { Transitions } from './transitions.js';
 
 export type DecideOutcome =
@@ -48,10 +48,7 @@ export async function decideApproval(options: {
     if (already) return { kind: 'decided_already', decision: already };
     const calls = new Map(decided).set(callId, decision);
     const remaining = pending.calls.filter((one) => !calls.has(one.id)).length;
-    const resumes = record.resumes + 1;
-    const jobId = `${taskId}-r${resumes}`;
-    const { admission } = options.queues;
-    const resume = remaining === 0 ? { jobId, resumes, lease: admission.leaseOf(record.agent) } : undefined;
+    const resume = remaining === 0 ? nextRun(options.queues, record) : undefined;
     const result = await transitions.decide(record, {
       seq: record.seq,
       decisions: { step: pending.step, calls },
@@ -62,18 +59,7 @@ export async function decideApproval(options: {
       if (result.outcome === 'missing') return { kind: 'missing' };
       continue;
     }
-    if (resume) {
-      await enqueue(options.queues.queue, [
-        {
-          kind: 'agent',
-          pool: record.agent,
-          payload: { taskId, tenant: record.tenant },
-          jobId,
-          priority: record.priority,
-        },
-      ]);
-      await admission.endLeases(record.agent, [taskId]);
-    }
+    if (resume) await addNextRun(options.queues, record, resume);
     return { kind: 'decided', remaining, status: resume ? 'queued' : 'waiting' };
   }
   throw new Error(`task ${taskId} changed ${RACES} times while a decision was written`);
