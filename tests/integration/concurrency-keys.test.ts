@@ -51,6 +51,14 @@ it("keeps tenants' equal keys apart, and holds each tenant's limit per key", asy
   const [ours] = await acme.submit([{ prompt: 'a', agent: 'casual', concurrencyKey: 'shared', concurrencyLimit: 1 }]);
   const [theirs] = await globex.submit([{ prompt: 'b', agent: 'casual', concurrencyKey: 'shared' }]);
   expect(overlap(await runTime(ours!, 'acme-key'), await runTime(theirs!, 'globex-key'))).toBe(true);
+  // Another tenant's key reaches nothing of it: not its view, not a decision on its calls.
+  for (const [method, path, body] of [
+    ['GET', `/v1/tasks/${ours}`, undefined],
+    ['POST', `/v1/tasks/${ours}/approvals`, { callId: 'c1', approve: true }],
+  ] as const) {
+    const answer = await globex.request(method, path, body).catch((error: { status?: number }) => error);
+    expect((answer as { status?: number }).status).toBe(404);
+  }
 
   // acme's limit is 2: a submit asking for more is held to it, and 4 tasks run two at a time.
   const ids = await acme.submit(
