@@ -824,6 +824,14 @@ describe('the dashboard', () => {
       ['ok 1', 'ok 2', 'long 1', 'fail 1', 'fail 2'].map((prompt) => ({ prompt, agent: 'casual' })),
     );
     await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
+    // The worker adds the jobs it counted once a second (finished-jobs.ts).
+    const jobs = async () => {
+      const { perMinute } = (
+        await getJson<{ perMinute: { completed: number[]; failed: number[] } }>(`${stack!.api.url}/v1/overview`)
+      ).body;
+      return [...perMinute.completed, ...perMinute.failed].reduce((sum, count) => sum + count, 0);
+    };
+    await expect.poll(jobs, { timeout: 5_000 }).toBe(5);
     await open(stack.api.url);
     await page.waitForSelector('#overview .tiles');
     expect(await page.locator('.tile[data-status="completed"] .count').textContent()).toBe('3');

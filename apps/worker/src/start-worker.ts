@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { MetricsTime, Worker } from 'bullmq';
+import { Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
 import {
@@ -40,6 +40,7 @@ import {
   createKeys,
   compactEvents,
   expireTasks,
+  FinishedJobs,
   removeLeftWorkdirs,
   HEARTBEAT_TTL_MS,
   warnIfEvicting,
@@ -200,6 +201,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     concurrencyLimitOf: (tenant) => tenantConcurrencyLimit(config, tenant),
   });
   const scheduleTimers = new ScheduleTimers({ connection: redis, keys });
+  const finishedJobs = new FinishedJobs(data, keys, (error) =>
+    logger.warn({ err: error }, 'could not count finished jobs; counted again next second'),
+  );
   const schedules = new ScheduleService({
     schedules: new ScheduleStore(data, keys),
     timers: scheduleTimers,
@@ -258,8 +262,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
       // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
       maxStalledCount: 3,
-      // Per-minute counts of finished jobs, for the dashboard's throughput.
-      metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
     });
     // While Redis is away every pool says so on every attempt: the connection's watcher says it once;
     // after it, a line every 10 s at most (lost locks are reported per job, and BullMQ recovers them).
@@ -270,18 +272,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if (!job) return;
       void job
         .getState()
-        .then((state) =>
-          state === 'failed'
-            ? failTask({
-                store,
-                transitions,
-                queues,
-                taskId: (job.data as { taskId?: string }).taskId,
-                error,
-                workerId,
-              })
-            : undefined,
-        )
+        .then((state) => {
+          if (state !== 'failed') return;
+          finishedJobs.count(pool, 'failed');
+          return failTask({
+            store,
+            transitions,
+            queues,
+            taskId: (job.data as { taskId?: string }).taskId,
+            error,
+            workerId,
+          });
+        })
         .catch((failure: unknown) =>
           logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'),
         );
@@ -291,7 +293,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     const admit = () => {
       queues.admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
     };
-    worker.on('completed', admit);
+    worker.on('completed', () => {
+      finishedJobs.count(pool, 'completed');
+      admit();
+    });
     worker.on('failed', admit);
     workers.set(pool, worker);
   }
@@ -398,7 +403,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         );
       }
       queues.admission.stop();
-      await settledWithin(Promise.all([webhooks.stop(), scheduleFirings.close(), scheduleTimers.close()]), waitMs);
+      await settledWithin(
+        Promise.all([webhooks.stop(), scheduleFirings.close(), scheduleTimers.close(), finishedJobs.close()]),
+        waitMs,
+      );
       await settledWithin(closeQueues(queues), waitMs);
       await Promise.all([
         closeConnection(redis, waitMs),

@@ -29,7 +29,7 @@ if #ids > 0 then joinTenantList(ringKey, listOf[joining], arrivalsKey, joining, 
 local out = {}
 if admit ~= '1' then return {out, 0} end
 if redis.call('EXISTS', ringKey) == 0 then return {out, 0} end
-local queued = redis.call('LLEN', waitKey) + redis.call('ZCARD', prioritizedKey) + redis.call('ZCARD', leasesKey)
+local queued = redis.call('LLEN', waitKey) + redis.call('ZCARD', leasesKey)
 local want = backlogSize - queued
 if want < batchSize and queued >= batchSize then return {out, 0} end
 local admitted = 0

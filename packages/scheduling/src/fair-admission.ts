@@ -1,13 +1,15 @@
 /**
- * Fair tenants. BullMQ's open-source queue has no groups: a pool's queue runs in priority order, so a
- * tenant's 5,000 queued tasks would all start before another tenant's next one. New work therefore
+ * Fair tenants. BullMQ's open-source queue has no groups: a pool's queue runs in order, so a tenant's
+ * 5,000 queued tasks would all start before another tenant's next one. New work therefore
  * does not go straight into the pool's queue. It waits in its tenant's own list for that pool (a sorted
  * set: priority first, then arrival), and is admitted into the queue a few at a time, weighted fair
  * across tenants: each tenant has a virtual time in the pool's ring (a sorted set), an admission
  * advances it by 1 / the tenant's weight, and the tenant with the least goes next; a tenant that
  * arrives joins at the least time of the ring (it gets no credit for having been away). The queue
  * itself holds a short backlog (AGENTQ_FAIR_BACKLOG per pool), so a tenant that arrives waits for
- * that backlog, not for another tenant's batch. Priorities hold within a tenant.
+ * that backlog, not for another tenant's batch. Priorities hold within a tenant: a task is admitted before
+ * its tenant's tasks of lower priority, and its job (BullMQ's jobs have no priority here) waits behind
+ * at most the backlog.
  *
  * Admission runs wherever work appears or ends: the API after a submit, a worker after its jobs (at
  * most a cycle per pool every 20 ms) and once a second. A cycle reads the backlog, pops what fits in one
@@ -19,7 +21,7 @@
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { luaScript, PRIORITY_STEP, priorityOfScore, type Keys, type LeasedTask } from '@agentq/store';
+import { luaScript, PRIORITY_STEP, type Keys, type LeasedTask } from '@agentq/store';
 import { enqueue, type NewJob } from './jobs.js';
 
 /** A task ready to run, waiting for its turn in its pool. */
@@ -43,7 +45,7 @@ export interface FairOptions {
 const ADMIT = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'admit',
-  keys: ['ringKey', 'leasesKey', 'waitKey', 'prioritizedKey', 'arrivalsKey'],
+  keys: ['ringKey', 'leasesKey', 'waitKey', 'arrivalsKey'],
   args: ['backlog', 'leaseMs', 'weightsJson', 'batch', 'admit', 'joining', 'tenants'],
   constants: { PRIORITY_STEP },
 });
@@ -196,7 +198,7 @@ export class FairAdmission {
     const records = await read(expired);
     const jobs = expired.flatMap((taskId, index) => {
       const record = records[index];
-      return record?.queued ? [{ taskId, tenant: record.tenant, priority: record.priority, jobId: record.jobId }] : [];
+      return record?.queued ? [{ taskId, tenant: record.tenant, jobId: record.jobId }] : [];
     });
     await this.addJobs(pool, jobs);
     await this.endLeases(pool, expired);
@@ -221,7 +223,6 @@ export class FairAdmission {
           ringKey: this.keys.fairRing(pool),
           leasesKey: this.keys.fairLeases(pool),
           waitKey: queue.keys.wait!,
-          prioritizedKey: queue.keys.prioritized!,
           arrivalsKey: this.keys.fairArrivals,
         },
         args: {
@@ -247,13 +248,9 @@ export class FairAdmission {
       for (const tenant of await this.redis.zrange(this.keys.fairRing(pool), 0, -1)) known.add(tenant);
     }
     if (!popped.length) return 0;
-    const jobs: Array<{ taskId: string; tenant: string; priority: number }> = [];
+    const jobs: Array<{ taskId: string; tenant: string }> = [];
     for (let index = 0; index < popped.length; index += 3) {
-      jobs.push({
-        taskId: String(popped[index]),
-        tenant: String(popped[index + 1]),
-        priority: priorityOfScore(Number(popped[index + 2])),
-      });
+      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]) });
     }
     await this.addJobs(pool, jobs);
     await this.endLeases(
@@ -265,7 +262,7 @@ export class FairAdmission {
 
   private addJobs(
     pool: AgentPool,
-    jobs: ReadonlyArray<{ taskId: string; tenant: string; priority: number; jobId?: string | undefined }>,
+    jobs: ReadonlyArray<{ taskId: string; tenant: string; jobId?: string | undefined }>,
   ): Promise<void> {
     return enqueue(
       this.queues,
@@ -273,7 +270,6 @@ export class FairAdmission {
         kind: 'agent',
         pool,
         payload: { taskId: job.taskId, tenant: job.tenant },
-        priority: job.priority,
         ...(job.jobId ? { jobId: job.jobId } : {}),
       })),
     );

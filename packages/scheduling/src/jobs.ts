@@ -41,16 +41,13 @@ export interface NewJob<Kind extends JobKind = JobKind> {
   payload: JobPayload<Kind>;
   /** Default the payload's task id: a task's job is never queued twice. */
   jobId?: string;
-  /** The task's priority, 1 (lowest) to 10 (highest). */
-  priority: number;
 }
 
-/** BullMQ runs 1 first; our API's 10 is the most urgent. */
-function bullPriority(priority: number): number {
-  return 11 - priority;
-}
-
-/** Adds jobs, one bulk call per pool, each payload checked against its kind. */
+/**
+ * Adds jobs, one bulk call per pool, each payload checked against its kind. A job has no BullMQ
+ * priority: fair admission orders each tenant's tasks by priority before they become jobs, and a
+ * queue of prioritized jobs costs Redis 3 more commands a job (its counter, its sorted set, the pop).
+ */
 export async function enqueue(queues: (pool: AgentPool) => Queue, jobs: readonly NewJob[]): Promise<void> {
   const byPool = new Map<AgentPool, NewJob[]>();
   for (const job of jobs) {
@@ -71,7 +68,6 @@ export async function enqueue(queues: (pool: AgentPool) => Queue, jobs: readonly
           opts: {
             ...JOB_CATALOG[job.kind].options,
             jobId: job.jobId ?? job.payload.taskId,
-            priority: bullPriority(job.priority),
           },
         })),
       ),

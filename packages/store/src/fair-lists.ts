@@ -7,8 +7,3 @@
 
 /** Scores keep priority first (2^40 apart), then arrival: exact as doubles up to 2^40 arrivals. */
 export const PRIORITY_STEP = 2 ** 40;
-
-/** The priority (1 to 10) of a listed task's score. */
-export function priorityOfScore(score: number): number {
-  return 11 - Math.floor(score / PRIORITY_STEP);
-}

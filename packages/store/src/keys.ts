@@ -78,6 +78,9 @@ export interface Keys {
   tenantSchedules(tenant: string): string;
   /** The BullMQ queue whose job schedulers fire the schedules (a name no agent can have). */
   schedulesQueue: string;
+  /** A pool's jobs finished in a minute (minutes since the epoch), and since its first (finished-jobs.ts). */
+  finishedJobs(pool: string, minute: number): string;
+  finishedJobsTotal(pool: string): string;
   /** Worker processes online: a set of ids, and one short-lived heartbeat key each. */
   workers: string;
   worker(workerId: string): string;
@@ -136,6 +139,8 @@ export function createKeys(prefix: string): Keys {
     scheduleRuns: (scheduleId) => `${prefix}:schedule:${scheduleId}:runs`,
     tenantSchedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
     schedulesQueue: 'agentq.schedules',
+    finishedJobs: (pool, minute) => `${prefix}:pool:${pool}:finished:${minute}`,
+    finishedJobsTotal: (pool) => `${prefix}:pool:${pool}:finished`,
     workers: `${prefix}:workers`,
     worker: (workerId) => `${prefix}:worker:${workerId}`,
   };

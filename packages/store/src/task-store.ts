@@ -23,6 +23,7 @@ import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
+import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT, rootOf } from './task-ids.js';
@@ -92,10 +93,9 @@ export interface ReadCommitResult extends CommitResult {
   memory?: MemoryEntry[];
 }
 
-/** A leased task as `recover` reads it: its tenant, priority and job id, and whether it still waits to run. */
+/** A leased task as `recover` reads it: its tenant and job id, and whether it still waits to run. */
 export interface LeasedTask {
   tenant: string;
-  priority: number;
   /** The job a resumed task runs as; default the task's id. */
   jobId?: string;
   queued: boolean;
@@ -550,13 +550,12 @@ export class TaskStore {
   /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */
   async leasedTasks(ids: readonly string[]): Promise<Array<LeasedTask | undefined>> {
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'priority', 'status', 'jobId');
+    for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'status', 'jobId');
     return ((await pipeline.exec()) ?? []).map(([, row]) => {
-      const [tenant, priority, status, jobId] = row as Array<string | null>;
+      const [tenant, status, jobId] = row as Array<string | null>;
       return status
         ? {
             tenant: tenant ?? DEFAULT_TENANT,
-            priority: Number(priority ?? 5),
             queued: status === 'queued',
             ...(jobId ? { jobId } : {}),
           }
@@ -613,6 +612,11 @@ export class TaskStore {
   /** How many of a tenant's submitted tasks (every tenant's: undefined) are in each status. */
   countByStatus(tenant?: string): Promise<Record<TaskStatus, number>> {
     return countByStatus(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant));
+  }
+
+  /** A pool's jobs finished in each of the last `minutes` minutes, and in all (finished-jobs.ts). */
+  finishedJobs(pool: string, minutes: number, now = Date.now()): Promise<FinishedSeries> {
+    return readFinishedJobs(this.redis, this.keys, pool, minutes, now);
   }
 
   /**

@@ -26,7 +26,6 @@ export async function addNextRun(queues: AgentQueues, record: TaskRecord, run: N
       pool: record.agent,
       payload: { taskId: record.id, tenant: record.tenant },
       jobId: run.jobId,
-      priority: record.priority,
     },
   ]);
   await queues.admission.endLeases(record.agent, [record.id]);

@@ -175,7 +175,6 @@ async function finishRootIfDone(options: DagOptions & { rootId: string }): Promi
       pool: 'planner',
       payload: { taskId: rootId, tenant: root.tenant },
       jobId: `${rootId}-finish-v${root.planVersion}`,
-      priority: root.priority,
     },
   ]);
 }

@@ -1,7 +1,7 @@
 /**
  * `GET /v1/overview`: the dashboard's landing page in one call. Tasks by status (counted in the task
- * list's status bands), finished jobs per minute over the last hour (BullMQ's per-minute metrics, every
- * pool), and, from the most recent ended tasks (a sample, read at once), tokens and model time per
+ * list's status bands), finished jobs per minute over the last hour (every pool's, as the
+ * workers count them: finished-jobs.ts), and, from the most recent ended tasks (a sample, read at once), tokens and model time per
  * model, the slowest and the most expensive tasks, and why tasks failed. A tenant's key sees its own
  * tasks; counts of jobs per minute are the pools' (as on the pools page).
  */
@@ -10,7 +10,6 @@ import { Router } from 'express';
 import type { TaskRecord, TaskStore } from '@agentq/store';
 import { type AgentQueues } from '@agentq/scheduling';
 import { principalOf } from '../api-auth.js';
-import { finishedPerMinute } from './pools.js';
 
 /** Minutes of history in the charts. */
 const MINUTES = 60;
@@ -49,22 +48,15 @@ export function overviewRouter(options: { queues: AgentQueues; store: TaskStore 
     const now = Date.now();
     const [counts, perPool, records] = await Promise.all([
       store.countByStatus(tenant),
-      Promise.all(
-        options.queues.pools.map((pool) =>
-          Promise.all([
-            options.queues.queue(pool).getMetrics('completed', 0, MINUTES - 2),
-            options.queues.queue(pool).getMetrics('failed', 0, MINUTES - 2),
-          ]),
-        ),
-      ),
+      Promise.all(options.queues.pools.map((pool) => store.finishedJobs(pool, MINUTES, now))),
       // The newest ended tasks of any end, by their order.
       store.newestRecords({ tenant, statuses: ENDED, count: SAMPLE, fields: TABLE_FIELDS }),
     ]);
     const completed = new Array<number>(MINUTES).fill(0);
     const failed = new Array<number>(MINUTES).fill(0);
-    for (const [done, failures] of perPool) {
-      finishedPerMinute(done, now, MINUTES).forEach((count, index) => (completed[index]! += count));
-      finishedPerMinute(failures, now, MINUTES).forEach((count, index) => (failed[index]! += count));
+    for (const finished of perPool) {
+      finished.completed.forEach((count, index) => (completed[index]! += count));
+      finished.failed.forEach((count, index) => (failed[index]! += count));
     }
     const body: OverviewView = {
       counts,

@@ -22,18 +22,14 @@ export function poolsRouter(options: {
     const pools = await Promise.all(
       options.queues.pools.map(async (name) => {
         const queue = options.queues.queue(name);
-        const [counts, completed, failed, byTenant] = await Promise.all([
+        const [counts, finished, byTenant] = await Promise.all([
           queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
-          queue.getMetrics('completed', 0, HISTORY_MINUTES - 2),
-          queue.getMetrics('failed', 0, HISTORY_MINUTES - 2),
+          options.store.finishedJobs(name, HISTORY_MINUTES),
           options.queues.admission.waiting(name),
         ]);
         const admission = Object.values(byTenant).reduce((total, count) => total + count, 0);
         const serving = workers.filter((worker) => worker.pools.includes(name));
-        const now = Date.now();
-        const done = finishedPerMinute(completed, now);
-        const failures = finishedPerMinute(failed, now);
-        const perMinute = done.map((count, index) => count + failures[index]!);
+        const perMinute = finished.completed.map((count, index) => count + finished.failed[index]!);
         return {
           name,
           description: options.descriptions[name] ?? '',
@@ -44,7 +40,7 @@ export function poolsRouter(options: {
             delayed: counts.delayed ?? 0,
             failed: counts.failed ?? 0,
             // Completed jobs are removed at once (the task holds the outcome): this is how many ever.
-            completed: completed.meta.count,
+            completed: finished.total.completed,
           },
           jobsPerMinute: perMinute.at(-1) ?? 0,
           throughput: perMinute,
@@ -70,30 +66,6 @@ export function poolsRouter(options: {
     response.json({ pools, workers: workers.length });
   });
   return router;
-}
-
-export interface Metrics {
-  meta: { count: number; prevTS: number; prevCount: number };
-  data: number[];
-}
-
-/**
- * Jobs finished in each of the last minutes, oldest first, the running minute last. BullMQ writes a
- * minute's count (newest first) only when a job finishes in a later minute: what finished since is
- * `count - prevCount`, all in the minute of `prevTS`, and the quiet minutes after it have no point
- * yet, so they are zeros here, and an idle pool's rate falls to 0.
- */
-export function finishedPerMinute(metrics: Metrics, now: number, minutes = HISTORY_MINUTES): number[] {
-  const quietMinutes = Math.min(
-    minutes,
-    Math.max(0, Math.floor(now / 60_000) - Math.floor(metrics.meta.prevTS / 60_000)),
-  );
-  const newestFirst = [
-    ...new Array<number>(quietMinutes).fill(0),
-    metrics.meta.count - metrics.meta.prevCount,
-    ...metrics.data,
-  ];
-  return Array.from({ length: minutes }, (_, index) => newestFirst[index] ?? 0).reverse();
 }
 
 /** How the workers of a pool run its tools, each way once (a reason only for admins: it names paths). */
