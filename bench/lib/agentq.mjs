@@ -70,7 +70,7 @@ export async function startAgentq({
     },
     /** How many submitted tasks ended so far (completed or failed). */
     async ended(redis) {
-      const { completed, failed } = await countByStatus(redis, createKeys(prefix).allTasks);
+      const { completed, failed } = await countByStatus(redis, createKeys(prefix).tenantTasks('default'));
       return { completed, failed, ended: completed + failed };
     },
     async stop() {

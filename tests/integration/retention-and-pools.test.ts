@@ -167,7 +167,7 @@ describe('retention', () => {
     });
     expect(removed).toEqual([rootId]);
     expect(await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`)).toEqual([]);
-    expect(await redis.zcard(keys.allTasks)).toBe(0);
+    expect(await redis.zcard(keys.tenantTasks('default'))).toBe(0);
     expect(existsSync(path.join(stack.dataDir, 'work', subtaskId))).toBe(false);
     expect((await fetch(`${stack.api.url}/v1/tasks/${rootId}`)).status).toBe(404);
     redis.disconnect();
@@ -213,8 +213,11 @@ describe('retention', () => {
     expect([...seen.values()].every((times) => times === 1)).toBe(true);
     expect(seen.size).toBe(count);
     const left = await store.redis.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 100_000);
-    // (Ended here without their turn, the tasks are still named by their tenant's list: not the sweep's.)
-    expect(left[1].filter((key) => !key.endsWith(':tasks:order') && !key.includes(':fair:'))).toEqual([]);
+    // (Ended here without their turn, the tasks are still named by their tenant's list: not the sweep's.
+    // The order counter and the set of tenants stay.)
+    expect(
+      left[1].filter((key) => !key.endsWith(':tasks:order') && !key.endsWith(':tenants') && !key.includes(':fair:')),
+    ).toEqual([]);
     const perMinute = Math.round((count / seconds) * 60);
     console.log(
       `retention sweep: ${count} ended tasks removed by 2 sweepers in ${seconds.toFixed(2)} s: ${perMinute} tasks a minute`,

@@ -2,8 +2,8 @@
 -- all (docs/DESIGN.md, "The commit script"; the caller is task-store.ts).
 --
 -- KEYS (named): the task's record, messages and events; the expiry and to-compact sets; its root's
--- record (budgets add up there); its tenant's byte counter and spending of the day; the lists of every
--- tenant's and its tenant's tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON), then ARGV_REST on: each message to append
+-- record (budgets add up there); its tenant's byte counter and spending of the day; its tenant's list
+-- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON), then ARGV_REST on: each message to append
 -- (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be long
 -- goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder costs Redis about
 -- 40 instructions a byte, an argument about 12).
@@ -12,7 +12,7 @@
 -- `expectSeq` (the last event's number the caller read) and by `runToken` (the run that holds the
 -- task), and carry fields, counters to add (`add`: tokens, model time, cost), steps, messages and
 -- events. A status change of a submitted task moves it to the new status's band (`band`) of its two
--- lists (task-index.ts); a task that ends joins the to-compact set.
+-- list (task-index.ts); a task that ends joins the to-compact set.
 -- A status change the task's webhook asks for (its `webhookOn` names the status) adds a delivery, in
 -- the same write: id `msg_<task>_<seq of the event>`, due now (webhook-deliveries.ts sends it).
 -- With `lease` ({key, ms}: declared in KEYS too, at `lease.index`) the task is leased in its pool's
@@ -88,10 +88,8 @@ end
 local status = current
 if payload.status and payload.status ~= current then
   if fields.listed == '1' then
-    -- Into the new status's band of both its lists (task-index.ts).
-    local score = string.format('%d', payload.band * STATUS_SPAN + tonumber(fields.order))
-    redis.call('ZADD', allTasksKey, score, payload.taskId)
-    redis.call('ZADD', tenantTasksKey, score, payload.taskId)
+    -- Into the new status's band of its tenant's list (task-index.ts).
+    redis.call('ZADD', tenantTasksKey, string.format('%d', payload.band * STATUS_SPAN + tonumber(fields.order)), payload.taskId)
     -- A submitted task that ended is removed with its subtasks once its retention is over.
     if payload.expireAt then redis.call('ZADD', expiryKey, string.format('%d', payload.expireAt), payload.taskId) end
   end

@@ -3,17 +3,18 @@
 -- that a process that dies right after leaves no task that nothing will run.
 --
 -- KEYS: the order counter (named), then from KEYS_REST, as the payload's indexes say: for each task
--- its record, its events, its lists (every tenant's, its tenant's, its batch's if any), its
+-- its record, its events, its lists (its tenant's, its batch's if any), its
 -- idempotency key if any, and the task that key named when the caller read it (`existing`); then the
 -- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
--- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant); for a task that
+-- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant); the set of
+-- tenants (`tenants.key`, with the `names` of those whose tasks are listed); for a task that
 -- names a concurrency key, its key's queue (`gate`), and the set of keys with waiting tasks (`gatePending`).
 -- ARGV: the payload (JSON), then from ARGV_REST, for each task its fields (name, value, ...; `fields`
 -- says how many), its first event's body if any, and its input files (path, content, ...; `inputs`
 -- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
 --
--- Listed tasks take their `order` from the counter, in their order, and their status's `band` in the
--- first two lists. With `room`, the listed tasks must fit in their tenant's room first (tenant-room.ts),
+-- Listed tasks take their `order` from the counter, in their order, and their status's `band` in their
+-- tenant's list. With `room`, the listed tasks must fit in their tenant's room first (tenant-room.ts),
 -- else nothing is written and it answers {{'no_room', unfinished, stored, bytes written}}. Each created
 -- task's `bytes` is its record's and adds to its tenant's count. A task whose idempotency key names a
 -- live task writes nothing and answers that task; a key that names another task than the one the
@@ -79,9 +80,9 @@ for index, task in ipairs(payload.tasks) do
     fields[#fields + 1] = string.format('%d', task.bytes)
     added[task.tenant] = (added[task.tenant] or 0) + task.bytes
     redis.call('HSET', KEYS[task.record], unpack(fields))
-    -- Its lists (every tenant's, its tenant's) hold its status's band in the score; its batch's, only the order.
+    -- Its tenant's list holds its status's band in the score; its batch's, only the order.
     for position, list in ipairs(task.lists) do
-      redis.call('ZADD', KEYS[list], string.format('%d', position <= 2 and task.band * STATUS_SPAN + order or order), task.taskId)
+      redis.call('ZADD', KEYS[list], string.format('%d', position == 1 and task.band * STATUS_SPAN + order or order), task.taskId)
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
     addEvents(KEYS[task.eventList], nil, task.taskId, task.rootId, 0, arg + task.fields, task.events)
@@ -110,5 +111,7 @@ end
 for index, list in ipairs(payload.lists or {}) do
   joinTenantList(KEYS[list.ring], KEYS[list.list], KEYS[payload.arrivals], list.tenant, joining[index].ids, joining[index].priorities)
 end
+-- The tenants with listed tasks, for an admin's list of every tenant's (task-index.ts).
+if payload.tenants then redis.call('SADD', KEYS[payload.tenants.key], unpack(payload.tenants.names)) end
 for tenant, bytes in pairs(added) do redis.call('INCRBY', KEYS[payload.counters[tenant]], string.format('%d', bytes)) end
 return answers

@@ -10,30 +10,31 @@ import { HOLD_MS } from './tenant-room.js';
 
 const dir = new URL('../scripts/', import.meta.url);
 
+const COMMIT_KEY_NAMES = [
+  'taskKey',
+  'messagesKey',
+  'eventsKey',
+  'expiryKey',
+  'toCompactKey',
+  'rootKey',
+  'tenantBytesKey',
+  'spendKey',
+  'tenantTasksKey',
+  'webhooksKey',
+  'webhooksDueKey',
+  'webhooksPendingKey',
+] as const;
+
 export const COMMIT = luaScript({
   dir,
   name: 'commit',
-  keys: [
-    'taskKey',
-    'messagesKey',
-    'eventsKey',
-    'expiryKey',
-    'toCompactKey',
-    'rootKey',
-    'tenantBytesKey',
-    'spendKey',
-    'allTasksKey',
-    'tenantTasksKey',
-    'webhooksKey',
-    'webhooksDueKey',
-    'webhooksPendingKey',
-  ],
+  keys: COMMIT_KEY_NAMES,
   args: ['payloadJson'],
   constants: { STATUS_SPAN },
 });
 
 /** How many keys COMMIT names (a lease's key comes after them). */
-export const COMMIT_KEYS = 13;
+export const COMMIT_KEYS = COMMIT_KEY_NAMES.length;
 
 export const CREATE = luaScript({
   dir,

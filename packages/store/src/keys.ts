@@ -15,10 +15,10 @@ export interface Keys {
   packedEvents(taskId: string): string;
   eventsChannel(taskId: string): string;
   cancelChannel: string;
-  /** The submitted tasks of every tenant: a sorted set, status and creation order in the score (task-index.ts). */
-  allTasks: string;
+  /** The tenants that submitted tasks: a set (an admin's list merges their lists, task-index.ts). */
+  tenants: string;
   orderCounter: string;
-  /** The same list, of one tenant's tasks. */
+  /** A tenant's submitted tasks: a sorted set, status and creation order in the score (task-index.ts). */
   tenantTasks(tenant: string): string;
   /** A tenant's tasks submitted with a batch id, by creation order. */
   tenantBatch(tenant: string, batch: string): string;
@@ -102,7 +102,7 @@ export function createKeys(prefix: string): Keys {
     packedEvents: (taskId) => `${prefix}:task:${taskId}:events:packed`,
     eventsChannel: (taskId) => `${prefix}:events:${taskId}`,
     cancelChannel: `${prefix}:cancel`,
-    allTasks: `${prefix}:tasks:index`,
+    tenants: `${prefix}:tenants`,
     orderCounter: `${prefix}:tasks:order`,
     tenantTasks: (tenant) => `${prefix}:tenant:${tenant}:tasks:index`,
     tenantBatch: (tenant, batch) => `${prefix}:tenant:${tenant}:batch:${batch}`,

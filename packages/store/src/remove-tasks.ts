@@ -79,7 +79,6 @@ export async function removeTaskTrees(
       args: { records: taskKeys.length },
       restKeys: [...taskKeys, ...rest],
     });
-    remove.zrem(keys.allTasks, rootId);
     remove.zrem(keys.tenantTasks(owner), rootId);
     if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
     remove.zrem(keys.expiry, rootId);

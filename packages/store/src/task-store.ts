@@ -333,7 +333,6 @@ export class TaskStore {
       const eventList = keys.push(this.keys.events(id));
       const indexes = task.listed
         ? [
-            keys.push(this.keys.allTasks),
             keys.push(this.keys.tenantTasks(task.listed.tenant)),
             ...(task.listed.batch !== undefined
               ? [keys.push(this.keys.tenantBatch(task.listed.tenant, task.listed.batch))]
@@ -420,10 +419,12 @@ export class TaskStore {
           }
         : {};
     const counters = Object.fromEntries([...tenants].map((name) => [name, keys.push(this.keys.tenantBytes(name))]));
+    const listedTenants = [...new Set(batch.flatMap((task) => (task.listed ? [task.listed.tenant] : [])))];
     const payload = {
       idempotencyTtlMs: this.retentionMs,
       tasks: payloads,
       counters,
+      ...(listedTenants.length ? { tenants: { key: keys.push(this.keys.tenants), names: listedTenants } } : {}),
       ...waiting,
       ...roomCheck,
       ...(gatePending !== undefined ? { gatePending } : {}),
@@ -529,7 +530,6 @@ export class TaskStore {
         rootKey: this.keys.task(rootOf(taskId)),
         tenantBytesKey: this.keys.tenantBytes(tenant),
         spendKey: this.keys.tenantSpend(tenant, ts.slice(0, 10)),
-        allTasksKey: this.keys.allTasks,
         tenantTasksKey: this.keys.tenantTasks(tenant),
         webhooksKey: this.keys.webhooks(taskId),
         webhooksDueKey: this.keys.webhooksDue,
@@ -610,8 +610,14 @@ export class TaskStore {
   }
 
   /** How many of a tenant's submitted tasks (every tenant's: undefined) are in each status. */
-  countByStatus(tenant?: string): Promise<Record<TaskStatus, number>> {
-    return countByStatus(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant));
+  async countByStatus(tenant?: string): Promise<Record<TaskStatus, number>> {
+    return countByStatus(this.redis, await this.indexesOf(tenant));
+  }
+
+  /** A tenant's list of tasks, or every tenant's (undefined): an admin's list merges them (task-index.ts). */
+  async indexesOf(tenant?: string): Promise<string[]> {
+    if (tenant !== undefined) return [this.keys.tenantTasks(tenant)];
+    return (await this.redis.smembers(this.keys.tenants)).map((name) => this.keys.tenantTasks(name));
   }
 
   /** A pool's jobs finished in each of the last `minutes` minutes, and in all (finished-jobs.ts). */
@@ -629,8 +635,10 @@ export class TaskStore {
     count: number;
     fields: readonly string[];
   }): Promise<TaskRecord[]> {
-    const index = options.tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(options.tenant);
-    const newest = await newestInIndex(this.redis, index, { statuses: options.statuses, count: options.count });
+    const newest = await newestInIndex(this.redis, await this.indexesOf(options.tenant), {
+      statuses: options.statuses,
+      count: options.count,
+    });
     const read = this.redis.pipeline();
     for (const { id } of newest) read.hmget(this.keys.task(id), ...options.fields);
     return ((await read.exec()) ?? [])
@@ -659,7 +667,7 @@ export class TaskStore {
       const page = filtered ? 200 : options.limit;
       const entries = byBatch
         ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
-        : await newestInIndex(this.redis, tenant === undefined ? this.keys.allTasks : this.keys.tenantTasks(tenant), {
+        : await newestInIndex(this.redis, await this.indexesOf(tenant), {
             ...(status ? { statuses: [status] } : {}),
             ...(before !== undefined ? { beforeOrder: before } : {}),
             count: page,

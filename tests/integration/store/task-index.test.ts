@@ -72,12 +72,26 @@ describe('the task lists', () => {
       cancelled: 1,
     });
     expect(await countUnfinished(store.redis, keys.tenantTasks(tenant))).toBe(4);
-    // Every tenant's list holds them too.
+    // Every tenant's list (an admin's) merges the tenants' lists by order, and counts them all.
+    const [other] = await transitions.submit([{ prompt: 'another tenant', agent: 'casual' }], { tenant: 'other' });
+    await store.commit({ taskId: other!.id, tenant: 'other', status: 'failed' });
+    const everyTenant = await store.indexesOf();
+    expect(everyTenant).toEqual(expect.arrayContaining([keys.tenantTasks(tenant), keys.tenantTasks('other')]));
     expect(
-      (await newestInIndex(store.redis, keys.allTasks, { statuses: ['failed', 'cancelled'], count: 5 })).map(
+      (await newestInIndex(store.redis, everyTenant, { statuses: ['failed', 'cancelled'], count: 5 })).map(
         (entry) => entry.id,
       ),
-    ).toEqual([d!.id, c!.id]);
+    ).toEqual([other!.id, d!.id, c!.id]);
+    expect(
+      (await newestInIndex(store.redis, everyTenant, { statuses: ['failed', 'cancelled'], count: 2 })).map(
+        (entry) => entry.id,
+      ),
+    ).toEqual([other!.id, d!.id]);
+    expect((await store.countByStatus()).failed).toBe((await store.countByStatus(tenant)).failed + 1);
+    const first = await store.list({ limit: 2 });
+    expect(first.tasks.map((task) => task.prompt)).toEqual(['another tenant', 'p6']);
+    const next = await store.list({ limit: 2, cursor: first.nextCursor! });
+    expect(next.tasks.map((task) => task.prompt)).toEqual(['p5', 'p4']);
   });
 
   it('a search and a batch filtered by status page through every match, and read whole records only of what they return', async () => {
@@ -190,7 +204,8 @@ describe('the task lists', () => {
     const orders = await Promise.all(tasks.map(async (task) => Number(await redis.hget(old.task(task.id), 'order'))));
     const [first, second, third] = tasks.map((task) => task.id);
     // As the earlier version kept them: a sorted set of every status per scope, one per status and scope, scored by order.
-    await redis.del(old.allTasks, old.tenantTasks('acme'));
+    const oldEveryTenant = `${old.prefix}:tasks:index`;
+    await redis.del(oldEveryTenant, old.tenantTasks('acme'));
     for (const key of [`${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`])
       await redis.zadd(key, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
@@ -199,10 +214,10 @@ describe('the task lists', () => {
     await redis.hset(old.task(second!), 'status', 'completed');
     // The third moved on since (its record says running), and this version's list still has it queued.
     await redis.hset(old.task(third!), 'status', 'running');
-    await redis.zadd(old.allTasks, indexScore('queued', orders[2]!), third!);
+    await redis.zadd(oldEveryTenant, indexScore('queued', orders[2]!), third!);
 
     expect(await moveTaskLists(redis, old)).toBe(6);
-    for (const index of [old.allTasks, old.tenantTasks('acme')])
+    for (const index of [oldEveryTenant, old.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
     expect(
       (await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt),
@@ -222,7 +237,7 @@ describe('the task lists', () => {
     await redis.zadd(`${old.prefix}:tasks:status:failed`, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:failed`, orders[2]!, third!);
     expect(await moveTaskLists(redis, old)).toBe(2);
-    for (const index of [old.allTasks, old.tenantTasks('acme')])
+    for (const index of [oldEveryTenant, old.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
     expect(
       await redis.exists(`${old.prefix}:tasks:status:failed`, `${old.prefix}:tenant:acme:tasks:status:failed`),

@@ -50,7 +50,8 @@ export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
   // A task is in a list of every status and in its status's: counted once per list it joins.
   const moved = new Set<string>();
   for (const key of [...everyTenant, ...perTenant]) {
-    const target = key.startsWith(`${prefix}:tenant:`) ? keys.tenantTasks(tenantOf(key)) : keys.allTasks;
+    // The list of every tenant's tasks of version 1 to 2 (version 3 merges the tenants' lists instead).
+    const target = key.startsWith(`${prefix}:tenant:`) ? keys.tenantTasks(tenantOf(key)) : `${prefix}:tasks:index`;
     // Nothing of this version writes these: pages by rank stay put.
     for (let start = 0; ; start += MIGRATE_PAGE) {
       const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);
@@ -69,7 +70,7 @@ export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
   return moved.size;
 }
 
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
   const found: string[] = [];
   let cursor = '0';
   do {

@@ -11,6 +11,7 @@ import type { Keys } from '../keys.js';
 import { luaScript } from '../lua-script.js';
 import { moveTaskLists } from './0001-task-lists-by-status-score.js';
 import { mergeEventStreams } from './0002-event-streams-into-lists.js';
+import { tenantSetForEveryTenantsList } from './0003-tenant-set-for-every-tenants-list.js';
 
 const SET_IF_HIGHER = luaScript({
   dir: new URL('../../scripts/', import.meta.url),
@@ -34,6 +35,11 @@ const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: "a task's events in its list only (an earlier version's streams merged in)",
     run: mergeEventStreams,
+  },
+  {
+    version: 3,
+    name: "no list of every tenant's tasks: an admin's list merges the tenants' lists",
+    run: tenantSetForEveryTenantsList,
   },
 ];
 
