@@ -15,22 +15,22 @@ import { startRedisServer } from '../setup/redis-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
- * The budgets, per task, its events' compaction included (measured: 64.8 run, 5.7 sent, 4.5 scripts;
- * 78.9, 7.7, 6.5; of them an INCRBY per commit that appends messages or events, which adds what it
- * wrote to its tenant's count, tenant-bytes.ts: 1 for a single step, 3 for two steps and a tool). Raise one only with a reason in the commit, and the performance table (docs/performance.md)
- * measured again. BullMQ's own share of a job is about 38 commands run and 3 scripts (add, fetch,
- * finish, with a priority and per-minute metrics); the record, its two lists, its events and memory
- * about 17 (create, claim, end); compaction's about 4 (its list read, its length checked, the packed
- * string written, the list deleted): the read is a pipelined LRANGE a task (sent, where a script made
- * every line a Lua string, which cost Redis more), the rest in a script shared by a batch of tasks; fair admission's well
- * under 1 (a submit's tasks join their lists in its CREATE call, one ZADD for all, and are admitted
- * in one script call, one ZPOPMIN for all).
+ * The budgets, per task, all its Redis work included (measured: 53.2 run, 4.5 sent, 4.4 scripts;
+ * 67.4, 6.6, 6.5; of them an INCRBY per commit that appends messages or events, which adds what it
+ * wrote to its tenant's count, tenant-bytes.ts: 1 for a single step, 3 for two steps and a tool). Raise
+ * one only with a reason in the commit, and the performance table (docs/performance.md) measured again.
+ * BullMQ's own share of a job is about 33 commands run and 3 scripts (add, fetch, finish; its jobs have
+ * no priority and its worker no metrics, each of which cost 2 to 3 more); the record, its list, its
+ * events and memory about 19 (create, claim with its events' read, end with their packing: the run that
+ * ends a task stores its events deflated in its end commit, run-events.ts, so an ended task costs no
+ * compaction); fair admission's well under 1 (a submit's tasks join their lists in its CREATE call,
+ * one ZADD for all, and are admitted in one script call, one ZPOPMIN for all).
  */
 const BUDGET = {
-  singleStep: { run: 66, sent: 6, scripts: 5 },
+  singleStep: { run: 54, sent: 5, scripts: 5 },
   // Two model calls and a write_file between them: the model's tool call, the tool's result (with the
   // call's start: a quick tool's goes out with it) and the second call's answer are 2 more commits.
-  twoSteps: { run: 80, sent: 8, scripts: 7 },
+  twoSteps: { run: 68, sent: 7, scripts: 7 },
 };
 
 let server: ChildProcess;

@@ -15,7 +15,6 @@
 -- @include now-ms
 -- @include call-many
 -- @include join-tenant-list
-local now = nowMs()
 local lease, weights, backlogSize, batchSize = tonumber(leaseMs), cjson.decode(weightsJson), tonumber(backlog), tonumber(batch)
 local tenantCount = tonumber(tenants)
 local listOf = {}
@@ -32,6 +31,8 @@ if redis.call('EXISTS', ringKey) == 0 then return {out, 0} end
 local queued = redis.call('LLEN', waitKey) + redis.call('ZCARD', leasesKey)
 local want = backlogSize - queued
 if want < batchSize and queued >= batchSize then return {out, 0} end
+-- Read only when something may be leased: a worker's turn after each of its jobs mostly finds nothing.
+local now = nowMs()
 local admitted = 0
 local leased = {}
 local unknown = 0

@@ -1,7 +1,7 @@
 -- COMMIT: the write path of a task's state, so that everything in a change lands together or not at
 -- all (docs/DESIGN.md, "The commit script"; the caller is task-store.ts).
 --
--- KEYS (named): the task's record, messages and events; the expiry and to-compact sets; its root's
+-- KEYS (named): the task's record, messages, events and packed events; the expiry and to-compact sets; its root's
 -- record (budgets add up there); its tenant's byte counter and spending of the day; its tenant's list
 -- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON), then ARGV_REST on: each message to append
 -- (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be long
@@ -19,9 +19,14 @@
 -- fair leases until its caller added its job. A commit that appends messages or events adds what it
 -- writes to the task's `bytes` and its tenant's count; past `tenantMaxBytes`, its stop is
 -- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
--- memory: a run's claim reads its task in the same round trip.
+-- memory: a run's claim reads its task in the same round trip; with `readEvents` too, its event lines
+-- when its list holds every one (none packed yet: the list's length is the last seq), for the run to
+-- pack them at its end (run-events.ts). With `pack` ({seq}: the deflated lines are the last ARGV), an
+-- end commit that finds the task's last event at `seq` (nothing written since the run's copy) stores
+-- the lines as the task's packed events in place of its list, and publishes its own: no compaction.
+-- Else its events are added as any commit's, and it joins the to-compact set.
 --
--- Answers {outcome, seq, status, stop, record?, messages?, delivery?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
+-- Answers {outcome, seq, status, stop, record?, messages?, delivery?, lines?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
 -- 'wrong_status' (`expect` did not hold) or 'stale_token' (another run holds the task, checked first);
 -- nothing is written unless it is 'applied'. `stop` says why the run should stop: '1' a cancel was
 -- asked for, 'budget', 'tenant_limit', 'tenant_bytes', or '0'.
@@ -65,13 +70,16 @@ if payload.expect then
 end
 -- A change made from what the caller read (a decision among several): only if nothing came between.
 if payload.expectSeq and payload.expectSeq ~= seq then return {'wrong_status', seq, current, cancelRequested, record} end
+-- The run's copy of every event is whole: nothing was written since it was made.
+local packing = payload.pack and payload.pack.seq == seq
+local blobs = payload.pack and 1 or 0
 local stop = spendingStop(payload, fields, rootKey, spendKey)
 -- What a commit that appends messages or events writes (them and its fields) adds to the task's bytes
 -- and its tenant's count (tenant-bytes.ts); past the tenant's byte limit, its runs stop (a claim too:
 -- a queued task of a tenant past it makes no model call).
 local written, total = 0, nil
 if (payload.messages or 0) + (payload.events or 0) > 0 then
-  for index = ARGV_REST, #ARGV do written = written + #ARGV[index] end
+  for index = ARGV_REST, #ARGV - blobs do written = written + #ARGV[index] end
   total = redis.call('INCRBY', tenantBytesKey, written)
 end
 if payload.tenantMaxBytes and stop == '0'
@@ -95,8 +103,8 @@ if payload.status and payload.status ~= current then
   end
   status = payload.status
   put('status', status)
-  -- Its event stream is compacted once it ended (compact-events.ts).
-  if payload.expireAt then redis.call('ZADD', toCompactKey, '0', payload.taskId) end
+  -- Its event stream is compacted once it ended (compact-events.ts), unless this commit packs it.
+  if payload.expireAt and not packing then redis.call('ZADD', toCompactKey, '0', payload.taskId) end
 end
 local messageCount, eventCount = payload.messages or 0, payload.events or 0
 -- The fields to set, name and value, after the messages and the events' bodies (a result may be long).
@@ -114,7 +122,16 @@ if payload.read and tonumber(fields.memory or '1') > 0 then messages = redis.cal
 if messageCount > 0 then
   put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, ARGV_REST, ARGV_REST + messageCount - 1))))
 end
-local last = addEvents(eventsKey, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount)
+local last = addEvents(not packing and eventsKey or nil, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount)
+if packing then
+  redis.call('SET', packedKey, ARGV[#ARGV])
+  redis.call('DEL', eventsKey)
+end
+local lines
+if payload.readEvents then
+  lines = redis.call('LRANGE', eventsKey, 0, -1)
+  if #lines ~= last then lines = false end
+end
 if last ~= seq then put('seq', string.format('%d', last)) end
 if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
 if #set > 0 then redis.call('HSET', taskKey, unpack(set)) end
@@ -130,7 +147,7 @@ end
 if payload.lease then
   redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), payload.taskId)
 end
-if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}, delivery} end
+if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}, delivery, lines or false} end
 -- (false is a nil reply: a 7th element is there only when a delivery was added)
 if delivery then return {'applied', last, status, cancelRequested, false, false, delivery} end
 return {'applied', last, status, cancelRequested}

@@ -14,6 +14,7 @@ const COMMIT_KEY_NAMES = [
   'taskKey',
   'messagesKey',
   'eventsKey',
+  'packedKey',
   'expiryKey',
   'toCompactKey',
   'rootKey',

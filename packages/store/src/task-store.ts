@@ -23,6 +23,7 @@ import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
+import { RunEvents } from './run-events.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
@@ -63,6 +64,11 @@ export interface CommitOptions {
    * between leaves it to a worker's `recover`, which adds its job (the record's `jobId`).
    */
   lease?: { key: string; ms: number };
+  /**
+   * A run's claim (`commitAndRead`), with the run's token: its events are held from now on, to be
+   * packed by its end commit in place of a later compaction (run-events.ts).
+   */
+  holdEventsFor?: string;
 }
 
 /** What a tenant may spend per UTC day (cost in micro-USD), by tenant name or `*` for any other. */
@@ -147,7 +153,16 @@ const SEARCH_SCAN_LIMIT = 5_000;
  */
 export const CREATE_BATCH = 200;
 
-type CommitReply = [CommitOutcome, number, string, string, (string[] | null)?, (string[] | null)?, (number | null)?];
+type CommitReply = [
+  CommitOutcome,
+  number,
+  string,
+  string,
+  (string[] | null)?,
+  (string[] | null)?,
+  (number | null)?,
+  (string[] | null)?,
+];
 /**
  * Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole
  * call, or one `['reread']`: an idempotency key changed since it was read.
@@ -217,6 +232,9 @@ export class TaskStore {
     this.durability = options.durability;
     this.tenantMaxBytes = options.tenantMaxBytes;
   }
+
+  /** The events of the runs this process holds, packed by their end commits (run-events.ts). */
+  readonly runEvents = new RunEvents();
 
   /**
    * Stores new tasks, a script call per batch of them; answers `created`, or `existing` with the task an
@@ -444,8 +462,11 @@ export class TaskStore {
 
   /** Writes a change through the commit script; see `CommitResult` for what it answers. */
   async commit(options: CommitOptions): Promise<CommitResult> {
-    const reply = await this.runCommit(options, false);
-    return this.observed(options, commitResult(reply), reply[6] === 1);
+    const bodies = this.eventBodies(options);
+    const reply = await this.runCommit(options, bodies, false);
+    const result = commitResult(reply);
+    this.heldEvents(options, bodies, result);
+    return this.observed(options, result, reply[6] === 1);
   }
 
   /**
@@ -453,8 +474,9 @@ export class TaskStore {
    * (when there is one) and its memory (when the commit is applied). A run's claim of its task.
    */
   async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
-    const reply = await this.runCommit(options, true);
-    const [, , , , flat, memory] = reply;
+    const bodies = this.eventBodies(options);
+    const reply = await this.runCommit(options, bodies, true);
+    const [, , , , flat, memory, , lines] = reply;
     const result: ReadCommitResult = commitResult(reply);
     if (flat) {
       const hash: Record<string, string> = {};
@@ -463,7 +485,30 @@ export class TaskStore {
       if (record) result.record = record;
     }
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
+    if (options.holdEventsFor && result.applied && lines) {
+      const { taskId } = options;
+      this.runEvents.start(options.holdEventsFor, {
+        taskId,
+        rootId: result.record?.rootId ?? taskId,
+        lines,
+        seq: result.seq,
+      });
+    } else this.heldEvents(options, bodies, result);
     return this.observed(options, result, reply[6] === 1);
+  }
+
+  /** Each event's body as the script takes it, written at this moment. */
+  private eventBodies(options: CommitOptions): string[] {
+    const ts = new Date().toISOString();
+    return (options.events ?? []).map((event) => eventBody(event, options.taskId, ts));
+  }
+
+  /** A run's commit: what it wrote joins its held events; a change of status, or a refusal, lets them go. */
+  private heldEvents(options: CommitOptions, bodies: readonly string[], result: CommitResult): void {
+    const { runToken } = options;
+    if (!runToken) return;
+    if (!result.applied || options.status) this.runEvents.drop(runToken);
+    else this.runEvents.added(runToken, bodies, result.seq);
   }
 
   /** Tells `listener` of every write refused from now on because another run holds its task. */
@@ -478,8 +523,8 @@ export class TaskStore {
     return result;
   }
 
-  private async runCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
-    const reply = this.sendCommit(options, read);
+  private async runCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
+    const reply = this.sendCommit(options, bodies, read);
     if (!this.durability) return reply;
     // Right behind the commit, on the same connection: answered once the replicas hold it.
     const { replicas, timeoutMs } = this.durability;
@@ -490,7 +535,7 @@ export class TaskStore {
     return result;
   }
 
-  private sendCommit(options: CommitOptions, read: boolean): Promise<CommitReply> {
+  private sendCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
     const { taskId, tenant } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
     const messages = options.messages ?? [];
@@ -498,6 +543,9 @@ export class TaskStore {
     const add = counters(options.usage, events);
     const fields = Object.entries(options.fields ?? {}).flat();
     const ts = new Date().toISOString();
+    const ends = options.status !== undefined && TERMINAL_STATUSES.has(options.status);
+    // A run that ends packs its task's events, when it holds them all (run-events.ts).
+    const pack = ends && options.runToken ? this.runEvents.pack(options.runToken, bodies) : undefined;
     const maxBytes = this.tenantMaxBytes?.[tenant] ?? this.tenantMaxBytes?.['*'];
     const payload = {
       taskId,
@@ -506,6 +554,8 @@ export class TaskStore {
       ...(maxBytes !== undefined ? { tenantMaxBytes: maxBytes } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
+      ...(read && options.holdEventsFor ? { readEvents: true } : {}),
+      ...(pack ? { pack: { seq: pack.seq } } : {}),
       ...(options.status ? { status: options.status, band: statusBand(options.status) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.expectSeq !== undefined ? { expectSeq: options.expectSeq } : {}),
@@ -514,7 +564,7 @@ export class TaskStore {
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(add ? { add } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
-      ...(options.status && TERMINAL_STATUSES.has(options.status) ? { expireAt: Date.now() + this.retentionMs } : {}),
+      ...(ends ? { expireAt: Date.now() + this.retentionMs } : {}),
       ...(messages.length ? { messages: messages.length } : {}),
       ...(events.length ? { events: events.length } : {}),
       // The lease's key is the first after the named ones (COMMIT's spec).
@@ -525,6 +575,7 @@ export class TaskStore {
         taskKey: this.keys.task(taskId),
         messagesKey: this.keys.messages(taskId),
         eventsKey: this.keys.events(taskId),
+        packedKey: this.keys.packedEvents(taskId),
         expiryKey: this.keys.expiry,
         toCompactKey: this.keys.toCompact,
         rootKey: this.keys.task(rootOf(taskId)),
@@ -541,8 +592,9 @@ export class TaskStore {
       // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
       restArgs: [
         ...messages.map((message) => JSON.stringify(message)),
-        ...events.map((event) => eventBody(event, taskId, ts)),
+        ...bodies,
         ...fields,
+        ...(pack ? [pack.blob] : []),
       ],
     }) as Promise<CommitReply>;
   }

@@ -213,6 +213,8 @@ export class Transitions {
       expect: ['queued', 'running'],
       status: 'running',
       fields: { worker: options.worker ?? '', runToken: options.runToken },
+      // Its events are held from now on, for its end commit to pack them (run-events.ts).
+      holdEventsFor: options.runToken,
       // The model it runs on: named on submit, else its first run's (a resumed run keeps it).
       firstTime: { startedAt: new Date().toISOString(), ...(options.model ? { model: options.model } : {}) },
     });

@@ -18,6 +18,7 @@ afterAll(async () => {
   await deletePrefix(prefix);
 });
 
+/** A task whose run's process did not hold its events (run-events.ts): it is compacted after its end. */
 async function endedTask() {
   const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
   const task = (await store.getRecord(created!.id))!;
@@ -29,6 +30,7 @@ async function endedTask() {
       runToken: 'run',
       events: [{ type: 'reasoning', step, data: { text: `thinking ${step} ${'x'.repeat(200)}` } }],
     });
+  store.runEvents.drop('run');
   await transitions.complete(task, { runToken: 'run', result: 'done' });
   return task;
 }

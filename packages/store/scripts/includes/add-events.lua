@@ -1,7 +1,7 @@
 -- @include call-many
 -- addEvents(eventsKey, channel, owner, rootId, seq, first, count): appends the events whose bodies are
 -- ARGV[first] to ARGV[first + count - 1] with one RPUSH (an element per event) and one PUBLISH, and
--- answers the new last seq. A body is the writer's JSON text of an event's fields after `id`, `seq` and
+-- answers the new last seq (with no `eventsKey`, only published: their packed string holds them). A body is the writer's JSON text of an event's fields after `id`, `seq` and
 -- `rootId` (task-store.ts, eventBody), so a line costs one concatenation: Lua's cjson and number
 -- formatting, per field, were most of a commit's cost to Redis. Events are numbered here only: the
 -- owner's id and the next seq make the event's id, seq rising by one per event of the task, no gaps.
@@ -15,7 +15,7 @@ local function addEvents(eventsKey, channel, owner, rootId, seq, first, count)
     local number = string.format('%d', seq)
     lines[index] = head .. number .. '","seq":' .. number .. root .. ARGV[first + index - 1]
   end
-  callMany('RPUSH', eventsKey, lines)
+  if eventsKey then callMany('RPUSH', eventsKey, lines) end
   if channel then redis.call('PUBLISH', channel, table.concat(lines, '\n')) end
   return seq
 end

@@ -1,0 +1,135 @@
+/**
+ * A run that ends packs its task's events in its end commit (run-events.ts), against a real Redis:
+ * the replay is the same as from the list, to the byte; the task never joins the to-compact set; and
+ * wherever the run's copy may not be whole (another writer's event, a task compacted before, a run
+ * resumed by another process), the end falls back to a compaction, and no event is lost.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { compactEvents, connectRedis, createKeys, TaskStore } from '@agentq/store';
+import { Transitions } from '@agentq/tasks';
+import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
+
+const prefix = freshPrefix('pack');
+const keys = createKeys(prefix);
+let store: TaskStore;
+let transitions: Transitions;
+
+beforeAll(() => {
+  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
+  transitions = new Transitions(store);
+});
+afterAll(async () => {
+  store.redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+/** A claimed task whose run wrote three steps' events, some text in it that JSON escapes. */
+async function runningTask(runToken: string, runStore = store) {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  const task = (await store.getRecord(created!.id))!;
+  await new Transitions(runStore).claim(task, { runToken });
+  for (let step = 1; step <= 3; step++)
+    await runStore.commit({
+      taskId: task.id,
+      tenant: 'acme',
+      runToken,
+      events: [
+        { type: 'reasoning', step, data: { text: `step ${step}: "quotes", \\ / é 🙂 \u2028 ${'x'.repeat(100)}` } },
+      ],
+    });
+  return task;
+}
+
+const packed = async (taskId: string) => ({
+  list: await store.redis.exists(keys.events(taskId)),
+  packed: await store.redis.exists(keys.packedEvents(taskId)),
+  toCompact: await store.redis.zscore(keys.toCompact, taskId),
+});
+
+it('packs the events in the end commit: the same replay, to the byte, and nothing left to compact', async () => {
+  const task = await runningTask('run-a');
+  const live = await store.storedEvents(task.id);
+  await transitions.complete(task, { runToken: 'run-a', result: 'done' });
+  expect(await packed(task.id)).toEqual({ list: 0, packed: 1, toCompact: null });
+  const replay = await store.storedEvents(task.id);
+  expect(replay.map((stored) => stored.event.seq)).toEqual(replay.map((_, index) => index + 1));
+  expect(replay.slice(0, live.length).map((stored) => stored.text)).toEqual(live.map((stored) => stored.text));
+  expect(replay.at(-1)!.event.type).toBe('task.completed');
+  // The text as the script would have written it: a compaction of the same events stores the same bytes.
+  const again = await runningTask('run-b');
+  store.runEvents.drop('run-b');
+  await transitions.complete(again, { runToken: 'run-b', result: 'done' });
+  await compactEvents({ redis: store.redis, keys });
+  const compacted = await store.storedEvents(again.id);
+  const shape = (text: string) => text.replaceAll(again.id, 'ID').replace(/"ts":"[^"]+"/g, '');
+  expect(compacted.map((stored) => shape(stored.text))).toEqual(
+    replay.map((stored) => shape(stored.text.replaceAll(task.id, again.id))),
+  );
+  expect(store.runEvents.size).toBe(0);
+});
+
+it("falls back to a compaction when another writer's event came during the run, and loses none", async () => {
+  const task = await runningTask('run-c');
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    events: [{ type: 'reasoning', data: { text: 'from elsewhere' } }],
+  });
+  await transitions.complete(task, { runToken: 'run-c', result: 'done' });
+  expect(await packed(task.id)).toEqual({ list: 1, packed: 0, toCompact: '0' });
+  const all = await store.events(task.id);
+  await compactEvents({ redis: store.redis, keys });
+  expect(await store.events(task.id)).toEqual(all);
+  expect(all.some((event) => (event.data as { text?: string }).text === 'from elsewhere')).toBe(true);
+});
+
+it('falls back when the write lands after the run last wrote (the end commit finds another seq)', async () => {
+  const task = await runningTask('run-d');
+  // Between the run's last commit and its end commit: the copy is whole when sent, not when applied.
+  const end = transitions.complete(task, { runToken: 'run-d', result: 'done' });
+  const late = store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    events: [{ type: 'reasoning', data: { text: 'late' } }],
+  });
+  await Promise.all([end, late]);
+  const all = await store.events(task.id);
+  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  await compactEvents({ redis: store.redis, keys });
+  expect(await store.events(task.id)).toEqual(all);
+  expect(all.filter((event) => (event.data as { text?: string }).text === 'late')).toHaveLength(1);
+});
+
+it('packs nothing for a task compacted before (a retry): its claim finds the list is not every event', async () => {
+  const task = await runningTask('run-e');
+  await transitions.complete(task, { runToken: 'run-e', result: 'done' });
+  const first = await store.events(task.id);
+  // Run again (as a retry does), on the packed events of its first run.
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    status: 'queued',
+    events: [{ type: 'task.queued', data: {} }],
+  });
+  await transitions.claim(task, { runToken: 'run-f' });
+  expect(store.runEvents.size).toBe(0);
+  await transitions.complete(task, { runToken: 'run-f', result: 'again' });
+  expect(await packed(task.id)).toEqual({ list: 1, packed: 1, toCompact: '0' });
+  await compactEvents({ redis: store.redis, keys });
+  const all = await store.events(task.id);
+  expect(all.slice(0, first.length)).toEqual(first);
+  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  expect(all.at(-1)!.type).toBe('task.completed');
+});
+
+it('packs nothing for a run another process ended, nor for a run that goes back to the queue', async () => {
+  const other = new TaskStore(store.redis, keys);
+  const task = await runningTask('run-g', other);
+  expect(other.runEvents.size).toBe(1);
+  await transitions.complete(task, { runToken: 'run-g', result: 'done' });
+  expect(await packed(task.id)).toEqual({ list: 1, packed: 0, toCompact: '0' });
+  const requeued = await runningTask('run-h');
+  await transitions.requeue(requeued, { runToken: 'run-h', why: { kind: 'handed_back' } });
+  expect(store.runEvents.size).toBe(0);
+  other.runEvents.drop('run-g');
+});
