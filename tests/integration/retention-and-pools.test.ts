@@ -152,7 +152,8 @@ describe('retention', () => {
         keys.task(rootId!),
         keys.task(subtaskId),
         keys.scratchpad(rootId!),
-        keys.events(subtaskId),
+        // Its events, packed by the run that ended it (run-events.ts).
+        keys.packedEvents(subtaskId),
       ]),
     );
     expect(existsSync(path.join(stack.dataDir, 'work', subtaskId, 'f.txt'))).toBe(true);

@@ -16,6 +16,7 @@ import {
   commitDurability,
   ConfigError,
   fairOptions,
+  keyPrefix,
   redisTarget,
   isLoopbackHost,
   tenantMaxBytes,
@@ -66,7 +67,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
         'AGENTQ_ALLOW_NO_AUTH=1 opens it without keys anyway.',
     );
   }
-  const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  const keys = createKeys(keyPrefix(config));
   const logger =
     options.logger ??
     createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
@@ -78,7 +79,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   // Requests are answered 503 while Redis is away; ioredis reconnects; the log says it once.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
-  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-api-events' });
+  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-api-events', subscriber: true });
   subscriber.on('error', () => undefined);
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);

@@ -6,6 +6,7 @@
  */
 import { CANCELLED, SHUTDOWN } from '@agentq/tools';
 import type { Redis } from 'ioredis';
+import { onMessage, subscribe } from '@agentq/store';
 
 export { CANCELLED, stoppedByShutdown } from '@agentq/tools';
 
@@ -16,13 +17,13 @@ export class CancelListener {
     private readonly subscriber: Redis,
     private readonly channel: string,
   ) {
-    subscriber.on('message', (from: string, taskId: string) => {
+    onMessage(subscriber, (from: string, taskId: string) => {
       if (from === channel) this.running.get(taskId)?.abort(CANCELLED);
     });
   }
 
   async start(): Promise<void> {
-    await this.subscriber.subscribe(this.channel);
+    await subscribe(this.subscriber, this.channel);
   }
 
   /** How many runs this process holds now. */

@@ -9,6 +9,7 @@
 import type { LlmDelta } from '@agentq/contract';
 import type { ModelDelta } from '@agentq/llm';
 import type { Redis } from 'ioredis';
+import { publish } from '@agentq/store';
 
 export const DELTA_INTERVAL_MS = 50;
 
@@ -47,7 +48,7 @@ export function liveDeltas(options: {
       },
     };
     // Live only: a follower that misses one (Redis away a moment) still gets the whole answer stored.
-    options.redis.publish(options.channel, JSON.stringify(delta)).catch(() => undefined);
+    publish(options.redis, options.channel, JSON.stringify(delta)).catch(() => undefined);
   };
   return {
     push(delta, step) {

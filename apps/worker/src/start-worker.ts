@@ -16,6 +16,7 @@ import {
   modelFor,
   modelLimits,
   poolNames,
+  keyPrefix,
   redisTarget,
   tenantMaxBytes,
   tenantSpendingLimits,
@@ -41,6 +42,8 @@ import {
   compactEvents,
   expireTasks,
   FinishedJobs,
+  onMessage,
+  subscribe,
   removeLeftWorkdirs,
   HEARTBEAT_TTL_MS,
   warnIfEvicting,
@@ -122,13 +125,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   if (options.pools.some((pool) => runsProcesses(agentBuiltinTools(config, pool)))) resolveInterpreters();
   const serviceAddresses = await redisAddresses(config.REDIS_URL);
   const poolTools = await isolationForPools({ config, pools: options.pools, serviceAddresses });
-  const keys = createKeys(config.AGENTQ_REDIS_PREFIX);
+  const keys = createKeys(keyPrefix(config));
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
   const data = connectRedis({ ...redisTarget(config), name: 'agentq-worker-data', pipelined: true });
   const connection = watchRedis(redis, { label: 'agentq worker', log: (line) => logger.warn(line) });
   data.on('error', () => undefined);
-  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel' });
+  const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel', subscriber: true });
   subscriber.on('error', () => undefined);
   const workerId = `${hostname()}:${process.pid}`;
   const logger =
@@ -170,12 +173,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     if (commit.delivery) webhooks.nudge();
   });
   // Deliveries the API made (a cancel) or resent.
-  subscriber.on('message', (channel: string) => channel === keys.webhooksChannel && webhooks.nudge());
+  onMessage(subscriber, (channel: string) => channel === keys.webhooksChannel && webhooks.nudge());
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
   const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
-  await subscriber.subscribe(keys.webhooksChannel);
+  await subscribe(subscriber, keys.webhooksChannel);
   await migrateStorage(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.

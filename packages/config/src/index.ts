@@ -31,6 +31,25 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 /** A tenant's name: it is part of Redis keys, so a plain word. */
 export const TENANT_NAME = /^[\w.-]{1,64}$/;
 
+/** A list of `host:port,host:port,...`, each checked. */
+function hostPorts(what: string) {
+  return z.string().transform((value, context) => {
+    const entries = value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
+      .map((entry) => {
+        const at = entry.lastIndexOf(':');
+        const port = Number(entry.slice(at + 1));
+        if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535)
+          context.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+        return { host: entry.slice(0, at), port };
+      });
+    if (!entries.length) context.addIssue({ code: 'custom', message: `names no ${what}: host:port,host:port` });
+    return entries;
+  });
+}
+
 const configSchema = z.object({
   /** HTTP port of the API. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -40,24 +59,13 @@ const configSchema = z.object({
    * Redis Sentinels, `host:port,host:port,...`: agentq asks them where the primary of REDIS_MASTER_NAME is,
    * and follows it when they promote a replica. REDIS_URL then gives only the credentials and the database.
    */
-  REDIS_SENTINELS: z
-    .string()
-    .transform((value, context) => {
-      const sentinels = value
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean)
-        .map((entry) => {
-          const at = entry.lastIndexOf(':');
-          const port = Number(entry.slice(at + 1));
-          if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535)
-            context.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-          return { host: entry.slice(0, at), port };
-        });
-      if (!sentinels.length) context.addIssue({ code: 'custom', message: 'names no sentinel: host:port,host:port' });
-      return sentinels;
-    })
-    .optional(),
+  REDIS_SENTINELS: hostPorts('sentinel').optional(),
+  /**
+   * A Redis Cluster, `host:port,...` of some of its nodes (the rest are found from them): every key
+   * agentq writes then carries its prefix as a hash tag (`{agentq}:...`), so its scripts and BullMQ's
+   * find their keys on one node. REDIS_URL then gives only the credentials and TLS (`rediss://`).
+   */
+  REDIS_CLUSTER_NODES: hostPorts('node').optional(),
   /** The primary's name the Sentinels monitor. */
   REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
   /**
@@ -243,6 +251,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (replaced.length)
     throw new ConfigError(
       `These variables are no longer read; their settings live in the configuration file now (docs/configuration.md):\n${replaced.join('\n')}`,
+    );
+  if (parsed.data.REDIS_SENTINELS && parsed.data.REDIS_CLUSTER_NODES)
+    throw new ConfigError(
+      'Invalid configuration:\n  REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: a Redis Cluster fails over by itself; set one of them.',
     );
   const file = loadConfigFile(options.configFile ?? findConfigFile({ env: present }), present);
   return { ...parsed.data, file };
@@ -507,16 +519,29 @@ export function fairOptions(config: Config): { backlog: number; weights?: Record
   };
 }
 
-/** Where Redis is: REDIS_URL, or the primary the Sentinels name (REDIS_URL's credentials and database). */
+/**
+ * Where Redis is: REDIS_URL, the primary the Sentinels name, or a Redis Cluster's nodes (with
+ * REDIS_URL's credentials, and its database for a Sentinel's primary).
+ */
 export function redisTarget(config: Config): {
   url: string;
   sentinels?: Array<{ host: string; port: number }>;
   masterName?: string;
+  clusterNodes?: Array<{ host: string; port: number }>;
 } {
   return {
     url: config.REDIS_URL,
     ...(config.REDIS_SENTINELS ? { sentinels: config.REDIS_SENTINELS, masterName: config.REDIS_MASTER_NAME } : {}),
+    ...(config.REDIS_CLUSTER_NODES ? { clusterNodes: config.REDIS_CLUSTER_NODES } : {}),
   };
+}
+
+/**
+ * The prefix of every key agentq writes: AGENTQ_REDIS_PREFIX, as a hash tag on a Redis Cluster
+ * (`{agentq}`), so that every key of a script's, and of a BullMQ queue's, is on one node.
+ */
+export function keyPrefix(config: Config): string {
+  return config.REDIS_CLUSTER_NODES ? `{${config.AGENTQ_REDIS_PREFIX}}` : config.AGENTQ_REDIS_PREFIX;
 }
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */

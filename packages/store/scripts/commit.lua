@@ -122,7 +122,7 @@ if payload.read and tonumber(fields.memory or '1') > 0 then messages = redis.cal
 if messageCount > 0 then
   put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, ARGV_REST, ARGV_REST + messageCount - 1))))
 end
-local last = addEvents(not packing and eventsKey or nil, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount)
+local last = addEvents(not packing and eventsKey or nil, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
 if packing then
   redis.call('SET', packedKey, ARGV[#ARGV])
   redis.call('DEL', eventsKey)

@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
+import { onMessage, subscribe, unsubscribe } from './pub-sub.js';
 import type { StreamedEvent } from '@agentq/contract';
 
 /** An event as it comes live: a stored one, or a delta of an answer forming (`llm.delta`, no `seq`). */
@@ -22,7 +23,7 @@ export class EventHub {
     private readonly subscriber: Redis,
     private readonly keys: Keys,
   ) {
-    subscriber.on('message', (channel: string, payload: string) => {
+    onMessage(subscriber, (channel: string, payload: string) => {
       const followers = this.listeners.get(channel);
       if (!followers) return;
       // A write's events come as one message, one per line.
@@ -43,12 +44,12 @@ export class EventHub {
       this.listeners.set(channel, followers);
     }
     followers.add(listener);
-    await this.subscriber.subscribe(channel);
+    await subscribe(this.subscriber, channel);
     return () => {
       followers.delete(listener);
       if (followers.size === 0 && this.listeners.get(channel) === followers) {
         this.listeners.delete(channel);
-        void this.subscriber.unsubscribe(channel).catch(() => undefined);
+        void unsubscribe(this.subscriber, channel).catch(() => undefined);
       }
     };
   }

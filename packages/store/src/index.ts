@@ -47,6 +47,7 @@ export { STATUS_CODES } from './status-codes.js';
 export { migrateStorage, STORAGE_VERSION, StorageTooNewError, storageVersion } from './migrations/migrate-storage.js';
 export { moveTaskLists } from './migrations/0001-task-lists-by-status-score.js';
 export { luaScript } from './lua-script.js';
+export { isCluster, onMessage, publish, publishCommand, subscribe, unsubscribe } from './pub-sub.js';
 export type { LuaArg, LuaCall, LuaScript } from './lua-script.js';
 export { WebhookDeliveries, deliveryTask } from './webhook-deliveries.js';
 export type { StoredDelivery } from './webhook-deliveries.js';

@@ -3,7 +3,7 @@
  * commands queued until Redis is back. The API's data connection fails fast instead: a request while
  * Redis is away is answered 503 at once, not held until a client gives up.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { defineScripts } from './lua-script.js';
 
 /**
@@ -15,9 +15,12 @@ export function connectRedis(options: {
   url: string;
   sentinels?: Array<{ host: string; port: number }>;
   masterName?: string;
+  clusterNodes?: Array<{ host: string; port: number }>;
   name?: string;
   failFast?: boolean;
   pipelined?: boolean;
+  /** A connection that only listens (pub-sub.ts): on a cluster, one per node whose channels it follows. */
+  subscriber?: boolean;
 }): Redis {
   const settings = {
     ...(options.failFast
@@ -26,6 +29,11 @@ export function connectRedis(options: {
     ...(options.name ? { connectionName: options.name } : {}),
     ...(options.pipelined ? { enableAutoPipelining: true } : {}),
   };
+  if (options.clusterNodes)
+    return withScripts(
+      connectCluster(options.clusterNodes, options.url, settings, options.subscriber === true),
+      options.pipelined,
+    );
   if (!options.sentinels) return withScripts(new Redis(options.url, settings), options.pipelined);
   // Through Sentinels: the primary they name, followed when they promote another (`failoverDetector`:
   // told at once, not at the next lost connection); REDIS_URL gives the credentials and database.
@@ -44,6 +52,36 @@ export function connectRedis(options: {
     ),
     options.pipelined,
   );
+}
+
+/**
+ * A Redis Cluster, from some of its nodes, with REDIS_URL's credentials and TLS (`rediss://`). Every
+ * key agentq writes carries one hash tag (config's keyPrefix), so a script's keys, a pipeline's and a
+ * BullMQ queue's are on one node. Typed as a `Redis`: a Cluster speaks the same commands, and this
+ * code sends it only those that route by key (or none: PING, TIME, PUBLISH).
+ */
+function connectCluster(
+  nodes: Array<{ host: string; port: number }>,
+  url: string,
+  settings: { enableOfflineQueue?: boolean; enableAutoPipelining?: boolean } & Record<string, unknown>,
+  subscriber: boolean,
+): Redis {
+  const parsed = new URL(url);
+  const { enableOfflineQueue, enableAutoPipelining, ...redisOptions } = settings;
+  const cluster = new Cluster(nodes, {
+    redisOptions: {
+      ...redisOptions,
+      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+    ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
+    ...(enableAutoPipelining ? { enableAutoPipelining: true } : {}),
+    // Writes and reads go to the masters: a replica may lag a commit a run builds on.
+    scaleReads: 'master',
+    ...(subscriber ? { shardedSubscribers: true } : {}),
+  });
+  return cluster as unknown as Redis;
 }
 
 /** An auto-pipelined connection gets every script before its first command (lua-script.ts, defineScripts). */

@@ -14,7 +14,7 @@ import {
   type TaskView,
 } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT, COMMIT_KEYS, CREATE } from './commit-script.js';
 import { countByStatus, newestInIndex, statusBand } from './task-index.js';
@@ -24,6 +24,7 @@ import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
 import { RunEvents } from './run-events.js';
+import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
@@ -221,6 +222,8 @@ export class TaskStore {
   readonly tenantLimits: TenantLimits | undefined;
   readonly durability: { replicas: number; timeoutMs: number } | undefined;
   readonly tenantMaxBytes: Readonly<Record<string, number>> | undefined;
+  /** On a Redis Cluster, events are published sharded (pub-sub.ts). */
+  private readonly sharded: boolean;
 
   constructor(
     readonly redis: Redis,
@@ -231,6 +234,7 @@ export class TaskStore {
     this.tenantLimits = options.tenantLimits;
     this.durability = options.durability;
     this.tenantMaxBytes = options.tenantMaxBytes;
+    this.sharded = isCluster(redis);
   }
 
   /** The events of the runs this process holds, packed by their end commits (run-events.ts). */
@@ -524,18 +528,33 @@ export class TaskStore {
   }
 
   private async runCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
-    const reply = this.sendCommit(options, bodies, read);
-    if (!this.durability) return reply;
-    // Right behind the commit, on the same connection: answered once the replicas hold it.
+    if (!this.durability) return this.sendCommit(this.redis, options, bodies, read) as Promise<CommitReply>;
+    // Right behind the commit, in one pipeline: on the same connection, and on a Redis Cluster to the
+    // commit's own node (a pipeline goes where its keys are). Answered once the replicas hold it.
     const { replicas, timeoutMs } = this.durability;
-    const [result, confirmed] = await Promise.all([reply, this.redis.wait(replicas, timeoutMs)]);
-    if (result[0] === 'applied' && confirmed < replicas) {
+    // The scripts are commands of the connection before its pipeline is made (lua-script.ts).
+    COMMIT.define(this.redis);
+    const pipeline = this.redis.pipeline();
+    void this.sendCommit(pipeline, options, bodies, read);
+    pipeline.wait(replicas, timeoutMs);
+    const replies = await pipeline.exec();
+    const [[commitError, result], [waitError, confirmed]] = replies as Array<[Error | null, unknown]> as [
+      [Error | null, CommitReply],
+      [Error | null, number],
+    ];
+    if (commitError) throw commitError;
+    if (result[0] === 'applied' && (waitError || confirmed < replicas)) {
       throw new CommitNotReplicated(options.taskId, replicas, timeoutMs);
     }
     return result;
   }
 
-  private sendCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
+  private sendCommit(
+    target: Redis | ChainableCommander,
+    options: CommitOptions,
+    bodies: readonly string[],
+    read: boolean,
+  ): Promise<unknown> | ChainableCommander {
     const { taskId, tenant } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
     const messages = options.messages ?? [];
@@ -551,6 +570,7 @@ export class TaskStore {
       taskId,
       tenant,
       channel: this.keys.eventsChannel(taskId),
+      ...(this.sharded ? { publish: 'SPUBLISH' } : {}),
       ...(maxBytes !== undefined ? { tenantMaxBytes: maxBytes } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
@@ -570,7 +590,7 @@ export class TaskStore {
       // The lease's key is the first after the named ones (COMMIT's spec).
       ...(options.lease ? { lease: { index: COMMIT_KEYS + 1, ms: options.lease.ms } } : {}),
     };
-    return COMMIT.run(this.redis, {
+    return COMMIT.run(target, {
       keys: {
         taskKey: this.keys.task(taskId),
         messagesKey: this.keys.messages(taskId),
@@ -596,7 +616,7 @@ export class TaskStore {
         ...fields,
         ...(pack ? [pack.blob] : []),
       ],
-    }) as Promise<CommitReply>;
+    });
   }
 
   /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */

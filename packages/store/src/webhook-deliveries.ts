@@ -8,6 +8,7 @@
 import type { DeliveryView, WebhookEvent } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
+import { publish } from './pub-sub.js';
 import { luaScript } from './lua-script.js';
 import type { Keys } from './keys.js';
 
@@ -66,7 +67,7 @@ export class WebhookDeliveries {
 
   /** Tells every sender a delivery was added or resent (they look at once; else at their next poll). */
   async notify(): Promise<void> {
-    await this.redis.publish(this.keys.webhooksChannel, '1');
+    await publish(this.redis, this.keys.webhooksChannel, '1');
   }
 
   async read(id: string): Promise<{ taskId: string; delivery: StoredDelivery } | undefined> {

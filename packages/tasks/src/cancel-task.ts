@@ -8,7 +8,7 @@ import type { TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { AgentQueues } from '@agentq/scheduling';
 import { onSubtaskFinished } from './subtasks.js';
-import type { TaskStore } from '@agentq/store';
+import { publish, type TaskStore } from '@agentq/store';
 import { Transitions } from './transitions.js';
 
 export interface CancelTaskOptions {
@@ -70,6 +70,6 @@ export async function cancelTask(
       return { found: true, status: result.status };
     }
   }
-  await options.publisher.publish(store.keys.cancelChannel, taskId);
+  await publish(options.publisher, store.keys.cancelChannel, taskId);
   return { found: true, status: (await store.getRecord(taskId))?.status };
 }
