@@ -4,6 +4,7 @@
  *
  *   single      every request is answered "done" (a single-step task)
  *   three-step  write a file, run bash on it, then answer (a 3-step task with 2 tools)
+ *   five-step   write four files, one a step, then answer (a 5-step task of the file pool)
  *   diamond     the planner is answered with a diamond plan (1, then 2 and 3, then 4); the rest "done"
  *   usage       every request is answered "done", reporting 50 prompt and 100 completion tokens
  *   mixed       a task whose prompt starts with "multi" is three-step, any other single
@@ -64,6 +65,18 @@ const scripts = {
       reply: answer({ toolCalls: [{ name: 'bash', arguments: { command: 'wc -c a.txt' } }] }),
     },
     { reply: answer({ content: 'The file has 22 bytes.' }) },
+  ],
+  'five-step': [
+    {
+      match: (request) => toolResults(request) < 4,
+      reply: (request) =>
+        answer({
+          toolCalls: [
+            { name: 'write_file', arguments: { path: `part-${toolResults(request)}.txt`, content: 'a part' } },
+          ],
+        }),
+    },
+    { reply: answer({ content: 'Four parts written.' }) },
   ],
 };
 const diamond = [

@@ -1,8 +1,10 @@
 /**
  * Raw BullMQ, as the reference of every queue figure: a queue added to from this process, and a
- * worker process (raw-worker.mjs) with the job options agentq's jobs use (attempts, backoff, removed
- * once completed).
+ * worker process (raw-worker.mjs), with agentq's job options (attempts, backoff, removed once
+ * completed; no priority, no worker metrics: scheduling/src/jobs.ts) and a job as agentq adds it: its
+ * own id (a task's), its data a task id and a tenant.
  */
+import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request, startProcess, waitFor } from './processes.mjs';
@@ -30,16 +32,15 @@ export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurren
     queue,
     worker,
     /** Adds `count` jobs in one addBulk call per 1,000 and resolves once the worker completed them all. */
-    async run(count, data = () => ({}), options = RAW_JOB_OPTIONS) {
+    async run(count, data = (_, id) => ({ taskId: id, tenant: 'default' }), options = RAW_JOB_OPTIONS) {
       await request(worker.child, { expect: count }, (message) => message?.expecting);
       const done = waitFor(worker.child, (message) => message?.done);
       for (let start = 0; start < count; start += 1_000) {
         await queue.addBulk(
-          Array.from({ length: Math.min(1_000, count - start) }, (_, index) => ({
-            name: 'job',
-            data: data(start + index),
-            opts: options,
-          })),
+          Array.from({ length: Math.min(1_000, count - start) }, (_, index) => {
+            const id = randomUUID();
+            return { name: 'agent', data: data(start + index, id), opts: { ...options, jobId: id } };
+          }),
         );
       }
       await done;
