@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { canCount } from './lib/counted-redis.mjs';
 import { startPrivateRedis } from './lib/private-redis.mjs';
 import { measureBytesPerTask } from './rows/bytes-per-task.mjs';
+import { measureCluster } from './rows/cluster.mjs';
 import { measureCancel } from './rows/cancel.mjs';
 import { measureEventFanout } from './rows/event-fanout.mjs';
 import { measureFirstRequest } from './rows/first-request.mjs';
@@ -221,14 +222,16 @@ try {
       );
   }
   if (wanted('B11')) {
+    const r = (figures.cluster = await measureCluster({ redis, quick: values.quick }));
+    const third = 1 / r.shares.length;
     row(
       'B11',
-      '3-master Redis Cluster, 3,000 tasks of 3 tenants',
-      'not measured: agentq runs on a cluster as one cell, every key on one master (cells are not built yet)',
-      'one Redis',
-      '',
-      "each master's share within 20% of a third; instructions per task ≤ 1.1x one Redis",
-      false,
+      `${r.shares.length}-master Redis Cluster, ${n(r.tasks)} single-step tasks of 3 tenants: each master's share of the commands`,
+      r.shares.map((share) => `${n(100 * share)}%`).join(' / '),
+      `a third each`,
+      `${n(r.perTask.cluster, 1)} commands a task, one Redis ${n(r.perTask.one, 1)}: ${n(r.perTask.cluster / r.perTask.one, 2)}x`,
+      "each master within 20% of a third; a task's cost ≤ 1.1x one Redis",
+      r.shares.every((share) => Math.abs(share - third) <= 0.2 * third) && r.perTask.cluster <= 1.1 * r.perTask.one,
     );
   }
   if (wanted('B9')) {

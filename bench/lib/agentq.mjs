@@ -45,13 +45,14 @@ export async function startAgentq({
     api,
     worker,
     prefix,
-    /** Submits tasks, 10,000 a request at most; resolves with their ids. */
-    async submit(tasks) {
+    /** Submits tasks, 10,000 a request at most (with `apiKey`, as its tenant); resolves with their ids. */
+    async submit(tasks, apiKey) {
       const ids = [];
       for (let start = 0; start < tasks.length; start += 10_000) {
         const { status, body } = await post(
           `${api.url}/v1/tasks`,
           JSON.stringify({ tasks: tasks.slice(start, start + 10_000) }),
+          apiKey ? { authorization: `Bearer ${apiKey}` } : {},
         );
         if (status !== 202) throw new Error(`submit: ${status} ${body}`);
         ids.push(...JSON.parse(body).tasks.map((task) => task.id));
@@ -86,11 +87,11 @@ export async function startAgentq({
  * client about a millisecond a request on this machine, which is not agentq's time.)
  */
 const client = new http.Agent({ keepAlive: true });
-export function post(url, body) {
+export function post(url, body, headers = {}) {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
-      { method: 'POST', agent: client, headers: { 'content-type': 'application/json' } },
+      { method: 'POST', agent: client, headers: { 'content-type': 'application/json', ...headers } },
       (response) => {
         const chunks = [];
         response.on('data', (chunk) => chunks.push(chunk));
