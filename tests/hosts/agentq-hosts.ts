@@ -28,8 +28,10 @@ export interface AgentqHosts {
    * Redis (a slow link); `onRedisHost`: on the Redis host itself, reaching it over loopback.
    */
   startWorker(name: string, options?: { redisUrl?: string; onRedisHost?: boolean }): Promise<ChildProcess>;
-  /** Kills the first Redis primary (SIGKILL), as a crashed machine. */
+  /** Kills the first Redis primary (SIGKILL), as a crashed machine; on a cluster, the master of agentq's cell. */
   killPrimary(): Promise<void>;
+  /** On a cluster: the address of the master that serves agentq's cell now (its hash tag's slot); '' for none. */
+  cellMasterNow(): Promise<string>;
   /** With Sentinels: stops (SIGSTOP) or lets go on (SIGCONT) both replicas. */
   pauseReplicas(paused: boolean): void;
   /** With Sentinels: the primary's address they name now. */
@@ -104,6 +106,9 @@ async function untilRedisCli(
 /**
  * `sentinels`: Redis as a primary (host `redis`), a replica (`replica`) and three Sentinels (`sentinel1`..3),
  * each on a host of its own; agentq's processes find the primary through the Sentinels.
+ * `cluster`: a Redis Cluster of 3 masters (`redis`, `redis2`, `redis3`), each with two replicas on hosts
+ * of their own (`redis-r1`, `redis-r2`...), a third of the slots each; agentq's processes reach it
+ * through REDIS_CLUSTER_NODES.
  */
 export async function startAgentqHosts(options: {
   script: string;
@@ -111,6 +116,7 @@ export async function startAgentqHosts(options: {
   concurrency: number;
   env?: Record<string, string>;
   sentinels?: boolean;
+  cluster?: boolean;
 }): Promise<AgentqHosts> {
   const network = TestNetwork.create();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
@@ -139,9 +145,78 @@ export async function startAgentqHosts(options: {
       '--dbfilename',
       `${address}.rdb`,
     ];
-    const primary = network.spawn('redis', 'redis-server', redisArgs(redisHost.address), {});
+    const clusterArgs = (address: string) =>
+      options.cluster
+        ? [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            path.join(dataDir, `${address}.nodes.conf`),
+            '--cluster-node-timeout',
+            '1000',
+          ]
+        : [];
+    const primary = network.spawn(
+      'redis',
+      'redis-server',
+      [...redisArgs(redisHost.address), ...clusterArgs(redisHost.address)],
+      {},
+    );
     await untilRedisCli(network, 'redis', ['-h', redisHost.address, 'ping'], (output) => output.includes('PONG'));
     const sentinelEnv: Record<string, string> = {};
+    // On a cluster, every node's process by its address (the test kills the cell's master).
+    const clusterNodes = new Map<string, ChildProcess>([[redisHost.address, primary]]);
+    if (options.cluster) {
+      const cli = (host: string, ...args: string[]) =>
+        untilRedisCli(network, host, ['-h', network.host(host).address, ...args], () => true);
+      const start = async (name: string) => {
+        const host = network.addHost(name);
+        clusterNodes.set(
+          host.address,
+          network.spawn(name, 'redis-server', [...redisArgs(host.address), ...clusterArgs(host.address)], {}),
+        );
+        await untilRedisCli(network, name, ['-h', host.address, 'ping'], (output) => output.includes('PONG'));
+        return name;
+      };
+      const masters = ['redis', await start('redis2'), await start('redis3')];
+      const replicas = [];
+      for (const [index] of masters.entries())
+        for (const letter of ['a', 'b'])
+          replicas.push({ name: await start(`redis-r${index + 1}${letter}`), of: index });
+      for (const name of [...masters.slice(1), ...replicas.map((replica) => replica.name)])
+        await cli(name, 'cluster', 'meet', redisHost.address, '6379');
+      for (const [index, name] of masters.entries())
+        await cli(
+          name,
+          'cluster',
+          'addslotsrange',
+          String(Math.floor((index * 16_384) / 3)),
+          String(Math.floor(((index + 1) * 16_384) / 3) - 1),
+        );
+      const ids = await Promise.all(masters.map(async (name) => (await cli(name, 'cluster', 'myid')).trim()));
+      for (const replica of replicas) {
+        await untilRedisCli(
+          network,
+          replica.name,
+          ['-h', network.host(replica.name).address, 'cluster', 'nodes'],
+          (output) => output.includes(ids[replica.of]!),
+        );
+        await cli(replica.name, 'cluster', 'replicate', ids[replica.of]!);
+      }
+      for (const name of [...masters, ...replicas.map((replica) => replica.name)])
+        await untilRedisCli(network, name, ['-h', network.host(name).address, 'cluster', 'info'], (output) =>
+          output.includes('cluster_state:ok'),
+        );
+      // A replica that never synced would not take over.
+      for (const replica of replicas)
+        await untilRedisCli(
+          network,
+          replica.name,
+          ['-h', network.host(replica.name).address, 'info', 'replication'],
+          (output) => output.includes('master_link_status:up'),
+        );
+      sentinelEnv.REDIS_CLUSTER_NODES = masters.map((name) => `${network.host(name).address}:6379`).join(',');
+    }
     const replicas: ChildProcess[] = [];
     if (options.sentinels) {
       // Two replicas: after a failover the promoted one still has one (commits that wait for a replica go on).
@@ -295,6 +370,23 @@ export async function startAgentqHosts(options: {
       await nextMessage(child, (message) => (message as { ready?: string })?.ready, `the slow link ${name}`);
       return `redis://${proxy.address}:6379`;
     };
+    const cellMasterNow = async (): Promise<string> => {
+      // Asked of a replica: the test kills masters only.
+      const ask = (...args: string[]) =>
+        untilRedisCli(network, 'redis-r1a', ['-h', network.host('redis-r1a').address, ...args], () => true);
+      const slot = Number((await ask('cluster', 'keyslot', '{hosts}')).trim());
+      const nodes = await ask('cluster', 'nodes');
+      for (const line of nodes.split('\n')) {
+        const [, address, flags, , , , , , ...ranges] = line.split(' ');
+        if (!flags?.includes('master') || flags.includes('fail')) continue;
+        for (const range of ranges) {
+          const [from, to = from] = range.split('-').map(Number);
+          if (slot >= from! && slot <= to!) return address!.split('@')[0]!;
+        }
+      }
+      // None: the cell's master failed, and no replica took over yet.
+      return '';
+    };
     return {
       network,
       call,
@@ -305,8 +397,9 @@ export async function startAgentqHosts(options: {
         for (const replica of replicas) replica.kill(paused ? 'SIGSTOP' : 'SIGCONT');
       },
       async killPrimary() {
-        const exited = new Promise((resolve) => primary.once('exit', resolve));
-        primary.kill('SIGKILL');
+        const victim = options.cluster ? clusterNodes.get((await cellMasterNow()).split(':')[0]!)! : primary;
+        const exited = new Promise((resolve) => victim.once('exit', resolve));
+        victim.kill('SIGKILL');
         await exited;
       },
       outputs(chars = 4_000) {
@@ -314,6 +407,7 @@ export async function startAgentqHosts(options: {
           [...agentqProcesses].map(([name, child]) => [name, network.outputOf(child).slice(-chars)]),
         );
       },
+      cellMasterNow,
       async primaryNow() {
         const sentinel = network.host('sentinel1');
         const output = await untilRedisCli(

@@ -4,7 +4,7 @@
  * (the API and a worker in this process) on it through REDIS_CLUSTER_NODES, each commit held until a
  * replica has it (AGENTQ_COMMIT_REPLICAS=1: its WAIT goes in one pipeline with the commit, so to the
  * commit's own node). The master that holds agentq's cell is killed (SIGKILL) while tasks run; its
- * replica takes over, and every task completes with every event, in order, none twice.
+ * replica takes over, and every task completes with every event, in order, none twice, within seconds.
  */
 import type { TaskEvent, TaskView } from '@agentq/contract';
 import type { DoubleRequest } from '@agentq/llm';
@@ -40,7 +40,6 @@ it('loses nothing when the master of its cell is killed mid-batch and its replic
       REDIS_CLUSTER_NODES: cluster.nodes,
       AGENTQ_COMMIT_REPLICAS: '1',
       AGENTQ_COMMIT_REPLICAS_TIMEOUT_MS: '500',
-      AGENTQ_JOB_LOCK_MS: '4000',
     },
     rules: [
       {
