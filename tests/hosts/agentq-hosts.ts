@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TaskEvent } from '@agentq/contract';
 import { TestNetwork } from './test-network.js';
 import { tenantsEnv } from '../helpers/config-file.js';
 
@@ -16,6 +17,7 @@ const MODEL_SERVER = fileURLToPath(new URL('../../bench/lib/model-server.mjs', i
 const CLIENT = fileURLToPath(new URL('./client-host.mjs', import.meta.url));
 const DELAY_PROXY = fileURLToPath(new URL('./delay-proxy.mjs', import.meta.url));
 const API_KEY = 'hosts-test-key';
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 
 export interface AgentqHosts {
   network: TestNetwork;
@@ -36,6 +38,10 @@ export interface AgentqHosts {
   pauseReplicas(paused: boolean): void;
   /** With Sentinels: the primary's address they name now. */
   primaryNow(): Promise<string>;
+  /** The tasks' statuses once every one ended, or as they stand `withinMs` from now. */
+  statusesOnceEnded(ids: readonly string[], withinMs: number): Promise<string[]>;
+  /** What a failover may have lost, over the tasks' streams: tasks whose events' seq repeats or skips, and with a step completed twice. */
+  losses(ids: readonly string[]): Promise<{ gaps: number; repeatedSteps: number }>;
   /** A slow link to Redis: a host that forwards to it, `delayMs` each way; answers its `redis://` URL. */
   startSlowLink(name: string, delayMs: number): Promise<string>;
   /** The end of what the API and each worker wrote (stdout and stderr), by name: for a failing test to show. */
@@ -387,10 +393,37 @@ export async function startAgentqHosts(options: {
       // None: the cell's master failed, and no replica took over yet.
       return '';
     };
+    const statusesOnceEnded = async (ids: readonly string[], withinMs: number): Promise<string[]> => {
+      const deadline = Date.now() + withinMs;
+      let statuses: string[] = [];
+      while (Date.now() < deadline) {
+        const answer = await call<{ tasks: Array<{ status: string }> }>('POST', '/v1/tasks/statuses', { ids });
+        if (
+          answer.status === 200 &&
+          (statuses = answer.body.tasks.map((task) => task.status)).every((s) => ENDED.has(s))
+        )
+          break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return statuses;
+    };
+    const losses = async (ids: readonly string[]) => {
+      let gaps = 0;
+      let repeatedSteps = 0;
+      for (const id of ids) {
+        const stream = (await call<TaskEvent[]>('GET', `/v1/tasks/${id}/events`)).body;
+        if (stream.some((event, index) => event.seq !== index + 1)) gaps++;
+        const steps = stream.filter((event) => event.type === 'step.completed').map((event) => event.step);
+        if (new Set(steps).size !== steps.length) repeatedSteps++;
+      }
+      return { gaps, repeatedSteps };
+    };
     return {
       network,
       call,
       modelLog,
+      statusesOnceEnded,
+      losses,
       startWorker,
       startSlowLink,
       pauseReplicas(paused: boolean) {

@@ -6,13 +6,11 @@
  * without a restart, and every task completes with every event once, in order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TaskEvent } from '@agentq/contract';
 import { startAgentqHosts, type AgentqHosts } from './agentq-hosts.js';
 import { unavailable } from './test-network.js';
 
 const FULL = process.env.HOSTS_FULL === '1';
 const TASKS = FULL ? 200 : 30;
-const ENDED = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 const why = unavailable();
 let hosts: AgentqHosts | undefined;
 afterAll(() => hosts?.stop());
@@ -44,16 +42,7 @@ describe.skipIf(why)(`a Redis Cluster master failing over${why ? ` (skipped: ${w
       while ((after = await hosts.cellMasterNow()) === before || after === '') await pause(100);
       const promotedMs = Date.now() - killedAt;
 
-      let statuses: string[] = [];
-      while (Date.now() - killedAt < 120_000) {
-        const answer = await hosts.call<{ tasks: Array<{ status: string }> }>('POST', '/v1/tasks/statuses', { ids });
-        if (
-          answer.status === 200 &&
-          (statuses = answer.body.tasks.map((task) => task.status)).every((status) => ENDED.has(status))
-        )
-          break;
-        await pause(200);
-      }
+      const statuses = await hosts.statusesOnceEnded(ids, 120_000);
       if (!statuses.every((status) => status === 'completed'))
         for (const [name, output] of Object.entries(hosts.outputs(262_144))) {
           const lines = output.split('\n').filter((line) => !line.includes('"msg":"request"'));
@@ -63,14 +52,7 @@ describe.skipIf(why)(`a Redis Cluster master failing over${why ? ` (skipped: ${w
       const doneMs = Date.now() - killedAt;
 
       // Nothing lost with the master: every event once, in order; no step completed twice.
-      let gaps = 0;
-      let repeatedSteps = 0;
-      for (const id of ids) {
-        const stream = (await hosts.call<TaskEvent[]>('GET', `/v1/tasks/${id}/events`)).body;
-        if (stream.some((event, index) => event.seq !== index + 1)) gaps++;
-        const steps = stream.filter((event) => event.type === 'step.completed').map((event) => event.step);
-        if (new Set(steps).size !== steps.length) repeatedSteps++;
-      }
+      const { gaps, repeatedSteps } = await hosts.losses(ids);
       console.log(
         `cluster failover: ${TASKS} tasks; the cell's master ${before} killed, ${after} took over after ${promotedMs} ms; every task completed ${doneMs} ms after the kill; tasks whose events' seq repeats or skips: ${gaps}; tasks with a step completed twice: ${repeatedSteps}`,
       );

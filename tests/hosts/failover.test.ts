@@ -6,7 +6,6 @@
  * step a failover could lose; shown first with the replicas stopped: no task goes on until one answers.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TaskEvent } from '@agentq/contract';
 import { startAgentqHosts, type AgentqHosts } from './agentq-hosts.js';
 import { unavailable } from './test-network.js';
 
@@ -70,17 +69,8 @@ describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () 
       while ((after = await hosts.primaryNow()) === before) await pause(100);
       const promotedMs = Date.now() - killedAt;
 
-      let statuses: string[] = [];
       // Within two minutes of the kill, or the test says which tasks did not end, and how they stand.
-      while (Date.now() - killedAt < 120_000) {
-        const answer = await hosts.call<{ tasks: Array<{ status: string }> }>('POST', '/v1/tasks/statuses', { ids });
-        if (
-          answer.status === 200 &&
-          (statuses = answer.body.tasks.map((task) => task.status)).every((status) => ENDED.has(status))
-        )
-          break;
-        await pause(200);
-      }
+      const statuses = await hosts.statusesOnceEnded(ids, 120_000 - (Date.now() - killedAt));
       const unended = ids.filter((_, index) => !ENDED.has(statuses[index] ?? ''));
       const running = hosts;
       const stuck = await Promise.all(
@@ -103,14 +93,7 @@ describe.skipIf(why)(`Redis failing over${why ? ` (skipped: ${why})` : ''}`, () 
       expect(statuses.filter((status) => status !== 'completed')).toEqual([]);
 
       // What replication may have lost: events whose seq repeats or skips, steps completed twice.
-      let gaps = 0;
-      let repeatedSteps = 0;
-      for (const id of ids) {
-        const stream = (await hosts.call<TaskEvent[]>('GET', `/v1/tasks/${id}/events`)).body;
-        if (stream.some((event, index) => event.seq !== index + 1)) gaps++;
-        const steps = stream.filter((event) => event.type === 'step.completed').map((event) => event.step);
-        if (new Set(steps).size !== steps.length) repeatedSteps++;
-      }
+      const { gaps, repeatedSteps } = await hosts.losses(ids);
       console.log(
         `failover: ${TASKS} tasks; primary ${before} killed, ${after} promoted after ${promotedMs} ms; every task completed ${doneMs} ms after the kill; tasks whose events' seq repeats or skips: ${gaps}; tasks with a step completed twice: ${repeatedSteps}`,
       );
