@@ -11,8 +11,11 @@ import { deflateRawSync } from 'node:zlib';
 
 /** A run's events held past this many bytes are let go: its task is compacted later instead. */
 const MAX_HELD_BYTES = 512 * 1024;
-/** Runs held at once past this (runs that never ended, Redis away): the oldest are let go. */
-const MAX_RUNS = 10_000;
+/**
+ * Every run's events held at once past this (runs that never reached their end commit: Redis away,
+ * a process error): the oldest runs are let go. A run's copy is a few KB; 2,000 loops hold some MB.
+ */
+const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 
 interface HeldRun {
   taskId: string;
@@ -30,12 +33,15 @@ export function eventLine(owner: string, rootId: string, seq: number, body: stri
 
 export class RunEvents {
   private readonly runs = new Map<string, HeldRun>();
+  private totalBytes = 0;
 
   /** A claim read every event of its task: from now on the run's own are added. */
   start(runToken: string, run: { taskId: string; rootId: string; lines: string[]; seq: number }): void {
-    if (this.runs.size >= MAX_RUNS) this.runs.delete(this.runs.keys().next().value!);
+    this.drop(runToken);
     const bytes = run.lines.reduce((sum, line) => sum + line.length, 0);
-    if (bytes <= MAX_HELD_BYTES) this.runs.set(runToken, { ...run, lines: [...run.lines], bytes });
+    if (bytes > MAX_HELD_BYTES) return;
+    this.runs.set(runToken, { ...run, lines: [...run.lines], bytes });
+    this.grew(bytes);
   }
 
   /**
@@ -47,10 +53,13 @@ export class RunEvents {
     const run = this.runs.get(runToken);
     if (!run) return;
     if (seq !== run.seq + bodies.length) return this.drop(runToken);
-    run.lines.push(...this.lines(run, bodies));
+    const lines = this.lines(run, bodies);
+    const bytes = lines.reduce((sum, line) => sum + line.length, 0);
+    run.lines.push(...lines);
     run.seq = seq;
-    run.bytes += bodies.reduce((sum, body) => sum + body.length, 0);
-    if (run.bytes > MAX_HELD_BYTES) this.drop(runToken);
+    run.bytes += bytes;
+    if (run.bytes > MAX_HELD_BYTES) return this.drop(runToken);
+    this.grew(bytes);
   }
 
   /**
@@ -59,13 +68,30 @@ export class RunEvents {
    */
   pack(runToken: string, bodies: readonly string[]): { seq: number; blob: Buffer } | undefined {
     const run = this.runs.get(runToken);
-    this.runs.delete(runToken);
+    this.drop(runToken);
     if (!run) return undefined;
     return { seq: run.seq, blob: deflateRawSync([...run.lines, ...this.lines(run, bodies)].join('\n')) };
   }
 
   drop(runToken: string): void {
+    const run = this.runs.get(runToken);
+    if (!run) return;
     this.runs.delete(runToken);
+    this.totalBytes -= run.bytes;
+  }
+
+  /** Every run's events held now, in bytes (about: a line's length). */
+  get heldBytes(): number {
+    return this.totalBytes;
+  }
+
+  /** Counts `bytes` more held, and lets the oldest runs go past the bound of all of them. */
+  private grew(bytes: number): void {
+    this.totalBytes += bytes;
+    for (const oldest of this.runs.keys()) {
+      if (this.totalBytes <= MAX_TOTAL_BYTES) break;
+      this.drop(oldest);
+    }
   }
 
   /** How many runs are held (for tests). */
