@@ -6,7 +6,7 @@ const root = import.meta.dirname;
 /**
  * The tiers, run in this order by CI (`npm test` runs them all): unit (no Redis, no jail, no agentq
  * process; `npm run test:unit`, seconds), then integration (a real Redis, real tool processes and
- * jails), e2e (agentq's own processes), browser (Chromium), security (attacks through a real worker),
+ * jails), cells (some of integration again, the install in 4 cells), e2e (agentq's own processes), browser (Chromium), security (attacks through a real worker),
  * hosts (agentq across network namespaces). Each tier but unit gets a redis-server of its own.
  */
 const UNIT = [
@@ -17,6 +17,14 @@ const UNIT = [
 ];
 const INTEGRATION = ['packages/{store,scheduling,tasks,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
 const withRedis = ['tests/setup/redis-server.ts'];
+/**
+ * Integration tests run again with every stack's install in 4 cells (AGENTQ_CELLS, tests/helpers/stack.ts):
+ * what a task does end to end, across cells' lists, queues, sweeps and limits.
+ */
+const IN_CELLS = [
+  'tests/integration/{task-lifecycle,planner,retention-and-pools,concurrency-keys,webhooks,schedules}.test.ts',
+  'tests/integration/{batches,budgets,fork-and-models,counts,overview,admission,live-deltas,loop-over-http}.test.ts',
+];
 
 export default defineConfig({
   resolve: {
@@ -36,6 +44,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
       { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: UNIT, globalSetup: withRedis } },
+      {
+        extends: true,
+        test: { name: 'cells', include: IN_CELLS, globalSetup: withRedis, env: { AGENTQ_TEST_CELLS: '4' } },
+      },
       { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], globalSetup: withRedis } },
       { extends: true, test: { name: 'browser', include: ['tests/browser/**/*.test.ts'], globalSetup: withRedis } },
       { extends: true, test: { name: 'security', include: ['tests/security/**/*.test.ts'], globalSetup: withRedis } },

@@ -31,7 +31,7 @@ try {
   // The roots' statuses are in their scores in the list (task-index.ts): wait until each has ended.
   const ended = [statusBand('completed'), statusBand('failed')];
   const bands = async () =>
-    (await redis.client.zmscore(createKeys('planner').tenantTasks('default'), ...ids)).map((score) =>
+    (await redis.client.zmscore(createKeys('planner').cells[0].tenantTasks('default'), ...ids)).map((score) =>
       Math.floor(Number(score) / STATUS_SPAN),
     );
   await until(async () => (await bands()).filter((band) => ended.includes(band)).length, taskCount, 20);

@@ -71,7 +71,7 @@ export async function startAgentq({
     },
     /** How many submitted tasks ended so far (completed or failed). */
     async ended(redis) {
-      const { completed, failed } = await countByStatus(redis, createKeys(prefix).tenantTasks('default'));
+      const { completed, failed } = await countByStatus(redis, createKeys(prefix).cells[0].tenantTasks('default'));
       return { completed, failed, ended: completed + failed };
     },
     async stop() {

@@ -355,7 +355,11 @@ describe('agentq watch, status, cancel, retry', () => {
     await Promise.all([one, two, other].map((id) => waitForEnd(stack!.api.url, id!)));
     // One's tree holds a task still running (as a subtask still stopping after its task was cancelled).
     const redis = connectRedis({ url: stack.config.REDIS_URL });
-    await redis.hset(createKeys(stack.config.AGENTQ_REDIS_PREFIX).task(one!), 'children', JSON.stringify([stuck]));
+    await redis.hset(
+      createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS).task(one!),
+      'children',
+      JSON.stringify([stuck]),
+    );
     redis.disconnect();
     // Two goes; one stays for its running subtask (exit 1, with the reason); the slow one has not ended.
     expect(await run(['delete', '--batch', 'b1'])).toEqual({

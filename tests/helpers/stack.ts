@@ -47,6 +47,8 @@ export async function startStack(
       AGENTQ_LLM_MAX_RETRIES: '0',
       // In-process API and worker: their log lines would go straight to the test runner's output.
       AGENTQ_LOG_LEVEL: 'silent',
+      // AGENTQ_TEST_CELLS=4 runs every stack's install in cells (docs/DESIGN.md, "Cells").
+      ...(process.env.AGENTQ_TEST_CELLS ? { AGENTQ_CELLS: process.env.AGENTQ_TEST_CELLS } : {}),
       ...options.env,
     },
   });

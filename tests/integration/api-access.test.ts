@@ -5,7 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '@agentq/api';
 import { ConfigError, loadConfig } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
@@ -20,14 +20,19 @@ afterEach(async () => {
   stack = undefined;
 });
 
+/** The cells the install's tasks are in (AGENTQ_CELLS): the tenants' tests run with one, then with four. */
+let cells = 1;
+
 /** Two tenants' keys and an admin's, with limits for every tenant (`*`) and more for some. */
-const withKeys = (limits: Record<string, number> = {}, more: Record<string, TestTenant> = {}) =>
-  tenantsEnv({
+const withKeys = (limits: Record<string, number> = {}, more: Record<string, TestTenant> = {}) => ({
+  ...tenantsEnv({
     acme: { keys: ['key-acme'], ...more.acme },
     globex: { keys: ['key-globex'] },
     default: { keys: ['key-admin'], admin: true },
     '*': { limits },
-  });
+  }),
+  AGENTQ_CELLS: String(cells),
+});
 const KEYS = withKeys();
 const as = (key: string, init: RequestInit = {}): RequestInit => ({
   ...init,
@@ -193,12 +198,19 @@ describe('API keys', () => {
   });
 });
 
-describe('tenants', () => {
+// A tenant's limits hold across cells too: its tasks are spread over them (cell-room.ts, tenant-totals.ts).
+describe.each([1, 4])('tenants, in %i cell(s)', (count) => {
+  beforeAll(() => {
+    cells = count;
+  });
+  afterAll(() => {
+    cells = 1;
+  });
   const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
 
   it('a tenant sees, lists, streams, cancels, retries and answers only its own tasks', async () => {
     stack = await startStack({
-      env: KEYS,
+      env: withKeys(),
       pools: ['casual'],
       rules: [
         {
@@ -800,7 +812,7 @@ describe('tenants', () => {
   });
 
   it("a batch, a bulk action and the overview stay within a tenant, even with another tenant's batch name", async () => {
-    stack = await startStack({ env: KEYS, pools: [] });
+    stack = await startStack({ env: withKeys(), pools: [] });
     const url = stack.api.url;
     const submitBatch = async (key: string, prompts: string[]) => {
       const response = await fetch(
@@ -845,7 +857,7 @@ describe('tenants', () => {
   });
 
   it('the pools show a tenant only counts; bull-board opens for admins only', async () => {
-    stack = await startStack({ env: KEYS, pools: ['coder'] });
+    stack = await startStack({ env: withKeys(), pools: ['coder'] });
     const pools = (key: string) =>
       fetch(`${stack!.api.url}/v1/pools`, as(key)).then(
         (response) =>
@@ -863,7 +875,7 @@ describe('tenants', () => {
 
   it("a planned task's subtasks belong to its tenant", async () => {
     stack = await startStack({
-      env: KEYS,
+      env: withKeys(),
       pools: ['planner', 'casual'],
       rules: [
         {

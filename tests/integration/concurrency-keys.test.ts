@@ -99,7 +99,7 @@ it('says what a task waits for, can cancel it there, and lets the next through o
   // worker's sweep lets the next one through.
   const store = new TaskStore(
     connectRedis({ url: stack.config.REDIS_URL }),
-    createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
   );
   const record = (await store.getRecord(holder!))!;
   await new Transitions(store).cancel(record, { from: ['running'], reason: 'ended elsewhere' });

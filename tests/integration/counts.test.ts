@@ -39,14 +39,16 @@ it('a failed agent task is a failed job, a completed one a completed job, and bo
   const queues = createAgentQueues({
     pools: ['planner', 'coder', 'file', 'casual', 'web'],
     connection: redis,
-    keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+    keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
   });
   try {
     await expect
-      .poll(async () => (await queues.queue('casual').getJob(failing!))?.getState(), { timeout: 5_000 })
+      .poll(async () => (await queues.of(failing!).queue('casual').getJob(failing!))?.getState(), { timeout: 5_000 })
       .toBe('failed');
     // A completed job is removed at once: the task record holds the outcome.
-    await expect.poll(async () => queues.queue('casual').getJob(passing!), { timeout: 5_000 }).toBeUndefined();
+    await expect
+      .poll(async () => queues.of(passing!).queue('casual').getJob(passing!), { timeout: 5_000 })
+      .toBeUndefined();
   } finally {
     await closeQueues(queues);
     redis.disconnect();

@@ -156,9 +156,9 @@ describe('a cancelled task', () => {
     const queues = createAgentQueues({
       pools: ['planner', 'coder', 'file', 'casual', 'web'],
       connection: connectRedis({ url: stack.config.REDIS_URL }),
-      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
     });
-    const job = await queues.queue('casual').getJob(taskId!);
+    const job = await queues.of(taskId!).queue('casual').getJob(taskId!);
     expect(job ? await job.getState() : 'removed').toMatch(/completed|removed/);
     expect(job?.attemptsMade ?? 0).toBeLessThanOrEqual(1);
     await closeQueues(queues);

@@ -37,7 +37,8 @@ it("summarises the newest ended tasks from their small fields, never reading a t
   const monitor = await new Redis(stack.config.REDIS_URL).monitor();
   const commands: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.some((arg) => String(arg).startsWith(`${prefix}:task:`))) commands.push(args.map(String));
+    if (args.some((arg) => String(arg).startsWith(prefix) && String(arg).includes(':task:')))
+      commands.push(args.map(String));
   });
   try {
     const { body } = await getJson<OverviewView>(`${stack.api.url}/v1/overview`);

@@ -79,7 +79,7 @@ describe('a planned task', () => {
     const { body: root } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`);
     const [first, second] = root.children!.map((child) => child.id);
     const redis = connectRedis({ url: stack.config.REDIS_URL });
-    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS);
     const remove = (id: string) => fetch(`${stack!.api.url}/v1/tasks/${id}`, { method: 'DELETE' });
     try {
       const subtask = await remove(first!);
@@ -144,7 +144,7 @@ describe('a planned task', () => {
     const workdir = (id: string) => path.join(stack!.dataDir, 'work', id);
     for (const id of [...ids, gone!, held!]) mkdirSync(workdir(id), { recursive: true });
     const redis = connectRedis({ url: stack.config.REDIS_URL });
-    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS);
     try {
       // Not ended: nothing of its status is deleted, and the request says what is.
       const refused = await post({ action: 'delete', batch: 'nightly', status: 'running' });

@@ -110,7 +110,7 @@ it('ends every task and leaves no job active for an ended task after Redis resta
   try {
     // Within a stalled check or two, nothing is active any more.
     await expect
-      .poll(async () => (await queues.queue('coder').getJobs(['active'])).map((job) => job.id), {
+      .poll(async () => (await queues.cells[0]!.queue('coder').getJobs(['active'])).map((job) => job.id), {
         timeout: 10_000,
         interval: 200,
       })

@@ -145,8 +145,10 @@ describe('retention', () => {
     const root = (await getJson<TaskView>(`${stack.api.url}/v1/tasks/${rootId}`)).body;
     const subtaskId = root.children![0]!.id;
     const redis = new Redis(stack.config.REDIS_URL);
-    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX);
-    const before = await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`);
+    const keys = createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS);
+    // Its keys, in its cell (the install's prefix with one).
+    const taskKeys = `${keys.cellOf(rootId!).cellPrefix}:task:*`;
+    const before = await redis.keys(taskKeys);
     expect(before).toEqual(
       expect.arrayContaining([
         keys.task(rootId!),
@@ -167,8 +169,8 @@ describe('retention', () => {
       onRemoved: (id) => rm(path.join(stack!.dataDir, 'work', id), { recursive: true, force: true }),
     });
     expect(removed).toEqual([rootId]);
-    expect(await redis.keys(`${stack.config.AGENTQ_REDIS_PREFIX}:task:*`)).toEqual([]);
-    expect(await redis.zcard(keys.tenantTasks('default'))).toBe(0);
+    expect(await redis.keys(taskKeys)).toEqual([]);
+    expect(await redis.zcard(keys.cellOf(rootId!).tenantTasks('default'))).toBe(0);
     expect(existsSync(path.join(stack.dataDir, 'work', subtaskId))).toBe(false);
     expect((await fetch(`${stack.api.url}/v1/tasks/${rootId}`)).status).toBe(404);
     redis.disconnect();

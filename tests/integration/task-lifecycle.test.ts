@@ -121,7 +121,7 @@ describe('a task over HTTP, run by a real worker against the wire double', () =>
     const [taskId] = await stack.submit([{ prompt: 'followed by a client that stops reading', agent: 'casual' }]);
     const store = new TaskStore(
       connectRedis({ url: stack.config.REDIS_URL }),
-      createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+      createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
     );
     const sseClients = async () =>
       Number(/^agentq_sse_clients (\d+)/m.exec(await (await fetch(`${stack!.api.url}/metrics`)).text())?.[1]);
@@ -300,7 +300,7 @@ describe('deleting a task', () => {
     expect(existsSync(path.join(workdir, 'out', 'gone.txt'))).toBe(true);
     const store = new TaskStore(
       connectRedis({ url: stack.config.REDIS_URL }),
-      createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+      createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
     );
     try {
       const response = await fetch(`${stack.api.url}/v1/tasks/${taskId}`, { method: 'DELETE' });
@@ -321,7 +321,7 @@ describe('deleting a task', () => {
           keys.packedEvents(taskId!),
         ),
       ).toBe(0);
-      expect(await store.redis.zscore(keys.expiry, taskId!)).toBeNull();
+      expect(await store.redis.zscore(keys.cellOf(taskId!).expiry, taskId!)).toBeNull();
       // Its folder goes with a worker's next sweep; the other task's stays.
       await expect.poll(() => existsSync(workdir), { timeout: 5_000 }).toBe(false);
       expect(existsSync(path.join(stack.dataDir, 'work', kept!, 'out', 'kept.txt'))).toBe(true);
@@ -384,10 +384,10 @@ describe('cancellation', () => {
     const queues = createAgentQueues({
       pools: ['planner', 'coder', 'file', 'casual', 'web'],
       connection: connectRedis({ url: stack.config.REDIS_URL }),
-      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX),
+      keys: createKeys(stack.config.AGENTQ_REDIS_PREFIX, stack.config.AGENTQ_CELLS),
     });
-    expect(await queues.queue('file').getJob(taskId!)).toBeUndefined();
-    expect(await queues.queue('file').getJobCounts('waiting', 'prioritized', 'active')).toEqual({
+    expect(await queues.of(taskId!).queue('file').getJob(taskId!)).toBeUndefined();
+    expect(await queues.of(taskId!).queue('file').getJobCounts('waiting', 'prioritized', 'active')).toEqual({
       waiting: 0,
       prioritized: 0,
       active: 0,

@@ -249,7 +249,16 @@ export function createApp(options: CreateAppOptions): Express {
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({
-    queues: options.queues.pools.map((pool) => new BullMQAdapter(options.queues.queue(pool), { readOnlyMode: false })),
+    // Each cell's queue of a pool (a cell's queues have their own prefix; several cells: named by cell).
+    queues: options.queues.cells.flatMap((cell) =>
+      options.queues.pools.map(
+        (pool) =>
+          new BullMQAdapter(cell.queue(pool), {
+            readOnlyMode: false,
+            ...(options.queues.cells.length > 1 ? { displayName: `${pool} (cell ${cell.keys.cell})` } : {}),
+          }),
+      ),
+    ),
     serverAdapter: board,
   });
   // bull-board's page asks Google for its fonts: a page of an admin's tools does not call outside (the

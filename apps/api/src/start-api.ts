@@ -67,7 +67,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
         'AGENTQ_ALLOW_NO_AUTH=1 opens it without keys anyway.',
     );
   }
-  const keys = createKeys(keyPrefix(config));
+  const keys = createKeys(keyPrefix(config), config.AGENTQ_CELLS);
   const logger =
     options.logger ??
     createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });

@@ -109,17 +109,17 @@ export async function runFinishJob(
       const outcome = finish.kind === 'give_up' ? undefined : finish.outcome;
       if (outcome?.status === 'cancelled') {
         await transitions.cancel(record, { ...by, from: ['running'], reason: 'cancelled while its end was written' });
-        await context.queues.gate.ended(record);
+        await context.queues.of(record.id).gate.ended(record);
         return 'cancelled';
       }
       if (outcome?.status === 'failed' && outcome.reason === 'error') {
         await transitions.fail(record, { ...by, error: { code: 'error', message: outcome.message } });
-        await context.queues.gate.ended(record);
+        await context.queues.of(record.id).gate.ended(record);
         return 'failed';
       }
       if (finish.kind === 'answer' && outcome?.status === 'completed') {
         await transitions.complete(record, { ...by, result: outcome.answer, subtasks: children.length });
-        await context.queues.gate.ended(record);
+        await context.queues.of(record.id).gate.ended(record);
         return 'completed';
       }
       if (outcome?.status === 'planned') {

@@ -205,7 +205,7 @@ export async function runAgentJob(
       if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
       // Its concurrency key has room now: the next task with it starts (a task that waits keeps its place).
       if (outcome.status === 'completed' || outcome.status === 'failed' || outcome.status === 'cancelled')
-        await context.queues.gate.ended(record);
+        await context.queues.of(record.id).gate.ended(record);
       // A failed task is a failed job in BullMQ's counts too; it is recorded already, so not tried again.
       if (outcome.status === 'failed') throw new UnrecoverableError(outcome.message);
       return outcome.status;

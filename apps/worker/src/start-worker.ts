@@ -72,6 +72,7 @@ import { agentBuiltinTools } from './agent-tools.js';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
+import { CellSlots } from './cell-slots.js';
 import { throttledLog } from './throttled-log.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
@@ -125,7 +126,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   if (options.pools.some((pool) => runsProcesses(agentBuiltinTools(config, pool)))) resolveInterpreters();
   const serviceAddresses = await redisAddresses(config.REDIS_URL);
   const poolTools = await isolationForPools({ config, pools: options.pools, serviceAddresses });
-  const keys = createKeys(keyPrefix(config));
+  const keys = createKeys(keyPrefix(config), config.AGENTQ_CELLS);
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
   const data = connectRedis({ ...redisTarget(config), name: 'agentq-worker-data', pipelined: true });
@@ -235,8 +236,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     },
   });
   scheduleFirings.on('error', () => undefined);
-  const workers = new Map<AgentPool, Worker>();
+  // A BullMQ worker per pool in each cell (keys.ts), all a pool's sharing its concurrency (cell-slots.ts).
+  const workers = new Map<AgentPool, Worker[]>();
   for (const pool of options.pools) {
+    const concurrency = options.concurrency ?? concurrencyFor(config, pool);
+    const slots = new CellSlots(concurrency, keys.cells.length);
     const context = {
       store,
       transitions,
@@ -255,55 +259,66 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timers: scheduleTimers,
       mcp,
       serviceAddresses,
-      rateLimit: (ms: number) => workers.get(pool)!.rateLimit(ms),
+      rateLimit: async (ms: number) => {
+        slots.pause(ms);
+        await Promise.all(workers.get(pool)!.map((worker) => worker.rateLimit(ms)));
+      },
       offerTool: toolProtocolFor(config, pool) === 'native',
     };
-    const worker = new Worker(pool, processorFor(pool, context), {
-      connection: redis,
-      prefix: keys.bullPrefix,
-      concurrency: options.concurrency ?? concurrencyFor(config, pool),
-      ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
-      // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
-      maxStalledCount: 3,
-    });
-    // While Redis is away every pool says so on every attempt: the connection's watcher says it once;
-    // after it, a line every 10 s at most (lost locks are reported per job, and BullMQ recovers them).
-    const report = throttledLog({ intervalMs: 10_000, write: (line) => logger.error({ pool }, line) });
-    worker.on('error', (error) => connection.lost() || report(error.message));
-    // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
-    worker.on('failed', (job, error) => {
-      if (!job) return;
-      void job
-        .getState()
-        .then((state) => {
-          if (state !== 'failed') return;
-          finishedJobs.count(pool, 'failed');
-          return failTask({
-            store,
-            transitions,
-            queues,
-            taskId: (job.data as { taskId?: string }).taskId,
-            error,
-            workerId,
-          });
-        })
-        .catch((failure: unknown) =>
-          logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'),
-        );
-    });
-    // A slot freed: the next tenant's task, if any waits (fair-admission.ts), at most a cycle per 20 ms.
-    // Asked whatever this worker saw last: an API's submit may have left tasks waiting since.
-    const admit = () => {
-      queues.admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
-    };
-    worker.on('completed', () => {
-      finishedJobs.count(pool, 'completed');
-      admit();
-    });
-    worker.on('failed', admit);
-    workers.set(pool, worker);
+    const processor = slots.wrap(processorFor(pool, context));
+    const cellWorkers = keys.cells.map(
+      (cell) =>
+        new Worker(pool, processor, {
+          connection: redis,
+          prefix: cell.bullPrefix,
+          concurrency,
+          ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
+          // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
+          maxStalledCount: 3,
+        }),
+    );
+    workers.set(pool, cellWorkers);
+    for (const [cell, worker] of cellWorkers.entries()) {
+      const admission = queues.cells[cell]!.admission;
+      // While Redis is away every pool says so on every attempt: the connection's watcher says it once;
+      // after it, a line every 10 s at most (lost locks are reported per job, and BullMQ recovers them).
+      const report = throttledLog({ intervalMs: 10_000, write: (line) => logger.error({ pool }, line) });
+      worker.on('error', (error) => connection.lost() || report(error.message));
+      // A job BullMQ gave up on (retries used up, stalled too often) must not leave its task running.
+      worker.on('failed', (job, error) => {
+        if (!job) return;
+        void job
+          .getState()
+          .then((state) => {
+            if (state !== 'failed') return;
+            finishedJobs.count(pool, 'failed');
+            return failTask({
+              store,
+              transitions,
+              queues,
+              taskId: (job.data as { taskId?: string }).taskId,
+              error,
+              workerId,
+            });
+          })
+          .catch((failure: unknown) =>
+            logger.error({ pool, jobId: job.id, err: failure }, 'could not record the failure of a job'),
+          );
+      });
+      // A slot freed: the next tenant's task, if any waits (fair-admission.ts), at most a cycle per 20 ms.
+      // Asked whatever this worker saw last: an API's submit may have left tasks waiting since.
+      const admit = () => {
+        admission.admitSoon(pool).catch((error: unknown) => connection.lost() || report((error as Error).message));
+      };
+      worker.on('completed', () => {
+        finishedJobs.count(pool, 'completed');
+        admit();
+      });
+      worker.on('failed', admit);
+    }
   }
-  await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
+  const everyWorker = [...workers.values()].flat();
+  await Promise.all(everyWorker.map((worker) => worker.waitUntilReady()));
 
   const removeTaskWorkdir = (taskId: string) => removeWorkdir(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId));
   // Tasks past their retention, and the folders of tasks their owners deleted.
@@ -332,16 +347,17 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // process that died popped and never queued.
   const admitter = setInterval(() => {
     // And each concurrency key with waiting tasks: what a task's end did not let through (its process died).
-    void queues.gate
-      .sweep()
-      .catch((error: unknown) => connection.lost() || logger.error({ err: error }, 'turning concurrency keys failed'));
-    for (const pool of options.pools) {
-      void Promise.all([
-        queues.admission.admit(pool),
-        queues.admission.recover(pool, (ids) => store.leasedTasks(ids)),
-      ]).catch(
-        (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
-      );
+    for (const { gate, admission } of queues.cells) {
+      void gate
+        .sweep()
+        .catch(
+          (error: unknown) => connection.lost() || logger.error({ err: error }, 'turning concurrency keys failed'),
+        );
+      for (const pool of options.pools) {
+        void Promise.all([admission.admit(pool), admission.recover(pool, (ids) => store.leasedTasks(ids))]).catch(
+          (error: unknown) => connection.lost() || logger.error({ pool, err: error }, 'admitting waiting tasks failed'),
+        );
+      }
     }
   }, options.admitIntervalMs ?? 1_000);
   admitter.unref();
@@ -392,7 +408,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       const away = connection.lost();
       const waitMs = away ? 0 : REDIS_WAIT_MS;
       await settledWithin(removeHeartbeat({ redis, keys, id: workerId }), waitMs);
-      const closed = Promise.all([...workers.values()].map((worker) => worker.close()));
+      const closed = Promise.all(everyWorker.map((worker) => worker.close()));
       const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), away ? 0 : graceMs).unref());
       if ((await Promise.race([closed, grace])) === 'late') {
         if (!away)
@@ -405,7 +421,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
           'Redis does not answer: the running tasks are not handed back; each runs again once Redis is back and its lock runs out',
         );
       }
-      queues.admission.stop();
+      for (const { admission } of queues.cells) admission.stop();
       await settledWithin(
         Promise.all([webhooks.stop(), scheduleFirings.close(), scheduleTimers.close(), finishedJobs.close()]),
         waitMs,

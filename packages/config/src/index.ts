@@ -66,6 +66,12 @@ const configSchema = z.object({
    * find their keys on one node. REDIS_URL then gives only the credentials and TLS (`rediss://`).
    */
   REDIS_CLUSTER_NODES: hostPorts('node').optional(),
+  /**
+   * How many cells an install's tasks are spread over (docs/DESIGN.md, "Cells"): each cell its own hash
+   * tag, so a Redis Cluster's masters share the work (at least its masters; 1: one master carries it all).
+   * Fixed when the install first starts: a process with another count is refused.
+   */
+  AGENTQ_CELLS: z.coerce.number().int().min(1).max(1024).default(1),
   /** The primary's name the Sentinels monitor. */
   REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
   /**

@@ -8,7 +8,7 @@
  * and its key's turn delays the next task by a second at most, never forever.
  */
 import type { Redis } from 'ioredis';
-import { luaScript, PRIORITY_STEP, type Keys } from '@agentq/store';
+import { cellPipeline, concurrencyBase, luaScript, PRIORITY_STEP, type CellKeys } from '@agentq/store';
 import type { FairAdmission } from './fair-admission.js';
 
 const GATE = luaScript({
@@ -30,13 +30,14 @@ const SWEEP_KEYS = 500;
 export class ConcurrencyGate {
   constructor(
     private readonly redis: Redis,
-    private readonly keys: Keys,
+    /** The cell whose keys it lets through (a key's tasks live in its cell: `Keys.cellOfKey`). */
+    private readonly keys: CellKeys,
     private readonly admission: FairAdmission,
   ) {}
 
   /** The base of a tenant's key, as tasks and the gate name it. */
   baseOf(tenant: string, key: string): string {
-    return this.keys.concurrencyBase(tenant, key);
+    return concurrencyBase(tenant, key);
   }
 
   /** A turn of each key, then of admission for each pool a task joined: it starts at once if there is room. */
@@ -65,7 +66,7 @@ export class ConcurrencyGate {
       // A task's pool and tenant never change: read once, to name its list.
       const owners = (
         (await head
-          .reduce((pipeline, id) => pipeline.hmget(this.keys.task(id), 'agent', 'tenant'), this.redis.pipeline())
+          .reduce((pipeline, id) => pipeline.hmget(this.keys.task(id), 'agent', 'tenant'), cellPipeline(this.redis))
           .exec()) ?? []
       ).map(([, fields]) => fields as Array<string | null>);
       // A task gone (deleted) has no pool: the script drops it, its list named but never joined.

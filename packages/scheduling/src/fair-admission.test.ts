@@ -27,7 +27,7 @@ function tasks(tenant: string, count: number, priority = 5) {
 
 async function queued(): Promise<string[]> {
   // In the order the pool runs them.
-  return (await queues.queue('casual').getJobs(['prioritized', 'wait'], 0, -1, true)).map((job) =>
+  return (await queues.cells[0]!.queue('casual').getJobs(['prioritized', 'wait'], 0, -1, true)).map((job) =>
     labels.get(job.id!)!,
   );
 }
@@ -53,16 +53,16 @@ it('admits a backlog only, in weighted turns, each tenant’s highest priority f
     keys,
     fair: { backlog: 40, weights: { acme: 3 } },
   });
-  await queues.admission.add([...tasks('acme', 50), ...tasks('acme', 10, 9), ...tasks('beta', 60)]);
+  await queues.cells[0]!.admission.add([...tasks('acme', 50), ...tasks('acme', 10, 9), ...tasks('beta', 60)]);
   const admitted = await queued();
   expect(admitted).toHaveLength(40);
   expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(30);
   expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(10);
   // acme's priority-9 tasks went in first of its own.
   expect(admitted.filter((id) => id.startsWith('acme-9'))).toHaveLength(10);
-  expect(await queues.admission.waiting('casual')).toEqual({ acme: 30, beta: 50 });
+  expect(await queues.cells[0]!.admission.waiting('casual')).toEqual({ acme: 30, beta: 50 });
   // Nothing more fits until jobs leave the queue.
-  expect(await queues.admission.admit('casual')).toBe(0);
+  expect(await queues.cells[0]!.admission.admit('casual')).toBe(0);
 });
 
 it('lets a tenant that arrives take turns at once, with no credit for having been away', async () => {
@@ -72,10 +72,10 @@ it('lets a tenant that arrives take turns at once, with no credit for having bee
     keys,
     fair: { backlog: 20 },
   });
-  await queues.admission.add(tasks('acme', 1_000));
+  await queues.cells[0]!.admission.add(tasks('acme', 1_000));
   expect(await queued()).toHaveLength(20);
-  await queues.queue('casual').obliterate({ force: true });
-  await queues.admission.add(tasks('beta', 30));
+  await queues.cells[0]!.queue('casual').obliterate({ force: true });
+  await queues.cells[0]!.admission.add(tasks('beta', 30));
   // The 20 places are shared: beta does not get them all for acme's head start, nor wait for acme's 980.
   const admitted = await queued();
   expect(admitted.filter((id) => id.startsWith('beta'))).toHaveLength(10);
@@ -89,19 +89,19 @@ it('withdraws a task not admitted yet, and admits again what a process popped an
     keys,
     fair: { backlog: 1, leaseMs: 1 },
   });
-  await queues.admission.add(tasks('acme', 3));
-  expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-1')!)).toBe(true);
-  expect(await queues.admission.withdraw('casual', 'acme', idOf.get('acme-5-0')!)).toBe(false);
+  await queues.cells[0]!.admission.add(tasks('acme', 3));
+  expect(await queues.cells[0]!.admission.withdraw('casual', 'acme', idOf.get('acme-5-1')!)).toBe(true);
+  expect(await queues.cells[0]!.admission.withdraw('casual', 'acme', idOf.get('acme-5-0')!)).toBe(false);
   // A process that popped acme-5-2 and died before adding its job: its lease runs out.
-  await queues.queue('casual').obliterate({ force: true });
-  await redis.zadd(keys.fairLeases('casual'), 0, idOf.get('acme-5-2')!);
-  await redis.zrem(keys.fairList('casual', 'acme'), idOf.get('acme-5-2')!);
-  const recovered = await queues.admission.recover('casual', async (ids) =>
+  await queues.cells[0]!.queue('casual').obliterate({ force: true });
+  await redis.zadd(keys.cells[0]!.fairLeases('casual'), 0, idOf.get('acme-5-2')!);
+  await redis.zrem(keys.cells[0]!.fairList('casual', 'acme'), idOf.get('acme-5-2')!);
+  const recovered = await queues.cells[0]!.admission.recover('casual', async (ids) =>
     ids.map(() => ({ tenant: 'acme', priority: 5, queued: true })),
   );
   expect(recovered).toBe(1);
   expect(await queued()).toEqual(['acme-5-2']);
-  expect(await redis.zcard(keys.fairLeases('casual'))).toBe(0);
+  expect(await redis.zcard(keys.cells[0]!.fairLeases('casual'))).toBe(0);
 });
 
 it('takes a tenant’s whole turn at once, in the same turns as one at a time, and folds the asks of a burst of jobs into one cycle', async () => {
@@ -111,9 +111,9 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
     keys,
     fair: { backlog: 100, weights: { acme: 2 } },
   });
-  await queues.admission.add(tasks('acme', 300));
-  await queues.queue('casual').obliterate({ force: true });
-  await queues.admission.add(tasks('beta', 300));
+  await queues.cells[0]!.admission.add(tasks('acme', 300));
+  await queues.cells[0]!.queue('casual').obliterate({ force: true });
+  await queues.cells[0]!.admission.add(tasks('beta', 300));
   // acme's turns are taken two at a time to beta's one, each tenant's head as a whole: 67 and 33 of 100.
   const admitted = await queued();
   expect(admitted.filter((id) => id.startsWith('acme'))).toHaveLength(67);
@@ -123,17 +123,17 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
     Array.from({ length: 33 }, (_, index) => `beta-5-${index}`),
   );
   expect(new Set(admitted).size).toBe(100);
-  await queues.queue('casual').obliterate({ force: true });
+  await queues.cells[0]!.queue('casual').obliterate({ force: true });
   // A worker asks after each job it ends: the asks of a burst share one cycle.
-  const asks = Array.from({ length: 50 }, () => queues.admission.admitSoon('casual', 5));
+  const asks = Array.from({ length: 50 }, () => queues.cells[0]!.admission.admitSoon('casual', 5));
   expect(new Set(asks).size).toBe(1);
   expect(await asks[0]).toBe(100);
   expect(await queued()).toHaveLength(100);
   // Once stopped (its worker closing), what was asked for is called off, and nothing more starts.
-  await queues.queue('casual').obliterate({ force: true });
-  const late = queues.admission.admitSoon('casual', 5);
-  queues.admission.stop();
+  await queues.cells[0]!.queue('casual').obliterate({ force: true });
+  const late = queues.cells[0]!.admission.admitSoon('casual', 5);
+  queues.cells[0]!.admission.stop();
   expect(await late).toBe(0);
-  expect(await queues.admission.admitSoon('casual', 5)).toBe(0);
+  expect(await queues.cells[0]!.admission.admitSoon('casual', 5)).toBe(0);
   expect(await queued()).toHaveLength(0);
 });

@@ -21,7 +21,7 @@
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { luaScript, PRIORITY_STEP, type Keys, type LeasedTask } from '@agentq/store';
+import { luaScript, PRIORITY_STEP, type CellKeys, type LeasedTask } from '@agentq/store';
 import { enqueue, type NewJob } from './jobs.js';
 
 /** A task ready to run, waiting for its turn in its pool. */
@@ -67,7 +67,8 @@ export class FairAdmission {
 
   constructor(
     private readonly redis: Redis,
-    private readonly keys: Keys,
+    /** The cell whose lists and queues it admits from and to (each cell has its own). */
+    private readonly keys: CellKeys,
     private readonly queues: (pool: AgentPool) => Queue,
     options: FairOptions = {},
   ) {

@@ -1,5 +1,6 @@
 export { closeQueues, createAgentQueues, UnknownPoolError } from './agent-queues.js';
-export type { AgentQueues } from './agent-queues.js';
+export type { AgentQueues, CellQueues } from './agent-queues.js';
+export type { FairAdmission } from './fair-admission.js';
 export { enqueue, readJob } from './jobs.js';
 export type { JobPayload } from './jobs.js';
 export { SharedRateLimits } from './rate-limits.js';

@@ -17,7 +17,7 @@ export class ScheduleTimers {
   constructor(options: { connection: ConnectionOptions; keys: Keys }) {
     this.queue = new Queue(options.keys.schedulesQueue, {
       connection: options.connection,
-      prefix: options.keys.bullPrefix,
+      prefix: options.keys.homeBullPrefix,
       // A firing is done once its task is submitted: nothing to keep.
       defaultJobOptions: { removeOnComplete: true, removeOnFail: 100 },
     });
@@ -80,6 +80,6 @@ export function fireSchedules(options: {
       }
       return options.fire((job.data as { scheduleId: string }).scheduleId, job.timestamp + (job.opts.delay ?? 0));
     },
-    { connection: options.connection, prefix: options.keys.bullPrefix, concurrency: 4 },
+    { connection: options.connection, prefix: options.keys.homeBullPrefix, concurrency: 4 },
   );
 }

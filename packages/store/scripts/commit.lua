@@ -82,8 +82,9 @@ if (payload.messages or 0) + (payload.events or 0) > 0 then
   for index = ARGV_REST, #ARGV - blobs do written = written + #ARGV[index] end
   total = redis.call('INCRBY', tenantBytesKey, written)
 end
+-- (`others`: what the tenant's tasks hold in the other cells, as the caller read it: tenant-totals.ts)
 if payload.tenantMaxBytes and stop == '0'
-  and (total or tonumber(redis.call('GET', tenantBytesKey) or '0')) > payload.tenantMaxBytes then
+  and (total or tonumber(redis.call('GET', tenantBytesKey) or '0')) + (payload.others and payload.others.bytes or 0) > payload.tenantMaxBytes then
   stop = 'tenant_bytes'
 end
 -- Why the run should stop at its next step: a cancel first, else a spent budget or limit.

@@ -13,7 +13,8 @@
 -- says how many), its first event's body if any, and its input files (path, content, ...; `inputs`
 -- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
 --
--- Listed tasks take their `order` from the counter, in their order, and their status's `band` in their
+-- Listed tasks take their `order` from the counter, in their order (with several cells, the caller
+-- took them from the install's counter: `orders`, one per listed task), and their status's `band` in their
 -- tenant's list. With `room`, the listed tasks must fit in their tenant's room first (tenant-room.ts),
 -- else nothing is written and it answers {{'no_room', unfinished, stored, bytes written}}. Each created
 -- task's `bytes` is its record's and adds to its tenant's count. A task whose idempotency key names a
@@ -55,9 +56,13 @@ end
 local added = {}
 -- The tasks this call created, by idempotency key: a key given twice in one call creates one task.
 local createdFor = {}
-local order = listed > 0 and redis.call('INCRBY', orderCounterKey, listed) - listed or 0
+local order = listed > 0 and not payload.orders and redis.call('INCRBY', orderCounterKey, listed) - listed or 0
+local listedIndex = 0
 for index, task in ipairs(payload.tasks) do
-  if task.listed then order = order + 1 end
+  if task.listed then
+    listedIndex = listedIndex + 1
+    order = payload.orders and payload.orders[listedIndex] or order + 1
+  end
   local status = task.existing and redis.call('HGET', KEYS[task.existing.key], 'status')
   local earlier = task.idempotency and createdFor[KEYS[task.idempotency]]
   if status then

@@ -13,7 +13,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
-import type { Keys } from './keys.js';
+import type { CellKeys, Keys } from './keys.js';
 import { luaScript } from './lua-script.js';
 import { execPipeline } from './pipeline-replies.js';
 
@@ -33,12 +33,17 @@ const REPLACE = luaScript({
 /** How long a claimed batch is a worker's before another may take it again. */
 const LEASE_MS = 60_000;
 
-/** Compacts up to `batchSize` ended tasks' events; returns how many were compacted. */
+/** Compacts up to `batchSize` ended tasks' events in each cell; returns how many were compacted. */
 export async function compactEvents(options: { redis: Redis; keys: Keys; batchSize?: number }): Promise<number> {
-  const { redis, keys } = options;
+  let compacted = 0;
+  for (const cell of options.keys.cells) compacted += await compactCell(options.redis, cell, options.batchSize ?? 200);
+  return compacted;
+}
+
+async function compactCell(redis: Redis, keys: CellKeys, batchSize: number): Promise<number> {
   const ids = await claimDue(redis, keys.toCompact, {
     now: Date.now(),
-    count: options.batchSize ?? 200,
+    count: batchSize,
     leaseMs: LEASE_MS,
   });
   if (ids.length === 0) return 0;

@@ -28,14 +28,17 @@ export async function expireTasks(options: ExpireTasksOptions): Promise<string[]
   const { redis, keys } = store;
   const batchSize = options.batchSize ?? 500;
   const removed: string[] = [];
-  for (let batch = 0; batch < (options.maxBatches ?? Infinity); batch++) {
-    const now = options.now ?? Date.now();
-    const roots = await claimDue(redis, keys.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
-    if (roots.length === 0) break;
-    const everyId = await removeTaskTrees(store, roots);
-    if (options.onRemoved) await Promise.all(everyId.map((id) => options.onRemoved!(id)));
-    removed.push(...roots);
-    if (roots.length < batchSize) break;
+  // Each cell's due tasks, in turn.
+  for (const cell of keys.cells) {
+    for (let batch = 0; batch < (options.maxBatches ?? Infinity); batch++) {
+      const now = options.now ?? Date.now();
+      const roots = await claimDue(redis, cell.expiry, { now, count: batchSize, leaseMs: LEASE_MS });
+      if (roots.length === 0) break;
+      const everyId = await removeTaskTrees(store, roots);
+      if (options.onRemoved) await Promise.all(everyId.map((id) => options.onRemoved!(id)));
+      removed.push(...roots);
+      if (roots.length < batchSize) break;
+    }
   }
   return removed;
 }

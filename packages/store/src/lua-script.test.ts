@@ -16,11 +16,11 @@ it('runs a script first used in the same turn as a pipelined command', async () 
   const redis = connectRedis({ url: redisUrl(), pipelined: true });
   try {
     const keys = createKeys(prefix);
-    await redis.zadd(keys.toCompact, 0, 'due');
+    await redis.zadd(keys.cells[0]!.toCompact, 0, 'due');
     // One turn: a plain command makes the turn's pipeline, then a script is used for the first time.
     const [plain, claimed] = await Promise.all([
-      redis.zcard(keys.toCompact),
-      claimDue(redis, keys.toCompact, { now: Date.now(), count: 10, leaseMs: 60_000 }),
+      redis.zcard(keys.cells[0]!.toCompact),
+      claimDue(redis, keys.cells[0]!.toCompact, { now: Date.now(), count: 10, leaseMs: 60_000 }),
     ]);
     expect(plain).toBe(1);
     expect(claimed).toEqual(['due']);

@@ -43,6 +43,11 @@ export interface LuaScript<Key extends string, Arg extends string> {
 
 type Command = (numberOfKeys: number, ...args: LuaArg[]) => Promise<unknown>;
 
+interface ClusterAutoPipelining {
+  enableAutoPipelining?: boolean;
+  autoPipeliningIgnoredCommands?: string[];
+}
+
 /** Every script this process loaded (a module's scripts load when it is imported). */
 const everyScript = new Set<{ define(redis: Redis): void }>();
 
@@ -77,7 +82,15 @@ export function luaScript<const Keys extends readonly string[], const Args exten
   ].join('\n');
   const command = `agentq_${spec.name.replaceAll('-', '_')}`;
   const define = (redis: Redis) => {
-    if (!(command in redis)) redis.defineCommand(command, { lua: source });
+    if (command in redis) return;
+    redis.defineCommand(command, { lua: source });
+    // A Redis Cluster's auto-pipelining routes a script by its first argument, the number of its keys
+    // (ioredis 5), so every script of the tick went to one node: with cells on several masters, Redis
+    // refused them ("All keys in the pipeline should belong to the same slots allocation group"). Sent
+    // as they are made, each goes to its keys' node.
+    const options = (redis as unknown as { isCluster?: boolean; options?: ClusterAutoPipelining }).options;
+    if ((redis as unknown as { isCluster?: boolean }).isCluster && options?.enableAutoPipelining)
+      options.autoPipeliningIgnoredCommands = [...(options.autoPipeliningIgnoredCommands ?? []), command];
   };
   const send = (redis: Redis | ChainableCommander, call: LuaCall<Keys[number], Args[number]>, buffers: boolean) => {
     if (!(command in redis)) {

@@ -4,6 +4,7 @@
  * (expire-tasks.ts) and when their owner deletes one (`DELETE /v1/tasks/:id`). Every step is idempotent:
  * two removals of the same task at once leave the same nothing.
  */
+import { cellPipeline } from './cell-pipeline.js';
 import { TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { TaskStore } from './task-store.js';
 import { DEFAULT_TENANT } from './task-ids.js';
@@ -24,7 +25,7 @@ export interface Unended {
  */
 export async function unendedInTrees(store: TaskStore, roots: readonly string[]): Promise<Array<Unended | undefined>> {
   const { redis, keys } = store;
-  const read = redis.pipeline();
+  const read = cellPipeline(redis);
   for (const rootId of roots) read.hmget(keys.task(rootId), 'status', 'children');
   const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
   const childrenOf = records.map(([, children]) => JSON.parse(children ?? '[]') as string[]);
@@ -53,11 +54,11 @@ export async function removeTaskTrees(
 ): Promise<string[]> {
   const { redis, keys } = store;
   REMOVE_TREE.define(redis);
-  const read = redis.pipeline();
+  const read = cellPipeline(redis);
   for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
   const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
 
-  const remove = redis.pipeline();
+  const remove = cellPipeline(redis);
   const everyId: string[] = [];
   roots.forEach((rootId, index) => {
     const [children, tenant, batch] = records[index] ?? [null, null, null];
@@ -73,16 +74,17 @@ export async function removeTaskTrees(
       keys.scratchpad(rootId),
     ];
     const owner = tenant ?? DEFAULT_TENANT;
+    const cell = keys.cellOf(rootId);
     // A tree is one tenant's: its subtasks are its root's tenant's.
     void REMOVE_TREE.run(remove, {
-      keys: { tenantBytesKey: keys.tenantBytes(owner) },
+      keys: { tenantBytesKey: cell.tenantBytes(owner) },
       args: { records: taskKeys.length },
       restKeys: [...taskKeys, ...rest],
     });
-    remove.zrem(keys.tenantTasks(owner), rootId);
-    if (batch) remove.zrem(keys.tenantBatch(owner, batch), rootId);
-    remove.zrem(keys.expiry, rootId);
-    remove.zrem(keys.toCompact, ...ids);
+    remove.zrem(cell.tenantTasks(owner), rootId);
+    if (batch) remove.zrem(cell.tenantBatch(owner, batch), rootId);
+    remove.zrem(cell.expiry, rootId);
+    remove.zrem(cell.toCompact, ...ids);
   });
   // Their folders are on the workers' volume: a worker's sweep removes them (removeLeftWorkdirs).
   if (options.workdirsLeft && everyId.length) remove.sadd(keys.workdirsToRemove, ...everyId);

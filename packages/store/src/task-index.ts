@@ -6,6 +6,7 @@
  * admin's list of every tenant's tasks merges the tenants' lists the same way (the orders are one
  * counter's): a list of every tenant's cost every task 3 more writes (create, claim, end).
  */
+import { cellPipeline } from './cell-pipeline.js';
 import { TASK_STATUSES, type TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import { execPipeline } from './pipeline-replies.js';
@@ -32,8 +33,9 @@ export interface IndexEntry {
 }
 
 /**
- * The newest entries of some indexes (one, or every tenant's) below `beforeOrder` (exclusive; default
- * none), of some statuses (default every one; their bands merged by order), at most `count`.
+ * The newest entries of some indexes (one, or every tenant's in every cell: their orders are one
+ * counter's) below `beforeOrder` (exclusive; default none), of some statuses (default every one; their
+ * bands merged by order), at most `count`.
  */
 export async function newestInIndex(
   redis: Redis,
@@ -42,7 +44,7 @@ export async function newestInIndex(
 ): Promise<IndexEntry[]> {
   const indexes = typeof key === 'string' ? [key] : key;
   const statuses = options.statuses ?? TASK_STATUSES;
-  const pipeline = redis.pipeline();
+  const pipeline = cellPipeline(redis);
   for (const index of indexes) {
     for (const status of statuses) {
       const base = statusBand(status) * STATUS_SPAN;
@@ -67,7 +69,7 @@ export async function countByStatus(
   key: string | readonly string[],
 ): Promise<Record<TaskStatus, number>> {
   const indexes = typeof key === 'string' ? [key] : key;
-  const pipeline = redis.pipeline();
+  const pipeline = cellPipeline(redis);
   for (const index of indexes) {
     for (const status of TASK_STATUSES) {
       const base = statusBand(status) * STATUS_SPAN;

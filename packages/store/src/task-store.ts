@@ -4,6 +4,8 @@
  * transitions module's business; this is the storage under it. Messages and events hang off each
  * task's own keys.
  */
+import { cellPipeline } from './cell-pipeline.js';
+import { execPipeline } from './pipeline-replies.js';
 import {
   AgentqError,
   TERMINAL_STATUSES,
@@ -18,7 +20,9 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT, COMMIT_KEYS, CREATE } from './commit-script.js';
 import { countByStatus, newestInIndex, statusBand } from './task-index.js';
-import type { Keys } from './keys.js';
+import type { CellKeys, Keys } from './keys.js';
+import { holdRoom, type HeldRoom } from './cell-room.js';
+import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
@@ -235,7 +239,11 @@ export class TaskStore {
     this.durability = options.durability;
     this.tenantMaxBytes = options.tenantMaxBytes;
     this.sharded = isCluster(redis);
+    this.totals = keys.cells.length > 1 ? new TenantTotals(redis, keys) : undefined;
   }
+
+  /** With several cells: what each tenant holds in every cell, for the limits a commit checks. */
+  private readonly totals: TenantTotals | undefined;
 
   /** The events of the runs this process holds, packed by their end commits (run-events.ts). */
   readonly runEvents = new RunEvents();
@@ -257,6 +265,7 @@ export class TaskStore {
   ): Promise<Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }>> {
     const ts = new Date().toISOString();
     const calls: Array<Promise<CreateReply>> = [];
+    const replies: CreateReply[] = [];
     const listed = tasks.filter((task) => task.listed);
     const tenant = listed[0]?.listed?.tenant;
     if (room && listed.some((task) => task.listed!.tenant !== tenant))
@@ -264,18 +273,52 @@ export class TaskStore {
     const bytes =
       room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
     const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
-    let unsent = Math.ceil(tasks.length / CREATE_BATCH);
+    // Each cell's tasks in calls of their own (a call's keys are one cell's), in the order given.
+    // (and where each task is in `tasks`, for the answers to come back in its order)
+    const byCell = new Map<CellKeys, NewTask[]>();
+    const positions = new Map<CellKeys, number[]>();
+    for (const [position, task] of tasks.entries()) {
+      const cell = this.keys.cellOf(task.fields.id);
+      if (!byCell.has(cell)) {
+        byCell.set(cell, []);
+        positions.set(cell, []);
+      }
+      byCell.get(cell)!.push(task);
+      positions.get(cell)!.push(position);
+    }
+    const order: number[] = [];
+    // With several cells, the listed tasks' orders from the install's counter (one call): lists and pages
+    // merge across cells by them. One cell's CREATE takes them from its own (the same key).
+    const orders = new Map<NewTask, number>();
+    if (this.keys.cells.length > 1 && listed.length) {
+      let next = (await this.redis.incrby(this.keys.homeOrderCounter, listed.length)) - listed.length;
+      for (const task of listed) orders.set(task, ++next);
+    }
+    let unsent = [...byCell.values()].reduce((total, list) => total + Math.ceil(list.length / CREATE_BATCH), 0);
     const sent = () => {
       if (--unsent === 0) onSent?.();
     };
-    for (let start = 0; start < tasks.length; start += CREATE_BATCH) {
-      const batch = tasks.slice(start, start + CREATE_BATCH);
-      const batchRoom = room &&
-        claim && { limits: room.limits, claim: { ...claim, first: claim.first && start === 0 } };
-      calls.push(this.createBatch(batch, ts, batchRoom, sent));
+    // With several cells, the room is held at the install's home for the whole submit first (cell-room.ts).
+    const held =
+      room && this.keys.cells.length > 1
+        ? await holdRoom(this, tenant!, listed.length, bytes, { limits: room.limits })
+        : undefined;
+    try {
+      for (const [cell, list] of byCell) {
+        for (let start = 0; start < list.length; start += CREATE_BATCH) {
+          const batch = list.slice(start, start + CREATE_BATCH);
+          const batchRoom = !held &&
+            room &&
+            claim && { limits: room.limits, claim: { ...claim, first: claim.first && start === 0 } };
+          calls.push(this.createBatch(cell, batch, ts, batchRoom || undefined, sent, orders));
+          order.push(...positions.get(cell)!.slice(start, start + CREATE_BATCH));
+        }
+      }
+      if (tasks.length === 0) onSent?.();
+      replies.push(...(await Promise.all(calls)));
+    } finally {
+      await held?.release();
     }
-    if (tasks.length === 0) onSent?.();
-    const replies = await Promise.all(calls);
     const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0] as
       ['no_room', number, number, number] | undefined;
     if (refusal) {
@@ -294,9 +337,13 @@ export class TaskStore {
         room!.limits.bytes !== undefined ? { used: written, requested: claim!.bytes } : undefined,
       );
     }
-    return (replies as Array<Array<['created' | 'existing', string, string]>>)
+    const answers: Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }> = [];
+    (replies as Array<Array<['created' | 'existing', string, string]>>)
       .flat()
-      .map(([outcome, id, status]) => ({ id, outcome, status: status as TaskStatus }));
+      .forEach(
+        ([outcome, id, status], index) => (answers[order[index]!] = { id, outcome, status: status as TaskStatus }),
+      );
+    return answers;
   }
 
   /**
@@ -305,26 +352,28 @@ export class TaskStore {
    * that changed meanwhile (a submit with the same key at the same moment) is read again.
    */
   private async createBatch(
+    cell: CellKeys,
     batch: readonly NewTask[],
     ts: string,
     room: Room | undefined,
     sent: () => void,
+    orders: ReadonlyMap<NewTask, number>,
   ): Promise<CreateReply> {
     const keys = batch.flatMap((task) =>
       task.idempotencyKey !== undefined && task.listed
-        ? [this.keys.idempotency(task.listed.tenant, task.idempotencyKey)]
+        ? [cell.idempotency(task.listed.tenant, task.idempotencyKey)]
         : [],
     );
     // Without idempotency keys, sent at once: in the order the caller called (its turn of admission follows).
     if (!keys.length) {
-      const reply = this.sendCreate(batch, ts, room, new Map());
+      const reply = this.sendCreate(cell, batch, ts, room, new Map(), orders);
       sent();
       return reply;
     }
     for (let attempt = 1; ; attempt++) {
       const ids = await this.redis.mget(...keys);
       const named = new Map(keys.flatMap((key, index) => (ids[index] ? [[key, ids[index]] as [string, string]] : [])));
-      const reply = this.sendCreate(batch, ts, room, named);
+      const reply = this.sendCreate(cell, batch, ts, room, named, orders);
       if (attempt === 1) sent();
       if ((await reply)[0]?.[0] !== 'reread') return reply;
       if (attempt === 3)
@@ -333,13 +382,15 @@ export class TaskStore {
   }
 
   private sendCreate(
+    cell: CellKeys,
     batch: readonly NewTask[],
     ts: string,
     room: Room | undefined,
     named: ReadonlyMap<string, string>,
+    orders: ReadonlyMap<NewTask, number>,
   ): Promise<CreateReply> {
     // Every key, the order counter first; `push` answers the new length: a key's 1-based index in KEYS.
-    const keys: string[] = [this.keys.orderCounter];
+    const keys: string[] = [cell.orderCounter];
     // Each task's fields, then its first event's body: as they are, outside the payload (nothing decodes them).
     const args: Array<string | Buffer> = [];
     // The tenants' lists the waiting tasks join (by key), each with its pool's ring.
@@ -355,15 +406,15 @@ export class TaskStore {
       const eventList = keys.push(this.keys.events(id));
       const indexes = task.listed
         ? [
-            keys.push(this.keys.tenantTasks(task.listed.tenant)),
+            keys.push(cell.tenantTasks(task.listed.tenant)),
             ...(task.listed.batch !== undefined
-              ? [keys.push(this.keys.tenantBatch(task.listed.tenant, task.listed.batch))]
+              ? [keys.push(cell.tenantBatch(task.listed.tenant, task.listed.batch))]
               : []),
           ]
         : [];
       const idempotencyKey =
         task.idempotencyKey !== undefined && task.listed
-          ? this.keys.idempotency(task.listed.tenant, task.idempotencyKey)
+          ? cell.idempotency(task.listed.tenant, task.idempotencyKey)
           : undefined;
       const idempotency = idempotencyKey !== undefined ? keys.push(idempotencyKey) : undefined;
       const existingId = idempotencyKey !== undefined ? named.get(idempotencyKey) : undefined;
@@ -374,14 +425,14 @@ export class TaskStore {
       args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []), ...inputs);
       const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
-      const gate = task.gated && task.listed ? keys.push(this.keys.concurrencyQueue(task.gated.base)) : undefined;
-      if (gate !== undefined) gatePending ??= keys.push(this.keys.concurrencyPending);
+      const gate = task.gated && task.listed ? keys.push(cell.concurrencyQueue(task.gated.base)) : undefined;
+      if (gate !== undefined) gatePending ??= keys.push(cell.concurrencyPending);
       if (task.waiting && task.listed && gate === undefined) {
-        const key = this.keys.fairList(task.waiting.pool, task.listed.tenant);
+        const key = cell.fairList(task.waiting.pool, task.listed.tenant);
         list = lists.get(key);
         if (!list) {
           const joined = {
-            ring: this.keys.fairRing(task.waiting.pool),
+            ring: cell.fairRing(task.waiting.pool),
             tenant: task.listed.tenant,
             index: lists.size + 1,
           };
@@ -411,7 +462,7 @@ export class TaskStore {
     });
     const waiting = lists.size
       ? {
-          arrivals: keys.push(this.keys.fairArrivals),
+          arrivals: keys.push(cell.fairArrivals),
           lists: [...lists].map(([list, { ring, tenant }]) => ({
             list: keys.push(list),
             ring: keys.push(ring),
@@ -425,11 +476,11 @@ export class TaskStore {
       room?.claim && tenant !== undefined
         ? {
             room: {
-              list: keys.push(this.keys.tenantTasks(tenant)),
-              held: keys.push(this.keys.tenantRoomHeld(tenant)),
-              expiry: keys.push(this.keys.tenantRoomUntil(tenant)),
-              heldBytes: keys.push(this.keys.tenantRoomHeldBytes(tenant)),
-              counter: keys.push(this.keys.tenantBytes(tenant)),
+              list: keys.push(cell.tenantTasks(tenant)),
+              held: keys.push(cell.tenantRoomHeld(tenant)),
+              expiry: keys.push(cell.tenantRoomUntil(tenant)),
+              heldBytes: keys.push(cell.tenantRoomHeldBytes(tenant)),
+              counter: keys.push(cell.tenantBytes(tenant)),
               id: room.claim.id,
               tasks: room.claim.tasks,
               bytes: room.claim.bytes,
@@ -440,13 +491,14 @@ export class TaskStore {
             },
           }
         : {};
-    const counters = Object.fromEntries([...tenants].map((name) => [name, keys.push(this.keys.tenantBytes(name))]));
+    const counters = Object.fromEntries([...tenants].map((name) => [name, keys.push(cell.tenantBytes(name))]));
     const listedTenants = [...new Set(batch.flatMap((task) => (task.listed ? [task.listed.tenant] : [])))];
     const payload = {
       idempotencyTtlMs: this.retentionMs,
+      ...(orders.size ? { orders: batch.flatMap((task) => (task.listed ? [orders.get(task)!] : [])) } : {}),
       tasks: payloads,
       counters,
-      ...(listedTenants.length ? { tenants: { key: keys.push(this.keys.tenants), names: listedTenants } } : {}),
+      ...(listedTenants.length ? { tenants: { key: keys.push(cell.tenants), names: listedTenants } } : {}),
       ...waiting,
       ...roomCheck,
       ...(gatePending !== undefined ? { gatePending } : {}),
@@ -528,14 +580,15 @@ export class TaskStore {
   }
 
   private async runCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
-    if (!this.durability) return this.sendCommit(this.redis, options, bodies, read) as Promise<CommitReply>;
+    const others = await this.otherCells(options);
+    if (!this.durability) return this.sendCommit(this.redis, options, bodies, read, others) as Promise<CommitReply>;
     // Right behind the commit, in one pipeline: on the same connection, and on a Redis Cluster to the
     // commit's own node (a pipeline goes where its keys are). Answered once the replicas hold it.
     const { replicas, timeoutMs } = this.durability;
     // The scripts are commands of the connection before its pipeline is made (lua-script.ts).
     COMMIT.define(this.redis);
     const pipeline = this.redis.pipeline();
-    void this.sendCommit(pipeline, options, bodies, read);
+    void this.sendCommit(pipeline, options, bodies, read, others);
     pipeline.wait(replicas, timeoutMs);
     const replies = await pipeline.exec();
     const [[commitError, result], [waitError, confirmed]] = replies as Array<[Error | null, unknown]> as [
@@ -549,11 +602,25 @@ export class TaskStore {
     return result;
   }
 
+  /** With several cells and a tenant limit a commit checks, what the tenant holds in the other cells. */
+  private async otherCells(options: CommitOptions): Promise<OtherCells | undefined> {
+    if (!this.totals) return undefined;
+    const { tenant, taskId } = options;
+    const limited =
+      this.tenantMaxBytes?.[tenant] !== undefined ||
+      this.tenantMaxBytes?.['*'] !== undefined ||
+      this.tenantLimits?.[tenant] !== undefined ||
+      this.tenantLimits?.['*'] !== undefined;
+    if (!limited) return undefined;
+    return this.totals.others(tenant, this.keys.cellOf(taskId).cell, new Date().toISOString().slice(0, 10));
+  }
+
   private sendCommit(
     target: Redis | ChainableCommander,
     options: CommitOptions,
     bodies: readonly string[],
     read: boolean,
+    others: OtherCells | undefined,
   ): Promise<unknown> | ChainableCommander {
     const { taskId, tenant } = options;
     if (options.firstTime && !read) throw new Error('firstTime fields are written by commitAndRead only');
@@ -566,12 +633,14 @@ export class TaskStore {
     // A run that ends packs its task's events, when it holds them all (run-events.ts).
     const pack = ends && options.runToken ? this.runEvents.pack(options.runToken, bodies) : undefined;
     const maxBytes = this.tenantMaxBytes?.[tenant] ?? this.tenantMaxBytes?.['*'];
+    const cell = this.keys.cellOf(taskId);
     const payload = {
       taskId,
       tenant,
       channel: this.keys.eventsChannel(taskId),
       ...(this.sharded ? { publish: 'SPUBLISH' } : {}),
       ...(maxBytes !== undefined ? { tenantMaxBytes: maxBytes } : {}),
+      ...(others ? { others } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
       ...(read && options.holdEventsFor ? { readEvents: true } : {}),
@@ -596,15 +665,15 @@ export class TaskStore {
         messagesKey: this.keys.messages(taskId),
         eventsKey: this.keys.events(taskId),
         packedKey: this.keys.packedEvents(taskId),
-        expiryKey: this.keys.expiry,
-        toCompactKey: this.keys.toCompact,
+        expiryKey: cell.expiry,
+        toCompactKey: cell.toCompact,
         rootKey: this.keys.task(rootOf(taskId)),
-        tenantBytesKey: this.keys.tenantBytes(tenant),
-        spendKey: this.keys.tenantSpend(tenant, ts.slice(0, 10)),
-        tenantTasksKey: this.keys.tenantTasks(tenant),
+        tenantBytesKey: cell.tenantBytes(tenant),
+        spendKey: cell.tenantSpend(tenant, ts.slice(0, 10)),
+        tenantTasksKey: cell.tenantTasks(tenant),
         webhooksKey: this.keys.webhooks(taskId),
-        webhooksDueKey: this.keys.webhooksDue,
-        webhooksPendingKey: this.keys.webhooksPending,
+        webhooksDueKey: cell.webhooksDue,
+        webhooksPendingKey: cell.webhooksPending,
       },
       args: { payloadJson: wellFormedJson(JSON.stringify(payload)) },
       restKeys: options.lease ? [options.lease.key] : [],
@@ -619,9 +688,17 @@ export class TaskStore {
     });
   }
 
+  /**
+   * Holds room for a submit of `tasks` (writing `bytes`) that `create` stores over several calls, across
+   * every cell (cell-room.ts): its calls are then made without a room, and the hold let go after them.
+   */
+  holdRoom(tenant: string, tasks: number, bytes: number, room: Room): Promise<HeldRoom> {
+    return holdRoom(this, tenant, tasks, bytes, room);
+  }
+
   /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */
   async leasedTasks(ids: readonly string[]): Promise<Array<LeasedTask | undefined>> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = cellPipeline(this.redis);
     for (const id of ids) pipeline.hmget(this.keys.task(id), 'tenant', 'status', 'jobId');
     return ((await pipeline.exec()) ?? []).map(([, row]) => {
       const [tenant, status, jobId] = row as Array<string | null>;
@@ -642,7 +719,7 @@ export class TaskStore {
     const view = taskView(record);
     if (!record.children) return view;
     const ids = record.children;
-    const pipeline = this.redis.pipeline();
+    const pipeline = cellPipeline(this.redis);
     for (const id of ids)
       pipeline.hmget(
         this.keys.task(id),
@@ -688,8 +765,10 @@ export class TaskStore {
 
   /** A tenant's list of tasks, or every tenant's (undefined): an admin's list merges them (task-index.ts). */
   async indexesOf(tenant?: string): Promise<string[]> {
-    if (tenant !== undefined) return [this.keys.tenantTasks(tenant)];
-    return (await this.redis.smembers(this.keys.tenants)).map((name) => this.keys.tenantTasks(name));
+    const cells = this.keys.cells;
+    if (tenant !== undefined) return cells.map((cell) => cell.tenantTasks(tenant));
+    const names = await Promise.all(cells.map((cell) => this.redis.smembers(cell.tenants)));
+    return cells.flatMap((cell, index) => names[index]!.map((name) => cell.tenantTasks(name)));
   }
 
   /** A pool's jobs finished in each of the last `minutes` minutes, and in all (finished-jobs.ts). */
@@ -711,7 +790,7 @@ export class TaskStore {
       statuses: options.statuses,
       count: options.count,
     });
-    const read = this.redis.pipeline();
+    const read = cellPipeline(this.redis);
     for (const { id } of newest) read.hmget(this.keys.task(id), ...options.fields);
     return ((await read.exec()) ?? [])
       .map(([, values]) => parseTaskRecord(recordHash(options.fields, values as Array<string | null>)))
@@ -738,7 +817,7 @@ export class TaskStore {
     for (;;) {
       const page = filtered ? 200 : options.limit;
       const entries = byBatch
-        ? await this.newestOfBatch(this.keys.tenantBatch(tenant, batch), before, page)
+        ? await this.newestOfBatch(tenant, batch, before, page)
         : await newestInIndex(this.redis, await this.indexesOf(tenant), {
             ...(status ? { statuses: [status] } : {}),
             ...(before !== undefined ? { beforeOrder: before } : {}),
@@ -754,7 +833,7 @@ export class TaskStore {
           )
         : entries;
       const wanted = matches.slice(0, options.limit - found.length);
-      const pipeline = this.redis.pipeline();
+      const pipeline = cellPipeline(this.redis);
       for (const { id } of wanted) {
         if (options.summary) pipeline.hmget(this.keys.task(id), ...SUMMARY_RECORD_FIELDS);
         else pipeline.hgetall(this.keys.task(id));
@@ -781,34 +860,38 @@ export class TaskStore {
   }
 
   /** The `entries` whose prompt and status pass `test`, read with one HMGET each. */
-  private async matching(
-    entries: ReadonlyArray<{ id: string; order: number }>,
+  private async matching<Entry extends { id: string }>(
+    entries: readonly Entry[],
     test: (prompt: string, status: string) => boolean,
   ) {
-    const pipeline = this.redis.pipeline();
+    const pipeline = cellPipeline(this.redis);
     for (const { id } of entries) pipeline.hmget(this.keys.task(id), 'prompt', 'status');
     const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
     return entries.filter((_, index) => rows[index]?.[0] != null && test(rows[index]![0]!, rows[index]![1] ?? ''));
   }
 
-  /** A batch's newest tasks below order `before` (its list is scored by order alone). */
+  /** A batch's newest tasks below order `before` (its lists, one per cell, are scored by order alone). */
   private async newestOfBatch(
-    key: string,
+    tenant: string,
+    batch: string,
     before: number | undefined,
     count: number,
   ): Promise<Array<{ id: string; order: number }>> {
-    const entries = await this.redis.zrevrangebyscore(
-      key,
-      before === undefined ? '+inf' : `(${before}`,
-      '-inf',
-      'WITHSCORES',
-      'LIMIT',
-      0,
-      count,
-    );
+    const read = cellPipeline(this.redis);
+    for (const cell of this.keys.cells)
+      read.zrevrangebyscore(
+        cell.tenantBatch(tenant, batch),
+        before === undefined ? '+inf' : `(${before}`,
+        '-inf',
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        count,
+      );
     const found: Array<{ id: string; order: number }> = [];
-    for (let at = 0; at < entries.length; at += 2) found.push({ id: entries[at]!, order: Number(entries[at + 1]) });
-    return found;
+    for (const entries of (await execPipeline(read)) as string[][])
+      for (let at = 0; at < entries.length; at += 2) found.push({ id: entries[at]!, order: Number(entries[at + 1]) });
+    return found.sort((a, b) => b.order - a.order).slice(0, count);
   }
 
   /** The status of many tasks at once; an unknown id (or another tenant's, given `viewer`) has status `null`. */
@@ -816,7 +899,7 @@ export class TaskStore {
     ids: readonly string[],
     viewer?: { tenant: string; admin: boolean },
   ): Promise<Array<{ id: string; status: TaskStatus | null }>> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = cellPipeline(this.redis);
     for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'tenant');
     const results = (await pipeline.exec()) ?? [];
     return ids.map((id, index) => {

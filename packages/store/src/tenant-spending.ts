@@ -3,6 +3,8 @@
  * counts it: a submit past the limit is refused until the day (UTC) is over.
  */
 import type { TaskStore, TenantLimits } from './task-store.js';
+import { cellPipeline } from './cell-pipeline.js';
+import { execPipeline } from './pipeline-replies.js';
 
 export interface TenantLimitReached {
   tenant: string;
@@ -23,9 +25,26 @@ export function dailyLimitOf(store: TaskStore, tenant: string): TenantLimits[str
   return store.tenantLimits?.[tenant] ?? store.tenantLimits?.['*'];
 }
 
-/** The key of `tenant`'s spending on the UTC day of `now`. */
-export function spendingKey(store: TaskStore, tenant: string, now: Date): string {
-  return store.keys.tenantSpend(tenant, now.toISOString().slice(0, 10));
+/** The keys of `tenant`'s spending on the UTC day of `now`: one per cell; the day's is their sum. */
+export function spendingKeys(store: TaskStore, tenant: string, now: Date): string[] {
+  return store.keys.cells.map((cell) => cell.tenantSpend(tenant, now.toISOString().slice(0, 10)));
+}
+
+/** What `tenant` spent on the UTC day of `now`, in every cell. */
+export async function spentOn(store: TaskStore, tenant: string, now: Date): Promise<DaySpending> {
+  const read = cellPipeline(store.redis);
+  for (const key of spendingKeys(store, tenant, now)) read.hmget(key, 'tokens', 'microUsd');
+  return addSpending((await execPipeline(read)) as Array<Array<string | null>>);
+}
+
+/** The cells' spending of a day, added up. */
+export function addSpending(rows: ReadonlyArray<ReadonlyArray<string | null>>): DaySpending {
+  return rows
+    .map(daySpending)
+    .reduce((total, day) => ({ tokens: total.tokens + day.tokens, microUsd: total.microUsd + day.microUsd }), {
+      tokens: 0,
+      microUsd: 0,
+    });
 }
 
 /** A day's spending from its hash's `tokens` and `microUsd` (absent: 0). */
@@ -56,7 +75,7 @@ export async function tenantLimitReached(
 ): Promise<TenantLimitReached | undefined> {
   const limit = dailyLimitOf(store, tenant);
   if (!limit) return undefined;
-  const spent = daySpending(await store.redis.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd'));
+  const spent = await spentOn(store, tenant, now);
   if (!spentPast(spent, limit)) return undefined;
   return {
     tenant,

@@ -11,7 +11,8 @@ import type { UsageLimit, UsageView } from '@agentq/contract';
 import { execPipeline } from './pipeline-replies.js';
 import { UNFINISHED_MAX_SCORE } from './task-index.js';
 import type { TaskStore } from './task-store.js';
-import { dailyLimitOf, dayEnd, daySpending, spendingKey, spentPast, type DaySpending } from './tenant-spending.js';
+import { addSpending, dailyLimitOf, dayEnd, spendingKeys, spentPast, type DaySpending } from './tenant-spending.js';
+import { cellPipeline } from './cell-pipeline.js';
 import type { RoomLimits } from './tenant-room.js';
 
 /** What counts against a tenant's room: its tasks not ended, all it stores, and the bytes they wrote. */
@@ -27,17 +28,21 @@ async function readUsage(
   tenant: string,
   now: Date,
 ): Promise<{ room: RoomUsage; today?: DaySpending }> {
-  const list = store.keys.tenantTasks(tenant);
-  const read = store.redis
-    .pipeline()
-    .zcount(list, 0, UNFINISHED_MAX_SCORE)
-    .zcard(list)
-    .get(store.keys.tenantBytes(tenant));
-  if (dailyLimitOf(store, tenant)) read.hmget(spendingKey(store, tenant, now), 'tokens', 'microUsd');
-  const [unfinished, stored, written, spent] = await execPipeline(read);
+  // Its counts in every cell, added up.
+  const read = cellPipeline(store.redis);
+  for (const cell of store.keys.cells) {
+    const list = cell.tenantTasks(tenant);
+    read.zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(cell.tenantBytes(tenant));
+  }
+  const daily = dailyLimitOf(store, tenant);
+  const days = daily ? spendingKeys(store, tenant, now) : [];
+  for (const key of days) read.hmget(key, 'tokens', 'microUsd');
+  const replies = await execPipeline(read);
+  const counts = replies.slice(0, 3 * store.keys.cells.length).map((value) => Number(value ?? 0));
+  const sum = (offset: number) => counts.reduce((total, count, index) => total + (index % 3 === offset ? count : 0), 0);
   return {
-    room: { unfinished: Number(unfinished), stored: Number(stored), writtenBytes: Number(written ?? 0) },
-    ...(spent ? { today: daySpending(spent as Array<string | null>) } : {}),
+    room: { unfinished: sum(0), stored: sum(1), writtenBytes: sum(2) },
+    ...(daily ? { today: addSpending(replies.slice(counts.length) as Array<Array<string | null>>) } : {}),
   };
 }
 

@@ -59,10 +59,20 @@ export class WebhookDeliveries {
    * the soonest is (ms since the epoch; undefined when there is none).
    */
   async claimDue(count: number, leaseMs: number): Promise<{ ids: string[]; nextDue?: number }> {
-    const ids = await claimDue(this.redis, this.keys.webhooksDue, { now: Date.now(), count, leaseMs });
+    // Each cell's due deliveries, up to `count` in all.
+    const ids: string[] = [];
+    for (const cell of this.keys.cells) {
+      if (ids.length >= count) return { ids };
+      ids.push(
+        ...(await claimDue(this.redis, cell.webhooksDue, { now: Date.now(), count: count - ids.length, leaseMs })),
+      );
+    }
     if (ids.length) return { ids };
-    const [, soonest] = await this.redis.zrange(this.keys.webhooksDue, 0, 0, 'WITHSCORES');
-    return { ids, ...(soonest !== undefined ? { nextDue: Number(soonest) } : {}) };
+    const soonest = await Promise.all(
+      this.keys.cells.map(async (cell) => (await this.redis.zrange(cell.webhooksDue, 0, 0, 'WITHSCORES'))[1]),
+    );
+    const due = soonest.filter((at) => at !== undefined).map(Number);
+    return { ids, ...(due.length ? { nextDue: Math.min(...due) } : {}) };
   }
 
   /** Tells every sender a delivery was added or resent (they look at once; else at their next poll). */
@@ -79,7 +89,12 @@ export class WebhookDeliveries {
 
   /** A delivery whose task (or record) is gone: out of the sets. */
   async drop(id: string): Promise<void> {
-    await this.redis.multi().zrem(this.keys.webhooksDue, id).zrem(this.keys.webhooksPending, id).exec();
+    const taskId = deliveryTask(id);
+    // An id that names no task is dropped from wherever it is.
+    const cells = taskId ? [this.keys.cellOf(taskId)] : this.keys.cells;
+    await Promise.all(
+      cells.map((cell) => this.redis.multi().zrem(cell.webhooksDue, id).zrem(cell.webhooksPending, id).exec()),
+    );
   }
 
   /**
@@ -92,8 +107,8 @@ export class WebhookDeliveries {
     const written = await RECORD.run(this.redis, {
       keys: {
         webhooksKey: this.keys.webhooks(taskId),
-        webhooksDueKey: this.keys.webhooksDue,
-        webhooksPendingKey: this.keys.webhooksPending,
+        webhooksDueKey: this.keys.cellOf(taskId).webhooksDue,
+        webhooksPendingKey: this.keys.cellOf(taskId).webhooksPending,
       },
       args: { id, deliveryJson: JSON.stringify(kept), nextAt: pending ? kept.nextAt! : '', resent: resent ? '1' : '0' },
     });
@@ -126,8 +141,11 @@ export class WebhookDeliveries {
 
   /** How long the oldest delivery not ended has waited, in ms (0 when none waits). */
   async oldestPendingMs(): Promise<number> {
-    const [, score] = await this.redis.zrange(this.keys.webhooksPending, 0, 0, 'WITHSCORES');
-    return score === undefined ? 0 : Math.max(0, Date.now() - Number(score));
+    const oldest = await Promise.all(
+      this.keys.cells.map(async (cell) => (await this.redis.zrange(cell.webhooksPending, 0, 0, 'WITHSCORES'))[1]),
+    );
+    const scores = oldest.filter((score) => score !== undefined).map(Number);
+    return scores.length ? Math.max(0, Date.now() - Math.min(...scores)) : 0;
   }
 }
 

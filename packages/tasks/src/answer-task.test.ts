@@ -38,7 +38,7 @@ async function waitingTask(): Promise<string> {
   return id;
 }
 
-const recover = () => queues.admission.recover('casual', (ids) => store.leasedTasks(ids));
+const recover = () => queues.cells[0]!.admission.recover('casual', (ids) => store.leasedTasks(ids));
 
 it('queues an answered task again as its next job, once, and leaves no lease behind', async () => {
   const taskId = await waitingTask();
@@ -47,9 +47,9 @@ it('queues an answered task again as its next job, once, and leaves no lease beh
     status: 'queued',
     answered: true,
   });
-  const job = await queues.queue('casual').getJob(`${taskId}-r1`);
+  const job = await queues.cells[0]!.queue('casual').getJob(`${taskId}-r1`);
   expect(job?.data).toEqual({ taskId, tenant: 'acme' });
-  expect(await store.redis.zscore(keys.fairLeases('casual'), taskId)).toBeNull();
+  expect(await store.redis.zscore(keys.cells[0]!.fairLeases('casual'), taskId)).toBeNull();
   // A second answer finds it queued: refused, nothing added.
   expect(await answerTask({ store, queues, taskId, text: 'again' })).toEqual({
     found: true,
@@ -66,17 +66,17 @@ it('queues an answered task again as its next job, once, and leaves no lease beh
 it('adds the job of an answered task whose process died before adding it: a worker recovers it, as the job the record names', async () => {
   const taskId = await waitingTask();
   // The answer is committed; the process is gone before its job is added.
-  vi.spyOn(queues.queue('casual'), 'addBulk').mockRejectedValueOnce(new Error('the API process died'));
+  vi.spyOn(queues.cells[0]!.queue('casual'), 'addBulk').mockRejectedValueOnce(new Error('the API process died'));
   await expect(answerTask({ store, queues, taskId, text: 'notes.md' })).rejects.toThrow('the API process died');
   const record = await store.getRecord(taskId);
   expect(record).toMatchObject({ status: 'queued', jobId: `${taskId}-r1`, resumes: 1 });
-  expect(await queues.queue('casual').getJob(`${taskId}-r1`)).toBeUndefined();
+  expect(await queues.cells[0]!.queue('casual').getJob(`${taskId}-r1`)).toBeUndefined();
   // The user cannot answer again (it is queued): only the lease brings it back.
   expect((await answerTask({ store, queues, taskId, text: 'again' })).answered).toBe(false);
   expect(await recover()).toBe(1);
-  const job = await queues.queue('casual').getJob(`${taskId}-r1`);
+  const job = await queues.cells[0]!.queue('casual').getJob(`${taskId}-r1`);
   expect(job?.data).toEqual({ taskId, tenant: 'acme' });
-  expect(await store.redis.zcard(keys.fairLeases('casual'))).toBe(0);
+  expect(await store.redis.zcard(keys.cells[0]!.fairLeases('casual'))).toBe(0);
 });
 
 it('leases nothing when the answer is refused', async () => {
@@ -87,6 +87,6 @@ it('leases nothing when the answer is refused', async () => {
     status: 'cancelled',
     answered: false,
   });
-  expect(await store.redis.zscore(keys.fairLeases('casual'), taskId)).toBeNull();
+  expect(await store.redis.zscore(keys.cells[0]!.fairLeases('casual'), taskId)).toBeNull();
   expect(await recover()).toBe(0);
 });

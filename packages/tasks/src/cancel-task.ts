@@ -33,7 +33,7 @@ export async function cancelTask(
     const result = await transitions.cancel(record, { from: [from], reason, agent: record.agent });
     if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
     // A task that held its concurrency key (or waited in its queue) makes room for the next.
-    if (result.applied) await options.queues.gate.ended(record);
+    if (result.applied) await options.queues.of(taskId).gate.ended(record);
     return result;
   };
 
@@ -60,10 +60,12 @@ export async function cancelTask(
   }
   if (requested.status === 'queued') {
     // A pool this configuration no longer declares has no queue here to take its job from.
-    const queue = options.queues.pools.includes(record.agent) ? options.queues.queue(record.agent) : undefined;
+    const queue = options.queues.pools.includes(record.agent)
+      ? options.queues.of(taskId).queue(record.agent)
+      : undefined;
     // Still waiting for its tenant's turn, or its job not started: it never runs. Otherwise (0) a
     // worker holds it now: it sees the flag when it starts.
-    const withdrawn = await options.queues.admission.withdraw(record.agent, record.tenant, taskId);
+    const withdrawn = await options.queues.of(taskId).admission.withdraw(record.agent, record.tenant, taskId);
     const removed = withdrawn ? 1 : queue ? await queue.remove(record.jobId || taskId) : 0;
     if (removed === 1) {
       const result = await end('queued', 'cancelled before it started');

@@ -70,6 +70,6 @@ export async function forkTask(options: {
     },
     options.room && { limits: options.room },
   );
-  await options.queues.admission.admitListed([created.agent]);
+  await options.queues.admitListed([{ id: created.id, pool: created.agent }]);
   return { id: created.id };
 }

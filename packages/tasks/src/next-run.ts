@@ -15,12 +15,12 @@ export interface NextRun {
 /** The next run's job, its number, and the lease its queuing commit takes. */
 export function nextRun(queues: AgentQueues, record: TaskRecord): NextRun {
   const resumes = record.resumes + 1;
-  return { jobId: `${record.id}-r${resumes}`, resumes, lease: queues.admission.leaseOf(record.agent) };
+  return { jobId: `${record.id}-r${resumes}`, resumes, lease: queues.of(record.id).admission.leaseOf(record.agent) };
 }
 
 /** Adds the next run's job, once its commit queued the task, and ends its lease. */
 export async function addNextRun(queues: AgentQueues, record: TaskRecord, run: NextRun): Promise<void> {
-  await enqueue(queues.queue, [
+  await enqueue(queues.of(record.id).queue, [
     {
       kind: 'agent',
       pool: record.agent,
@@ -28,5 +28,5 @@ export async function addNextRun(queues: AgentQueues, record: TaskRecord, run: N
       jobId: run.jobId,
     },
   ]);
-  await queues.admission.endLeases(record.agent, [record.id]);
+  await queues.of(record.id).admission.endLeases(record.agent, [record.id]);
 }

@@ -57,8 +57,7 @@ export async function retryTask(options: {
     batch: record.batch,
     ...(options.room ? { room: { limits: options.room(record.tenant) } } : {}),
   });
-  await options.queues.admission.admitListed([created!.agent]);
-  if (input.concurrencyKey !== undefined)
-    await options.queues.gate.letThrough([options.queues.gate.baseOf(record.tenant, input.concurrencyKey)]);
+  await options.queues.admitListed([{ id: created!.id, pool: created!.agent }]);
+  if (input.concurrencyKey !== undefined) await options.queues.letThrough(record.tenant, [input.concurrencyKey]);
   return { found: true, status: 'queued', newId: created!.id };
 }

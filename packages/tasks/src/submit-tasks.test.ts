@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
-import { closeQueues, createAgentQueues, type AgentQueues } from '@agentq/scheduling';
+import { closeQueues, createAgentQueues, type AgentQueues, type FairAdmission } from '@agentq/scheduling';
 import {
   createKeys,
   countByStatus,
@@ -47,9 +47,9 @@ describe('submitting tasks', () => {
     const records = await Promise.all(tasks.map((task) => store.getRecord(task.id)));
     expect(records.map((record) => record?.prompt)).toEqual(inputs.map((input) => input.prompt));
     // Each task has its job, or waits in its tenant's list for the pool; the queues hold the backlog only.
-    const jobs = await Promise.all(tasks.map((task) => queues.queue(task.agent).getJob(task.id)));
+    const jobs = await Promise.all(tasks.map((task) => queues.cells[0]!.queue(task.agent).getJob(task.id)));
     const waiting = await Promise.all(
-      tasks.map((task) => store.redis.zscore(keys.fairList(task.agent, 'acme'), task.id)),
+      tasks.map((task) => store.redis.zscore(keys.cells[0]!.fairList(task.agent, 'acme'), task.id)),
     );
     expect(tasks.every((task, index) => (jobs[index]?.data.taskId === task.id) !== (waiting[index] !== null))).toBe(
       true,
@@ -72,7 +72,7 @@ describe('submitting tasks', () => {
     expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['evalsha', 'evalsha', 'evalsha']);
     sent.mockRestore();
     const tasks = await submitting;
-    const jobs = await Promise.all(tasks.map((task) => queues.queue(task.agent).getJob(task.id)));
+    const jobs = await Promise.all(tasks.map((task) => queues.cells[0]!.queue(task.agent).getJob(task.id)));
     expect(jobs.map((job) => job?.data.taskId)).toEqual(tasks.map((task) => task.id));
   });
 
@@ -93,8 +93,8 @@ describe('submitting tasks', () => {
         ...Array.from({ length: 151 }, (_, index) => ({ prompt: `web ${index}`, agent: 'web' as const })),
       ];
       await submitTasks({ transitions: new Transitions(ownStore), queues: ownQueues, inputs, tenant: 'epsilon' });
-      expect(await ownQueues.queue('web').getJobCountByTypes('wait', 'prioritized')).toBe(100);
-      expect(await ownQueues.queue('casual').getJobCountByTypes('wait', 'prioritized')).toBe(100);
+      expect(await ownQueues.cells[0]!.queue('web').getJobCountByTypes('wait', 'prioritized')).toBe(100);
+      expect(await ownQueues.cells[0]!.queue('casual').getJobCountByTypes('wait', 'prioritized')).toBe(100);
     } finally {
       await closeQueues(ownQueues);
       ownStore.redis.disconnect();
@@ -103,21 +103,25 @@ describe('submitting tasks', () => {
   });
 
   it('lists every stored task in its tenant’s turn in the same call: a failed turn right after loses none', async () => {
-    const failingTurn = Object.assign(Object.create(queues.admission) as object, {
+    const failingTurn = Object.assign(Object.create(queues.cells[0]!.admission) as object, {
       admit: () => Promise.reject(new Error('the queue is gone')),
     });
-    const broken = { ...queues, admission: failingTurn } as unknown as AgentQueues;
+    const broken = {
+      ...queues,
+      admitListed: (listed: ReadonlyArray<{ pool: string }>) =>
+        (failingTurn as unknown as FairAdmission).admitListed(listed.map((task) => task.pool)),
+    } as unknown as AgentQueues;
     const inputs = Array.from({ length: 250 }, (_, index) => ({ prompt: `listed ${index}`, agent: 'file' as const }));
     const tasks = await submitTasks({ transitions, queues: broken, inputs, tenant: 'gamma' });
     expect(tasks).toHaveLength(250);
     // Stored, queued, in their tenant's list, and no job yet.
-    expect((await countByStatus(store.redis, keys.tenantTasks('gamma'))).queued).toBe(250);
-    expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(250);
-    expect(await queues.queue('file').getJob(tasks[0]!.id)).toBeUndefined();
+    expect((await countByStatus(store.redis, keys.cells[0]!.tenantTasks('gamma'))).queued).toBe(250);
+    expect(await store.redis.zcard(keys.cells[0]!.fairList('file', 'gamma'))).toBe(250);
+    expect(await queues.cells[0]!.queue('file').getJob(tasks[0]!.id)).toBeUndefined();
     // The next turn (every worker takes one each second) gives the first of them their jobs, the backlog's worth.
-    expect(await queues.admission.admit('file')).toBe(100);
-    expect((await queues.queue('file').getJob(tasks[0]!.id))?.data.taskId).toBe(tasks[0]!.id);
-    expect(await store.redis.zcard(keys.fairList('file', 'gamma'))).toBe(150);
+    expect(await queues.cells[0]!.admission.admit('file')).toBe(100);
+    expect((await queues.cells[0]!.queue('file').getJob(tasks[0]!.id))?.data.taskId).toBe(tasks[0]!.id);
+    expect(await store.redis.zcard(keys.cells[0]!.fairList('file', 'gamma'))).toBe(150);
   });
 
   it('fails the tasks of the other chunks when a chunk could not be stored, and keeps those with an idempotency key queued for the retry', async () => {
@@ -138,18 +142,19 @@ describe('submitting tasks', () => {
     const statuses = async (status: 'failed' | 'queued') =>
       (await store.list({ tenant: 'beta', status, limit: 500 })).tasks;
     // The first chunk (200) and the last but one (49 of the last 50) are failed: nothing of them runs.
-    expect((await countByStatus(store.redis, keys.tenantTasks('beta'))).failed).toBe(249);
+    expect((await countByStatus(store.redis, keys.cells[0]!.tenantTasks('beta'))).failed).toBe(249);
     expect((await statuses('failed')).every((task) => task.error?.code === 'enqueue_failed')).toBe(true);
     expect((await statuses('queued')).map((task) => task.prompt)).toEqual(['coder with key']);
     // What had not had its turn yet left its tenant's list.
-    expect(await store.redis.zcard(keys.fairList('casual', 'beta'))).toBe(0);
+    expect(await store.redis.zcard(keys.cells[0]!.fairList('casual', 'beta'))).toBe(0);
   });
 });
 
 const roomInputs = (count: number, name: string) =>
   Array.from({ length: count }, (_, index) => ({ prompt: `${name} ${index}`, agent: 'casual' as const }));
-const stored = (tenant: string) => store.redis.zcard(keys.tenantTasks(tenant));
-const holds = (tenant: string) => store.redis.exists(keys.tenantRoomHeld(tenant), keys.tenantRoomUntil(tenant));
+const stored = (tenant: string) => store.redis.zcard(keys.cells[0]!.tenantTasks(tenant));
+const holds = (tenant: string) =>
+  store.redis.exists(keys.cells[0]!.tenantRoomHeld(tenant), keys.cells[0]!.tenantRoomUntil(tenant));
 
 describe("a tenant's room", () => {
   it('lets through exactly what fits when submits of one tenant come at once, each on a connection of its own', async () => {
@@ -222,9 +227,9 @@ describe("a tenant's room", () => {
       tenant: 'held',
       room: { limits, claim: { ...claim, first: false } },
     });
-    expect(await store.redis.zscore(keys.tenantRoomHeld('held'), 'submit-1')).toBe('50');
+    expect(await store.redis.zscore(keys.cells[0]!.tenantRoomHeld('held'), 'submit-1')).toBe('50');
     // The last part never comes (its process died): once its hold expires, its room is free again.
-    await store.redis.zadd(keys.tenantRoomUntil('held'), 1, 'submit-1');
+    await store.redis.zadd(keys.cells[0]!.tenantRoomUntil('held'), 1, 'submit-1');
     expect(
       await transitions.submit(roomInputs(50, 'after the expiry'), { tenant: 'held', room: { limits } }),
     ).toHaveLength(50);
@@ -258,7 +263,7 @@ describe("a tenant's room", () => {
   });
 });
 
-const written = async (tenant: string) => Number((await store.redis.get(keys.tenantBytes(tenant))) ?? 0);
+const written = async (tenant: string) => Number((await store.redis.get(keys.cells[0]!.tenantBytes(tenant))) ?? 0);
 const bytesInputs = (count: number, prompt: string) =>
   Array.from({ length: count }, (_, index) => ({ prompt: `${prompt} ${index}`, agent: 'casual' as const }));
 const bytesOf = (list: Array<{ prompt: string }>) => list.reduce((total, input) => total + createdBytes(input), 0);
@@ -307,7 +312,7 @@ describe("a tenant's bytes", () => {
     ]);
     expect(both).toBeGreaterThan(ended + createdBytes(submitted[1]!));
     expect(await written('counted')).toBe(0);
-    expect(await store.redis.exists(keys.tenantBytes('counted'))).toBe(0);
+    expect(await store.redis.exists(keys.cells[0]!.tenantBytes('counted'))).toBe(0);
   });
 
   it("tells a run to stop once its tenant's tasks wrote past the byte limit", async () => {
@@ -364,7 +369,7 @@ describe("a tenant's bytes", () => {
     }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(NoRoomError);
     expect(refused).toMatchObject({ limit: 'bytes', bytes: { used: 0, requested: bytesOf(big) } });
-    expect(await store.redis.zcard(keys.tenantTasks('quota'))).toBe(0);
+    expect(await store.redis.zcard(keys.cells[0]!.tenantTasks('quota'))).toBe(0);
     expect(await written('quota')).toBe(0);
 
     expect(
@@ -372,7 +377,7 @@ describe("a tenant's bytes", () => {
     ).toHaveLength(450);
     expect(await written('quota')).toBe(bytesOf(big));
     // Nothing is left held once the later calls took their share.
-    expect(await store.redis.exists(keys.tenantRoomHeldBytes('quota'))).toBe(0);
+    expect(await store.redis.exists(keys.cells[0]!.tenantRoomHeldBytes('quota'))).toBe(0);
     // Full: one more task of any size is refused, and says how much is written.
     await expect(
       transitions.submit(bytesInputs(1, 'small'), { tenant: 'quota', room: { limits: limits(bytesOf(big)) } }),
@@ -385,7 +390,7 @@ describe("a tenant's bytes", () => {
     const limits: RoomLimits = { unfinished: 10_000, stored: 10_000, bytes: all + 600 };
     const claim = { id: 'submit-bytes', tasks: 250, bytes: all };
     await transitions.submit(parts[0]!, { tenant: 'held-bytes', room: { limits, claim: { ...claim, first: true } } });
-    expect(Number(await store.redis.zscore(keys.tenantRoomHeldBytes('held-bytes'), 'submit-bytes'))).toBe(
+    expect(Number(await store.redis.zscore(keys.cells[0]!.tenantRoomHeldBytes('held-bytes'), 'submit-bytes'))).toBe(
       bytesOf(parts[1]!),
     );
     // Without the hold a 700-byte task would fit; with it, it does not.
@@ -395,7 +400,7 @@ describe("a tenant's bytes", () => {
       bytes: { used: all },
     });
     await transitions.submit(parts[1]!, { tenant: 'held-bytes', room: { limits, claim: { ...claim, first: false } } });
-    expect(await store.redis.exists(keys.tenantRoomHeldBytes('held-bytes'))).toBe(0);
+    expect(await store.redis.exists(keys.cells[0]!.tenantRoomHeldBytes('held-bytes'))).toBe(0);
     expect(await written('held-bytes')).toBe(all);
     // 600 bytes are left: a task of 600 fits, the 700 still does not.
     await expect(transitions.submit(between, { tenant: 'held-bytes', room: { limits } })).rejects.toThrow(NoRoomError);

@@ -11,7 +11,7 @@
 import { AgentqError } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from '@agentq/scheduling';
-import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
+import { storedPlan, type TaskInput } from './task-schemas.js';
 import { CREATE_BATCH as CHUNK, createdBytes, NoRoomError, type RoomLimits } from '@agentq/store';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
@@ -65,12 +65,19 @@ export async function submitTasks(options: {
           0,
         )
       : 0;
+  // With several cells, the room for all of it is held at the install's home first (cell-room.ts), and
+  // its chunks stored without one: else the first chunk's call checks it, and holds it for the others.
+  const held =
+    options.room && transitions.store.keys.cells.length > 1
+      ? await transitions.store.holdRoom(tenant, inputs.length, bytes, { limits: options.room })
+      : undefined;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
-    const room = options.room && {
-      limits: options.room,
-      claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 },
-    };
+    const room = !held &&
+      options.room && {
+        limits: options.room,
+        claim: { id: submitId, tasks: inputs.length, bytes, first: start === 0 },
+      };
     return transitions.submit(chunk, {
       tenant,
       batch,
@@ -78,14 +85,15 @@ export async function submitTasks(options: {
       ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
       ...(room ? { room } : {}),
       // Right behind its CREATE, a turn for each of its pools (one under way takes another after it); it never fails.
-      onSent: () => admitted.push(queues.admission.admitListed(chunk.map(poolOf))),
+      onSent: (tasks) => admitted.push(queues.admitListed(tasks)),
     });
   });
   const outcomes = await Promise.allSettled(stored);
+  await held?.release().catch(() => undefined);
   await Promise.all(admitted);
   // Tasks that name a concurrency key wait in its queue: a turn of each key lets through what has room.
   const keys = inputs.flatMap((input) => (input.concurrencyKey !== undefined ? [input.concurrencyKey] : []));
-  if (keys.length) await queues.gate.letThrough(keys.map((key) => queues.gate.baseOf(tenant, key)));
+  if (keys.length) await queues.letThrough(tenant, keys);
   // No room: the first chunk stored nothing, and held nothing for the others, which stored nothing either.
   if (outcomes[0]?.status === 'rejected' && outcomes[0].reason instanceof NoRoomError) throw outcomes[0].reason;
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
@@ -103,7 +111,7 @@ export async function submitTasks(options: {
       .map(({ task }) => task);
     await Promise.all(
       abandoned.map(async (task) => {
-        await queues.admission.withdraw(task.agent, tenant, task.id);
+        await queues.of(task.id).admission.withdraw(task.agent, tenant, task.id);
         await transitions.fail(
           { id: task.id, tenant, listed: true },
           { from: ['queued'], error: { code: 'enqueue_failed', message } },

@@ -83,7 +83,8 @@ export async function releaseSubtasks(options: DagOptions & { taskIds: readonly 
   );
   const queued = released.filter(({ result }) => result.status === 'queued');
   if (queued.length === 0) return;
-  await options.queues.admission.add(
+  // A plan's subtasks are in its root's cell.
+  await options.queues.of(queued[0]!.record.id).admission.add(
     queued.map(({ record }) => ({
       taskId: record.id,
       tenant: record.tenant,
@@ -169,7 +170,7 @@ async function finishRootIfDone(options: DagOptions & { rootId: string }): Promi
   const root = await store.getRecord(rootId);
   if (!root?.children) return;
   if ((await store.redis.scard(store.keys.finishedSubtasks(rootId))) < root.children.length) return;
-  await enqueue(options.queues.queue, [
+  await enqueue(options.queues.of(rootId).queue, [
     {
       kind: 'finish',
       pool: 'planner',

@@ -10,7 +10,6 @@
  *   subtasks: addSubtasks ─► pending ─► release ─► queued …   pending ─► skip ─► skipped
  *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
  */
-import { randomUUID } from 'node:crypto';
 import {
   DEFAULT_WEBHOOK_EVENTS,
   type AgentKind,
@@ -22,6 +21,8 @@ import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import {
   concurrencyBase,
   DEFAULT_TENANT,
+  newTaskId,
+  type Keys,
   webhookOnField,
   type StoredSubtask,
   type TaskRecord,
@@ -112,13 +113,14 @@ export class Transitions {
       room?: Room;
       /** The schedule that submits them. */
       scheduleId?: string | undefined;
-      /** Called once their CREATE calls are on their way (store.create). */
-      onSent?: () => void;
+      /** Called once their CREATE calls are on their way (store.create), with the tasks' ids and pools. */
+      onSent?: (tasks: ReadonlyArray<{ id: string; pool: AgentPool }>) => void;
     },
   ): Promise<SubmittedTask[]> {
     return this.createSubmitted(
       inputs.map((input, index) =>
         submittedTask(input, {
+          keys: this.store.keys,
           tenant: options.tenant,
           batch: options.batch,
           traceparent: options.traceparents?.[index],
@@ -139,7 +141,7 @@ export class Transitions {
     input: TaskInput & { agent: AgentKind; fromStep: number },
     room?: Room,
   ): Promise<SubmittedTask> {
-    const task = submittedTask(input, { tenant: source.tenant, batch: source.batch });
+    const task = submittedTask(input, { keys: this.store.keys, tenant: source.tenant, batch: source.batch });
     task.fields.forkOf = source.id;
     task.fields.forkStep = String(input.fromStep);
     task.event = {
@@ -158,9 +160,10 @@ export class Transitions {
   private async createSubmitted(
     tasks: readonly SubmittedNewTask[],
     room?: Room,
-    onSent?: () => void,
+    onSent?: (tasks: ReadonlyArray<{ id: string; pool: AgentPool }>) => void,
   ): Promise<SubmittedTask[]> {
-    const created = await this.store.create(tasks, room, onSent);
+    const sent = onSent && (() => onSent(tasks.map((task) => ({ id: task.fields.id, pool: task.waiting.pool }))));
+    const created = await this.store.create(tasks, room, sent);
     return created.map((result, index) => ({
       id: result.id,
       agent: tasks[index]!.waiting.pool,
@@ -470,16 +473,25 @@ type SubmittedNewTask = NewTask & { waiting: { pool: AgentPool; priority: number
 function submittedTask(
   input: TaskInput,
   options: {
+    keys: Keys;
     tenant: string;
     batch?: string | undefined;
     traceparent?: string | undefined;
     scheduleId?: string | undefined;
   },
 ): SubmittedNewTask {
-  const id = randomUUID();
+  const key = input.concurrencyKey;
+  // A task with a key lives in its key's cell: a concurrency key's first, else an idempotency key's.
+  const { keys } = options;
+  const near =
+    key !== undefined
+      ? concurrencyBase(options.tenant, key)
+      : input.idempotencyKey !== undefined
+        ? concurrencyBase(options.tenant, input.idempotencyKey)
+        : undefined;
+  const id = newTaskId(keys, near !== undefined ? keys.cellOfKey(near) : undefined);
   const agent = poolOf(input);
   const priority = input.priority ?? 5;
-  const key = input.concurrencyKey;
   return {
     waiting: { pool: agent, priority },
     ...(key !== undefined ? { gated: { base: concurrencyBase(options.tenant, key) } } : {}),

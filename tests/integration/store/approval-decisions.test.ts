@@ -53,7 +53,7 @@ it('loses no decision made at the same moment, decides each call once, and queue
   expect(record.status).toBe('queued');
   expect([...record.decisions!.calls.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
   expect(record.decisions!.step).toBe(1);
-  const job = await queues.queue('ops').getJob(record.jobId!);
+  const job = await queues.cells[0]!.queue('ops').getJob(record.jobId!);
   expect(job?.data).toMatchObject({ taskId });
 });
 

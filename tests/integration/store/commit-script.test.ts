@@ -169,12 +169,12 @@ describe('the commit script', () => {
     const keys = store.keys;
     const order = Number(await store.redis.hget(keys.task(task.id), 'order'));
     expect(order).toBeGreaterThan(0);
-    const score = async () => Number(await store.redis.zscore(keys.tenantTasks('acme'), task.id));
-    const before = await countByStatus(store.redis, keys.tenantTasks('acme'));
+    const score = async () => Number(await store.redis.zscore(keys.cells[0]!.tenantTasks('acme'), task.id));
+    const before = await countByStatus(store.redis, keys.cells[0]!.tenantTasks('acme'));
     expect(await score()).toBe(indexScore('queued', order));
     await transitions.claim(task, { runToken: 'r' });
     expect(await score()).toBe(indexScore('running', order));
-    expect(await countByStatus(store.redis, keys.tenantTasks('acme'))).toMatchObject({
+    expect(await countByStatus(store.redis, keys.cells[0]!.tenantTasks('acme'))).toMatchObject({
       queued: before.queued - 1,
       running: before.running + 1,
     });

@@ -39,12 +39,12 @@ describe('compacting ended tasks', () => {
   it('replaces the list with one deflated string, and reads back the same events from any point', async () => {
     const task = await endedTask();
     const before = await store.events(task.id);
-    expect(await store.redis.zscore(keys.toCompact, task.id)).not.toBeNull();
+    expect(await store.redis.zscore(keys.cells[0]!.toCompact, task.id)).not.toBeNull();
     const listBytes = Number(await store.redis.memory('USAGE', keys.events(task.id)));
 
     expect(await compactEvents({ redis: store.redis, keys })).toBeGreaterThanOrEqual(1);
     expect(await store.redis.exists(keys.events(task.id))).toBe(0);
-    expect(await store.redis.zscore(keys.toCompact, task.id)).toBeNull();
+    expect(await store.redis.zscore(keys.cells[0]!.toCompact, task.id)).toBeNull();
     const packedBytes = Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)));
     console.log(`events of a task of ${before.length} events: list ${listBytes} B, compacted ${packedBytes} B`);
     expect(packedBytes).toBeLessThan(listBytes / 2);
@@ -68,7 +68,7 @@ describe('compacting ended tasks', () => {
     expect(await store.events(task.id, all.length - 1)).toEqual(all.slice(-1));
     expect(await store.events(task.id, all.length)).toEqual([]);
     // Not ended again, so not due; once it is, the new events join the compacted ones.
-    await store.redis.zadd(keys.toCompact, 0, task.id);
+    await store.redis.zadd(keys.cells[0]!.toCompact, 0, task.id);
     await compactEvents({ redis: store.redis, keys });
     expect(await store.redis.exists(keys.events(task.id))).toBe(0);
     expect(await store.events(task.id)).toEqual(all);
@@ -85,7 +85,7 @@ describe('compacting ended tasks', () => {
       }),
     );
     const passes = Array.from({ length: 20 }, async () => {
-      await store.redis.zadd(keys.toCompact, 0, task.id);
+      await store.redis.zadd(keys.cells[0]!.toCompact, 0, task.id);
       await compactEvents({ redis: store.redis, keys });
     });
     await Promise.all([...writes, ...passes]);

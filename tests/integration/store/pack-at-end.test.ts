@@ -43,7 +43,7 @@ async function runningTask(runToken: string, runStore = store) {
 const packed = async (taskId: string) => ({
   list: await store.redis.exists(keys.events(taskId)),
   packed: await store.redis.exists(keys.packedEvents(taskId)),
-  toCompact: await store.redis.zscore(keys.toCompact, taskId),
+  toCompact: await store.redis.zscore(keys.cells[0]!.toCompact, taskId),
 });
 
 it('packs the events in the end commit: the same replay, to the byte, and nothing left to compact', async () => {

@@ -47,8 +47,8 @@ describe('the storage version', () => {
     // Version 1 moved it into the list of every tenant's tasks; version 3 into its tenant's, whose name
     // is in the set of tenants an admin's list merges.
     expect(await redis.exists(`${keys.prefix}:tasks:index`)).toBe(0);
-    expect(await redis.smembers(keys.tenants)).toEqual(['acme']);
-    expect(await redis.zrange(keys.tenantTasks('acme'), 0, -1)).toEqual(['t1']);
+    expect(await redis.smembers(keys.cells[0]!.tenants)).toEqual(['acme']);
+    expect(await redis.zrange(keys.cells[0]!.tenantTasks('acme'), 0, -1)).toEqual(['t1']);
     expect((await new TaskStore(redis, keys).countByStatus()).completed).toBe(1);
     expect(lines.some((line) => line.includes('storage migrated to version 1'))).toBe(true);
   });
@@ -93,13 +93,13 @@ describe('the storage version', () => {
       await redis.hset(keys.task(id), { id, status: 'completed', ...(tenant ? { tenant } : {}) });
     await redis.zadd(everyTenant, 10, 't1', 20, 't2', 30, 't3');
     // t1 is in its tenant's list already, with a newer score than the list of every tenant's has.
-    await redis.zadd(keys.tenantTasks('acme'), 11, 't1');
+    await redis.zadd(keys.cells[0]!.tenantTasks('acme'), 11, 't1');
     await migrateStorage(redis, keys, logger);
     expect(await redis.exists(everyTenant)).toBe(0);
-    expect((await redis.smembers(keys.tenants)).sort()).toEqual(['acme', 'beta', 'default']);
-    expect(await redis.zrange(keys.tenantTasks('acme'), 0, -1, 'WITHSCORES')).toEqual(['t1', '11']);
-    expect(await redis.zrange(keys.tenantTasks('beta'), 0, -1, 'WITHSCORES')).toEqual(['t2', '20']);
-    expect(await redis.zrange(keys.tenantTasks('default'), 0, -1, 'WITHSCORES')).toEqual(['t3', '30']);
+    expect((await redis.smembers(keys.cells[0]!.tenants)).sort()).toEqual(['acme', 'beta', 'default']);
+    expect(await redis.zrange(keys.cells[0]!.tenantTasks('acme'), 0, -1, 'WITHSCORES')).toEqual(['t1', '11']);
+    expect(await redis.zrange(keys.cells[0]!.tenantTasks('beta'), 0, -1, 'WITHSCORES')).toEqual(['t2', '20']);
+    expect(await redis.zrange(keys.cells[0]!.tenantTasks('default'), 0, -1, 'WITHSCORES')).toEqual(['t3', '30']);
     expect(lines.some((line) => line.includes('storage migrated to version 3'))).toBe(true);
   });
 

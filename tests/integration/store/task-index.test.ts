@@ -61,7 +61,7 @@ describe('the task lists', () => {
     expect((await store.list({ tenant, status: 'completed', limit: 10 })).tasks.map((task) => task.prompt)).toEqual([
       'p1',
     ]);
-    expect(await countByStatus(store.redis, keys.tenantTasks(tenant))).toEqual({
+    expect(await countByStatus(store.redis, keys.cells[0]!.tenantTasks(tenant))).toEqual({
       pending: 0,
       queued: 3,
       running: 1,
@@ -71,12 +71,14 @@ describe('the task lists', () => {
       skipped: 0,
       cancelled: 1,
     });
-    expect(await countUnfinished(store.redis, keys.tenantTasks(tenant))).toBe(4);
+    expect(await countUnfinished(store.redis, keys.cells[0]!.tenantTasks(tenant))).toBe(4);
     // Every tenant's list (an admin's) merges the tenants' lists by order, and counts them all.
     const [other] = await transitions.submit([{ prompt: 'another tenant', agent: 'casual' }], { tenant: 'other' });
     await store.commit({ taskId: other!.id, tenant: 'other', status: 'failed' });
     const everyTenant = await store.indexesOf();
-    expect(everyTenant).toEqual(expect.arrayContaining([keys.tenantTasks(tenant), keys.tenantTasks('other')]));
+    expect(everyTenant).toEqual(
+      expect.arrayContaining([keys.cells[0]!.tenantTasks(tenant), keys.cells[0]!.tenantTasks('other')]),
+    );
     expect(
       (await newestInIndex(store.redis, everyTenant, { statuses: ['failed', 'cancelled'], count: 5 })).map(
         (entry) => entry.id,
@@ -205,7 +207,7 @@ describe('the task lists', () => {
     const [first, second, third] = tasks.map((task) => task.id);
     // As the earlier version kept them: a sorted set of every status per scope, one per status and scope, scored by order.
     const oldEveryTenant = `${old.prefix}:tasks:index`;
-    await redis.del(oldEveryTenant, old.tenantTasks('acme'));
+    await redis.del(oldEveryTenant, old.cells[0]!.tenantTasks('acme'));
     for (const key of [`${old.prefix}:tasks`, `${old.prefix}:tenant:acme:tasks`])
       await redis.zadd(key, orders[0]!, first!, orders[1]!, second!, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tasks:status:completed`, orders[0]!, first!, orders[1]!, second!);
@@ -217,7 +219,7 @@ describe('the task lists', () => {
     await redis.zadd(oldEveryTenant, indexScore('queued', orders[2]!), third!);
 
     expect(await moveTaskLists(redis, old)).toBe(6);
-    for (const index of [oldEveryTenant, old.tenantTasks('acme')])
+    for (const index of [oldEveryTenant, old.cells[0]!.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, queued: 0, running: 1 });
     expect(
       (await new TaskStore(redis, old).list({ tenant: 'acme', limit: 10 })).tasks.map((task) => task.prompt),
@@ -237,7 +239,7 @@ describe('the task lists', () => {
     await redis.zadd(`${old.prefix}:tasks:status:failed`, orders[2]!, third!);
     await redis.zadd(`${old.prefix}:tenant:acme:tasks:status:failed`, orders[2]!, third!);
     expect(await moveTaskLists(redis, old)).toBe(2);
-    for (const index of [oldEveryTenant, old.tenantTasks('acme')])
+    for (const index of [oldEveryTenant, old.cells[0]!.tenantTasks('acme')])
       expect(await countByStatus(redis, index)).toMatchObject({ completed: 2, running: 0, failed: 1 });
     expect(
       await redis.exists(`${old.prefix}:tasks:status:failed`, `${old.prefix}:tenant:acme:tasks:status:failed`),

@@ -27,8 +27,8 @@ export function metricsRouter(options: {
   const router = Router();
   router.get('/metrics', ...options.guard, async (_request, response) => {
     const [counts, admission, workers, usages, oldestPendingMs] = await Promise.all([
-      Promise.all(options.queues.pools.map((pool) => options.queues.queue(pool).getJobCounts(...STATES))),
-      Promise.all(options.queues.pools.map((pool) => options.queues.admission.waiting(pool))),
+      Promise.all(options.queues.pools.map((pool) => options.queues.jobCounts(pool, ...STATES))),
+      Promise.all(options.queues.pools.map((pool) => options.queues.waiting(pool))),
       onlineWorkers(options.store),
       Promise.all(options.tenants.map((tenant) => tenantUsage(options.store, tenant, options.room(tenant)))),
       options.deliveries.oldestPendingMs(),

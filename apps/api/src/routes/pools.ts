@@ -21,11 +21,10 @@ export function poolsRouter(options: {
     const workers = await onlineWorkers(options.store);
     const pools = await Promise.all(
       options.queues.pools.map(async (name) => {
-        const queue = options.queues.queue(name);
         const [counts, finished, byTenant] = await Promise.all([
-          queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
+          options.queues.jobCounts(name, 'waiting', 'prioritized', 'active', 'delayed', 'failed'),
           options.store.finishedJobs(name, HISTORY_MINUTES),
-          options.queues.admission.waiting(name),
+          options.queues.waiting(name),
         ]);
         const admission = Object.values(byTenant).reduce((total, count) => total + count, 0);
         const serving = workers.filter((worker) => worker.pools.includes(name));

@@ -25,8 +25,10 @@ local function spendingStop(payload, fields, rootKey, spendKey)
     if micro > 0 then created = (redis.call('HINCRBY', spendKey, 'microUsd', micro) == micro) or created end
     if created then redis.call('EXPIRE', spendKey, 172800) end
     local spent = redis.call('HMGET', spendKey, 'tokens', 'microUsd')
-    if (limit.tokens and tonumber(spent[1] or '0') >= limit.tokens)
-      or (limit.microUsd and tonumber(spent[2] or '0') >= limit.microUsd) then
+    -- With several cells, what the tenant spent in the others adds up (`payload.others`, tenant-totals.ts).
+    local others = payload.others or {}
+    if (limit.tokens and tonumber(spent[1] or '0') + (others.tokens or 0) >= limit.tokens)
+      or (limit.microUsd and tonumber(spent[2] or '0') + (others.microUsd or 0) >= limit.microUsd) then
       stop = 'tenant_limit'
     end
   end

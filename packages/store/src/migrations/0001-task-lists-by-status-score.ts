@@ -40,6 +40,8 @@ const MOVE = luaScript({
  */
 export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
   const { prefix } = keys;
+  // Installs of this version had one cell, the install's own prefix (a cell count never changes, cell-count.ts).
+  const cell = keys.cells[0]!;
   const everyTenant = [`${prefix}:tasks`, ...TASK_STATUSES.map((status) => `${prefix}:tasks:status:${status}`)];
   if ((await redis.exists(...everyTenant)) === 0) return 0;
   const perTenant = [
@@ -51,7 +53,7 @@ export async function moveTaskLists(redis: Redis, keys: Keys): Promise<number> {
   const moved = new Set<string>();
   for (const key of [...everyTenant, ...perTenant]) {
     // The list of every tenant's tasks of version 1 to 2 (version 3 merges the tenants' lists instead).
-    const target = key.startsWith(`${prefix}:tenant:`) ? keys.tenantTasks(tenantOf(key)) : `${prefix}:tasks:index`;
+    const target = key.startsWith(`${prefix}:tenant:`) ? cell.tenantTasks(tenantOf(key)) : `${prefix}:tasks:index`;
     // Nothing of this version writes these: pages by rank stay put.
     for (let start = 0; ; start += MIGRATE_PAGE) {
       const ids = await redis.zrange(key, start, start + MIGRATE_PAGE - 1);

@@ -16,6 +16,8 @@ export async function tenantSetForEveryTenantsList(redis: Redis, keys: Keys): Pr
   const everyTenant = `${keys.prefix}:tasks:index`;
   if ((await redis.exists(everyTenant)) === 0) return 0;
   let moved = 0;
+  // Installs of this version had one cell, the install's own prefix (a cell count never changes, cell-count.ts).
+  const cell = keys.cells[0]!;
   for (let start = 0; ; start += PAGE) {
     const page = await redis.zrange(everyTenant, start, start + PAGE - 1, 'WITHSCORES');
     const ids = page.filter((_, index) => index % 2 === 0);
@@ -24,8 +26,8 @@ export async function tenantSetForEveryTenantsList(redis: Redis, keys: Keys): Pr
     for (const id of ids) read.hget(keys.task(id), 'tenant');
     const tenants = ((await read.exec()) ?? []).map(([, tenant]) => (tenant as string | null) ?? DEFAULT_TENANT);
     const write = redis.pipeline();
-    ids.forEach((id, index) => write.zadd(keys.tenantTasks(tenants[index]!), 'NX', page[2 * index + 1]!, id));
-    write.sadd(keys.tenants, ...new Set(tenants));
+    ids.forEach((id, index) => write.zadd(cell.tenantTasks(tenants[index]!), 'NX', page[2 * index + 1]!, id));
+    write.sadd(cell.tenants, ...new Set(tenants));
     await write.exec();
     moved += ids.length;
     if (ids.length < PAGE) break;

@@ -9,6 +9,7 @@ import { AgentqError } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../keys.js';
 import { luaScript } from '../lua-script.js';
+import { CellCountChangedError, checkCellCount } from '../cell-count.js';
 import { moveTaskLists } from './0001-task-lists-by-status-score.js';
 import { mergeEventStreams } from './0002-event-streams-into-lists.js';
 import { tenantSetForEveryTenantsList } from './0003-tenant-set-for-every-tenants-list.js';
@@ -76,8 +77,11 @@ export async function migrateStorage(
 ): Promise<void> {
   let found: number;
   try {
+    // Before anything is read or moved: the tasks must be looked for in the cells they were stored in.
+    await checkCellCount(redis, keys);
     found = await storageVersion(redis, keys);
   } catch (error) {
+    if (error instanceof CellCountChangedError) throw error;
     logger.warn({ err: error }, 'could not read the storage version; the next start migrates what is left');
     return;
   }

@@ -1,0 +1,83 @@
+/**
+ * A tenant's room (tenant-room.ts) when its tasks are spread over several cells: no one script sees
+ * all of a tenant's tasks, so a submit holds its room at the install's home first (hold-room.lua: the
+ * other submits' holds are answered), then reads its tenant's counts in every cell, checks them with
+ * every hold, creates its tasks, and lets its hold go. Two submits at once stay within the limits: the
+ * later one to hold counts the earlier one's hold, and a submit that holds after another let its hold
+ * go reads that one's tasks in the cells (they were created before it let go). What is counted twice
+ * for a moment (a hold, and its tasks already created) only refuses early, never lets a limit pass.
+ */
+import { execPipeline } from './pipeline-replies.js';
+import { cellPipeline } from './cell-pipeline.js';
+import { luaScript } from './lua-script.js';
+import { UNFINISHED_MAX_SCORE } from './task-index.js';
+import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
+import type { Redis } from 'ioredis';
+import type { Keys } from './keys.js';
+import { randomUUID } from 'node:crypto';
+
+const HOLD_ROOM = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'hold-room',
+  keys: ['holdsKey'],
+  args: ['id', 'count', 'size', 'holdMs'],
+});
+
+/** A submit's hold on its tenant's room; `release` once its tasks are created (or were not). */
+export interface HeldRoom {
+  release(): Promise<void>;
+}
+
+/**
+ * Holds room for `tasks` new tasks of `tenant` that write `bytes`, across every cell; throws NoRoomError
+ * (holding nothing) when they do not fit in `room.limits`.
+ */
+export async function holdRoom(
+  { redis, keys }: { redis: Redis; keys: Keys },
+  tenant: string,
+  tasks: number,
+  bytes: number,
+  room: Room,
+): Promise<HeldRoom> {
+  const id = room.claim?.id ?? randomUUID();
+  const holdsKey = keys.tenantRoomHolds(tenant);
+  const release = async () => {
+    await redis.hdel(holdsKey, id);
+  };
+  const [heldTasks, heldBytes] = (await HOLD_ROOM.run(redis, {
+    keys: { holdsKey },
+    args: { id, count: tasks, size: bytes, holdMs: HOLD_MS },
+  })) as [number, number];
+  try {
+    const read = cellPipeline(redis);
+    for (const cell of keys.cells) {
+      const list = cell.tenantTasks(tenant);
+      read.zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(cell.tenantBytes(tenant));
+    }
+    const counts = (await execPipeline(read)).map((value) => Number(value ?? 0));
+    const sum = (offset: number) =>
+      counts.reduce((total, count, index) => total + (index % 3 === offset ? count : 0), 0);
+    const unfinished = sum(0) + Number(heldTasks);
+    const stored = sum(1) + Number(heldTasks);
+    const written = sum(2) + Number(heldBytes);
+    const { limits } = room;
+    if (
+      unfinished + tasks > limits.unfinished ||
+      stored + tasks > limits.stored ||
+      (limits.bytes !== undefined && written + bytes > limits.bytes)
+    ) {
+      throw new NoRoomError(
+        tenant,
+        tasks,
+        unfinished,
+        stored,
+        limits,
+        limits.bytes !== undefined ? { used: written, requested: bytes } : undefined,
+      );
+    }
+  } catch (error) {
+    await release().catch(() => undefined);
+    throw error;
+  }
+  return { release };
+}

@@ -1,0 +1,88 @@
+/** Cells (keys.ts): where a task's keys are, how the cells spread over a cluster's slots, and how a worker shares its slots among them. */
+import { describe, expect, it } from 'vitest';
+import { cellNumber, createKeys, keySlot, newTaskId } from '../../packages/store/src/keys.js';
+import { CellSlots } from '../../apps/worker/src/cell-slots.js';
+
+describe('cells', () => {
+  it('keeps one cell under the install’s own prefix, as before cells', () => {
+    const keys = createKeys('agentq');
+    expect(keys.cells).toHaveLength(1);
+    expect(keys.cells[0]!.cellPrefix).toBe('agentq');
+    expect(keys.task('0b1d2c3e-0000-4000-8000-000000000000')).toBe('agentq:task:0b1d2c3e-0000-4000-8000-000000000000');
+    expect(keys.cells[0]!.bullPrefix).toBe('agentq:bull');
+  });
+
+  it('puts each of 16 cells in its own sixteenth of the slots, so any even split of the slots spreads them', () => {
+    const keys = createKeys('{agentq}', 16);
+    keys.cells.forEach((cell, index) => {
+      const slot = keySlot(cell.tenantTasks('acme'));
+      expect(slot).toBeGreaterThanOrEqual(Math.floor((index * 16384) / 16));
+      expect(slot).toBeLessThan(Math.floor(((index + 1) * 16384) / 16));
+      // Every key of the cell in one slot: a script's keys, a BullMQ queue's, a task's.
+      expect(keySlot(`${cell.bullPrefix}:casual:wait`)).toBe(slot);
+      expect(keySlot(cell.expiry)).toBe(slot);
+    });
+    // The home keys are under the install's tag, in no cell's.
+    expect(keySlot(keys.workers)).toBe(keySlot('{agentq}'));
+  });
+
+  it('computes slots as Redis does (CRC16 of the hash tag)', () => {
+    // Values from Redis Cluster's specification and CLUSTER KEYSLOT.
+    expect(keySlot('123456789')).toBe(12739);
+    expect(keySlot('{user1000}.following')).toBe(keySlot('{user1000}.followers'));
+    expect(keySlot('foo{}{bar}')).toBe(keySlot('foo{}{bar}'));
+    expect(keySlot('foo')).toBe(12182);
+  });
+
+  it('keeps a plan in its root’s cell, and spreads roots evenly', () => {
+    const keys = createKeys('{agentq}', 4);
+    const counts = [0, 0, 0, 0];
+    for (let draw = 0; draw < 4000; draw++) {
+      const id = newTaskId(keys);
+      const cell = keys.cellOf(id).cell;
+      counts[cell]!++;
+      expect(keys.cellOf(`${id}.v1.s2`).cell).toBe(cell);
+      expect(keys.task(`${id}.v1.s2`).startsWith(keys.cells[cell]!.cellPrefix)).toBe(true);
+    }
+    for (const count of counts) expect(count).toBeGreaterThan(800);
+    expect(cellNumber('ffffffff-0000-4000-8000-000000000000', 1)).toBe(0);
+  });
+
+  it('draws a task id in a key’s cell', () => {
+    const keys = createKeys('agentq', 8);
+    const cell = keys.cellOfKey('acme:some-key');
+    for (let draw = 0; draw < 50; draw++) expect(keys.cellOf(newTaskId(keys, cell))).toBe(cell);
+    expect(() => createKeys('agentq', 0)).toThrow(/1 to 1024/);
+  });
+
+  it('shares a pool’s slots among its cells’ workers, never more at once than the pool’s concurrency', async () => {
+    // Each cell's worker may take as many as the pool's concurrency: the slots bound what runs.
+    const slots = new CellSlots(2, 4);
+    let running = 0;
+    let most = 0;
+    const releases: Array<() => void> = [];
+    const job = slots.wrap(async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      running--;
+    });
+    const jobs = [job(), job(), job(), job()];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(running).toBe(2);
+    while (releases.length) {
+      releases.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(jobs);
+    expect(most).toBe(2);
+    // Paused (the pool was rate limited): a job taken meanwhile starts once the pause is over.
+    slots.pause(150);
+    const started = Date.now();
+    await slots.wrap(async () => undefined)();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    // One cell: the worker's own concurrency is the bound, and nothing is wrapped.
+    const plain = async () => 'ran';
+    expect(new CellSlots(4, 1).wrap(plain)).toBe(plain);
+  });
+});
