@@ -226,7 +226,7 @@ try {
     const third = 1 / r.shares.length;
     row(
       'B11',
-      `${r.shares.length}-master Redis Cluster, ${n(r.tasks)} single-step tasks of 3 tenants: each master's share of the commands`,
+      `${r.shares.length}-master Redis Cluster, 3 cells, ${n(r.tasks)} single-step tasks of 3 tenants: each master's share of the commands`,
       r.shares.map((share) => `${n(100 * share)}%`).join(' / '),
       `a third each`,
       `${n(r.perTask.cluster, 1)} commands a task, one Redis ${n(r.perTask.one, 1)}: ${n(r.perTask.cluster / r.perTask.one, 2)}x`,

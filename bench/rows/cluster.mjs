@@ -1,6 +1,7 @@
 /**
  * B11: single-step tasks of 3 tenants (1,000 each; `--quick` 200) through one worker c=50, on a 3-master
- * Redis Cluster of the bench's own and, as the reference, on one Redis: each master's share of the
+ * Redis Cluster of the bench's own, the install in 3 cells (AGENTQ_CELLS: one a master), and, as the
+ * reference, on one Redis in one cell: each master's share of the
  * commands the cluster ran (every command, those inside scripts included), and the commands per task on
  * the cluster against one Redis.
  */
@@ -11,6 +12,8 @@ import { startModel } from '../lib/model.mjs';
 import { startRedisCluster } from '../lib/redis-cluster.mjs';
 
 const TENANTS = ['acme', 'beta', 'gamma'];
+/** The cluster's install's cells: one a master. */
+const CELLS = 3;
 
 export async function measureCluster({ redis, quick }) {
   const perTenant = quick ? 200 : 1_000;
@@ -30,9 +33,10 @@ export async function measureCluster({ redis, quick }) {
       model,
       perTenant,
       redisUrl: 'redis://127.0.0.1:6379',
-      env: { REDIS_CLUSTER_NODES: cluster.nodes },
+      env: { REDIS_CLUSTER_NODES: cluster.nodes, AGENTQ_CELLS: String(CELLS) },
       client: clusterClient,
       prefix: '{b11}',
+      cells: CELLS,
       commands: () => cluster.commands(),
     });
     const total = many.byMaster.reduce((sum, count) => sum + count, 0);
@@ -48,7 +52,7 @@ export async function measureCluster({ redis, quick }) {
   }
 }
 
-async function run({ model, perTenant, redisUrl, env = {}, client, prefix, commands }) {
+async function run({ model, perTenant, redisUrl, env = {}, client, prefix, commands, cells = 1 }) {
   const agentq = await startAgentq({
     redisUrl,
     modelURL: model.baseURL,
@@ -57,14 +61,13 @@ async function run({ model, perTenant, redisUrl, env = {}, client, prefix, comma
     concurrency: 50,
     env: { ...env, ...tenantsEnv(Object.fromEntries(TENANTS.map((tenant) => [tenant, { keys: [`key-${tenant}`] }]))) },
   });
-  const keys = createKeys(prefix);
+  const keys = createKeys(prefix, cells);
   const ended = async () => {
-    let sum = 0;
-    for (const tenant of TENANTS) {
-      const { completed, failed } = await countByStatus(client, keys.tenantTasks(tenant));
-      sum += completed + failed;
-    }
-    return sum;
+    const { completed, failed } = await countByStatus(
+      client,
+      TENANTS.flatMap((tenant) => keys.cells.map((cell) => cell.tenantTasks(tenant))),
+    );
+    return completed + failed;
   };
   try {
     const batch = async (count, label) => {
