@@ -29,6 +29,8 @@ export async function measureCancel({ redis, quick }) {
     const arrived = model.arrival(prompt);
     const [taskId] = await agentq.submit([{ prompt, agent: 'casual' }]);
     const channel = keys.eventsChannel(taskId);
+    // Marked followed, as the API's hub marks a task its clients follow (only a followed task's commits publish).
+    await publisher.hset(keys.task(taskId), 'followed', '1');
     const cancelled = new Promise((resolve) => {
       const onMessage = (from, text) => {
         if (from !== channel || !text.split('\n').some((line) => JSON.parse(line).type === 'task.cancelled')) return;

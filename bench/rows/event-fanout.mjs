@@ -39,6 +39,8 @@ export async function measureEventFanout({ redis, quick }) {
     { prompt: 'followed by many', agent: 'web' },
     { prompt: 'subscribed to by many', agent: 'web' },
   ]);
+  // Marked followed, as the API's hub marks a task its clients follow (only a followed task's commits publish).
+  await connection.hset(createKeys('b7').task(subscribedTaskId), 'followed', '1');
 
   // Every client calls `deliver(sentAt)` as an event reaches it; a round waits for all of them.
   let round;

@@ -43,7 +43,7 @@ async function appRoutes(): Promise<string[]> {
   const app = createApp({
     store: new TaskStore(redis, keys),
     queues,
-    hub: new EventHub(subscriber, keys),
+    hub: new EventHub(subscriber, keys, redis),
     redis,
     keys,
     bodyLimit: '1mb',

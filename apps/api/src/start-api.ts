@@ -101,7 +101,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     if (commit.delivery) deliveries.notify().catch(() => undefined);
   });
   const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
-  const hub = new EventHub(subscriber, keys);
+  const hub = new EventHub(subscriber, keys, redis);
   const app = createApp({
     store,
     queues,

@@ -45,7 +45,7 @@ if payload.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn', 'followed'}
   for name in pairs(payload.add or {}) do names[#names + 1] = name end
   local values = redis.call('HMGET', taskKey, unpack(names))
   for index, name in ipairs(names) do fields[name] = values[index] end
@@ -123,7 +123,9 @@ if payload.read and tonumber(fields.memory or '1') > 0 then messages = redis.cal
 if messageCount > 0 then
   put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, ARGV_REST, ARGV_REST + messageCount - 1))))
 end
-local last = addEvents(not packing and eventsKey or nil, payload.channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
+-- Published only for a task someone followed (event-hub.ts): most of a batch's never are.
+local channel = fields.followed == '1' and payload.channel or nil
+local last = addEvents(not packing and eventsKey or nil, channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
 if packing then
   redis.call('SET', packedKey, ARGV[#ARGV])
   redis.call('DEL', eventsKey)
