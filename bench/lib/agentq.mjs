@@ -16,6 +16,8 @@ export async function startAgentq({
   pools = 'casual',
   concurrency = 50,
   env = {},
+  /** AGENTQ_CELLS: its lists are counted in every cell. */
+  cells = 1,
 }) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-'));
   const common = {
@@ -25,6 +27,7 @@ export async function startAgentq({
     OPENAI_BASE_URL: modelURL,
     OPENAI_API_KEY: 'bench',
     AGENTQ_MODEL: 'bench',
+    AGENTQ_CELLS: String(cells),
     ...env,
   };
   // No pools: the API alone (what is submitted stays queued).
@@ -71,7 +74,11 @@ export async function startAgentq({
     },
     /** How many submitted tasks ended so far (completed or failed). */
     async ended(redis) {
-      const { completed, failed } = await countByStatus(redis, createKeys(prefix).cells[0].tenantTasks('default'));
+      const keys = createKeys(prefix, cells);
+      const { completed, failed } = await countByStatus(
+        redis,
+        keys.cells.map((cell) => cell.tenantTasks('default')),
+      );
       return { completed, failed, ended: completed + failed };
     },
     async stop() {
