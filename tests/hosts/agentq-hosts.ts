@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TaskEvent } from '@agentq/contract';
+import { createKeys } from '@agentq/store';
 import { TestNetwork } from './test-network.js';
 import { tenantsEnv } from '../helpers/config-file.js';
 
@@ -123,6 +124,8 @@ export async function startAgentqHosts(options: {
   env?: Record<string, string>;
   sentinels?: boolean;
   cluster?: boolean;
+  /** AGENTQ_CELLS for every process (default 1); `cellMasterNow` then names the first cell's master. */
+  cells?: number;
 }): Promise<AgentqHosts> {
   const network = TestNetwork.create();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-hosts-'));
@@ -288,6 +291,7 @@ export async function startAgentqHosts(options: {
       AGENTQ_LOG_LEVEL: 'warn',
       ...tenantsEnv({ default: { keys: [API_KEY] } }),
       ...sentinelEnv,
+      ...(options.cells ? { AGENTQ_CELLS: String(options.cells) } : {}),
       ...options.env,
     };
     const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], {
@@ -380,7 +384,9 @@ export async function startAgentqHosts(options: {
       // Asked of a replica: the test kills masters only.
       const ask = (...args: string[]) =>
         untilRedisCli(network, 'redis-r1a', ['-h', network.host('redis-r1a').address, ...args], () => true);
-      const slot = Number((await ask('cluster', 'keyslot', '{hosts}')).trim());
+      // The first cell's hash tag (one cell: the prefix's, `{hosts}`).
+      const tag = createKeys('{hosts}', options.cells ?? 1).cells[0]!.cellPrefix;
+      const slot = Number((await ask('cluster', 'keyslot', tag)).trim());
       const nodes = await ask('cluster', 'nodes');
       for (const line of nodes.split('\n')) {
         const [, address, flags, , , , , , ...ranges] = line.split(' ');

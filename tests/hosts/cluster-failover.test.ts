@@ -2,10 +2,11 @@
  * A Redis Cluster master fails over, on real network stacks: 3 masters with two replicas each, every
  * node on a host of its own, agentq's API and two workers on theirs (REDIS_CLUSTER_NODES). Each commit
  * waits for a replica (AGENTQ_COMMIT_REPLICAS=1: its WAIT goes to its own node, in one pipeline with it).
- * The master of agentq's cell is killed mid-batch: its replica takes over, every process follows it
- * without a restart, and every task completes with every event once, in order.
+ * The master of agentq's cell (with 3 cells, one a master: the first cell's) is killed mid-batch: its
+ * replica takes over, every process follows it without a restart, and every task completes with every
+ * event once, in order.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentqHosts, type AgentqHosts } from './agentq-hosts.js';
 import { unavailable } from './test-network.js';
 
@@ -13,15 +14,19 @@ const FULL = process.env.HOSTS_FULL === '1';
 const TASKS = FULL ? 200 : 30;
 const why = unavailable();
 let hosts: AgentqHosts | undefined;
-afterAll(() => hosts?.stop());
+afterEach(async () => {
+  await hosts?.stop();
+  hosts = undefined;
+});
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(why)(`a Redis Cluster master failing over${why ? ` (skipped: ${why})` : ''}`, () => {
-  it(
-    "follows the cell's new master without a restart, and the batch completes, nothing lost",
-    async () => {
+  it.each([1, 3])(
+    "follows the cell's new master without a restart, and the batch completes, nothing lost (%i cells)",
+    async (cells) => {
       hosts = await startAgentqHosts({
+        cells,
         script: 'three-step',
         latencyMs: 200,
         concurrency: 4,
@@ -54,7 +59,7 @@ describe.skipIf(why)(`a Redis Cluster master failing over${why ? ` (skipped: ${w
       // Nothing lost with the master: every event once, in order; no step completed twice.
       const { gaps, repeatedSteps } = await hosts.losses(ids);
       console.log(
-        `cluster failover: ${TASKS} tasks; the cell's master ${before} killed, ${after} took over after ${promotedMs} ms; every task completed ${doneMs} ms after the kill; tasks whose events' seq repeats or skips: ${gaps}; tasks with a step completed twice: ${repeatedSteps}`,
+        `cluster failover (${cells} cells): ${TASKS} tasks; the cell's master ${before} killed, ${after} took over after ${promotedMs} ms; every task completed ${doneMs} ms after the kill; tasks whose events' seq repeats or skips: ${gaps}; tasks with a step completed twice: ${repeatedSteps}`,
       );
       expect(after).not.toBe(before);
       expect(gaps).toBe(0);
