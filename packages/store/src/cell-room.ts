@@ -10,8 +10,8 @@
 import { execPipeline } from './pipeline-replies.js';
 import { cellPipeline } from './cell-pipeline.js';
 import { luaScript } from './lua-script.js';
-import { UNFINISHED_MAX_SCORE } from './task-index.js';
-import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
+import { readRoomCounts, roomCounts } from './room-counts.js';
+import { assertRoom, HOLD_MS, type Room } from './tenant-room.js';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 import { randomUUID } from 'node:crypto';
@@ -50,31 +50,20 @@ export async function holdRoom(
   })) as [number, number];
   try {
     const read = cellPipeline(redis);
-    for (const cell of keys.cells) {
-      const list = cell.tenantTasks(tenant);
-      read.zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(cell.tenantBytes(tenant));
-    }
-    const counts = (await execPipeline(read)).map((value) => Number(value ?? 0));
-    const sum = (offset: number) =>
-      counts.reduce((total, count, index) => total + (index % 3 === offset ? count : 0), 0);
-    const unfinished = sum(0) + Number(heldTasks);
-    const stored = sum(1) + Number(heldTasks);
-    const written = sum(2) + Number(heldBytes);
-    const { limits } = room;
-    if (
-      unfinished + tasks > limits.unfinished ||
-      stored + tasks > limits.stored ||
-      (limits.bytes !== undefined && written + bytes > limits.bytes)
-    ) {
-      throw new NoRoomError(
-        tenant,
-        tasks,
-        unfinished,
-        stored,
-        limits,
-        limits.bytes !== undefined ? { used: written, requested: bytes } : undefined,
-      );
-    }
+    readRoomCounts(read, keys, tenant);
+    const usage = roomCounts(await execPipeline(read), keys);
+    // The other submits' holds count as taken.
+    assertRoom(
+      tenant,
+      tasks,
+      bytes,
+      {
+        unfinished: usage.unfinished + Number(heldTasks),
+        stored: usage.stored + Number(heldTasks),
+        writtenBytes: usage.writtenBytes + Number(heldBytes),
+      },
+      room.limits,
+    );
   } catch (error) {
     await release().catch(() => undefined);
     throw error;

@@ -39,7 +39,7 @@ export type {
   StoredEventInput,
 } from './task-store.js';
 export { createdBytes } from './tenant-bytes.js';
-export { NoRoomError } from './tenant-room.js';
+export { assertRoom, NoRoomError } from './tenant-room.js';
 export { EventsChangedError, KeysChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';
 export { tenantLimitReached } from './tenant-spending.js';

@@ -62,5 +62,33 @@ export class NoRoomError extends AgentqError {
   }
 }
 
+/**
+ * Room for `count` more of `tenant`'s tasks that write `bytes`, given what counts against it now
+ * (`usage`), or NoRoomError.
+ */
+export function assertRoom(
+  tenant: string,
+  count: number,
+  bytes: number,
+  usage: { unfinished: number; stored: number; writtenBytes: number },
+  limits: RoomLimits,
+): void {
+  const { unfinished, stored, writtenBytes: used } = usage;
+  if (
+    unfinished + count > limits.unfinished ||
+    stored + count > limits.stored ||
+    (limits.bytes !== undefined && used + bytes > limits.bytes)
+  ) {
+    throw new NoRoomError(
+      tenant,
+      count,
+      unfinished,
+      stored,
+      limits,
+      limits.bytes !== undefined ? { used, requested: bytes } : undefined,
+    );
+  }
+}
+
 /** How long a submit's later calls may take after its first (they are sent together: milliseconds). */
 export const HOLD_MS = 60_000;

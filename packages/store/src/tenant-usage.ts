@@ -9,18 +9,11 @@
  */
 import type { UsageLimit, UsageView } from '@agentq/contract';
 import { execPipeline } from './pipeline-replies.js';
-import { UNFINISHED_MAX_SCORE } from './task-index.js';
+import { readRoomCounts, roomCounts, type RoomUsage } from './room-counts.js';
 import type { TaskStore } from './task-store.js';
 import { addSpending, dailyLimitOf, dayEnd, spendingKeys, spentPast, type DaySpending } from './tenant-spending.js';
 import { cellPipeline } from './cell-pipeline.js';
 import type { RoomLimits } from './tenant-room.js';
-
-/** What counts against a tenant's room: its tasks not ended, all it stores, and the bytes they wrote. */
-export interface RoomUsage {
-  unfinished: number;
-  stored: number;
-  writtenBytes: number;
-}
 
 /** `tenant`'s usage of its room and, with a daily limit, of its day (one round trip). */
 async function readUsage(
@@ -28,22 +21,14 @@ async function readUsage(
   tenant: string,
   now: Date,
 ): Promise<{ room: RoomUsage; today?: DaySpending }> {
-  // Its counts in every cell, added up.
+  // Its counts in every cell, added up, and its day's spending in every cell.
   const read = cellPipeline(store.redis);
-  for (const cell of store.keys.cells) {
-    const list = cell.tenantTasks(tenant);
-    read.zcount(list, 0, UNFINISHED_MAX_SCORE).zcard(list).get(cell.tenantBytes(tenant));
-  }
+  readRoomCounts(read, store.keys, tenant);
   const daily = dailyLimitOf(store, tenant);
-  const days = daily ? spendingKeys(store, tenant, now) : [];
-  for (const key of days) read.hmget(key, 'tokens', 'microUsd');
+  for (const key of daily ? spendingKeys(store, tenant, now) : []) read.hmget(key, 'tokens', 'microUsd');
   const replies = await execPipeline(read);
-  const counts = replies.slice(0, 3 * store.keys.cells.length).map((value) => Number(value ?? 0));
-  const sum = (offset: number) => counts.reduce((total, count, index) => total + (index % 3 === offset ? count : 0), 0);
-  return {
-    room: { unfinished: sum(0), stored: sum(1), writtenBytes: sum(2) },
-    ...(daily ? { today: addSpending(replies.slice(counts.length) as Array<Array<string | null>>) } : {}),
-  };
+  const spent = replies.slice(3 * store.keys.cells.length) as Array<Array<string | null>>;
+  return { room: roomCounts(replies, store.keys), ...(daily ? { today: addSpending(spent) } : {}) };
 }
 
 /** What counts against `tenant`'s room now. */

@@ -10,7 +10,7 @@
  */
 import { AgentqError } from '@agentq/contract';
 import {
-  NoRoomError,
+  assertRoom,
   readRoomUsage,
   tenantLimitReached,
   type RedisFull,
@@ -97,21 +97,6 @@ export class Admission {
 
   /** Room for `count` more of `tenant`'s tasks that write `bytes`, or NoRoomError. */
   private async ensureRoom(tenant: string, count: number, bytes: number): Promise<void> {
-    const room = this.options.room(tenant);
-    const { unfinished, stored, writtenBytes: used } = await readRoomUsage(this.options.store, tenant);
-    if (
-      unfinished + count > room.unfinished ||
-      stored + count > room.stored ||
-      (room.bytes !== undefined && used + bytes > room.bytes)
-    ) {
-      throw new NoRoomError(
-        tenant,
-        count,
-        unfinished,
-        stored,
-        room,
-        room.bytes !== undefined ? { used, requested: bytes } : undefined,
-      );
-    }
+    assertRoom(tenant, count, bytes, await readRoomUsage(this.options.store, tenant), this.options.room(tenant));
   }
 }
