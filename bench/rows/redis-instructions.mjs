@@ -29,7 +29,7 @@ async function perTask(count, { script, agent }) {
     pools: agent,
     concurrency: 50,
   });
-  const { toCompact } = createKeys(agentq.prefix);
+  const { toCompact } = createKeys(agentq.prefix).cells[0];
   const run = async (n) => {
     // Polled rarely: the polls are counted too (a few thousand instructions each). Then until every
     // ended task's events were packed or compacted (none left to compact: minus their count reaches 0).
