@@ -300,8 +300,8 @@ export class TaskStore {
     };
     // With several cells, the room is held at the install's home for the whole submit first (cell-room.ts).
     const held =
-      room && this.keys.cells.length > 1
-        ? await holdRoom(this, tenant!, listed.length, bytes, { limits: room.limits })
+      room && this.keys.cells.length > 1 && tenant !== undefined
+        ? await holdRoom(this, tenant, listed.length, bytes, { limits: room.limits })
         : undefined;
     try {
       for (const [cell, list] of byCell) {
