@@ -11,7 +11,7 @@ import { execPipeline } from './pipeline-replies.js';
 import { cellPipeline } from './cell-pipeline.js';
 import { luaScript } from './lua-script.js';
 import { readRoomCounts, roomCounts } from './room-counts.js';
-import { assertRoom, HOLD_MS, type Room } from './tenant-room.js';
+import { assertRoom, HOLD_MS, type RoomLimits } from './tenant-room.js';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 import { randomUUID } from 'node:crypto';
@@ -30,16 +30,16 @@ export interface HeldRoom {
 
 /**
  * Holds room for `tasks` new tasks of `tenant` that write `bytes`, across every cell; throws NoRoomError
- * (holding nothing) when they do not fit in `room.limits`.
+ * (holding nothing) when they do not fit in `limits`.
  */
 export async function holdRoom(
   { redis, keys }: { redis: Redis; keys: Keys },
   tenant: string,
   tasks: number,
   bytes: number,
-  room: Room,
+  limits: RoomLimits,
 ): Promise<HeldRoom> {
-  const id = room.claim?.id ?? randomUUID();
+  const id = randomUUID();
   const holdsKey = keys.tenantRoomHolds(tenant);
   const release = async () => {
     await redis.hdel(holdsKey, id);
@@ -62,7 +62,7 @@ export async function holdRoom(
         stored: usage.stored + Number(heldTasks),
         writtenBytes: usage.writtenBytes + Number(heldBytes),
       },
-      room.limits,
+      limits,
     );
   } catch (error) {
     await release().catch(() => undefined);

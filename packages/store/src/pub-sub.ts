@@ -12,11 +12,6 @@ export function isCluster(redis: Redis): boolean {
   return (redis as unknown as { isCluster?: boolean }).isCluster === true;
 }
 
-/** What the scripts call to publish on `redis`'s Redis. */
-export function publishCommand(redis: Redis): 'PUBLISH' | 'SPUBLISH' {
-  return isCluster(redis) ? 'SPUBLISH' : 'PUBLISH';
-}
-
 export function publish(redis: Redis, channel: string, message: string): Promise<unknown> {
   return isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message);
 }

@@ -23,7 +23,7 @@ import { countByStatus, newestInIndex, statusBand } from './task-index.js';
 import type { CellKeys, Keys } from './keys.js';
 import { holdRoom, type HeldRoom } from './cell-room.js';
 import { TenantTotals, type OtherCells } from './tenant-totals.js';
-import { HOLD_MS, NoRoomError, type Room } from './tenant-room.js';
+import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
@@ -301,7 +301,7 @@ export class TaskStore {
     // With several cells, the room is held at the install's home for the whole submit first (cell-room.ts).
     const held =
       room && this.keys.cells.length > 1 && tenant !== undefined
-        ? await holdRoom(this, tenant, listed.length, bytes, { limits: room.limits })
+        ? await holdRoom(this, tenant, listed.length, bytes, room.limits)
         : undefined;
     try {
       for (const [cell, list] of byCell) {
@@ -580,7 +580,8 @@ export class TaskStore {
   }
 
   private async runCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
-    const others = await this.otherCells(options);
+    // (one cell: nothing to wait for on every commit)
+    const others = this.totals ? await this.otherCells(options) : undefined;
     if (!this.durability) return this.sendCommit(this.redis, options, bodies, read, others) as Promise<CommitReply>;
     // Right behind the commit, in one pipeline: on the same connection, and on a Redis Cluster to the
     // commit's own node (a pipeline goes where its keys are). Answered once the replicas hold it.
@@ -692,8 +693,8 @@ export class TaskStore {
    * Holds room for a submit of `tasks` (writing `bytes`) that `create` stores over several calls, across
    * every cell (cell-room.ts): its calls are then made without a room, and the hold let go after them.
    */
-  holdRoom(tenant: string, tasks: number, bytes: number, room: Room): Promise<HeldRoom> {
-    return holdRoom(this, tenant, tasks, bytes, room);
+  holdRoom(tenant: string, tasks: number, bytes: number, limits: RoomLimits): Promise<HeldRoom> {
+    return holdRoom(this, tenant, tasks, bytes, limits);
   }
 
   /** What `FairAdmission.recover` needs of leased tasks (undefined: no such task). */

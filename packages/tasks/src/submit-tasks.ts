@@ -69,7 +69,7 @@ export async function submitTasks(options: {
   // its chunks stored without one: else the first chunk's call checks it, and holds it for the others.
   const held =
     options.room && transitions.store.keys.cells.length > 1
-      ? await transitions.store.holdRoom(tenant, inputs.length, bytes, { limits: options.room })
+      ? await transitions.store.holdRoom(tenant, inputs.length, bytes, options.room)
       : undefined;
   const stored = chunks.map((start) => {
     const chunk = inputs.slice(start, start + CHUNK);
