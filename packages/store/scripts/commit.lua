@@ -19,14 +19,16 @@
 -- fair leases until its caller added its job. A commit that appends messages or events adds what it
 -- writes to the task's `bytes` and its tenant's count; past `tenantMaxBytes`, its stop is
 -- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
--- memory: a run's claim reads its task in the same round trip; with `readEvents` too, its event lines
--- when its list holds every one (none packed yet: the list's length is the last seq), for the run to
--- pack them at its end (run-events.ts). With `pack` ({seq}: the deflated lines are the last ARGV), an
--- end commit that finds the task's last event at `seq` (nothing written since the run's copy) stores
--- the lines as the task's packed events in place of its list, and publishes its own: no compaction.
+-- memory: a run's claim reads its task in the same round trip; with `holdEvents` too, whether the task
+-- wrote at most PLAIN_MAX bytes, for the run to pack its events at its end (run-events.ts). A task's
+-- events are its packed string (deflated; open: more may be appended), up to the record's `packed`
+-- seq, then its list. With `pack` ({seq, from}: the run's lines, from seq `from` + 1 on, deflated and
+-- left open, are the last ARGV), an end commit that finds the task's last event at `seq` (nothing
+-- written since the run's copy) appends to the packed string the list's lines before the run's, as
+-- deflate's stored blocks, then the run's, and publishes its own: no list is left, no compaction.
 -- Else its events are added as any commit's, and it joins the to-compact set.
 --
--- Answers {outcome, seq, status, stop, record?, messages?, delivery?, lines?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
+-- Answers {outcome, seq, status, stop, record?, messages?, delivery?, small?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
 -- 'wrong_status' (`expect` did not hold) or 'stale_token' (another run holds the task, checked first);
 -- nothing is written unless it is 'applied'. `stop` says why the run should stop: '1' a cancel was
 -- asked for, 'budget', 'tenant_limit', 'tenant_bytes', or '0'.
@@ -35,6 +37,7 @@
 -- Redis are counted in CI (tests/integration/redis-budget.test.ts). Whole numbers go to Redis as
 -- strings made with '%d' (Redis formats a Lua number with '%.17g', which costs more).
 -- @include add-events
+-- @include stored-blocks
 -- @include now-ms
 -- @include spending-stop
 local payload = cjson.decode(payloadJson)
@@ -45,7 +48,7 @@ if payload.read then
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
   -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn', 'followed'}
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn', 'followed', 'packed'}
   for name in pairs(payload.add or {}) do names[#names + 1] = name end
   local values = redis.call('HMGET', taskKey, unpack(names))
   for index, name in ipairs(names) do fields[name] = values[index] end
@@ -70,8 +73,27 @@ if payload.expect then
 end
 -- A change made from what the caller read (a decision among several): only if nothing came between.
 if payload.expectSeq and payload.expectSeq ~= seq then return {'wrong_status', seq, current, cancelRequested, record} end
--- The run's copy of every event is whole: nothing was written since it was made.
-local packing = payload.pack and payload.pack.seq == seq
+-- The run's copy of its events is whole: nothing was written since it was made. The packed string
+-- holds the events up to `packed` (left open), the list the rest; the list's lines before the run's
+-- are taken (LPOP, which removes the list; a single-step run finds no list) and appended as they
+-- are, then the run's. If the list was not every event after `packed` (compacted since: the field is
+-- then behind), or those lines are too much to keep uncompressed, they go back, and the task is
+-- compacted once it ended.
+local packing, before = false, nil
+if payload.pack and payload.pack.seq == seq then
+  local open, from = tonumber(fields.packed or '0'), payload.pack.from
+  if seq == open then
+    before = ''
+  elseif from >= open then
+    local taken = redis.call('LPOP', eventsKey, seq - open)
+    if taken and #taken == seq - open then
+      before = from > open and table.concat(taken, '\n', 1, from - open) .. '\n' or ''
+      if #before > PLAIN_MAX then before = nil end
+    end
+    if taken and not before then callMany('RPUSH', eventsKey, taken) end
+  end
+  packing = before ~= nil
+end
 local blobs = payload.pack and 1 or 0
 local stop = spendingStop(payload, fields, rootKey, spendKey)
 -- What a commit that appends messages or events writes (them and its fields) adds to the task's bytes
@@ -127,13 +149,8 @@ end
 local channel = fields.followed == '1' and payload.channel or nil
 local last = addEvents(not packing and eventsKey or nil, channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
 if packing then
-  redis.call('SET', packedKey, ARGV[#ARGV])
-  redis.call('DEL', eventsKey)
-end
-local lines
-if payload.readEvents then
-  lines = redis.call('LRANGE', eventsKey, 0, -1)
-  if #lines ~= last then lines = false end
+  redis.call('APPEND', packedKey, storedBlocks(before) .. ARGV[#ARGV])
+  put('packed', string.format('%d', last))
 end
 if last ~= seq then put('seq', string.format('%d', last)) end
 if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
@@ -150,7 +167,10 @@ end
 if payload.lease then
   redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), payload.taskId)
 end
-if payload.read then return {'applied', last, status, cancelRequested, record, messages or {}, delivery, lines or false} end
+if payload.read then
+  local small = payload.holdEvents and tonumber(fields.bytes or '0') + written <= PLAIN_MAX and 1
+  return {'applied', last, status, cancelRequested, record, messages or {}, delivery, small or false}
+end
 -- (false is a nil reply: a 7th element is there only when a delivery was added)
 if delivery then return {'applied', last, status, cancelRequested, false, false, delivery} end
 return {'applied', last, status, cancelRequested}

@@ -1,9 +1,9 @@
--- CREATE: stores new tasks (the caller is task-store.ts, create), each with its first event if any,
+-- CREATE: stores new tasks (the caller is task-store.ts, create), each with its first events if any,
 -- in its lists, and (a listed task ready to run) in its tenant's list for its pool, in one call, so
 -- that a process that dies right after leaves no task that nothing will run.
 --
 -- KEYS: the order counter (named), then from KEYS_REST, as the payload's indexes say: for each task
--- its record, its events, its lists (its tenant's, its batch's if any), its
+-- its record, its packed events, its lists (its tenant's, its batch's if any), its
 -- idempotency key if any, and the task that key named when the caller read it (`existing`); then the
 -- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
 -- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant); the set of
@@ -23,6 +23,7 @@
 -- written, for the caller to read and call again. Answers, per task, {outcome, id, status}: 'created',
 -- or 'existing' with the task the key named.
 -- @include add-events
+-- @include stored-blocks
 -- @include join-tenant-list
 -- @include take-room
 local payload = cjson.decode(payloadJson)
@@ -80,6 +81,9 @@ for index, task in ipairs(payload.tasks) do
     if task.events > 0 then
       fields[#fields + 1] = 'seq'
       fields[#fields + 1] = string.format('%d', task.events)
+      -- (its packed string holds its events up to this seq; its list, any after)
+      fields[#fields + 1] = 'packed'
+      fields[#fields + 1] = string.format('%d', task.events)
     end
     fields[#fields + 1] = 'bytes'
     fields[#fields + 1] = string.format('%d', task.bytes)
@@ -89,8 +93,13 @@ for index, task in ipairs(payload.tasks) do
     for position, list in ipairs(task.lists) do
       redis.call('ZADD', KEYS[list], string.format('%d', position == 1 and task.band * STATUS_SPAN + order or order), task.taskId)
     end
-    -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published.
-    addEvents(KEYS[task.eventList], nil, task.taskId, task.rootId, 0, arg + task.fields, task.events)
+    -- Nobody follows a task that did not exist a moment ago: its first events are stored, not published,
+    -- and as its packed string, left open (deflate's stored blocks, none final): the run that ends the
+    -- task appends its own deflated lines to it, and its list is never made (commit.lua).
+    if task.events > 0 then
+      local lines = eventLines(task.taskId, task.rootId, 0, arg + task.fields, task.events)
+      redis.call('SET', KEYS[task.packedEvents], storedBlocks(table.concat(lines, '\n') .. '\n'))
+    end
     if task.inputs then
       local from = arg + task.fields + task.events
       redis.call('HSET', KEYS[task.inputsKey], unpack(ARGV, from, from + task.inputs - 1))

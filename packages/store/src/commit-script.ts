@@ -26,12 +26,18 @@ const COMMIT_KEY_NAMES = [
   'webhooksPendingKey',
 ] as const;
 
+/**
+ * What a task may have written before a run for the run to pack its events at its end: those lines are
+ * stored as they are (the script cannot deflate), so a larger task is compacted instead (run-events.ts).
+ */
+const PLAIN_MAX = 64 * 1024;
+
 export const COMMIT = luaScript({
   dir,
   name: 'commit',
   keys: COMMIT_KEY_NAMES,
   args: ['payloadJson'],
-  constants: { STATUS_SPAN },
+  constants: { STATUS_SPAN, PLAIN_MAX },
 });
 
 /** How many keys COMMIT names (a lease's key comes after them). */

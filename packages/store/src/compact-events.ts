@@ -10,11 +10,11 @@
  * batch.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { claimDue } from './claim-due.js';
 import type { CellKeys, Keys } from './keys.js';
 import { luaScript } from './lua-script.js';
+import { deflateOpen, inflatePacked } from './task-events.js';
 import { execPipeline } from './pipeline-replies.js';
 
 /**
@@ -53,11 +53,12 @@ async function compactCell(redis: Redis, keys: CellKeys, batchSize: number): Pro
     if (index > 0 && index % DEFLATE_SLICE === 0) await nextTurn();
     const { packed, list } = read[index]!;
     const lines = [
-      ...(packed.length ? [inflateRawSync(packed).toString('utf8')] : []),
+      // (each part of a packed string ends with its lines' newline; one written before may not)
+      ...(packed.length ? [inflatePacked(packed).replace(/\n$/, '')] : []),
       ...list.map((element) => element.toString('utf8')),
     ];
     // Nothing since the last compaction (or no task left): nothing to write.
-    const blob = list.length ? deflateRawSync(lines.join('\n')) : undefined;
+    const blob = list.length ? deflateOpen(`${lines.join('\n')}\n`) : undefined;
     replacements.push({ id, length: list.length, blob });
   }
   return (await REPLACE.run(redis, {

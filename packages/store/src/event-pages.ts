@@ -13,7 +13,7 @@ import { createInflateRaw } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import type { TaskEvent } from '@agentq/contract';
 import { luaScript } from './lua-script.js';
-import { readEvents, type EventKeys, type StoredEvent } from './task-events.js';
+import { OPEN_STREAM, readEvents, type EventKeys, type StoredEvent } from './task-events.js';
 
 /** Events a page, at most; and a page of the compacted events ends once it holds this much text. */
 export const EVENT_PAGE = 256;
@@ -81,7 +81,7 @@ export async function* eventPages(
 
 /** The compacted events, read a chunk at a time and inflated as a stream, a page of lines at a time. */
 async function* packedPages(redis: Redis, key: string, length: number): AsyncGenerator<ReadEvent[]> {
-  const inflate = createInflateRaw();
+  const inflate = createInflateRaw(OPEN_STREAM);
   const feed = async () => {
     for (let from = 0; from < length; from += PACKED_CHUNK) {
       const chunk = await redis.getrangeBuffer(key, from, Math.min(from + PACKED_CHUNK, length) - 1);

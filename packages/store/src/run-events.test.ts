@@ -1,18 +1,19 @@
-import { inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { eventLine, RunEvents } from './run-events.js';
+import { inflatePacked } from './task-events.js';
 
 const body = (text: string) => `"taskId":"t","type":"reasoning","data":{"text":${JSON.stringify(text)}}}`;
 
 describe('the events a run holds for its end commit', () => {
-  it('packs the lines it read and wrote, as the script writes them, and lets the run go', () => {
+  it('packs the lines the run wrote, as the script writes them, after the seq it started at, and lets the run go', () => {
     const runs = new RunEvents();
-    runs.start('r', { taskId: 't', rootId: 't', lines: [eventLine('t', 't', 1, body('queued'))], seq: 1 });
+    runs.start('r', { taskId: 't', rootId: 't', seq: 1 });
     runs.added('r', [body('a'), body('b')], 3);
     const packed = runs.pack('r', [body('end')])!;
-    expect(packed.seq).toBe(3);
-    expect(inflateRawSync(packed.blob).toString('utf8').split('\n')).toEqual(
-      ['queued', 'a', 'b', 'end'].map((text, index) => eventLine('t', 't', index + 1, body(text))),
+    expect(packed).toMatchObject({ from: 1, seq: 3 });
+    // (each part of a packed string ends with a newline: the next part's lines follow it)
+    expect(inflatePacked(packed.blob)).toBe(
+      ['a', 'b', 'end'].map((text, index) => `${eventLine('t', 't', index + 2, body(text))}\n`).join(''),
     );
     expect(runs.pack('r', [])).toBeUndefined();
     expect(runs.heldBytes).toBe(0);
@@ -20,7 +21,7 @@ describe('the events a run holds for its end commit', () => {
 
   it("lets a run go when another writer's events came between its own", () => {
     const runs = new RunEvents();
-    runs.start('r', { taskId: 't', rootId: 't', lines: [], seq: 4 });
+    runs.start('r', { taskId: 't', rootId: 't', seq: 4 });
     runs.added('r', [body('a')], 6);
     expect(runs.pack('r', [])).toBeUndefined();
     expect(runs.heldBytes).toBe(0);
@@ -29,11 +30,23 @@ describe('the events a run holds for its end commit', () => {
   it('holds at most 64 MB of every run together, letting the oldest runs go', () => {
     const runs = new RunEvents();
     const line = 'x'.repeat(400 * 1024);
-    for (let index = 0; index < 200; index++)
-      runs.start(`r${index}`, { taskId: 't', rootId: 't', lines: [line], seq: 1 });
+    for (let index = 0; index < 200; index++) {
+      runs.start(`r${index}`, { taskId: 't', rootId: 't', seq: 1 });
+      runs.added(`r${index}`, [line], 2);
+    }
     expect(runs.size).toBe(163);
     expect(runs.heldBytes).toBeLessThanOrEqual(64 * 1024 * 1024);
     expect(runs.pack('r0', [])).toBeUndefined();
     expect(runs.pack('r199', [])).toBeDefined();
+  });
+
+  it('lets a run go once its own lines pass 512 KB', () => {
+    const runs = new RunEvents();
+    runs.start('r', { taskId: 't', rootId: 't', seq: 1 });
+    runs.added('r', ['x'.repeat(300 * 1024)], 2);
+    expect(runs.size).toBe(1);
+    runs.added('r', ['x'.repeat(300 * 1024)], 3);
+    expect(runs.size).toBe(0);
+    expect(runs.heldBytes).toBe(0);
   });
 });

@@ -1,13 +1,15 @@
 /**
- * An ended task's events packed by the run that ended it, in its end commit. A run's claim reads its
- * task's event lines when its list holds every one (none were compacted yet); each of the run's commits
- * adds the lines it wrote, as the commit script writes them; the end commit sends them all deflated,
- * with the seq they end at, and the script stores them as the packed string in place of the list only
- * if no other event was written since. Otherwise, or when the run's events grew past what a process
- * should hold, the task is compacted later, as before (compact-events.ts). What it saves each ended
- * task: its compaction's 6 to 7 Redis commands and a share of a batch's round trips.
+ * An ended task's events packed by the run that ended it, in its end commit. A run's claim learns
+ * whether its task's list holds every event (none were compacted yet) and the task is small; from then
+ * on, each of the run's commits adds the lines it wrote, as the commit script writes them; the end
+ * commit sends the run's lines deflated, with the seq they start after and the seq they end at. The
+ * script takes the list's lines (one LPOP, in place of a DEL) and stores the ones before the run's, as
+ * they are, in front of the run's deflated ones: the packed string, only if no other event was written
+ * since. Otherwise, or when the run's events grew past what a process should hold, the task is
+ * compacted later, as before (compact-events.ts). What it saves each ended task: its compaction's 6 to
+ * 7 Redis commands and a share of a batch's round trips.
  */
-import { deflateRawSync } from 'node:zlib';
+import { deflateOpen } from './task-events.js';
 
 /** A run's events held past this many bytes are let go: its task is compacted later instead. */
 const MAX_HELD_BYTES = 512 * 1024;
@@ -20,7 +22,9 @@ const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 interface HeldRun {
   taskId: string;
   rootId: string;
+  /** The run's own lines, from seq `from` + 1 on. */
   lines: string[];
+  from: number;
   /** The last event's number: the seq the lines end at. */
   seq: number;
   bytes: number;
@@ -35,13 +39,10 @@ export class RunEvents {
   private readonly runs = new Map<string, HeldRun>();
   private totalBytes = 0;
 
-  /** A claim read every event of its task: from now on the run's own are added. */
-  start(runToken: string, run: { taskId: string; rootId: string; lines: string[]; seq: number }): void {
+  /** A claim found its task's list whole, ending at `seq`: from now on the run's own lines are added. */
+  start(runToken: string, run: { taskId: string; rootId: string; seq: number }): void {
     this.drop(runToken);
-    const bytes = run.lines.reduce((sum, line) => sum + line.length, 0);
-    if (bytes > MAX_HELD_BYTES) return;
-    this.runs.set(runToken, { ...run, lines: [...run.lines], bytes });
-    this.grew(bytes);
+    this.runs.set(runToken, { ...run, lines: [], from: run.seq, bytes: 0 });
   }
 
   /**
@@ -55,22 +56,27 @@ export class RunEvents {
     if (seq !== run.seq + bodies.length) return this.drop(runToken);
     const lines = this.lines(run, bodies);
     const bytes = lines.reduce((sum, line) => sum + line.length, 0);
+    // (before it counts: a run let go gives back what it counted)
+    if (run.bytes + bytes > MAX_HELD_BYTES) return this.drop(runToken);
     run.lines.push(...lines);
     run.seq = seq;
     run.bytes += bytes;
-    if (run.bytes > MAX_HELD_BYTES) return this.drop(runToken);
     this.grew(bytes);
   }
 
   /**
-   * What the run's end commit, which writes `bodies`, sends: every line of its task deflated, and the
-   * seq before its own; undefined when the run is not held. The run is let go.
+   * What the run's end commit, which writes `bodies`, sends: the run's lines deflated, the seq they
+   * follow, and the seq before the end's own; undefined when the run is not held. The run is let go.
    */
-  pack(runToken: string, bodies: readonly string[]): { seq: number; blob: Buffer } | undefined {
+  pack(runToken: string, bodies: readonly string[]): { from: number; seq: number; blob: Buffer } | undefined {
     const run = this.runs.get(runToken);
     this.drop(runToken);
     if (!run) return undefined;
-    return { seq: run.seq, blob: deflateRawSync([...run.lines, ...this.lines(run, bodies)].join('\n')) };
+    return {
+      from: run.from,
+      seq: run.seq,
+      blob: deflateOpen(`${[...run.lines, ...this.lines(run, bodies)].join('\n')}\n`),
+    };
   }
 
   drop(runToken: string): void {

@@ -5,10 +5,26 @@
  * (compact-events.ts); events written after that (a retried task) start a new list. One script
  * reads both, so a compaction never falls between them.
  */
-import { inflateRawSync } from 'node:zlib';
+import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import type { TaskEvent } from '@agentq/contract';
 import { luaScript } from './lua-script.js';
+
+/**
+ * A task's packed events are a raw deflate stream left open (no final block: ended with a sync flush), so
+ * that more can be appended to it as they are (commit.lua); one written before that, closed, reads the same.
+ */
+export const OPEN_STREAM = { finishFlush: constants.Z_SYNC_FLUSH };
+
+/** Lines deflated as a packed string's part (open: more can follow it). */
+export function deflateOpen(text: string): Buffer {
+  return deflateRawSync(text, OPEN_STREAM);
+}
+
+/** A packed string's text. */
+export function inflatePacked(packed: Buffer): string {
+  return inflateRawSync(packed, OPEN_STREAM).toString('utf8');
+}
 
 /** One stored event: its JSON text as written, and what a reader needs of it without parsing it again. */
 export interface StoredEvent {
@@ -39,7 +55,7 @@ export async function readEvents(
     keys: { packedKey: options.packedKey, listKey: options.key },
     args: { afterSeq },
   })) as [Buffer, Buffer[]];
-  const older = packed.length ? parseEventLines(inflateRawSync(packed).toString('utf8')) : [];
+  const older = packed.length ? parseEventLines(inflatePacked(packed)) : [];
   const newer = list.map((element) => {
     const text = element.toString('utf8');
     return { event: JSON.parse(text) as TaskEvent, text };

@@ -166,7 +166,7 @@ type CommitReply = [
   (string[] | null)?,
   (string[] | null)?,
   (number | null)?,
-  (string[] | null)?,
+  (number | null)?,
 ];
 /**
  * Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole
@@ -403,7 +403,7 @@ export class TaskStore {
       const tenant = task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
       tenants.add(tenant);
       const record = keys.push(this.keys.task(id));
-      const eventList = keys.push(this.keys.events(id));
+      const packedEvents = keys.push(this.keys.packedEvents(id));
       const indexes = task.listed
         ? [
             keys.push(cell.tenantTasks(task.listed.tenant)),
@@ -451,7 +451,7 @@ export class TaskStore {
         listed: task.listed !== undefined,
         events: task.event ? 1 : 0,
         record,
-        eventList,
+        packedEvents,
         lists: indexes,
         band: statusBand(task.fields.status),
         ...(idempotency !== undefined ? { idempotency } : {}),
@@ -532,7 +532,7 @@ export class TaskStore {
   async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
     const bodies = this.eventBodies(options);
     const reply = await this.runCommit(options, bodies, true);
-    const [, , , , flat, memory, , lines] = reply;
+    const [, , , , flat, memory, , small] = reply;
     const result: ReadCommitResult = commitResult(reply);
     if (flat) {
       const hash: Record<string, string> = {};
@@ -541,14 +541,15 @@ export class TaskStore {
       if (record) result.record = record;
     }
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
-    if (options.holdEventsFor && result.applied && lines) {
+    if (options.holdEventsFor && result.applied && small === 1) {
       const { taskId } = options;
+      // Held from before the claim's own events, which are the run's first.
       this.runEvents.start(options.holdEventsFor, {
         taskId,
         rootId: result.record?.rootId ?? taskId,
-        lines,
-        seq: result.seq,
+        seq: result.seq - bodies.length,
       });
+      this.runEvents.added(options.holdEventsFor, bodies, result.seq);
     } else this.heldEvents(options, bodies, result);
     return this.observed(options, result, reply[6] === 1);
   }
@@ -644,8 +645,8 @@ export class TaskStore {
       ...(others ? { others } : {}),
       ...(this.tenantLimits ? { tenantLimits: this.tenantLimits } : {}),
       ...(read ? { read: true } : {}),
-      ...(read && options.holdEventsFor ? { readEvents: true } : {}),
-      ...(pack ? { pack: { seq: pack.seq } } : {}),
+      ...(read && options.holdEventsFor ? { holdEvents: true } : {}),
+      ...(pack ? { pack: { seq: pack.seq, from: pack.from } } : {}),
       ...(options.status ? { status: options.status, band: statusBand(options.status) } : {}),
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.expectSeq !== undefined ? { expectSeq: options.expectSeq } : {}),

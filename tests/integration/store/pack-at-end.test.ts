@@ -4,9 +4,12 @@
  * wherever the run's copy may not be whole (another writer's event, a task compacted before, a run
  * resumed by another process), the end falls back to a compaction, and no event is lost.
  */
+import { readFileSync } from 'node:fs';
+import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { compactEvents, connectRedis, createKeys, TaskStore } from '@agentq/store';
 import { Transitions } from '@agentq/tasks';
+import { deflateOpen, inflatePacked } from '../../../packages/store/src/task-events.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
 
 const prefix = freshPrefix('pack');
@@ -24,8 +27,8 @@ afterAll(async () => {
 });
 
 /** A claimed task whose run wrote three steps' events, some text in it that JSON escapes. */
-async function runningTask(runToken: string, runStore = store) {
-  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+async function runningTask(runToken: string, runStore = store, prompt = 'p') {
+  const [created] = await transitions.submit([{ prompt, agent: 'casual' }], { tenant: 'acme' });
   const task = (await store.getRecord(created!.id))!;
   await new Transitions(runStore).claim(task, { runToken });
   for (let step = 1; step <= 3; step++)
@@ -40,9 +43,9 @@ async function runningTask(runToken: string, runStore = store) {
   return task;
 }
 
+/** Where a task's events are: a list left (to compact) or not, and whether it is to be compacted. */
 const packed = async (taskId: string) => ({
   list: await store.redis.exists(keys.events(taskId)),
-  packed: await store.redis.exists(keys.packedEvents(taskId)),
   toCompact: await store.redis.zscore(keys.cells[0]!.toCompact, taskId),
 });
 
@@ -50,7 +53,7 @@ it('packs the events in the end commit: the same replay, to the byte, and nothin
   const task = await runningTask('run-a');
   const live = await store.storedEvents(task.id);
   await transitions.complete(task, { runToken: 'run-a', result: 'done' });
-  expect(await packed(task.id)).toEqual({ list: 0, packed: 1, toCompact: null });
+  expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
   const replay = await store.storedEvents(task.id);
   expect(replay.map((stored) => stored.event.seq)).toEqual(replay.map((_, index) => index + 1));
   expect(replay.slice(0, live.length).map((stored) => stored.text)).toEqual(live.map((stored) => stored.text));
@@ -76,7 +79,7 @@ it("falls back to a compaction when another writer's event came during the run, 
     events: [{ type: 'reasoning', data: { text: 'from elsewhere' } }],
   });
   await transitions.complete(task, { runToken: 'run-c', result: 'done' });
-  expect(await packed(task.id)).toEqual({ list: 1, packed: 0, toCompact: '0' });
+  expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
   const all = await store.events(task.id);
   await compactEvents({ redis: store.redis, keys });
   expect(await store.events(task.id)).toEqual(all);
@@ -100,7 +103,7 @@ it('falls back when the write lands after the run last wrote (the end commit fin
   expect(all.filter((event) => (event.data as { text?: string }).text === 'late')).toHaveLength(1);
 });
 
-it('packs nothing for a task compacted before (a retry): its claim finds the list is not every event', async () => {
+it("packs a retried task's run too: the lines before it are appended as they are", async () => {
   const task = await runningTask('run-e');
   await transitions.complete(task, { runToken: 'run-e', result: 'done' });
   const first = await store.events(task.id);
@@ -112,9 +115,71 @@ it('packs nothing for a task compacted before (a retry): its claim finds the lis
     events: [{ type: 'task.queued', data: {} }],
   });
   await transitions.claim(task, { runToken: 'run-f' });
-  expect(store.runEvents.size).toBe(0);
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    runToken: 'run-f',
+    events: [{ type: 'reasoning', data: { text: 'again' } }],
+  });
   await transitions.complete(task, { runToken: 'run-f', result: 'again' });
-  expect(await packed(task.id)).toEqual({ list: 1, packed: 1, toCompact: '0' });
+  expect(store.runEvents.size).toBe(0);
+  expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
+  const all = await store.events(task.id);
+  expect(all.slice(0, first.length)).toEqual(first);
+  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  expect(all.slice(first.length).map((event) => event.type)).toEqual(['task.queued', 'reasoning', 'task.completed']);
+});
+
+it('puts the lines it took back when the list was not every event after the packed ones (compacted since)', async () => {
+  const task = await runningTask('run-j');
+  // Not packed at its end (the run's copy was let go): compacted later, past what its record says is packed.
+  store.runEvents.drop('run-j');
+  await transitions.complete(task, { runToken: 'run-j', result: 'done' });
+  await compactEvents({ redis: store.redis, keys });
+  const first = await store.events(task.id);
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    status: 'queued',
+    events: [{ type: 'task.queued', data: {} }],
+  });
+  await transitions.claim(task, { runToken: 'run-k' });
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    runToken: 'run-k',
+    events: [{ type: 'reasoning', data: { text: 'again' } }],
+  });
+  const listed = await store.redis.lrange(keys.events(task.id), 0, -1);
+  await transitions.complete(task, { runToken: 'run-k', result: 'again' });
+  expect(store.runEvents.size).toBe(0);
+  expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
+  // The lines its end took from the list went back, in their order, before its own.
+  expect((await store.redis.lrange(keys.events(task.id), 0, -1)).slice(0, listed.length)).toEqual(listed);
+  await compactEvents({ redis: store.redis, keys });
+  const all = await store.events(task.id);
+  expect(all.slice(0, first.length)).toEqual(first);
+  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  expect(all.at(-1)!.type).toBe('task.completed');
+});
+
+it("never appends to a packed string an earlier version closed: the retried run's end leaves it for a compaction", async () => {
+  const task = await runningTask('run-l');
+  await transitions.complete(task, { runToken: 'run-l', result: 'done' });
+  // As storage version 3 left it: a closed stream, and no `packed` field in the record.
+  const text = (await store.events(task.id)).map((event) => JSON.stringify(event)).join('\n');
+  await store.redis.set(keys.packedEvents(task.id), deflateRawSync(text));
+  await store.redis.hdel(keys.task(task.id), 'packed');
+  const first = await store.events(task.id);
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    status: 'queued',
+    events: [{ type: 'task.queued', data: {} }],
+  });
+  await transitions.claim(task, { runToken: 'run-m' });
+  await transitions.complete(task, { runToken: 'run-m', result: 'again' });
+  expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
   await compactEvents({ redis: store.redis, keys });
   const all = await store.events(task.id);
   expect(all.slice(0, first.length)).toEqual(first);
@@ -127,9 +192,32 @@ it('packs nothing for a run another process ended, nor for a run that goes back 
   const task = await runningTask('run-g', other);
   expect(other.runEvents.size).toBe(1);
   await transitions.complete(task, { runToken: 'run-g', result: 'done' });
-  expect(await packed(task.id)).toEqual({ list: 1, packed: 0, toCompact: '0' });
+  expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
   const requeued = await runningTask('run-h');
   await transitions.requeue(requeued, { runToken: 'run-h', why: { kind: 'handed_back' } });
   expect(store.runEvents.size).toBe(0);
   other.runEvents.drop('run-g');
+});
+
+it('packs nothing for a task that wrote more than 64 KB before its run: those lines would be stored as they are', async () => {
+  const task = await runningTask('run-i', store, `big ${'y'.repeat(70 * 1024)}`);
+  expect(store.runEvents.size).toBe(0);
+  await transitions.complete(task, { runToken: 'run-i', result: 'done' });
+  expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
+  const all = await store.events(task.id);
+  await compactEvents({ redis: store.redis, keys });
+  expect(await store.events(task.id)).toEqual(all);
+});
+
+it("writes the lines before the run as deflate's stored blocks, which the run's deflated lines follow", async () => {
+  const include = new URL('../../../packages/store/scripts/includes/stored-blocks.lua', import.meta.url);
+  const script = `${readFileSync(include, 'utf8')}\nreturn storedBlocks(ARGV[1]) .. ARGV[2]`;
+  const tail = "the run's lines, é 🙂";
+  // One block holds at most 65,535 bytes: none, one, exactly one full, and several.
+  for (const size of [0, 1, 65_535, 65_536, 200_000]) {
+    const before = Buffer.alloc(size, 'a');
+    for (let index = 0; index < size; index += 997) before[index] = 0x0a;
+    const packedBytes = await store.redis.callBuffer('EVAL', script, 0, before, deflateOpen(tail));
+    expect(inflatePacked(packedBytes as Buffer)).toBe(before.toString('latin1') + tail);
+  }
 });

@@ -13,6 +13,7 @@ import { CellCountChangedError, checkCellCount } from '../cell-count.js';
 import { moveTaskLists } from './0001-task-lists-by-status-score.js';
 import { mergeEventStreams } from './0002-event-streams-into-lists.js';
 import { tenantSetForEveryTenantsList } from './0003-tenant-set-for-every-tenants-list.js';
+import { openPackedEvents } from './0004-open-packed-events.js';
 
 const SET_IF_HIGHER = luaScript({
   dir: new URL('../../scripts/', import.meta.url),
@@ -42,6 +43,7 @@ const MIGRATIONS: readonly Migration[] = [
     name: "no list of every tenant's tasks: an admin's list merges the tenants' lists",
     run: tenantSetForEveryTenantsList,
   },
+  { version: 4, name: "a task's packed events left open, for its end to append to", run: openPackedEvents },
 ];
 
 /** The storage version this code reads and writes. */
