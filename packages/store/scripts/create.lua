@@ -1,4 +1,4 @@
--- CREATE: stores new tasks (the caller is task-store.ts, create), each with its first events if any,
+-- CREATE: stores new tasks (the caller is task-store.ts, create), each with its first event if any,
 -- in its lists, and (a listed task ready to run) in its tenant's list for its pool, in one call, so
 -- that a process that dies right after leaves no task that nothing will run.
 --
@@ -10,7 +10,8 @@
 -- tenants (`tenants.key`, with the `names` of those whose tasks are listed); for a task that
 -- names a concurrency key, its key's queue (`gate`), and the set of keys with waiting tasks (`gatePending`).
 -- ARGV: the payload (JSON), then from ARGV_REST, for each task its fields (name, value, ...; `fields`
--- says how many), its first event's body if any, and its input files (path, content, ...; `inputs`
+-- says how many), its packed events if it has a first event (the event's line as deflate's stored blocks,
+-- task-events.ts), and its input files (path, content, ...; `inputs`
 -- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
 --
 -- Listed tasks take their `order` from the counter, in their order (with several cells, the caller
@@ -22,8 +23,6 @@
 -- caller read (a submit with the same key at the same moment) answers {{'reread'}} before anything is
 -- written, for the caller to read and call again. Answers, per task, {outcome, id, status}: 'created',
 -- or 'existing' with the task the key named.
--- @include add-events
--- @include stored-blocks
 -- @include join-tenant-list
 -- @include take-room
 local payload = cjson.decode(payloadJson)
@@ -93,13 +92,10 @@ for index, task in ipairs(payload.tasks) do
     for position, list in ipairs(task.lists) do
       redis.call('ZADD', KEYS[list], string.format('%d', position == 1 and task.band * STATUS_SPAN + order or order), task.taskId)
     end
-    -- Nobody follows a task that did not exist a moment ago: its first events are stored, not published,
-    -- and as its packed string, left open (deflate's stored blocks, none final): the run that ends the
-    -- task appends its own deflated lines to it, and its list is never made (commit.lua).
-    if task.events > 0 then
-      local lines = eventLines(task.taskId, task.rootId, 0, arg + task.fields, task.events)
-      redis.call('SET', KEYS[task.packedEvents], storedBlocks(table.concat(lines, '\n') .. '\n'))
-    end
+    -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published,
+    -- as its packed string, which the caller made (left open: the run that ends the task appends its own
+    -- lines to it, and its list is never made, commit.lua).
+    if task.events > 0 then redis.call('SET', KEYS[task.packedEvents], ARGV[arg + task.fields]) end
     if task.inputs then
       local from = arg + task.fields + task.events
       redis.call('HSET', KEYS[task.inputsKey], unpack(ARGV, from, from + task.inputs - 1))

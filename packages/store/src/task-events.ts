@@ -21,6 +21,24 @@ export function deflateOpen(text: string): Buffer {
   return deflateRawSync(text, OPEN_STREAM);
 }
 
+/**
+ * Text as deflate's stored blocks (RFC 1951, 3.2.4), none final: the bytes as they are behind a 5-byte
+ * header per 65,535, for a packed string's part that costs no deflate (a task's first event, made
+ * with its create) and that more can follow.
+ */
+export function storedOpen(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  const parts: Buffer[] = [];
+  for (let from = 0; from < bytes.length; from += 0xffff) {
+    const chunk = bytes.subarray(from, from + 0xffff);
+    const header = Buffer.alloc(5);
+    header.writeUInt16LE(chunk.length, 1);
+    header.writeUInt16LE(0xffff - chunk.length, 3);
+    parts.push(header, chunk);
+  }
+  return Buffer.concat(parts);
+}
+
 /** A packed string's text. */
 export function inflatePacked(packed: Buffer): string {
   return inflateRawSync(packed, OPEN_STREAM).toString('utf8');

@@ -25,9 +25,9 @@ import { holdRoom, type HeldRoom } from './cell-room.js';
 import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
-import { readEvents, type StoredEvent } from './task-events.js';
+import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
-import { RunEvents } from './run-events.js';
+import { eventLine, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
@@ -422,7 +422,10 @@ export class TaskStore {
         existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
       const fields = Object.entries(task.fields).flat();
       const inputs = task.inputs?.flatMap((file) => [file.path, file.content]) ?? [];
-      args.push(...fields, ...(task.event ? [eventBody(task.event, id, ts)] : []), ...inputs);
+      // Its first event, as its packed string begins (commit.lua appends to it): its line, as the scripts make one.
+      const first =
+        task.event && storedOpen(`${eventLine(id, task.fields.rootId, 1, eventBody(task.event, id, ts))}\n`);
+      args.push(...fields, ...(first ? [first] : []), ...inputs);
       const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
       const gate = task.gated && task.listed ? keys.push(cell.concurrencyQueue(task.gated.base)) : undefined;

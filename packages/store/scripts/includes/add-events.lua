@@ -6,22 +6,17 @@
 -- `rootId` (task-store.ts, eventBody), so a line costs one concatenation: Lua's cjson and number
 -- formatting, per field, were most of a commit's cost to Redis. Events are numbered here only: the
 -- owner's id and the next seq make the event's id, seq rising by one per event of the task, no gaps.
--- eventLines(owner, rootId, seq, first, count): the lines alone.
-local function eventLines(owner, rootId, seq, first, count)
+local function addEvents(eventsKey, channel, owner, rootId, seq, first, count, publish)
+  if count == 0 then return seq end
   local lines = {}
   local head = '{"id":' .. string.sub(cjson.encode(owner .. ':'), 1, -2)
   local root = ',"rootId":' .. cjson.encode(rootId) .. ','
   for index = 1, count do
-    local number = string.format('%d', seq + index)
+    seq = seq + 1
+    local number = string.format('%d', seq)
     lines[index] = head .. number .. '","seq":' .. number .. root .. ARGV[first + index - 1]
   end
-  return lines
-end
-
-local function addEvents(eventsKey, channel, owner, rootId, seq, first, count, publish)
-  if count == 0 then return seq end
-  local lines = eventLines(owner, rootId, seq, first, count)
   if eventsKey then callMany('RPUSH', eventsKey, lines) end
   if channel then redis.call(publish or 'PUBLISH', channel, table.concat(lines, '\n')) end
-  return seq + count
+  return seq
 end
