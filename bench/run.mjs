@@ -233,6 +233,21 @@ try {
       "each master within 20% of a third; a task's cost ≤ 1.1x one Redis",
       r.shares.every((share) => Math.abs(share - third) <= 0.2 * third) && r.perTask.cluster <= 1.1 * r.perTask.one,
     );
+    const counted = r.instructions;
+    if (counted) {
+      const { cluster, one, oneMaster } = counted.perTask;
+      const k = (value) => `${n(value / 1000)}K`;
+      row(
+        '',
+        `the same counted (callgrind on every master, ${n(counted.tasks)} tasks): each master's share of the instructions; a task's, less the install's idle rate (all counted)`,
+        `${counted.shares.map((share) => `${n(100 * share)}%`).join(' / ')}; ${k(cluster.withoutIdle)} a task (${k(cluster.all)})`,
+        `one Redis ${k(one.withoutIdle)} (${k(one.all)}); a cluster of one master ${k(oneMaster.withoutIdle)} (${k(oneMaster.all)})`,
+        `${n(cluster.withoutIdle / one.withoutIdle, 2)}x one Redis (${n(cluster.all / one.all, 2)}x); ${n(cluster.withoutIdle / oneMaster.withoutIdle, 2)}x one master`,
+        "each master within 20% of a third; a task's instructions ≤ 1.1x one Redis",
+        counted.shares.every((share) => Math.abs(share - third) <= 0.2 * third) &&
+          cluster.withoutIdle <= 1.1 * one.withoutIdle,
+      );
+    }
   }
   if (wanted('B9')) {
     const r = (figures.cancel = await measureCancel({ redis, quick: values.quick }));

@@ -16,31 +16,38 @@ export function canCount() {
 }
 
 export async function startCountedRedis() {
+  const server = await startCountedServer([]);
+  const url = `redis://127.0.0.1:${server.port}`;
+  // Slow to start under valgrind: a few seconds.
+  const client = await connectWhenUp(url, { everyMs: 100, tries: 100 });
+  return {
+    url,
+    client,
+    /** The instructions Redis ran while `work()` ran (its last reply included: a PING behind it is awaited). */
+    count: async (work) => (await countInstructions([{ server, client }], work)).total,
+    async stop() {
+      client.disconnect();
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * A redis-server under callgrind, counting nothing until told, with `args` after the port's (the caller
+ * connects to it). `tell` speaks to callgrind; `instructions()` reads and clears what it dumped.
+ */
+export async function startCountedServer(args) {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-callgrind-'));
   // vgdb's pipes in the same folder: a server killed cannot remove its own from /tmp.
-  const server = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      `--callgrind-out-file=${dir}/out.%p`,
-      `--vgdb-prefix=${dir}/vgdb`,
-      'redis-server',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ],
-    { stdio: 'ignore' },
-  );
+  // prettier-ignore
+  const server = spawn('valgrind', [
+    '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dir}/out.%p`, `--vgdb-prefix=${dir}/vgdb`,
+    'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args,
+  ], { stdio: 'ignore' });
   // valgrind's launcher may not be the process that runs Redis: its pid is the one in the output's name.
   let pid;
-  const stopServer = () => {
+  const stop = () => {
     try {
       if (pid) process.kill(Number(pid), 'SIGKILL');
     } catch {
@@ -49,38 +56,60 @@ export async function startCountedRedis() {
     server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', stopServer);
+  process.once('exit', stop);
   exitOnSignals();
-  const url = `redis://127.0.0.1:${port}`;
-  // Slow to start under valgrind: a few seconds.
-  const client = await connectWhenUp(url, { everyMs: 100, tries: 100 });
-  pid = readdirSync(dir)
-    .find((name) => /^out\.\d+$/.test(name))
-    .slice('out.'.length);
-  const tell = (...command) =>
-    execFileSync('vgdb', [`--vgdb-prefix=${dir}/vgdb`, `--pid=${pid}`, ...command], { stdio: 'pipe' });
+  for (let tries = 0; !pid; tries++) {
+    pid = readdirSync(dir)
+      .find((name) => /^out\.\d+$/.test(name))
+      ?.slice('out.'.length);
+    if (!pid && tries > 200) throw new Error('callgrind did not start redis-server');
+    if (!pid) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return {
-    url,
-    client,
-    /** The instructions Redis ran while `work()` ran (its last reply included: a PING behind it is awaited). */
-    async count(work) {
-      tell('zero');
-      tell('instrumentation', 'on');
-      await work();
-      await client.ping();
-      tell('instrumentation', 'off');
-      tell('dump');
+    port,
+    tell: (...command) =>
+      execFileSync('vgdb', [`--vgdb-prefix=${dir}/vgdb`, `--pid=${pid}`, ...command], { stdio: 'pipe' }),
+    instructions() {
       const dumps = readdirSync(dir).filter((name) => name.startsWith(`out.${pid}.`));
       const total = dumps.reduce((sum, name) => sum + selfCost(readFileSync(path.join(dir, name), 'utf8')), 0);
       for (const name of dumps) rmSync(path.join(dir, name));
       return total;
     },
+    /** Stops it, and waits until its port is free again (the next server may be given the same). */
     async stop() {
-      process.off('exit', stopServer);
-      client.disconnect();
-      stopServer();
+      process.off('exit', stop);
+      stop();
+      for (let tries = 0; tries < 100 && running(pid); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
     },
   };
+}
+
+function running(pid) {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The instructions every one of `nodes` ({server, client}) ran while `work()` ran, each its own and
+ * their sum: each node's last reply included (a PING behind it is awaited).
+ */
+export async function countInstructions(nodes, work) {
+  for (const { server } of nodes) {
+    server.tell('zero');
+    server.tell('instrumentation', 'on');
+  }
+  await work();
+  await Promise.all(nodes.map(({ client }) => client.ping()));
+  const each = nodes.map(({ server }) => {
+    server.tell('instrumentation', 'off');
+    server.tell('dump');
+    return server.instructions();
+  });
+  return { each, total: each.reduce((sum, count) => sum + count, 0) };
 }
 
 /**

@@ -1,35 +1,55 @@
 /**
  * A Redis Cluster of the benchmark's own: 3 masters on free ports, each given a third of the slots
  * (nothing kept on disk but each node's cluster file, in a folder of its own). `nodes` is what agentq's
- * REDIS_CLUSTER_NODES takes.
+ * REDIS_CLUSTER_NODES takes. `counted`: each node runs under callgrind (counted-redis.mjs), and
+ * `count(work)` answers the instructions each ran for `work`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { countInstructions, startCountedServer } from './counted-redis.mjs';
 import { connectWhenUp, freePort } from './private-redis.mjs';
 
 const SLOTS = 16_384;
 
-export async function startRedisCluster({ masters = 3 } = {}) {
+export async function startRedisCluster({ masters = 3, counted = false } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'agentq-bench-cluster-'));
   const servers = [];
   const clients = [];
-  const stop = () => {
+  const stop = async () => {
     for (const client of clients) client.disconnect();
-    for (const server of servers) server.kill('SIGKILL');
+    await Promise.all(servers.map((server) => (counted ? server.stop() : server.kill('SIGKILL'))));
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', stop);
   for (let index = 0; index < masters; index++) {
-    const port = await freePort();
-    // prettier-ignore
-    servers.push(spawn('redis-server', [
-      '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-      '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir,
-    ], { stdio: 'ignore' }));
-    const client = await connectWhenUp(`redis://127.0.0.1:${port}`, { everyMs: 50, tries: 100 });
+    // (its address said: a node that met no other knows none, and would answer CLUSTER SLOTS without it)
+    const clusterArgs = (port) => [
+      '--cluster-announce-ip',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      path.join(dir, `nodes-${port}.conf`),
+      '--dir',
+      dir,
+    ];
+    let port;
+    if (counted) {
+      // (its port is picked as it starts: its cluster file is named by its place)
+      const server = await startCountedServer(clusterArgs('counted-' + index));
+      port = server.port;
+      servers.push(server);
+    } else {
+      port = await freePort();
+      // prettier-ignore
+      servers.push(spawn('redis-server', [
+        '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...clusterArgs(port),
+      ], { stdio: 'ignore' }));
+    }
+    const client = await connectWhenUp(`redis://127.0.0.1:${port}`, { everyMs: counted ? 100 : 50, tries: 200 });
     client.port = port;
     clients.push(client);
   }
@@ -64,6 +84,12 @@ export async function startRedisCluster({ masters = 3 } = {}) {
       }
       return counts;
     },
+    /** With `counted`: the instructions each master ran while `work()` ran, and their sum. */
+    count: (work) =>
+      countInstructions(
+        servers.map((server, index) => ({ server, client: clients[index] })),
+        work,
+      ),
     /** A client of the whole cluster (ioredis's Cluster). */
     connect: () => new Redis.Cluster(clients.map((client) => ({ host: '127.0.0.1', port: client.port }))),
     stop,
