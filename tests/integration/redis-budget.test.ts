@@ -15,16 +15,17 @@ import { startRedisServer } from '../setup/redis-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
- * The budgets, per task, all its Redis work included. Measured: a single step 50.5 to 50.7 run, 4.6 to
- * 4.75 sent, 4.5 to 4.6 scripts; two steps 63.8 to 64.3, 6.85 to 7.1, 6.6 to 6.9. Before the end commit
- * took a task's earlier events from its list and its create wrote them packed: 52.3, 4.5, 4.45 and 64.8
- * to 65.2, 6.85 to 7.05, 6.6 to 6.8. What is sent varies with how a run's admission turns and empty
+ * The budgets, per task, all its Redis work included. Measured: a single step 51.25 run, 4.5 sent, 4.4
+ * scripts; two steps 64.45, 6.6, 6.5 (the end reads the packed string to write it whole: one GET more
+ * than an APPEND, which left twice its length allocated). Before the end commit took a task's earlier
+ * events from its list and its create wrote them packed: 52.3, 4.5, 4.45 and 64.8 to 65.2, 6.85 to
+ * 7.05, 6.6 to 6.8. What is sent varies with how a run's admission turns and empty
  * fetches fall, so two steps may send 7.5. Raise one only with a reason in the commit, and the
  * performance table (docs/performance.md) measured again.
  *
  * BullMQ's own share of a job is about 33 commands run and 3 scripts (add, fetch, finish; its jobs have
  * no priority and its worker no metrics, each of which cost 2 to 3 more). The record, its list, its
- * events and memory take about 17: create, claim, and the end, which appends the run's events to the
+ * events and memory take about 18: create, claim, and the end, which adds the run's events to the
  * packed string the create began (run-events.ts), so an ended task costs no compaction and a
  * single-step task no list. Of them, an INCRBY per commit that appends messages or events adds what it
  * wrote to its tenant's count (tenant-bytes.ts): 1 for a single step, 3 for two steps and a tool. Fair

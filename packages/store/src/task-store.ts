@@ -422,7 +422,7 @@ export class TaskStore {
         existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
       const fields = Object.entries(task.fields).flat();
       const inputs = task.inputs?.flatMap((file) => [file.path, file.content]) ?? [];
-      // Its first event, as its packed string begins (commit.lua appends to it): its line, as the scripts make one.
+      // Its first event, as its packed string begins (its end adds to it, commit.lua): its line, as the scripts make one.
       const first =
         task.event && storedOpen(`${eventLine(id, task.fields.rootId, 1, eventBody(task.event, id, ts))}\n`);
       args.push(...fields, ...(first ? [first] : []), ...inputs);

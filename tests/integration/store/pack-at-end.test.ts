@@ -54,6 +54,9 @@ it('packs the events in the end commit: the same replay, to the byte, and nothin
   const live = await store.storedEvents(task.id);
   await transitions.complete(task, { runToken: 'run-a', result: 'done' });
   expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
+  // Written whole: an appended string keeps about twice its length allocated, for more appends.
+  const length = await store.redis.strlen(keys.packedEvents(task.id));
+  expect(Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)))).toBeLessThan(1.3 * length + 100);
   const replay = await store.storedEvents(task.id);
   expect(replay.map((stored) => stored.event.seq)).toEqual(replay.map((_, index) => index + 1));
   expect(replay.slice(0, live.length).map((stored) => stored.text)).toEqual(live.map((stored) => stored.text));
