@@ -79,10 +79,14 @@ if payload.expectSeq and payload.expectSeq ~= seq then return {'wrong_status', s
 -- are, then the run's. If the list was not every event after `packed` (compacted since: the field is
 -- then behind), or those lines are too much to keep uncompressed, they go back, and the task is
 -- compacted once it ended.
-local packing, before = false, nil
+local packing, before, whole = false, nil, false
 if payload.pack and payload.pack.seq == seq then
   local open, from = tonumber(fields.packed or '0'), payload.pack.from
-  if seq == open then
+  if from == 0 then
+    -- The run holds every event (a first run: its claim read the first): they are the packed string.
+    whole, before = true, ''
+    if seq > open then redis.call('DEL', eventsKey) end
+  elseif seq == open then
     before = ''
   elseif from >= open then
     local taken = redis.call('LPOP', eventsKey, seq - open)
@@ -151,9 +155,13 @@ local last = addEvents(not packing and eventsKey or nil, channel, payload.taskId
 if packing then
   -- Written whole, not with APPEND: an appended string keeps twice its length allocated (Redis grows it
   -- for more appends), which doubled what an ended task's events hold (B8: 1,000 -> 2,150 bytes).
-  redis.call('SET', packedKey, (redis.call('GET', packedKey) or '') .. storedBlocks(before) .. ARGV[#ARGV])
+  local text = whole and ARGV[#ARGV] or (redis.call('GET', packedKey) or '') .. storedBlocks(before) .. ARGV[#ARGV]
+  redis.call('SET', packedKey, text)
   put('packed', string.format('%d', last))
 end
+-- (the copy of its first event is for its first run's claim: once it ended, it has no use; not read
+-- here, it is emptied whether or not the task has one)
+if payload.expireAt then put('first', '') end
 if last ~= seq then put('seq', string.format('%d', last)) end
 if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
 if #set > 0 then redis.call('HSET', taskKey, unpack(set)) end

@@ -7,7 +7,7 @@ const body = (text: string) => `"taskId":"t","type":"reasoning","data":{"text":$
 describe('the events a run holds for its end commit', () => {
   it('packs the lines the run wrote, as the script writes them, after the seq it started at, and lets the run go', () => {
     const runs = new RunEvents();
-    runs.start('r', { taskId: 't', rootId: 't', seq: 1 });
+    runs.start('r', { taskId: 't', rootId: 't', seq: 1, lines: [] });
     runs.added('r', [body('a'), body('b')], 3);
     const packed = runs.pack('r', [body('end')])!;
     expect(packed).toMatchObject({ from: 1, seq: 3 });
@@ -19,9 +19,21 @@ describe('the events a run holds for its end commit', () => {
     expect(runs.heldBytes).toBe(0);
   });
 
+  it("packs every line of a first run, its task's first event included, as following seq 0", () => {
+    const runs = new RunEvents();
+    const first = eventLine('t', 't', 1, body('queued'));
+    runs.start('r', { taskId: 't', rootId: 't', seq: 1, lines: [first] });
+    runs.added('r', [body('a')], 2);
+    const packed = runs.pack('r', [body('end')])!;
+    expect(packed).toMatchObject({ from: 0, seq: 2 });
+    expect(inflatePacked(packed.blob)).toBe(
+      `${[first, eventLine('t', 't', 2, body('a')), eventLine('t', 't', 3, body('end'))].join('\n')}\n`,
+    );
+  });
+
   it("lets a run go when another writer's events came between its own", () => {
     const runs = new RunEvents();
-    runs.start('r', { taskId: 't', rootId: 't', seq: 4 });
+    runs.start('r', { taskId: 't', rootId: 't', seq: 4, lines: [] });
     runs.added('r', [body('a')], 6);
     expect(runs.pack('r', [])).toBeUndefined();
     expect(runs.heldBytes).toBe(0);
@@ -31,7 +43,7 @@ describe('the events a run holds for its end commit', () => {
     const runs = new RunEvents();
     const line = 'x'.repeat(400 * 1024);
     for (let index = 0; index < 200; index++) {
-      runs.start(`r${index}`, { taskId: 't', rootId: 't', seq: 1 });
+      runs.start(`r${index}`, { taskId: 't', rootId: 't', seq: 1, lines: [] });
       runs.added(`r${index}`, [line], 2);
     }
     expect(runs.size).toBe(163);
@@ -42,7 +54,7 @@ describe('the events a run holds for its end commit', () => {
 
   it('lets a run go once its own lines pass 512 KB', () => {
     const runs = new RunEvents();
-    runs.start('r', { taskId: 't', rootId: 't', seq: 1 });
+    runs.start('r', { taskId: 't', rootId: 't', seq: 1, lines: [] });
     runs.added('r', ['x'.repeat(300 * 1024)], 2);
     expect(runs.size).toBe(1);
     runs.added('r', ['x'.repeat(300 * 1024)], 3);

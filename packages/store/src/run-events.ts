@@ -1,11 +1,11 @@
 /**
  * An ended task's events packed by the run that ended it, in its end commit. A run's claim learns
- * whether its task's list holds every event (none were compacted yet) and the task is small; from then
- * on, each of the run's commits adds the lines it wrote, as the commit script writes them; the end
- * commit sends the run's lines deflated, with the seq they start after and the seq they end at. The
- * script takes the list's lines (one LPOP, in place of a DEL) and stores the ones before the run's, as
- * they are, in front of the run's deflated ones: the packed string, only if no other event was written
- * since. Otherwise, or when the run's events grew past what a process should hold, the task is
+ * whether the task is small; a first run also gets its task's first event (a copy in its record), and
+ * so holds every event. From then on, each of the run's commits adds the lines it wrote, as the commit
+ * script writes them; the end commit sends the lines held deflated, with the seq they start after and
+ * the seq they end at. A first run's are the packed string, written whole; another's follow the list's
+ * lines from before it (taken with one LPOP) in the packed string. Only if no other event was written
+ * since; otherwise, or when the run's events grew past what a process should hold, the task is
  * compacted later, as before (compact-events.ts). What it saves each ended task: its compaction's 6 to
  * 7 Redis commands and a share of a batch's round trips.
  */
@@ -22,7 +22,7 @@ const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 interface HeldRun {
   taskId: string;
   rootId: string;
-  /** The run's own lines, from seq `from` + 1 on. */
+  /** The lines it holds, from seq `from` + 1 on (0: every one). */
   lines: string[];
   from: number;
   /** The last event's number: the seq the lines end at. */
@@ -39,10 +39,15 @@ export class RunEvents {
   private readonly runs = new Map<string, HeldRun>();
   private totalBytes = 0;
 
-  /** A claim found its task's list whole, ending at `seq`: from now on the run's own lines are added. */
-  start(runToken: string, run: { taskId: string; rootId: string; seq: number }): void {
+  /**
+   * A claim found its task small, its last event at `seq`: from now on the run's own lines are added
+   * to `lines`, the task's last ones it knows (all of them, from seq 1, for a first run).
+   */
+  start(runToken: string, run: { taskId: string; rootId: string; seq: number; lines: string[] }): void {
     this.drop(runToken);
-    this.runs.set(runToken, { ...run, lines: [], from: run.seq, bytes: 0 });
+    const bytes = run.lines.reduce((sum, line) => sum + line.length, 0);
+    this.runs.set(runToken, { ...run, lines: [...run.lines], from: run.seq - run.lines.length, bytes });
+    this.grew(bytes);
   }
 
   /**
@@ -65,8 +70,9 @@ export class RunEvents {
   }
 
   /**
-   * What the run's end commit, which writes `bodies`, sends: the run's lines deflated, the seq they
-   * follow, and the seq before the end's own; undefined when the run is not held. The run is let go.
+   * What the run's end commit, which writes `bodies`, sends: the lines held deflated, the seq they
+   * follow (0: they are every one), and the seq before the end's own; undefined when the run is not
+   * held. The run is let go.
    */
   pack(runToken: string, bodies: readonly string[]): { from: number; seq: number; blob: Buffer } | undefined {
     const run = this.runs.get(runToken);

@@ -420,12 +420,15 @@ export class TaskStore {
       const existingId = idempotencyKey !== undefined ? named.get(idempotencyKey) : undefined;
       const existing =
         existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
-      const fields = Object.entries(task.fields).flat();
+      // Its first event's line, as the scripts make one, at the task's creation: its packed string begins
+      // with it. Its record keeps the event, short (`first`), for its first run's claim, which reads the
+      // record: the run then holds every line, and its end writes the packed string whole (run-events.ts).
+      const createdAt = task.fields.createdAt ?? ts;
+      const first = task.event && eventLine(id, task.fields.rootId, 1, eventBody(task.event, id, createdAt));
+      const copy = task.event && task.fields.createdAt ? firstEventCopy(task.event) : undefined;
+      const fields = [...Object.entries(task.fields).flat(), ...(copy ? ['first', copy] : [])];
       const inputs = task.inputs?.flatMap((file) => [file.path, file.content]) ?? [];
-      // Its first event, as its packed string begins (its end adds to it, commit.lua): its line, as the scripts make one.
-      const first =
-        task.event && storedOpen(`${eventLine(id, task.fields.rootId, 1, eventBody(task.event, id, ts))}\n`);
-      args.push(...fields, ...(first ? [first] : []), ...inputs);
+      args.push(...fields, ...(first ? [storedOpen(`${first}\n`)] : []), ...inputs);
       const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
       const gate = task.gated && task.listed ? keys.push(cell.concurrencyQueue(task.gated.base)) : undefined;
@@ -537,8 +540,8 @@ export class TaskStore {
     const reply = await this.runCommit(options, bodies, true);
     const [, , , , flat, memory, , small] = reply;
     const result: ReadCommitResult = commitResult(reply);
+    const hash: Record<string, string> = {};
     if (flat) {
-      const hash: Record<string, string> = {};
       for (let index = 0; index < flat.length; index += 2) hash[flat[index]!] = flat[index + 1]!;
       const record = parseTaskRecord(hash);
       if (record) result.record = record;
@@ -546,11 +549,15 @@ export class TaskStore {
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
     if (options.holdEventsFor && result.applied && small === 1) {
       const { taskId } = options;
-      // Held from before the claim's own events, which are the run's first.
+      // Held from before the claim's own events, which are the run's first; a first run holds every event
+      // (its task's first is in its record), and its end writes them all.
+      const seq = result.seq - bodies.length;
+      const first = seq === 1 && hash.packed === '1' ? firstEventLine(taskId, hash) : undefined;
       this.runEvents.start(options.holdEventsFor, {
         taskId,
         rootId: result.record?.rootId ?? taskId,
-        seq: result.seq - bodies.length,
+        seq,
+        lines: first ? [first] : [],
       });
       this.runEvents.added(options.holdEventsFor, bodies, result.seq);
     } else this.heldEvents(options, bodies, result);
@@ -959,6 +966,30 @@ function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
  * An event's body as the scripts take it (commit-script.ts, ENVELOPE): its JSON fields after `id`, `seq`
  * and `rootId`, which the script puts in front; `taskId` is the owner's unless the event is mirrored.
  */
+/**
+ * A task's first event as its record keeps it (`first`): what its line is made of besides the task's id,
+ * root and creation time, which the record holds. Only when that is at most 64 bytes: a longer value
+ * turns a small record's hash from Redis's compact encoding into a table (hash-max-listpack-value, 64 by
+ * default), about 1 KB more for as long as the task is kept.
+ */
+function firstEventCopy(event: StoredEventInput): string | undefined {
+  if (event.taskId || event.at) return undefined;
+  const { type, agent, worker, step, data } = event;
+  const copy = JSON.stringify({ type, agent, worker, step, data });
+  return copy.length <= 64 ? copy : undefined;
+}
+
+/** The first event's line a record's copy makes (undefined: none kept, or one not readable). */
+function firstEventLine(taskId: string, hash: Record<string, string>): string | undefined {
+  if (!hash.first || !hash.createdAt) return undefined;
+  try {
+    const event = JSON.parse(hash.first) as StoredEventInput;
+    return eventLine(taskId, hash.rootId ?? taskId, 1, eventBody(event, taskId, hash.createdAt));
+  } catch {
+    return undefined;
+  }
+}
+
 function eventBody(event: StoredEventInput, owner: string, ts: string): string {
   // An empty taskId or time is none, as it always was.
   let body = `"taskId":${JSON.stringify(event.taskId || owner)},"ts":${JSON.stringify(event.at || ts)},"type":${JSON.stringify(event.type)}`;

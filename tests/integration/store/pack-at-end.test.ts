@@ -54,6 +54,12 @@ it('packs the events in the end commit: the same replay, to the byte, and nothin
   const live = await store.storedEvents(task.id);
   await transitions.complete(task, { runToken: 'run-a', result: 'done' });
   expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
+  // Written whole from the run's copy, its first event's line (its record's copy) included: it begins
+  // deflated, not with the stored block its create wrote; and the record's copy is emptied.
+  expect((await store.redis.getBuffer(keys.packedEvents(task.id)))![0]).not.toBe(0);
+  expect(await store.redis.hget(keys.task(task.id), 'first')).toBe('');
+  // Its copy was short: the small record kept Redis's compact encoding (a long value makes it a table).
+  expect(await store.redis.object('ENCODING', keys.task(task.id))).toBe('listpack');
   // Written whole: an appended string keeps about twice its length allocated, for more appends.
   const length = await store.redis.strlen(keys.packedEvents(task.id));
   expect(Number(await store.redis.memory('USAGE', keys.packedEvents(task.id)))).toBeLessThan(1.3 * length + 100);
@@ -188,6 +194,29 @@ it("never appends to a packed string an earlier version closed: the retried run'
   expect(all.slice(0, first.length)).toEqual(first);
   expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
   expect(all.at(-1)!.type).toBe('task.completed');
+});
+
+it("packs a first run whose first event is too long to copy into its record through the list's path", async () => {
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual', concurrencyKey: 'k'.repeat(60) }], {
+    tenant: 'acme',
+  });
+  const task = (await store.getRecord(created!.id))!;
+  expect(await store.redis.hexists(keys.task(task.id), 'first')).toBe(0);
+  await transitions.claim(task, { runToken: 'run-n' });
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    runToken: 'run-n',
+    events: [{ type: 'reasoning', data: { text: 'x' } }],
+  });
+  const live = await store.storedEvents(task.id);
+  await transitions.complete(task, { runToken: 'run-n', result: 'done' });
+  expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
+  // Its create's stored block first, then the run's lines.
+  expect((await store.redis.getBuffer(keys.packedEvents(task.id)))![0]).toBe(0);
+  const replay = await store.storedEvents(task.id);
+  expect(replay.slice(0, live.length).map((stored) => stored.text)).toEqual(live.map((stored) => stored.text));
+  expect(replay.map((stored) => stored.event.seq)).toEqual(replay.map((_, index) => index + 1));
 });
 
 it('packs nothing for a run another process ended, nor for a run that goes back to the queue', async () => {
