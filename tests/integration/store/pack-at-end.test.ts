@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { compactEvents, connectRedis, createKeys, TaskStore } from '@agentq/store';
+import type { TaskEvent } from '@agentq/contract';
+import { compactEvents, connectRedis, createKeys, TaskStore, type TaskRecord } from '@agentq/store';
 import { Transitions } from '@agentq/tasks';
 import { deflateOpen, inflatePacked } from '../../../packages/store/src/task-events.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
@@ -41,6 +42,31 @@ async function runningTask(runToken: string, runStore = store, prompt = 'p') {
       ],
     });
   return task;
+}
+
+/** Runs an ended task again, as a retry does: queued, claimed by `runToken`, one event written. */
+async function runAgain(task: TaskRecord, runToken: string) {
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    status: 'queued',
+    events: [{ type: 'task.queued', data: {} }],
+  });
+  await transitions.claim(task, { runToken });
+  await store.commit({
+    taskId: task.id,
+    tenant: 'acme',
+    runToken,
+    events: [{ type: 'reasoning', data: { text: 'again' } }],
+  });
+}
+
+/** A task's events now: those of `first` before, then more, numbered without a gap. */
+async function expectFollowing(taskId: string, first: TaskEvent[]) {
+  const all = await store.events(taskId);
+  expect(all.slice(0, first.length)).toEqual(first);
+  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  return all;
 }
 
 /** Where a task's events are: a list left (to compact) or not, and whether it is to be compacted. */
@@ -117,25 +143,11 @@ it("packs a retried task's run too: the lines before it are appended as they are
   await transitions.complete(task, { runToken: 'run-e', result: 'done' });
   const first = await store.events(task.id);
   // Run again (as a retry does), on the packed events of its first run.
-  await store.commit({
-    taskId: task.id,
-    tenant: 'acme',
-    status: 'queued',
-    events: [{ type: 'task.queued', data: {} }],
-  });
-  await transitions.claim(task, { runToken: 'run-f' });
-  await store.commit({
-    taskId: task.id,
-    tenant: 'acme',
-    runToken: 'run-f',
-    events: [{ type: 'reasoning', data: { text: 'again' } }],
-  });
+  await runAgain(task, 'run-f');
   await transitions.complete(task, { runToken: 'run-f', result: 'again' });
   expect(store.runEvents.size).toBe(0);
   expect(await packed(task.id)).toEqual({ list: 0, toCompact: null });
-  const all = await store.events(task.id);
-  expect(all.slice(0, first.length)).toEqual(first);
-  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+  const all = await expectFollowing(task.id, first);
   expect(all.slice(first.length).map((event) => event.type)).toEqual(['task.queued', 'reasoning', 'task.completed']);
 });
 
@@ -146,19 +158,7 @@ it('puts the lines it took back when the list was not every event after the pack
   await transitions.complete(task, { runToken: 'run-j', result: 'done' });
   await compactEvents({ redis: store.redis, keys });
   const first = await store.events(task.id);
-  await store.commit({
-    taskId: task.id,
-    tenant: 'acme',
-    status: 'queued',
-    events: [{ type: 'task.queued', data: {} }],
-  });
-  await transitions.claim(task, { runToken: 'run-k' });
-  await store.commit({
-    taskId: task.id,
-    tenant: 'acme',
-    runToken: 'run-k',
-    events: [{ type: 'reasoning', data: { text: 'again' } }],
-  });
+  await runAgain(task, 'run-k');
   const listed = await store.redis.lrange(keys.events(task.id), 0, -1);
   await transitions.complete(task, { runToken: 'run-k', result: 'again' });
   expect(store.runEvents.size).toBe(0);
@@ -166,10 +166,7 @@ it('puts the lines it took back when the list was not every event after the pack
   // The lines its end took from the list went back, in their order, before its own.
   expect((await store.redis.lrange(keys.events(task.id), 0, -1)).slice(0, listed.length)).toEqual(listed);
   await compactEvents({ redis: store.redis, keys });
-  const all = await store.events(task.id);
-  expect(all.slice(0, first.length)).toEqual(first);
-  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
-  expect(all.at(-1)!.type).toBe('task.completed');
+  expect((await expectFollowing(task.id, first)).at(-1)!.type).toBe('task.completed');
 });
 
 it("never appends to a packed string an earlier version closed: the retried run's end leaves it for a compaction", async () => {
@@ -180,20 +177,11 @@ it("never appends to a packed string an earlier version closed: the retried run'
   await store.redis.set(keys.packedEvents(task.id), deflateRawSync(text));
   await store.redis.hdel(keys.task(task.id), 'packed');
   const first = await store.events(task.id);
-  await store.commit({
-    taskId: task.id,
-    tenant: 'acme',
-    status: 'queued',
-    events: [{ type: 'task.queued', data: {} }],
-  });
-  await transitions.claim(task, { runToken: 'run-m' });
+  await runAgain(task, 'run-m');
   await transitions.complete(task, { runToken: 'run-m', result: 'again' });
   expect(await packed(task.id)).toEqual({ list: 1, toCompact: '0' });
   await compactEvents({ redis: store.redis, keys });
-  const all = await store.events(task.id);
-  expect(all.slice(0, first.length)).toEqual(first);
-  expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
-  expect(all.at(-1)!.type).toBe('task.completed');
+  expect((await expectFollowing(task.id, first)).at(-1)!.type).toBe('task.completed');
 });
 
 it("packs a first run whose first event is too long to copy into its record through the list's path", async () => {
