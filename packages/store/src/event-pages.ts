@@ -6,7 +6,8 @@
  * 14.2 s and grew the API by 640 MB when each read inflated and parsed the whole log at once.
  *
  * A compaction between two pages (the list moves into the packed string) shows as a page that does not
- * start at the next seq: the rest is then read in one go, by the script that reads all three at once.
+ * start at the next seq, and a packed string written again while it is read (a run's end writes it
+ * whole) as another length: the rest is then read in one go, by the script that reads both at once.
  */
 import { EventsChangedError } from './store-errors.js';
 import { createInflateRaw } from 'node:zlib';
@@ -88,6 +89,11 @@ async function* packedPages(redis: Redis, key: string, length: number): AsyncGen
       if (chunk.length === 0) throw new EventsChangedError('the compacted events changed while they were read');
       if (!inflate.write(chunk)) await new Promise((resolve) => inflate.once('drain', resolve));
     }
+    // Written again meanwhile (a run's end writes its task's packed string whole, longer): what was read
+    // is a prefix of the new one, whose last line may be cut. The lines before it are the task's; the
+    // rest is read again from after them.
+    if ((await redis.strlen(key)) !== length)
+      throw new EventsChangedError('the packed events changed while they were read');
     inflate.end();
   };
   const fed = feed().catch((error: unknown) => inflate.destroy(error as Error));

@@ -79,3 +79,35 @@ it('reads on whole when the task is compacted between two pages', async () => {
   expect(await store.redis.exists(keys.events(task.id))).toBe(0);
   expect(read).toEqual(whole);
 });
+
+it('reads on whole when a run ends while its task is read: its packed string is written again, longer', async () => {
+  // A first run of a few events, held by its process: its end writes the packed string whole.
+  const [created] = await transitions.submit([{ prompt: 'p', agent: 'casual' }], { tenant: 'acme' });
+  const task = (await store.getRecord(created!.id))!;
+  await transitions.claim(task, { runToken: 'whole' });
+  const thoughts = Array.from({ length: 40 }, (_, index) => ({
+    type: 'reasoning' as const,
+    step: 1,
+    data: { text: `thought ${index} ${'x'.repeat(index * 7)}` },
+  }));
+  await store.commit({ taskId: task.id, tenant: 'acme', runToken: 'whole', events: thoughts });
+  // The reader has the packed string's length (only the create's event is in it); the end comes before its read.
+  const read = store.redis.getrangeBuffer.bind(store.redis);
+  let ended = false;
+  store.redis.getrangeBuffer = (async (...args: Parameters<typeof read>) => {
+    if (!ended) {
+      ended = true;
+      await transitions.complete(task, { runToken: 'whole', result: 'done' });
+    }
+    return read(...args);
+  }) as typeof read;
+  try {
+    const pages = await paged(task.id);
+    expect(ended).toBe(true);
+    const whole = await store.storedEvents(task.id);
+    expect(pages.flat()).toEqual(whole);
+    expect(whole.at(-1)!.event.type).toBe('task.completed');
+  } finally {
+    store.redis.getrangeBuffer = read;
+  }
+});
