@@ -21,11 +21,12 @@
 -- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
 -- memory: a run's claim reads its task in the same round trip; with `holdEvents` too, whether the task
 -- wrote at most PLAIN_MAX bytes, for the run to pack its events at its end (run-events.ts). A task's
--- events are its packed string (deflated; open: more may be appended), up to the record's `packed`
--- seq, then its list. With `pack` ({seq, from}: the run's lines, from seq `from` + 1 on, deflated and
--- left open, are the last ARGV), an end commit that finds the task's last event at `seq` (nothing
--- written since the run's copy) adds to the packed string the list's lines before the run's, as
--- deflate's stored blocks, then the run's, and publishes its own: no list is left, no compaction.
+-- events are its packed string (deflated; open: more parts may follow), up to the record's `packed`
+-- seq, then its list. With `pack` ({seq, from}: the run's lines, from seq `from` + 1 on, 0 for all of
+-- them, deflated and left open, are the last ARGV), an end commit that finds the task's last event at
+-- `seq` (nothing written since the run's copy) writes the packed string again whole: what it held and
+-- the list's lines before the run's as deflate's stored blocks (none for a first run, which holds them
+-- all), then the run's; and publishes its own: no list is left, no compaction.
 -- Else its events are added as any commit's, and it joins the to-compact set.
 --
 -- Answers {outcome, seq, status, stop, record?, messages?, delivery?, small?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
@@ -74,11 +75,11 @@ end
 -- A change made from what the caller read (a decision among several): only if nothing came between.
 if payload.expectSeq and payload.expectSeq ~= seq then return {'wrong_status', seq, current, cancelRequested, record} end
 -- The run's copy of its events is whole: nothing was written since it was made. The packed string
--- holds the events up to `packed` (left open), the list the rest; the list's lines before the run's
--- are taken (LPOP, which removes the list; a single-step run finds no list) and appended as they
--- are, then the run's. If the list was not every event after `packed` (compacted since: the field is
--- then behind), or those lines are too much to keep uncompressed, they go back, and the task is
--- compacted once it ended.
+-- holds the events up to `packed` (left open), the list the rest. A first run holds every event: its
+-- lines are the packed string. Another's follow the packed string and the list's lines before the
+-- run's, taken with one LPOP (which removes the list) and kept as they are. If the list was not every
+-- event after `packed` (compacted since: the field is then behind), or those lines are too much to keep
+-- uncompressed, they go back, and the task is compacted once it ended.
 local packing, before, whole = false, nil, false
 if payload.pack and payload.pack.seq == seq then
   local open, from = tonumber(fields.packed or '0'), payload.pack.from
@@ -138,6 +139,9 @@ local messageCount, eventCount = payload.messages or 0, payload.events or 0
 local fieldsFrom = ARGV_REST + messageCount + eventCount
 for index = fieldsFrom, fieldsFrom + (payload.fields or 0) - 1, 2 do put(ARGV[index], ARGV[index + 1]) end
 -- (read mode only: the record is at hand)
+-- The copy of its first event is for its first run's claim, which this is if it has one (the caller
+-- has it in the record answered): emptied, in the write the claim makes anyway.
+if payload.read and fields.first and fields.first ~= '' then put('first', '') end
 if payload.firstTime then
   for name, value in pairs(payload.firstTime) do if not fields[name] then put(name, value) end end
 end
@@ -159,9 +163,6 @@ if packing then
   redis.call('SET', packedKey, text)
   put('packed', string.format('%d', last))
 end
--- (the copy of its first event is for its first run's claim: once it ended, it has no use; not read
--- here, it is emptied whether or not the task has one)
-if payload.expireAt then put('first', '') end
 if last ~= seq then put('seq', string.format('%d', last)) end
 if written > 0 then put('bytes', string.format('%d', tonumber(fields.bytes or '0') + written)) end
 if #set > 0 then redis.call('HSET', taskKey, unpack(set)) end

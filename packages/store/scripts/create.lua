@@ -93,8 +93,8 @@ for index, task in ipairs(payload.tasks) do
       redis.call('ZADD', KEYS[list], string.format('%d', position == 1 and task.band * STATUS_SPAN + order or order), task.taskId)
     end
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published,
-    -- as its packed string, which the caller made (left open: the run that ends the task appends its own
-    -- lines to it, and its list is never made, commit.lua).
+    -- as its packed string, which the caller made (left open: the run that ends the task writes it again
+    -- with its own lines after, and a single-step task's list is never made, commit.lua).
     if task.events > 0 then redis.call('SET', KEYS[task.packedEvents], ARGV[arg + task.fields]) end
     if task.inputs then
       local from = arg + task.fields + task.events

@@ -12,7 +12,7 @@ import { luaScript } from './lua-script.js';
 
 /**
  * A task's packed events are a raw deflate stream left open (no final block: ended with a sync flush), so
- * that more can be appended to it as they are (commit.lua); one written before that, closed, reads the same.
+ * that more parts can follow it (commit.lua); one written before that, closed, reads the same.
  */
 export const OPEN_STREAM = { finishFlush: constants.Z_SYNC_FLUSH };
 

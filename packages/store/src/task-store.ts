@@ -968,7 +968,8 @@ function commitResult([outcome, seq, status, stop]: CommitReply): CommitResult {
  */
 /**
  * A task's first event as its record keeps it (`first`): what its line is made of besides the task's id,
- * root and creation time, which the record holds. Only when that is at most 64 bytes: a longer value
+ * root and creation time, which the record holds; its first run's claim empties it. Only when that is
+ * at most 64 bytes (UTF-8): a longer value
  * turns a small record's hash from Redis's compact encoding into a table (hash-max-listpack-value, 64 by
  * default), about 1 KB more for as long as the task is kept.
  */
@@ -976,7 +977,7 @@ function firstEventCopy(event: StoredEventInput): string | undefined {
   if (event.taskId || event.at) return undefined;
   const { type, agent, worker, step, data } = event;
   const copy = JSON.stringify({ type, agent, worker, step, data });
-  return copy.length <= 64 ? copy : undefined;
+  return Buffer.byteLength(copy) <= 64 ? copy : undefined;
 }
 
 /** The first event's line a record's copy makes (undefined: none kept, or one not readable). */

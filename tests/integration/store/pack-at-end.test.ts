@@ -205,6 +205,8 @@ it("packs a first run whose first event is too long to copy into its record thro
   const replay = await store.storedEvents(task.id);
   expect(replay.slice(0, live.length).map((stored) => stored.text)).toEqual(live.map((stored) => stored.text));
   expect(replay.map((stored) => stored.event.seq)).toEqual(replay.map((_, index) => index + 1));
+  // A record that kept no copy gets no field for one.
+  expect(await store.redis.hexists(keys.task(task.id), 'first')).toBe(0);
 });
 
 it('packs nothing for a run another process ended, nor for a run that goes back to the queue', async () => {

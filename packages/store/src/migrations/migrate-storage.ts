@@ -43,7 +43,7 @@ const MIGRATIONS: readonly Migration[] = [
     name: "no list of every tenant's tasks: an admin's list merges the tenants' lists",
     run: tenantSetForEveryTenantsList,
   },
-  { version: 4, name: "a task's packed events left open, for its end to append to", run: openPackedEvents },
+  { version: 4, name: "a task's packed events left open, for more parts to follow", run: openPackedEvents },
 ];
 
 /** The storage version this code reads and writes. */
