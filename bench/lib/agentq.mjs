@@ -91,9 +91,12 @@ export async function startAgentq({
 
 /**
  * A POST as a busy client sends it: node:http on a kept-alive connection. (The global fetch costs the
- * client about a millisecond a request on this machine, which is not agentq's time.)
+ * client about a millisecond a request on this machine, which is not agentq's time.) A connection left
+ * idle is closed before the API's 5 s keep-alive ends: Node's agent heeds the server's `Keep-Alive:
+ * timeout` only when given a timeout of its own, and a POST on a connection the API closed meanwhile
+ * fails ("socket hang up").
  */
-const client = new http.Agent({ keepAlive: true });
+const client = new http.Agent({ keepAlive: true, timeout: 4_000 });
 export function post(url, body, headers = {}) {
   return new Promise((resolve, reject) => {
     const request = http.request(
