@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANSWER_LIMIT_BYTES, keepAliveFetch, WholeResponse } from './keep-alive-fetch.js';
+import { ANSWER_LIMIT_BYTES, keepAliveFetch, nodeBodyOf, StreamedResponse, WholeResponse } from './keep-alive-fetch.js';
 
 describe('the keep-alive fetch', () => {
   let server: Server | undefined;
@@ -125,5 +125,49 @@ describe('a body read whole', () => {
     expect(response.bodyUsed).toBe(true);
     await expect(response.text()).rejects.toThrow(TypeError);
     expect(await clone.json()).toEqual({ answer: 'déjà vu ✓' });
+  });
+});
+
+describe('a streamed answer of the keep-alive fetch', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+  const events = 'data: {"a":"déjà vu ✓"}\n\ndata: [DONE]\n\n';
+  const streamedFrom = async () => {
+    server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      // In two writes, apart: it streams.
+      response.write(events.slice(0, 9));
+      setTimeout(() => response.end(events.slice(9)), 20);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    return keepAliveFetch(url, { method: 'POST', body: '{"stream": true}' });
+  };
+
+  it('keeps its Node stream for the one reader that asks, once', async () => {
+    const response = await streamedFrom();
+    expect(response).toBeInstanceOf(StreamedResponse);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const stream = nodeBodyOf(response)!;
+    expect(nodeBodyOf(response)).toBeUndefined();
+    expect(response.bodyUsed).toBe(true);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe(events);
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
+  it('is read as a fetch response is by anything else, which then has its stream', async () => {
+    expect(await (await streamedFrom()).text()).toBe(events);
+    const response = await streamedFrom();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body!) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe(events);
+    expect(response.bodyUsed).toBe(true);
+    expect(nodeBodyOf(response)).toBeUndefined();
+    expect(nodeBodyOf(new Response(events))).toBeUndefined();
   });
 });

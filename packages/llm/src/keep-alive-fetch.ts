@@ -70,7 +70,7 @@ export async function keepAliveFetch(input: string | URL | Request, init: Reques
     /"stream"\s*:\s*true/.test(body) &&
     String(response.headers['content-type'] ?? '').includes('text/event-stream')
   )
-    return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, headers });
+    return new StreamedResponse(stream, { status, headers });
   const tooLarge = `the answer is larger than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB, more than any model's answer; it was not read`;
   if (Number(response.headers['content-length']) > ANSWER_LIMIT_BYTES) {
     // Destroyed, undici's body says the request was aborted: nobody reads that any more.
@@ -118,6 +118,67 @@ export class WholeResponse extends Response {
     super(null, init);
   }
 }
+
+/**
+ * A `Response` whose body streams as it arrives, kept as the Node stream undici gives: the model's
+ * client reads a streamed completion from it (`nodeBodyOf`, completion-chunks.ts), where a web stream
+ * around it, and the SDK's reading of that, cost a worker about 70 µs a call. What else reads it
+ * (`body`, `text()`, ...) gets the `Response` a fetch would answer, made from the stream then.
+ */
+export class StreamedResponse extends Response {
+  /** The `Response` made with the stream, once something needed it. */
+  full: Response | undefined;
+  taken = false;
+
+  constructor(
+    readonly stream: Readable,
+    readonly init: ResponseInit,
+  ) {
+    super(null, init);
+  }
+}
+
+/** The Node stream of a streamed answer's body, once, if nothing read the body yet; else undefined. */
+export function nodeBodyOf(response: Response): Readable | undefined {
+  if (!(response instanceof StreamedResponse) || response.taken || response.full) return undefined;
+  response.taken = true;
+  return response.stream;
+}
+
+function streamedFull(response: StreamedResponse): Response {
+  if (response.taken) throw new TypeError('Body is unusable: Body has already been read');
+  response.full ??= new Response(Readable.toWeb(response.stream) as ReadableStream<Uint8Array>, response.init);
+  return response.full;
+}
+
+Object.defineProperties(StreamedResponse.prototype, {
+  body: {
+    get: function (this: StreamedResponse) {
+      return streamedFull(this).body;
+    },
+  },
+  bodyUsed: {
+    get: function (this: StreamedResponse) {
+      return this.taken || (this.full?.bodyUsed ?? false);
+    },
+  },
+  // (as fetch's: a read of a used body rejects; a clone of one throws)
+  ...Object.fromEntries(
+    (['text', 'json', 'arrayBuffer', 'blob', 'formData'] as const).map((name) => [
+      name,
+      {
+        value: async function (this: StreamedResponse) {
+          return (streamedFull(this)[name] as () => Promise<unknown>).call(this.full);
+        },
+      },
+    ]),
+  ),
+  clone: {
+    value: function (this: StreamedResponse) {
+      return streamedFull(this).clone();
+    },
+  },
+});
 
 function take(response: WholeResponse): Buffer {
   if (response.used) throw new TypeError('Body is unusable: Body has already been read');

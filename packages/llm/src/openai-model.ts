@@ -17,6 +17,7 @@ import type {
 import type { Message, TokenUsage, ToolCall } from '@agentq/protocol';
 import { LlmError, codeForStatus } from './errors.js';
 import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
+import { completionChunks } from './completion-chunks.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelDelta, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
@@ -75,9 +76,10 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     request: ModelRequest & { onDelta: NonNullable<ModelRequest['onDelta']> },
     signal: AbortSignal,
   ): Promise<ModelResponse | undefined> => {
-    const { data: stream, response } = await client.chat.completions
+    // The SDK sends it (its retries, Retry-After, errors); the answer's chunks are read here (completion-chunks.ts).
+    const response = await client.chat.completions
       .create({ ...requestBody(request), stream: true, stream_options: { include_usage: true } }, { signal })
-      .withResponse();
+      .asResponse();
     // An endpoint that answers a stream request whole (JSON) does not stream: that answer is read as a
     // whole call's is, with its bounds (past 64 MiB, cut off, not JSON: a broken answer), in this request.
     if (!response.headers.get('content-type')?.includes('text/event-stream')) {
@@ -91,7 +93,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     let passed = false;
     const answer = gatheredAnswer();
     try {
-      for await (const chunk of stream)
+      for await (const chunk of completionChunks(response))
         answer.add(chunk, (delta) => {
           passed = true;
           request.onDelta(delta);

@@ -2,7 +2,8 @@
  * Answers asked for as a stream (`onDelta`): the same answer as a whole call gives, its pieces passed
  * on as they come; a stream that breaks, or an endpoint that does not stream, falls back to a whole call.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ModelDelta } from './language-model.js';
 import { startOpenAIDouble, type DoubleAnswer, type OpenAIDouble } from './openai-double.js';
 import { createOpenAIModel } from './openai-model.js';
@@ -12,6 +13,7 @@ beforeEach(async () => {
   double = await startOpenAIDouble();
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await double.close();
 });
 
@@ -49,6 +51,29 @@ describe('streamed answers', () => {
       if (answer.content) expect(deltas.filter((delta) => delta.text).length).toBeGreaterThan(1);
     });
   }
+
+  it('reads the stream from the connection, with no web stream around it (a worker CPU cost, B2)', async () => {
+    const toWeb = vi.spyOn(Readable, 'toWeb');
+    double.setRules([{ reply: { content: 'pieces of an answer' } }]);
+    const deltas: ModelDelta[] = [];
+    const response = await model().generate({ messages, onDelta: (delta) => deltas.push(delta) });
+    expect(response.message.content).toBe('pieces of an answer');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(toWeb).not.toHaveBeenCalled();
+  });
+
+  it('stops reading a stream when its signal fires mid-answer', async () => {
+    double.setRules([{ reply: { content: 'an answer that takes its time to come', chunkDelayMs: 100 } }]);
+    const controller = new AbortController();
+    const pending = model().generate({
+      messages,
+      signal: controller.signal,
+      onDelta: () => controller.abort(),
+    });
+    await expect(pending).rejects.toMatchObject({ code: 'aborted' });
+    // Not asked again as a whole call: the caller gave up.
+    expect(double.requests.map((request) => request.stream ?? false)).toEqual([true]);
+  });
 
   it('falls back to a whole call when the stream breaks, saying the pieces so far are void', async () => {
     double.setRules([{ reply: { fault: 'no-done' }, times: 1 }, { reply: { content: 'the whole answer' } }]);
