@@ -265,10 +265,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       },
       offerTool: toolProtocolFor(config, pool) === 'native',
     };
-    const processor = slots.wrap(processorFor(pool, context));
+    const processor = processorFor(pool, context);
     const cellWorkers = keys.cells.map(
-      (cell) =>
-        new Worker(pool, processor, {
+      (cell, index) =>
+        new Worker(pool, slots.wrap(processor, index), {
           connection: redis,
           prefix: cell.bullPrefix,
           concurrency,
@@ -277,6 +277,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
           maxStalledCount: 3,
         }),
     );
+    slots.bound(cellWorkers);
     workers.set(pool, cellWorkers);
     for (const [cell, worker] of cellWorkers.entries()) {
       const admission = queues.cells[cell]!.admission;
