@@ -1,7 +1,7 @@
 /**
  * A pool's slots shared by its cells' BullMQ workers (cell-slots.ts), on real BullMQ workers and Redis:
  * with every slot taken, the process takes about one job a cell beyond them, not what each cell's
- * worker would fetch at the pool's concurrency, and no cell's jobs wait for ever.
+ * worker would fetch at the pool's concurrency, and the cells share the slots evenly.
  */
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,7 +18,7 @@ describe("a pool's slots across its cells", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('holds about one job a cell beyond its slots, and runs every cell', async () => {
+  it('holds at most a job a cell beyond its slots, and shares them evenly', async () => {
     const prefix = freshPrefix('slots');
     const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
     cleanups.push(async () => {
@@ -75,8 +75,8 @@ describe("a pool's slots across its cells", () => {
     }
     // Each cell's worker at the pool's concurrency would take 3 x 4 = 12 (8 waiting).
     expect(most).toBeLessThanOrEqual(CONCURRENCY + CELLS);
-    // A cell that holds no slot takes one job, which a slot goes to as the oldest waiting: each cell
-    // keeps about a slot at least (of 49 starts, 11 to 23 a cell in ten runs here).
-    for (const count of startedBy) expect(count).toBeGreaterThanOrEqual(6);
+    // A cell below its even share takes a job to wait, and a slot let go goes to the oldest waiting:
+    // the slots even out (of 49 starts, 17, 16 and 16 in each run here; 11 to 23 without the share).
+    for (const count of startedBy) expect(count).toBeGreaterThanOrEqual(13);
   });
 });

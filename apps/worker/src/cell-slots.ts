@@ -5,18 +5,22 @@
  * the order taken, its job's lock kept by BullMQ.
  *
  * How many jobs each cell's worker may take (its BullMQ concurrency, which BullMQ reads before each
- * fetch) follows the slots: what it holds, plus a cell's share of the slots nobody holds. A cell can so
- * grow to every slot while the others are idle (a concurrency key's tasks are all in its cell), and once
- * every slot is taken, a cell's worker takes a job only as one of its own ends, or one at most while it
- * holds none. A process so holds about one job a cell waiting, not the (cells - 1) x concurrency each
- * cell's worker would take at the pool's concurrency, jobs another process could run (DESIGN.md, "Cells").
- * A slot handed from one cell's job to another's waiting job also moves the cells' shares toward even.
+ * fetch, and as a job ends to fetch the next) follows the slots. While some are free: what it holds,
+ * plus a cell's share of them, so a cell can grow to every slot while the others are idle (a concurrency
+ * key's tasks are all in its cell). Once every slot is taken: what it runs, and one job to wait while it
+ * runs fewer than an even share of the slots. A process so holds at most a job a cell waiting, not the
+ * (cells - 1) x concurrency each cell's worker would take at the pool's concurrency, jobs another process
+ * could run (DESIGN.md, "Cells"); and as jobs end, their slots go to the cells below their share.
  */
 export class CellSlots {
   private free: number;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<{ cell: number; start: () => void }> = [];
   /** Per cell: the jobs its worker handed over and that did not end yet (running, or waiting for a slot). */
   private readonly held: number[];
+  /** Per cell: those of them that hold a slot. */
+  private readonly running: number[];
+  /** A cell's even share of the slots. */
+  private readonly even: number;
   /** The cells' BullMQ workers, in cell order (`bound`). */
   private workers: ReadonlyArray<{ concurrency: number }> = [];
   /** Until when the pool is paused (a provider's rate limit): a job taken meanwhile waits for it. */
@@ -28,6 +32,8 @@ export class CellSlots {
   ) {
     this.free = concurrency;
     this.held = Array.from({ length: cells }, () => 0);
+    this.running = Array.from({ length: cells }, () => 0);
+    this.even = Math.ceil(concurrency / cells);
   }
 
   /** The cells' workers, in cell order: from now on, how many jobs each may take follows the slots. */
@@ -56,7 +62,7 @@ export class CellSlots {
     if (this.cells === 1) return processor;
     return async (...args) => {
       this.held[cell]!++;
-      const slot = this.take();
+      const slot = this.take(cell);
       this.limit();
       try {
         await slot;
@@ -65,32 +71,37 @@ export class CellSlots {
         return await processor(...args);
       } finally {
         this.held[cell]!--;
+        this.running[cell]!--;
         this.give();
         this.limit();
       }
     };
   }
 
-  /** Each cell's worker may hold what it holds and its share of the free slots; one at least. */
+  /** How many jobs each cell's worker may hold now; one at least. */
   private limit(): void {
     const share = Math.ceil(this.free / this.cells);
     for (const [cell, worker] of this.workers.entries()) {
-      const most = Math.max(1, this.held[cell]! + share);
+      const running = this.running[cell]!;
+      const most = Math.max(1, share > 0 ? this.held[cell]! + share : running + (running < this.even ? 1 : 0));
       if (worker.concurrency !== most) worker.concurrency = most;
     }
   }
 
-  private take(): Promise<void> {
+  private take(cell: number): Promise<void> {
     if (this.free > 0) {
       this.free--;
+      this.running[cell]!++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((start) => this.waiting.push({ cell, start }));
   }
 
+  /** A slot let go: to the oldest waiting job, whatever its cell, else free. */
   private give(): void {
     const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
+    if (!next) return void this.free++;
+    this.running[next.cell]!++;
+    next.start();
   }
 }
