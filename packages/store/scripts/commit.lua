@@ -3,10 +3,11 @@
 --
 -- KEYS (named): the task's record, messages, events and packed events; the expiry and to-compact sets; its root's
 -- record (budgets add up there); its tenant's byte counter and spending of the day; its tenant's list
--- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON), then ARGV_REST on: each message to append
--- (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be long
--- goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder costs Redis about
--- 40 instructions a byte, an argument about 12).
+-- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON),
+-- the task's id, its tenant and its events' channel, then ARGV_REST on: each message to append (JSON
+-- text), each event's body (JSON text), the fields to set (name, value, ...): what may be long, and what
+-- every commit has, goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder
+-- costs Redis about 95 instructions a byte, an argument about 1,200 in all).
 --
 -- The payload may ask for a status change guarded by `expect` (the statuses it may change from), by
 -- `expectSeq` (the last event's number the caller read) and by `runToken` (the run that holds the
@@ -57,8 +58,8 @@ end
 local current = fields.status
 if not current then return {'missing', 0, '', '0'} end
 -- The keys were declared for the tenant the caller named: they must be this task's.
-if (fields.tenant or 'default') ~= payload.tenant then
-  return redis.error_reply('commit of task ' .. payload.taskId .. ' declared tenant ' .. payload.tenant .. ', but it is ' .. (fields.tenant or 'default') .. "'s")
+if (fields.tenant or 'default') ~= tenant then
+  return redis.error_reply('commit of task ' .. taskId .. ' declared tenant ' .. tenant .. ', but it is ' .. (fields.tenant or 'default') .. "'s")
 end
 local cancelRequested = fields.cancelRequested or '0'
 local seq = tonumber(fields.seq or '0')
@@ -125,14 +126,14 @@ local status = current
 if payload.status and payload.status ~= current then
   if fields.listed == '1' then
     -- Into the new status's band of its tenant's list (task-index.ts).
-    redis.call('ZADD', tenantTasksKey, string.format('%d', payload.band * STATUS_SPAN + tonumber(fields.order)), payload.taskId)
+    redis.call('ZADD', tenantTasksKey, string.format('%d', payload.band * STATUS_SPAN + tonumber(fields.order)), taskId)
     -- A submitted task that ended is removed with its subtasks once its retention is over.
-    if payload.expireAt then redis.call('ZADD', expiryKey, string.format('%d', payload.expireAt), payload.taskId) end
+    if payload.expireAt then redis.call('ZADD', expiryKey, string.format('%d', payload.expireAt), taskId) end
   end
   status = payload.status
   put('status', status)
   -- Its event stream is compacted once it ended (compact-events.ts), unless this commit packs it.
-  if payload.expireAt and not packing then redis.call('ZADD', toCompactKey, '0', payload.taskId) end
+  if payload.expireAt and not packing then redis.call('ZADD', toCompactKey, '0', taskId) end
 end
 local messageCount, eventCount = payload.messages or 0, payload.events or 0
 -- The fields to set, name and value, after the messages and the events' bodies (a result may be long).
@@ -154,8 +155,8 @@ if messageCount > 0 then
   put('memory', string.format('%d', redis.call('RPUSH', messagesKey, unpack(ARGV, ARGV_REST, ARGV_REST + messageCount - 1))))
 end
 -- Published only for a task someone followed (event-hub.ts): most of a batch's never are.
-local channel = fields.followed == '1' and payload.channel or nil
-local last = addEvents(not packing and eventsKey or nil, channel, payload.taskId, fields.rootId or payload.taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
+local channel = fields.followed == '1' and eventsChannel or nil
+local last = addEvents(not packing and eventsKey or nil, channel, taskId, fields.rootId or taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
 if packing then
   -- Written whole, not with APPEND: an appended string keeps twice its length allocated (Redis grows it
   -- for more appends), which doubled what an ended task's events hold (B8: 1,000 -> 2,150 bytes).
@@ -170,13 +171,13 @@ local delivery = false
 if status ~= current and fields.webhookOn and string.find(fields.webhookOn, ',' .. status .. ',', 1, true) then
   delivery = 1
   local now = nowMs()
-  local id = 'msg_' .. payload.taskId .. '_' .. string.format('%d', last)
+  local id = 'msg_' .. taskId .. '_' .. string.format('%d', last)
   redis.call('HSET', webhooksKey, id, cjson.encode({event = 'task.' .. status, createdAt = now}))
   redis.call('ZADD', webhooksDueKey, string.format('%d', now), id)
   redis.call('ZADD', webhooksPendingKey, string.format('%d', now), id)
 end
 if payload.lease then
-  redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), payload.taskId)
+  redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), taskId)
 end
 if payload.read then
   local small = payload.holdEvents and tonumber(fields.bytes or '0') + written <= PLAIN_MAX and 1

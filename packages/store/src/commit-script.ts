@@ -36,7 +36,7 @@ export const COMMIT = luaScript({
   dir,
   name: 'commit',
   keys: COMMIT_KEY_NAMES,
-  args: ['payloadJson'],
+  args: ['payloadJson', 'taskId', 'tenant', 'eventsChannel'],
   constants: { STATUS_SPAN, PLAIN_MAX },
 });
 

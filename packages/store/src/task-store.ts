@@ -647,9 +647,6 @@ export class TaskStore {
     const maxBytes = this.tenantMaxBytes?.[tenant] ?? this.tenantMaxBytes?.['*'];
     const cell = this.keys.cellOf(taskId);
     const payload = {
-      taskId,
-      tenant,
-      channel: this.keys.eventsChannel(taskId),
       ...(this.sharded ? { publish: 'SPUBLISH' } : {}),
       ...(maxBytes !== undefined ? { tenantMaxBytes: maxBytes } : {}),
       ...(others ? { others } : {}),
@@ -687,7 +684,12 @@ export class TaskStore {
         webhooksDueKey: cell.webhooksDue,
         webhooksPendingKey: cell.webhooksPending,
       },
-      args: { payloadJson: wellFormedJson(JSON.stringify(payload)) },
+      args: {
+        payloadJson: wellFormedJson(JSON.stringify(payload)),
+        taskId,
+        tenant,
+        eventsChannel: this.keys.eventsChannel(taskId),
+      },
       restKeys: options.lease ? [options.lease.key] : [],
       // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
       // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
