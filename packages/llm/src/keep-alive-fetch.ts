@@ -5,8 +5,9 @@
  * CPU on nothing else. The connections are reused, as many as the calls under way need.
  *
  * It does what the SDK needs of `fetch`: a string or byte body, headers, an abort signal (rejecting
- * with an `AbortError`, as fetch does), and a `Response` whose body streams as it arrives. Anything
- * else (a form body) goes to the global fetch.
+ * with an `AbortError`, as fetch does), and a `Response` whose body streams as it arrives (a streamed
+ * completion's keeps undici's Node stream, which the model's client reads: `StreamedResponse`).
+ * Anything else (a form body) goes to the global fetch.
  */
 import { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
@@ -119,6 +120,66 @@ export class WholeResponse extends Response {
   }
 }
 
+function take(response: WholeResponse): Buffer {
+  if (response.used) throw new TypeError('Body is unusable: Body has already been read');
+  response.used = true;
+  return response.received;
+}
+
+function withBody(response: WholeResponse): Response {
+  if (!response.full) {
+    response.full = new Response(new Uint8Array(response.received), response.init);
+    // Read already: its stream is too.
+    if (response.used) void response.full.arrayBuffer();
+  }
+  return response.full;
+}
+
+// Response's types declare its readers as properties, so they are overridden on the prototype, once
+// (made per response, as own properties, they cost more than the stream they save).
+Object.defineProperties(WholeResponse.prototype, {
+  body: {
+    get: function (this: WholeResponse) {
+      return withBody(this).body;
+    },
+  },
+  bodyUsed: {
+    get: function (this: WholeResponse) {
+      return this.used || (this.full?.bodyUsed ?? false);
+    },
+  },
+  text: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.text() : utf8.decode(take(this));
+    },
+  },
+  json: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.json() : (JSON.parse(utf8.decode(take(this))) as unknown);
+    },
+  },
+  arrayBuffer: {
+    value: async function (this: WholeResponse) {
+      return this.full ? this.full.arrayBuffer() : new Uint8Array(take(this)).buffer;
+    },
+  },
+  blob: {
+    value: function (this: WholeResponse) {
+      return withBody(this).blob();
+    },
+  },
+  formData: {
+    value: function (this: WholeResponse) {
+      return withBody(this).formData();
+    },
+  },
+  clone: {
+    value: function (this: WholeResponse) {
+      return withBody(this).clone();
+    },
+  },
+});
+
 /**
  * A `Response` whose body streams as it arrives, kept as the Node stream undici gives: the model's
  * client reads a streamed completion from it (`nodeBodyOf`, completion-chunks.ts), where a web stream
@@ -176,66 +237,6 @@ Object.defineProperties(StreamedResponse.prototype, {
   clone: {
     value: function (this: StreamedResponse) {
       return streamedFull(this).clone();
-    },
-  },
-});
-
-function take(response: WholeResponse): Buffer {
-  if (response.used) throw new TypeError('Body is unusable: Body has already been read');
-  response.used = true;
-  return response.received;
-}
-
-function withBody(response: WholeResponse): Response {
-  if (!response.full) {
-    response.full = new Response(new Uint8Array(response.received), response.init);
-    // Read already: its stream is too.
-    if (response.used) void response.full.arrayBuffer();
-  }
-  return response.full;
-}
-
-// Response's types declare its readers as properties, so they are overridden on the prototype, once
-// (made per response, as own properties, they cost more than the stream they save).
-Object.defineProperties(WholeResponse.prototype, {
-  body: {
-    get: function (this: WholeResponse) {
-      return withBody(this).body;
-    },
-  },
-  bodyUsed: {
-    get: function (this: WholeResponse) {
-      return this.used || (this.full?.bodyUsed ?? false);
-    },
-  },
-  text: {
-    value: async function (this: WholeResponse) {
-      return this.full ? this.full.text() : utf8.decode(take(this));
-    },
-  },
-  json: {
-    value: async function (this: WholeResponse) {
-      return this.full ? this.full.json() : (JSON.parse(utf8.decode(take(this))) as unknown);
-    },
-  },
-  arrayBuffer: {
-    value: async function (this: WholeResponse) {
-      return this.full ? this.full.arrayBuffer() : new Uint8Array(take(this)).buffer;
-    },
-  },
-  blob: {
-    value: function (this: WholeResponse) {
-      return withBody(this).blob();
-    },
-  },
-  formData: {
-    value: function (this: WholeResponse) {
-      return withBody(this).formData();
-    },
-  },
-  clone: {
-    value: function (this: WholeResponse) {
-      return withBody(this).clone();
     },
   },
 });
