@@ -1,7 +1,8 @@
 /**
  * A pool's slots shared by its cells' BullMQ workers (cell-slots.ts), on real BullMQ workers and Redis:
- * with every slot taken, the process takes about one job a cell beyond them, not what each cell's
- * worker would fetch at the pool's concurrency, and the cells share the slots evenly.
+ * with every slot taken, the process takes at most a job a cell beyond them, not what each cell's
+ * worker would fetch at the pool's concurrency, and the cells share the slots evenly; a cell alone with
+ * work takes them all.
  */
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,26 +19,25 @@ describe("a pool's slots across its cells", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('holds at most a job a cell beyond its slots, and shares them evenly', async () => {
+  /** A queue per cell with `jobs[cell]` jobs, each running until the test ends it, and a worker per cell. */
+  const start = async (jobs: readonly number[]) => {
     const prefix = freshPrefix('slots');
     const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
     cleanups.push(async () => {
       connection.disconnect();
       await deletePrefix(prefix);
     });
-    const queues = Array.from(
-      { length: CELLS },
-      (_, cell) => new Queue('pool', { connection, prefix: `${prefix}:${cell}` }),
-    );
-    for (const queue of queues)
-      await queue.addBulk(Array.from({ length: 30 }, (_, index) => ({ name: 'job', data: { index } })));
-    // Each job runs until the test lets it end; each start is awaited, not slept on.
+    const queues = jobs.map((_, cell) => new Queue('pool', { connection, prefix: `${prefix}:${cell}` }));
+    for (const [cell, queue] of queues.entries())
+      if (jobs[cell])
+        await queue.addBulk(Array.from({ length: jobs[cell] }, (_, index) => ({ name: 'job', data: { index } })));
     const running: Array<{ cell: number; end: () => void }> = [];
-    const startedBy = Array.from({ length: CELLS }, () => 0);
+    const startedBy = jobs.map(() => 0);
+    // Each start is awaited, not slept on.
     let started: (() => void) | undefined;
     const nextStart = () => new Promise<void>((resolve) => (started = resolve));
-    const slots = new CellSlots(CONCURRENCY, CELLS);
     let starts = nextStart();
+    const slots = new CellSlots(CONCURRENCY, CELLS);
     const workers = queues.map(
       (_queue, cell) =>
         new Worker(
@@ -59,24 +59,46 @@ describe("a pool's slots across its cells", () => {
       for (const { end } of running.splice(0)) end();
       await Promise.all(workers.map((worker) => worker.close(true)));
     });
-    const taken = async () =>
-      (await Promise.all(queues.map((queue) => queue.getActiveCount()))).reduce((sum, count) => sum + count, 0);
-    while (running.length < CONCURRENCY) {
-      await starts;
-      starts = nextStart();
-    }
-    let most = 0;
-    for (let round = 0; round < 45; round++) {
-      most = Math.max(most, await taken());
-      expect(running).toHaveLength(CONCURRENCY);
+    const untilRunning = async (count: number) => {
+      while (running.length < count) {
+        await starts;
+        starts = nextStart();
+      }
+    };
+    /** Ends the oldest running job, and waits for the next to start. */
+    const endOne = async () => {
       running.shift()!.end();
       await starts;
       starts = nextStart();
+    };
+    const taken = async () =>
+      (await Promise.all(queues.map((queue) => queue.getActiveCount()))).reduce((sum, count) => sum + count, 0);
+    return { running, startedBy, untilRunning, endOne, taken };
+  };
+
+  it('holds at most a job a cell beyond its slots, and shares them evenly', async () => {
+    const pool = await start([30, 30, 30]);
+    await pool.untilRunning(CONCURRENCY);
+    let most = 0;
+    for (let round = 0; round < 45; round++) {
+      most = Math.max(most, await pool.taken());
+      expect(pool.running).toHaveLength(CONCURRENCY);
+      await pool.endOne();
     }
     // Each cell's worker at the pool's concurrency would take 3 x 4 = 12 (8 waiting).
     expect(most).toBeLessThanOrEqual(CONCURRENCY + CELLS);
     // A cell below its even share takes a job to wait, and a slot let go goes to the oldest waiting:
     // the slots even out (of 49 starts, 17, 16 and 16 in each run here; 11 to 23 without the share).
-    for (const count of startedBy) expect(count).toBeGreaterThanOrEqual(13);
+    for (const count of pool.startedBy) expect(count).toBeGreaterThanOrEqual(13);
+  });
+
+  it('gives every slot to a cell alone with work, and keeps them full', async () => {
+    const pool = await start([0, 20, 0]);
+    await pool.untilRunning(CONCURRENCY);
+    for (let round = 0; round < 10; round++) {
+      expect(pool.running).toHaveLength(CONCURRENCY);
+      await pool.endOne();
+    }
+    expect(pool.startedBy).toEqual([0, CONCURRENCY + 10, 0]);
   });
 });
