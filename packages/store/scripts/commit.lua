@@ -4,10 +4,11 @@
 -- KEYS (named): the task's record, messages, events and packed events; the expiry and to-compact sets; its root's
 -- record (budgets add up there); its tenant's byte counter and spending of the day; its tenant's list
 -- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON),
--- the task's id, its tenant and its events' channel, then ARGV_REST on: each message to append (JSON
--- text), each event's body (JSON text), the fields to set (name, value, ...): what may be long, and what
--- every commit has, goes as it is, not inside the payload, so nothing decodes it (Lua's JSON decoder
--- costs Redis about 95 instructions a byte, an argument about 1,200 in all).
+-- the task's id, its tenant, its events' channel, and its event lines' text before their seq and between
+-- their seq and body (run-events.ts, eventLineHead and eventLineRoot), then ARGV_REST on: each message to
+-- append (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be
+-- long, and what every commit has, goes as it is, not inside the payload, so nothing decodes it (Lua's
+-- JSON decoder costs Redis about 95 instructions a byte, an argument about 1,200 in all).
 --
 -- The payload may ask for a status change guarded by `expect` (the statuses it may change from), by
 -- `expectSeq` (the last event's number the caller read) and by `runToken` (the run that holds the
@@ -49,8 +50,14 @@ if payload.read then
   record = redis.call('HGETALL', taskKey)
   for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
 else
-  -- What the script reads, and the counters the commit adds to.
-  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'listed', 'order', 'rootId', 'memory', 'budgeted', 'tenant', 'bytes', 'webhookOn', 'followed', 'packed'}
+  -- What the script reads, and the counters the commit adds to. A record is a listpack, which HMGET
+  -- searches field by field (about 2K instructions each): what only a change of status or a pack reads
+  -- is read only then.
+  local names = {'status', 'cancelRequested', 'seq', 'runToken', 'budgeted', 'tenant', 'bytes', 'followed'}
+  if payload.status then
+    names[#names + 1], names[#names + 2], names[#names + 3] = 'listed', 'order', 'webhookOn'
+  end
+  if payload.pack then names[#names + 1] = 'packed' end
   for name in pairs(payload.add or {}) do names[#names + 1] = name end
   local values = redis.call('HMGET', taskKey, unpack(names))
   for index, name in ipairs(names) do fields[name] = values[index] end
@@ -156,7 +163,7 @@ if messageCount > 0 then
 end
 -- Published only for a task someone followed (event-hub.ts): most of a batch's never are.
 local channel = fields.followed == '1' and eventsChannel or nil
-local last = addEvents(not packing and eventsKey or nil, channel, taskId, fields.rootId or taskId, seq, ARGV_REST + messageCount, eventCount, payload.publish)
+local last = addEvents(not packing and eventsKey or nil, channel, lineHead, lineRoot, seq, ARGV_REST + messageCount, eventCount, payload.publish)
 if packing then
   -- Written whole, not with APPEND: an appended string keeps twice its length allocated (Redis grows it
   -- for more appends), which doubled what an ended task's events hold (B8: 1,000 -> 2,150 bytes).

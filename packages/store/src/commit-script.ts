@@ -36,7 +36,7 @@ export const COMMIT = luaScript({
   dir,
   name: 'commit',
   keys: COMMIT_KEY_NAMES,
-  args: ['payloadJson', 'taskId', 'tenant', 'eventsChannel'],
+  args: ['payloadJson', 'taskId', 'tenant', 'eventsChannel', 'lineHead', 'lineRoot'],
   constants: { STATUS_SPAN, PLAIN_MAX },
 });
 

@@ -32,7 +32,17 @@ interface HeldRun {
 
 /** An event line as the commit script makes it (scripts/includes/add-events.lua), from its body. */
 export function eventLine(owner: string, rootId: string, seq: number, body: string): string {
-  return `{"id":"${owner}:${seq}","seq":${seq},"rootId":${JSON.stringify(rootId)},${body}`;
+  return `${eventLineHead(owner)}${seq}","seq":${seq}${eventLineRoot(rootId)}${body}`;
+}
+
+/** A line's text before its seq: what the commit script puts first (commit.lua, add-events.lua). */
+export function eventLineHead(owner: string): string {
+  return `{"id":"${owner}:`;
+}
+
+/** A line's text between its seq and its body. */
+export function eventLineRoot(rootId: string): string {
+  return `,"rootId":${JSON.stringify(rootId)},`;
 }
 
 export class RunEvents {

@@ -27,7 +27,7 @@ import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
 import { createdBytes } from './tenant-bytes.js';
-import { eventLine, RunEvents } from './run-events.js';
+import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
@@ -688,7 +688,10 @@ export class TaskStore {
         payloadJson: wellFormedJson(JSON.stringify(payload)),
         taskId,
         tenant,
-        eventsChannel: this.keys.eventsChannel(taskId),
+        // (what only events need: none without them, each argument's bytes cost the script)
+        eventsChannel: events.length ? this.keys.eventsChannel(taskId) : '',
+        lineHead: events.length ? eventLineHead(taskId) : '',
+        lineRoot: events.length ? eventLineRoot(rootOf(taskId)) : '',
       },
       restKeys: options.lease ? [options.lease.key] : [],
       // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
