@@ -398,6 +398,13 @@ export class TaskStore {
     const tenants = new Set<string>();
     // The set of concurrency keys with waiting tasks, declared once when a task joins a key's queue.
     let gatePending: number | undefined;
+    // A key named by many tasks of the batch (their tenant's list) is declared once: each key costs the script.
+    const declared = new Map<string, number>();
+    const declare = (key: string) => {
+      let index = declared.get(key);
+      if (index === undefined) declared.set(key, (index = keys.push(key)));
+      return index;
+    };
     const payloads = batch.map((task) => {
       const { id } = task.fields;
       const tenant = task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
@@ -406,9 +413,9 @@ export class TaskStore {
       const packedEvents = keys.push(this.keys.packedEvents(id));
       const indexes = task.listed
         ? [
-            keys.push(cell.tenantTasks(task.listed.tenant)),
+            declare(cell.tenantTasks(task.listed.tenant)),
             ...(task.listed.batch !== undefined
-              ? [keys.push(cell.tenantBatch(task.listed.tenant, task.listed.batch))]
+              ? [declare(cell.tenantBatch(task.listed.tenant, task.listed.batch))]
               : []),
           ]
         : [];
@@ -451,7 +458,6 @@ export class TaskStore {
         tenant,
         bytes: createdBytes(task.fields) + (task.inputs?.reduce((sum, file) => sum + file.content.length, 0) ?? 0),
         ...(inputsKey ? { inputs: inputs.length, inputsKey } : {}),
-        rootId: task.fields.rootId,
         status: task.fields.status,
         fields: fields.length,
         listed: task.listed !== undefined,
