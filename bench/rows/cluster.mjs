@@ -143,7 +143,8 @@ async function run({ model, perTenant, redisUrl, env = {}, client, prefix, measu
     concurrency: 50,
     env: { ...env, ...tenantsEnv(Object.fromEntries(TENANTS.map((tenant) => [tenant, { keys: [`key-${tenant}`] }]))) },
   });
-  const lists = TENANTS.flatMap((tenant) => createKeys(prefix, cells).cells.map((cell) => cell.tenantTasks(tenant)));
+  const cellKeys = createKeys(prefix, cells).cells;
+  const lists = TENANTS.flatMap((tenant) => cellKeys.map((cell) => cell.tenantTasks(tenant)));
   // Polled as cheaply as can be, one ZCOUNT a list: the polls are counted too, and there are a list per
   // tenant and cell, so a costlier poll would weigh more on the cells' side.
   const unfinished = async () =>

@@ -146,10 +146,10 @@ local messageCount, eventCount = payload.messages or 0, payload.events or 0
 -- The fields to set, name and value, after the messages and the events' bodies (a result may be long).
 local fieldsFrom = ARGV_REST + messageCount + eventCount
 for index = fieldsFrom, fieldsFrom + (payload.fields or 0) - 1, 2 do put(ARGV[index], ARGV[index + 1]) end
--- (read mode only: the record is at hand)
 -- The copy of its first event is for its first run's claim, which this is if it has one (the caller
 -- has it in the record answered): emptied, in the write the claim makes anyway.
 if payload.read and fields.first and fields.first ~= '' then put('first', '') end
+-- (read mode only: the record is at hand)
 if payload.firstTime then
   for name, value in pairs(payload.firstTime) do if not fields[name] then put(name, value) end end
 end

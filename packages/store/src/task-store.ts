@@ -396,9 +396,10 @@ export class TaskStore {
     // The tenants' lists the waiting tasks join (by key), each with its pool's ring.
     const lists = new Map<string, { ring: string; tenant: string; index: number }>();
     const tenants = new Set<string>();
-    // The set of concurrency keys with waiting tasks, declared once when a task joins a key's queue.
+    // The set of concurrency keys with waiting tasks, declared when a task joins a key's queue.
     let gatePending: number | undefined;
-    // A key named by many tasks of the batch (their tenant's list) is declared once: each key costs the script.
+    // A key named by many tasks of the batch (their tenant's list, a concurrency key's queue) is declared
+    // once: each key costs the script.
     const declared = new Map<string, number>();
     const declare = (key: string) => {
       let index = declared.get(key);
@@ -438,8 +439,8 @@ export class TaskStore {
       args.push(...fields, ...(first ? [storedOpen(`${first}\n`)] : []), ...inputs);
       const inputsKey = inputs.length ? keys.push(this.keys.inputs(id)) : undefined;
       let list: { index: number } | undefined;
-      const gate = task.gated && task.listed ? keys.push(cell.concurrencyQueue(task.gated.base)) : undefined;
-      if (gate !== undefined) gatePending ??= keys.push(cell.concurrencyPending);
+      const gate = task.gated && task.listed ? declare(cell.concurrencyQueue(task.gated.base)) : undefined;
+      if (gate !== undefined) gatePending = declare(cell.concurrencyPending);
       if (task.waiting && task.listed && gate === undefined) {
         const key = cell.fairList(task.waiting.pool, task.listed.tenant);
         list = lists.get(key);
@@ -488,7 +489,7 @@ export class TaskStore {
       room?.claim && tenant !== undefined
         ? {
             room: {
-              list: keys.push(cell.tenantTasks(tenant)),
+              list: declare(cell.tenantTasks(tenant)),
               held: keys.push(cell.tenantRoomHeld(tenant)),
               expiry: keys.push(cell.tenantRoomUntil(tenant)),
               heldBytes: keys.push(cell.tenantRoomHeldBytes(tenant)),
