@@ -17,8 +17,14 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** `statuses`: the answer to each request in turn; the last one repeats (default 200). */
-export async function startWebhookReceiver(statuses: number[] = [200]): Promise<WebhookReceiver> {
+/**
+ * `statuses`: the answer to each request in turn; the last one repeats (default 200). `holdsMs`: how long
+ * each request in turn waits for its answer (none past the list's end).
+ */
+export async function startWebhookReceiver(
+  statuses: number[] = [200],
+  holdsMs: number[] = [],
+): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const server = createServer((request, response) => {
@@ -27,7 +33,7 @@ export async function startWebhookReceiver(statuses: number[] = [200]): Promise<
     request.on('end', () => {
       received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       response.statusCode = statuses[Math.min(received.length - 1, statuses.length - 1)]!;
-      response.end('ok');
+      setTimeout(() => response.end('ok'), holdsMs[received.length - 1] ?? 0);
       for (const waiter of waiters.filter((waiter) => received.length >= waiter.count)) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();

@@ -18,6 +18,8 @@ import { Timeline } from './timeline.js';
 const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 /** While a task runs: its record again this often (its subtasks' progress), and its duration each second. */
 const REFRESH_MS = 5_000;
+/** A pending delivery is looked at this long after its attempt is due: time for the attempt to answer. */
+const ATTEMPT_MS = 500;
 
 export function taskView(container: HTMLElement, taskId: string, signal: AbortSignal): void {
   const summary = h('section', { class: 'task-summary card' }, 'Loading…');
@@ -50,9 +52,25 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   };
   let graphKey = '';
   let refreshing: Promise<void> | undefined;
+  let again = false;
   let ended = false;
-  const refresh = () => (refreshing ??= load().finally(() => (refreshing = undefined)));
+  // One load at a time; one asked for while another runs (after a resend, say) runs after it, since the
+  // one in flight may have read the task before the change.
+  const refresh = (): Promise<void> => {
+    if (refreshing) {
+      again = true;
+      return refreshing;
+    }
+    return (refreshing = load().finally(() => {
+      refreshing = undefined;
+      if (again) {
+        again = false;
+        void refresh();
+      }
+    }));
+  };
   let timers: number[] = [];
+  let attemptTimer: number | undefined;
   // Polled while something may change: an ended task's page goes on only while a delivery is pending
   // (a resend starts it again).
   const poll = () => {
@@ -63,6 +81,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   const stop = () => {
     timers.forEach((timer) => window.clearInterval(timer));
     timers = [];
+    window.clearTimeout(attemptTimer);
     // Said on the page, for whoever watches it (and the tests): nothing more is fetched.
     summary.dataset.live = 'off';
   };
@@ -94,7 +113,9 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         if (drawn)
           replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
       }
-      if (ENDED.has(task.status) && ended && !state.deliveries.some((delivery) => delivery.state === 'pending')) stop();
+      const pending = state.deliveries.filter((delivery) => delivery.state === 'pending');
+      if (ENDED.has(task.status) && ended && !pending.length) stop();
+      else lookAfterAttempt(pending);
     } catch (error) {
       if (signal.aborted) return;
       if (!state.task)
@@ -104,6 +125,16 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
         );
       else console.error(`Could not show task ${taskId}:`, error);
     }
+  }
+
+  // A pending delivery's next attempt is seen soon after it is due, not at the next slow refresh: a resend
+  // shows its answer within about a second. An attempt still unanswered is looked at less and less often.
+  function lookAfterAttempt(pending: Delivery[]): void {
+    window.clearTimeout(attemptTimer);
+    const due = Math.min(...pending.map((delivery) => Date.parse(delivery.nextAttemptAt ?? '') || Infinity));
+    if (due === Infinity || !timers.length) return;
+    const wait = Math.abs(due - Date.now()) + ATTEMPT_MS;
+    if (wait < REFRESH_MS) attemptTimer = window.setTimeout(() => void refresh(), wait);
   }
 
   const actions: Actions = {
