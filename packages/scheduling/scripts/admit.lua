@@ -35,6 +35,9 @@ if want < batchSize and queued >= batchSize then return {out, 0} end
 local now = nowMs()
 local admitted = 0
 local leased = {}
+-- Every task leased in this turn is leased until the same moment: its score made once, as a whole
+-- number (Redis would format a Lua number with '%.17g' for each, about 7K instructions).
+local leasedUntil = string.format('%d', now + lease)
 local unknown = 0
 while admitted < want do
   local head = redis.call('ZRANGE', ringKey, 0, 1, 'WITHSCORES')
@@ -51,7 +54,7 @@ while admitted < want do
   local popped = redis.call('ZPOPMIN', list, take)
   for index = 1, #popped, 2 do
     admitted = admitted + 1
-    leased[#leased + 1] = now + lease
+    leased[#leased + 1] = leasedUntil
     leased[#leased + 1] = popped[index]
     out[#out + 1] = popped[index]
     out[#out + 1] = tenant

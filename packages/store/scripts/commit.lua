@@ -31,7 +31,9 @@
 -- all), then the run's; and publishes its own: no list is left, no compaction.
 -- Else its events are added as any commit's, and it joins the to-compact set.
 --
--- Answers {outcome, seq, status, stop, record?, messages?, delivery?, small?} (`delivery` 1: a webhook delivery was added): `outcome` is 'applied', 'missing',
+-- Answers {outcome, seq, status, stop, record?, messages?, delivery?, small?} (`record`: its names and
+-- values, joined by byte 255 when the task wrote at most JOINED_MAX bytes; `delivery` 1: a webhook
+-- delivery was added): `outcome` is 'applied', 'missing',
 -- 'wrong_status' (`expect` did not hold) or 'stale_token' (another run holds the task, checked first);
 -- nothing is written unless it is 'applied'. `stop` says why the run should stop: '1' a cancel was
 -- asked for, 'budget', 'tenant_limit', 'tenant_bytes', or '0'.
@@ -44,15 +46,25 @@
 -- @include now-ms
 -- @include spending-stop
 local payload = cjson.decode(payloadJson)
-local record
-local fields = {}
+local record, fields
 if payload.read then
-  record = redis.call('HGETALL', taskKey)
-  for index = 1, #record, 2 do fields[record[index]] = record[index + 1] end
+  fields = {}
+  local flat = redis.call('HGETALL', taskKey)
+  for index = 1, #flat, 2 do fields[flat[index]] = flat[index + 1] end
+  -- A small task's record is answered as one string, its names and values joined by a byte UTF-8 never
+  -- has (255): Redis turns each string of a table a script answers into a reply at about 1K instructions
+  -- (a record's 30, about 30K a claim). A large one's is not: the string would cost Lua's collector
+  -- about 15 instructions a byte (10 KB of prompt, 150K). (`bytes`: what the task wrote, its record first)
+  record = tonumber(fields.bytes or '0') <= JOINED_MAX and table.concat(flat, '\255') or flat
 else
   -- What the script reads, and the counters the commit adds to. A record is a listpack, which HMGET
   -- searches field by field (about 2K instructions each): what only a change of status or a pack reads
-  -- is read only then.
+  -- is read only then. Its table is made with room for them (false: not there, as HMGET answers): a
+  -- table grown key by key is rebuilt at each power of two.
+  fields = {
+    status = false, cancelRequested = false, seq = false, runToken = false, budgeted = false, tenant = false,
+    bytes = false, followed = false, listed = false, order = false, webhookOn = false, packed = false,
+  }
   local names = {'status', 'cancelRequested', 'seq', 'runToken', 'budgeted', 'tenant', 'bytes', 'followed'}
   if payload.status then
     names[#names + 1], names[#names + 2], names[#names + 3] = 'listed', 'order', 'webhookOn'
@@ -60,7 +72,7 @@ else
   if payload.pack then names[#names + 1] = 'packed' end
   for name in pairs(payload.add or {}) do names[#names + 1] = name end
   local values = redis.call('HMGET', taskKey, unpack(names))
-  for index, name in ipairs(names) do fields[name] = values[index] end
+  for index = 1, #names do fields[names[index]] = values[index] end
 end
 local current = fields.status
 if not current then return {'missing', 0, '', '0'} end

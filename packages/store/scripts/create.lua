@@ -3,7 +3,7 @@
 -- that a process that dies right after leaves no task that nothing will run.
 --
 -- KEYS: the order counter (named), then from KEYS_REST, as the payload's indexes say: for each task
--- its record, its packed events, its lists (its tenant's, its batch's if any), its
+-- its record, its packed events (the key after its record's), its lists (its tenant's, its batch's if any), its
 -- idempotency key if any, and the task that key named when the caller read it (`existing`); then the
 -- fair arrival counter and, per tenant's list the ready tasks join (`lists`), that list and its pool's
 -- ring; the room's keys (`room`); each tenant's byte counter (`counters`, by tenant); the set of
@@ -13,6 +13,9 @@
 -- says how many), its packed events if it has a first event (the event's line as deflate's stored blocks,
 -- task-events.ts), and its input files (path, content, ...; `inputs`
 -- says how many arguments, stored in its `inputs` key): kept out of the payload, so not decoded.
+--
+-- The payload's `tasks` say what each task has; what all of them mostly say alike comes once, in
+-- `shared`, which a task's entry overrides (false: it has none).
 --
 -- Listed tasks take their `order` from the counter, in their order (with several cells, the caller
 -- took them from the install's counter: `orders`, one per listed task), and their status's `band` in their
@@ -26,6 +29,11 @@
 -- @include join-tenant-list
 -- @include take-room
 local payload = cjson.decode(payloadJson)
+-- What the batch's tasks say alike is said once (task-store.ts, saidOnce): each task's default.
+if payload.shared then
+  local defaults = {__index = payload.shared}
+  for _, task in ipairs(payload.tasks) do setmetatable(task, defaults) end
+end
 -- The idempotency keys first, before anything is written: each must still name what the caller read.
 for _, task in ipairs(payload.tasks) do
   if task.idempotency then
@@ -95,7 +103,7 @@ for index, task in ipairs(payload.tasks) do
     -- Nobody follows a task that did not exist a moment ago: its first event is stored, not published,
     -- as its packed string, which the caller made (left open: the run that ends the task writes it again
     -- with its own lines after, and a single-step task's list is never made, commit.lua).
-    if task.events > 0 then redis.call('SET', KEYS[task.packedEvents], ARGV[arg + task.fields]) end
+    if task.events > 0 then redis.call('SET', KEYS[task.record + 1], ARGV[arg + task.fields]) end
     if task.inputs then
       local from = arg + task.fields + task.events
       redis.call('HSET', KEYS[task.inputsKey], unpack(ARGV, from, from + task.inputs - 1))

@@ -7,6 +7,6 @@ for index = 0, #ARGV - ARGV_REST do
   local record = redis.call('HMGET', KEYS[KEYS_REST + index], 'status', 'order')
   local band = record[1] and bands[record[1]]
   if band and record[2] then
-    redis.call('ZADD', listKey, string.format('%.0f', band * STATUS_SPAN + tonumber(record[2])), ARGV[ARGV_REST + index])
+    redis.call('ZADD', listKey, string.format('%d', band * STATUS_SPAN + tonumber(record[2])), ARGV[ARGV_REST + index])
   end
 end

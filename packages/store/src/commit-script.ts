@@ -32,12 +32,18 @@ const COMMIT_KEY_NAMES = [
  */
 const PLAIN_MAX = 64 * 1024;
 
+/**
+ * A record a claim reads is answered as one string when its task wrote at most this many bytes: cheaper
+ * for Redis than a string a field, up to about this size (commit.lua).
+ */
+const JOINED_MAX = 1024;
+
 export const COMMIT = luaScript({
   dir,
   name: 'commit',
   keys: COMMIT_KEY_NAMES,
   args: ['payloadJson', 'taskId', 'tenant', 'eventsChannel', 'lineHead', 'lineRoot'],
-  constants: { STATUS_SPAN, PLAIN_MAX },
+  constants: { STATUS_SPAN, PLAIN_MAX, JOINED_MAX },
 });
 
 /** How many keys COMMIT names (a lease's key comes after them). */

@@ -158,13 +158,15 @@ const SEARCH_SCAN_LIMIT = 5_000;
  */
 export const CREATE_BATCH = 200;
 
-type CommitReply = [
-  CommitOutcome,
+type CommitReply = [CommitOutcome, number, string, string, null?, null?, (number | null)?];
+/** A commit that read (`commitAndRead`), its bulk strings as they came: its record is one (commit.lua). */
+type ReadCommitReply = [
+  Buffer,
   number,
-  string,
-  string,
-  (string[] | null)?,
-  (string[] | null)?,
+  Buffer,
+  Buffer,
+  (Buffer | Buffer[] | null)?,
+  (Buffer[] | null)?,
   (number | null)?,
   (number | null)?,
 ];
@@ -410,8 +412,9 @@ export class TaskStore {
       const { id } = task.fields;
       const tenant = task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
       tenants.add(tenant);
+      // Its packed events' key right after its record's (the script takes it from there).
       const record = keys.push(this.keys.task(id));
-      const packedEvents = keys.push(this.keys.packedEvents(id));
+      keys.push(this.keys.packedEvents(id));
       const indexes = task.listed
         ? [
             declare(cell.tenantTasks(task.listed.tenant)),
@@ -464,7 +467,6 @@ export class TaskStore {
         listed: task.listed !== undefined,
         events: task.event ? 1 : 0,
         record,
-        packedEvents,
         lists: indexes,
         band: statusBand(task.fields.status),
         ...(idempotency !== undefined ? { idempotency } : {}),
@@ -509,7 +511,7 @@ export class TaskStore {
     const payload = {
       idempotencyTtlMs: this.retentionMs,
       ...(orders.size ? { orders: batch.flatMap((task) => (task.listed ? [orders.get(task)!] : [])) } : {}),
-      tasks: payloads,
+      ...saidOnce(payloads, SHARED_TASK_FIELDS),
       counters,
       ...(listedTenants.length ? { tenants: { key: keys.push(cell.tenants), names: listedTenants } } : {}),
       ...waiting,
@@ -544,16 +546,24 @@ export class TaskStore {
    */
   async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
     const bodies = this.eventBodies(options);
-    const reply = await this.runCommit(options, bodies, true);
-    const [, , , , flat, memory, , small] = reply;
+    const raw = (await this.runCommit(options, bodies, true)) as unknown as ReadCommitReply;
+    const [outcome, seq, status, stop, joined, memory, delivery, small] = raw;
+    const reply: CommitReply = [
+      String(outcome) as CommitOutcome,
+      seq,
+      String(status),
+      String(stop),
+      null,
+      null,
+      delivery,
+    ];
     const result: ReadCommitResult = commitResult(reply);
-    const hash: Record<string, string> = {};
-    if (flat) {
-      for (let index = 0; index < flat.length; index += 2) hash[flat[index]!] = flat[index + 1]!;
+    const hash = joined ? recordOf(joined) : {};
+    if (joined) {
       const record = parseTaskRecord(hash);
       if (record) result.record = record;
     }
-    if (memory) result.memory = memory.map((entry) => JSON.parse(entry) as MemoryEntry);
+    if (memory) result.memory = memory.map((entry) => JSON.parse(entry.toString()) as MemoryEntry);
     if (options.holdEventsFor && result.applied && small === 1) {
       const { taskId } = options;
       // Held from before the claim's own events, which are the run's first; a first run holds every event
@@ -597,6 +607,7 @@ export class TaskStore {
     return result;
   }
 
+  /** Its reply is a `ReadCommitReply` when it reads. */
   private async runCommit(options: CommitOptions, bodies: readonly string[], read: boolean): Promise<CommitReply> {
     // (one cell: nothing to wait for on every commit)
     const others = this.totals ? await this.otherCells(options) : undefined;
@@ -615,7 +626,8 @@ export class TaskStore {
       [Error | null, number],
     ];
     if (commitError) throw commitError;
-    if (result[0] === 'applied' && (waitError || confirmed < replicas)) {
+    // (a reading commit's reply is Buffers)
+    if (String(result[0]) === 'applied' && (waitError || confirmed < replicas)) {
       throw new CommitNotReplicated(options.taskId, replicas, timeoutMs);
     }
     return result;
@@ -675,7 +687,7 @@ export class TaskStore {
       // The lease's key is the first after the named ones (COMMIT's spec).
       ...(options.lease ? { lease: { index: COMMIT_KEYS + 1, ms: options.lease.ms } } : {}),
     };
-    return COMMIT.run(target, {
+    return COMMIT[read ? 'runBuffer' : 'run'](target, {
       keys: {
         taskKey: this.keys.task(taskId),
         messagesKey: this.keys.messages(taskId),
@@ -990,6 +1002,71 @@ function firstEventCopy(event: StoredEventInput): string | undefined {
   const { type, agent, worker, step, data } = event;
   const copy = JSON.stringify({ type, agent, worker, step, data });
   return Buffer.byteLength(copy) <= 64 ? copy : undefined;
+}
+
+/** What a batch's tasks mostly say alike, in CREATE's payload: said once for all (`saidOnce`). */
+const SHARED_TASK_FIELDS = [
+  'tenant',
+  'bytes',
+  'status',
+  'fields',
+  'listed',
+  'events',
+  'band',
+  'wait',
+  'priority',
+  'lists',
+];
+
+/**
+ * CREATE's tasks, with what the first says of `names` said once (`shared`, each task's default in the
+ * script): a task's entry holds only what differs, `false` for what it does not have. A batch's tasks
+ * are mostly alike, and every byte of the payload costs the script about 95 instructions to decode.
+ */
+function saidOnce(
+  tasks: ReadonlyArray<Record<string, unknown>>,
+  names: readonly string[],
+): { tasks: Array<Record<string, unknown>>; shared?: Record<string, unknown> } {
+  if (tasks.length < 2) return { tasks: [...tasks] };
+  const shared = Object.fromEntries(
+    names.flatMap((name) => (tasks[0]![name] === undefined ? [] : [[name, tasks[0]![name]]])),
+  );
+  // (a list of key indexes is alike when its text is)
+  const text = (value: unknown) => (typeof value === 'object' ? JSON.stringify(value) : value);
+  const entries = tasks.map((task) => {
+    const entry = { ...task };
+    for (const [name, value] of Object.entries(shared)) {
+      if (text(entry[name]) === text(value)) delete entry[name];
+      else if (entry[name] === undefined) entry[name] = false;
+    }
+    return entry;
+  });
+  return { tasks: entries, shared };
+}
+
+/**
+ * A record as a reading commit answers it: its names and values, each ended by byte 255 but the last, or
+ * (a long one) each a string of its own.
+ */
+function recordOf(joined: Buffer | Buffer[]): Record<string, string> {
+  const hash: Record<string, string> = {};
+  if (Array.isArray(joined)) {
+    for (let index = 0; index < joined.length; index += 2) hash[String(joined[index])] = String(joined[index + 1]);
+    return hash;
+  }
+  let name: string | undefined;
+  for (let start = 0; start <= joined.length;) {
+    const end = joined.indexOf(0xff, start);
+    const text = joined.toString('utf8', start, end < 0 ? joined.length : end);
+    if (name === undefined) name = text;
+    else {
+      hash[name] = text;
+      name = undefined;
+    }
+    if (end < 0) break;
+    start = end + 1;
+  }
+  return hash;
 }
 
 /** The first event's line a record's copy makes (undefined: none kept, or one not readable). */

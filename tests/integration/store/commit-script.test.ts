@@ -141,6 +141,50 @@ describe('the commit script', () => {
     expect((await store.getRecord(task.id))!.result).toBe('done \ufffd "x"');
   });
 
+  it("reads a claimed task's record whole, short or long, whatever text its fields hold", async () => {
+    // A short record comes back as one string joined by byte 255, a long one a string a field (commit.lua):
+    // text next to that byte in Unicode (U+00FF, U+FFFD, NUL, an emoji) is read back as written.
+    const odd = 'ÿ \ufffd \u0000 🦊 "q" \\ ';
+    for (const prompt of [odd, `${odd}${'long '.repeat(400)}`]) {
+      const [created] = await transitions.submit([{ prompt, agent: 'casual', metadata: { note: odd } }], {
+        tenant: 'acme',
+      });
+      const claim = await transitions.claim({ id: created!.id, tenant: 'acme' }, { runToken: 'run', worker: odd });
+      expect(claim.applied).toBe(true);
+      expect(claim.record).toMatchObject({ id: created!.id, prompt, metadata: { note: odd }, status: 'queued' });
+      // Read again by a claim that is refused: the record as it is now, its worker the odd text.
+      await transitions.complete(claim.record!, { runToken: 'run', result: 'done' });
+      const refused = await transitions.claim({ id: created!.id, tenant: 'acme' }, { runToken: 'late' });
+      expect(refused).toMatchObject({ applied: false, status: 'completed' });
+      expect(refused.record).toMatchObject({ prompt, worker: odd, result: 'done' });
+    }
+  });
+
+  it("stores a batch's tasks each as its own where they differ from the first", async () => {
+    const tasks = await transitions.submit(
+      [
+        { prompt: 'plain', agent: 'casual' },
+        { prompt: 'keyed', agent: 'casual', concurrencyKey: 'k' },
+        { prompt: 'urgent', agent: 'coder', priority: 9 },
+      ],
+      { tenant: 'acme' },
+    );
+    const [plain, keyed, urgent] = await Promise.all(tasks.map((task) => store.getRecord(task.id)));
+    expect(plain).toMatchObject({ agent: 'casual', priority: 5 });
+    expect(keyed).toMatchObject({ agent: 'casual', priority: 5, concurrencyKey: 'k' });
+    expect(urgent).toMatchObject({ agent: 'coder', priority: 9 });
+    const cell = store.keys.cellOf(plain!.id);
+    const casual = await store.redis.zrange(cell.fairList('casual', 'acme'), 0, -1);
+    expect(casual).toContain(plain!.id);
+    // A task with a concurrency key waits in its key's queue, not in its pool's list.
+    expect(casual).not.toContain(keyed!.id);
+    expect(await store.redis.zrange(cell.fairList('coder', 'acme'), 0, -1)).toEqual([urgent!.id]);
+    for (const task of [plain, keyed, urgent]) {
+      expect(await store.redis.zscore(cell.tenantTasks('acme'), task!.id)).not.toBeNull();
+      expect((await store.events(task!.id)).map((event) => event.type)).toEqual(['task.queued']);
+    }
+  });
+
   it('numbers events with no gap and no repeat under concurrent commits from two connections', async () => {
     const task = await newTask();
     const commit = (through: TaskStore, index: number) =>
@@ -189,6 +233,10 @@ describe('the commit script', () => {
     const durable = new TaskStore(store.redis, store.keys, { durability: { replicas: 1, timeoutMs: 50 } });
     await expect(durable.commit({ taskId: task.id, tenant: 'acme', fields: { x: '1' } })).rejects.toThrow(
       /not confirmed by 1 Redis replica within 50 ms \(AGENTQ_COMMIT_REPLICAS\)/,
+    );
+    // A claim too, whose answer comes as bytes (its record one string).
+    await expect(new Transitions(durable).claim({ id: task.id, tenant: 'acme' }, { runToken: 'run' })).rejects.toThrow(
+      /not confirmed by 1 Redis replica/,
     );
     // A commit refused anyway is answered as it is: nothing was written for a replica to hold.
     expect(

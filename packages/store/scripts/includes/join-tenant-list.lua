@@ -9,7 +9,8 @@ local function joinTenantList(ring, list, arrivals, tenant, ids, priorities)
   local first = redis.call('INCRBY', arrivals, count) - count
   local members = {}
   for index = 1, count do
-    members[2 * index - 1] = string.format('%.0f', (11 - tonumber(priorities[index])) * PRIORITY_STEP + first + index)
+    -- ('%d': a whole number below 2^63, made without the C library's floating-point formatting)
+    members[2 * index - 1] = string.format('%d', (11 - tonumber(priorities[index])) * PRIORITY_STEP + first + index)
     members[2 * index] = ids[index]
   end
   callMany('ZADD', list, members)
