@@ -46,6 +46,12 @@ export interface ModelTurnOptions {
    * outcome (a crash in between asks the model again). Default false.
    */
   holdFinalAnswer?: boolean;
+  /**
+   * An answer that asks for tools is written with its first call's announcement (`tool.call`), which
+   * executeTools writes before the call runs (`answerHeld`): one write, not two when the tool runs long
+   * enough to be announced by itself. Default false.
+   */
+  holdToolsAnswer?: boolean;
   /** Each piece of the answer as it forms, with this step's number: the model is asked for a stream. */
   onDelta?: (delta: ModelDelta, step: number) => void;
 }
@@ -126,7 +132,9 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
     events,
     ...(response.usage ? { usage: response.usage } : {}),
     ...(completes ? { steps: step } : {}),
-    ...(options.holdFinalAnswer && plan.kind === 'final' ? { lazy: true } : {}),
+    ...((options.holdFinalAnswer && plan.kind === 'final') || (options.holdToolsAnswer && plan.kind === 'tools')
+      ? { lazy: true }
+      : {}),
   });
   return { plan, committed, usage: response.usage };
 }

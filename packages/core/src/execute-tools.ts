@@ -22,6 +22,11 @@ export interface ExecuteToolsOptions {
   step: number;
   /** Calls a person must approve before they run (the agent's rules), and this step's decisions so far. */
   approvals?: Approvals;
+  /**
+   * The answer that asked for these calls is held (takeModelTurn's `holdToolsAnswer`): the first call's
+   * announcement is written with it before the call runs, which checks the run still holds its task.
+   */
+  answerHeld?: boolean;
 }
 
 export interface Approvals {
@@ -112,7 +117,9 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       continue;
     }
     // Goes out with its result, or by itself if the call runs long enough to be seen running. The
-    // run's hold on its task was checked by the write just before (the answer, or the last result).
+    // run's hold on its task was checked by the write just before (the answer, or the last result); a
+    // held answer is written with its first call's announcement, now, for that check.
+    const withAnswer = index === 0 && options.answerHeld === true;
     await journal.commit({
       events: [
         {
@@ -126,8 +133,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
           },
         },
       ],
-      lazy: true,
-      writeWithinMs: ANNOUNCE_WITHIN_MS,
+      ...(withAnswer ? {} : { lazy: true, writeWithinMs: ANNOUNCE_WITHIN_MS }),
     });
     const started = performance.now();
     const rejected = ruleOf(call) === undefined ? undefined : options.approvals?.decisions?.get(call.id);

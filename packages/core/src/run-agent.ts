@@ -99,7 +99,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   // The provider's count of the context at the last call, and how much memory held then.
   let reported = { tokens: 0, entries: entries.length };
 
-  const runTools = async (calls: Parameters<typeof executeTools>[0]['calls']): Promise<ExecuteToolsOutcome> => {
+  const runTools = async (
+    calls: Parameters<typeof executeTools>[0]['calls'],
+    answerHeld = false,
+  ): Promise<ExecuteToolsOutcome> => {
     const approvals = options.approvals && {
       rules: options.approvals.rules,
       ...(options.approvals.decided?.step === steps ? { decisions: options.approvals.decided.calls } : {}),
@@ -111,6 +114,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       journal,
       context: toolContext,
       step: steps,
+      answerHeld,
       ...(approvals ? { approvals } : {}),
     });
     entries.push(...outcome.messages);
@@ -187,6 +191,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
         step: steps + 1,
         signal,
         holdFinalAnswer: true,
+        holdToolsAnswer: true,
         ...(options.onDelta ? { onDelta: options.onDelta } : {}),
       });
       steps++;
@@ -198,7 +203,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
       }
       if (turn.plan.kind === 'final') return { status: 'completed', answer: turn.plan.answer, steps };
       if (turn.plan.kind === 'tools') {
-        const stopped = settle(await runTools(capToolCalls(turn.plan.calls, callLimit)));
+        const stopped = settle(await runTools(capToolCalls(turn.plan.calls, callLimit), true));
         if (stopped) return stopped;
       }
     } catch (error) {
