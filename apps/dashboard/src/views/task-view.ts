@@ -53,9 +53,12 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
   let graphKey = '';
   let refreshing: Promise<void> | undefined;
   let again = false;
+  let timers: number[] = [];
+  let attemptTimer: number | undefined;
   let ended = false;
   // One load at a time; one asked for while another runs (after a resend, say) runs after it, since the
-  // one in flight may have read the task before the change.
+  // one in flight may have read the task before the change: unless that one found nothing more to ask
+  // for (stop), which an action undoes first (poll).
   const refresh = (): Promise<void> => {
     if (refreshing) {
       again = true;
@@ -63,14 +66,11 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
     }
     return (refreshing = load().finally(() => {
       refreshing = undefined;
-      if (again) {
-        again = false;
-        void refresh();
-      }
+      const next = again && timers.length > 0;
+      again = false;
+      if (next) void refresh();
     }));
   };
-  let timers: number[] = [];
-  let attemptTimer: number | undefined;
   // Polled while something may change: an ended task's page goes on only while a delivery is pending
   // (a resend starts it again).
   const poll = () => {
