@@ -547,22 +547,16 @@ export class TaskStore {
   async commitAndRead(options: CommitOptions): Promise<ReadCommitResult> {
     const bodies = this.eventBodies(options);
     const raw = (await this.runCommit(options, bodies, true)) as unknown as ReadCommitReply;
-    const [outcome, seq, status, stop, joined, memory, delivery, small] = raw;
-    const reply: CommitReply = [
+    const [outcome, lastSeq, status, stop, joined, memory, delivery, small] = raw;
+    const result: ReadCommitResult = commitResult([
       String(outcome) as CommitOutcome,
-      seq,
+      lastSeq,
       String(status),
       String(stop),
-      null,
-      null,
-      delivery,
-    ];
-    const result: ReadCommitResult = commitResult(reply);
+    ]);
     const hash = joined ? recordOf(joined) : {};
-    if (joined) {
-      const record = parseTaskRecord(hash);
-      if (record) result.record = record;
-    }
+    const record = joined && parseTaskRecord(hash);
+    if (record) result.record = record;
     if (memory) result.memory = memory.map((entry) => JSON.parse(entry.toString()) as MemoryEntry);
     if (options.holdEventsFor && result.applied && small === 1) {
       const { taskId } = options;
@@ -578,7 +572,7 @@ export class TaskStore {
       });
       this.runEvents.added(options.holdEventsFor, bodies, result.seq);
     } else this.heldEvents(options, bodies, result);
-    return this.observed(options, result, reply[6] === 1);
+    return this.observed(options, result, delivery === 1);
   }
 
   /** Each event's body as the script takes it, written at this moment. */
