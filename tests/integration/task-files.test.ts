@@ -7,7 +7,9 @@
 import type { TaskView } from '@agentq/contract';
 import type { DoubleRequest } from '@agentq/llm';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
@@ -235,6 +237,56 @@ describe('files in and out', () => {
     expect(body.error.details).toEqual([
       { path: 'tasks.0.files', message: expect.stringContaining('AGENTQ_TASK_DISK_MB') },
     ]);
+  });
+
+  it("closes a downloaded file's descriptor, whether read whole, empty, or cut off", async () => {
+    stack = await startStack({
+      rules: [
+        {
+          match: (request) => toolResults(request).length === 0,
+          reply: {
+            toolCalls: [
+              { name: 'bash', arguments: { command: 'head -c 3000000 /dev/zero > big.bin && : > empty.txt' } },
+            ],
+          },
+        },
+        { reply: { content: 'done' } },
+      ],
+    });
+    const [taskId] = await stack.submit([{ prompt: 'make files', agent: 'coder' }]);
+    await waitForEnd(stack.api.url, taskId!);
+    const files = `${stack.api.url}/v1/tasks/${taskId}/files`;
+    // The API runs in this process: its open descriptors of the task's files are this process's.
+    const openOf = (name: string) => {
+      const file = realpathSync(path.join(stack!.dataDir, 'work', taskId!, name));
+      return readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    };
+    const whole = await fetch(`${files}/big.bin`);
+    expect((await whole.arrayBuffer()).byteLength).toBe(3_000_000);
+    const empty = await fetch(`${files}/empty.txt`);
+    expect([empty.status, await empty.text()]).toEqual([200, '']);
+    // Cut off after the first bytes: the stream stops, and closes the file after the read under way.
+    await new Promise<void>((resolve, reject) => {
+      const url = new URL(`${files}/big.bin`);
+      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname }, (response) => {
+        response.once('data', () => {
+          expect(openOf('big.bin')).toBe(1);
+          request.destroy();
+          resolve();
+        });
+      }).on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+      request.end();
+    });
+    await expect.poll(() => openOf('big.bin'), { timeout: 5_000 }).toBe(0);
+    expect(openOf('empty.txt')).toBe(0);
+    // And the API serves the file again afterwards.
+    expect((await (await fetch(`${files}/big.bin`)).arrayBuffer()).byteLength).toBe(3_000_000);
   });
 
   it("lets a tenant reach only its own tasks' files", async () => {

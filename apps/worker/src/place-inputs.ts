@@ -4,7 +4,8 @@
  * is there), owned by the user its jailed tools run as.
  */
 import { inputFiles, type TaskRecord, type TaskStore } from '@agentq/store';
-import { openInWorkdir, type HostIdentity } from '@agentq/tools';
+import { closeSync } from 'node:fs';
+import { openInWorkdir, replaceContent, type HostIdentity } from '@agentq/tools';
 
 export async function placeInputs(options: {
   store: TaskStore;
@@ -14,18 +15,17 @@ export async function placeInputs(options: {
 }): Promise<number> {
   if (!options.record.inputs) return 0;
   const files = await inputFiles(options.store, options.record.rootId);
-  for (const file of files) {
-    const handle = await openInWorkdir({
+  for (const input of files) {
+    const file = await openInWorkdir({
       workdir: options.workdir,
-      path: file.path,
+      path: input.path,
       access: 'write',
       ...(options.owner ? { owner: options.owner } : {}),
     });
     try {
-      await handle.truncate(0);
-      await handle.write(file.content, 0, file.content.length, 0);
+      await replaceContent(file, input.content);
     } finally {
-      await handle.close();
+      closeSync(file);
     }
   }
   return files.length;

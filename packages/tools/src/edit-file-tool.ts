@@ -1,8 +1,8 @@
-import type { FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync } from 'node:fs';
 import { z } from 'zod';
 import type { WorkdirDisk } from './disk-quota.js';
 import { defineTool, type ToolResult } from './tool.js';
-import { openInWorkdir, replaceContent } from './workdir-files.js';
+import { openInWorkdir, readContent, replaceContent } from './workdir-files.js';
 
 const MAX_EDIT_BYTES = 16 * 1024 * 1024;
 
@@ -21,7 +21,7 @@ export const editFileTool = defineTool({
     try {
       return await edit(file, args, context.disk);
     } finally {
-      await file.close();
+      closeSync(file);
     }
   },
 });
@@ -30,17 +30,17 @@ export const editFileTool = defineTool({
 const MAX_REPLACEMENTS = 100_000;
 
 async function edit(
-  file: FileHandle,
+  file: number,
   args: { path: string; old_text: string; new_text: string; replace_all?: boolean | undefined },
   disk: WorkdirDisk | undefined,
 ): Promise<ToolResult> {
-  const size = (await file.stat()).size;
+  const size = fstatSync(file).size;
   if (size > MAX_EDIT_BYTES)
     return {
       ok: false,
       output: `${args.path} is larger than ${MAX_EDIT_BYTES} bytes: edit it with bash (sed, python).`,
     };
-  const text = await file.readFile('utf8');
+  const text = (await readContent(file, MAX_EDIT_BYTES)).toString('utf8');
   const matches = countMatches(text, args.old_text, MAX_REPLACEMENTS + 1);
   if (matches === 0) {
     return {

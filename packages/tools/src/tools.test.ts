@@ -9,6 +9,7 @@ import { capOutput } from './cap-output.js';
 import { editFileTool } from './edit-file-tool.js';
 import { pythonTool } from './python-tool.js';
 import { readFileTool } from './read-file-tool.js';
+import { writeFileTool } from './write-file-tool.js';
 import type { ToolContext } from './tool.js';
 import { toolEnvironment } from './tool-environment.js';
 
@@ -150,6 +151,27 @@ describe('file tools', () => {
     expect((await editFileTool.run({ path: 'f.txt', old_text: 'zzz', new_text: '' }, context)).output).toMatch(
       /was not found/,
     );
+  });
+
+  it('write_file replaces a longer file whole, and the file tools read and write past 1 MiB whole', async () => {
+    await writeFile(path.join(workdir, 'f.txt'), 'a much longer first content\n');
+    expect((await writeFileTool.run({ path: 'f.txt', content: 'short\n' }, context)).ok).toBe(true);
+    expect(await readFile(path.join(workdir, 'f.txt'), 'utf8')).toBe('short\n');
+    // Past 1 MiB the contents go through libuv's threads (workdir-files.ts), in parts.
+    const line = (index: number) => `line ${index} ${'x'.repeat(60)}\n`;
+    const big = Array.from({ length: 40_000 }, (_, index) => line(index)).join('');
+    expect(big.length).toBeGreaterThan(2 * 1024 * 1024);
+    expect((await writeFileTool.run({ path: 'big/f.txt', content: big }, context)).ok).toBe(true);
+    expect(await readFile(path.join(workdir, 'big/f.txt'), 'utf8')).toBe(big);
+    const read = await readFileTool.run({ path: 'big/f.txt', offset: 39_999, limit: 2 }, context);
+    expect(read.output.split('\n').slice(0, 2)).toEqual([
+      ` 39999\t${line(39_998).trimEnd()}`,
+      ` 40000\t${line(39_999).trimEnd()}`,
+    ]);
+    expect((await editFileTool.run({ path: 'big/f.txt', old_text: line(39_999), new_text: 'end\n' }, context)).ok).toBe(
+      true,
+    );
+    expect(await readFile(path.join(workdir, 'big/f.txt'), 'utf8')).toBe(`${big.slice(0, -line(39_999).length)}end\n`);
   });
 
   it('read_file shows lines up to the output limit, then says where to read on', async () => {

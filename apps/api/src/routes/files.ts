@@ -4,6 +4,7 @@
  * user's, read as root), only for the task's own tenant. Never a link out of the folder (workdir-export.ts, openInWorkdir), and every
  * download is an attachment with a sandboxing policy: a browser never shows what a task wrote as a page.
  */
+import { closeSync, createReadStream, fstatSync, type ReadStream } from 'node:fs';
 import path from 'node:path';
 import { Router, type Response } from 'express';
 import type { TaskRecord, TaskStore } from '@agentq/store';
@@ -57,23 +58,27 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
         throw error;
       },
     );
+    // The stream owns the descriptor once made: it closes it after any read under way (a number closed
+    // under a read could be another file's by then).
+    let stream: ReadStream | undefined;
     try {
-      const { size } = await file.stat();
+      const { size } = fstatSync(file);
       attachment(response, path.basename(wanted), 'application/octet-stream');
       response.setHeader('content-length', String(size));
+      if (size === 0) {
+        response.end();
+        return;
+      }
+      const reading = createReadStream('', { fd: file, start: 0, end: size - 1 });
+      stream = reading;
       await new Promise<void>((resolve, reject) => {
-        const stream = file.createReadStream({ start: 0, end: Math.max(0, size - 1), autoClose: false });
-        if (size === 0) {
-          stream.destroy();
-          response.end();
-          return resolve();
-        }
-        stream.on('error', reject);
+        reading.on('error', reject);
         response.on('close', resolve);
-        stream.pipe(response);
+        reading.pipe(response);
       });
     } finally {
-      await file.close();
+      if (stream) stream.destroy();
+      else closeSync(file);
     }
   });
 
