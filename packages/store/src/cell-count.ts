@@ -24,8 +24,10 @@ export class CellCountChangedError extends AgentqError {
 /** Records the install's cell count at its first start; throws CellCountChangedError when it differs. */
 export async function checkCellCount(redis: Redis, keys: Keys): Promise<void> {
   const asked = keys.cells.length;
-  // An install from before cell counts were kept (it has a storage version) had one cell.
-  const [recorded, version] = await Promise.all([redis.get(keys.cellCount), redis.get(keys.storageVersion)]);
+  // An install from before cell counts were kept (it has a storage version) had one cell. Both read in
+  // one command: another process's first start records the count, then the version, and two reads
+  // could see its version without its count (a process that started with it was refused, once).
+  const [recorded, version] = await redis.mget(keys.cellCount, keys.storageVersion);
   let found = recorded !== null ? Number(recorded) : version !== null ? 1 : undefined;
   if (found === undefined) {
     await redis.set(keys.cellCount, String(asked), 'NX');

@@ -156,4 +156,37 @@ describe('cells', () => {
       redis.disconnect();
     }
   });
+
+  it('starts two processes of a new install at once, whichever reads while the other writes', async () => {
+    const prefix = freshPrefix('cell-count-race');
+    prefixes.push(prefix);
+    const first = connectRedis({ url: redisUrl() });
+    const second = connectRedis({ url: redisUrl() });
+    const log = { info: () => undefined, warn: () => undefined };
+    try {
+      // The second process's commands after its first arrive only once the first process started (as
+      // on a slow link, or a cluster client refreshing its slots in between).
+      let firstStarted!: () => void;
+      const started = new Promise<void>((resolve) => (firstStarted = resolve));
+      let sent = 0;
+      const slow = new Proxy(second, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver) as unknown;
+          if (typeof value !== 'function' || !['get', 'mget', 'set'].includes(String(name))) return value;
+          return async (...args: unknown[]) => {
+            if (sent++ > 0) await started;
+            return (value as (...args: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const second$ = migrateStorage(slow, createKeys(prefix, 3), log);
+      await migrateStorage(first, createKeys(prefix, 3), log);
+      firstStarted();
+      await second$;
+      expect(await first.get(createKeys(prefix, 3).cellCount)).toBe('3');
+    } finally {
+      first.disconnect();
+      second.disconnect();
+    }
+  });
 });
