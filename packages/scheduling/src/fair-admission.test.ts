@@ -137,3 +137,38 @@ it('takes a tenant’s whole turn at once, in the same turns as one at a time, a
   expect(await queues.cells[0]!.admission.admitSoon('casual', 5)).toBe(0);
   expect(await queued()).toHaveLength(0);
 });
+
+it('after a cycle that admitted nothing, waits for a batch of job ends before the next, and the tick still turns', async () => {
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    // A batch is a tenth of the backlog: 10.
+    fair: { backlog: 100 },
+  });
+  const admission = queues.cells[0]!.admission;
+  const queue = queues.cells[0]!.queue('casual');
+  const leave = async (count: number) => {
+    const waiting = await queue.getJobs(['wait'], 0, count - 1, true);
+    await Promise.all(waiting.map((job) => job.remove()));
+  };
+  await admission.add(tasks('acme', 150));
+  expect(await queued()).toHaveLength(100);
+  // A job ends: no room, nothing admitted.
+  expect(await admission.admitSoon('casual', 1)).toBe(0);
+  // 15 jobs start elsewhere, and this worker's next 9 jobs end: none of those ends takes a cycle.
+  await leave(15);
+  for (let end = 0; end < 9; end++) expect(await admission.admitSoon('casual', 1)).toBe(0);
+  expect(await queued()).toHaveLength(85);
+  // The tick takes its cycle whatever came before.
+  expect(await admission.admit('casual')).toBe(15);
+  // After a cycle that admitted, the next job end takes one at once.
+  await leave(12);
+  expect(await admission.admitSoon('casual', 1)).toBe(12);
+  // Nothing admitted again (no room): the tenth job end from now takes the next cycle.
+  expect(await admission.admitSoon('casual', 1)).toBe(0);
+  await leave(20);
+  for (let end = 0; end < 9; end++) expect(await admission.admitSoon('casual', 1)).toBe(0);
+  expect(await admission.admitSoon('casual', 1)).toBe(20);
+  expect(await admission.waiting('casual')).toEqual({ acme: 3 });
+});

@@ -12,7 +12,8 @@
  * at most the backlog.
  *
  * Admission runs wherever work appears or ends: the API after a submit, a worker after its jobs (at
- * most a cycle per pool every 20 ms) and once a second. A cycle reads the backlog, pops what fits in one
+ * most a cycle per pool every 20 ms; after a cycle that admitted nothing, only once a batch's worth of
+ * its jobs ended) and once a second. A cycle reads the backlog, pops what fits in one
  * script, then adds the jobs (job id = task id: never twice). What was popped is leased until its jobs
  * are added; a process that died in between leaves leases that any worker admits again (`recover`).
  * A task resumed after its user's answer skips the lists (it had its turn), but is leased the same way
@@ -63,6 +64,16 @@ export class FairAdmission {
   private readonly cycles = new Map<AgentPool, { running: Promise<number>; again: boolean }>();
   /** Per pool: the cycle `admitSoon` will start, and how to call it off. */
   private readonly soon = new Map<AgentPool, { cycle: Promise<number>; cancel: () => void }>();
+  /**
+   * Per pool: how many more `admitSoon` calls (job ends) pass without a cycle. A cycle that admitted
+   * nothing found no room for a batch, or nothing waiting (what a submit lists, its own cycle admits):
+   * room for a batch takes a batch of jobs starting, and each cycle costs Redis a script call
+   * whatever it finds. Without this, every worker took a cycle per pool and cell every 20 ms while it
+   * ran jobs, however many workers there were.
+   */
+  private readonly patience = new Map<AgentPool, number>();
+  /** What a cycle admits at least while the queue has that much left to run: a tenth of the backlog. */
+  private readonly batch: number;
   private stopped = false;
 
   constructor(
@@ -73,6 +84,7 @@ export class FairAdmission {
     options: FairOptions = {},
   ) {
     this.backlog = options.backlog ?? 100;
+    this.batch = Math.max(1, Math.floor(this.backlog / 10));
     this.weights = JSON.stringify(options.weights ?? {});
     this.leaseMs = options.leaseMs ?? 30_000;
   }
@@ -139,12 +151,18 @@ export class FairAdmission {
 
   /**
    * Admits within `delayMs`, one cycle for every call meanwhile: a worker asks after each of its jobs,
-   * and a cycle per job cost a round trip per task for the few places a job frees.
+   * and a cycle per job cost a round trip per task for the few places a job frees. After a cycle that
+   * admitted nothing, the next batch's worth of calls take none (`patience`).
    */
   admitSoon(pool: AgentPool, delayMs = 20): Promise<number> {
     const pending = this.soon.get(pool);
     if (pending) return pending.cycle;
     if (this.stopped) return Promise.resolve(0);
+    const patience = this.patience.get(pool) ?? 0;
+    if (patience > 0) {
+      this.patience.set(pool, patience - 1);
+      return Promise.resolve(0);
+    }
     let cancel: () => void = () => undefined;
     const due = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(true), delayMs);
@@ -230,8 +248,7 @@ export class FairAdmission {
           backlog: this.backlog,
           leaseMs: this.leaseMs,
           weightsJson: this.weights,
-          // A tenth of the backlog at a time, while the queue has that much left to run.
-          batch: Math.max(1, Math.floor(this.backlog / 10)),
+          batch: this.batch,
           admit: admit ? '1' : '0',
           joining: waiting?.tenant ?? '',
           tenants: tenants.length,
@@ -248,6 +265,7 @@ export class FairAdmission {
       if (unknown !== 1 || read === RING_READS) break;
       for (const tenant of await this.redis.zrange(this.keys.fairRing(pool), 0, -1)) known.add(tenant);
     }
+    if (admit) this.patience.set(pool, popped.length ? 0 : this.batch - 1);
     if (!popped.length) return 0;
     const jobs: Array<{ taskId: string; tenant: string }> = [];
     for (let index = 0; index < popped.length; index += 3) {
