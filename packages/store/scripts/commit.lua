@@ -1,9 +1,11 @@
 -- COMMIT: the write path of a task's state, so that everything in a change lands together or not at
 -- all (docs/DESIGN.md, "The commit script"; the caller is task-store.ts).
 --
--- KEYS (named): the task's record, messages, events and packed events; the expiry and to-compact sets; its root's
--- record (budgets add up there); its tenant's byte counter and spending of the day; its tenant's list
--- of tasks; its webhook deliveries, and the due and pending sets of every task's. ARGV: the payload (JSON),
+-- KEYS (named): the task's record, messages and events; its root's record (budgets add up there); its
+-- tenant's byte counter and spending of the day; then, sent only by a change of status, a pack, a claim
+-- or a lease (commit-script.ts, `lateKeys`: nil in a step's commits, which touch none of them), its packed
+-- events, the expiry and to-compact sets, its tenant's list of tasks, its webhook deliveries, and the due
+-- and pending sets of every task's. ARGV: the payload (JSON),
 -- the task's id, its tenant, its events' channel, and its event lines' text before their seq and between
 -- their seq and body (run-events.ts, eventLineHead and eventLineRoot), then ARGV_REST on: each message to
 -- append (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be

@@ -17,8 +17,13 @@ const INCLUDES = new URL('../scripts/includes/', import.meta.url);
 
 export type LuaArg = string | number | Buffer;
 
-export interface LuaCall<Key extends string, Arg extends string> {
+export interface LuaCall<Key extends string, Arg extends string, LateKey extends string = never> {
   keys: Record<Key, string>;
+  /**
+   * The spec's `lateKeys`, for a call that touches them; left out, they are not sent (nil in the script),
+   * and neither may `restKeys` be (they would take the late keys' places).
+   */
+  lateKeys?: Record<LateKey, string>;
   args: Record<Arg, LuaArg>;
   /** Keys after the named ones: `KEYS[KEYS_REST]` on. */
   restKeys?: readonly string[];
@@ -26,7 +31,7 @@ export interface LuaCall<Key extends string, Arg extends string> {
   restArgs?: readonly LuaArg[];
 }
 
-export interface LuaScript<Key extends string, Arg extends string> {
+export interface LuaScript<Key extends string, Arg extends string, LateKey extends string = never> {
   readonly name: string;
   /** The whole source Redis runs: the prelude, then the file with its includes. */
   readonly source: string;
@@ -36,9 +41,9 @@ export interface LuaScript<Key extends string, Arg extends string> {
    */
   define(redis: Redis): void;
   /** Runs it on `redis`, or queues it in a pipeline of a connection it was defined on. */
-  run(redis: Redis | ChainableCommander, call: LuaCall<Key, Arg>): Promise<unknown>;
+  run(redis: Redis | ChainableCommander, call: LuaCall<Key, Arg, LateKey>): Promise<unknown>;
   /** The same, with bulk replies as Buffers (binary data, or text not decoded). */
-  runBuffer(redis: Redis | ChainableCommander, call: LuaCall<Key, Arg>): Promise<unknown>;
+  runBuffer(redis: Redis | ChainableCommander, call: LuaCall<Key, Arg, LateKey>): Promise<unknown>;
 }
 
 type Command = (numberOfKeys: number, ...args: LuaArg[]) => Promise<unknown>;
@@ -61,20 +66,30 @@ export function defineScripts(redis: Redis): void {
   for (const script of everyScript) script.define(redis);
 }
 
-export function luaScript<const Keys extends readonly string[], const Args extends readonly string[]>(spec: {
+export function luaScript<
+  const Keys extends readonly string[],
+  const Args extends readonly string[],
+  const LateKeys extends readonly string[] = [],
+>(spec: {
   /** The package's scripts folder (`new URL('../scripts/', import.meta.url)`). */
   dir: URL;
   /** The file's name without `.lua`; the script's name too. */
   name: string;
   keys: Keys;
+  /**
+   * Keys after `keys` that only some calls touch: a call gives all of them or none. Redis makes a Lua
+   * string of every key a call sends (about 1K instructions each, with its collection).
+   */
+  lateKeys?: LateKeys;
   args: Args;
   constants?: Record<string, number>;
-}): LuaScript<Keys[number], Args[number]> {
+}): LuaScript<Keys[number], Args[number], LateKeys[number]> {
   const body = withIncludes(readFileSync(new URL(`${spec.name}.lua`, spec.dir), 'utf8'), new Set());
+  const named = [...spec.keys, ...(spec.lateKeys ?? [])];
   const source = [
     `-- ${spec.name}.lua, with its KEYS and ARGV by name (lua-script.ts)`,
-    ...spec.keys.map((key, index) => `local ${identifier(key)} = KEYS[${index + 1}]`),
-    `local KEYS_REST = ${spec.keys.length + 1}`,
+    ...named.map((key, index) => `local ${identifier(key)} = KEYS[${index + 1}]`),
+    `local KEYS_REST = ${named.length + 1}`,
     ...spec.args.map((arg, index) => `local ${identifier(arg)} = ARGV[${index + 1}]`),
     `local ARGV_REST = ${spec.args.length + 1}`,
     ...Object.entries(spec.constants ?? {}).map(([name, value]) => `local ${identifier(name)} = ${luaNumber(value)}`),
@@ -92,13 +107,24 @@ export function luaScript<const Keys extends readonly string[], const Args exten
     if ((redis as unknown as { isCluster?: boolean }).isCluster && options?.enableAutoPipelining)
       options.autoPipeliningIgnoredCommands = [...(options.autoPipeliningIgnoredCommands ?? []), command];
   };
-  const send = (redis: Redis | ChainableCommander, call: LuaCall<Keys[number], Args[number]>, buffers: boolean) => {
+  const send = (
+    redis: Redis | ChainableCommander,
+    call: LuaCall<Keys[number], Args[number], LateKeys[number]>,
+    buffers: boolean,
+  ) => {
     if (!(command in redis)) {
       if (!('defineCommand' in redis))
         throw new Error(`${spec.name}.lua: define it on the connection before its pipeline`);
       defineScripts(redis);
     }
-    const keys = [...spec.keys.map((key: Keys[number]) => call.keys[key]), ...(call.restKeys ?? [])];
+    const late = call.lateKeys;
+    if (!late && spec.lateKeys?.length && call.restKeys?.length)
+      throw new Error(`${spec.name}.lua: keys after the named ones need the late keys too`);
+    const keys = [
+      ...spec.keys.map((key: Keys[number]) => call.keys[key]),
+      ...(late ? (spec.lateKeys ?? []).map((key: LateKeys[number]) => late[key]) : []),
+      ...(call.restKeys ?? []),
+    ];
     const args = [...spec.args.map((arg: Args[number]) => call.args[arg]), ...(call.restArgs ?? [])];
     const run = (redis as unknown as Record<string, Command>)[buffers ? `${command}Buffer` : command]!;
     return run.call(redis, keys.length, ...keys, ...args);

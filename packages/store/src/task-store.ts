@@ -686,17 +686,24 @@ export class TaskStore {
         taskKey: this.keys.task(taskId),
         messagesKey: this.keys.messages(taskId),
         eventsKey: this.keys.events(taskId),
-        packedKey: this.keys.packedEvents(taskId),
-        expiryKey: cell.expiry,
-        toCompactKey: cell.toCompact,
         rootKey: this.keys.task(rootOf(taskId)),
         tenantBytesKey: cell.tenantBytes(tenant),
         spendKey: cell.tenantSpend(tenant, ts.slice(0, 10)),
-        tenantTasksKey: cell.tenantTasks(tenant),
-        webhooksKey: this.keys.webhooks(taskId),
-        webhooksDueKey: cell.webhooksDue,
-        webhooksPendingKey: cell.webhooksPending,
       },
+      // (a step's commits touch none of these: commit.lua's status, pack, claim and lease paths do)
+      ...(options.status || pack || read || options.lease
+        ? {
+            lateKeys: {
+              packedKey: this.keys.packedEvents(taskId),
+              expiryKey: cell.expiry,
+              toCompactKey: cell.toCompact,
+              tenantTasksKey: cell.tenantTasks(tenant),
+              webhooksKey: this.keys.webhooks(taskId),
+              webhooksDueKey: cell.webhooksDue,
+              webhooksPendingKey: cell.webhooksPending,
+            },
+          }
+        : {}),
       args: {
         payloadJson: wellFormedJson(JSON.stringify(payload)),
         taskId,

@@ -228,6 +228,39 @@ describe('the commit script', () => {
     );
   });
 
+  it("sends a step's commit only the keys a step touches, and a claim and an end all of them", async () => {
+    const task = await newTask();
+    const monitor = await connectRedis({ url: redisUrl() }).monitor();
+    const sent: number[] = [];
+    const watched = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        // EVALSHA <sha> <how many keys> <the record's key first> ...
+        if (args[0]?.toLowerCase() === 'evalsha' && args[3] === store.keys.task(task.id)) sent.push(Number(args[2]));
+        if (sent.length === 3) resolve();
+      }),
+    );
+    try {
+      await transitions.claim(task, { runToken: 'r' });
+      const step = await store.commit({
+        taskId: task.id,
+        tenant: 'acme',
+        runToken: 'r',
+        expect: ['running'],
+        messages: [{ role: 'assistant', content: 'thinking' }],
+        events: [{ type: 'step.completed', step: 1, data: { step: 1 } }],
+        steps: 1,
+      });
+      expect(step).toMatchObject({ outcome: 'applied', applied: true });
+      await store.commit({ taskId: task.id, tenant: 'acme', runToken: 'r', status: 'completed' });
+      await watched;
+      expect(sent).toEqual([13, 6, 13]);
+      expect(await store.getRecord(task.id)).toMatchObject({ status: 'completed', steps: 1 });
+      expect((await store.messages(task.id)).at(-1)).toMatchObject({ role: 'assistant', content: 'thinking' });
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('with commits that wait for a replica, throws when none confirms one in time (this Redis has none)', async () => {
     const task = await newTask();
     const durable = new TaskStore(store.redis, store.keys, { durability: { replicas: 1, timeoutMs: 50 } });
