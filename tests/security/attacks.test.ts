@@ -258,6 +258,26 @@ describe('a task attacking from its jail, with the default settings', () => {
     expect(await readFile(path.join(victim.workdir, 'secret.txt'), 'utf8')).toBe('the victim secret');
   });
 
+  it('cannot hold the worker with a FIFO the file tools open (they check and open on its thread)', async () => {
+    const results = await attack({
+      fifo: [
+        bash('mkfifo pipe && mkdir -p d && mkfifo d/pipe2 && ls -l pipe d/pipe2 | cut -c1'),
+        { name: 'read_file', arguments: { path: 'pipe' } },
+        { name: 'write_file', arguments: { path: 'd/pipe2', content: 'x' } },
+        { name: 'edit_file', arguments: { path: 'pipe', old_text: 'a', new_text: 'b' } },
+      ],
+      // Alongside, on the same worker: it goes on.
+      neighbour: [{ name: 'write_file', arguments: { path: 'ok.txt', content: 'fine' } }],
+    });
+    expect(results.fifo![0]!.trim().split('\n')).toEqual(['p', 'p']);
+    expect(results.fifo!.slice(1)).toEqual([
+      expect.stringMatching(/"pipe" is not a regular file/),
+      expect.stringMatching(/"d\/pipe2" is not a regular file/),
+      expect.stringMatching(/"pipe" is not a regular file/),
+    ]);
+    expect(results.neighbour).toEqual(['Wrote 4 bytes to ok.txt']);
+  });
+
   it('leaves nothing running after its tool call, and has no capability', async () => {
     const results = await attack({
       'setsid and nohup': [
