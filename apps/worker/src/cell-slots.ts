@@ -5,7 +5,7 @@
  * the order taken, its job's lock kept by BullMQ.
  *
  * How many jobs each cell's worker may take (its BullMQ concurrency, which BullMQ reads before each
- * fetch, and as a job ends to fetch the next) follows the slots. While some are free: what it holds,
+ * fetch; and `mayTake`, asked as a job ends to fetch the next, cell-worker.ts) follows the slots. While some are free: what it holds,
  * plus a cell's share of them, so a cell can grow to every slot while the others are idle (a concurrency
  * key's tasks are all in its cell). Once every slot is taken: what it runs, and one job to wait while it
  * runs fewer than an even share of the slots. A process so holds at most a job a cell waiting, not the
@@ -78,14 +78,32 @@ export class CellSlots {
     };
   }
 
+  /**
+   * Whether cell `cell`'s worker may take one more job now: asked as one of its jobs ends, to fetch the
+   * next in the same call (BullMQ's own test counts the jobs it still finishes, which hold no slot, and
+   * with several cells declined about half of those fetches, each then a call of its own).
+   */
+  mayTake(cell: number): boolean {
+    return this.held[cell]! < this.most(cell);
+  }
+
+  /** `mayTake` for cell `cell`'s worker; none with one cell (its worker's own concurrency bounds it). */
+  mayTakeFor(cell: number): (() => boolean) | undefined {
+    return this.cells === 1 ? undefined : () => this.mayTake(cell);
+  }
+
   /** How many jobs each cell's worker may hold now; one at least. */
   private limit(): void {
-    const share = Math.ceil(this.free / this.cells);
     for (const [cell, worker] of this.workers.entries()) {
-      const running = this.running[cell]!;
-      const most = Math.max(1, share > 0 ? this.held[cell]! + share : running + (running < this.even ? 1 : 0));
+      const most = this.most(cell);
       if (worker.concurrency !== most) worker.concurrency = most;
     }
+  }
+
+  private most(cell: number): number {
+    const share = Math.ceil(this.free / this.cells);
+    const running = this.running[cell]!;
+    return Math.max(1, share > 0 ? this.held[cell]! + share : running + (running < this.even ? 1 : 0));
   }
 
   private take(cell: number): Promise<void> {

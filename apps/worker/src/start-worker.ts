@@ -73,6 +73,7 @@ import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { CellSlots } from './cell-slots.js';
+import { CellWorker } from './cell-worker.js';
 import { throttledLog } from './throttled-log.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
@@ -268,14 +269,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     const processor = processorFor(pool, context);
     const cellWorkers = keys.cells.map(
       (cell, index) =>
-        new Worker(pool, slots.wrap(processor, index), {
-          connection: redis,
-          prefix: cell.bullPrefix,
-          concurrency,
-          ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
-          // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
-          maxStalledCount: 3,
-        }),
+        new CellWorker(
+          pool,
+          slots.wrap(processor, index),
+          {
+            connection: redis,
+            prefix: cell.bullPrefix,
+            concurrency,
+            ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
+            // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
+            maxStalledCount: 3,
+          },
+          slots.mayTakeFor(index),
+        ),
     );
     slots.bound(cellWorkers);
     workers.set(pool, cellWorkers);
