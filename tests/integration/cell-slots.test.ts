@@ -127,7 +127,7 @@ describe("a pool's slots across its cells", () => {
     }
     const started = pool.startedBy.reduce((sum, count) => sum + count, 0);
     expect(started).toBeGreaterThanOrEqual(16 * CONCURRENCY);
-    // (the count is BullMQ's fetches, not none because it was not seen)
+    // The count sees BullMQ's fetches: a count of none below cannot come from fetches it missed.
     expect(rampUp).toBeGreaterThanOrEqual(CONCURRENCY);
     // 1 in the runs here, of 58 starts after the ramp-up; 31 with BullMQ's own answer, which counted the
     // jobs it was still finishing against the cell's concurrency.

@@ -5,12 +5,13 @@
  * the order taken, its job's lock kept by BullMQ.
  *
  * How many jobs each cell's worker may take (its BullMQ concurrency, which BullMQ reads before each
- * fetch; and `mayTake`, asked as a job ends to fetch the next, cell-worker.ts) follows the slots. While some are free: what it holds,
- * plus a cell's share of them, so a cell can grow to every slot while the others are idle (a concurrency
- * key's tasks are all in its cell). Once every slot is taken: what it runs, and one job to wait while it
- * runs fewer than an even share of the slots. A process so holds at most a job a cell waiting, not the
- * (cells - 1) x concurrency each cell's worker would take at the pool's concurrency, jobs another process
- * could run (DESIGN.md, "Cells"); and as jobs end, their slots go to the cells below their share.
+ * fetch; and `mayTake`, asked as a job ends to fetch the next, cell-worker.ts) follows the slots. While
+ * some are free: what it holds, plus a cell's share of them, so a cell can grow to every slot while the
+ * others are idle (a concurrency key's tasks are all in its cell). Once every slot is taken: what it
+ * runs, and one job to wait while it runs fewer than an even share of the slots. A process so holds at
+ * most a job a cell waiting, not the (cells - 1) x concurrency each cell's worker would take at the
+ * pool's concurrency, jobs another process could run (DESIGN.md, "Cells"); and as jobs end, their slots
+ * go to the cells below their share.
  */
 export class CellSlots {
   private free: number;
