@@ -65,6 +65,19 @@ try {
       '≤ 5x raw',
       r.agentq.workerCpuMs <= 5 * r.raw.workerCpuMs,
     );
+    // What no agent step on this stack costs less than: a BullMQ job and a model call through the SDK.
+    const least = r.rawModel.workerCpuMs;
+    row(
+      '',
+      "a step's floor: raw BullMQ's worker, each job a model call through the openai SDK and nothing else",
+      `${n(r.agentq.workerCpuMs, 2)} ms`,
+      `${n(least, 2)} ms${mainOf(r.rawModel)}, ${n(least / r.raw.workerCpuMs, 1)}x raw's no-op job`,
+      `${n(r.agentq.workerCpuMs / least, 1)}x the floor`,
+      5 * r.raw.workerCpuMs > least
+        ? `B2's goal (5x raw) leaves ${n(5 * r.raw.workerCpuMs - least, 2)} ms over it`
+        : `B2's goal (5x raw) is under it`,
+      null,
+    );
     const floor = (figures.modelClient = await measureModelClient({ quick: values.quick }));
     row(
       '',

@@ -17,13 +17,17 @@ export const RAW_JOB_OPTIONS = {
   removeOnFail: { age: 24 * 3600 },
 };
 
-export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurrency = 50, sleepMs = 0 }) {
+/** `modelURL`: each job makes a model call through the openai SDK there (raw-worker.mjs). */
+export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurrency = 50, sleepMs = 0, modelURL }) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', () => undefined);
   const queue = new Queue('raw', { connection, prefix });
   const worker = startProcess({
     script: WORKER,
-    args: ['--queue', 'raw', '--prefix', prefix, '--concurrency', String(concurrency), '--sleep', String(sleepMs)],
+    args: [
+      ...['--queue', 'raw', '--prefix', prefix, '--concurrency', String(concurrency), '--sleep', String(sleepMs)],
+      ...(modelURL ? ['--model', modelURL] : []),
+    ],
     env: { REDIS_URL: redisUrl },
     ready: (message) => message?.ready,
   });

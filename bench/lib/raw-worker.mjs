@@ -1,12 +1,16 @@
 /**
  * The raw reference: a plain BullMQ worker (the project's own bullmq and ioredis), in a process of its
- * own like an agentq worker, whose jobs do nothing, or sleep `--sleep` ms. IPC: `{ expect: n }` makes
+ * own like an agentq worker, whose jobs do nothing, or sleep `--sleep` ms, or (`--model`, a base URL)
+ * make one model call through the openai SDK, with agentq's keep-alive fetch, and answer its text: the
+ * least a step through the SDK can cost a BullMQ worker. IPC: `{ expect: n }` makes
  * it send `{ done: true }` once n more jobs completed; a job whose data has `sentAt` (ms since the
  * epoch) sends `{ lag }`, the time from before `add` to its processor.
  */
 import { parseArgs } from 'node:util';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import OpenAI from 'openai';
+import { keepAliveFetch } from '../../packages/llm/dist/keep-alive-fetch.js';
 
 const { values } = parseArgs({
   options: {
@@ -14,9 +18,11 @@ const { values } = parseArgs({
     prefix: { type: 'string' },
     concurrency: { type: 'string', default: '50' },
     sleep: { type: 'string', default: '0' },
+    model: { type: 'string' },
   },
 });
 const sleepMs = Number(values.sleep);
+const model = values.model && new OpenAI({ baseURL: values.model, apiKey: 'not-needed', fetch: keepAliveFetch });
 const connection = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: null });
 let completed = 0;
 let target = Infinity;
@@ -25,6 +31,13 @@ const worker = new Worker(
   async (job) => {
     if (job.data.sentAt) process.send({ lag: performance.timeOrigin + performance.now() - job.data.sentAt });
     if (sleepMs) await new Promise((resolve) => setTimeout(resolve, sleepMs));
+    if (model) {
+      const completion = await model.chat.completions.create({
+        model: 'bench',
+        messages: [{ role: 'user', content: `single ${job.id}` }],
+      });
+      return completion.choices[0].message.content;
+    }
     return job.data.answer ?? 'done';
   },
   { connection, prefix: values.prefix, concurrency: Number(values.concurrency) },

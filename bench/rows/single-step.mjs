@@ -1,7 +1,8 @@
 /**
  * B1 and B2: single-step tasks (one model call, no tool) through one worker process at concurrency
  * 50 with a 0 ms model, against no-op BullMQ jobs through one raw worker process at the same
- * concurrency. Also what each task costs Redis: the commands it ran (those inside scripts included)
+ * concurrency; and, as the floor under a step, the same raw worker whose jobs each make the model call
+ * through the openai SDK (raw-worker.mjs) and nothing else. Also what each task costs Redis: the commands it ran (those inside scripts included)
  * and its CPU; and the CPU every process of the run spent per task, and how many of the machine's cores
  * they kept busy: B1's rate is what the machine's cores give all of them together.
  */
@@ -23,6 +24,12 @@ export async function measureSingleStep({ redis, quick }) {
     concurrency: 50,
   });
   const raw = await startRawBullmq({ redisUrl: redis.url, prefix: 'b1-raw', concurrency: 50 });
+  const rawModel = await startRawBullmq({
+    redisUrl: redis.url,
+    prefix: 'b1-raw-model',
+    concurrency: 50,
+    modelURL: model.baseURL,
+  });
   const runAgentq = (n) => agentq.runTasks(redis.client, n);
 
   // The other processes of a run: agentq's API and the model double, none for raw BullMQ; this
@@ -81,10 +88,12 @@ export async function measureSingleStep({ redis, quick }) {
     // thousand tasks, run before V8 optimised its hot code, cost it twice the CPU of the next ones.
     await runAgentq(2_000);
     await raw.run(2_000);
+    await rawModel.run(2_000);
     const samples = await alternate(
       {
         agentq: measured(agentq.worker, runAgentq, { api: agentq.api, model }),
         raw: measured(raw.worker, (n) => raw.run(n)),
+        rawModel: measured(rawModel.worker, (n) => rawModel.run(n), { model }),
       },
       rounds,
     );
@@ -102,8 +111,15 @@ export async function measureSingleStep({ redis, quick }) {
     ];
     const of = (name) =>
       Object.fromEntries(fields.map((field) => [field, median(samples[name].map((sample) => sample[field]))]));
-    return { count, rounds, cores: availableParallelism(), agentq: of('agentq'), raw: of('raw') };
+    return {
+      count,
+      rounds,
+      cores: availableParallelism(),
+      agentq: of('agentq'),
+      raw: of('raw'),
+      rawModel: of('rawModel'),
+    };
   } finally {
-    await Promise.all([agentq.stop(), raw.stop(), model.stop()]);
+    await Promise.all([agentq.stop(), raw.stop(), rawModel.stop(), model.stop()]);
   }
 }
