@@ -231,7 +231,7 @@ try {
         label === 'one at a time' ? 'B10' : '',
         `5-step tasks, 200 ms model, submit -> end, p50 / p99 (${side.count} tasks, ${label})`,
         `${n(side.agentq.p50)} / ${n(side.agentq.p99)} ms`,
-        `the same 5 calls from a bare client ${n(side.bare.p50)} / ${n(side.bare.p99)} ms; the ideal ${n(side.ideal)} ms`,
+        `the same 5 calls from a bare client ${n(side.bare.p50)} / ${n(side.bare.p99)} ms; the ideal ${n(side.ideal)} ms; the floor, raw BullMQ jobs making them through the openai SDK, ${n(side.floor.p50)} / ${n(side.floor.p99)} ms (${n(side.floor.p50 / side.bare.p50, 3)}x / ${n(side.floor.p99 / side.bare.p99, 3)}x)`,
         `${n(side.agentq.p50 / side.bare.p50, 3)}x / ${n(side.agentq.p99 / side.bare.p99, 3)}x the bare client`,
         'p50 ≤ 1.03x, p99 ≤ 1.10x',
         side.agentq.p50 <= 1.03 * side.bare.p50 && side.agentq.p99 <= 1.1 * side.bare.p99,

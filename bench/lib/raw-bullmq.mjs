@@ -49,6 +49,21 @@ export async function startRawBullmq({ redisUrl, prefix = 'bench-raw', concurren
       }
       await done;
     },
+    /** `count` jobs of `data` at once; resolves with each one's time from before its `add` to its end (ms). */
+    async took(count, data) {
+      const took = [];
+      const listen = (message) => message?.took !== undefined && took.push(message.took);
+      worker.child.on('message', listen);
+      try {
+        await this.run(count, (index, id) => ({
+          ...data(index, id),
+          addedAt: performance.timeOrigin + performance.now(),
+        }));
+      } finally {
+        worker.child.off('message', listen);
+      }
+      return took;
+    },
     /** One job with `sentAt`; resolves with the time from before `add` to its processor (ms). */
     async lag() {
       await request(worker.child, { expect: 1 }, (message) => message?.expecting);

@@ -2,9 +2,11 @@
  * The raw reference: a plain BullMQ worker (the project's own bullmq and ioredis), in a process of its
  * own like an agentq worker, whose jobs do nothing, or sleep `--sleep` ms, or (`--model`, a base URL)
  * make one model call through the openai SDK, with agentq's keep-alive fetch, and answer its text: the
- * least a step through the SDK can cost a BullMQ worker. IPC: `{ expect: n }` makes
- * it send `{ done: true }` once n more jobs completed; a job whose data has `sentAt` (ms since the
- * epoch) sends `{ lag }`, the time from before `add` to its processor.
+ * least a step through the SDK can cost a BullMQ worker; a job whose data has `steps` makes that many,
+ * each with the tool results so far, as B10's bare client does. IPC: `{ expect: n }` makes it send
+ * `{ done: true }` once n more jobs completed; a job whose data has `sentAt` (ms since the epoch) sends
+ * `{ lag }`, the time from before `add` to its processor, and one with `addedAt` sends `{ took }`, the
+ * time from before `add` to its completion.
  */
 import { parseArgs } from 'node:util';
 import { Worker } from 'bullmq';
@@ -32,17 +34,26 @@ const worker = new Worker(
     if (job.data.sentAt) process.send({ lag: performance.timeOrigin + performance.now() - job.data.sentAt });
     if (sleepMs) await new Promise((resolve) => setTimeout(resolve, sleepMs));
     if (model) {
-      const completion = await model.chat.completions.create({
-        model: 'bench',
-        messages: [{ role: 'user', content: `single ${job.id}` }],
-      });
-      return completion.choices[0].message.content;
+      const messages = [{ role: 'user', content: job.data.prompt ?? `single ${job.id}` }];
+      for (let step = 0; ; step++) {
+        const completion = await model.chat.completions.create({ model: 'bench', messages });
+        if (step + 1 >= (job.data.steps ?? 1)) return completion.choices[0].message.content;
+        messages.push(
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: `c${step}`, type: 'function', function: { name: 'write_file', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: `c${step}`, content: 'ok' },
+        );
+      }
     }
     return job.data.answer ?? 'done';
   },
   { connection, prefix: values.prefix, concurrency: Number(values.concurrency) },
 );
-worker.on('completed', () => {
+worker.on('completed', (job) => {
+  if (job.data.addedAt) process.send({ took: performance.timeOrigin + performance.now() - job.data.addedAt });
   if (++completed >= target) {
     target = Infinity;
     process.send({ done: true });

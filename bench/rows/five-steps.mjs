@@ -4,10 +4,13 @@
  * (the record's createdAt and finishedAt). Against the ideal, its five model calls' 1,000 ms, and what
  * a bare client (node:http, kept-alive, 50 at a time) takes for the same five streamed calls to the same
  * double in the same run, alternating: the double's own time under that load is not agentq's. What is
- * past the bare client is agentq's: queueing, claims, commits, the tool runs, the SDK's parsing.
+ * past the bare client is agentq's: queueing, claims, commits, the tool runs, the SDK's parsing. And, as
+ * the floor, raw BullMQ jobs on one worker of the same concurrency, each making the same five calls
+ * through the openai SDK (raw-worker.mjs) and nothing else: from before their `add` to their end.
  */
 import { post, startAgentq, until } from '../lib/agentq.mjs';
 import { startModel } from '../lib/model.mjs';
+import { startRawBullmq } from '../lib/raw-bullmq.mjs';
 import { alternate, percentile } from '../lib/stats.mjs';
 
 const MODEL_MS = 200;
@@ -28,6 +31,13 @@ async function measure({ redis, wave: WAVE, waves }) {
     pools: 'file',
     concurrency: WAVE,
   });
+  const raw = await startRawBullmq({
+    redisUrl: redis.url,
+    prefix: `b10-raw-${WAVE}`,
+    concurrency: WAVE,
+    modelURL: model.baseURL,
+  });
+  const floor = (index) => raw.took(WAVE, (task) => ({ prompt: `raw ${index} ${task}`, steps: STEPS }));
   const wave = async (index) => {
     const before = (await agentq.ended(redis.client)).ended;
     const ids = await agentq.submit(
@@ -68,15 +78,17 @@ async function measure({ redis, wave: WAVE, waves }) {
   try {
     await wave('warm-up');
     await bare('warm-up');
-    const samples = await alternate({ agentq: wave, bare }, waves);
+    await floor('warm-up');
+    const samples = await alternate({ agentq: wave, bare, floor }, waves);
     const of = (list) => ({ p50: percentile(list, 50), p99: percentile(list, 99) });
     return {
       count: samples.agentq.length,
       ideal: MODEL_MS * STEPS,
       agentq: of(samples.agentq),
       bare: of(samples.bare),
+      floor: of(samples.floor),
     };
   } finally {
-    await Promise.all([agentq.stop(), model.stop()]);
+    await Promise.all([agentq.stop(), raw.stop(), model.stop()]);
   }
 }
