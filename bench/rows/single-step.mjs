@@ -2,9 +2,10 @@
  * B1 and B2: single-step tasks (one model call, no tool) through one worker process at concurrency
  * 50 with a 0 ms model, against no-op BullMQ jobs through one raw worker process at the same
  * concurrency; and, as the floor under a step, the same raw worker whose jobs each make the model call
- * through the openai SDK (raw-worker.mjs) and nothing else. Also what each task costs Redis: the commands it ran (those inside scripts included)
- * and its CPU; and the CPU every process of the run spent per task, and how many of the machine's cores
- * they kept busy: B1's rate is what the machine's cores give all of them together.
+ * through the openai SDK (raw-worker.mjs) and nothing else. Also what each task costs Redis: the
+ * commands it ran (those inside scripts included) and its CPU; and the CPU every process of the run
+ * spent per task, and how many of the machine's cores they kept busy: B1's rate is what the machine's
+ * cores give all of them together.
  */
 import { availableParallelism } from 'node:os';
 import { startAgentq } from '../lib/agentq.mjs';
