@@ -5,7 +5,7 @@
  */
 import type { AgentPool, PoolIsolation } from '@agentq/contract';
 import { lookup } from 'node:dns/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
@@ -144,5 +144,5 @@ export async function prepareWorkdir(options: {
     }
   }
   if (isolation.kind === 'jail') await isolation.jail.prepareWorkdir(workdir);
-  else await mkdir(workdir, { recursive: true });
+  else mkdirSync(workdir, { recursive: true });
 }

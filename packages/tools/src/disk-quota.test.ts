@@ -1,7 +1,19 @@
 /** A work directory's disk quota: measured as `du` counts it, and held while a process runs. */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chmod, copyFile, link, mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import {
+  chmod,
+  copyFile,
+  link,
+  mkdir,
+  mkdtemp,
+  open,
+  readFile,
+  rm,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -202,6 +214,41 @@ describe('folders nested deep', () => {
     expect((await walkDisk(dir)).usage).toEqual({ bytes: 0, entries: 0 });
     disk.record(removed.disk);
     expect(await writeFileTool.run({ path: 'more.txt', content: 'more' }, context)).toMatchObject({ ok: true });
+  });
+});
+
+describe('a folder that holds nothing', () => {
+  it("is told so on the walk's own thread: a task's first write does not wait for the thread pool", async () => {
+    // Every thread of the pool held: each opens a FIFO that no writer has opened yet.
+    const fifos = await mkdtemp(path.join(tmpdir(), 'agentq-fifos-'));
+    const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    const names = Array.from({ length: threads }, (_, index) => path.join(fifos, `fifo-${index}`));
+    for (const name of names) execFileSync('mkfifo', [name]);
+    const held = names.map((name) => open(name, 'r'));
+    // Answered before this loop's next turn, or not (a walk through the pool waits for a thread).
+    const walked = (folder: string) => {
+      const walk = walkDisk(folder);
+      const answer = Promise.race([
+        walk.then(({ usage }) => usage),
+        new Promise((resolve) => setImmediate(() => resolve('waits for the pool'))),
+      ]);
+      return { walk, answer };
+    };
+    let full: ReturnType<typeof walked> | undefined;
+    try {
+      mkdirSync(path.join(dir, 'empty'));
+      expect(await walked(path.join(dir, 'empty')).answer).toEqual({ bytes: 0, entries: 0 });
+      expect(await walked(path.join(dir, 'missing')).answer).toEqual({ bytes: 0, entries: 0 });
+      // One that holds something is walked through the pool (and the pool is held: the check above means something).
+      full = walked(dir);
+      expect(await full.answer).toBe('waits for the pool');
+    } finally {
+      // Each FIFO's writer lets its thread go.
+      for (const name of names) closeSync(openSync(name, 'w'));
+      await Promise.all((await Promise.all(held)).map((handle) => handle.close()));
+      await rm(fifos, { recursive: true });
+    }
+    expect((await full.walk).usage.entries).toBe(1);
   });
 });
 

@@ -13,7 +13,7 @@
  * but keep open counts too, read when a walk finds less than the filesystem grew. File tools check
  * before they write (`WorkdirDisk`).
  */
-import { constants, statfsSync } from 'node:fs';
+import { closeSync, constants, opendirSync, openSync, statfsSync } from 'node:fs';
 import { chmod, lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { openDeletedBytes } from './open-deleted-files.js';
 
@@ -124,6 +124,7 @@ export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<Disk
   const started = performance.now();
   const filesystem = filesystemUsage(dir);
   const usage: DiskUsage = { bytes: 0, entries: 0 };
+  if (holdsNothing(dir)) return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
   const linked = new Set<string>();
   const stack: Array<{ folder: FileHandle; pending: string[] }> = [];
   const enter = async (folder: FileHandle) => {
@@ -152,6 +153,32 @@ export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<Disk
     await Promise.all(stack.map((frame) => frame.folder.close()));
   }
   return { usage, at: Date.now(), tookMs: performance.now() - started, filesystem };
+}
+
+/**
+ * A missing or empty folder (a task's before its first write), told on this thread with one read of its
+ * entries, at most a few system calls: each trip of the walk through the thread pool waits for a turn
+ * of a busy loop. False when it holds anything, or cannot be told so.
+ */
+function holdsNothing(dir: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(dir, FOLDER_FLAGS);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  try {
+    const entries = opendirSync(`/proc/self/fd/${fd}`, { bufferSize: 1 });
+    try {
+      return entries.readSync() === null;
+    } finally {
+      entries.closeSync();
+    }
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Where an entry of an open folder is named without resolving any path above it. */

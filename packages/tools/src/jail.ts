@@ -16,8 +16,7 @@
  *   kernel kills a tool before anything else of the machine;
  * - hard rlimits too, set by the bash that starts every program: processes, memory, CPU time, file size.
  */
-import { existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { chown, mkdir } from 'node:fs/promises';
+import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
@@ -190,10 +189,11 @@ export class Jail {
   }
 
   /** Creates a task's work directory, owned by the user its tools run as. */
+  /** Made on this thread: two system calls, where each trip through the thread pool waits for a turn of a busy loop. */
   async prepareWorkdir(workdir: string): Promise<void> {
-    await mkdir(workdir, { recursive: true, mode: 0o700 });
+    mkdirSync(workdir, { recursive: true, mode: 0o700 });
     const identity = this.identity(workdir);
-    if (identity) await chown(workdir, identity.uid, identity.gid);
+    if (identity) chownSync(workdir, identity.uid, identity.gid);
   }
 
   async run(options: JailRunOptions): Promise<ProcessOutcome> {
