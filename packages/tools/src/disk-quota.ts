@@ -113,7 +113,8 @@ export const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constan
 /**
  * Walks `dir` off this process's thread (about 25 µs an entry, the loop never held: the process that
  * walks runs other tasks' tools too); past `stopAbove` it stops, so its answer is then only known to be
- * past it. A missing folder holds nothing; an entry removed meanwhile is skipped.
+ * past it. A missing folder holds nothing, and neither does an empty one, both told on this thread
+ * (`holdsNothing`); an entry removed meanwhile is skipped.
  *
  * It never leaves the folder, whatever the task renames meanwhile: each folder is opened from its
  * parent's descriptor with O_NOFOLLOW and O_DIRECTORY, so a folder swapped for a link (a
