@@ -235,6 +235,7 @@ describe('a folder that holds nothing', () => {
       return { walk, answer };
     };
     let full: ReturnType<typeof walked> | undefined;
+    let fifo: ReturnType<typeof walked> | undefined;
     try {
       mkdirSync(path.join(dir, 'empty'));
       expect(await walked(path.join(dir, 'empty')).answer).toEqual({ bytes: 0, entries: 0 });
@@ -242,6 +243,9 @@ describe('a folder that holds nothing', () => {
       // One that holds something is walked through the pool (and the pool is held: the check above means something).
       full = walked(dir);
       expect(await full.answer).toBe('waits for the pool');
+      // A FIFO where the folder was (a task that replaced it) is no folder: never opened as one on this thread.
+      fifo = walked(names[0]!);
+      expect(await fifo.answer).toBe('waits for the pool');
     } finally {
       // Each FIFO's writer lets its thread go.
       for (const name of names) closeSync(openSync(name, 'w'));
@@ -249,6 +253,7 @@ describe('a folder that holds nothing', () => {
       await rm(fifos, { recursive: true });
     }
     expect((await full.walk).usage.entries).toBe(1);
+    expect((await fifo.walk).usage).toEqual({ bytes: 0, entries: 0 });
   });
 });
 

@@ -188,8 +188,10 @@ export class Jail {
     return jailIdentity(workdir);
   }
 
-  /** Creates a task's work directory, owned by the user its tools run as. */
-  /** Made on this thread: two system calls, where each trip through the thread pool waits for a turn of a busy loop. */
+  /**
+   * Creates a task's work directory, owned by the user its tools run as: on this thread, two system calls,
+   * where each trip through the thread pool would wait for a turn of a busy loop.
+   */
   async prepareWorkdir(workdir: string): Promise<void> {
     mkdirSync(workdir, { recursive: true, mode: 0o700 });
     const identity = this.identity(workdir);
