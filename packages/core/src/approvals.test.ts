@@ -91,6 +91,43 @@ describe('approvals in the loop', () => {
     ]);
   });
 
+  it('gives calls that share an id, or have none, an id each: a decision runs one call', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'x', name: 'bash', arguments: { command: 'echo a >> log.txt' } },
+            { id: 'x', name: 'bash', arguments: { command: 'echo b >> log.txt' } },
+            { id: '', name: 'bash', arguments: { command: 'echo c >> log.txt' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    });
+    const journal = createMemoryJournal();
+    expect(await run(model, journal, 'native')).toMatchObject({
+      status: 'approval',
+      calls: [{ id: 'x' }, { id: 'x_2' }, { id: 'call_1_3' }],
+    });
+    expect(await run(model, journal, 'native', { x: { approve: true } })).toMatchObject({
+      status: 'approval',
+      calls: [{ id: 'x_2' }, { id: 'call_1_3' }],
+    });
+    const outcome = await run(model, journal, 'native', {
+      x: { approve: true },
+      x_2: { approve: false },
+      call_1_3: { approve: false },
+    });
+    expect(outcome).toMatchObject({ status: 'completed' });
+    expect(await readFile(path.join(workdir, 'log.txt'), 'utf8')).toBe('a\n');
+    // The model reads each result under the id its call is stored with.
+    const messages = model.requests.at(-1)!.messages;
+    const asked = messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []) : []));
+    const answered = messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : []));
+    expect(asked.map((call) => call.id)).toEqual(['x', 'x_2', 'call_1_3']);
+    expect(answered).toEqual(['x', 'x_2', 'call_1_3']);
+  });
+
   it('holds fenced blocks the same way, and tells the model of a rejection in its feedback', async () => {
     const model = createScriptedModel({
       script: [{ content: 'Running it:\n```bash\necho ran > fenced.txt\n```' }, { content: 'done' }],

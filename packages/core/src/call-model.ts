@@ -1,7 +1,8 @@
 /**
- * One model turn: normalise the context, ask the model, cut its reasoning out of the answer, decide
- * what the answer asks for (through the tool protocol), and commit the answer with its usage and
- * events before anything acts on it. A final answer completes its step in the same commit.
+ * One model turn: normalise the context, ask the model, cut its reasoning out of the answer, give its
+ * calls ids of their own, decide what the answer asks for (through the tool protocol), and commit the
+ * answer with its usage and events before anything acts on it. A final answer completes its step in
+ * the same commit.
  */
 import { eventText, keptArguments, keptText } from './event-text.js';
 import type { LanguageModel, ModelDelta, ToolSpec } from '@agentq/llm';
@@ -16,6 +17,7 @@ import type { Tool } from '@agentq/tools';
 import type { EventInput } from '@agentq/contract';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import type { ToolProtocol, TurnPlan } from './tool-protocol.js';
+import { uniqueCallIds } from './unique-call-ids.js';
 
 /** The agent loop's turns: a reply goes back to the model, and an answer that asks for no tool ends the step. */
 function defaultCompletion(protocol: ToolProtocol): NonNullable<ModelTurnOptions['completeWith']> {
@@ -99,9 +101,12 @@ export async function takeModelTurn(options: ModelTurnOptions): Promise<ModelTur
 
   // <think> never enters memory and is never run; it is kept as a reasoning event.
   const { answer, reasoning } = splitReasoning(response.message.content ?? '');
+  const toolCalls = response.message.toolCalls;
   const message: AssistantMessage = {
     ...response.message,
-    content: answer || (response.message.toolCalls?.length ? null : ''),
+    content: answer || (toolCalls?.length ? null : ''),
+    // Stored with ids of their own: each result, approval and decision names one call.
+    ...(toolCalls?.length ? { toolCalls: uniqueCallIds({ calls: toolCalls, step }) } : {}),
   };
   const plan = options.protocol.plan(message, { step, tools: options.tools });
   const reasoningText = [response.reasoning, reasoning].filter(Boolean).join('\n\n');

@@ -1,0 +1,159 @@
+/**
+ * A hostile model against approvals, through the real API and a real worker process (tools in the
+ * jail). The model picks its calls' ids, the URLs it fetches and how it spells paths; whatever it
+ * picks, a call an agent's rules hold does not run until a person approved that very call:
+ *
+ * - two calls under one id are two calls, each decided on its own.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type TaskView } from '@agentq/client';
+import type { DoubleRequest, DoubleToolCall } from '@agentq/llm';
+import { configFile } from '../helpers/config-file.js';
+import { startFleet, type Fleet } from '../helpers/fleet.js';
+import { waitForEnd, waitForEvent, type SseMessage } from '../helpers/sse.js';
+
+let fleet: Fleet;
+let client: ReturnType<typeof createClient>;
+/** The host the fetcher may reach without approval (127.0.0.1), and another (127.0.0.2) that records what reached it. */
+let allowed: Server;
+let elsewhere: Server;
+const reachedElsewhere: string[] = [];
+
+/** What the model answers first, by the task's prompt. */
+const attacks = new Map<string, { toolCalls?: DoubleToolCall[]; content?: string }>();
+const prompt = (request: DoubleRequest) => String(request.messages.find((one) => one.role === 'user')?.content ?? '');
+const answered = (request: DoubleRequest) =>
+  request.messages.some((one) => one.role === 'tool' || (one.role === 'user' && one !== request.messages[1]));
+const bash = (command: string, id?: string): DoubleToolCall => ({
+  name: 'bash',
+  arguments: { command },
+  ...(id === undefined ? {} : { id }),
+});
+const deployRule = { tool: 'write_file', argument: 'path', matches: '^deploy/' };
+
+async function listen(server: Server, host: string): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+beforeAll(async () => {
+  elsewhere = createServer((request: IncomingMessage, response) => {
+    reachedElsewhere.push(request.url ?? '');
+    response.end('collected');
+  });
+  const elsewherePort = await listen(elsewhere, '127.0.0.2');
+  allowed = createServer((_request, response) => {
+    response.writeHead(302, { location: `http://127.0.0.2:${elsewherePort}/collect?token=from-the-query` });
+    response.end();
+  });
+  const allowedPort = await listen(allowed, '127.0.0.1');
+  attacks.set('redirect', {
+    toolCalls: [{ name: 'http_fetch', arguments: { url: `http://127.0.0.1:${allowedPort}/go` } }],
+  });
+
+  fleet = await startFleet({
+    name: 'approval-attacks',
+    model: 'hostile-model',
+    workers: 1,
+    pools: 'ops,fetcher,files,fencer',
+    env: {
+      // The two hosts of the redirect are on loopback.
+      AGENTQ_FETCH_PRIVATE: 'true',
+      AGENTQ_CONFIG: configFile({
+        agents: {
+          ops: {
+            description: 'runs commands a person approves',
+            instructions: 'You run commands.',
+            tools: ['bash'],
+            approvals: { rules: [{ tool: 'bash' }] },
+          },
+          fetcher: {
+            description: 'fetches from one host without asking',
+            instructions: 'You fetch.',
+            tools: ['http_fetch'],
+            approvals: { rules: [{ tool: 'http_fetch', unlessHosts: ['127.0.0.1'] }] },
+          },
+          files: {
+            description: 'writes files; deploy/ needs a person',
+            instructions: 'You write files.',
+            tools: ['bash', 'write_file'],
+            approvals: { rules: [deployRule] },
+          },
+          fencer: {
+            description: 'a small model writing code blocks',
+            instructions: 'You write code blocks.',
+            protocol: 'fences',
+            tools: ['bash', 'python', 'write_file'],
+            approvals: { rules: [deployRule, { tool: 'bash' }] },
+          },
+        },
+      }),
+    },
+    rules: [
+      {
+        match: (request) => !answered(request) && attacks.has(prompt(request)),
+        reply: (request) => attacks.get(prompt(request))!,
+      },
+      { reply: { content: 'done' } },
+    ],
+  });
+  client = createClient({ baseUrl: fleet.baseUrl });
+}, 60_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+  allowed?.close();
+  elsewhere?.close();
+});
+
+async function submit(agent: string, text: string): Promise<string> {
+  const [id] = await client.submit([{ prompt: text, agent }]);
+  return id!;
+}
+
+/** The task once it waits for approval (the stream's text is printed if it ended instead). */
+async function waiting(id: string): Promise<TaskView> {
+  await waitForEvent(fleet.baseUrl, id, 'task.waiting');
+  return client.get(id);
+}
+
+const heldCalls = (task: TaskView) => (task.waitingFor?.kind === 'approval' ? task.waitingFor.calls : []);
+const files = async (id: string) => (await client.files.list(id)).files.map((file) => file.path).sort();
+const toolOutputs = (events: SseMessage[]) =>
+  events
+    .filter((event) => event.event === 'tool.result')
+    .map((event) => String((event.data.data as { output?: unknown }).output ?? ''));
+
+describe('a hostile model against approvals', () => {
+  it('gets one approval for one call, whatever ids it gives two calls', async () => {
+    attacks.set('same id', {
+      toolCalls: [bash('echo seen > seen.txt', 'dup'), bash('echo pwned > pwned.txt', 'dup')],
+    });
+    const id = await submit('ops', 'same id');
+    const calls = heldCalls(await waiting(id));
+    // Both are held, each under an id of its own.
+    expect(calls.map((call) => call.arguments)).toEqual([
+      JSON.stringify({ command: 'echo seen > seen.txt' }),
+      JSON.stringify({ command: 'echo pwned > pwned.txt' }),
+    ]);
+    const [seen, pwned] = calls;
+    // Approving the call the person read decides that call only.
+    expect(await client.decide(id, { callId: seen!.id, approve: true })).toMatchObject({
+      status: 'waiting',
+      remaining: 1,
+    });
+    expect(seen!.id).not.toBe(pwned!.id);
+    await client.decide(id, { callId: pwned!.id, approve: false, reason: 'no' });
+    const events = await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).toEqual(['seen.txt']);
+    expect(toolOutputs(events)[1]).toContain('a person rejected it: no');
+    // The model reads each result under the id of its call, as its provider requires.
+    const last = fleet.double.requests.findLast((request) => prompt(request) === 'same id')!;
+    const asked = last.messages.find((one) => one.role === 'assistant')!.tool_calls as Array<{ id: string }>;
+    const results = last.messages.filter((one) => one.role === 'tool').map((one) => one.tool_call_id);
+    expect(asked.map((call) => call.id)).toEqual([seen!.id, pwned!.id]);
+    expect(results).toEqual([seen!.id, pwned!.id]);
+  });
+});
