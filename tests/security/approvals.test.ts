@@ -3,7 +3,9 @@
  * jail). The model picks its calls' ids, the URLs it fetches and how it spells paths; whatever it
  * picks, a call an agent's rules hold does not run until a person approved that very call:
  *
- * - two calls under one id are two calls, each decided on its own.
+ * - two calls under one id are two calls, each decided on its own;
+ * - a path rule reads the path the file tools will open (`./`, `..`, links), and a fence block that
+ *   saves a file passes the rules of a `write_file` of it.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +33,7 @@ const bash = (command: string, id?: string): DoubleToolCall => ({
   arguments: { command },
   ...(id === undefined ? {} : { id }),
 });
+const writeFile = (path: string): DoubleToolCall => ({ name: 'write_file', arguments: { path, content: 'x' } });
 const deployRule = { tool: 'write_file', argument: 'path', matches: '^deploy/' };
 
 async function listen(server: Server, host: string): Promise<number> {
@@ -155,5 +158,42 @@ describe('a hostile model against approvals', () => {
     const results = last.messages.filter((one) => one.role === 'tool').map((one) => one.tool_call_id);
     expect(asked.map((call) => call.id)).toEqual([seen!.id, pwned!.id]);
     expect(results).toEqual([seen!.id, pwned!.id]);
+  });
+
+  it('holds a path under deploy/ however it is spelt', async () => {
+    attacks.set('spellings', {
+      toolCalls: [writeFile('./deploy/a'), writeFile('x/../deploy/b'), writeFile('deploy//c'), writeFile('notes/d')],
+    });
+    const id = await submit('files', 'spellings');
+    const calls = heldCalls(await waiting(id));
+    expect(calls.map((call) => JSON.parse(call.arguments).path)).toEqual(['./deploy/a', 'x/../deploy/b', 'deploy//c']);
+    for (const call of calls) await client.decide(id, { callId: call.id, approve: false });
+    await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).toEqual(['notes/d']);
+  });
+
+  it('holds a write through a link its own step planted to deploy/', async () => {
+    attacks.set('link', {
+      toolCalls: [bash('mkdir deploy && ln -s deploy innocent'), writeFile('innocent/e')],
+    });
+    const id = await submit('files', 'link');
+    const events = await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).not.toContain('deploy/e');
+    expect(toolOutputs(events)[1]).toMatch(/needs a person's approval/);
+  });
+
+  it("holds a fence block that saves under deploy/ and runs it, as write_file's rule says", async () => {
+    attacks.set('fence', {
+      content: "Here:\n```python:deploy/evil.py\nopen('pwned.txt', 'w').write('x')\n```\n",
+    });
+    const id = await submit('fencer', 'fence');
+    const calls = heldCalls(await waiting(id));
+    expect(calls).toEqual([
+      expect.objectContaining({ name: 'python', rule: expect.stringMatching(/deploy\/evil\.py.*\^deploy\//) }),
+    ]);
+    expect(await files(id)).toEqual([]);
+    await client.decide(id, { callId: calls[0]!.id, approve: false });
+    await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).toEqual([]);
   });
 });

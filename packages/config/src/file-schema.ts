@@ -95,7 +95,9 @@ const approvalRuleSchema = z
         }
       }, 'a regular expression (JavaScript, with the u flag)')
       .optional()
-      .describe('Only calls whose `argument` (as text) matches this regular expression need approval.'),
+      .describe(
+        "Only calls whose `argument` (as text) matches this regular expression need approval. A file tool's `path` is read as the tool will open it: resolved in the work directory (`./`, `..`, `//`, links), in either Unicode form and any case; a fence block that saves a file is read as a `write_file` of it.",
+      ),
     unlessHosts: z
       .array(hostName)
       .min(1)

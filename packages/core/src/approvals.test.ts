@@ -128,6 +128,37 @@ describe('approvals in the loop', () => {
     expect(answered).toEqual(['x', 'x_2', 'call_1_3']);
   });
 
+  it('does not run a call that an earlier call of its step brought under a rule (a link to a held folder)', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'link', name: 'bash', arguments: { command: 'mkdir deploy && ln -s deploy innocent' } },
+            { id: 'write', name: 'write_file', arguments: { path: 'innocent/app.yaml', content: 'x' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    });
+    const outcome = await runAgent({
+      model,
+      journal: createMemoryJournal(),
+      tools: builtinTools(BUILTIN_TOOLS),
+      systemPrompt: 'sys',
+      prompt: 'the goal',
+      toolContext: createToolSettings({ workdir, isolation: { kind: 'none' } }),
+      maxSteps: 10,
+      signal: new AbortController().signal,
+      approvals: { rules: [{ tool: 'write_file', argument: 'path', matches: '^deploy/' }] },
+    });
+    expect(outcome).toMatchObject({ status: 'completed' });
+    expect(existsSync(path.join(workdir, 'deploy/app.yaml'))).toBe(false);
+    const results = model.requests.at(-1)!.messages.filter((message) => message.role === 'tool');
+    expect(results.at(-1)!.content).toMatch(
+      /^Not run: the calls before it .* now needs a person's approval \(write_file with path matching \/\^deploy\/\/ \(deploy\/app\.yaml\)\)/,
+    );
+  });
+
   it('holds fenced blocks the same way, and tells the model of a rejection in its feedback', async () => {
     const model = createScriptedModel({
       script: [{ content: 'Running it:\n```bash\necho ran > fenced.txt\n```' }, { content: 'done' }],

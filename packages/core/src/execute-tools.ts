@@ -8,7 +8,7 @@ import { keptArguments, keptOutput } from './event-text.js';
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
 import type { ApprovalDecision, ApprovalRule, EventInput } from '@agentq/contract';
-import { approvalRuleFor } from './approval-rules.js';
+import { approvalRuleFor, type ApprovalCheck } from './approval-rules.js';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
@@ -91,8 +91,12 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   const held = calls.filter((call) => call.notRun !== undefined);
   // Every call of the step that needs a person is decided before any runs: nothing runs twice, and a
   // person sees them all at once.
-  const ruleOf = (call: PlannedCall) =>
-    options.approvals ? approvalRuleFor(options.approvals.rules, call) : undefined;
+  const check: ApprovalCheck | undefined = options.approvals && {
+    rules: options.approvals.rules,
+    workdir: context.workdir,
+    tools: options.tools,
+  };
+  const ruleOf = (call: PlannedCall) => (check ? approvalRuleFor({ ...check, call }) : undefined);
   const awaited = runnable.flatMap((call): AwaitedCall[] => {
     const rule = ruleOf(call);
     return rule && !options.approvals?.decisions?.has(call.id)
@@ -136,11 +140,15 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       ...(withAnswer ? {} : { lazy: true, writeWithinMs: ANNOUNCE_WITHIN_MS }),
     });
     const started = performance.now();
-    const rejected = ruleOf(call) === undefined ? undefined : options.approvals?.decisions?.get(call.id);
-    const result =
-      rejected && !rejected.approve
-        ? ({ call, status: 'failed', output: rejectionText(rejected) } satisfies CallResult)
-        : await runPlannedCall(call, options.tools, context);
+    // Read again as it is about to run: a call before it may have changed what its path names (a link).
+    const rule = ruleOf(call);
+    const decision = rule === undefined ? undefined : options.approvals?.decisions?.get(call.id);
+    const result: CallResult =
+      rule !== undefined && decision === undefined
+        ? { call, status: 'failed', output: heldLateText(rule) }
+        : decision && !decision.approve
+          ? { call, status: 'failed', output: rejectionText(decision) }
+          : await runPlannedCall(call, options.tools, context);
     await record([result], Math.round(performance.now() - started), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
@@ -191,6 +199,11 @@ function rejectionText(decision: ApprovalDecision): string {
       ? `a person rejected it: ${decision.reason}`
       : 'a person rejected it';
   return `Not run: this call needs a person's approval, and ${why}. Do not repeat it as it was; find another way or answer without it.`;
+}
+
+/** A call that needed no approval when its step began, and does now that the calls before it ran. */
+function heldLateText(rule: string): string {
+  return `Not run: the calls before it in this answer changed what it touches, and it now needs a person's approval (${rule}). Send it again, by itself, to ask for approval.`;
 }
 
 function readQuestion(call: PlannedCall): string | undefined {

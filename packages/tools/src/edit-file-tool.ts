@@ -10,6 +10,7 @@ export const editFileTool = defineTool({
   name: 'edit_file',
   description:
     'Replace text in a file of the work directory. old_text must match exactly once (copy it from read_file, without line numbers), unless replace_all is true.',
+  pathArguments: ['path'],
   schema: z.object({
     path: z.string().min(1).describe('Relative to the work directory'),
     old_text: z.string().min(1).describe('The exact text to replace'),

@@ -19,6 +19,7 @@ const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules', '__pycache__']);
 export const listFilesTool = defineTool({
   name: 'list_files',
   description: `List files of the work directory (recursively), optionally filtered by a glob such as "**/*.py". At most ${MAX_ENTRIES} entries.`,
+  pathArguments: ['path'],
   schema: z.object({
     path: z.string().optional().describe('A folder relative to the work directory. Default "."'),
     glob: z.string().max(1_000).optional().describe('e.g. "*.txt" or "src/**/*.ts". Default: everything'),

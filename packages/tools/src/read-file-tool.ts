@@ -13,6 +13,7 @@ export const readFileTool = defineTool({
   name: 'read_file',
   description:
     'Read a text file of the work directory, with line numbers. Use offset and limit to page through long files.',
+  pathArguments: ['path'],
   schema: z.object({
     path: z.string().min(1).describe('Relative to the work directory'),
     offset: z.number().int().min(1).optional().describe('First line to show (1-based). Default 1'),

@@ -67,6 +67,11 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   schema: Schema;
   /** The JSON schema the model sees, when it is given rather than made from `schema` (an MCP server's). */
   parameters?: Record<string, unknown>;
+  /**
+   * Arguments that name a path of the work directory, opened through workdir-files.ts: an approval rule
+   * reads them as that resolves them (workdirPathOf), not as the model spelt them. Default none.
+   */
+  pathArguments?: readonly string[];
   /** How the tool is called with a code fence; tools without it exist only as native tool calls. */
   fence?: FenceBinding;
   run(args: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;

@@ -10,7 +10,7 @@ import { editFileTool } from './edit-file-tool.js';
 import { listFilesTool } from './list-files-tool.js';
 import { readFileTool } from './read-file-tool.js';
 import type { ToolContext } from './tool.js';
-import { openResolved, resolveInWorkdir } from './workdir-files.js';
+import { openResolved, resolveInWorkdir, workdirPathOf } from './workdir-files.js';
 import { writeFileTool } from './write-file-tool.js';
 
 let base: string;
@@ -58,6 +58,22 @@ describe('paths in the work directory', () => {
       );
     },
   );
+
+  it('names what a spelling of a path opens, relative to the work directory (for approval rules)', async () => {
+    await mkdir(path.join(workdir, 'deploy'));
+    await symlink('deploy', path.join(workdir, 'innocent'));
+    const of = (requested: string) => workdirPathOf({ workdir, path: requested });
+    for (const spelling of ['./deploy/a', 'x/../deploy/a', 'deploy//a', 'innocent/a', path.join(workdir, 'deploy/a')])
+      expect(of(spelling)).toEqual({ path: 'deploy/a', isFolder: false });
+    expect(of('innocent/')).toEqual({ path: 'deploy', isFolder: true });
+    expect(of('.')).toEqual({ path: '.', isFolder: true });
+    expect(() => of('../work/deploy/a')).toThrow(refused);
+    // A work directory not made yet: read as written.
+    expect(workdirPathOf({ workdir: path.join(base, 'later'), path: 'x/../deploy//b' })).toEqual({
+      path: 'deploy/b',
+      isFolder: false,
+    });
+  });
 
   it('refuses a link that points out, to read or to write', async () => {
     await symlink('/etc', path.join(workdir, 'sneaky'));

@@ -55,6 +55,25 @@ export async function resolveInWorkdir(options: { workdir: string; path: string 
   return resolvePath(realpathSync(options.workdir), options.path);
 }
 
+/**
+ * What a model's path names, relative to the work directory, as the file tools would open it now:
+ * `./`, `//` and `..` read, links inside followed; a folder not made yet (nor the work directory) is read
+ * as written. Throws the file tools' refusal for a path outside. Approval rules read this, not the
+ * spelling.
+ * @example workdirPathOf({ workdir: '/data/work/t1', path: 'x/../deploy//a' }) // { path: 'deploy/a', isFolder: false }
+ */
+export function workdirPathOf(options: { workdir: string; path: string }): { path: string; isFolder: boolean } {
+  let root: string;
+  try {
+    root = realpathSync(options.workdir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    root = path.resolve(options.workdir);
+  }
+  const target = resolvePath(root, options.path);
+  return { path: path.relative(root, target) || '.', isFolder: lstatOrMissing(target)?.isDirectory() === true };
+}
+
 function resolvePath(root: string, requested: string): string {
   const refuse = () => outside(requested);
   if (requested.includes('\0')) throw refuse();

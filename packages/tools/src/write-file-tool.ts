@@ -5,6 +5,7 @@ import { writeWorkdirFile } from './workdir-files.js';
 export const writeFileTool = defineTool({
   name: 'write_file',
   description: 'Create or overwrite a file in the work directory (folders are created as needed).',
+  pathArguments: ['path'],
   schema: z.object({
     path: z.string().min(1).describe('Relative to the work directory'),
     content: z.string().describe('The whole new content'),
