@@ -4,6 +4,7 @@
  * picks, a call an agent's rules hold does not run until a person approved that very call:
  *
  * - two calls under one id are two calls, each decided on its own;
+ * - a fetch of a listed host that redirects off the list is not followed there;
  * - a path rule reads the path the file tools will open (`./`, `..`, links), and a fence block that
  *   saves a file passes the rules of a `write_file` of it.
  */
@@ -158,6 +159,15 @@ describe('a hostile model against approvals', () => {
     const results = last.messages.filter((one) => one.role === 'tool').map((one) => one.tool_call_id);
     expect(asked.map((call) => call.id)).toEqual([seen!.id, pwned!.id]);
     expect(results).toEqual([seen!.id, pwned!.id]);
+  });
+
+  it('does not follow a redirect from a listed host to one that is not, nor send it the query', async () => {
+    const id = await submit('fetcher', 'redirect');
+    const events = await waitForEnd(fleet.baseUrl, id);
+    expect(reachedElsewhere).toEqual([]);
+    expect(toolOutputs(events)).toEqual([
+      expect.stringMatching(/redirected to http:\/\/127\.0\.0\.2:\d+\/collect\?token=from-the-query.*approval/s),
+    ]);
   });
 
   it('holds a path under deploy/ however it is spelt', async () => {

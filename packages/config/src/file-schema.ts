@@ -103,7 +103,7 @@ const approvalRuleSchema = z
       .min(1)
       .optional()
       .describe(
-        'Only calls whose URL goes to a host not listed need approval (`*.example.com`: its subdomains); a URL that cannot be read needs it.',
+        'Only calls whose URL goes to a host not listed need approval (`*.example.com`: its subdomains); a URL that cannot be read needs it. `http_fetch` does not follow a redirect that a call to its URL would need approval for: the model is told where it went.',
       ),
   })
   .strict()

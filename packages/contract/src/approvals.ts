@@ -9,7 +9,7 @@
  * it. With `matches`: only calls whose `argument` matches the pattern (a file tool's path as resolved in
  * the work directory; a fence block that saves a file as a `write_file` of it). With `unlessHosts`: only
  * calls whose URL (`argument`, default `url`) goes to a host not in the list (`*.example.com`: its
- * subdomains).
+ * subdomains), at every redirect too.
  */
 export interface ApprovalRule {
   /** A tool's name, or a prefix ending in `*` (e.g. an MCP server's tools, `github_*`). */

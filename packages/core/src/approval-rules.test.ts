@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_TOOLS, type ApprovalRule } from '@agentq/contract';
 import { builtinTools } from '@agentq/tools';
-import { approvalRuleFor } from './approval-rules.js';
+import { approvalRuleFor, approvalRuleForRedirect } from './approval-rules.js';
 import type { PlannedCall } from './tool-protocol.js';
 
 const call = (name: string, args: unknown, more: Partial<PlannedCall> = {}): PlannedCall => ({
@@ -47,6 +47,13 @@ describe('approval rules', () => {
     expect(fetchOf('https://example.com/')).toMatch(/not one of/);
     expect(fetchOf('not a url')).toBe('http_fetch with a url that is not a URL');
     expect(fetchOf(42)).toBe('http_fetch with a url that is not a URL');
+  });
+
+  it('reads a redirect as a call of its own to where it goes', () => {
+    const fetch = call('http_fetch', { url: 'https://api.github.com/x' });
+    const redirect = (url: string) => approvalRuleForRedirect({ ...check, call: fetch, url });
+    expect(redirect('https://api.github.com/y')).toBeUndefined();
+    expect(redirect('https://evil.test/?token=1')).toMatch(/to evil\.test, not one of/);
   });
 
   it('holds calls whose argument matches, as text', () => {

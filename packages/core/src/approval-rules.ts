@@ -2,7 +2,7 @@
  * Which calls wait for a person (an agent's `approvals.rules`): a call a rule names is not run until it
  * is approved. A rule reads what a call will do, not how the model spelt it:
  *
- * - a URL as fetch reads it (user info and all);
+ * - a URL as fetch reads it (user info and all); a redirect as a call of its own to where it goes;
  * - a path of the file tools as they will open it (workdirPathOf: `./`, `//`, `..` and links inside
  *   read), tried in both Unicode forms (NFC, NFD) and in any case, since a filesystem may take either
  *   for the same name; a folder also with its final `/`;
@@ -32,6 +32,14 @@ export function approvalRuleFor(options: ApprovalCheck & { call: PlannedCall }):
   if (own !== undefined || call.savePath === undefined) return own;
   const save = ruleFor(options, 'write_file', JSON.stringify({ path: call.savePath, content: call.saveContent ?? '' }));
   return save && `${call.name} saving its block as ${call.savePath}, a ${save}`;
+}
+
+/** The rule that holds a redirect of `call` to `url`: a call of the same tool to that URL. */
+export function approvalRuleForRedirect(
+  options: ApprovalCheck & { call: PlannedCall; url: string },
+): string | undefined {
+  const { call, url } = options;
+  return ruleFor(options, call.name, JSON.stringify({ ...argumentsOf(call.arguments), url }));
 }
 
 function ruleFor(check: ApprovalCheck, name: string, text: string): string | undefined {

@@ -8,7 +8,7 @@ import { keptArguments, keptOutput } from './event-text.js';
 import type { Message } from '@agentq/protocol';
 import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type ToolContext } from '@agentq/tools';
 import type { ApprovalDecision, ApprovalRule, EventInput } from '@agentq/contract';
-import { approvalRuleFor, type ApprovalCheck } from './approval-rules.js';
+import { approvalRuleFor, approvalRuleForRedirect, type ApprovalCheck } from './approval-rules.js';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
@@ -97,6 +97,11 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     tools: options.tools,
   };
   const ruleOf = (call: PlannedCall) => (check ? approvalRuleFor({ ...check, call }) : undefined);
+  // A redirect http_fetch would follow passes the rules as a call to where it goes.
+  const contextFor = (call: PlannedCall): ToolContext =>
+    check
+      ? { ...context, redirectNeedsApproval: (url: string) => approvalRuleForRedirect({ ...check, call, url }) }
+      : context;
   const awaited = runnable.flatMap((call): AwaitedCall[] => {
     const rule = ruleOf(call);
     return rule && !options.approvals?.decisions?.has(call.id)
@@ -148,7 +153,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
         ? { call, status: 'failed', output: heldLateText(rule) }
         : decision && !decision.approve
           ? { call, status: 'failed', output: rejectionText(decision) }
-          : await runPlannedCall(call, options.tools, context);
+          : await runPlannedCall(call, options.tools, contextFor(call));
     await record([result], Math.round(performance.now() - started), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }

@@ -84,6 +84,16 @@ describe('http_fetch', () => {
         ok: true,
         output: 'HTTP 200 OK (text/plain)\n\nhello from the server',
       });
+      // A redirect the approval rules hold is not followed: the model is told where it went, and how to ask.
+      const held = await httpFetchTool.run(
+        { url: `${base}/redirect` },
+        { ...local, redirectNeedsApproval: (url) => (url === `${base}/` ? 'http_fetch to elsewhere' : undefined) },
+      );
+      expect(held).toEqual({
+        ok: false,
+        output: `Not followed: ${base}/redirect redirected to ${base}/, and a call to that URL needs a person's approval (http_fetch to elsewhere). To ask for it, call http_fetch with that URL.`,
+      });
+      expect(server.requests.filter((url) => url === '/')).toHaveLength(2);
       // By default the model cannot reach this machine or its private network, by name or number.
       for (const url of [
         `${base}/`,

@@ -51,7 +51,16 @@ export const httpFetchTool = defineTool({
         const location = response.headers.get('location');
         if (response.status < 300 || response.status >= 400 || !location) break;
         await response.body?.cancel();
-        url = new URL(location, url);
+        const next = new URL(location, url);
+        // Each hop passes the approval rules as a call to it would: the host left may not choose where to go.
+        const rule = context.redirectNeedsApproval?.(next.href);
+        if (rule) {
+          return {
+            ok: false,
+            output: `Not followed: ${url.href} redirected to ${next.href}, and a call to that URL needs a person's approval (${rule}). To ask for it, call http_fetch with that URL.`,
+          };
+        }
+        url = next;
         response = undefined;
       }
       if (!response) return { ok: false, output: `Gave up after ${MAX_REDIRECTS} redirects, at ${url.href}.` };

@@ -34,6 +34,11 @@ export interface ToolContext {
   serviceAddresses?: readonly string[];
   /** How bash, python and node run: jailed, unjailed (the operator opted out), or refused. */
   isolation: ProcessIsolation;
+  /**
+   * Whether a redirect `http_fetch` would follow to `url` needs a person's approval, as a call of its own
+   * to that URL would (the agent's approval rules): the rule in words, or undefined. Default: none does.
+   */
+  redirectNeedsApproval?: (url: string) => string | undefined;
   /** Makes the work directory if it is not there yet; called before each tool runs. Default: it is there. */
   prepareWorkdir?: () => Promise<void>;
   /** The work directory's disk quota, when it has one: process tools are watched, file tools check before they write. */
