@@ -238,7 +238,9 @@ const tenantSchema = z
         ]),
       )
       .default([])
-      .describe('Its API keys, by reference: never a key in the file.'),
+      .describe(
+        'Its API keys, by reference: never a key in the file. A key belongs to one tenant: one given to two is refused at start.',
+      ),
     admin: z
       .boolean()
       .default(false)
