@@ -144,7 +144,7 @@ export class ScheduleStore {
     let held: HeldRoom | undefined;
     if (checked && this.keys.cells.length > 1) {
       try {
-        held = await holdRoom({ redis: this.redis, keys: this.keys }, tenant, 0, added, options.limits!);
+        held = await holdRoom({ redis: this.redis, keys: this.keys }, tenant, 0, added, bytesOnly(options.limits!));
       } catch (error) {
         if (!(error instanceof NoRoomError)) throw error;
         throw new ScheduleLimitError(tenant, {
@@ -181,7 +181,7 @@ export class ScheduleStore {
               id: 'schedule',
               tasks: 0,
               first: true,
-              // A schedule is no task: only its bytes are held to the room.
+              // A schedule is no task: only its bytes are held to the room (the script sets them).
               unfinished: Number.MAX_SAFE_INTEGER,
               stored: Number.MAX_SAFE_INTEGER,
               maxBytes,
@@ -301,6 +301,11 @@ export class ScheduleStore {
     });
     return removed === 1;
   }
+}
+
+/** A tenant's room as a schedule takes it: a schedule is no task, so only its bytes are held to it. */
+function bytesOnly(limits: RoomLimits): RoomLimits {
+  return { ...limits, unfinished: Number.MAX_SAFE_INTEGER, stored: Number.MAX_SAFE_INTEGER };
 }
 
 /** A run as stored: its reason (an error's message) cut so that it stays within what its schedule counts. */
