@@ -155,7 +155,7 @@ describe('@agentq/client', () => {
     });
     expect(schedule).toMatchObject({ cron: '0 9 * * 1', paused: false });
     expect((await agentq.schedules.update(schedule.id, { paused: true })).paused).toBe(true);
-    expect((await agentq.schedules.list()).map((one) => one.id)).toEqual([schedule.id]);
+    expect((await agentq.schedules.list()).schedules.map((one) => one.id)).toEqual([schedule.id]);
     await agentq.schedules.remove(schedule.id);
     expect(await agentq.schedules.get(schedule.id).catch((error: unknown) => error)).toMatchObject({
       code: 'not_found',

@@ -1,9 +1,10 @@
 /**
  * Schedules through the real API and worker, fired by BullMQ's job schedulers: a task every two
  * seconds until the schedule is deleted and none after, overlap skipped and said, pause and resume,
- * cron with a time zone, a tenant's own schedules only, and every bad input said with its place.
+ * cron with a time zone, a tenant's own schedules only, a schedule's bytes counted toward its tenant's
+ * limits.mb (in 4 cells too), and every bad input said with its place.
  */
-import type { ScheduleView, TaskSummaryView } from '@agentq/contract';
+import type { ScheduleView, TaskSummaryView, UsageView } from '@agentq/contract';
 import { CronExpressionParser } from 'cron-parser';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,6 +112,50 @@ describe('schedules', () => {
       .poll(skipped, { timeout: 10_000 })
       .toMatchObject({ taskId: null, skipped: expect.stringMatching(/unfinished|limit/) });
     await call('DELETE', `/v1/schedules/${created.id}`, undefined, 'acme-key');
+  });
+
+  it("counts a schedule's task and files toward its tenant's bytes, also when its task changes", async () => {
+    stack = await startStack({
+      pools: [],
+      env: tenantsEnv({ acme: { keys: ['acme-key'], limits: { mb: 0.1 } } }),
+    });
+    const written = async () => (await call<UsageView>('GET', '/v1/usage', undefined, 'acme-key')).body.writtenBytes;
+    const file = (bytes: number) => [{ path: 'in.txt', content: Buffer.alloc(bytes, 'x').toString('base64') }];
+    const make = (bytes: number) =>
+      call<ScheduleView>(
+        'POST',
+        '/v1/schedules',
+        { every: 60_000, paused: true, task: { prompt: 'p', agent: 'casual', files: file(bytes) } },
+        'acme-key',
+      );
+    const first = await make(40_000);
+    expect(first.status).toBe(201);
+    expect(first.body.task.files).toEqual([{ path: 'in.txt', size: 40_000 }]);
+    const one = await written();
+    expect(one).toBeGreaterThan(40_000);
+    // 0.1 MiB: a second of 40 kB fits, a third does not.
+    expect((await make(40_000)).status).toBe(201);
+    const refused = await make(40_000);
+    expect(refused.status).toBe(429);
+    expect(await written()).toBe(2 * one);
+    // A change that grows its files is held to the room too; one that shrinks them gives bytes back.
+    const grown = await call(
+      'PATCH',
+      `/v1/schedules/${first.body.id}`,
+      { task: { prompt: 'p', agent: 'casual', files: file(60_000) } },
+      'acme-key',
+    );
+    expect(grown.status).toBe(429);
+    const shrunk = await call<ScheduleView>(
+      'PATCH',
+      `/v1/schedules/${first.body.id}`,
+      { task: { prompt: 'p', agent: 'casual', files: file(10_000) } },
+      'acme-key',
+    );
+    expect(shrunk.status).toBe(200);
+    expect(await written()).toBe(2 * one - 30_000);
+    expect((await call('DELETE', `/v1/schedules/${first.body.id}`, undefined, 'acme-key')).status).toBe(204);
+    expect(await written()).toBe(one);
   });
 
   it('pauses and resumes, runs a cron in its time zone, and keeps tenants apart', async () => {

@@ -6,8 +6,8 @@
  */
 import { AgentqError, type ApiErrorCode } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError } from '@agentq/store';
-import { DailyLimitError, EnqueueError, ForkError, RedisFullError } from '@agentq/tasks';
+import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
+import { DailyLimitError, EnqueueError, ForkError, RedisFullError, TenantGoneError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
 export { API_ERROR_CODES, type ApiErrorCode } from '@agentq/contract';
@@ -125,6 +125,8 @@ function toApiError(error: unknown): ApiError {
     );
   }
   if (error instanceof NoRoomError) return noRoom(error);
+  if (error instanceof ScheduleLimitError) return scheduleLimit(error);
+  if (error instanceof TenantGoneError) return new ApiError('conflict', `This schedule is paused: ${error.message}.`);
   if (error instanceof DailyLimitError) {
     const { tenant, spent, limit, resetsAt } = error;
     return new ApiError(
@@ -195,6 +197,24 @@ function noRoom(error: NoRoomError): ApiError {
     'limit_reached',
     `Tenant ${tenant} holds ${stored} tasks, ended ones included (they are kept for AGENTQ_RETENTION_HOURS); ${requested} more would pass its limit of ${limits.stored} (tenants.${tenant}.limits.stored). Nothing was submitted: submit again as the oldest pass their retention, or ask the operator for a higher limit. GET /v1/usage shows where it stands against each limit.`,
     { tenant, stored, requested, limit: limits.stored },
+    60,
+  );
+}
+
+/** A new (or grown) schedule past its tenant's limits, as a submit past them is answered. */
+function scheduleLimit(error: ScheduleLimitError): ApiError {
+  const { tenant, limit } = error;
+  if (limit.kind === 'schedules')
+    return new ApiError(
+      'limit_reached',
+      `Tenant ${tenant} holds ${limit.count} schedules, paused ones included; one more would pass its limit of ${limit.max} (tenants.${tenant}.limits.schedules). Nothing was scheduled: delete schedules you no longer need (DELETE /v1/schedules/:id), or ask the operator for a higher limit.`,
+      { tenant, schedules: limit.count, limit: limit.max },
+      60,
+    );
+  return new ApiError(
+    'limit_reached',
+    `Tenant ${tenant}'s stored tasks and schedules have written ${(limit.used / MIB).toFixed(1)} MiB to Redis (a schedule holds its task and files for as long as it lives); this schedule (${(limit.requested / MIB).toFixed(2)} MiB more) would pass its limit of ${(limit.max / MIB).toFixed(1)} MiB (tenants.${tenant}.limits.mb). Nothing was scheduled: delete schedules or ended tasks you no longer need (DELETE /v1/schedules/:id, DELETE /v1/tasks/:id), or give the task smaller files. GET /v1/usage shows where it stands against each limit.`,
+    { tenant, writtenBytes: limit.used, requestedBytes: limit.requested, limitBytes: limit.max },
     60,
   );
 }

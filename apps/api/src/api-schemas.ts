@@ -9,6 +9,7 @@ import {
   TASK_STATUSES,
   WEBHOOK_EVENTS,
   type DeliveryView,
+  type SchedulePageView,
   type ScheduleView,
   type EventType,
   type OverviewView,
@@ -74,7 +75,14 @@ export const scheduleViewSchema = z
     every: z.number().int().nullable(),
     overlap: z.enum(['skip', 'allow']),
     paused: z.boolean(),
-    task: z.record(z.string(), z.unknown()),
+    pausedReason: z.string().nullable().meta({
+      description:
+        'Why agentq paused it: its tenant is no longer in the configuration file (it stays paused until resumed). Null otherwise.',
+    }),
+    task: z.record(z.string(), z.unknown()).meta({
+      description:
+        'The task each run submits, as `POST /v1/tasks` takes it, but its `files` as `[{path, size}]`: their contents are given to each run, never served back.',
+    }),
     createdAt: z.string(),
     nextRunAt: z.string().nullable(),
     lastRuns: z
@@ -83,6 +91,14 @@ export const scheduleViewSchema = z
   })
   .meta({ id: 'Schedule' });
 sameType<z.infer<typeof scheduleViewSchema>, ScheduleView>(true);
+export const schedulePageSchema = z.object({
+  schedules: z.array(scheduleViewSchema),
+  nextCursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'Pass it back as `cursor` for the next page; null on the last.' }),
+});
+sameType<z.infer<typeof schedulePageSchema>, SchedulePageView>(true);
 
 const decisionSchema = z.object({
   approve: z.boolean(),

@@ -23,7 +23,7 @@ import {
   WebhookDeliveries,
 } from '@agentq/store';
 import { ScheduleTimers, type AgentQueues } from '@agentq/scheduling';
-import { ScheduleService, TaskService } from '@agentq/tasks';
+import { ScheduleService, TaskService, tenantHasKeys } from '@agentq/tasks';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
 import { authenticate, principalOf, requireAdmin, type ApiKey } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -75,6 +75,8 @@ export interface CreateAppOptions {
   roomOf?: (tenant: string) => RoomLimits;
   /** How many of a tenant's tasks with one concurrency key run at once (its limits.perConcurrencyKey). Default 1. */
   concurrencyLimitOf?: (tenant: string) => number;
+  /** How many schedules a tenant may hold (its limits.schedules). Default 100. */
+  scheduleLimitOf?: (tenant: string) => number;
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
   maxSubtasks?: number;
   /** Where the workers' task folders are (AGENTQ_DATA_DIR, its `work/`): the files routes read them. Default `./.agentq`. */
@@ -204,19 +206,20 @@ export function createApp(options: CreateAppOptions): Express {
       deliveries,
     }),
   );
+  const tasks = new TaskService({
+    store: options.store,
+    queues: options.queues,
+    publisher: options.redis,
+    room,
+    redisMemory: options.redisMemory,
+    diskQuota: options.diskQuota,
+    webhookOf,
+    concurrencyLimitOf: options.concurrencyLimitOf,
+  });
   app.use(
     tasksRouter({
       store: options.store,
-      tasks: new TaskService({
-        store: options.store,
-        queues: options.queues,
-        publisher: options.redis,
-        room,
-        redisMemory: options.redisMemory,
-        diskQuota: options.diskQuota,
-        webhookOf,
-        concurrencyLimitOf: options.concurrencyLimitOf,
-      }),
+      tasks,
       metrics: options.metrics,
       tracing,
       ...submitRules,
@@ -230,6 +233,11 @@ export function createApp(options: CreateAppOptions): Express {
         schedules: new ScheduleStore(options.redis, options.keys),
         timers: new ScheduleTimers({ connection: options.redis, keys: options.keys }),
         tasks: options.store,
+        // A new schedule passes the gate a submit does, and its tenant's room and count.
+        admission: tasks.admission,
+        room,
+        maxSchedules: options.scheduleLimitOf,
+        tenantActive: (tenant) => tenantHasKeys(options.apiKeys ?? [], tenant),
       }),
     }),
   );

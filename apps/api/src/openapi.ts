@@ -24,9 +24,10 @@ import {
   tenantListSchema,
   usageSchema,
   deliverySchema,
+  schedulePageSchema,
   scheduleViewSchema,
 } from './api-schemas.js';
-import { scheduleChangeSchema, scheduleSchema } from './routes/schedules.js';
+import { scheduleChangeSchema, scheduleListQuerySchema, scheduleSchema } from './routes/schedules.js';
 import { bulkSchema, listQuerySchema } from './routes/tasks.js';
 import { usageQuerySchema } from './routes/usage.js';
 
@@ -37,7 +38,7 @@ const error = (description: string) => ({ description, content: json(errorBodySc
 const COMMON: ZodOpenApiResponsesObject = {
   '401': error('No API key, or not a valid one (when keys are configured).'),
   '503': error(
-    'Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork), also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).',
+    'Redis does not answer, or is past its maxmemory; a request that creates tasks (submit, retry, fork) or a schedule, also once Redis is past AGENTQ_REDIS_FULL_PERCENT of its maxmemory (`details.usedBytes`, `details.maxBytes`): try again later (Retry-After).',
   ),
 };
 const FULL = error(
@@ -45,6 +46,9 @@ const FULL = error(
 );
 const NOT_FOUND = error("No such task, or not one this key may see (another tenant's task is a 404 too).");
 const SCHEDULE_NOT_FOUND = error("No such schedule, or another tenant's.");
+const SCHEDULE_FULL = error(
+  'The tenant reached its daily limit (limits.tokensPerDay/usdPerDay), or holds limits.schedules schedules, paused ones included (`details.schedules`, `details.limit`), or its stored tasks and schedules wrote limits.mb to Redis, with this schedule’s task and files (`details.writtenBytes`, `details.requestedBytes`, `details.limitBytes`): nothing was scheduled (`Retry-After`).',
+);
 
 const scheduleIdParam = {
   path: z.object({ id: z.string().meta({ description: 'A schedule id, `sch_<uuid>`.' }) }),
@@ -407,20 +411,25 @@ function describedApi(): ReturnType<typeof createDocument> {
         post: v1({
           summary: 'Schedule a task: submitted on a cron pattern (in a time zone) or every so many milliseconds',
           description:
-            'Each run is a task of the caller’s tenant carrying `scheduleId`, admitted as a submit is (the tenant’s limits hold). With `overlap: skip` (the default) a run while the last one has not ended is skipped, and the skip listed.',
+            'The schedule holds its task (files included) for as long as it lives: it is admitted as a submit is, and counts toward the tenant’s limits.mb and limits.schedules. Each run is a task of the caller’s tenant carrying `scheduleId`, admitted as a submit is (the tenant’s limits hold). With `overlap: skip` (the default) a run while the last one has not ended is skipped, and the skip listed.',
           requestBody: { content: json(scheduleSchema) },
           responses: {
             '201': { description: 'The schedule.', content: json(scheduleViewSchema) },
             '400': error('A bad cron pattern or time zone, both or neither of cron and every, or a bad task.'),
+            '429': SCHEDULE_FULL,
           },
         }),
         get: v1({
-          summary: 'The tenant’s schedules',
+          summary: 'The tenant’s schedules (an admin’s: every tenant’s), newest first, a page at a time',
+          description: 'Each with its task’s files by name and size, never their contents.',
+          requestParams: { query: scheduleListQuerySchema },
           responses: {
             '200': {
-              description: 'Its schedules.',
-              content: json(z.object({ schedules: z.array(scheduleViewSchema) })),
+              description: 'A page of schedules; pass `nextCursor` back as `cursor` for the next.',
+              content: json(schedulePageSchema),
             },
+            '400': error('A bad query parameter.'),
+            '403': error('`tenant` names another tenant, and the key is not an admin’s.'),
           },
         }),
       },
@@ -441,10 +450,12 @@ function describedApi(): ReturnType<typeof createDocument> {
             '200': { description: 'The schedule as changed.', content: json(scheduleViewSchema) },
             '400': error('A bad field.'),
             '404': SCHEDULE_NOT_FOUND,
+            '409': error('A resume of a schedule whose tenant is no longer in the configuration file.'),
+            '429': SCHEDULE_FULL,
           },
         }),
         delete: v1({
-          summary: 'Delete a schedule: it fires no more (its tasks stay)',
+          summary: 'Delete a schedule: it fires no more (its tasks stay); its bytes go back to its tenant',
           requestParams: scheduleIdParam,
           responses: { '204': { description: 'Deleted.' }, '404': SCHEDULE_NOT_FOUND },
         }),

@@ -68,7 +68,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
                                           then its own prompt or model; prints the new id
   delete ID                               remove an ended task for good: its record, events, subtasks, files
   delete --batch B                        the same for every ended task of a batch
-  schedules                               the tenant's schedules: when each runs, its next and last run
+  schedules [--tenant T]                  the tenant's schedules (an admin key: every tenant's, or T's):
+                                          when each runs, its next and last run
 
 Configuration: agentq.config.yaml (agents, tools, MCP servers, models; AGENTQ_CONFIG names another)
 and the environment (and ./.env) for endpoints, secrets and ports; see docs/configuration.md.`;

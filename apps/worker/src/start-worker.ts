@@ -9,6 +9,7 @@ import { Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
 import {
+  apiKeys,
   commitDurability,
   concurrencyFor,
   fairOptions,
@@ -57,7 +58,14 @@ import {
   ScheduleStore,
   WebhookDeliveries,
 } from '@agentq/store';
-import { expireApprovals, onSubtaskFinished, ScheduleService, TaskService, Transitions } from '@agentq/tasks';
+import {
+  expireApprovals,
+  onSubtaskFinished,
+  ScheduleService,
+  TaskService,
+  tenantHasKeys,
+  Transitions,
+} from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,
@@ -209,10 +217,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const finishedJobs = new FinishedJobs(data, keys, (error) =>
     logger.warn({ err: error }, 'could not count finished jobs; counted again next second'),
   );
+  // A schedule of a tenant the file no longer has a key of is paused at its next firing, with why.
+  const keyList = apiKeys(config);
   const schedules = new ScheduleService({
     schedules: new ScheduleStore(data, keys),
     timers: scheduleTimers,
     tasks: store,
+    tenantActive: (tenant) => tenantHasKeys(keyList, tenant),
     submit: async (tenant, input, scheduleId) => {
       const [task] = await taskService.submit({
         tenant,

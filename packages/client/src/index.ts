@@ -17,6 +17,7 @@ import {
   TERMINAL_STATUSES,
   type ApprovalInput,
   type DeliveryView,
+  type SchedulePageView,
   type ScheduleView,
   type StreamedEvent,
   type TaskStatus,
@@ -34,6 +35,7 @@ export type {
   ApprovalInput,
   DeliveryView,
   LlmDelta,
+  SchedulePageView,
   ScheduleView,
   StreamedEvent,
   TaskEvent,
@@ -277,7 +279,9 @@ export function createClient(options: ClientOptions) {
     schedules: {
       create: (schedule: ScheduleInput) =>
         call<ScheduleView>('POST', '/v1/schedules', { ...schedule, task: wireTask(schedule.task) }),
-      list: async () => (await call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules')).schedules,
+      /** A page of the tenant's schedules (an admin's: every tenant's, or `tenant`'s), newest first. */
+      list: (query: { tenant?: string; limit?: number; cursor?: string } = {}) =>
+        call<SchedulePageView>('GET', `/v1/schedules?${new URLSearchParams(stringsOf(query))}`),
       get: (id: string) => call<ScheduleView>('GET', `/v1/schedules/${encodeURIComponent(id)}`),
       update: (id: string, change: Partial<ScheduleInput>) =>
         call<ScheduleView>('PATCH', `/v1/schedules/${encodeURIComponent(id)}`, {

@@ -166,4 +166,41 @@ describe('tenants', () => {
       /AGENTQ_API_KEYS: now tenants\.<tenant>\.keys/,
     );
   });
+
+  it('refuses one key given to two tenants, naming both places and never the key', () => {
+    const key = 'the-shared-key';
+    const digest = createHash('sha256').update(key).digest('hex');
+    const refusal = (text: string, env: Record<string, string> = {}) => {
+      try {
+        load(`tenants:\n${text}`, 'agentq.config.yaml', env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'loaded';
+    };
+    // The same variable, two variables holding one key, a key's hash beside its variable.
+    const same = refusal('  acme: { keys: [{ env: K }] }\n  beta: { keys: [{ env: K }] }\n', { K: key });
+    expect(same).toMatch(
+      /tenants\.acme\.keys\.0 and tenants\.beta\.keys\.0: the same key \(the variable K, and the variable K\) is given to tenants acme and beta/,
+    );
+    const twoVariables = refusal('  acme: { keys: [{ env: A }] }\n  beta: { keys: [{ env: C }, { env: B }] }\n', {
+      A: key,
+      B: key,
+      C: 'another',
+    });
+    expect(twoVariables).toMatch(/tenants\.acme\.keys\.0 and tenants\.beta\.keys\.1: the same key/);
+    const hashed = refusal(`  acme: { keys: [{ env: A }] }\n  beta: { keys: [{ sha256: ${digest} }] }\n`, { A: key });
+    expect(hashed).toMatch(
+      /tenants\.acme\.keys\.0 and tenants\.beta\.keys\.0: the same key \(the variable A, and its SHA-256\)/,
+    );
+    for (const message of [same, twoVariables, hashed]) {
+      expect(message).not.toContain(key);
+      expect(message).not.toContain(digest);
+    }
+    // One tenant listing a key twice harms nobody; two tenants with keys of their own load.
+    expect(refusal('  acme: { keys: [{ env: A }, { env: B }] }\n', { A: key, B: key })).toBe('loaded');
+    expect(refusal('  acme: { keys: [{ env: A }] }\n  beta: { keys: [{ env: B }] }\n', { A: key, B: 'other' })).toBe(
+      'loaded',
+    );
+  });
 });

@@ -202,8 +202,11 @@ const tenantLimitsSchema = z
       .positive()
       .optional()
       .describe(
-        'What its stored tasks may have written to Redis, in MiB: past it a submit is a 429 and its running tasks stop after their step. Default: no limit (still counted).',
+        'What its stored tasks and its schedules (their tasks and files) may have written to Redis, in MiB: past it a submit or a new schedule is a 429 and its running tasks stop after their step. Default: no limit (still counted).',
       ),
+    schedules: count(
+      'Schedules it may hold, paused ones included; past it a new schedule is a 429 that creates nothing. Default 100.',
+    ),
     tokensPerDay: count(
       'Tokens its tasks may use per UTC day: past it, its submits are 429 until midnight UTC and its running tasks stop after their step. Default: no limit.',
     ),
@@ -240,7 +243,9 @@ const tenantSchema = z
         ]),
       )
       .default([])
-      .describe('Its API keys, by reference: never a key in the file.'),
+      .describe(
+        'Its API keys, by reference: never a key in the file. A key belongs to one tenant: one given to two is refused at start.',
+      ),
     admin: z
       .boolean()
       .default(false)

@@ -434,6 +434,11 @@ export function tenantWebhook(
   };
 }
 
+/** Schedules a tenant may hold (limits.schedules), paused ones included. */
+export function tenantScheduleLimit(config: Config, tenant: string): number {
+  return tenantLimits(config, tenant).schedules ?? 100;
+}
+
 /** Event streams a tenant may hold open on one API process. */
 export function tenantSseStreams(config: Config, tenant: string): number {
   return tenantLimits(config, tenant).sseStreams ?? 1_000;

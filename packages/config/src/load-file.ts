@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { webhookSecret } from './webhook-settings.js';
 import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
+import { sharedKeyProblems } from './shared-keys.js';
 
 export const FILE_NAMES = ['agentq.config.yaml', 'agentq.config.yml', 'agentq.config.json'];
 
@@ -96,6 +97,7 @@ export function loadConfigFile(file: string, env?: NodeJS.ProcessEnv): LoadedFil
       if (signing && !signing.success)
         problems.push(`  ${where}: the variable ${name} is not ${signing.error.issues[0]!.message}`);
     }
+  problems.push(...sharedKeyProblems(parsed.data, secretValues));
   if (problems.length) throw new ConfigError(`${file} is not a valid configuration:\n${problems.join('\n')}`);
   return { path: file, dir, settings: parsed.data, instructions, secretValues };
 }

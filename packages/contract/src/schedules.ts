@@ -8,7 +8,7 @@ export interface ScheduleRunView {
   skipped: string | null;
 }
 
-/** A schedule as `GET /v1/schedules/:id` shows it. */
+/** A schedule as `GET /v1/schedules/:id` and `GET /v1/schedules` show it. */
 export interface ScheduleView {
   id: string;
   tenant: string;
@@ -19,11 +19,22 @@ export interface ScheduleView {
   /** `skip`: a run is skipped while the last one has not ended; `allow`: runs may overlap. */
   overlap: 'skip' | 'allow';
   paused: boolean;
-  /** The task each run submits, as a submit takes it. */
+  /** Why agentq paused it (its tenant left the configuration file); null when it runs, or a client paused it. */
+  pausedReason: string | null;
+  /**
+   * The task each run submits, as a submit takes it, but its `files` as `[{path, size}]`: their contents
+   * are stored and given to each run, never served back.
+   */
   task: Record<string, unknown>;
   createdAt: string;
   /** When it fires next; null while paused. */
   nextRunAt: string | null;
   /** Its last runs, newest first (at most 20). */
   lastRuns: ScheduleRunView[];
+}
+
+/** A page of `GET /v1/schedules`, newest first: `nextCursor` (null on the last page) asks for the next. */
+export interface SchedulePageView {
+  schedules: ScheduleView[];
+  nextCursor: string | null;
 }

@@ -38,7 +38,7 @@ export type {
   SpendingStop,
   StoredEventInput,
 } from './task-store.js';
-export { createdBytes } from './tenant-bytes.js';
+export { createdBytes, scheduleBytes } from './tenant-bytes.js';
 export { assertRoom, NoRoomError } from './tenant-room.js';
 export { EventsChangedError, KeysChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';
@@ -54,5 +54,5 @@ export type { LuaArg, LuaCall, LuaScript } from './lua-script.js';
 export { WebhookDeliveries, deliveryTask } from './webhook-deliveries.js';
 export type { StoredDelivery } from './webhook-deliveries.js';
 export { inputFiles } from './input-files.js';
-export { ScheduleStore } from './schedule-store.js';
-export type { StoredSchedule } from './schedule-store.js';
+export { ScheduleLimitError, ScheduleStore } from './schedule-store.js';
+export type { ScheduleFile, SchedulePage, ScheduleRecord, StoredSchedule } from './schedule-store.js';

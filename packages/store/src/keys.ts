@@ -6,8 +6,9 @@
  * found from its root's id alone (no lookup); an install has a fixed number of cells (AGENTQ_CELLS, 1:
  * the cell's prefix is the install's). With more, each cell's prefix is a hash tag of its own, chosen so
  * that the cells' slots spread evenly over a Redis Cluster's 16,384: any even split of the slots over
- * the masters then gives each its share. What no step needs at once (schedules, workers, model rate
- * limits, the storage version) lives under the install's own prefix, its home.
+ * the masters then gives each its share. What no step needs at once (workers, model rate limits, the
+ * storage version, the schedules' timers) lives under the install's own prefix, its home; schedules
+ * live in cell 0, beside the byte counters their tenants' limits read (with one cell, the home's prefix).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { rootOf } from './task-ids.js';
@@ -42,10 +43,18 @@ export interface Keys {
   webhooks(taskId: string): string;
   /** Where a delivery made or resent outside a worker (the API's cancel) is told to the senders. */
   webhooksChannel: string;
-  /** A schedule's record (a hash), its last runs (a list, newest first), and the schedules of a tenant (a sorted set by creation). */
+  /**
+   * Schedules (schedule-store.ts), all in the schedules' cell (cell 0, with their tenants' byte counters
+   * there): a schedule's record (a hash), the files its task is given (a hash of path to content), its
+   * last runs (a list, newest first); the schedules of a tenant and of every tenant (sorted sets, by
+   * `order`), and the counter their orders come from.
+   */
   schedule(scheduleId: string): string;
+  scheduleFiles(scheduleId: string): string;
   scheduleRuns(scheduleId: string): string;
   tenantSchedules(tenant: string): string;
+  everySchedule: string;
+  scheduleOrder: string;
   /** The BullMQ queue whose job schedulers fire the schedules (a name no agent can have). */
   schedulesQueue: string;
   /** A pool's jobs finished in a minute (minutes since the epoch), and since its first (finished-jobs.ts). */
@@ -184,6 +193,8 @@ export function createKeys(prefix: string, cells = 1): Keys {
   if (!Number.isInteger(cells) || cells < 1 || cells > 1024) throw new Error(`A cell count is 1 to 1024, not ${cells}`);
   const prefixes = Array.from({ length: cells }, (_, cell) => cellPrefix(prefix, cell, cells));
   const of = (taskId: string) => prefixes[cellNumber(taskId, cells)]!;
+  // The schedules' cell: a schedule is written in one script with its tenant's byte counter there.
+  const schedulesAt = prefixes[0]!;
   const home: Omit<Keys, 'cells' | 'cellOf' | 'cellOfKey'> = {
     prefix,
     storageVersion: `${prefix}:storage-version`,
@@ -202,9 +213,12 @@ export function createKeys(prefix: string, cells = 1): Keys {
     inputs: (taskId) => `${of(taskId)}:task:${taskId}:inputs`,
     webhooks: (taskId) => `${of(taskId)}:task:${taskId}:webhooks`,
     webhooksChannel: `${prefix}:webhooks:added`,
-    schedule: (scheduleId) => `${prefix}:schedule:${scheduleId}`,
-    scheduleRuns: (scheduleId) => `${prefix}:schedule:${scheduleId}:runs`,
-    tenantSchedules: (tenant) => `${prefix}:tenant:${tenant}:schedules`,
+    schedule: (scheduleId) => `${schedulesAt}:schedule:${scheduleId}`,
+    scheduleFiles: (scheduleId) => `${schedulesAt}:schedule:${scheduleId}:files`,
+    scheduleRuns: (scheduleId) => `${schedulesAt}:schedule:${scheduleId}:runs`,
+    tenantSchedules: (tenant) => `${schedulesAt}:tenant:${tenant}:schedules`,
+    everySchedule: `${schedulesAt}:schedules`,
+    scheduleOrder: `${schedulesAt}:schedules:order`,
     schedulesQueue: 'agentq.schedules',
     homeBullPrefix: `${prefix}:bull`,
     cellCount: `${prefix}:cells`,

@@ -9,6 +9,10 @@
  * fit under the limit (tenant-room.ts); past it, the tenant's runs stop at their next step (a queued
  * task at its claim, before any model call), as at a spent daily limit. A task's removal takes its
  * `bytes` off in the script that removes it, so that two removals at once take it off once.
+ *
+ * A schedule stores a task (its files too) for as long as it lives: its bytes (`scheduleBytes`) count
+ * in its tenant's counter of the schedules' cell (keys.ts), taken in the script that saves it and given
+ * back by the one that removes it, so that schedules are no way round limits.mb.
  */
 
 /** A new task's record, first event and index entries, past its prompt and metadata: about this many bytes. */
@@ -22,4 +26,18 @@ export function createdBytes(task: Record<string, string | undefined>): number {
     Buffer.byteLength(task['givenPlan'] ?? '') +
     RECORD_BYTES
   );
+}
+
+/** The runs a schedule keeps (schedule-store.ts), and the most a run's record holds (its reason is cut to fit). */
+export const SCHEDULE_KEPT_RUNS = 20;
+export const SCHEDULE_RUN_BYTES = 512;
+/** A schedule's record past its task, its index entries, and its last runs: about this many bytes. */
+const SCHEDULE_RECORD_BYTES = 1024 + SCHEDULE_KEPT_RUNS * SCHEDULE_RUN_BYTES;
+
+/**
+ * What a schedule holds in Redis, counted toward its tenant's bytes (limits.mb) as a task's are: its
+ * task as stored (JSON, its files named but not held), its files' contents, and its record and runs.
+ */
+export function scheduleBytes(task: string, fileBytes: number): number {
+  return Buffer.byteLength(task) + fileBytes + SCHEDULE_RECORD_BYTES;
 }

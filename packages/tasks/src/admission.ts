@@ -1,9 +1,10 @@
 /**
- * The one gate every way of creating work passes (a submit, a retry, a bulk retry, a fork): Redis's
+ * The one gate every way of creating work passes (a submit, a retry, a bulk retry, a fork, a schedule): Redis's
  * room (RedisFullError), the tenant's daily limit (DailyLimitError), and, for work made of many tasks
  * checked before any is made (a bulk retry), the tenant's room (NoRoomError). The tenant's room for
  * each new task is also checked where it is stored, in the call that stores it (tenant-room.ts), so that
- * requests sent at the same moment cannot pass it together.
+ * requests sent at the same moment cannot pass it together (a schedule's, in the script that saves it:
+ * schedule-store.ts).
  *
  * A new way of creating work adds its name to WORK_ACTIONS; the compiler then asks for its words in
  * every message that names it.
@@ -19,12 +20,17 @@ import {
   type TaskStore,
 } from '@agentq/store';
 
-export const WORK_ACTIONS = ['submit', 'retry', 'fork'] as const;
+export const WORK_ACTIONS = ['submit', 'retry', 'fork', 'schedule'] as const;
 /** A way of creating work. */
 export type WorkAction = (typeof WORK_ACTIONS)[number];
 
 /** Each action's past participle, for "Nothing was ..." */
-export const ACTION_DONE: Record<WorkAction, string> = { submit: 'submitted', retry: 'retried', fork: 'forked' };
+export const ACTION_DONE: Record<WorkAction, string> = {
+  submit: 'submitted',
+  retry: 'retried',
+  fork: 'forked',
+  schedule: 'scheduled',
+};
 
 /** What asks to be let in: whose work, how it is made, and (when known) how many tasks and bytes. */
 export interface AdmitRequest {

@@ -14,7 +14,7 @@ export { TaskService, retryable } from './task-service.js';
 export type { BulkTask, DeleteOutcome, RetryOutcome, TaskServiceOptions } from './task-service.js';
 export { Admission, DailyLimitError, RedisFullError, WORK_ACTIONS } from './admission.js';
 export type { AdmitRequest, WorkAction } from './admission.js';
-export { ScheduleService } from './schedule-service.js';
+export { DEFAULT_MAX_SCHEDULES, ScheduleService, TenantGoneError, tenantHasKeys } from './schedule-service.js';
 export type { ScheduleInput } from './schedule-service.js';
 export { decideApproval, expireApprovals, undecided } from './decide-approval.js';
 export type { DecideOutcome } from './decide-approval.js';

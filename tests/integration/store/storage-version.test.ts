@@ -3,6 +3,8 @@ import {
   connectRedis,
   createKeys,
   migrateStorage,
+  scheduleBytes,
+  ScheduleStore,
   STORAGE_VERSION,
   StorageTooNewError,
   storageVersion,
@@ -102,6 +104,70 @@ describe('the storage version', () => {
     expect(await redis.zrange(keys.cells[0]!.tenantTasks('default'), 0, -1, 'WITHSCORES')).toEqual(['t3', '30']);
     expect(lines.some((line) => line.includes('storage migrated to version 3'))).toBe(true);
   });
+
+  it.each([1, 4])(
+    "counts an earlier version's schedules toward their tenant's bytes, their files apart, in %i cells",
+    async (cells) => {
+      const prefix = freshPrefix('storage');
+      prefixes.push(prefix);
+      const keys = createKeys(prefix, cells);
+      await redis.mset(keys.storageVersion, '4', keys.cellCount, String(cells));
+      // Version 4: a schedule's task held its files in base64; its tenant's list was scored by creation.
+      const content = Buffer.from('a file the task is given');
+      const old = (id: string, createdAt: number, files: boolean) => ({
+        id,
+        tenant: 'acme',
+        every: '60000',
+        overlap: 'skip',
+        paused: 'true',
+        createdAt: new Date(createdAt).toISOString(),
+        lastTaskId: 'the-last-task',
+        task: JSON.stringify({
+          prompt: `p ${id}`,
+          agent: 'casual',
+          ...(files ? { files: [{ path: 'in.txt', content: content.toString('base64') }] } : {}),
+        }),
+      });
+      const ids = ['sch_00000000-0000-4000-8000-000000000001', 'sch_00000000-0000-4000-8000-000000000002'];
+      await redis.hset(`${prefix}:schedule:${ids[0]}`, old(ids[0]!, 1_000, true));
+      await redis.hset(`${prefix}:schedule:${ids[1]}`, old(ids[1]!, 2_000, false));
+      await redis.rpush(
+        `${prefix}:schedule:${ids[0]}:runs`,
+        JSON.stringify({ at: 'then', taskId: 't', skipped: null }),
+      );
+      await redis.zadd(`${prefix}:tenant:acme:schedules`, 1_000, ids[0]!, 2_000, ids[1]!);
+
+      await migrateStorage(redis, keys, logger);
+      const store = new ScheduleStore(redis, keys);
+      const page = await store.page({ tenant: 'acme', limit: 10 });
+      expect(page.schedules.map((schedule) => schedule.id)).toEqual([ids[1], ids[0]]);
+      expect((await store.page({ limit: 10 })).schedules.map((schedule) => schedule.id)).toEqual([ids[1], ids[0]]);
+      const [second, first] = page.schedules;
+      expect(JSON.parse(first!.task)).toEqual({
+        prompt: `p ${ids[0]}`,
+        agent: 'casual',
+        files: [{ path: 'in.txt', size: content.length }],
+      });
+      expect(first).toMatchObject({ paused: true, every: 60_000, lastTaskId: 'the-last-task' });
+      expect(await store.files(ids[0]!)).toEqual([{ path: 'in.txt', content }]);
+      expect(await store.runs(ids[0]!)).toEqual([{ at: 'then', taskId: 't', skipped: null }]);
+      expect(first!.bytes).toBe(scheduleBytes(first!.task, content.length));
+      const counted = Number(await redis.get(keys.cells[0]!.tenantBytes('acme')));
+      expect(counted).toBe(first!.bytes + second!.bytes);
+      expect(await redis.exists(`${prefix}:schedule:${ids[0]}:runs`)).toBe(cells === 1 ? 1 : 0);
+      if (cells > 1)
+        expect(await redis.exists(`${prefix}:schedule:${ids[0]}`, `${prefix}:tenant:acme:schedules`)).toBe(0);
+
+      // Run again (a process of the earlier version wrote since): nothing is counted twice.
+      await redis.set(keys.storageVersion, '4');
+      await migrateStorage(redis, keys, logger);
+      expect(Number(await redis.get(keys.cells[0]!.tenantBytes('acme')))).toBe(counted);
+      // Deleting them gives every byte back.
+      for (const id of ids) expect(await store.remove({ id, tenant: 'acme' })).toBe(true);
+      expect(await redis.exists(keys.cells[0]!.tenantBytes('acme'))).toBe(0);
+      expect(lines.some((line) => line.includes('storage migrated to version 5'))).toBe(true);
+    },
+  );
 
   it('runs nothing for data at this version', async () => {
     const keys = fresh();

@@ -1,17 +1,20 @@
 /**
  * Schedules: a task submitted on a cron pattern (in a time zone) or every so many milliseconds, as the
- * caller's tenant's. Its task is checked as a submit's is (agents, models, webhook, files), and each of
- * its runs passes the tenant's limits when it fires. A tenant sees and changes only its own.
+ * caller's tenant's. Its task is checked as a submit's is (agents, models, webhook, files); the schedule
+ * is held to the tenant's limits as a submit is (limits.mb, and limits.schedules), and each of its runs
+ * passes them when it fires. The list is paged and shows a task's files by name and size, never their
+ * contents. A tenant sees and changes only its own; an admin every tenant's (`?tenant=` to list one's).
  */
 import { CronExpressionParser } from 'cron-parser';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
+import { TENANT_NAME } from '@agentq/config';
 import type { ScheduleService } from '@agentq/tasks';
 import { fieldsOnly } from '@agentq/tasks';
 import type { StoredSchedule } from '@agentq/store';
 import { principalOf, type Principal } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
-import { invalid } from '../request-input.js';
+import { invalid, parsedQuery } from '../request-input.js';
 import { submitBodyFor, type SubmitRules } from './tasks.js';
 
 /** The shortest `every`: a schedule is not a loop. */
@@ -49,6 +52,20 @@ export const scheduleSchema = fieldsOnly({
   ...timingFields,
   task: z.record(z.string(), z.unknown()).meta({ description: 'One task, as `POST /v1/tasks` takes it.' }),
 }).superRefine(checkTiming(true));
+
+// Strict: a misspelt `?tennat=` would otherwise list the caller's own as if another's were asked for.
+export const scheduleListQuerySchema = fieldsOnly(
+  {
+    tenant: z.string().regex(TENANT_NAME, 'is not a tenant name (1 to 64 letters, digits, _ . -)').optional().meta({
+      description:
+        "One tenant's (an admin key's only; its own for any key). Default: the key's own, or every tenant's for an admin.",
+    }),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
+  },
+  '',
+  'parameter',
+);
 
 export const scheduleChangeSchema = fieldsOnly({
   ...timingFields,
@@ -122,8 +139,16 @@ export function schedulesRouter(options: SubmitRules & { schedules: ScheduleServ
     response.status(201).json(schedule);
   });
 
-  router.get('/v1/schedules', async (_request, response) => {
-    response.json({ schedules: await options.schedules.list(principalOf(response).tenant) });
+  router.get('/v1/schedules', async (request, response) => {
+    const { tenant, limit, cursor } = parsedQuery(scheduleListQuerySchema, request);
+    const principal = principalOf(response);
+    if (tenant !== undefined && tenant !== principal.tenant && !principal.admin)
+      throw new ApiError(
+        'forbidden',
+        `This key is tenant ${principal.tenant}'s: it lists its own schedules only (leave tenant out). An admin key lists any tenant's.`,
+      );
+    const scope = principal.admin ? tenant : principal.tenant;
+    response.json(await options.schedules.list({ tenant: scope, limit, cursor }));
   });
 
   router.get('/v1/schedules/:id', async (request, response) => {
@@ -138,7 +163,9 @@ export function schedulesRouter(options: SubmitRules & { schedules: ScheduleServ
     if (parsed.data.task) checkTask(parsed.data.task);
     if (parsed.data.timezone !== undefined && parsed.data.cron === undefined && schedule.cron === undefined)
       throw new ApiError('invalid_request', 'The request body is invalid: timezone: is for "cron" only');
-    response.json(await options.schedules.update(schedule, parsed.data));
+    const changed = await options.schedules.update(schedule, parsed.data);
+    if (!changed) throw notFound(schedule.id);
+    response.json(changed);
   });
 
   router.delete('/v1/schedules/:id', async (request, response) => {
@@ -158,7 +185,10 @@ async function visibleSchedule(
 ): Promise<StoredSchedule> {
   const id = String(request.params.id ?? '');
   const schedule = /^sch_[0-9a-f-]{36}$/.test(id) ? await schedules.get(id) : undefined;
-  if (!schedule || (schedule.tenant !== principal.tenant && !principal.admin))
-    throw new ApiError('not_found', `No schedule with id "${id.slice(0, 80)}": GET /v1/schedules lists yours.`);
+  if (!schedule || (schedule.tenant !== principal.tenant && !principal.admin)) throw notFound(id);
   return schedule;
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError('not_found', `No schedule with id "${id.slice(0, 80)}": GET /v1/schedules lists yours.`);
 }

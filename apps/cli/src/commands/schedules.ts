@@ -1,10 +1,24 @@
-/** `agentq schedules`: the key's tenant's schedules, a line each: timing, next run, last run (GET /v1/schedules). */
-import type { ScheduleView } from '@agentq/contract';
+/**
+ * `agentq schedules [--tenant T]`: the key's tenant's schedules (an admin key: every tenant's, or T's),
+ * a line each: timing, next run (or why agentq paused it), last run. Every page of GET /v1/schedules.
+ */
+import type { SchedulePageView, ScheduleView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { table } from '../terminal.js';
+import { table, terminalSafeDeep } from '../terminal.js';
 
-export async function schedulesCommand(client: ApiClient, flags: { json?: boolean }): Promise<number> {
-  const { schedules } = await client.call<{ schedules: ScheduleView[] }>('GET', '/v1/schedules');
+export async function schedulesCommand(client: ApiClient, flags: { tenant?: string; json?: boolean }): Promise<number> {
+  const schedules: ScheduleView[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({
+      limit: '500',
+      ...(flags.tenant !== undefined ? { tenant: flags.tenant } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
+    const page: SchedulePageView = await client.call<SchedulePageView>('GET', `/v1/schedules?${query}`);
+    schedules.push(...page.schedules);
+    cursor = page.nextCursor;
+  } while (cursor);
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ schedules })}\n`);
     return 0;
@@ -13,16 +27,20 @@ export async function schedulesCommand(client: ApiClient, flags: { json?: boolea
     process.stdout.write('no schedules (POST /v1/schedules makes one; see docs/running-tasks.md#schedules)\n');
     return 0;
   }
-  const rows = schedules.map((schedule) => {
+  // A prompt or a skip's reason is any tenant's text (an admin lists every tenant's): shown inert.
+  const rows = terminalSafeDeep(schedules).map((schedule) => {
     const last = schedule.lastRuns[0];
     return [
       schedule.id,
+      schedule.tenant,
       schedule.cron ? `cron ${schedule.cron} ${schedule.timezone ?? 'UTC'}` : `every ${schedule.every} ms`,
-      schedule.paused ? 'paused' : (schedule.nextRunAt ?? '-'),
+      schedule.paused
+        ? `paused${schedule.pausedReason ? `: ${schedule.pausedReason.slice(0, 60)}` : ''}`
+        : (schedule.nextRunAt ?? '-'),
       last ? `${last.at} ${last.taskId ?? `skipped: ${last.skipped}`}` : '-',
       String(schedule.task.prompt ?? '').slice(0, 40),
     ];
   });
-  process.stdout.write(table(['id', 'when', 'next', 'last run', 'prompt'], rows));
+  process.stdout.write(table(['id', 'tenant', 'when', 'next', 'last run', 'prompt'], rows));
   return 0;
 }
