@@ -7,6 +7,7 @@
  * files route, is a 4xx, not a 500.
  */
 import type { TaskView } from '@agentq/contract';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,8 @@ import { waitForEnd, type SseMessage } from '../helpers/sse.js';
 
 /** What every task of this file asks its first tool call to show: the sizes of the files it was given. */
 const SIZES = 'wc -c a.txt b.bin c.txt 2>&1; true';
+/** Past the disk's room for one file (64 KiB), below the task's quota. */
+const BIG = 100_000;
 
 let double: OpenAIDouble;
 let dataDir: string;
@@ -29,6 +32,11 @@ const firstUser = (request: DoubleRequest) =>
   String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 const toolResultsIn = (request: DoubleRequest) => request.messages.filter((message) => message.role === 'tool').length;
 const b64 = (content: Buffer | string) => Buffer.from(content).toString('base64');
+const threeFiles = () => [
+  { path: 'a.txt', content: b64('a') },
+  { path: 'b.bin', content: b64(Buffer.alloc(BIG, 1)) },
+  { path: 'c.txt', content: b64('c') },
+];
 
 beforeAll(async () => {
   double = await startOpenAIDouble({
@@ -60,6 +68,11 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** The disk the worker writes to refuses a file past `bytes` (a soft limit: its jails may still raise theirs). */
+function limitWorkerFiles(bytes: number | 'unlimited'): void {
+  execFileSync('prlimit', ['--pid', String(worker.child.pid), `--fsize=${bytes}:`]);
+}
+
 async function submit(task: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${baseUrl}/v1/tasks`, {
     method: 'POST',
@@ -70,6 +83,10 @@ async function submit(task: Record<string, unknown>): Promise<{ status: number; 
 }
 
 const idOf = (body: Record<string, unknown>) => (body as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+const eventsOf = async (id: string) => {
+  const response = await fetch(`${baseUrl}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } });
+  return (await response.json()) as Array<{ type: string; data: Record<string, unknown> }>;
+};
 /** What the task's first tool call showed of its files: the sizes `wc -c` printed. */
 const sizesSeen = (events: SseMessage[]) =>
   events
@@ -106,4 +123,60 @@ describe("a tenant's input files", () => {
     ]);
     expect(modelCallsOf(prompt)).toEqual([]);
   });
+
+  it('fail the task, naming the file, when one cannot be placed: the task never runs without it', async () => {
+    const prompt = 'a disk that refuses b.bin';
+    limitWorkerFiles(64 * 1024);
+    try {
+      const answer = await submit({ prompt, files: threeFiles() });
+      expect(answer.status).toBe(202);
+      const events = await waitForEnd(baseUrl, idOf(answer.body));
+      const task = (await (await fetch(`${baseUrl}/v1/tasks/${idOf(answer.body)}`)).json()) as TaskView;
+      expect(
+        { status: task.status, modelCalls: modelCallsOf(prompt).length },
+        `its first tool call saw: ${sizesSeen(events)}`,
+      ).toEqual({ status: 'failed', modelCalls: 0 });
+      expect(task.error?.message).toMatch(/input file "b\.bin" could not be placed.*EFBIG/);
+    } finally {
+      limitWorkerFiles('unlimited');
+    }
+  }, 60_000);
+
+  it('are all placed again by the retry after a placement cut short after the first file', async () => {
+    const prompt = 'a disk that refuses b.bin once';
+    limitWorkerFiles(64 * 1024);
+    let id: string;
+    let retried: { data: Record<string, unknown> } | undefined;
+    try {
+      const answer = await submit({ prompt, files: threeFiles() });
+      expect(answer.status).toBe(202);
+      id = idOf(answer.body);
+      // The first attempt placed a.txt, then the disk refused b.bin: the task is queued for its retry.
+      await expect
+        .poll(
+          async () =>
+            (retried = (await eventsOf(id)).find((event) => event.type === 'task.queued' && event.data.retry)),
+          { timeout: 20_000 },
+        )
+        .toBeDefined();
+    } finally {
+      // The disk has room again.
+      limitWorkerFiles('unlimited');
+    }
+    const events = await waitForEnd(baseUrl, id);
+    const task = (await (await fetch(`${baseUrl}/v1/tasks/${id}`)).json()) as TaskView;
+    // Its first step saw every file whole: the retry placed them all, not only what the first left.
+    expect(sizesSeen(events)).toMatch(new RegExp(`^\\s*1 a\\.txt\\n\\s*${BIG} b\\.bin\\n\\s*1 c\\.txt\\n`));
+    expect(task.status).toBe('completed');
+    // Why it was tried again, in its events: the file, and what the disk said.
+    expect(retried?.data.reason).toMatch(/input file "b\.bin" could not be placed.*EFBIG/);
+    const listed = (await (await fetch(`${baseUrl}/v1/tasks/${id}/files`)).json()) as {
+      files: Array<{ path: string; size: number }>;
+    };
+    expect(listed.files.map(({ path, size }) => [path, size])).toEqual([
+      ['a.txt', 1],
+      ['b.bin', BIG],
+      ['c.txt', 1],
+    ]);
+  }, 60_000);
 });
