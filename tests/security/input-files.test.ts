@@ -179,4 +179,24 @@ describe("a tenant's input files", () => {
       ['c.txt', 1],
     ]);
   }, 60_000);
+
+  it('are asked for by paths no file can have with a 4xx in the error shape, never a 500', async () => {
+    const answer = await submit({ prompt: 'a task with a file', files: [{ path: 'a.txt', content: b64('a') }] });
+    const id = idOf(answer.body);
+    await waitForEnd(baseUrl, id);
+    const base = `${baseUrl}/v1/tasks/${id}/files`;
+    for (const wanted of [
+      encodeURIComponent('é'.repeat(128)),
+      'a'.repeat(256),
+      `dir/${'b'.repeat(300)}/c.txt`,
+      Array.from({ length: 500 }, () => 'd'.repeat(10)).join('/'),
+    ]) {
+      const response = await fetch(`${base}/${wanted}`);
+      const body = (await response.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
+      expect([response.status, typeof body?.error?.code], wanted.slice(0, 40)).toEqual([
+        expect.toSatisfy((status: number) => status === 400 || status === 404),
+        'string',
+      ]);
+    }
+  });
 });
