@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 import { AGENT_NAME, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
-import { inputName, inputPathProblem, shownPath } from './input-paths.js';
+import { INPUT_NAME_MAX_BYTES, INPUT_PATH_MAX_BYTES, inputName, inputPathProblem, shownPath } from './input-paths.js';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
@@ -68,10 +68,15 @@ export const INPUT_FILES_MAX = 100;
 export const INPUT_BYTES_MAX = 5 * 1024 * 1024;
 
 /** A path in a task's folder: relative, `/`-separated, no `.` or `..` part, no empty part, no NUL; in bytes. */
-const inputPath = z.string().superRefine((value, context) => {
-  const problem = inputPathProblem(value);
-  if (problem) context.addIssue({ code: 'custom', message: problem });
-});
+const inputPath = z
+  .string()
+  .superRefine((value, context) => {
+    const problem = inputPathProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description: `A relative path in the task's folder (\`data/in.csv\`): each name at most ${INPUT_NAME_MAX_BYTES} bytes in UTF-8, the whole at most ${INPUT_PATH_MAX_BYTES}.`,
+  });
 
 /** Base64 with its padding, checked in one linear pass (a grouped pattern backtracks past the stack on megabytes). */
 const isBase64 = (text: string) => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
