@@ -3,25 +3,36 @@
  * the API meets: broken percent-encoding, ids that are no task's (or name another key), bad
  * Last-Event-ID, charsets and encodings, invalid bodies, deep or huge metadata, bad queries, bad keys,
  * oversized request heads, unknown methods. Every answer must be a 4xx in the JSON error shape.
+ * Then every operation of the API's own OpenAPI document, each of its inputs malformed in turn
+ * (tests/helpers/openapi-fuzz.ts): a route added to the document is fuzzed without a change here.
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { seeded } from '../helpers/seeded.js';
+import { waitForEnd } from '../helpers/sse.js';
 import { tenantsEnv } from '../helpers/config-file.js';
+import { fuzzOperations, type FuzzedRequest, type OpenApiDocument } from '../helpers/openapi-fuzz.js';
 
 const KEY = 'fuzz-key';
+const ADMIN_KEY = 'fuzz-admin-key';
 let stack: Stack;
 let port: number;
 let taskId: string;
 
 beforeAll(async () => {
-  stack = await startStack({ pools: [], env: tenantsEnv({ fuzz: { keys: [KEY] } }) });
+  // One pool, whose tasks end at once: the fuzz's targets have folders, files and an end (planned tasks wait).
+  stack = await startStack({
+    pools: ['casual'],
+    rules: [{ reply: { content: 'done' } }],
+    env: tenantsEnv({ fuzz: { keys: [KEY] }, ops: { keys: [ADMIN_KEY], admin: true } }),
+  });
   port = Number(new URL(stack.api.url).port);
   const response = await fetch(`${stack.api.url}/v1/tasks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ tasks: [{ prompt: 'the one real task', agent: 'casual' }] }),
+    // In a pool no worker runs here: it stays queued, so no request may end or delete it.
+    body: JSON.stringify({ tasks: [{ prompt: 'the one real task', agent: 'coder' }] }),
   });
   taskId = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
 });
@@ -345,3 +356,113 @@ it('ends a HEAD on the events route at once', async () => {
     expect(answer.body).toBe('');
   }
 });
+
+/** Placeholders of the ids a request leaves valid: the fuzz's own task and schedule, made again when gone. */
+const TARGET_TASK = '{target-task}';
+const TARGET_SCHEDULE = '{target-schedule}';
+
+it('answers every operation of the OpenAPI document, each input malformed in turn, without a 5xx', async () => {
+  const document = (await (await fetch(`${stack.api.url}/openapi.json`)).json()) as OpenApiDocument;
+  const fuzzed = fuzzOperations({
+    document,
+    // What a request leaves valid: the fuzz's own task and schedule (by the path), the task's file.
+    pathValue: (name, template) => {
+      if (name === 'path') return 'a.txt';
+      if (name !== 'id') return 'x';
+      return template.startsWith('/v1/schedules/') ? TARGET_SCHEDULE : TARGET_TASK;
+    },
+    // What the document cannot say of a valid body: a schedule's task is free-form there.
+    examples: {
+      createSchedule: {
+        every: 3_600_000,
+        task: { prompt: 'fuzzed schedule', agent: 'casual', webhook: { url: 'https://example.com/hook' } },
+      },
+      updateSchedule: {
+        paused: true,
+        task: { prompt: 'changed', agent: 'casual', webhook: { url: 'https://example.com/hook' } },
+      },
+    },
+    headers: { accept: 'application/json' },
+  });
+  // Shuffled from a fixed seed, with the deletes last: the targets live through most of it.
+  const random = seeded(57);
+  const ordered = fuzzed
+    .map((request) => ({ request, order: (request.method === 'DELETE' ? 1 : 0) + random() }))
+    .sort((a, b) => a.order - b.order)
+    .map(({ request }) => request);
+  const headersFor = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+  const targets = { task: '', schedule: '' };
+  const ensureTargets = async () => {
+    if (
+      !targets.task ||
+      (await fetch(`${stack.api.url}/v1/tasks/${targets.task}`, { headers: headersFor(KEY) })).status !== 200
+    ) {
+      const response = await fetch(`${stack.api.url}/v1/tasks`, {
+        method: 'POST',
+        headers: headersFor(KEY),
+        body: JSON.stringify({
+          tasks: [{ prompt: 'the fuzz target', agent: 'casual', files: [{ path: 'a.txt', content: 'YQ==' }] }],
+        }),
+      });
+      targets.task = ((await response.json()) as { tasks: Array<{ id: string }> }).tasks[0]!.id;
+    }
+    if (
+      !targets.schedule ||
+      (await fetch(`${stack.api.url}/v1/schedules/${targets.schedule}`, { headers: headersFor(KEY) })).status !== 200
+    ) {
+      const response = await fetch(`${stack.api.url}/v1/schedules`, {
+        method: 'POST',
+        headers: headersFor(KEY),
+        body: JSON.stringify({ every: 3_600_000, paused: true, task: { prompt: 'the fuzz target', agent: 'casual' } }),
+      });
+      targets.schedule = ((await response.json()) as { id: string }).id;
+    }
+  };
+  await ensureTargets();
+  await waitForEnd(stack.api.url, targets.task, headersFor(KEY));
+  const byOperation = new Map<string, { sent: number; refused: number }>();
+  const wrong: string[] = [];
+  for (let start = 0; start < ordered.length; start += 20) {
+    await ensureTargets();
+    const batch = ordered.slice(start, start + 20).map((request, index): FuzzedRequest => ({
+      ...request,
+      path: request.path.replaceAll(TARGET_TASK, targets.task).replaceAll(TARGET_SCHEDULE, targets.schedule),
+      // A third as an admin: the admins' routes are reached too.
+      headers: { authorization: `Bearer ${(start + index) % 3 === 0 ? ADMIN_KEY : KEY}`, ...request.headers },
+    }));
+    const answers = await Promise.all(batch.map(send));
+    answers.forEach((answer, index) => {
+      const request = batch[index]!;
+      const counts = byOperation.get(request.operation) ?? { sent: 0, refused: 0 };
+      counts.sent++;
+      if (answer.status >= 400 && answer.status < 500) counts.refused++;
+      byOperation.set(request.operation, counts);
+      let code: unknown;
+      try {
+        code = (JSON.parse(answer.body) as { error?: { code?: unknown } }).error?.code;
+      } catch {
+        code = undefined;
+      }
+      const refusedWell =
+        answer.status < 400 || (answer.type.startsWith('application/json') && typeof code === 'string');
+      if (answer.status === 0 || answer.status >= 500 || !refusedWell)
+        wrong.push(
+          `${request.operation} (${request.kind}): ${request.method} ${request.path.slice(0, 80)} ${request.body?.slice(0, 160) ?? ''} -> ${answer.status} ${answer.body.slice(0, 160)}`,
+        );
+    });
+  }
+  console.log(
+    `OpenAPI fuzz: ${ordered.length} requests over ${byOperation.size} operations; ${[...byOperation]
+      .map(([operation, { sent, refused }]) => `${operation} ${refused}/${sent}`)
+      .join(', ')}`,
+  );
+  expect(wrong).toEqual([]);
+  // Every operation of the document was sent malformed input, and each that takes any refused some of it.
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  expect([...byOperation.keys()].sort()).toEqual(operations.sort());
+  for (const [operation, { refused }] of byOperation)
+    if (operation.includes('{') || /^(POST|PATCH|DELETE)/.test(operation))
+      expect(refused, operation).toBeGreaterThan(0);
+}, 300_000);

@@ -207,6 +207,34 @@ describe('files in and out', () => {
         'tasks.0.files.1.path',
         /given twice/,
       ],
+      // Names in bytes: 128 "é" are 128 characters and 256 bytes, past what a file name may hold.
+      [
+        [{ path: `data/${'é'.repeat(128)}`, content: b64('x') }],
+        'tasks.0.files.0.path',
+        /^"é{128}" \(in "data\/é{128}"\) is 256 bytes in UTF-8: a file or folder name may be at most 255 bytes/,
+      ],
+      [
+        [{ path: Array.from({ length: 103 }, () => 'f'.repeat(9)).join('/'), content: b64('x') }],
+        'tasks.0.files.0.path',
+        /is 1029 bytes in UTF-8: a path may be at most 1024 bytes; give it a shorter path$/,
+      ],
+      // One name in two Unicode forms (NFC and NFD) is one file.
+      [
+        [
+          { path: 'caf\u00e9.txt', content: b64('x') },
+          { path: 'cafe\u0301.txt', content: b64('y') },
+        ],
+        'tasks.0.files.1.path',
+        /given twice, as "café.txt" too \(the same name in another Unicode form\)/,
+      ],
+      [
+        [
+          { path: 'caf\u00e9', content: b64('x') },
+          { path: 'cafe\u0301/in.txt', content: b64('y') },
+        ],
+        'tasks.0.files.1.path',
+        /inside "café", which is given as a file: a name is a file or a folder, not both/,
+      ],
       [[{ path: 'big.bin', content: b64(Buffer.alloc(5 * 1024 * 1024 + 1)) }], 'tasks.0.files', /more than 5242880/],
       [[{ path: 'a', content: b64('x'), mode: 'x' }], 'tasks.0.files.0', /unknown field "mode"/],
     ];

@@ -375,7 +375,9 @@ function describedApi(): ReturnType<typeof createDocument> {
           },
           responses: {
             '200': { description: 'The file.', content: { 'application/octet-stream': {} } },
-            '400': error('The path names a folder.'),
+            '400': error(
+              'The path names a folder, or one no file can have (a part over 255 bytes, the whole over 4,096).',
+            ),
             '404': error('No such task, or no such file (a link out of the folder, or a hard link, is none).'),
           },
         }),

@@ -24,7 +24,7 @@ import {
 } from '@agentq/core';
 import type { LanguageModel } from '@agentq/llm';
 import type { MemoryEntry } from '@agentq/protocol';
-import { createRedisScratchpad } from '@agentq/store';
+import { createRedisScratchpad, inputFiles } from '@agentq/store';
 import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
 import { createToolSettings, WorkdirDisk } from '@agentq/tools';
@@ -114,21 +114,22 @@ export async function runAgentJob(
     run: async ({ record, journal, signal, spending, model }) => {
       const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
       const makeWorkdir = async () => {
-        const fresh = !existsSync(workdir);
+        // A task given files gets its folder whole, with every file in it (again on another host, for a
+        // resumed run): an attempt cut short left none, and this one places them all.
+        if (record.inputs && !existsSync(workdir))
+          await placeInputs({
+            files: await inputFiles(store, record.rootId),
+            given: record.inputs,
+            workdir,
+            owner: context.isolation.kind === 'jail' ? context.isolation.jail.identity(workdir) : undefined,
+            mode: context.isolation.kind === 'jail' ? 0o700 : undefined,
+          });
         await prepareWorkdir({
           isolation: context.isolation,
           workdir,
           copyFrom: record.forkOf ? await endedSourceWorkdir(record.forkOf) : undefined,
           quota: diskQuota,
         });
-        // The files it was given go in as its folder is made (again on another host, for a resumed run).
-        if (fresh)
-          await placeInputs({
-            store,
-            record,
-            workdir,
-            owner: context.isolation.kind === 'jail' ? context.isolation.jail.identity(workdir) : undefined,
-          });
       };
       // A task given files has them before its first step.
       if (record.inputs) await makeWorkdir();

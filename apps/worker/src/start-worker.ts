@@ -82,6 +82,7 @@ import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
 import { CellSlots } from './cell-slots.js';
 import { CellWorker } from './cell-worker.js';
+import { placingFolderOf } from './place-inputs.js';
 import { throttledLog } from './throttled-log.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
@@ -338,7 +339,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const everyWorker = [...workers.values()].flat();
   await Promise.all(everyWorker.map((worker) => worker.waitUntilReady()));
 
-  const removeTaskWorkdir = (taskId: string) => removeWorkdir(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId));
+  // A task's folder, and what a placement of its files cut short left beside it.
+  const removeTaskWorkdir = async (taskId: string) => {
+    const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
+    await removeWorkdir(workdir);
+    await removeWorkdir(placingFolderOf(workdir));
+  };
   // Tasks past their retention, and the folders of tasks their owners deleted.
   const sweep = () =>
     expireTasks({ store, onRemoved: removeTaskWorkdir })

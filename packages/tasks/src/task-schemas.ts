@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 import { AGENT_NAME, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
+import { INPUT_NAME_MAX_BYTES, INPUT_PATH_MAX_BYTES, inputName, inputPathProblem, shownPath } from './input-paths.js';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
@@ -66,16 +67,16 @@ export type WebhookInput = z.infer<typeof webhookSchema>;
 export const INPUT_FILES_MAX = 100;
 export const INPUT_BYTES_MAX = 5 * 1024 * 1024;
 
-/** A path in a task's folder: relative, `/`-separated, no `.` or `..` part, no empty part, no NUL. */
+/** A path in a task's folder: relative, `/`-separated, no `.` or `..` part, no empty part, no NUL; in bytes. */
 const inputPath = z
   .string()
-  .min(1, 'must name a file')
-  .max(255, 'at most 255 characters')
-  .refine(
-    (value) => !value.startsWith('/') && value.split('/').every((part) => part !== '' && part !== '.' && part !== '..'),
-    'must be a relative path inside the task\'s folder ("data/in.csv"): no leading "/", no "." or ".." and no empty part',
-  )
-  .refine((value) => !value.includes('\0'), 'must not hold a NUL character');
+  .superRefine((value, context) => {
+    const problem = inputPathProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description: `A relative path in the task's folder (\`data/in.csv\`): each name at most ${INPUT_NAME_MAX_BYTES} bytes in UTF-8, the whole at most ${INPUT_PATH_MAX_BYTES}.`,
+  });
 
 /** Base64 with its padding, checked in one linear pass (a grouped pattern backtracks past the stack on megabytes). */
 const isBase64 = (text: string) => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
@@ -100,18 +101,28 @@ export const inputFilesSchema = z
         code: 'custom',
         message: `hold ${bytes} bytes together, more than ${INPUT_BYTES_MAX}: give a task large data another way (a URL it fetches)`,
       });
-    const paths = new Set(files.map((file) => file.path));
+    // Two spellings of one name (Unicode forms) are one file: given twice, or a file and a folder at once.
+    const names = files.map((file) => inputName(file.path));
+    const given = new Set(names);
     files.forEach((file, index) => {
-      if (files.findIndex((other) => other.path === file.path) !== index)
-        context.addIssue({ code: 'custom', path: [index, 'path'], message: `"${file.path}" is given twice` });
-      const parts = file.path.split('/');
+      const twice = names.indexOf(names[index]!);
+      if (twice !== index)
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'path'],
+          message:
+            files[twice]!.path === file.path
+              ? `${shownPath(file.path)} is given twice: give each file once`
+              : `${shownPath(file.path)} is given twice, as ${shownPath(files[twice]!.path)} too (the same name in another Unicode form): give each file once`,
+        });
+      const parts = names[index]!.split('/');
       for (let depth = 1; depth < parts.length; depth++) {
         const folder = parts.slice(0, depth).join('/');
-        if (paths.has(folder))
+        if (given.has(folder))
           context.addIssue({
             code: 'custom',
             path: [index, 'path'],
-            message: `"${file.path}" is inside "${folder}", which is given as a file`,
+            message: `${shownPath(file.path)} is inside ${shownPath(folder)}, which is given as a file: a name is a file or a folder, not both`,
           });
       }
     });

@@ -52,6 +52,12 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
             'invalid_request',
             `"${wanted}" is a folder: GET /v1/tasks/${record.id}/files lists its files, /files.tar.gz downloads them all.`,
           );
+        // A name past the disk's bounds (a part over 255 bytes, a path over 4,096): no file has it.
+        if (code === 'ENAMETOOLONG')
+          throw new ApiError(
+            'invalid_request',
+            `No file can have the path "${wanted.slice(0, 200)}": each part of a path is at most 255 bytes (UTF-8), and the whole at most 4,096.`,
+          );
         // Missing, outside the folder, a link out, a hard link, not a regular file: none is served.
         if (error instanceof ToolError || code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP')
           throw new ApiError('not_found', `Task "${record.id}" has no file "${wanted.slice(0, 200)}" to download.`);
