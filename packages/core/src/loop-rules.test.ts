@@ -324,3 +324,27 @@ describe('asking the user', () => {
     });
   });
 });
+
+describe("a file tool's system errors", () => {
+  it('reach the model in its own paths: never the host path of its work directory', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'long', name: 'read_file', arguments: { path: `${'é'.repeat(128)}.txt` } },
+            { id: 'gone', name: 'read_file', arguments: { path: 'missing/notes.txt' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    });
+    const journal = createMemoryJournal();
+    await runAgent(base({ model, journal }));
+    const results = journal.messages.filter((message): message is ToolMessage => message.role === 'tool');
+    expect(results.map((result) => result.content)).toEqual([
+      expect.stringContaining('at most 255 bytes (not characters). Use a shorter name'),
+      expect.stringContaining('Check the path with list_files'),
+    ]);
+    for (const result of results) expect(result.content).not.toContain(workdir);
+  });
+});

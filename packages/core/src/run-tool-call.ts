@@ -39,15 +39,23 @@ export async function runToolCall(options: {
   } catch (error) {
     if (error instanceof ToolError) return { ok: false, output: error.message };
     const code = (error as NodeJS.ErrnoException).code;
+    const message = inWorkdirTerms((error as Error).message, context.workdir);
     if (code === 'ENOENT')
-      return {
-        ok: false,
-        output: `No such file or folder (${(error as Error).message}). Check the path with list_files.`,
-      };
+      return { ok: false, output: `No such file or folder (${message}). Check the path with list_files.` };
     if (code === 'EISDIR')
       return { ok: false, output: `That path is a folder, not a file. Use list_files to see what it holds.` };
-    return { ok: false, output: `${call.name} failed: ${(error as Error).message}` };
+    if (code === 'ENAMETOOLONG')
+      return {
+        ok: false,
+        output: `A name in that path is too long: a file or folder name may be at most 255 bytes (not characters). Use a shorter name.`,
+      };
+    return { ok: false, output: `${call.name} failed: ${message}` };
   }
+}
+
+/** A system error's text with the work directory's host path taken out: the model sees only its own paths. */
+function inWorkdirTerms(message: string, workdir: string): string {
+  return message.split(`${workdir}/`).join('').split(workdir).join('.');
 }
 
 function describeIssues(error: z.ZodError): string {
