@@ -115,7 +115,7 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
   expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.agent).toBe('notes');
 });
 
-it("gives each tenant a server of its own with its own secret, and a task-scoped server the task's folder", async () => {
+it("gives each tenant a server of its own with its own secret, and a task-scoped server the task's folder by name", async () => {
   const dir = serverFolder();
   const probe = { command: 'node', args: ['server.mjs'], dir };
   const env = tenantsEnv(
@@ -131,8 +131,8 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
       },
       mcpServers: {
         probe: { ...probe, env: { PROBE_TOKEN: { tenantSecret: 'PROBE_TOKEN' } } },
-        // It starts in the task's folder: its own files by their absolute path.
-        local: { ...probe, args: [path.join(dir, 'server.mjs')], scope: 'task' },
+        // It starts in its own folder, given the task's by name (AGENTQ_TASK_DIR, and in its args).
+        local: { ...probe, args: ['server.mjs', '--task', '${AGENTQ_TASK_DIR}'], scope: 'task' },
       },
     },
   );
@@ -178,7 +178,17 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
   };
   const seen = async (key: string, agent: string) => {
     const { id, result } = await run(key, agent);
-    return { id, ...(JSON.parse(result) as { uid: number; home: string; cwd: string; token: string | null }) };
+    return {
+      id,
+      ...(JSON.parse(result) as {
+        uid: number;
+        home: string;
+        cwd: string;
+        taskDir: string | null;
+        argv: string[];
+        token: string | null;
+      }),
+    };
   };
   const acme = await seen('key-acme', 'notes');
   const globex = await seen('key-globex', 'notes');
@@ -190,8 +200,10 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
   expect((await seen('key-acme', 'notes')).home).toBe(acme.home);
   // A tenant without the secret the server needs runs without its tools.
   expect((await run('key-initech', 'notes')).result).toBe('no tools');
-  // A task-scoped server works in its task's own folder.
+  // A task-scoped server starts in its own folder and is given its task's.
   const scoped = await seen('key-acme', 'scratch');
-  expect(scoped.cwd).toBe(path.join(stack.dataDir, 'work', scoped.id));
-  expect(scoped.home).toBe(scoped.cwd);
+  expect(scoped.cwd).toBe(dir);
+  expect(scoped.taskDir).toBe(path.join(stack.dataDir, 'work', scoped.id));
+  expect(scoped.argv).toEqual(['--task', scoped.taskDir]);
+  expect(scoped.home).not.toBe(scoped.taskDir);
 });
