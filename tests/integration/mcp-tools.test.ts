@@ -174,7 +174,7 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
     const view = (await (
       await fetch(`${stack!.api.url}/v1/tasks/${tasks[0]!.id}`, { headers: { authorization: `Bearer ${key}` } })
     ).json()) as TaskView;
-    return { id: tasks[0]!.id, result: view.result ?? '' };
+    return { id: tasks[0]!.id, result: view.result ?? '', status: view.status, error: view.error?.message };
   };
   const seen = async (key: string, agent: string) => {
     const { id, result } = await run(key, agent);
@@ -198,8 +198,10 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
   expect(acme.home).not.toBe(globex.home);
   // The same tenant's next task is served by the process it started (kept, not started again).
   expect((await seen('key-acme', 'notes')).home).toBe(acme.home);
-  // A tenant without the secret the server needs runs without its tools.
-  expect((await run('key-initech', 'notes')).result).toBe('no tools');
+  // A tenant without the secret the server needs cannot run the agent (the server is not optional): said at once.
+  const initech = await run('key-initech', 'notes');
+  expect(initech.status).toBe('failed');
+  expect(initech.error).toMatch(/The MCP server "probe" cannot start: tenant initech has no secret PROBE_TOKEN/);
   // A task-scoped server starts in its own folder and is given its task's.
   const scoped = await seen('key-acme', 'scratch');
   expect(scoped.cwd).toBe(dir);

@@ -1,10 +1,10 @@
 /**
  * MCP servers, attacked (issue 57). An operator's file declares stdio servers as the docs show; a model
  * asks a server's tool to read and list the paths it chooses; a task's own code plants programs where
- * its task-scoped server would load them. Real API and worker processes started in an install's folder
- * (its agentq.config.yaml, the .env of its secrets, its data folder .agentq), once as root (a uid per
- * task) and once as an unprivileged user (one uid for every task), the wire double as the model, the
- * real jail.
+ * its task-scoped server would load them; a server cannot start. Real API and worker processes started
+ * in an install's folder (its agentq.config.yaml, the .env of its secrets, its data folder .agentq),
+ * once as root (a uid per task) and once as an unprivileged user (one uid for every task), the wire
+ * double as the model, the real jail.
  */
 import type { TaskEvent } from '@agentq/contract';
 import {
@@ -19,9 +19,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startOpenAIDouble, type DoubleReply, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { freePort } from '../setup/redis-server.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
@@ -265,7 +270,7 @@ describe('a root install (a uid per task)', () => {
 
   beforeAll(async () => {
     install = await startInstall({
-      pools: ['writer', 'files', 'taskwork'],
+      pools: ['writer', 'files', 'fragile', 'taskwork'],
       config: (folder) => {
         const dirs = serverDirs(folder);
         const credential = { TENANT_SECRET: { tenantSecret: 'TOKEN' } };
@@ -273,6 +278,7 @@ describe('a root install (a uid per task)', () => {
           agents: {
             writer: { description: 'writes files', instructions: 'Write.', tools: ['write_file'] },
             files: { description: 'reads files with a server', instructions: 'Read.', tools: ['files'] },
+            fragile: { description: 'needs a server', instructions: 'Use it.', tools: ['broken'] },
             taskwork: {
               description: "works on the task's files with its servers",
               instructions: 'Work.',
@@ -281,6 +287,10 @@ describe('a root install (a uid per task)', () => {
           },
           mcpServers: {
             files: FILES_SERVER,
+            broken: {
+              command: 'node',
+              args: ['-e', "process.stderr.write('broken: the licence key LIC-7 is not valid\\n'); process.exit(1)"],
+            },
             // Task-scoped servers whose code is in their own folder, as their operator laid them out.
             py: {
               command: 'python3',
@@ -462,6 +472,87 @@ describe('a root install (a uid per task)', () => {
       expect(answer.taskFiles).toEqual(expect.arrayContaining(['taskserver.py', 'server.js', 'node_modules']));
     }
   }, 90_000);
+
+  it("fails a run whose required server cannot start, with the server's own error in the task's events", async () => {
+    const { events, prompt } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'fragile',
+      script: () => ({ content: 'done without my tools' }),
+    });
+    const said = events.map((event) => `${event.type} ${JSON.stringify(event.data)}`);
+    console.log('a run whose required server cannot start:', said);
+    // Each attempt failed with what the server wrote; the task failed after its last.
+    expect(said.filter((line) => line.startsWith('task.queued') && line.includes('licence key LIC-7'))).toHaveLength(2);
+    expect(events.at(-1)!.type).toBe('task.failed');
+    expect(said.at(-1)).toMatch(
+      /The MCP server \\?"broken\\?" did not start: .*broken: the licence key LIC-7 is not valid/,
+    );
+    // Its model was never called: no attempt ran without the server.
+    expect(double.requests.filter((request) => promptOf(request) === prompt)).toEqual([]);
+  }, 60_000);
+
+  it('`agentq config check` starts each stdio server in its jail and probes each remote one: a failure exits non-zero', async () => {
+    const remote: Server = createServer((request, response) => {
+      const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
+      mcp.registerTool(
+        'shout',
+        { description: 'Says it louder', inputSchema: { text: z.string() } },
+        async ({ text }) => ({
+          content: [{ type: 'text', text: text.toUpperCase() }],
+        }),
+      );
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      response.on('close', () => void transport.close());
+      void mcp.connect(transport).then(() => transport.handleRequest(request, response));
+    });
+    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+    const remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+    const folder = mkdtempSync(path.join(tmpdir(), 'agentq-check-'));
+    chmodSync(folder, 0o755);
+    const check = async (servers: string[]) => {
+      const file = path.join(folder, `${servers.join('-')}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          agents: { one: { description: 'x', instructions: 'x', tools: servers } },
+          mcpServers: {
+            files: FILES_SERVER,
+            broken: {
+              command: 'node',
+              args: ['-e', "process.stderr.write('broken: the licence key LIC-7 is not valid\\n'); process.exit(1)"],
+            },
+            remote: { url: remoteUrl },
+            gone: { url: 'http://127.0.0.1:9/mcp' },
+          },
+        }),
+      );
+      const process = spawnAgentq(['config', 'check', file], { AGENTQ_FETCH_PRIVATE: 'true' }, { cwd: folder });
+      return { code: await process.exited, output: process.output() };
+    };
+    try {
+      const good = await check(['files', 'remote']);
+      console.log(
+        'config check, good servers:',
+        good.code,
+        good.output.split('\n').filter((line) => /files|remote/.test(line)),
+      );
+      expect(good.code, good.output).toBe(0);
+      expect(good.output).toMatch(/files.*3 tools: read, list, whoami/);
+      expect(good.output).toMatch(/remote.*1 tool: shout/);
+      const bad = await check(['files', 'broken', 'gone']);
+      console.log(
+        'config check, broken servers:',
+        bad.code,
+        bad.output.split('\n').filter((line) => /broken|gone/.test(line)),
+      );
+      expect(bad.code).toBe(1);
+      expect(bad.output).toMatch(/broken.*the licence key LIC-7 is not valid/);
+      expect(bad.output).toMatch(/gone.*did not start/);
+    } finally {
+      remote.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a non-root install (one uid for every task)', () => {

@@ -319,6 +319,13 @@ const mcpToolTimeout = z
     "Milliseconds one tool call may take. Default, and at most: AGENTQ_TOOL_TIMEOUT_MS (and always less than the step's time left).",
   );
 
+const mcpOptional = z
+  .boolean()
+  .default(false)
+  .describe(
+    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools (the worker logs why).",
+  );
+
 const stdioServerSchema = z
   .object({
     command: z
@@ -344,6 +351,7 @@ const stdioServerSchema = z
       .describe(
         "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, for servers that work on a task's files: the task's folder is bound read-write and named by `AGENTQ_TASK_DIR` in its environment and by `${AGENTQ_TASK_DIR}` in its `args`; it still starts in its own folder, so nothing the task writes is loaded as its code. Stopped when the task's run ends.",
       ),
+    optional: mcpOptional,
     timeoutMs: mcpToolTimeout,
   })
   .strict();
@@ -360,6 +368,7 @@ const httpServerSchema = z
       .record(z.string(), secretValue)
       .default({})
       .describe('Headers of every request (credentials by reference).'),
+    optional: mcpOptional,
     timeoutMs: mcpToolTimeout,
   })
   .strict();
