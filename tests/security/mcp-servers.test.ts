@@ -356,7 +356,7 @@ describe('a root install (a uid per task)', () => {
     expect(folder).toBe('.agentq');
     expect(data).toBe('mcp');
     expect(workList).toBe('error ENOENT');
-    expect(secret).not.toContain('the victim secret');
+    expect(secret).toBe('error ENOENT');
     // It starts in an empty folder of its own, its HOME a folder of its own under the data folder, not the work root.
     const where = JSON.parse(whoami!) as { cwd: string; home: string };
     expect(where.home.startsWith(path.join(install.dataDir, 'mcp') + path.sep)).toBe(true);
@@ -372,8 +372,9 @@ describe('a root install (a uid per task)', () => {
     mkdirSync(path.join(folder, '.agentq', 'work'), { recursive: true });
     mkdirSync(path.join(folder, 'mcp', 'files'), { recursive: true });
     symlinkSync('..', path.join(folder, 'mcp', 'up'));
-    const check = async (dir: string) => {
-      const file = path.join(folder, `check-${Buffer.from(dir).toString('hex')}.json`);
+    // The file in the install's folder, or elsewhere (`conf/`) with the processes, and their .env, in `run/`.
+    const check = async (dir: string, where: { conf: string; cwd: string } = { conf: folder, cwd: folder }) => {
+      const file = path.join(where.conf, `check-${Buffer.from(dir).toString('hex')}.json`);
       writeFileSync(
         file,
         JSON.stringify({
@@ -381,7 +382,7 @@ describe('a root install (a uid per task)', () => {
           mcpServers: { files: { ...FILES_SERVER, dir } },
         }),
       );
-      const process = spawnAgentq(['config', 'check', file], { AGENTQ_DATA_DIR: '.agentq' }, { cwd: folder });
+      const process = spawnAgentq(['config', 'check', file], { AGENTQ_DATA_DIR: '.agentq' }, { cwd: where.cwd });
       return { code: await process.exited, output: process.output() };
     };
     for (const [dir, holds] of [
@@ -403,6 +404,12 @@ describe('a root install (a uid per task)', () => {
       // The fix is said: a folder of the server's own files, or no dir.
       expect(output).toMatch(/leave "dir" out/);
     }
+    const apart = { conf: path.join(folder, 'conf'), cwd: path.join(folder, 'run') };
+    for (const made of Object.values(apart)) mkdirSync(made);
+    writeFileSync(path.join(apart.cwd, '.env'), `OPENAI_API_KEY=${SECRETS.OPENAI_API_KEY}\n`);
+    const envHeld = await check('../run', apart);
+    expect(envHeld.code).toBe(2);
+    expect(envHeld.output).toMatch(/mcpServers\.files\.dir: .*\/run holds .*\/run\/\.env, the install's secrets/);
     // A folder of the server's own passes.
     expect((await check('./mcp/files')).code).toBe(0);
     rmSync(folder, { recursive: true, force: true });
@@ -555,7 +562,8 @@ describe('a root install (a uid per task)', () => {
   });
 });
 
-describe('a non-root install (one uid for every task)', () => {
+// The tests run as root, to start this install as another user.
+describe.skipIf(process.getuid?.() !== 0)('a non-root install (one uid for every task)', () => {
   let install: Install;
 
   beforeAll(async () => {
