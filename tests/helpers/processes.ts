@@ -71,10 +71,18 @@ export async function stopSpawned(): Promise<void> {
 export function spawnAgentq(
   args: string[],
   env: Record<string, string>,
-  options: { input?: string } = {},
+  options: {
+    input?: string;
+    /** Its working directory (an install's folder: its ./.env and agentq.config.yaml). Default: this one. */
+    cwd?: string;
+    /** Run it as this user (the tests run as root): a non-root install. */
+    user?: { uid: number; gid: number };
+  } = {},
 ): AgentqProcess {
   const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.user ?? {}),
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (options.input !== undefined) child.stdin!.end(options.input);

@@ -115,7 +115,7 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
   expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`)).body.agent).toBe('notes');
 });
 
-it("gives each tenant a server of its own with its own secret, and a task-scoped server the task's folder", async () => {
+it("gives each tenant a server of its own with its own secret, and a task-scoped server the task's folder by name", async () => {
   const dir = serverFolder();
   const probe = { command: 'node', args: ['server.mjs'], dir };
   const env = tenantsEnv(
@@ -131,8 +131,8 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
       },
       mcpServers: {
         probe: { ...probe, env: { PROBE_TOKEN: { tenantSecret: 'PROBE_TOKEN' } } },
-        // It starts in the task's folder: its own files by their absolute path.
-        local: { ...probe, args: [path.join(dir, 'server.mjs')], scope: 'task' },
+        // It starts in its own folder, given the task's by name (AGENTQ_TASK_DIR, and in its args).
+        local: { ...probe, args: ['server.mjs', '--task', '${AGENTQ_TASK_DIR}'], scope: 'task' },
       },
     },
   );
@@ -174,11 +174,21 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
     const view = (await (
       await fetch(`${stack!.api.url}/v1/tasks/${tasks[0]!.id}`, { headers: { authorization: `Bearer ${key}` } })
     ).json()) as TaskView;
-    return { id: tasks[0]!.id, result: view.result ?? '' };
+    return { id: tasks[0]!.id, result: view.result ?? '', status: view.status, error: view.error?.message };
   };
   const seen = async (key: string, agent: string) => {
     const { id, result } = await run(key, agent);
-    return { id, ...(JSON.parse(result) as { uid: number; home: string; cwd: string; token: string | null }) };
+    return {
+      id,
+      ...(JSON.parse(result) as {
+        uid: number;
+        home: string;
+        cwd: string;
+        taskDir: string | null;
+        argv: string[];
+        token: string | null;
+      }),
+    };
   };
   const acme = await seen('key-acme', 'notes');
   const globex = await seen('key-globex', 'notes');
@@ -188,10 +198,14 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
   expect(acme.home).not.toBe(globex.home);
   // The same tenant's next task is served by the process it started (kept, not started again).
   expect((await seen('key-acme', 'notes')).home).toBe(acme.home);
-  // A tenant without the secret the server needs runs without its tools.
-  expect((await run('key-initech', 'notes')).result).toBe('no tools');
-  // A task-scoped server works in its task's own folder.
+  // A tenant without the secret the server needs cannot run the agent (the server is not optional): said at once.
+  const initech = await run('key-initech', 'notes');
+  expect(initech.status).toBe('failed');
+  expect(initech.error).toMatch(/The MCP server "probe" cannot start: tenant initech has no secret PROBE_TOKEN/);
+  // A task-scoped server starts in its own folder and is given its task's.
   const scoped = await seen('key-acme', 'scratch');
-  expect(scoped.cwd).toBe(path.join(stack.dataDir, 'work', scoped.id));
-  expect(scoped.home).toBe(scoped.cwd);
+  expect(scoped.cwd).toBe(dir);
+  expect(scoped.taskDir).toBe(path.join(stack.dataDir, 'work', scoped.id));
+  expect(scoped.argv).toEqual(['--task', scoped.taskDir]);
+  expect(scoped.home).not.toBe(scoped.taskDir);
 });

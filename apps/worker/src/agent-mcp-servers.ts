@@ -1,13 +1,14 @@
 /**
  * The MCP servers an agent lists among its tools, as a task of `tenant` starts them: every secret its
  * entry names resolved (a variable of the worker's read at start, or the tenant's own secret), its
- * folder made absolute. A tenant without a secret a server needs cannot start it: said as why.
+ * folder made absolute with its links followed (the file's check of it read the same). A tenant
+ * without a secret a server needs cannot start it: said as why. `optional`: a run may go on without it.
  */
 import path from 'node:path';
-import { agentSettings, mcpServers, type Config, type SecretValue } from '@agentq/config';
+import { agentSettings, mcpServers, resolvedPath, type Config, type SecretValue } from '@agentq/config';
 import type { McpServerSpec } from '@agentq/tools';
 
-export type ResolvedServer = { name: string; spec: McpServerSpec } | { name: string; reason: string };
+export type ResolvedServer = { name: string; optional: boolean } & ({ spec: McpServerSpec } | { reason: string });
 
 export function agentMcpServers(config: Config, agent: string, tenant: string): ResolvedServer[] {
   const servers = mcpServers(config);
@@ -35,7 +36,7 @@ export function agentMcpServers(config: Config, agent: string, tenant: string): 
               command: settings.command,
               args: settings.args,
               env: resolve(settings.env),
-              dir: path.resolve(config.file.dir, settings.dir ?? '.'),
+              ...(settings.dir !== undefined ? { dir: resolvedPath(path.resolve(config.file.dir, settings.dir)) } : {}),
               scope: settings.scope,
               timeoutMs: settings.timeoutMs,
             }
@@ -43,8 +44,9 @@ export function agentMcpServers(config: Config, agent: string, tenant: string): 
       return missing.length
         ? {
             name,
+            optional: settings.optional,
             reason: `tenant ${tenant} has no secret ${missing.join(', ')} (tenants.${tenant}.secrets in the configuration file)`,
           }
-        : { name, spec };
+        : { name, optional: settings.optional, spec };
     });
 }

@@ -76,7 +76,9 @@ export async function runAgentJob(
       await prepareWorkdir({ isolation: context.isolation, workdir, copyFrom: from, quota: diskQuota });
     return kept;
   };
-  // The agent's MCP servers' tools, for this task's tenant; a server that cannot start is left out, logged.
+  // The agent's MCP servers' tools, for this task's tenant. A server that cannot start fails the run's
+  // attempt, with its error (tried again as any failed attempt; at once, for a secret the tenant lacks),
+  // unless the file says it is optional: then the run goes on without it, logged.
   const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>) => {
     const servers = agentMcpServers(config, agent, tenant);
     if (!servers.length) return [];
@@ -90,11 +92,27 @@ export async function runAgentJob(
       isolation: context.isolation,
       jail: { network: toolNetworkFor(config, agent), limits: jailLimitsFor(config, agent) },
     });
-    for (const server of [...servers.flatMap((one) => ('reason' in one ? [one] : [])), ...unavailable])
-      context.logger.warn(
-        { taskId, agent, server: 'server' in server ? server.server : server.name },
-        `MCP server unavailable: ${server.reason}`,
-      );
+    // `again`: whether another attempt may start it (a secret the tenant lacks it will lack then too).
+    const failed = [
+      ...servers.flatMap((server) =>
+        'reason' in server
+          ? [{ ...server, reason: `The MCP server "${server.name}" cannot start: ${server.reason}`, again: false }]
+          : [],
+      ),
+      ...unavailable.map(({ server, reason }) => ({
+        name: server,
+        reason,
+        again: true,
+        optional: servers.some((one) => one.name === server && one.optional),
+      })),
+    ];
+    for (const server of failed)
+      context.logger.warn({ taskId, agent, server: server.name }, `MCP server unavailable: ${server.reason}`);
+    const required = failed.filter((server) => !server.optional);
+    if (required.length) {
+      const message = `${required.map((server) => server.reason).join('; ')}. A run of ${agent} needs its servers (\`optional: true\` in a server's entry lets runs go on without it).`;
+      throw required.every((server) => server.again) ? new Error(message) : new UnrecoverableError(message);
+    }
     // A name taken already (a built-in's, or another server tool's once made a valid name) is not offered
     // twice: a server cannot shadow a built-in tool.
     const taken = new Set(builtin.map((tool) => tool.name));

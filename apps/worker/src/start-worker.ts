@@ -13,6 +13,7 @@ import {
   commitDurability,
   concurrencyFor,
   fairOptions,
+  installPrivatePaths,
   fallbackModelsFor,
   modelFor,
   modelLimits,
@@ -197,6 +198,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   const mcp = new McpServers({
     homeRoot: path.resolve(config.AGENTQ_DATA_DIR, 'mcp'),
+    hidden: installPrivatePaths(config),
     allowPrivateNetwork: config.AGENTQ_FETCH_PRIVATE,
     serviceAddresses,
     timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,

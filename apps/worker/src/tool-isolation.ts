@@ -6,10 +6,10 @@
 import type { AgentPool, PoolIsolation } from '@agentq/contract';
 import { lookup } from 'node:dns/promises';
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { agentSettings, jailLimitsFor, toolNetworkFor, type Config } from '@agentq/config';
+import { agentSettings, installPrivatePaths, jailLimitsFor, toolNetworkFor, type Config } from '@agentq/config';
 import { agentBuiltinTools } from './agent-tools.js';
 import {
   chooseIsolation,
@@ -41,8 +41,11 @@ export async function isolationForPools(options: {
 }): Promise<Map<AgentPool, PoolTools>> {
   const { config } = options;
   const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
-  await mkdir(workRoot, { recursive: true });
+  // Searchable, never listable: a task's name is not another's to learn.
+  await mkdir(workRoot, { recursive: true, mode: 0o711 });
+  await chmod(workRoot, 0o711);
   const deny = options.serviceAddresses;
+  const hidden = installPrivatePaths(config);
   // One jail per network and limits in use: agents with the same settings share one.
   const bySettings = new Map<string, Promise<ProcessIsolation>>();
   const result = new Map<AgentPool, PoolTools>();
@@ -67,6 +70,7 @@ export async function isolationForPools(options: {
           jail: {
             network,
             deny,
+            hidden,
             // Tools start from a small process of the worker's, not from its heap (tool-launcher.ts), jailed or not.
             separateProcess: true,
             limits,

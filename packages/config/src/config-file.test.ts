@@ -75,6 +75,10 @@ describe('the configuration file', () => {
       /mcpServers\.gh\.env\.TOKEN: names the variable NO_SUCH_TOKEN, which is not set/,
     );
     expect(() => load('agents: {}\n')).toThrow(/agents: declares no agent/);
+    // Only a task's own server is given a task's folder.
+    expect(() => load('mcpServers:\n  fs: { command: node, args: [server.js, "${AGENTQ_TASK_DIR}"] }\n')).toThrow(
+      /mcpServers\.fs\.args: names \$\{AGENTQ_TASK_DIR\}, which only a server with `scope: task` has/,
+    );
     const approvals = (rules: string) =>
       load(
         `agents:\n  a:\n    description: x\n    instructions: y\n    tools: [bash, http_fetch]\n    approvals: { rules: ${rules} }\n`,

@@ -6,7 +6,14 @@
  * Every description here is the reference: docs/configuration.md and agentq.config.schema.json are
  * generated from this schema (`npm run config:docs`), and a test fails when they drift.
  */
-import { AGENT_NAME, BUILTIN_TOOLS, PLANNER_POOL, TOOL_PROTOCOLS, WEBHOOK_EVENTS } from '@agentq/contract';
+import {
+  AGENT_NAME,
+  BUILTIN_TOOLS,
+  MCP_TASK_DIR_ARGUMENT,
+  PLANNER_POOL,
+  TOOL_PROTOCOLS,
+  WEBHOOK_EVENTS,
+} from '@agentq/contract';
 import { z } from 'zod';
 
 const modelName = z.string().min(1).max(200);
@@ -319,6 +326,13 @@ const mcpToolTimeout = z
     "Milliseconds one tool call may take. Default, and at most: AGENTQ_TOOL_TIMEOUT_MS (and always less than the step's time left).",
   );
 
+const mcpOptional = z
+  .boolean()
+  .default(false)
+  .describe(
+    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools (the worker logs why).",
+  );
+
 const stdioServerSchema = z
   .object({
     command: z
@@ -329,19 +343,22 @@ const stdioServerSchema = z
     env: z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), secretValue)
       .default({})
-      .describe("Its environment: nothing of the worker's is passed but what is named here (and PATH, HOME, LANG)."),
+      .describe(
+        "Its environment: nothing of the worker's is passed but what is named here (and PATH, HOME, LANG, PYTHONNOUSERSITE=1; AGENTQ_TASK_DIR with `scope: task`).",
+      ),
     dir: z
       .string()
       .optional()
       .describe(
-        "The folder of the server's own files, visible read-only in its jail and its working directory with `scope: worker`. Relative to the configuration file's folder. Default: that folder.",
+        "The folder of the server's own files: read-only in its jail, and where it starts (its working directory, so `python -m`, node and npx find its code there). Relative to the configuration file's folder. It may not hold the configuration's folder, the .env or the data folder, nor be inside the data folder. Default: none; the server starts in an empty folder (its code on the system, or given in `args`).",
       ),
     scope: z
       .enum(['worker', 'task'])
       .default('worker')
       .describe(
-        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, started in the task's folder (read-write; `.` in its `args` is that folder, its own files are named by their absolute path), for servers that work on the task's files; stopped when the task's run ends.",
+        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, for servers that work on a task's files: the task's folder is bound read-write and named by `AGENTQ_TASK_DIR` in its environment and by `${AGENTQ_TASK_DIR}` in its `args`; it still starts in its own folder, so nothing the task writes is loaded as its code. Stopped when the task's run ends.",
       ),
+    optional: mcpOptional,
     timeoutMs: mcpToolTimeout,
   })
   .strict();
@@ -358,6 +375,7 @@ const httpServerSchema = z
       .record(z.string(), secretValue)
       .default({})
       .describe('Headers of every request (credentials by reference).'),
+    optional: mcpOptional,
     timeoutMs: mcpToolTimeout,
   })
   .strict();
@@ -453,6 +471,13 @@ export const fileSchema = z
           code: 'custom',
           path: ['mcpServers', server],
           message: `"${server}" is the name of a built-in tool: name the server otherwise`,
+        });
+      const spec = file.mcpServers[server]!;
+      if ('command' in spec && spec.scope !== 'task' && spec.args.some((arg) => arg.includes(MCP_TASK_DIR_ARGUMENT)))
+        context.addIssue({
+          code: 'custom',
+          path: ['mcpServers', server, 'args'],
+          message: `names ${MCP_TASK_DIR_ARGUMENT}, which only a server with \`scope: task\` has: add \`scope: task\` or take it out`,
         });
     }
     for (const [name, tenant] of Object.entries(file.tenants)) {

@@ -4,10 +4,12 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { PLANNER_POOL, TOOL_PROTOCOLS, type ApprovalRule, type WebhookEvent } from '@agentq/contract';
 import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
+import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
 import { replacedVariables } from './replaced-variables.js';
 import { durationMs, webhookSecret } from './webhook-settings.js';
 import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
@@ -17,6 +19,7 @@ export { durationMs, webhookSecret } from './webhook-settings.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
 export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
 export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
+export { holds, resolvedPath } from './mcp-server-folders.js';
 
 const toolProtocol = z.enum(TOOL_PROTOCOLS);
 const toolNetwork = z.enum(['none', 'egress']);
@@ -222,8 +225,11 @@ const configSchema = z.object({
   AGENTQ_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(512),
 });
 
-/** The environment's settings, and the configuration file's (`file`). */
-export type Config = z.infer<typeof configSchema> & { file: LoadedFile };
+/**
+ * The environment's settings, and the configuration file's (`file`); `envFile`: the .env the processes
+ * read (absolute, whether it exists or not), unless told to read none.
+ */
+export type Config = z.infer<typeof configSchema> & { file: LoadedFile; envFile?: string };
 
 export interface LoadConfigOptions {
   /** The variables to read. Default: `process.env`. */
@@ -263,7 +269,24 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       'Invalid configuration:\n  REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: a Redis Cluster fails over by itself; set one of them.',
     );
   const file = loadConfigFile(options.configFile ?? findConfigFile({ env: present }), present);
-  return { ...parsed.data, file };
+  const config: Config = { ...parsed.data, file, ...(envFile ? { envFile: path.resolve(envFile) } : {}) };
+  const folders = Object.entries(file.settings.mcpServers).flatMap(([name, server]) => {
+    if (!('command' in server) || server.dir === undefined) return [];
+    const problem = serverDirProblem(name, path.resolve(file.dir, server.dir), installPlaces(config));
+    return problem ? [`  mcpServers.${name}.dir: ${problem}`] : [];
+  });
+  if (folders.length) throw new ConfigError(`${file.path} is not a valid configuration:\n${folders.join('\n')}`);
+  return config;
+}
+
+/** What no MCP server, and no mount of a jail, may hold: the configuration's folder, the .env, the data folder. */
+function installPlaces(config: Config) {
+  return { configDir: config.file.dir, envFile: config.envFile, dataDir: path.resolve(config.AGENTQ_DATA_DIR) };
+}
+
+/** The same, resolved (links followed): for the jails, which bind none of them nor a folder holding one. */
+export function installPrivatePaths(config: Config): string[] {
+  return privatePaths(installPlaces(config));
 }
 
 /** True when an LLM endpoint is configured well enough to try: an endpoint (or OpenAI's key) and a model. */

@@ -26,3 +26,9 @@ export const BUILTIN_TOOLS = [
   'ask_user',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];
+
+/**
+ * How a `scope: task` MCP server is given its task's folder: this text in its `args` is replaced by it,
+ * and its environment has AGENTQ_TASK_DIR (the folder is never where it starts).
+ */
+export const MCP_TASK_DIR_ARGUMENT = '${AGENTQ_TASK_DIR}';

@@ -15,6 +15,11 @@ export interface JailOptions {
   limits: JailLimits;
   /** More addresses or prefixes the egress network refuses (e.g. Redis's, when it is not private). Default none. */
   deny?: readonly string[];
+  /**
+   * Paths no mount of the jail may hold (absolute, links followed): the data folder (every task's folder),
+   * the configuration's folder and its .env. An interpreter whose folder holds one is not offered. Default none.
+   */
+  hidden?: readonly string[];
   /** Default: the worker's, resolved once. */
   interpreters?: Interpreters;
   /** Default: /usr/bin/bwrap, else /bin/bwrap. */

@@ -1,7 +1,7 @@
 /** The jail of process tools, attacked from inside with real bwrap processes. */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,8 @@ import { MAX_WORKDIR_ENTRIES, WorkdirDisk } from './disk-quota.js';
 import { jailIdentity } from './jail-identity.js';
 import { nodeTool } from './node-tool.js';
 import { egressRules } from './jail-egress.js';
-import { JAIL_GATE } from './jail.js';
+import { Jail, JAIL_GATE } from './jail.js';
+import { resolveInterpreters } from './interpreters.js';
 import { chooseIsolation, type ProcessIsolation } from './process-isolation.js';
 import { pythonTool } from './python-tool.js';
 import type { ToolContext } from './tool.js';
@@ -461,6 +462,32 @@ describe('choosing the isolation', () => {
       );
     } finally {
       await rm(blocked, { recursive: true, force: true });
+    }
+  });
+
+  it('binds no interpreter whose folder would hold the data folder', async () => {
+    // A python under a prefix of its own (pyenv, a tarball): its jail binds the prefix whole.
+    const prefix = await mkdtemp(path.join(tmpdir(), 'agentq-prefix-'));
+    const python = path.join(prefix, 'bin', 'python3');
+    try {
+      await chmod(prefix, 0o755);
+      await mkdir(path.dirname(python));
+      await writeFile(python, '', { mode: 0o755 });
+      const jailWith = (hidden: string[]) =>
+        new Jail({ network: 'none', limits, interpreters: { ...resolveInterpreters(), python }, hidden });
+      const plain = jailWith([]);
+      expect(plain.interpreters.python).toBe(python);
+      await plain.close();
+      // Its data folder inside that prefix: the system's python instead (or none, saying why).
+      const guarded = jailWith([path.join(prefix, 'data')]);
+      if (guarded.interpreters.python) expect(guarded.interpreters.python).toMatch(/^\/usr\//);
+      else
+        expect(guarded.unavailable.python).toMatch(
+          /its folder .*agentq-prefix-\w+ holds .*data, which no jail may see/,
+        );
+      await guarded.close();
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
     }
   });
 

@@ -125,7 +125,7 @@ export class Jail {
     const roots = new Set<string>();
     this.interpreters = { bash: wanted.bash };
     for (const program of ['python', 'node'] as const) {
-      const found = usableInterpreter({ program, wanted: wanted[program], asRoot });
+      const found = usableInterpreter({ program, wanted: wanted[program], asRoot, hidden: options.hidden ?? [] });
       if ('reason' in found) this.unavailable[program] = found.reason;
       else {
         this.interpreters[program] = found.file;
@@ -298,24 +298,30 @@ export class Jail {
 
   /**
    * Starts a long-lived program in the jail (an MCP server speaking on its stdin and stdout): the
-   * same namespaces, system, seccomp filter, cgroup and network as a tool run, with `dir` (its own
-   * files) read-only and `home` (its folder: a task's work directory, or one of its own) read-write.
-   * Its environment is `env` alone, never the worker's. No CPU-time limit: it serves call after call.
-   * Resolves once it runs (past the jail's gate); `stop()` ends it and everything it started.
+   * same namespaces, system, seccomp filter, cgroup and network as a tool run. It starts in `dir`, its
+   * own files, read-only; without one in an empty read-only folder: never where anything a task or
+   * the server itself writes could be loaded as its code (`python -m`, node's and npx's resolution
+   * look in the working directory first). `home` (its HOME, made here) is read-write, and so is
+   * `taskDir`, the folder of the task a `scope: task` server works on, named by `AGENTQ_TASK_DIR`; such
+   * a server runs as the task's user. Its environment is `env` alone (never the worker's), and no user
+   * site of Python's. No CPU-time limit: it serves call after call. Resolves once it runs (past the
+   * jail's gate); `stop()` ends it and everything it started.
    */
   async startServer(options: {
     command: string;
     args: readonly string[];
     env: Readonly<Record<string, string>>;
-    dir: string;
+    dir?: string | undefined;
     home: string;
-    /** Where it starts: `dir` or `home`. */
-    cwd: string;
+    taskDir?: string | undefined;
   }): Promise<JailedServer> {
     if (!this.files) throw new ToolError('tool_unavailable', 'this jail starts its processes from a launcher');
     const bash = this.interpreters.bash!;
     const limits = this.limitsLine.replace(/ -t \d+/, '');
-    const identity = this.identity(options.home);
+    const identity = this.identity(options.taskDir ?? options.home);
+    mkdirSync(options.home, { recursive: true, mode: 0o700 });
+    if (identity) chownSync(options.home, identity.uid, identity.gid);
+    const cwd = options.dir ?? EMPTY_SERVER_FOLDER;
     const group = this.cgroups?.create({
       memoryBytes: this.limits.memoryMb * 1024 * 1024,
       processes: this.limits.processes,
@@ -323,12 +329,13 @@ export class Jail {
     const args = [
       // The server's environment comes from the spawn below (only its own variables), not a cleared one.
       ...this.baseArgs.filter((arg) => arg !== '--clearenv'),
-      ...(options.dir === options.home ? [] : ['--ro-bind', options.dir, options.dir]),
+      ...(options.dir ? ['--ro-bind', options.dir, options.dir] : ['--dir', EMPTY_SERVER_FOLDER]),
       '--bind',
       options.home,
       options.home,
+      ...(options.taskDir ? ['--bind', options.taskDir, options.taskDir] : []),
       '--chdir',
-      options.cwd,
+      cwd,
       '--setenv',
       'HOME',
       options.home,
@@ -345,7 +352,11 @@ export class Jail {
     ];
     const child = spawn(this.bwrap, args, {
       cwd: '/',
-      env: { ...options.env },
+      env: {
+        ...options.env,
+        PYTHONNOUSERSITE: '1',
+        ...(options.taskDir ? { AGENTQ_TASK_DIR: options.taskDir } : {}),
+      },
       detached: true,
       ...(identity ?? {}),
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(this.seccomp ? (['pipe'] as const) : [])],
@@ -401,6 +412,9 @@ export class Jail {
     }
   }
 }
+
+/** Where a server without a folder of its own starts: made empty in the jail's root, read-only. */
+const EMPTY_SERVER_FOLDER = '/mcp-server';
 
 /** How often a run's group is looked at for a process the kernel killed for memory. */
 const MEMORY_LOOK_MS = 100;
@@ -519,6 +533,7 @@ function usableInterpreter(options: {
   program: 'python' | 'node';
   wanted: string;
   asRoot: boolean;
+  hidden: readonly string[];
 }): { file: string; root?: string } | { reason: string } {
   const candidates = [options.wanted, options.program === 'python' ? '/usr/bin/python3' : '/usr/bin/node'];
   let reason = `${options.wanted} was not found`;
@@ -530,6 +545,12 @@ function usableInterpreter(options: {
     // A root worker's jails run as another uid, and bubblewrap opens what it binds as that uid.
     if (options.asRoot && !reachableByOthers(root)) {
       reason = `${root} cannot be read by other users, and a root worker's tools run as their own uid`;
+      continue;
+    }
+    // Its folder is bound whole: one that holds the data folder would show every task's folder.
+    const held = options.hidden.find((place) => place === root || place.startsWith(`${root}${path.sep}`));
+    if (held) {
+      reason = `its folder ${root} holds ${held}, which no jail may see (install it elsewhere, or move that folder out of ${root})`;
       continue;
     }
     return { file: real, root };

@@ -4,7 +4,8 @@
  * keeps every key (an evicting Redis loses tasks; one without a maxmemory, or that does not log its
  * writes to disk, is a warning), with the credentials `agentq start` uses, and whom the API serves (where
  * a running one listens). Exits 1 when a pool's tools would be refused, Redis does not answer (or wants
- * a password it is not given) or evicts keys, or the API would not start.
+ * a password it is not given) or evicts keys, or the API would not start. A worker that is not root
+ * runs every task's jail as its own uid: said, with what that gives up.
  */
 import { apiKeys, isLoopbackHost, poolNames, type Config } from '@agentq/config';
 import { closeIsolations, isolationForPools, redisAddresses } from '@agentq/worker';
@@ -46,6 +47,9 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
     ...tools.get(pool)!.summary,
     description: tools.get(pool)!.description,
   }));
+  // Not root: one uid for every task's tools and servers (jail-identity.ts).
+  const sharedUid = process.getuid?.() === 0 ? undefined : process.getuid?.();
+  const jailed = pools.some((pool) => pool.kind === 'jail');
   const problems =
     pools.filter((pool) => pool.kind === 'unavailable').length +
     (apiRefused ? 1 : 0) +
@@ -53,7 +57,7 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
     (answers === 'ok' ? 0 : 1);
   if (flags.json) {
     process.stdout.write(
-      `${JSON.stringify({ pools, redis, api: { host: config.AGENTQ_HOST, port: config.PORT, ...(api ? { listening: api.listening } : {}), keys, adminKeys, refused: apiRefused } })}\n`,
+      `${JSON.stringify({ pools, ...(jailed && sharedUid !== undefined ? { sharedUid } : {}), redis, api: { host: config.AGENTQ_HOST, port: config.PORT, ...(api ? { listening: api.listening } : {}), keys, adminKeys, refused: apiRefused } })}\n`,
     );
     return problems ? 1 : 0;
   }
@@ -64,6 +68,10 @@ export async function doctorCommand(config: Config, flags: { json?: boolean }): 
     const ok = pool.kind === 'jail' || pool.kind === 'not-needed' ? true : pool.kind === 'none' ? 'warn' : false;
     console.log(`  ${mark(ok)} ${pool.pool.padEnd(8)} ${pool.description}`);
   }
+  if (jailed && sharedUid !== undefined)
+    console.log(
+      `  ${mark('warn')} not root: every task's tools and MCP servers run as uid ${sharedUid}, this worker's own, so only the jail's mounts keep a task from another task's folder (a task's code, or a server, that got out of its mounts would read every task's files); tasks share one process limit (the kernel counts per uid); no cgroup bounds a run's memory (per process only), and no egress network. Run the worker as root for a uid of its own per task.`,
+    );
   console.log('Redis:');
   const redisOk = redis.answers === 'ok' ? (redis.password ? true : 'warn') : false;
   const redisNote =

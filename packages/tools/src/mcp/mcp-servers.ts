@@ -2,13 +2,18 @@
  * The MCP servers a worker's agents take tools from, started when first needed and kept for the next
  * calls. Who shares a server: with `scope: worker`, the tasks of one worker, agent and tenant (tenants
  * never share one: each has its own process, folder, uid and credentials); with `scope: task`, one
- * task alone, working in its folder, stopped when its run ends. A stdio server runs in the agent's jail
- * (never with the worker's environment); a remote one is reached through http_fetch's egress rules.
+ * task alone, given its folder by name (never as its working directory), stopped when its run ends.
+ * A stdio server runs in the agent's jail (never with the worker's environment), started in its own
+ * folder, with a HOME of its own under `homeRoot`, searchable and never listable by others:
+ * `worker/<agent>/<tenant>/<server>`, or `task/<taskId>/<server>` (made afresh, removed with the run).
+ * A remote one is reached through http_fetch's egress rules.
  * A server that dies is started again by the next call; the call it was serving fails with a message
  * the model can act on. `tools/list_changed` empties the list kept, so the next run reads it again.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { MCP_TASK_DIR_ARGUMENT } from '@agentq/contract';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -28,8 +33,8 @@ export type McpServerSpec =
       command: string;
       args: readonly string[];
       env: Readonly<Record<string, string>>;
-      /** Its own files (absolute), read-only in its jail. */
-      dir: string;
+      /** Its own files (absolute, links resolved), read-only in its jail, where it starts. None: an empty folder. */
+      dir?: string | undefined;
       scope: 'worker' | 'task';
       timeoutMs?: number | undefined;
     }
@@ -39,7 +44,7 @@ export interface McpRun {
   agent: string;
   tenant: string;
   taskId: string;
-  /** The task's work directory (a `scope: task` server works there), made before it starts. */
+  /** The task's work directory (a `scope: task` server is given it), made before it starts. */
   workdir: string;
   prepareWorkdir: () => Promise<void>;
   /** The agent's servers, by name, each in the agent's jail (`isolation`). */
@@ -67,11 +72,16 @@ export class McpServers {
   private readonly connections = new Map<string, Promise<Connection>>();
   /** Jails that start servers from this process (a pool's starts its tools from a launcher), by settings. */
   private readonly jails = new Map<string, Jail>();
+  private rootReady = false;
+  /** The tasks whose servers' HOMEs were made here: removed when their run ends. */
+  private readonly tasksWithHomes = new Set<string>();
 
   constructor(
     private readonly options: {
-      /** Folders of the `scope: worker` servers are made under it: `<root>/<agent>/<tenant>/<server>`. */
+      /** The servers' HOMEs are made under it (AGENTQ_DATA_DIR/mcp). */
       homeRoot: string;
+      /** Paths no jail may bind, nor a folder holding one (jail.ts's `hidden`). Default none. */
+      hidden?: readonly string[];
       /** Let remote servers be on loopback and private addresses (AGENTQ_FETCH_PRIVATE). Default false. */
       allowPrivateNetwork?: boolean;
       /** Redis's public addresses: refused too. */
@@ -123,7 +133,7 @@ export class McpServers {
     return { tools, unavailable };
   }
 
-  /** Ends the servers of a task's run (`scope: task`). */
+  /** Ends the servers of a task's run (`scope: task`), and removes their HOMEs. */
   async endTask(taskId: string): Promise<void> {
     const ending: Array<Promise<void>> = [];
     for (const [key, pending] of this.connections) {
@@ -132,6 +142,7 @@ export class McpServers {
       ending.push(pending.then((connection) => connection.close()).catch(() => undefined));
     }
     await Promise.all(ending);
+    if (this.tasksWithHomes.delete(taskId)) await rm(this.taskHomes(taskId), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
@@ -140,6 +151,24 @@ export class McpServers {
     await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
     await Promise.all([...this.jails.values()].map((jail) => jail.close()));
     this.jails.clear();
+  }
+
+  private taskHomes(taskId: string): string {
+    return path.join(this.options.homeRoot, 'task', taskId);
+  }
+
+  /**
+   * The folders above a server's HOME: searchable by others (a root worker's jails run as other uids),
+   * never listable (they name agents, tenants and tasks).
+   */
+  private makeParents(home: string): void {
+    const root = this.options.homeRoot;
+    if (!this.rootReady) {
+      mkdirSync(root, { recursive: true, mode: 0o711 });
+      chmodSync(root, 0o711);
+      this.rootReady = true;
+    }
+    mkdirSync(path.dirname(home), { recursive: true, mode: 0o711 });
   }
 
   private key(run: McpRun, name: string, spec: McpServerSpec): string {
@@ -183,25 +212,27 @@ export class McpServers {
           (jail = new Jail({
             ...run.jail,
             ...(this.options.serviceAddresses ? { deny: this.options.serviceAddresses } : {}),
+            ...(this.options.hidden ? { hidden: this.options.hidden } : {}),
           })),
         );
-      let home: string;
-      if (spec.scope === 'task') {
-        await run.prepareWorkdir();
-        home = run.workdir;
-      } else {
-        home = path.join(this.options.homeRoot, run.agent, run.tenant, name);
-        await mkdir(path.dirname(home), { recursive: true });
-        await jail.prepareWorkdir(home);
+      const task = spec.scope === 'task';
+      if (task) await run.prepareWorkdir();
+      const home = task
+        ? path.join(this.taskHomes(run.taskId), name)
+        : path.join(this.options.homeRoot, 'worker', run.agent, run.tenant, name);
+      this.makeParents(home);
+      // A task's server starts with a HOME of its own, empty: nothing an earlier run left is loaded.
+      if (task) {
+        this.tasksWithHomes.add(run.taskId);
+        await rm(home, { recursive: true, force: true });
       }
       const server = await jail.startServer({
         command: spec.command,
-        args: spec.args,
+        args: task ? spec.args.map((arg) => arg.replaceAll(MCP_TASK_DIR_ARGUMENT, run.workdir)) : spec.args,
         env: spec.env,
         dir: spec.dir,
         home,
-        // A task's server works in the task's folder; a shared one in its own files' folder.
-        cwd: spec.scope === 'task' ? home : spec.dir,
+        ...(task ? { taskDir: run.workdir } : {}),
       });
       transport = new JailedStdioTransport(server);
     } else {
