@@ -363,6 +363,8 @@ describe('a root install (a uid per task)', () => {
     // The work root and the servers' root are searchable, never listable, by other users (tasks' uids).
     for (const root of [work, path.join(install.dataDir, 'mcp')])
       expect((statSync(root).mode & 0o777).toString(8), root).toBe('711');
+    // And the data folder above them: others enter it, never read its names (api.json, work, mcp, redis).
+    expect(statSync(install.dataDir).mode & 0o005, install.dataDir).toBe(0o001);
   });
 
   it("refuses a `dir` that holds the configuration's folder, its .env or the data folder, however it is spelt", async () => {

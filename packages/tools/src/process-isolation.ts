@@ -107,7 +107,9 @@ async function tryJail(jail: Jail, workRoot: string): Promise<string | undefined
 async function openForSearch(workRoot: string): Promise<void> {
   for (const folder of [path.resolve(workRoot), path.dirname(path.resolve(workRoot))]) {
     const { mode } = await stat(folder);
-    if ((mode & 0o001) === 0) await chmod(folder, (mode & 0o7777) | 0o001);
+    // Others may enter (x), never read the names inside (r): the data folder lists api.json, work, mcp.
+    const wanted = ((mode & 0o7777) | 0o001) & ~0o004;
+    if ((mode & 0o7777) !== wanted) await chmod(folder, wanted);
   }
 }
 
