@@ -562,6 +562,28 @@ describe('a root install (a uid per task)', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   });
+  it("removes what a task's servers left in their HOMEs when the task is deleted, though no run ended them", async () => {
+    const task = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'writer',
+      script: calls({ name: 'write_file', arguments: { path: 'notes.txt', content: 'x' } }),
+    });
+    // As a worker killed mid-run leaves them: a task-scoped server's HOME, never ended.
+    const homes = path.join(install.dataDir, 'mcp', 'task', task.id);
+    mkdirSync(path.join(homes, 'py', '.cache'), { recursive: true });
+    writeFileSync(path.join(homes, 'py', '.cache', 'token'), 'a credential the server cached');
+    const response = await fetch(`${install.url}/v1/tasks/${task.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${SECRETS.ACME_KEY}` },
+    });
+    expect(response.status, await response.text()).toBeLessThan(300);
+    const workdir = path.join(install.dataDir, 'work', task.id);
+    // The worker's sweep removes a deleted task's folders (every 10 s).
+    const deadline = Date.now() + 40_000;
+    while ((existsSync(workdir) || existsSync(homes)) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    expect({ workdir: existsSync(workdir), homes: existsSync(homes) }).toEqual({ workdir: false, homes: false });
+  }, 60_000);
 });
 
 // The tests run as root, to start this install as another user.

@@ -341,11 +341,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const everyWorker = [...workers.values()].flat();
   await Promise.all(everyWorker.map((worker) => worker.waitUntilReady()));
 
-  // A task's folder, and what a placement of its files cut short left beside it.
+  // A task's folder, what a placement of its files cut short left beside it, and its servers' HOMEs.
   const removeTaskWorkdir = async (taskId: string) => {
     const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
     await removeWorkdir(workdir);
     await removeWorkdir(placingFolderOf(workdir));
+    await mcp.removeTaskHomes(taskId);
   };
   // Tasks past their retention, and the folders of tasks their owners deleted.
   const sweep = () =>

@@ -23,6 +23,7 @@ import { BlockedDestinationError, blockedCause, blockedDestinations, checkedLook
 import { ToolError } from '../errors.js';
 import type { ProcessIsolation } from '../process-isolation.js';
 import { Jail, type JailOptions } from '../jail.js';
+import { removeWorkdir } from '../remove-workdir.js';
 import type { Tool } from '../tool.js';
 import { JailedStdioTransport } from './jailed-stdio-transport.js';
 import { mcpTool } from './mcp-tool.js';
@@ -143,6 +144,15 @@ export class McpServers {
     }
     await Promise.all(ending);
     if (this.tasksWithHomes.delete(taskId)) await rm(this.taskHomes(taskId), { recursive: true, force: true });
+  }
+
+  /**
+   * Removes what a task's servers left in their HOMEs, whichever worker ran them: a deleted task's, after
+   * a crash that skipped `endTask`.
+   */
+  async removeTaskHomes(taskId: string): Promise<void> {
+    this.tasksWithHomes.delete(taskId);
+    await removeWorkdir(this.taskHomes(taskId));
   }
 
   async close(): Promise<void> {
