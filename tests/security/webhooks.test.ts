@@ -1,9 +1,10 @@
 /**
  * Webhooks attacked by tenants over HTTP, through a real API and a real worker process on a Redis of
- * their own, with the wire double as the model: a tenant on the install's secret must not be able to
- * forge another's deliveries; a webhook URL that does not parse is a 400 naming its field, never a 500.
+ * their own, with the wire double as the model: a tenant whose receiver never answers must not delay
+ * another tenant's deliveries; a tenant on the install's secret must not be able to forge another's
+ * deliveries; a webhook URL that does not parse is a 400 naming its field, never a 500.
  */
-import type { TaskView, WebhookPayload } from '@agentq/contract';
+import type { DeliveryView, TaskView, UsageView, WebhookPayload } from '@agentq/contract';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,11 @@ import { deletePrefix, freshPrefix } from '../helpers/redis.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const INSTALL_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-const KEYS = { acme: 'acme-key', rival: 'rival-key' };
+const KEYS = { slow: 'slow-key', fast: 'fast-key', acme: 'acme-key', rival: 'rival-key' };
+/** How long one attempt may take here (AGENTQ_WEBHOOK_TIMEOUT): the default 15 s, shortened. */
+const ATTEMPT_TIMEOUT_MS = 5_000;
+/** A slow tenant's deliveries: hundreds, as the issue's ~450. */
+const SLOW_DELIVERIES = 450;
 
 const prefixes: string[] = [];
 let dataDir: string;
@@ -54,8 +59,8 @@ async function startAgentq(extra: Record<string, string>, worker: boolean): Prom
   return baseUrl;
 }
 
-async function receiver(): Promise<WebhookReceiver> {
-  const hook = await startWebhookReceiver();
+async function receiver(options: { hang?: boolean } = {}): Promise<WebhookReceiver> {
+  const hook = await startWebhookReceiver([200], [], options);
   receivers.push(hook);
   return hook;
 }
@@ -88,21 +93,83 @@ function verify(request: ReceivedWebhook, secret: string): WebhookPayload<TaskVi
   ) as WebhookPayload<TaskView>;
 }
 
-/** API and worker with the install's secret, tenants on it, and receivers on loopback allowed. */
+/** API and worker with the install's secret, four tenants on it, and receivers on loopback allowed. */
 function startTenants(): Promise<string> {
   return startAgentq(
     {
       ...tenantsEnv({
+        slow: { keys: [KEYS.slow] },
+        fast: { keys: [KEYS.fast] },
         acme: { keys: [KEYS.acme] },
         rival: { keys: [KEYS.rival] },
       }),
       AGENTQ_WEBHOOK_SECRET: INSTALL_SECRET,
       AGENTQ_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTQ_WEBHOOK_TIMEOUT: `${ATTEMPT_TIMEOUT_MS}ms`,
+      // A slow tenant's failed attempts are not tried again while the test runs.
       AGENTQ_WEBHOOK_RETRY_SCHEDULE: '1h',
+      AGENTQ_CONCURRENCY: '32',
     },
     true,
   );
 }
+
+describe('a tenant whose receiver never answers', () => {
+  let baseUrl: string;
+  beforeAll(async () => {
+    baseUrl = await startTenants();
+  }, 60_000);
+
+  it("sends one tenant's delivery at once while hundreds of another's hang on a receiver that never answers", async () => {
+    const slowHook = await receiver({ hang: true });
+    const fastHook = await receiver();
+    await submit(baseUrl, KEYS.slow, SLOW_DELIVERIES, slowHook.url);
+    // Every slow delivery is made (due now, before the fast one) before the fast tenant's task runs.
+    const unfinished = async () =>
+      ((await call(baseUrl, 'GET', '/v1/usage', KEYS.slow)).body as unknown as UsageView).tasks.unfinished;
+    await expect.poll(unfinished, { timeout: 60_000, interval: 200 }).toBe(0);
+    await slowHook.receivedCount(1);
+
+    const [fastTask] = await submit(baseUrl, KEYS.fast, 1, fastHook.url);
+    const [request] = await fastHook.receivedCount(1, 20_000).catch(() => {
+      throw new Error(
+        `the fast tenant's delivery had not arrived 20 s after its task was submitted; the slow receiver had ${slowHook.received.length} requests, at most ${slowHook.open().most} open at once`,
+      );
+    });
+    const { body } = await call(baseUrl, 'GET', `/v1/tasks/${fastTask}/deliveries`, KEYS.fast);
+    const delivery = (body.deliveries as DeliveryView[])[0]!;
+    const delayMs = request!.at - Date.parse(delivery.createdAt);
+    console.log(
+      `the fast tenant's delivery arrived ${delayMs} ms after it was made; the slow receiver had ${slowHook.received.length} of ${SLOW_DELIVERIES} requests, ${slowHook.open().now} open now, at most ${slowHook.open().most} at once`,
+    );
+    expect(delayMs).toBeLessThan(2_000);
+    // The slow tenant's deliveries were still hanging then (hundreds not tried yet), holding its own
+    // share of the sender (8 of 64), not all of it.
+    expect(slowHook.received.length).toBeLessThan(SLOW_DELIVERIES - 100);
+    expect(slowHook.open().most).toBe(8);
+  }, 120_000);
+});
+
+describe('one delivery that never gets an answer', () => {
+  let baseUrl: string;
+  beforeAll(async () => {
+    baseUrl = await startTenants();
+  }, 60_000);
+
+  it("holds up none of its own tenant's next deliveries: no batch waits for its slowest", async () => {
+    const hangingHook = await receiver({ hang: true });
+    const fastHook = await receiver();
+    await submit(baseUrl, KEYS.fast, 1, hangingHook.url);
+    await hangingHook.receivedCount(1);
+    const [fastTask] = await submit(baseUrl, KEYS.fast, 1, fastHook.url);
+    const [request] = await fastHook.receivedCount(1, 20_000);
+    const { body } = await call(baseUrl, 'GET', `/v1/tasks/${fastTask}/deliveries`, KEYS.fast);
+    const delayMs = request!.at - Date.parse((body.deliveries as DeliveryView[])[0]!.createdAt);
+    console.log(`the next delivery arrived ${delayMs} ms after it was made, the first one still unanswered`);
+    expect(delayMs).toBeLessThan(2_000);
+    expect(hangingHook.open().now).toBe(1);
+  }, 60_000);
+});
 
 describe('tenants on the install secret', () => {
   let baseUrl: string;

@@ -133,6 +133,16 @@ const configSchema = z.object({
       return delays as number[];
     })
     .default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  /** How long one webhook attempt may take before it counts as failed (`15s`; at most `5m`). */
+  AGENTQ_WEBHOOK_TIMEOUT: z
+    .string()
+    .transform((value, context) => {
+      const ms = durationMs(value.trim());
+      if (ms === undefined || ms < 1 || ms > 300_000)
+        context.addIssue({ code: 'custom', message: 'is not a delay up to 5m: a number with ms, s or m (15s)' });
+      return ms ?? 0;
+    })
+    .default(15_000),
   /** Let webhooks go to loopback and private-network addresses (a receiver on the same network). Default false. */
   AGENTQ_WEBHOOK_ALLOW_PRIVATE: flag(false),
   /** Subtasks one plan may have. */

@@ -14,6 +14,7 @@ import { moveTaskLists } from './0001-task-lists-by-status-score.js';
 import { mergeEventStreams } from './0002-event-streams-into-lists.js';
 import { tenantSetForEveryTenantsList } from './0003-tenant-set-for-every-tenants-list.js';
 import { openPackedEvents } from './0004-open-packed-events.js';
+import { webhooksDuePerTenant } from './0005-webhooks-due-per-tenant.js';
 
 const SET_IF_HIGHER = luaScript({
   dir: new URL('../../scripts/', import.meta.url),
@@ -44,6 +45,7 @@ const MIGRATIONS: readonly Migration[] = [
     run: tenantSetForEveryTenantsList,
   },
   { version: 4, name: "a task's packed events left open, for more parts to follow", run: openPackedEvents },
+  { version: 5, name: "a tenant's webhook deliveries due in a set of its own", run: webhooksDuePerTenant },
 ];
 
 /** The storage version this code reads and writes. */
