@@ -231,7 +231,8 @@ it("tells a task's webhook what waits: each call, its arguments and its rule", a
       { prompt: 'count', agent: 'ops', webhook: { url: hook.url, events: ['task.waiting'] } },
     ]);
     const [delivery] = await hook.receivedCount(1);
-    const body = new Webhook(WEBHOOK_SECRET).verify(delivery!.body, delivery!.headers as Record<string, string>);
+    const { secret } = await client.webhooks.secret();
+    const body = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>);
     expect(body).toMatchObject({
       type: 'task.waiting',
       data: {

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tenantSigningSecret } from '@agentq/config';
 import type { DoubleRequest } from '@agentq/llm';
 import { connectRedis, createKeys } from '@agentq/store';
 import { spawn } from 'node:child_process';
@@ -268,6 +269,21 @@ describe('agentq watch, status, cancel, retry', () => {
       expect.stringMatching(/^globex +0\/2 +0\/1,000,000 +0\.0 KiB of 1\.5 MiB +- +-$/),
     ]);
     expect((await run(['usage', '--all', '--api-key', 'key-acme'])).output).toMatch(/agentq: This needs an admin key/);
+  });
+
+  it("webhooks secret prints the key's tenant's signing key, and an admin any tenant's", async () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const env = tenantsEnv({ acme: { keys: ['key-acme'] }, default: { keys: ['key-admin'], admin: true } });
+    stack = await startStack({ rules, pools: [], env: { ...env, AGENTQ_WEBHOOK_SECRET: secret } });
+    const own = await run(['webhooks', 'secret', '--api-key', 'key-acme']);
+    expect(own).toEqual({ code: 0, output: `${tenantSigningSecret(secret, 'acme')}\n` });
+    const asked = await run(['webhooks', 'secret', '--tenant', 'acme', '--json', '--api-key', 'key-admin']);
+    expect(JSON.parse(asked.output)).toEqual({ tenant: 'acme', secret: tenantSigningSecret(secret, 'acme') });
+    const refused = await run(['webhooks', 'secret', '--tenant', 'default', '--api-key', 'key-acme']);
+    expect(refused).toMatchObject({ code: 1, output: expect.stringMatching(/agentq: This key is tenant acme's/) });
+    expect((await run(['webhooks', 'key', '--api-key', 'key-acme'])).output).toMatch(
+      /usage: agentq webhooks secret \[--tenant T\]/,
+    );
   });
 
   it('cancel stops a task and retry runs it again as a new task', async () => {

@@ -12,6 +12,8 @@ export interface ReceivedWebhook {
 export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
+  /** Requests that came in and have not been answered or dropped by the sender yet; the most there were at once. */
+  open(): { now: number; most: number };
   /** Resolves once `count` requests came in (at once if they did already). */
   receivedCount(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
@@ -19,21 +21,27 @@ export interface WebhookReceiver {
 
 /**
  * `statuses`: the answer to each request in turn; the last one repeats (default 200). `holdsMs`: how long
- * each request in turn waits for its answer (none past the list's end).
+ * each request in turn waits for its answer (none past the list's end). `hang`: no request is ever
+ * answered (a receiver that is there but never answers: the sender's timeout ends each attempt).
  */
 export async function startWebhookReceiver(
   statuses: number[] = [200],
   holdsMs: number[] = [],
+  options: { hang?: boolean } = {},
 ): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const open = { now: 0, most: 0 };
   const server = createServer((request, response) => {
+    open.now += 1;
+    open.most = Math.max(open.most, open.now);
+    response.on('close', () => (open.now -= 1));
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       response.statusCode = statuses[Math.min(received.length - 1, statuses.length - 1)]!;
-      setTimeout(() => response.end('ok'), holdsMs[received.length - 1] ?? 0);
+      if (!options.hang) setTimeout(() => response.end('ok'), holdsMs[received.length - 1] ?? 0);
       for (const waiter of waiters.filter((waiter) => received.length >= waiter.count)) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();
@@ -46,6 +54,7 @@ export async function startWebhookReceiver(
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received,
+    open: () => ({ ...open }),
     receivedCount(count, timeoutMs = 20_000) {
       if (received.length >= count) return Promise.resolve(received.slice(0, count));
       return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApi, type ApiHandle } from '@agentq/api';
-import { loadConfig } from '@agentq/config';
+import { loadConfig, tenantSigningSecret } from '@agentq/config';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { closeQueues, createAgentQueues } from '@agentq/scheduling';
 import { connectRedis, createKeys } from '@agentq/store';
@@ -140,7 +140,7 @@ it('sends a webhook whose first attempt failed once Redis is back from a restart
     await startRedis();
     const [first, second] = await hook.receivedCount(2, 20_000);
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
-    new Webhook(SECRET).verify(second!.body, second!.headers as Record<string, string>);
+    new Webhook(tenantSigningSecret(SECRET, 'default')).verify(second!.body, second!.headers as Record<string, string>);
     await expect.poll(async () => (await deliveries())[0]?.state, { timeout: 10_000 }).toBe('delivered');
   } finally {
     await hook.close();

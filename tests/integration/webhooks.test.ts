@@ -7,6 +7,7 @@ import type { DeliveryView, TaskView, WebhookPayload } from '@agentq/contract';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tenantSigningSecret } from '@agentq/config';
 import { tenantsEnv } from '../helpers/config-file.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { waitForEnd, waitForEvent } from '../helpers/sse.js';
@@ -14,6 +15,8 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const SECRET = secret();
+/** The default tenant's key: derived from the install's secret (each tenant has its own). */
+const KEY = tenantSigningSecret(SECRET, 'default');
 const opened: Array<Stack | WebhookReceiver> = [];
 
 afterEach(async () => {
@@ -42,7 +45,7 @@ async function receiver(statuses?: number[]): Promise<WebhookReceiver> {
 }
 
 /** The payload of a request, verified with the Standard Webhooks reference library (throws when it does not verify). */
-function verified(request: ReceivedWebhook, key = SECRET): WebhookPayload<TaskView> {
+function verified(request: ReceivedWebhook, key = KEY): WebhookPayload<TaskView> {
   return new Webhook(key).verify(request.body, request.headers as Record<string, string>) as WebhookPayload<TaskView>;
 }
 
@@ -62,8 +65,12 @@ describe('webhooks', () => {
     expect(payload).toEqual({ type: 'task.completed', timestamp: expect.any(String), data: task });
     expect(task).toMatchObject({ status: 'completed', result: 'all done', webhook: { url: hook.url } });
     expect(request!.headers['webhook-id']).toMatch(new RegExp(`^msg_${taskId}_\\d+$`));
-    // Signed with another secret, it does not verify.
+    // Signed with another secret, it does not verify; nor with the install's own.
     expect(() => verified(request!, secret())).toThrow();
+    expect(() => verified(request!, SECRET)).toThrow();
+    // The key a receiver is given: the caller's tenant's.
+    const { body: given } = await getJson<{ tenant: string; secret: string }>(`${stack.api.url}/v1/webhooks/secret`);
+    expect(given).toEqual({ tenant: 'default', secret: KEY });
 
     await expect.poll(async () => (await deliveries(stack, taskId!))[0]?.state).toBe('delivered');
     const [delivery] = await deliveries(stack, taskId!);

@@ -18,6 +18,7 @@ import {
   type TaskView,
   type UsageView,
   type WaitingFor,
+  type WebhookSecretView,
 } from '@agentq/contract';
 import { API_ERROR_CODES } from './api-error.js';
 
@@ -377,6 +378,17 @@ export const overviewSchema = z
 sameType<z.infer<typeof overviewSchema>, OverviewView>(true);
 
 export const principalSchema = z.object({ tenant: z.string(), admin: z.boolean() });
+
+export const webhookSecretSchema = z
+  .object({
+    tenant: z.string(),
+    secret: z.string().meta({
+      description:
+        "The tenant's signing key, `whsec_` and base64, as any Standard Webhooks library takes it: no other tenant's deliveries verify with it.",
+    }),
+  })
+  .meta({ id: 'WebhookSecret' });
+sameType<z.infer<typeof webhookSecretSchema>, WebhookSecretView>(true);
 
 export const usageSchema = z
   .object({

@@ -40,6 +40,7 @@ import { schedulesRouter } from './routes/schedules.js';
 import { tasksRouter, type SubmitRules } from './routes/tasks.js';
 import { webhookRules } from './webhook-rules.js';
 import { usageRouter } from './routes/usage.js';
+import { webhookSecretRouter } from './routes/webhook-secret.js';
 
 /** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
 const MAX_URL_LENGTH = 8 * 1024;
@@ -226,6 +227,7 @@ export function createApp(options: CreateAppOptions): Express {
     }),
   );
   app.use(deliveriesRouter({ store: options.store, deliveries }));
+  app.use(webhookSecretRouter({ secretOf: (tenant) => webhookOf(tenant).secret }));
   app.use(
     schedulesRouter({
       ...submitRules,

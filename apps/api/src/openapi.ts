@@ -25,6 +25,7 @@ import {
   usageSchema,
   deliverySchema,
   schedulePageSchema,
+  webhookSecretSchema,
   scheduleViewSchema,
 } from './api-schemas.js';
 import { scheduleChangeSchema, scheduleListQuerySchema, scheduleSchema } from './routes/schedules.js';
@@ -93,6 +94,7 @@ export const OPERATIONS: Record<string, { id: string; tag: string }> = {
   'GET /v1/tasks/{id}/files/{path}': { id: 'downloadTaskFile', tag: 'files' },
   'GET /v1/tasks/{id}/deliveries': { id: 'listDeliveries', tag: 'webhooks' },
   'POST /v1/tasks/{id}/deliveries/{deliveryId}/resend': { id: 'resendDelivery', tag: 'webhooks' },
+  'GET /v1/webhooks/secret': { id: 'getWebhookSecret', tag: 'webhooks' },
   'POST /v1/schedules': { id: 'createSchedule', tag: 'schedules' },
   'GET /v1/schedules': { id: 'listSchedules', tag: 'schedules' },
   'GET /v1/schedules/{id}': { id: 'getSchedule', tag: 'schedules' },
@@ -406,6 +408,21 @@ function describedApi(): ReturnType<typeof createDocument> {
           responses: {
             '202': { description: 'The delivery, due now.', content: json(deliverySchema) },
             '404': error('No such task, or no such delivery of it.'),
+          },
+        }),
+      },
+      '/v1/webhooks/secret': {
+        get: v1({
+          summary: "The key a tenant's webhook deliveries are signed with, for its receiver to verify them",
+          requestParams: { query: usageQuerySchema },
+          responses: {
+            '200': {
+              description: "The key's tenant's signing key (an admin's: the tenant asked for).",
+              content: json(webhookSecretSchema),
+            },
+            '400': error('A bad or repeated query parameter.'),
+            '403': error("A tenant's key asked for another tenant."),
+            '404': error('This install signs no webhooks (no AGENTQ_WEBHOOK_SECRET, no secret of the tenant).'),
           },
         }),
       },

@@ -7,7 +7,7 @@ import { blockedDestinations } from '@agentq/tools/blocked-destinations';
 import { isIP } from 'node:net';
 
 export interface WebhookRules {
-  /** Why a URL is refused, or undefined when it may be used. */
+  /** Why a URL is refused, or undefined when it may be used (or does not parse: the schema says so). */
   refusal(url: string): string | undefined;
   /** Whether a tenant's deliveries can be signed. */
   canSign(tenant: string): boolean;
@@ -20,7 +20,8 @@ export function webhookRules(options: {
   const blocked = options.allowPrivate ? undefined : blockedDestinations();
   return {
     refusal(url) {
-      if (!blocked) return undefined;
+      // A URL that does not parse is the schema's to refuse (a 400 at the same field).
+      if (!blocked || !URL.canParse(url)) return undefined;
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
       const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && blocked(host));
       return local

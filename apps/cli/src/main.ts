@@ -2,7 +2,7 @@
 /**
  * `agentq`: the one entry point of every process, and the terminal client of the API.
  *   agentq start | api | worker | demo         run agentq
- *   agentq submit | list | get | result | watch | status | usage | cancel | retry | fork | delete | schedules
+ *   agentq submit | list | get | result | watch | status | usage | cancel | retry | fork | delete | schedules | webhooks
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -70,6 +70,8 @@ Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --jso
   delete --batch B                        the same for every ended task of a batch
   schedules [--tenant T]                  the tenant's schedules (an admin key: every tenant's, or T's):
                                           when each runs, its next and last run
+  webhooks secret [--tenant T]            the key the tenant's webhooks are signed with (whsec_...),
+                                          for its receiver (an admin key: any tenant's)
 
 Configuration: agentq.config.yaml (agents, tools, MCP servers, models; AGENTQ_CONFIG names another)
 and the environment (and ./.env) for endpoints, secrets and ports; see docs/configuration.md.`;
@@ -169,6 +171,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/manage.js')).deleteCommand(await client(values), argument, values);
     case 'schedules':
       return (await import('./commands/schedules.js')).schedulesCommand(await client(values), values);
+    case 'webhooks':
+      return (await import('./commands/webhooks.js')).webhooksCommand(await client(values), argument, values);
     default:
       throw new UsageError(`Unknown command "${command}".\n${HELP}`);
   }

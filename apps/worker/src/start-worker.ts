@@ -175,6 +175,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     store,
     secretOf: (tenant) => tenantWebhook(config, tenant).secret,
     schedule: config.AGENTQ_WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.AGENTQ_WEBHOOK_TIMEOUT,
     allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE,
     serviceAddresses,
     logger,

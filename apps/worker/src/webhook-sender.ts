@@ -4,15 +4,18 @@
  * after the next delay of the retry schedule, until it runs out (failed). Targets pass http_fetch's
  * egress rules (no loopback or private address, no redirect) unless private ones are allowed.
  *
+ * Tenants share the sender fairly: each attempt goes on by itself (a free slot is claimed again at once,
+ * no batch waits for its slowest), at most `perTenant` of a tenant's at once, claimed in turns between
+ * tenants. A tenant whose receiver is slow, or never answers, holds its own share and no more.
+ *
  * The body is `{type, timestamp, data}`: the event, when it happened, and the task as
  * `GET /v1/tasks/:id` shows it when the attempt is made.
  */
 import type { WebhookEvent, WebhookPayload } from '@agentq/contract';
-import type { StoredDelivery, TaskStore, WebhookDeliveries } from '@agentq/store';
+import type { ClaimedDelivery, StoredDelivery, TaskStore, WebhookDeliveries } from '@agentq/store';
 import type { Logger, Metrics } from '@agentq/telemetry';
 import { blockedCause, blockedDestinations, checkedLookup } from '@agentq/tools';
 import { isIP } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, fetch } from 'undici';
 import { webhookHeaders } from './webhook-signature.js';
 
@@ -29,15 +32,17 @@ export interface WebhookSenderOptions {
   serviceAddresses?: readonly string[];
   logger: Logger;
   metrics: Metrics;
-  /** How long one attempt may take. Default 15 s. */
+  /** How long one attempt may take (AGENTQ_WEBHOOK_TIMEOUT). Default 15 s. */
   timeoutMs?: number;
   /**
    * How often due deliveries are looked for when nothing said one was added (a worker's own commits and
    * the API's notices do). Default 5 s.
    */
   pollMs?: number;
-  /** Deliveries sent at once. Default 16. */
+  /** Deliveries sent at once. Default 64. */
   concurrency?: number;
+  /** One tenant's deliveries sent at once, at most: its share. Default 8. */
+  perTenant?: number;
 }
 
 export interface WebhookSender {
@@ -49,7 +54,8 @@ export interface WebhookSender {
 export function startWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const timeoutMs = options.timeoutMs ?? 15_000;
   const pollMs = options.pollMs ?? 5_000;
-  const concurrency = options.concurrency ?? 16;
+  const concurrency = options.concurrency ?? 64;
+  const perTenant = options.perTenant ?? 8;
   const blocked = options.allowPrivate ? undefined : blockedDestinations(options.serviceAddresses);
   const agent = new Agent({
     ...(blocked ? { connect: { lookup: checkedLookup(blocked) } } : {}),
@@ -57,8 +63,8 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
     bodyTimeout: timeoutMs,
   });
   let stopped = false;
-  let wake: AbortController = new AbortController();
   const stopping = new AbortController();
+  const wakeUp = wakeable();
 
   /** One attempt: the receiver's status, or why none came. */
   const post = async (url: string, headers: Record<string, string>, body: string) => {
@@ -102,13 +108,13 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
     }
   };
 
-  const deliver = async (id: string) => {
+  const deliver = async ({ id, tenant }: ClaimedDelivery) => {
     const found = await options.deliveries.read(id);
-    if (!found) return options.deliveries.drop(id);
+    if (!found) return options.deliveries.drop(id, tenant);
     const { taskId, delivery } = found;
-    if (delivery.state) return options.deliveries.drop(id);
+    if (delivery.state) return options.deliveries.drop(id, tenant);
     const task = await options.store.get(taskId);
-    if (!task?.webhook) return options.deliveries.drop(id);
+    if (!task?.webhook) return options.deliveries.drop(id, tenant);
     const secret = options.secretOf(task.tenant);
     const started = Date.now();
     let outcome: { statusCode?: number; error?: string };
@@ -137,7 +143,7 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
       ...(delivered ? { state: 'delivered' as const } : last ? { state: 'failed' as const } : {}),
       ...(!delivered && !last ? { nextAt: Date.now() + withJitter(options.schedule[tries - 1]!) } : {}),
     };
-    await options.deliveries.record(taskId, id, next);
+    await options.deliveries.record(taskId, tenant, id, next);
     options.metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : last ? 'failed' : 'retrying' });
     if (!delivered)
       options.logger.warn(
@@ -146,39 +152,79 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
       );
   };
 
+  // The attempts under way, and how many of each tenant's.
+  const sending = new Set<Promise<void>>();
+  const sendingOf = new Map<string, number>();
+  const send = (claimed: ClaimedDelivery) => {
+    sendingOf.set(claimed.tenant, (sendingOf.get(claimed.tenant) ?? 0) + 1);
+    const attempt: Promise<void> = deliver(claimed)
+      .catch((error: unknown) => options.logger.error({ err: error, delivery: claimed.id }, 'sending a webhook failed'))
+      .finally(() => {
+        sending.delete(attempt);
+        const left = (sendingOf.get(claimed.tenant) ?? 1) - 1;
+        if (left) sendingOf.set(claimed.tenant, left);
+        else sendingOf.delete(claimed.tenant);
+        wakeUp.wake(); // A slot is free: claim again.
+      });
+    sending.add(attempt);
+  };
+
   const loop = async () => {
     while (!stopped) {
-      let claimed: string[] = [];
       let nextDue: number | undefined;
-      try {
-        ({ ids: claimed, nextDue } = await options.deliveries.claimDue(concurrency, timeoutMs + 15_000));
-        await Promise.all(
-          claimed.map((id) =>
-            deliver(id).catch((error: unknown) =>
-              options.logger.error({ err: error, delivery: id }, 'sending a webhook failed'),
-            ),
-          ),
-        );
-      } catch (error) {
-        options.logger.debug({ err: error }, 'looking for due webhooks failed');
+      const free = concurrency - sending.size;
+      if (free > 0) {
+        try {
+          const found = await options.deliveries.claimDue({
+            count: free,
+            leaseMs: timeoutMs + 15_000,
+            roomOf: (tenant) => perTenant - (sendingOf.get(tenant) ?? 0),
+          });
+          for (const claimed of found.claimed) if (!stopped) send(claimed);
+          nextDue = found.nextDue;
+        } catch (error) {
+          options.logger.debug({ err: error }, 'looking for due webhooks failed');
+        }
       }
-      if (claimed.length) continue;
-      const waitMs = nextDue === undefined ? pollMs : Math.min(pollMs, Math.max(10, nextDue - Date.now()));
-      wake = new AbortController();
-      await sleep(waitMs, undefined, { signal: AbortSignal.any([wake.signal, stopping.signal]) }).catch(
-        () => undefined,
-      );
+      // Until an attempt ends (a slot is free), a delivery is added, the soonest is due, or the next poll.
+      await wakeUp.wait(nextDue === undefined ? pollMs : Math.min(pollMs, Math.max(10, nextDue - Date.now())));
     }
   };
   const running = loop();
 
   return {
-    nudge: () => wake.abort(),
+    nudge: () => wakeUp.wake(),
     stop: async () => {
       stopped = true;
       stopping.abort();
+      wakeUp.wake();
       await running;
+      await Promise.all(sending);
       await agent.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A wait that a wake ends, or that returns at once when a wake came since the last one. */
+function wakeable() {
+  let woken = false;
+  let end: (() => void) | undefined;
+  return {
+    wake() {
+      woken = true;
+      end?.();
+    },
+    async wait(ms: number) {
+      if (!woken)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => end?.(), ms);
+          end = () => {
+            clearTimeout(timer);
+            end = undefined;
+            resolve();
+          };
+        });
+      woken = false;
     },
   };
 }

@@ -25,6 +25,7 @@ import {
   type TaskView,
   type UsageView,
   type WebhookEvent,
+  type WebhookSecretView,
 } from '@agentq/contract';
 import { AgentqApiError } from './client-error.js';
 
@@ -43,6 +44,7 @@ export type {
   TaskView,
   UsageView,
   WaitingFor,
+  WebhookSecretView,
 } from '@agentq/contract';
 
 /** One task as `POST /v1/tasks` takes it. */
@@ -275,6 +277,14 @@ export function createClient(options: ClientOptions) {
         (await call<{ deliveries: DeliveryView[] }>('GET', `${task(id)}/deliveries`)).deliveries,
       resend: (id: string, deliveryId: string) =>
         call<DeliveryView>('POST', `${task(id)}/deliveries/${encodeURIComponent(deliveryId)}/resend`),
+    },
+    webhooks: {
+      /** The key this tenant's deliveries are signed with (an admin key: `tenant`'s), for its receiver. */
+      secret: (tenant?: string) =>
+        call<WebhookSecretView>(
+          'GET',
+          `/v1/webhooks/secret${tenant !== undefined ? `?tenant=${encodeURIComponent(tenant)}` : ''}`,
+        ),
     },
     schedules: {
       create: (schedule: ScheduleInput) =>

@@ -12,6 +12,8 @@ import {
   tenantRoom,
   tenantSpendingLimits,
   tenantSseStreams,
+  tenantSigningSecret,
+  tenantWebhook,
   ConfigError,
   effectiveConfig,
   fallbackModelsFor,
@@ -206,5 +208,54 @@ describe('tenants', () => {
     expect(refusal('  acme: { keys: [{ env: A }] }\n  beta: { keys: [{ env: B }] }\n', { A: key, B: 'other' })).toBe(
       'loaded',
     );
+  });
+});
+
+describe("tenants' webhook signing keys", () => {
+  const key = (byte: string) => `whsec_${Buffer.alloc(32, byte).toString('base64')}`;
+  const INSTALL = key('i');
+
+  it("gives each tenant a key of its own: its entry's secret, else one derived from `*`'s or the install's", () => {
+    const config = load(
+      [
+        'tenants:',
+        '  acme: { webhook: { secret: { env: ACME_HOOK } } }',
+        '  rival: { webhook: { url: "https://hooks.example.com/rival" } }',
+        "  '*': { webhook: { secret: { env: ALL_HOOK } } }",
+        '',
+      ].join('\n'),
+      'agentq.config.yaml',
+      { ACME_HOOK: key('a'), ALL_HOOK: key('s'), AGENTQ_WEBHOOK_SECRET: INSTALL },
+    );
+    expect(tenantWebhook(config, 'acme').secret).toBe(key('a'));
+    expect(tenantWebhook(config, 'rival').secret).toBe(tenantSigningSecret(INSTALL, 'rival'));
+    expect(tenantWebhook(config, 'other').secret).toBe(tenantSigningSecret(key('s'), 'other'));
+    const derived = ['rival', 'other', 'third'].map((tenant) => tenantWebhook(config, tenant).secret);
+    expect(new Set([...derived, INSTALL, key('s'), key('a')]).size).toBe(6);
+    // What a Standard Webhooks library takes: whsec_ and 32 bytes of key.
+    expect(Buffer.from(tenantSigningSecret(INSTALL, 'rival').slice(6), 'base64')).toHaveLength(32);
+    expect(tenantWebhook(loadConfig({ env: {} }), 'default').secret).toBeUndefined();
+  });
+
+  it("refuses a tenant's own secret that is another's, `*`'s or the install's", () => {
+    const file = [
+      'tenants:',
+      '  acme: { webhook: { secret: { env: ACME_HOOK } } }',
+      '  rival: { webhook: { secret: { env: RIVAL_HOOK } } }',
+      '',
+    ].join('\n');
+    expect(() => load(file, 'agentq.config.yaml', { ACME_HOOK: key('a'), RIVAL_HOOK: key('a') })).toThrow(
+      /tenants\.rival\.webhook\.secret: holds the key tenants\.acme\.webhook\.secret holds/,
+    );
+    expect(() =>
+      load(file, 'agentq.config.yaml', { ACME_HOOK: INSTALL, RIVAL_HOOK: key('r'), AGENTQ_WEBHOOK_SECRET: INSTALL }),
+    ).toThrow(/tenants\.acme\.webhook\.secret: holds the key AGENTQ_WEBHOOK_SECRET holds/);
+    expect(() =>
+      load(`${file}  '*': { webhook: { secret: { env: ALL_HOOK } } }\n`, 'agentq.config.yaml', {
+        ACME_HOOK: key('a'),
+        RIVAL_HOOK: key('s'),
+        ALL_HOOK: key('s'),
+      }),
+    ).toThrow(/tenants\.rival\.webhook\.secret: holds the key tenants\.\*\.webhook\.secret holds/);
   });
 });

@@ -283,7 +283,7 @@ const tenantSchema = z
           .strict()
           .optional()
           .describe(
-            "The variable that holds its own signing secret (whsec_...): its tasks' webhooks are signed with it instead of AGENTQ_WEBHOOK_SECRET.",
+            "The variable that holds its own signing secret (whsec_...): its tasks' webhooks are signed with it instead of the key derived for it from AGENTQ_WEBHOOK_SECRET (or from `*`'s secret). No other tenant's may be the same.",
           ),
       })
       .strict()

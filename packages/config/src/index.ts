@@ -11,11 +11,11 @@ import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
 import { replacedVariables } from './replaced-variables.js';
-import { durationMs, webhookSecret } from './webhook-settings.js';
+import { durationMs, tenantSigningSecret, webhookSecret } from './webhook-settings.js';
 import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
-export { durationMs, webhookSecret } from './webhook-settings.js';
+export { durationMs, tenantSigningSecret, webhookSecret } from './webhook-settings.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
 export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
 export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
@@ -136,6 +136,16 @@ const configSchema = z.object({
       return delays as number[];
     })
     .default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  /** How long one webhook attempt may take before it counts as failed (`15s`; at most `5m`). */
+  AGENTQ_WEBHOOK_TIMEOUT: z
+    .string()
+    .transform((value, context) => {
+      const ms = durationMs(value.trim());
+      if (ms === undefined || ms < 1 || ms > 300_000)
+        context.addIssue({ code: 'custom', message: 'is not a delay up to 5m: a number with ms, s or m (15s)' });
+      return ms ?? 0;
+    })
+    .default(15_000),
   /** Let webhooks go to loopback and private-network addresses (a receiver on the same network). Default false. */
   AGENTQ_WEBHOOK_ALLOW_PRIVATE: flag(false),
   /** Subtasks one plan may have. */
@@ -441,15 +451,19 @@ export function tenantRoom(config: Config, tenant: string): { unfinished: number
 
 /**
  * A tenant's webhook settings (its own entry's, else `*`'s): the default URL and events of its tasks,
- * and the secret its deliveries are signed with (its own, else AGENTQ_WEBHOOK_SECRET; undefined: none).
+ * and the secret its deliveries are signed with: its own entry's `webhook.secret` as it is; else one
+ * derived for it from `*`'s secret or AGENTQ_WEBHOOK_SECRET (tenantSigningSecret), never a secret
+ * another tenant signs with too; undefined: none.
  */
 export function tenantWebhook(
   config: Config,
   tenant: string,
 ): { url?: string; events?: WebhookEvent[]; secret?: string } {
   const tenants = config.file.settings.tenants;
-  const webhook = tenants[tenant]?.webhook ?? tenants['*']?.webhook;
-  const secret = webhook?.secret ? config.file.secretValues[webhook.secret.env] : config.AGENTQ_WEBHOOK_SECRET;
+  const own = tenant === '*' ? undefined : tenants[tenant]?.webhook;
+  const webhook = own ?? tenants['*']?.webhook;
+  const named = webhook?.secret ? config.file.secretValues[webhook.secret.env] : config.AGENTQ_WEBHOOK_SECRET;
+  const secret = named && !own?.secret ? tenantSigningSecret(named, tenant) : named;
   return {
     ...(webhook?.url ? { url: webhook.url } : {}),
     ...(webhook?.events ? { events: webhook.events } : {}),

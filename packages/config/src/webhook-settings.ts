@@ -1,4 +1,8 @@
-/** What webhook settings are written as: a Standard Webhooks secret, and the delays between attempts. */
+/**
+ * What webhook settings are written as: a Standard Webhooks secret, and the delays between attempts; and
+ * a tenant's own signing key made from a secret shared by many.
+ */
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of the key. */
@@ -12,6 +16,19 @@ export const webhookSecret = z
     const bytes = Buffer.from(value.slice(6), 'base64').length;
     return bytes >= 24 && bytes <= 64;
   }, 'must hold 24 to 64 bytes of key after whsec_ (echo whsec_$(openssl rand -base64 32))');
+
+/**
+ * A tenant's signing secret derived from a secret many tenants share (AGENTQ_WEBHOOK_SECRET, or the `*`
+ * entry's): HMAC-SHA256 keyed with the shared secret's key bytes (its base64 after `whsec_`) of
+ * `agentq-webhook:<tenant>`, written as a Standard Webhooks secret. Each tenant's receiver is given its
+ * own: a tenant that knows its key cannot sign another tenant's deliveries.
+ *
+ * @example tenantSigningSecret('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'acme') // 'whsec_...' (32 bytes)
+ */
+export function tenantSigningSecret(shared: string, tenant: string): string {
+  const key = Buffer.from(shared.replace(/^whsec_/, ''), 'base64');
+  return `whsec_${createHmac('sha256', key).update(`agentq-webhook:${tenant}`).digest('base64')}`;
+}
 
 /** A delay such as `500ms`, `5s`, `30m`, `2h` or `1d`, in milliseconds (undefined when it is none). */
 export function durationMs(text: string): number | undefined {

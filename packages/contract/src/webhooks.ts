@@ -49,3 +49,10 @@ export interface WebhookPayload<Task = unknown> {
   timestamp: string;
   data: Task;
 }
+
+/** `GET /v1/webhooks/secret`: the key a tenant's deliveries are signed with, for its receiver. */
+export interface WebhookSecretView {
+  tenant: string;
+  /** A Standard Webhooks secret (`whsec_` and base64): the tenant's own, no other tenant's deliveries verify with it. */
+  secret: string;
+}

@@ -4,8 +4,9 @@
 -- KEYS (named): the task's record, messages and events; its root's record (budgets add up there); its
 -- tenant's byte counter and spending of the day; then, sent only by a change of status, a pack, a claim
 -- or a lease (commit-script.ts, `lateKeys`: nil in a step's commits, which touch none of them), its packed
--- events, the expiry and to-compact sets, its tenant's list of tasks, its webhook deliveries, and the due
--- and pending sets of every task's. ARGV: the payload (JSON),
+-- events, the expiry and to-compact sets, its tenant's list of tasks, its webhook deliveries, its
+-- tenant's set of due deliveries, the set of tenants with some, and the pending set of every task's
+-- deliveries. ARGV: the payload (JSON),
 -- the task's id, its tenant, its events' channel, and its event lines' text before their seq and between
 -- their seq and body (run-events.ts, eventLineHead and eventLineRoot), then ARGV_REST on: each message to
 -- append (JSON text), each event's body (JSON text), the fields to set (name, value, ...): what may be
@@ -195,6 +196,7 @@ if status ~= current and fields.webhookOn and string.find(fields.webhookOn, ',' 
   local id = 'msg_' .. taskId .. '_' .. string.format('%d', last)
   redis.call('HSET', webhooksKey, id, cjson.encode({event = 'task.' .. status, createdAt = now}))
   redis.call('ZADD', webhooksDueKey, string.format('%d', now), id)
+  redis.call('SADD', webhookTenantsKey, tenant)
   redis.call('ZADD', webhooksPendingKey, string.format('%d', now), id)
 end
 if payload.lease then

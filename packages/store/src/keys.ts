@@ -121,8 +121,12 @@ export interface CellKeys extends Keys {
   expiry: string;
   /** Tasks that ended (subtasks too) whose event stream is to be compacted, by when they ended. */
   toCompact: string;
-  /** Webhook deliveries by when their next attempt is due, and those not ended by when they began. */
-  webhooksDue: string;
+  /**
+   * A tenant's webhook deliveries by when their next attempt is due (claimed in turns between tenants,
+   * webhook-deliveries.ts); the tenants that have some there; every delivery not ended, by when it began.
+   */
+  tenantWebhooksDue(tenant: string): string;
+  webhookTenants: string;
   webhooksPending: string;
 }
 
@@ -261,7 +265,8 @@ export function createKeys(prefix: string, cells = 1): Keys {
       concurrencyPending: `${at}:concurrency:pending`,
       expiry: `${at}:tasks:expiry`,
       toCompact: `${at}:tasks:to-compact`,
-      webhooksDue: `${at}:webhooks:due`,
+      tenantWebhooksDue: (tenant) => `${at}:tenant:${tenant}:webhooks:due`,
+      webhookTenants: `${at}:webhooks:tenants`,
       webhooksPending: `${at}:webhooks:pending`,
     });
   }

@@ -699,7 +699,8 @@ export class TaskStore {
               toCompactKey: cell.toCompact,
               tenantTasksKey: cell.tenantTasks(tenant),
               webhooksKey: this.keys.webhooks(taskId),
-              webhooksDueKey: cell.webhooksDue,
+              webhooksDueKey: cell.tenantWebhooksDue(tenant),
+              webhookTenantsKey: cell.webhookTenants,
               webhooksPendingKey: cell.webhooksPending,
             },
           }

@@ -1,13 +1,13 @@
 /**
  * Webhook deliveries as Redis keeps them. The commit that changes a task's status adds the delivery
  * its webhook asks for (commit.lua), in the same write: a hash field of the task's `webhooks` key, due
- * now in `webhooksDue` and not ended in `webhooksPending`. Senders (every worker) claim due ones with a
- * lease, so a sender that dies mid-attempt leaves it to be tried again by another, with
- * the same id: delivery is at least once, and survives any process's restart.
+ * now in its tenant's due set (its tenant then in `webhookTenants`) and not ended in `webhooksPending`.
+ * Senders (every worker) claim due ones with a lease, in turns between tenants, so a sender that dies
+ * mid-attempt leaves it to be tried again by another, with the same id: delivery is at least once, and
+ * survives any process's restart; and a tenant with thousands due is claimed as often as one with one.
  */
 import type { DeliveryView, WebhookEvent } from '@agentq/contract';
 import type { Redis } from 'ioredis';
-import { claimDue } from './claim-due.js';
 import { publish } from './pub-sub.js';
 import { luaScript } from './lua-script.js';
 import type { Keys } from './keys.js';
@@ -32,11 +32,24 @@ export interface StoredDelivery {
   tries?: number;
 }
 
+const CLAIM = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'claim-deliveries',
+  keys: ['tenantsKey'],
+  args: ['now', 'leaseUntil', 'count'],
+});
+
+/** A delivery a sender claimed: its id, and the tenant whose due set it was in. */
+export interface ClaimedDelivery {
+  id: string;
+  tenant: string;
+}
+
 const RECORD = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'record-delivery',
-  keys: ['webhooksKey', 'webhooksDueKey', 'webhooksPendingKey'],
-  args: ['id', 'deliveryJson', 'nextAt', 'resent'],
+  keys: ['webhooksKey', 'webhooksDueKey', 'webhookTenantsKey', 'webhooksPendingKey'],
+  args: ['id', 'tenant', 'deliveryJson', 'nextAt', 'resent'],
 });
 
 /** The attempts a delivery keeps (a resent one's oldest go first). */
@@ -54,25 +67,46 @@ export class WebhookDeliveries {
     private readonly keys: Keys,
   ) {}
 
+  /** Turns taken so far: each claim starts its turns at another tenant. */
+  private turn = 0;
+
   /**
-   * Up to `count` due deliveries, each out of the other senders' reach for `leaseMs`; with none due, when
-   * the soonest is (ms since the epoch; undefined when there is none).
+   * Up to `count` due deliveries, each out of the other senders' reach for `leaseMs`, taken one per tenant
+   * in turns (from a rotating start, one cell after another) among the tenants with room:
+   * `roomOf(tenant)`, how many more of its deliveries the caller may start. `nextDue`: when the soonest
+   * delivery of a tenant that had room and none due is (ms since the epoch; undefined when none is).
    */
-  async claimDue(count: number, leaseMs: number): Promise<{ ids: string[]; nextDue?: number }> {
-    // Each cell's due deliveries, up to `count` in all.
-    const ids: string[] = [];
-    for (const cell of this.keys.cells) {
-      if (ids.length >= count) return { ids };
-      ids.push(
-        ...(await claimDue(this.redis, cell.webhooksDue, { now: Date.now(), count: count - ids.length, leaseMs })),
-      );
+  async claimDue(options: {
+    count: number;
+    leaseMs: number;
+    roomOf: (tenant: string) => number;
+  }): Promise<{ claimed: ClaimedDelivery[]; nextDue?: number }> {
+    const turn = this.turn++;
+    const cells = rotated(this.keys.cells, turn);
+    const tenantsOf = await Promise.all(cells.map((cell) => this.redis.smembers(cell.webhookTenants)));
+    const claimed: ClaimedDelivery[] = [];
+    const taken = new Map<string, number>();
+    const soonest: number[] = [];
+    for (const [index, cell] of cells.entries()) {
+      const left = options.count - claimed.length;
+      if (left <= 0) break;
+      const room = (tenant: string) => options.roomOf(tenant) - (taken.get(tenant) ?? 0);
+      const tenants = rotated(tenantsOf[index]!.sort(), turn).filter((tenant) => room(tenant) > 0);
+      if (!tenants.length) continue;
+      const [ids, due] = (await CLAIM.run(this.redis, {
+        keys: { tenantsKey: cell.webhookTenants },
+        args: { now: Date.now(), leaseUntil: Date.now() + options.leaseMs, count: left },
+        restKeys: tenants.map((tenant) => cell.tenantWebhooksDue(tenant)),
+        restArgs: tenants.flatMap((tenant) => [tenant, room(tenant)]),
+      })) as [Array<number | string>, string];
+      for (let at = 0; at < ids.length; at += 2) {
+        const tenant = tenants[Number(ids[at]) - 1]!;
+        claimed.push({ id: String(ids[at + 1]), tenant });
+        taken.set(tenant, (taken.get(tenant) ?? 0) + 1);
+      }
+      if (due !== '') soonest.push(Number(due));
     }
-    if (ids.length) return { ids };
-    const soonest = await Promise.all(
-      this.keys.cells.map(async (cell) => (await this.redis.zrange(cell.webhooksDue, 0, 0, 'WITHSCORES'))[1]),
-    );
-    const due = soonest.filter((at) => at !== undefined).map(Number);
-    return { ids, ...(due.length ? { nextDue: Math.min(...due) } : {}) };
+    return { claimed, ...(soonest.length ? { nextDue: Math.min(...soonest) } : {}) };
   }
 
   /** Tells every sender a delivery was added or resent (they look at once; else at their next poll). */
@@ -87,13 +121,15 @@ export class WebhookDeliveries {
     return text ? { taskId, delivery: JSON.parse(text) as StoredDelivery } : undefined;
   }
 
-  /** A delivery whose task (or record) is gone: out of the sets. */
-  async drop(id: string): Promise<void> {
+  /** A delivery whose task (or record) is gone: out of its tenant's due set and the pending set. */
+  async drop(id: string, tenant: string): Promise<void> {
     const taskId = deliveryTask(id);
     // An id that names no task is dropped from wherever it is.
     const cells = taskId ? [this.keys.cellOf(taskId)] : this.keys.cells;
     await Promise.all(
-      cells.map((cell) => this.redis.multi().zrem(cell.webhooksDue, id).zrem(cell.webhooksPending, id).exec()),
+      cells.map((cell) =>
+        this.redis.multi().zrem(cell.tenantWebhooksDue(tenant), id).zrem(cell.webhooksPending, id).exec(),
+      ),
     );
   }
 
@@ -101,16 +137,23 @@ export class WebhookDeliveries {
    * Writes an attempt's outcome: due again at `delivery.nextAt` while pending, else out of the sets.
    * Written only while the task's deliveries exist (a deleted task's stay deleted).
    */
-  async record(taskId: string, id: string, delivery: StoredDelivery, resent = false): Promise<boolean> {
+  async record(taskId: string, tenant: string, id: string, delivery: StoredDelivery, resent = false): Promise<boolean> {
     const kept = { ...delivery, attempts: (delivery.attempts ?? []).slice(-KEPT_ATTEMPTS) };
     const pending = !kept.state && kept.nextAt !== undefined;
     const written = await RECORD.run(this.redis, {
       keys: {
         webhooksKey: this.keys.webhooks(taskId),
-        webhooksDueKey: this.keys.cellOf(taskId).webhooksDue,
+        webhooksDueKey: this.keys.cellOf(taskId).tenantWebhooksDue(tenant),
+        webhookTenantsKey: this.keys.cellOf(taskId).webhookTenants,
         webhooksPendingKey: this.keys.cellOf(taskId).webhooksPending,
       },
-      args: { id, deliveryJson: JSON.stringify(kept), nextAt: pending ? kept.nextAt! : '', resent: resent ? '1' : '0' },
+      args: {
+        id,
+        tenant,
+        deliveryJson: JSON.stringify(kept),
+        nextAt: pending ? kept.nextAt! : '',
+        resent: resent ? '1' : '0',
+      },
     });
     return written === 1;
   }
@@ -127,14 +170,14 @@ export class WebhookDeliveries {
    * Sends a delivery again, with the same id, now (and, should it fail, on the whole schedule again).
    * Answers false when the task has no such delivery.
    */
-  async resend(taskId: string, id: string, url: string): Promise<DeliveryView | undefined> {
+  async resend(taskId: string, tenant: string, id: string, url: string): Promise<DeliveryView | undefined> {
     const text = await this.redis.hget(this.keys.webhooks(taskId), id);
     if (!text) return undefined;
     const stored = JSON.parse(text) as StoredDelivery;
     // Due now, its retry schedule started over; its attempts so far are kept.
     const again: StoredDelivery = { ...stored, nextAt: Date.now(), tries: 0 };
     delete again.state;
-    if (!(await this.record(taskId, id, again, true))) return undefined;
+    if (!(await this.record(taskId, tenant, id, again, true))) return undefined;
     await this.notify();
     return deliveryView(id, again, url);
   }
@@ -147,6 +190,12 @@ export class WebhookDeliveries {
     const scores = oldest.filter((score) => score !== undefined).map(Number);
     return scores.length ? Math.max(0, Date.now() - Math.min(...scores)) : 0;
   }
+}
+
+/** `items` from the `turn`th on, then the ones before it. */
+function rotated<Item>(items: readonly Item[], turn: number): Item[] {
+  const start = items.length ? turn % items.length : 0;
+  return [...items.slice(start), ...items.slice(0, start)];
 }
 
 function deliveryView(id: string, delivery: StoredDelivery, url: string): DeliveryView {

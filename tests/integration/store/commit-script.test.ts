@@ -253,7 +253,7 @@ describe('the commit script', () => {
       expect(step).toMatchObject({ outcome: 'applied', applied: true });
       await store.commit({ taskId: task.id, tenant: 'acme', runToken: 'r', status: 'completed' });
       await watched;
-      expect(sent).toEqual([13, 6, 13]);
+      expect(sent).toEqual([14, 6, 14]);
       expect(await store.getRecord(task.id)).toMatchObject({ status: 'completed', steps: 1 });
       expect((await store.messages(task.id)).at(-1)).toMatchObject({ role: 'assistant', content: 'thinking' });
     } finally {

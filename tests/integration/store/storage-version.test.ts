@@ -169,6 +169,28 @@ describe('the storage version', () => {
     },
   );
 
+  it("puts each due webhook delivery in its task's tenant's due set, keeping its score", async () => {
+    const keys = fresh();
+    await redis.set(keys.storageVersion, '5');
+    const cell = keys.cells[0]!;
+    const everyTenant = `${keys.prefix}:webhooks:due`;
+    await redis.hset(keys.task('t1'), { id: 't1', status: 'completed', tenant: 'acme' });
+    await redis.hset(keys.task('t2'), { id: 't2', status: 'failed' });
+    // msg_t3_2's task is gone: its delivery goes to the default tenant's set, where a sender drops it.
+    await redis.zadd(everyTenant, 10, 'msg_t1_5', 20, 'msg_t2_3', 30, 'msg_t3_2');
+    await migrateStorage(redis, keys, logger);
+    expect(await redis.exists(everyTenant)).toBe(0);
+    expect((await redis.smembers(cell.webhookTenants)).sort()).toEqual(['acme', 'default']);
+    expect(await redis.zrange(cell.tenantWebhooksDue('acme'), 0, -1, 'WITHSCORES')).toEqual(['msg_t1_5', '10']);
+    expect(await redis.zrange(cell.tenantWebhooksDue('default'), 0, -1, 'WITHSCORES')).toEqual([
+      'msg_t2_3',
+      '20',
+      'msg_t3_2',
+      '30',
+    ]);
+    expect(lines.some((line) => line.includes('storage migrated to version 6'))).toBe(true);
+  });
+
   it('runs nothing for data at this version', async () => {
     const keys = fresh();
     await redis.set(keys.storageVersion, String(STORAGE_VERSION));

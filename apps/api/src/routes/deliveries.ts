@@ -18,7 +18,7 @@ export function deliveriesRouter(options: { store: TaskStore; deliveries: Webhoo
     const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));
     const deliveryId = String(request.params.deliveryId);
     const resent = record.webhookUrl
-      ? await options.deliveries.resend(record.id, deliveryId, record.webhookUrl)
+      ? await options.deliveries.resend(record.id, record.tenant, deliveryId, record.webhookUrl)
       : undefined;
     if (!resent)
       throw new ApiError(

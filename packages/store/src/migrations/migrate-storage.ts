@@ -15,6 +15,7 @@ import { mergeEventStreams } from './0002-event-streams-into-lists.js';
 import { tenantSetForEveryTenantsList } from './0003-tenant-set-for-every-tenants-list.js';
 import { openPackedEvents } from './0004-open-packed-events.js';
 import { countAndPageSchedules } from './0005-schedules-counted-and-paged.js';
+import { webhooksDuePerTenant } from './0006-webhooks-due-per-tenant.js';
 
 const SET_IF_HIGHER = luaScript({
   dir: new URL('../../scripts/', import.meta.url),
@@ -50,6 +51,7 @@ const MIGRATIONS: readonly Migration[] = [
     name: "schedules counted toward their tenant's bytes and paged, their files apart",
     run: countAndPageSchedules,
   },
+  { version: 6, name: "a tenant's webhook deliveries due in a set of its own", run: webhooksDuePerTenant },
 ];
 
 /** The storage version this code reads and writes. */
