@@ -3,7 +3,8 @@
  * jail). The model picks its calls' ids, the URLs it fetches and how it spells paths; whatever it
  * picks, a call an agent's rules hold does not run until a person approved that very call:
  *
- * - two calls under one id are two calls, each decided on its own;
+ * - two calls under one id are two calls, each decided on its own; an id too long or odd for the API
+ *   to name is replaced by one it can;
  * - a fetch of a listed host that redirects off the list is not followed there;
  * - a path rule reads the path the file tools will open (`./`, `..`, links), and a fence block that
  *   saves a file passes the rules of a `write_file` of it.
@@ -12,6 +13,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type TaskView } from '@agentq/client';
+import { CALL_ID_PATTERN } from '@agentq/contract';
 import type { DoubleRequest, DoubleToolCall } from '@agentq/llm';
 import { configFile } from '../helpers/config-file.js';
 import { startFleet, type Fleet } from '../helpers/fleet.js';
@@ -159,6 +161,37 @@ describe('a hostile model against approvals', () => {
     const results = last.messages.filter((one) => one.role === 'tool').map((one) => one.tool_call_id);
     expect(asked.map((call) => call.id)).toEqual([seen!.id, pwned!.id]);
     expect(results).toEqual([seen!.id, pwned!.id]);
+  });
+
+  it('names every held call with an id the API takes, however long or odd the model made it', async () => {
+    const long = `call_${'x'.repeat(295)}`;
+    const odd = 'a/b?c#d "e"\n\u0000';
+    attacks.set('odd ids', { toolCalls: [bash('echo long > long.txt', long), bash('echo odd > odd.txt', odd)] });
+    const id = await submit('ops', 'odd ids');
+    const calls = heldCalls(await waiting(id));
+    expect(calls.map((call) => call.arguments)).toEqual([
+      JSON.stringify({ command: 'echo long > long.txt' }),
+      JSON.stringify({ command: 'echo odd > odd.txt' }),
+    ]);
+    // Each is decided under the id the task shows (no 400 for its length, no 409 for a shortened one).
+    const decided: string[] = [];
+    for (const call of calls)
+      decided.push(
+        await client.decide(id, { callId: call.id, approve: true }).then(
+          (answer) => answer.status,
+          (error: Error) => error.message.slice(0, 160),
+        ),
+      );
+    expect(decided).toEqual(['waiting', 'queued']);
+    for (const call of calls) expect(call.id).toMatch(CALL_ID_PATTERN);
+    await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).toEqual(['long.txt', 'odd.txt']);
+    // The model reads each result under the id its stored answer carries.
+    const last = fleet.double.requests.findLast((request) => prompt(request) === 'odd ids')!;
+    const asked = last.messages.find((one) => one.role === 'assistant')!.tool_calls as Array<{ id: string }>;
+    const results = last.messages.filter((one) => one.role === 'tool').map((one) => one.tool_call_id);
+    expect(asked.map((call) => call.id)).toEqual(calls.map((call) => call.id));
+    expect(results).toEqual(calls.map((call) => call.id));
   });
 
   it('does not follow a redirect from a listed host to one that is not, nor send it the query', async () => {

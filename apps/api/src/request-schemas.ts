@@ -4,7 +4,7 @@
  * service takes it (taskInputSchema, forkSchema), is the tasks package's.
  */
 import { z } from 'zod';
-import { MAX_APPROVAL_REASON } from '@agentq/contract';
+import { MAX_APPROVAL_REASON, MAX_CALL_ID_LENGTH } from '@agentq/contract';
 import { TASK_ID_PATTERN } from '@agentq/store';
 import { fieldsOnly, taskInputSchema } from '@agentq/tasks';
 
@@ -29,7 +29,11 @@ export const statusesSchema = fieldsOnly({
 });
 
 export const approvalSchema = fieldsOnly({
-  callId: z.string().min(1).max(200).meta({ description: 'The call decided: an id of `waitingFor.calls`.' }),
+  callId: z
+    .string()
+    .min(1)
+    .max(MAX_CALL_ID_LENGTH)
+    .meta({ description: 'The call decided: an id of `waitingFor.calls`.' }),
   approve: z.boolean(),
   reason: z
     .string()

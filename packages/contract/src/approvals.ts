@@ -48,6 +48,14 @@ export type WaitingFor =
   /** Queued: `limit` tasks with its concurrency key run; it starts when one ends, in submit order. */
   | { kind: 'concurrency'; key: string; limit: number };
 
+/**
+ * What a stored call's id may be: short, and only characters safe in a URL path and a JSON body, so
+ * that `POST /v1/tasks/:id/approvals` (and a CLI argument, a link) can name every call a task holds.
+ * A model's id that is not one is replaced before its answer is stored (core's unique-call-ids.ts).
+ */
+export const MAX_CALL_ID_LENGTH = 200;
+export const CALL_ID_PATTERN = new RegExp(`^[A-Za-z0-9_.:-]{1,${MAX_CALL_ID_LENGTH}}$`);
+
 /** The body of `POST /v1/tasks/:id/approvals`: one call decided. */
 export interface ApprovalInput {
   callId: string;
