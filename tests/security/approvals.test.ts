@@ -7,10 +7,14 @@
  *   to name is replaced by one it can;
  * - a fetch of a listed host that redirects off the list is not followed there;
  * - a path rule reads the path the file tools will open (`./`, `..`, links), and a fence block that
- *   saves a file passes the rules of a `write_file` of it.
+ *   saves a file passes the rules of a `write_file` of it; an MCP tool's path, whose tool cannot be
+ *   asked how it resolves it, is read in every spelling of it.
  */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type TaskView } from '@agentq/client';
 import { CALL_ID_PATTERN } from '@agentq/contract';
@@ -25,6 +29,31 @@ let client: ReturnType<typeof createClient>;
 let allowed: Server;
 let elsewhere: Server;
 const reachedElsewhere: string[] = [];
+/** The folder of a stdio MCP server whose `write` tool writes a file of its task. */
+const mcpFolder = mkdtempSync(path.join(tmpdir(), 'agentq-mcp-fs-'));
+
+/** The server, in node with no dependency: it joins a path to its task's folder, as a server may. */
+const FS_SERVER = `const fs = require('node:fs');
+const path = require('node:path');
+const readline = require('node:readline');
+const schema = { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path'] };
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  if (!line.trim()) return;
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  if (message.method === 'initialize')
+    send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fs', version: '1.0.0' } } });
+  else if (message.method === 'tools/list')
+    send({ id: message.id, result: { tools: [{ name: 'write', description: 'Writes a file', inputSchema: schema }] } });
+  else if (message.method === 'tools/call') {
+    const target = path.join(process.env.AGENTQ_TASK_DIR, message.params.arguments.path);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, message.params.arguments.content || 'x');
+    send({ id: message.id, result: { content: [{ type: 'text', text: 'wrote ' + path.relative(process.env.AGENTQ_TASK_DIR, target) }] } });
+  } else send({ id: message.id, error: { code: -32601, message: 'no method ' + message.method } });
+});
+`;
 
 /** What the model answers first, by the task's prompt. */
 const attacks = new Map<string, { toolCalls?: DoubleToolCall[]; content?: string }>();
@@ -55,6 +84,9 @@ beforeAll(async () => {
     response.end();
   });
   const allowedPort = await listen(allowed, '127.0.0.1');
+  // The server's folder is read by the task's jail user.
+  chmodSync(mcpFolder, 0o755);
+  writeFileSync(path.join(mcpFolder, 'server.js'), FS_SERVER);
   attacks.set('redirect', {
     toolCalls: [{ name: 'http_fetch', arguments: { url: `http://127.0.0.1:${allowedPort}/go` } }],
   });
@@ -63,11 +95,12 @@ beforeAll(async () => {
     name: 'approval-attacks',
     model: 'hostile-model',
     workers: 1,
-    pools: 'ops,fetcher,files,fencer',
+    pools: 'ops,fetcher,files,fencer,mcpfs',
     env: {
       // The two hosts of the redirect are on loopback.
       AGENTQ_FETCH_PRIVATE: 'true',
       AGENTQ_CONFIG: configFile({
+        mcpServers: { fs: { command: 'node', args: ['server.js'], dir: mcpFolder, scope: 'task' } },
         agents: {
           ops: {
             description: 'runs commands a person approves',
@@ -94,6 +127,12 @@ beforeAll(async () => {
             tools: ['bash', 'python', 'write_file'],
             approvals: { rules: [deployRule, { tool: 'bash' }] },
           },
+          mcpfs: {
+            description: "writes files through an MCP server's tool; deploy/ needs a person",
+            instructions: 'You write files.',
+            tools: ['fs'],
+            approvals: { rules: [{ tool: 'fs_write', argument: 'path', matches: '^deploy/' }] },
+          },
         },
       }),
     },
@@ -112,6 +151,7 @@ afterAll(async () => {
   await fleet?.stop();
   allowed?.close();
   elsewhere?.close();
+  rmSync(mcpFolder, { recursive: true, force: true });
 });
 
 async function submit(agent: string, text: string): Promise<string> {
@@ -238,5 +278,18 @@ describe('a hostile model against approvals', () => {
     await client.decide(id, { callId: calls[0]!.id, approve: false });
     await waitForEnd(fleet.baseUrl, id);
     expect(await files(id)).toEqual([]);
+  });
+
+  it("holds an MCP tool's path under deploy/ however it is spelt", async () => {
+    const spellings = ['./deploy/a', 'deploy//b', 'x/../deploy/c', 'deploy/./d', '/deploy/e', 'deploy/f', 'notes/g'];
+    attacks.set('mcp spellings', {
+      toolCalls: spellings.map((spelling) => ({ name: 'fs_write', arguments: { path: spelling, content: 'x' } })),
+    });
+    const id = await submit('mcpfs', 'mcp spellings');
+    const calls = heldCalls(await waiting(id));
+    expect(calls.map((call) => JSON.parse(call.arguments).path)).toEqual(spellings.slice(0, 6));
+    for (const call of calls) await client.decide(id, { callId: call.id, approve: false });
+    await waitForEnd(fleet.baseUrl, id);
+    expect(await files(id)).toEqual(['notes/g']);
   });
 });

@@ -103,7 +103,7 @@ const approvalRuleSchema = z
       }, 'a regular expression (JavaScript, with the u flag)')
       .optional()
       .describe(
-        "Only calls whose `argument` (as text) matches this regular expression need approval. A file tool's `path` is read as the tool will open it: resolved in the work directory (`./`, `..`, `//`, links), in either Unicode form and any case; a fence block that saves a file is read as a `write_file` of it.",
+        "Only calls whose `argument` (as text) matches this regular expression need approval, tried in either Unicode form and any case. A file tool's `path` is read as the tool will open it: resolved in the work directory (`./`, `..`, `//`, links); a fence block that saves a file is read as a `write_file` of it. Any other argument (an MCP tool's path) is read as written and as each path in the work directory it may name (`./`, `//`, `..` read, links inside followed, a leading `/` dropped): another spelling of a path is held too.",
       ),
     unlessHosts: z
       .array(hostName)

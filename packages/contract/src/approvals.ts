@@ -7,7 +7,8 @@
 /**
  * A rule of an agent's `approvals`: which of its calls wait for a person. `tool` alone: every call of
  * it. With `matches`: only calls whose `argument` matches the pattern (a file tool's path as resolved in
- * the work directory; a fence block that saves a file as a `write_file` of it). With `unlessHosts`: only
+ * the work directory; any other argument as written and as each path it may name there; a fence block
+ * that saves a file as a `write_file` of it). With `unlessHosts`: only
  * calls whose URL (`argument`, default `url`) goes to a host not in the list (`*.example.com`: its
  * subdomains), at every redirect too.
  */

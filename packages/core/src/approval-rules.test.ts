@@ -24,6 +24,8 @@ const rules: ApprovalRule[] = [
   { tool: 'read_file', argument: 'path', matches: '^(?!tmp/)' },
   { tool: 'edit_file', argument: 'path', matches: '^déploiement/' },
   { tool: 'github_*' },
+  // An MCP server's tool: it declares no path arguments, its server resolves them as it likes.
+  { tool: 'fs_write', argument: 'path', matches: '^deploy/' },
 ];
 const check = { rules, workdir, tools: builtinTools(BUILTIN_TOOLS) };
 const ruleOf = (planned: PlannedCall) => approvalRuleFor({ ...check, call: planned });
@@ -92,6 +94,36 @@ describe('approval rules', () => {
     expect(read('./tmp/x')).toBeUndefined();
     expect(read('tmp/../secret')).toMatch(/\(secret\)$/);
     expect(read('TMP/x')).toMatch(/matching/);
+  });
+
+  it("holds an MCP tool's path however it is spelt, though its server resolves it, not agentq", () => {
+    const mcpWrite = (target: string) => ruleOf(call('fs_write', { path: target, content: 'x' }));
+    mkdirSync(path.join(workdir, 'deploy'), { recursive: true });
+    symlinkSync('deploy', path.join(workdir, 'shortcut'));
+    expect(mcpWrite('deploy/a')).toBe('fs_write with path matching /^deploy//');
+    // These match as written.
+    expect(mcpWrite('deploy//b')).toBe('fs_write with path matching /^deploy//');
+    expect(mcpWrite('deploy/./d')).toBe('fs_write with path matching /^deploy//');
+    for (const [spelling, as] of [
+      ['./deploy/a', 'deploy/a'],
+      ['x/../deploy/c', 'deploy/c'],
+      // Joined to its folder, a rooted path is in it; resolved, an absolute one inside is too.
+      ['/deploy/e', 'deploy/e'],
+      [path.join(workdir, 'deploy/f'), 'deploy/f'],
+      // Up and back in: the file tools refuse it, a server need not.
+      [`../${path.basename(workdir)}/deploy/g`, 'deploy/g'],
+      // Through a link inside the work directory.
+      ['shortcut/h', 'deploy/h'],
+    ])
+      expect(mcpWrite(spelling!), spelling).toBe(`fs_write with path matching /^deploy// (${as})`);
+    expect(mcpWrite('Deploy/i')).toBe('fs_write with path matching /^deploy//');
+    expect(mcpWrite('déploiement/../deploy/j'.normalize('NFD'))).toMatch(/\(deploy\/j\)$/);
+    expect(mcpWrite('deploy')).toBe('fs_write with path matching /^deploy// (deploy/)');
+    expect(mcpWrite('notes/deploy/x')).toBeUndefined();
+    expect(mcpWrite('notes/x')).toBeUndefined();
+    // Longer than a system opens, but a server may resolve it to a short path before it opens it.
+    expect(mcpWrite(`x/${'../'.repeat(1400)}${workdir.slice(1)}/deploy/k`)).toMatch(/\(deploy\/k\)$/);
+    expect(mcpWrite(`notes/${'a/'.repeat(100_000)}x`)).toBeUndefined();
   });
 
   it("holds a fence block that saves a file as a write_file of it, and runs it under its own tool's rules", () => {

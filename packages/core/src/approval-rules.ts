@@ -6,11 +6,16 @@
  * - a path of the file tools as they will open it (workdirPathOf: `./`, `//`, `..` and links inside
  *   read), tried in both Unicode forms (NFC, NFD) and in any case, since a filesystem may take either
  *   for the same name; a folder also with its final `/`;
+ * - any other argument (an MCP tool's path, which its server resolves as it likes) as written and as
+ *   each path it may name in the work directory: read as the file tools would, read lexically (a
+ *   server may go up and back in), and with its leading `/` dropped (a server may join it to its
+ *   folder); each in both Unicode forms and any case: another spelling of a path is held too;
  * - a fence block that saves a file before it runs is also a `write_file` of that path.
  *
  * A call that will not run anyway (a mistake the model is told of, a path outside the work directory
  * the file tools refuse) needs no approval; a URL that cannot be read does.
  */
+import path from 'node:path';
 import type { ApprovalRule } from '@agentq/contract';
 import { workdirPathOf, type Tool } from '@agentq/tools';
 import type { PlannedCall } from './tool-protocol.js';
@@ -58,17 +63,14 @@ function ruleFor(check: ApprovalCheck, name: string, text: string): string | und
       const isPath =
         typeof value === 'string' &&
         check.tools.some((tool) => tool.name === name && tool.pathArguments?.includes(argument));
-      if (!isPath) {
-        const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
-        if (new RegExp(rule.matches, 'u').test(text)) return `${name} with ${argument} matching /${rule.matches}/`;
-        continue;
-      }
-      const resolved = resolvedPath(check.workdir, value);
-      if (resolved && matchesAnySpelling(rule.matches, resolved)) {
-        const as = resolved.path === value ? '' : ` (${resolved.path})`;
-        return `${name} with ${argument} matching /${rule.matches}/${as}`;
-      }
-      continue;
+      const written = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+      const matched = matchingSpelling(
+        rule.matches,
+        isPath ? openedSpellings(check.workdir, written) : spellingsOf(check.workdir, value, written),
+      );
+      if (matched === undefined) continue;
+      const as = matched === written ? '' : ` (${matched})`;
+      return `${name} with ${argument} matching /${rule.matches}/${as}`;
     }
     const host = hostOf(value);
     if (host === undefined) return `${name} with a ${argument} that is not a URL`;
@@ -78,25 +80,51 @@ function ruleFor(check: ApprovalCheck, name: string, text: string): string | und
   return undefined;
 }
 
-/** A path as the file tools will open it; undefined outside the work directory (they refuse it). */
-function resolvedPath(workdir: string, value: string): { path: string; isFolder: boolean } | undefined {
+/** The longest text read as the file tools open it (a walk of the folders it names): no system opens a longer one. */
+const PATH_MAX = 4096;
+
+/**
+ * A path as the file tools will open it, and a folder with its final `/`; none outside the work
+ * directory (they refuse it).
+ */
+function openedSpellings(workdir: string, value: string): string[] {
   try {
-    return workdirPathOf({ workdir, path: value });
+    const opened = workdirPathOf({ workdir, path: value });
+    return [opened.path, ...(opened.isFolder ? [`${opened.path}/`] : [])];
   } catch {
-    return undefined;
+    return [];
   }
 }
 
-/** Whether the pattern matches the path in either Unicode form, with or without case, or as a folder. */
-function matchesAnySpelling(pattern: string, resolved: { path: string; isFolder: boolean }): boolean {
-  const forms = [resolved.path, ...(resolved.isFolder ? [`${resolved.path}/`] : [])].flatMap((form) => [
-    form.normalize('NFC'),
-    form.normalize('NFD'),
-  ]);
-  return ['u', 'ui'].some((flags) => {
-    const expression = new RegExp(pattern, flags);
-    return forms.some((form) => expression.test(form));
-  });
+/**
+ * What an argument whose tool cannot be asked how it reads a path (an MCP tool's) may name: its text,
+ * and, for a string, each path in the work directory it may be taken for (a server may resolve a long
+ * one to a short one before it opens it: only the walk of the file tools is bounded).
+ */
+function spellingsOf(workdir: string, value: unknown, text: string): string[] {
+  const forms = new Set([text]);
+  if (typeof value !== 'string') return [...forms];
+  const root = path.posix.resolve(workdir);
+  for (const candidate of [value, value.replace(/^\/+/, '')]) {
+    const lexical = path.posix.resolve(root, candidate);
+    if (lexical.startsWith(`${root}/`)) forms.add(lexical.slice(root.length + 1));
+    if (Buffer.byteLength(candidate) <= PATH_MAX)
+      for (const opened of openedSpellings(workdir, candidate)) forms.add(opened);
+  }
+  return [...forms];
+}
+
+/**
+ * The first of `forms` the pattern matches in either Unicode form, with or without case (a filesystem
+ * may take either for the same name).
+ */
+function matchingSpelling(pattern: string, forms: readonly string[]): string | undefined {
+  const expressions = ['u', 'ui'].map((flags) => new RegExp(pattern, flags));
+  return forms.find((form) =>
+    [form.normalize('NFC'), form.normalize('NFD')].some((spelling) =>
+      expressions.some((expression) => expression.test(spelling)),
+    ),
+  );
 }
 
 function namesTool(pattern: string, name: string): boolean {
