@@ -20,11 +20,12 @@ import {
   timeBudgetIs,
   tokenBudgetIs,
   type AgentOutcome,
+  type RunAgentOptions,
   type StopCondition,
 } from '@agentq/core';
 import type { LanguageModel } from '@agentq/llm';
 import type { MemoryEntry } from '@agentq/protocol';
-import { createRedisScratchpad, inputFiles } from '@agentq/store';
+import { createRedisScratchpad, inputFiles, type TaskRecord } from '@agentq/store';
 import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
 import { createToolSettings, WorkdirDisk } from '@agentq/tools';
@@ -196,9 +197,7 @@ export async function runAgentJob(
         usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
         startedAt: Date.parse(record.startedAt ?? '') || Date.now(),
         compaction: { limit: config.AGENTQ_CONTEXT_TOKENS, prompt: readPrompt('summariser') },
-        ...(approvals
-          ? { approvals: { rules: approvals.rules, ...(record.decisions ? { decided: record.decisions } : {}) } }
-          : {}),
+        ...(approvals ? { approvals: { rules: approvals.rules, ...decidedOf(record) } } : {}),
         signal,
       });
     },
@@ -245,5 +244,14 @@ function endingDeltas(model: LanguageModel, deltas: LiveDeltas): LanguageModel {
   return {
     modelId: model.modelId,
     generate: (request) => model.generate(request).finally(() => deltas.end()),
+  };
+}
+
+/** What was decided of the step a task's run resumes, and which approved calls of it began already. */
+function decidedOf(record: TaskRecord): { decided?: NonNullable<RunAgentOptions['approvals']>['decided'] } {
+  const { decisions, startedCalls } = record;
+  if (!decisions) return {};
+  return {
+    decided: { ...decisions, ...(startedCalls?.step === decisions.step ? { started: startedCalls.ids } : {}) },
   };
 }

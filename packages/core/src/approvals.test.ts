@@ -30,6 +30,7 @@ function run(
   journal: AgentJournal,
   protocol: 'native' | 'fences',
   decided?: Record<string, ApprovalDecision>,
+  started?: string[],
 ) {
   return runAgent({
     model,
@@ -41,7 +42,12 @@ function run(
     toolContext: createToolSettings({ workdir, isolation: { kind: 'none' } }),
     maxSteps: 10,
     signal: new AbortController().signal,
-    approvals: { rules, ...(decided ? { decided: { step: 1, calls: new Map(Object.entries(decided)) } } : {}) },
+    approvals: {
+      rules,
+      ...(decided
+        ? { decided: { step: 1, calls: new Map(Object.entries(decided)), ...(started ? { started } : {}) } }
+        : {}),
+    },
   });
 }
 
@@ -173,6 +179,44 @@ describe('approvals in the loop', () => {
     expect(existsSync(path.join(workdir, 'fenced.txt'))).toBe(false);
     expect(String(model.requests.at(-1)!.messages.at(-1)!.content)).toMatch(
       /\[failure\] .*Not run: this call needs a person's approval, and nobody approved it in time/s,
+    );
+  });
+
+  it('records an approved call as begun before it runs, and a run that resumes its step does not run it again', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'a', name: 'bash', arguments: { command: 'echo a >> log.txt' } },
+            { id: 'b', name: 'bash', arguments: { command: 'echo b >> log.txt' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    });
+    const memory = createMemoryJournal();
+    // What was written when: the start of `b` goes out by itself, before `b` runs.
+    const writes: string[] = [];
+    const journal: AgentJournal = {
+      load: () => memory.load(),
+      async commit(entry) {
+        if (entry.startedCalls)
+          writes.push(`started ${entry.startedCalls.ids.join(',')}${entry.lazy ? ' (lazy)' : ''}`);
+        for (const event of entry.events ?? [])
+          if (event.type === 'tool.result') writes.push(`result ${event.data.id}`);
+        await memory.commit(entry);
+      },
+    };
+    expect(await run(model, journal, 'native')).toMatchObject({ status: 'approval' });
+    // `a` began in a run whose worker died; `b` was approved too and never began.
+    const outcome = await run(model, journal, 'native', { a: { approve: true }, b: { approve: true } }, ['a']);
+    expect(outcome).toMatchObject({ status: 'completed' });
+    expect(await readFile(path.join(workdir, 'log.txt'), 'utf8')).toBe('b\n');
+    expect(writes).toEqual(['result a', 'started a,b', 'result b']);
+    expect(memory.startedCalls).toEqual({ step: 1, ids: ['a', 'b'] });
+    const results = model.requests.at(-1)!.messages.filter((message) => message.role === 'tool');
+    expect(results[0]!.content).toMatch(
+      /^Not run again: this call was approved and started, but the worker running it stopped before it ended, so it may have run in part or in whole/,
     );
   });
 });

@@ -33,6 +33,8 @@ export interface Approvals {
   rules: readonly ApprovalRule[];
   /** By call id: what was decided of this step's calls. */
   decisions?: ReadonlyMap<string, ApprovalDecision>;
+  /** The approved calls of this step that began in an earlier run (its worker died): none runs again. */
+  started?: readonly string[];
 }
 
 /** A call that waits for a person, and the rule that says so. */
@@ -109,6 +111,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       : [];
   });
   if (awaited.length) return { status: 'approval', messages: [], calls: awaited };
+  const begun = new Set(options.approvals?.started);
 
   for (const [index, call] of runnable.entries()) {
     const isLast = index === runnable.length - 1 && held.length === 0;
@@ -125,9 +128,18 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       await record([{ call, status: 'not_run', output: 'not run, an earlier block failed.' }], 0, isLast);
       continue;
     }
-    // Goes out with its result, or by itself if the call runs long enough to be seen running. The
-    // run's hold on its task was checked by the write just before (the answer, or the last result); a
-    // held answer is written with its first call's announcement, now, for that check.
+    if (begun.has(call.id)) {
+      // Approved, begun by a run that stopped before its result: a person approved one run of it.
+      await record([{ call, status: 'failed', output: STOPPED_TEXT }], 0, isLast);
+      continue;
+    }
+    // An approved call is recorded as begun before it runs, in a write of its own: whatever happens to
+    // this worker from now on, it never runs again. Any other call's announcement goes out with its
+    // result, or by itself if the call runs long enough to be seen running. The run's hold on its task
+    // was checked by the write just before (the answer, or the last result); a held answer is written
+    // with its first call's announcement, now, for that check.
+    const approved = options.approvals?.decisions?.get(call.id)?.approve === true;
+    if (approved) begun.add(call.id);
     const withAnswer = index === 0 && options.answerHeld === true;
     await journal.commit({
       events: [
@@ -142,7 +154,11 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
           },
         },
       ],
-      ...(withAnswer ? {} : { lazy: true, writeWithinMs: ANNOUNCE_WITHIN_MS }),
+      ...(approved
+        ? { startedCalls: { step, ids: [...begun] } }
+        : withAnswer
+          ? {}
+          : { lazy: true, writeWithinMs: ANNOUNCE_WITHIN_MS }),
     });
     const started = performance.now();
     // Read again as it is about to run: a call before it may have changed what its path names (a link).
@@ -205,6 +221,10 @@ function rejectionText(decision: ApprovalDecision): string {
       : 'a person rejected it';
   return `Not run: this call needs a person's approval, and ${why}. Do not repeat it as it was; find another way or answer without it.`;
 }
+
+/** What the model reads of an approved call whose run began, but whose worker stopped before it ended. */
+const STOPPED_TEXT =
+  'Not run again: this call was approved and started, but the worker running it stopped before it ended, so it may have run in part or in whole (its output is lost). Check what it did before you repeat it; a new call needs a new approval.';
 
 /** A call that needed no approval when its step began, and does now that the calls before it ran. */
 function heldLateText(rule: string): string {

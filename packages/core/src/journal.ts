@@ -4,7 +4,9 @@
  * worker starts from its last commit and never repeats an LLM call that was already answered. A
  * `lazy` commit is the exception: what could be made again if it were lost (a task's first messages,
  * a final answer just before the run's outcome) or only tells (that a model or tool call began), which a
- * journal may write with its next write; `writeWithinMs` bounds how long it may wait for one.
+ * journal may write with its next write; `writeWithinMs` bounds how long it may wait for one. A commit
+ * that records an approved call's start (`startedCalls`) is never lazy: it is what keeps that call from
+ * running twice.
  */
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { AgentqError, type EventInput } from '@agentq/contract';
@@ -26,6 +28,18 @@ export interface JournalEntry {
   lazy?: boolean;
   /** A lazy commit is written by itself if no other write took it within this long. Default: no limit. */
   writeWithinMs?: number;
+  /**
+   * The approved calls of a step that began, this commit's one included: written before that call runs,
+   * and given back to a run that resumes the step (the task's record keeps them), which runs none of
+   * them again. Replaces what was recorded before.
+   */
+  startedCalls?: StartedCalls;
+}
+
+/** The approved calls of step `step` that began, by id. */
+export interface StartedCalls {
+  step: number;
+  ids: readonly string[];
 }
 
 export interface AgentJournal {
@@ -68,11 +82,12 @@ export class RunLostError extends AgentqError {
 /** A journal in memory, for tests and one-off runs. */
 export function createMemoryJournal(
   initial: MemoryEntry[] = [],
-): AgentJournal & { messages: MemoryEntry[]; events: EventInput[]; steps: number } {
+): AgentJournal & { messages: MemoryEntry[]; events: EventInput[]; steps: number; startedCalls?: StartedCalls } {
   const journal = {
     messages: [...initial],
     events: [] as EventInput[],
     steps: 0,
+    startedCalls: undefined as StartedCalls | undefined,
     async load() {
       return [...journal.messages];
     },
@@ -80,6 +95,7 @@ export function createMemoryJournal(
       journal.messages.push(...(entry.messages ?? []));
       journal.events.push(...(entry.events ?? []));
       if (entry.steps !== undefined) journal.steps = entry.steps;
+      if (entry.startedCalls) journal.startedCalls = entry.startedCalls;
     },
   };
   return journal;

@@ -60,12 +60,13 @@ export interface RunAgentOptions {
   /** Cancels the run: aborts the model request and kills the running tool. */
   signal: AbortSignal;
   /**
-   * Calls a person must approve before they run (the agent's `approvals`), and what was decided of
-   * one step's calls (the task's record keeps them while the step lasts).
+   * Calls a person must approve before they run (the agent's `approvals`), what was decided of one
+   * step's calls, and which of the approved ones began in an earlier run (`started`, the journal's
+   * `startedCalls` of that step): the task's record keeps them while the step lasts.
    */
   approvals?: {
     rules: readonly ApprovalRule[];
-    decided?: { step: number; calls: ReadonlyMap<string, ApprovalDecision> };
+    decided?: { step: number; calls: ReadonlyMap<string, ApprovalDecision>; started?: readonly string[] };
   };
   /** Each piece of a model's answer as it forms (the model is then asked for a stream), with its step. */
   onDelta?: (delta: ModelDelta, step: number) => void;
@@ -105,7 +106,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   ): Promise<ExecuteToolsOutcome> => {
     const approvals = options.approvals && {
       rules: options.approvals.rules,
-      ...(options.approvals.decided?.step === steps ? { decisions: options.approvals.decided.calls } : {}),
+      ...(options.approvals.decided?.step === steps
+        ? { decisions: options.approvals.decided.calls, started: options.approvals.decided.started ?? [] }
+        : {}),
     };
     const outcome = await executeTools({
       calls,

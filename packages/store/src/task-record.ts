@@ -59,6 +59,7 @@ const decisionSchema = z.object({
 const decisionsSchema = z
   .object({ step: z.number().int(), calls: z.array(z.tuple([z.string(), decisionSchema])) })
   .transform(({ step, calls }): StepDecisions => ({ step, calls: new Map(calls) }));
+const startedCallsSchema = z.object({ step: z.number().int(), ids: z.array(z.string()) });
 const plannedSubtaskSchema = z.object({
   id: z.string(),
   agent: z.string(),
@@ -152,6 +153,14 @@ const recordSchema = z.object({
     .string()
     .optional()
     .transform((text) => (text ? decisionsSchema.parse(JSON.parse(text)) : undefined)),
+  /**
+   * The approved calls of a step that began (written by the run before each runs): a run that resumes
+   * that step runs none of them again.
+   */
+  startedCalls: z
+    .string()
+    .optional()
+    .transform((text) => (text ? startedCallsSchema.parse(JSON.parse(text)) : undefined)),
   cancelRequested: z
     .string()
     .optional()

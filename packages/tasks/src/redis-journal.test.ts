@@ -49,6 +49,13 @@ describe('the Redis journal', () => {
     expect(cancels).toEqual([false]);
   });
 
+  it("writes an approved call's start at once, into the task's record, even when asked to hold it", async () => {
+    const task = await claimed('mine');
+    const startedCalls = { step: 2, ids: ['deploy', 'call_2_2'] };
+    await journalOf(task.id, 'mine').commit({ startedCalls, lazy: true });
+    expect((await store.getRecord(task.id))!.startedCalls).toEqual(startedCalls);
+  });
+
   it('rejects with taken_over once another run holds the task, writing nothing', async () => {
     const task = await claimed('first');
     await transitions.claim(task, { runToken: 'second' });

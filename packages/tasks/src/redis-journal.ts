@@ -78,6 +78,8 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
       expect: ['running'],
       runToken: options.runToken,
       ...out,
+      // The record keeps them for a run that resumes the step (task-record.ts `startedCalls`).
+      ...(entry.startedCalls ? { fields: { startedCalls: JSON.stringify(entry.startedCalls) } } : {}),
     });
     if (result.outcome !== 'applied') throw new RunLostError(taskId, LOST_BECAUSE[result.outcome], result.status);
     options.onCommit?.(entry, { cancelRequested: result.cancelRequested, stop: result.stop });
@@ -93,7 +95,8 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
       return loaded;
     },
     commit(entry: JournalEntry): Promise<void> {
-      if (entry.lazy) {
+      // A call's start is written before it runs, never held.
+      if (entry.lazy && !entry.startedCalls) {
         held = joinWrites(held, asWrite(entry));
         if (entry.writeWithinMs !== undefined && !timer) {
           timer = setTimeout(() => void flush().catch(() => undefined), entry.writeWithinMs);
