@@ -69,6 +69,10 @@ beforeAll(async () => {
       '--no-audit',
       '--no-fund',
       '--prefer-offline',
+      // The registry sometimes stalls (as .ci/run says): each fetch is tried again.
+      '--fetch-retries=5',
+      '--fetch-retry-mintimeout=2000',
+      '--fetch-timeout=120000',
       ...packs.map((pack) => path.join(tarballs!, pack.filename)),
       `typescript@${versionOf('typescript')}`,
       `@types/node@${versionOf('@types/node')}`,
