@@ -77,9 +77,11 @@ export function spawnAgentq(
     cwd?: string;
     /** Run it as this user (the tests run as root): a non-root install. */
     user?: { uid: number; gid: number };
+    /** The entry point: another install's `agentq` (one from the packed tarballs). Default: this checkout's. */
+    main?: string;
   } = {},
 ): AgentqProcess {
-  const child = spawn(process.execPath, [AGENTQ_MAIN, ...args], {
+  const child = spawn(process.execPath, [options.main ?? AGENTQ_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.user ?? {}),

@@ -135,6 +135,35 @@ describe('@agentq/client', () => {
     expect(later).toEqual(stored.slice(3).map((event) => event.seq));
   });
 
+  it('takes file contents as the API does: base64 text (the wire format), bytes or { base64 }', async () => {
+    stack = await startStack({ rules: [{ reply: { content: 'ok' } }] });
+    const agentq = createClient({ baseUrl: stack.api.url, fetch: checkedFetch });
+    const [id] = await agentq.submit([
+      {
+        prompt: 'keep them',
+        agent: 'casual',
+        files: [
+          { path: 'wire.txt', content: Buffer.from('as docs/api.md writes it').toString('base64') },
+          { path: 'bytes.bin', content: new Uint8Array([0, 255]) },
+          { path: 'object.txt', content: { base64: Buffer.from('wrapped').toString('base64') } },
+        ],
+      },
+    ]);
+    await agentq.wait(id!, { timeoutMs: 20_000 });
+    const text = async (path: string) => Buffer.from(await agentq.files.download(id!, path)).toString('utf8');
+    expect(await text('wire.txt')).toBe('as docs/api.md writes it');
+    expect([...(await agentq.files.download(id!, 'bytes.bin'))]).toEqual([0, 255]);
+    expect(await text('object.txt')).toBe('wrapped');
+
+    // Anything else is refused before it is sent, naming the field and what it takes.
+    const wrong = await agentq
+      .submit([{ prompt: 'p', agent: 'casual', files: [{ path: 'a.txt', content: 42 as never }] }])
+      .catch((error: unknown) => error);
+    expect(wrong).toBeInstanceOf(AgentqApiError);
+    expect(wrong).toMatchObject({ code: 'invalid_request', status: 0, details: [{ path: 'tasks.0.files.0.content' }] });
+    expect((wrong as Error).message).toMatch(/tasks\.0\.files\.0\.content: .*base64 text.*Uint8Array/);
+  });
+
   it('makes schedules and moves files', async () => {
     stack = await startStack({ rules: [{ reply: { content: 'ok' } }] });
     const agentq = createClient({ baseUrl: stack.api.url, fetch: checkedFetch });

@@ -5,7 +5,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PLANNER_POOL, type WebhookEvent } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -44,11 +43,12 @@ import { webhookSecretRouter } from './routes/webhook-secret.js';
 
 /** Longer URLs are a client's mistake (Node itself refuses request heads over 16 KiB). */
 const MAX_URL_LENGTH = 8 * 1024;
-const DASHBOARD = fileURLToPath(new URL('../../dashboard/', import.meta.url));
+/** The dashboard's package, found as Node finds the API's dependencies (a checkout's workspace, or an install's). */
+const DASHBOARD = `${path.dirname(createRequire(import.meta.url).resolve('@agentq/dashboard/package.json'))}/`;
 /** The contract package's built code: the dashboard imports it in the browser (an import map names it). */
-const CONTRACT = fileURLToPath(new URL('../../../packages/contract/dist/', import.meta.url));
+const CONTRACT = path.join(dashboardPackage('@agentq/contract'), 'dist');
 /** The API's client (@agentq/client): the dashboard's, in the browser. */
-const CLIENT = fileURLToPath(new URL('../../../packages/client/dist/', import.meta.url));
+const CLIENT = path.join(dashboardPackage('@agentq/client'), 'dist');
 /** The dashboard's two libraries, served from where npm put them (ES modules, no build step). */
 const LIBRARIES = { 'lit-html': dashboardPackage('lit-html'), marked: dashboardPackage('marked') };
 

@@ -1,9 +1,8 @@
 /** The prompts of `prompts/` agentq owns (the planner's, the summariser's, the fences lesson), and an agent's system prompt. */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { PROMPTS_DIR } from '@agentq/config/shipped-files';
 import type { Tool } from '@agentq/tools';
-
-const PROMPTS_DIR = fileURLToPath(new URL('../../../prompts/', import.meta.url));
 
 const cache = new Map<string, string>();
 
@@ -11,7 +10,7 @@ const cache = new Map<string, string>();
 export function readPrompt(name: string): string {
   let prompt = cache.get(name);
   if (prompt === undefined) {
-    prompt = readFileSync(`${PROMPTS_DIR}${name}.md`, 'utf8').trim();
+    prompt = readFileSync(path.join(PROMPTS_DIR, `${name}.md`), 'utf8').trim();
     cache.set(name, prompt);
   }
   return prompt;

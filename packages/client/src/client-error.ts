@@ -8,7 +8,7 @@ export class AgentqApiError extends AgentqError {
   constructor(
     readonly code: ClientErrorCode,
     message: string,
-    /** The HTTP status (0 when no answer came). */
+    /** The HTTP status (0 when no answer came, or the client refused a call before sending it). */
     readonly status: number,
     /** For `invalid_request`: each bad field with its path. */
     readonly details?: unknown,

@@ -61,10 +61,16 @@ export interface TaskInput {
   metadata?: Record<string, unknown>;
   budget?: { usd?: number; tokens?: number };
   webhook?: { url: string; events?: WebhookEvent[] };
-  /** Files for its folder: `content` as bytes (sent in base64) or already base64 text. */
-  files?: Array<{ path: string; content: Uint8Array | { base64: string } }>;
+  /**
+   * Files for its folder. `content`: base64 text as the API takes it (a string), or bytes (a Uint8Array
+   * or Buffer, sent in base64), or `{ base64 }`. Anything else is refused before it is sent.
+   */
+  files?: Array<{ path: string; content: FileContent }>;
   plan?: Array<{ id: string; agent: string; task: string; need?: string[] }>;
 }
+
+/** A file's content: base64 text (the wire format), bytes, or base64 text as `{ base64 }`. */
+export type FileContent = string | Uint8Array | { base64: string };
 
 /** A schedule as `POST /v1/schedules` takes it: `cron` (and `timezone`) or `every`. */
 export interface ScheduleInput {
@@ -219,7 +225,7 @@ export function createClient(options: ClientOptions) {
     async submit(tasks: TaskInput[], submitOptions: { batch?: string } = {}): Promise<string[]> {
       const answer = await call<{ tasks: Array<{ id: string }> }>('POST', '/v1/tasks', {
         ...(submitOptions.batch !== undefined ? { batch: submitOptions.batch } : {}),
-        tasks: tasks.map(wireTask),
+        tasks: tasks.map((input, index) => wireTask(input, `tasks.${index}`)),
       });
       return answer.tasks.map((submitted) => submitted.id);
     },
@@ -288,7 +294,7 @@ export function createClient(options: ClientOptions) {
     },
     schedules: {
       create: (schedule: ScheduleInput) =>
-        call<ScheduleView>('POST', '/v1/schedules', { ...schedule, task: wireTask(schedule.task) }),
+        call<ScheduleView>('POST', '/v1/schedules', { ...schedule, task: wireTask(schedule.task, 'task') }),
       /** A page of the tenant's schedules (an admin's: every tenant's, or `tenant`'s), newest first. */
       list: (query: { tenant?: string; limit?: number; cursor?: string } = {}) =>
         call<SchedulePageView>('GET', `/v1/schedules?${new URLSearchParams(stringsOf(query))}`),
@@ -296,7 +302,7 @@ export function createClient(options: ClientOptions) {
       update: (id: string, change: Partial<ScheduleInput>) =>
         call<ScheduleView>('PATCH', `/v1/schedules/${encodeURIComponent(id)}`, {
           ...change,
-          ...(change.task ? { task: wireTask(change.task) } : {}),
+          ...(change.task ? { task: wireTask(change.task, 'task') } : {}),
         }),
       remove: (id: string) => call<void>('DELETE', `/v1/schedules/${encodeURIComponent(id)}`),
     },
@@ -320,16 +326,35 @@ export function createClient(options: ClientOptions) {
   };
 }
 
-/** A task as the wire wants it: files in base64. */
-function wireTask(input: TaskInput): Record<string, unknown> {
+/** A task as the wire wants it (`where`: its place in the body, for an error): files in base64. */
+function wireTask(input: TaskInput, where: string): Record<string, unknown> {
   if (!input.files) return { ...input };
   return {
     ...input,
-    files: input.files.map((file) => ({
+    files: input.files.map((file, index) => ({
       path: file.path,
-      content: 'base64' in file.content ? file.content.base64 : toBase64(file.content),
+      content: base64Of(file.content, `${where}.files.${index}.content`),
     })),
   };
+}
+
+/** A file's content as base64 text; a content of another kind is an `invalid_request` naming its place. */
+function base64Of(content: unknown, where: string): string {
+  if (typeof content === 'string') return content;
+  if (content instanceof Uint8Array) return toBase64(content);
+  if (typeof content === 'object' && content !== null && typeof (content as { base64?: unknown }).base64 === 'string')
+    return (content as { base64: string }).base64;
+  const message = 'give base64 text (a string), bytes (a Uint8Array or Buffer) or { base64: string }';
+  // Refused here (status 0: nothing was sent), as the API refuses a bad field.
+  throw new AgentqApiError('invalid_request', `${where}: ${message}, not ${describe(content)}.`, 0, [
+    { path: where, message },
+  ]);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object without a base64 string' : `a ${typeof value}`;
 }
 
 function toBase64(bytes: Uint8Array): string {

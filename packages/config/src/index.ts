@@ -18,7 +18,8 @@ export { ConfigError } from './config-error.js';
 export { durationMs, tenantSigningSecret, webhookSecret } from './webhook-settings.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
 export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
-export { DEFAULT_CONFIG_FILE, FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
+export { FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
+export { DEFAULT_CONFIG_FILE, PROMPTS_DIR, SHIPPED_DIR } from './shipped-files.js';
 export { holds, resolvedPath } from './mcp-server-folders.js';
 
 const toolProtocol = z.enum(TOOL_PROTOCOLS);

@@ -7,18 +7,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { webhookSecret } from './webhook-settings.js';
 import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
 import { sharedKeyProblems } from './shared-keys.js';
+import { DEFAULT_CONFIG_FILE } from './shipped-files.js';
 
 export const FILE_NAMES = ['agentq.config.yaml', 'agentq.config.yml', 'agentq.config.json'];
-
-/** The file that ships with agentq, at the project's root. */
-export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../../agentq.config.yaml', import.meta.url));
 
 /** An agent as the workers run it: its instructions read, its defaults applied by the caller. */
 export interface LoadedFile {
