@@ -1,6 +1,7 @@
 /** The prompts of `prompts/` agentq owns (the planner's, the summariser's, the fences lesson), and an agent's system prompt. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { ToolProtocolName } from '@agentq/contract';
 import type { Tool } from '@agentq/tools';
 
 const PROMPTS_DIR = fileURLToPath(new URL('../../../prompts/', import.meta.url));
@@ -20,7 +21,7 @@ export function readPrompt(name: string): string {
 /** The agent's instructions; with fences, followed by the lesson on code blocks for its tools. */
 export function systemPromptFor(options: {
   instructions: string;
-  protocol: 'native' | 'fences';
+  protocol: ToolProtocolName;
   tools: readonly Tool[];
 }): string {
   const base = options.instructions;
