@@ -100,6 +100,7 @@ function withLines(error: ClientError, name: string, lines: ReadonlyArray<{ line
     `The API refused the batch:\n  ${located.slice(0, 10).join('\n  ')}${located.length > 10 ? `\n  (and ${located.length - 10} more)` : ''}`,
     error.status,
     error.details,
+    error.code === 'unreachable' ? undefined : error.code,
   );
 }
 
