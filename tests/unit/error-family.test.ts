@@ -2,7 +2,7 @@
  * One error family: every error a caller handles, in every package, is an AgentqError with a stable
  * snake_case `code`, a boolean `retryable`, and its class's name (what logs show).
  */
-import { AgentqError, parseBatch } from '@agentq/contract';
+import { AGENTQ_ERROR_CODES, AgentqError, parseBatch } from '@agentq/contract';
 import { loadConfig } from '@agentq/config';
 import { LlmError } from '@agentq/llm';
 import {
@@ -59,6 +59,8 @@ describe('the error family', () => {
     const agentq = error as AgentqError;
     expect(agentq.name).toBe(name);
     expect(agentq.code).toMatch(/^[a-z][a-z0-9_]*$/);
+    // One of the codes the API has an answer for (apps/api/src/api-error.ts).
+    expect(AGENTQ_ERROR_CODES).toContain(agentq.code);
     expect(agentq.retryable).toBe(retryable);
     expect(agentq.message.length).toBeGreaterThan(0);
   });

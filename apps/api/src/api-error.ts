@@ -1,13 +1,14 @@
 /**
  * Errors the API answers with, as plain data: `{ "error": { "code", "message", "details" } }`.
- * The status follows from the code in one exhaustive switch. A client's mistake, whoever caught it
- * (a route, the body parser, the router decoding the path), is a 4xx that says what to fix; only
- * agentq's own faults are a 500, and Redis being away is a 503.
+ * Each of agentq's errors is answered by its code, in one record over every code (ANSWERS) that the
+ * compiler keeps complete; the HTTP status follows from the answer's code in another (HTTP_STATUS). A
+ * client's mistake, whoever caught it (a route, the body parser, the router decoding the path), is a 4xx
+ * that says what to fix; only agentq's own faults are a 500 (logged), and Redis being away is a 503.
  */
-import { AgentqError, type ApiErrorCode } from '@agentq/contract';
+import { AgentqError, type AgentqErrorCode, type ApiErrorCode } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
-import { DailyLimitError, EnqueueError, ForkError, RedisFullError, TenantGoneError } from '@agentq/tasks';
+import { isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
+import { DailyLimitError, RedisFullError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
 export { API_ERROR_CODES, type ApiErrorCode } from '@agentq/contract';
@@ -29,34 +30,25 @@ export class ApiError extends AgentqError {
   }
 }
 
+/** The HTTP status of each of the API's error codes. */
+const HTTP_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
+  limit_reached: 429,
+  unavailable: 503,
+  internal: 500,
+} as const satisfies Record<ApiErrorCode, number>;
+
 export function statusFor(code: ApiErrorCode): number {
-  switch (code) {
-    case 'invalid_request':
-    case 'invalid_json':
-      return 400;
-    case 'unauthorized':
-      return 401;
-    case 'forbidden':
-      return 403;
-    case 'not_found':
-      return 404;
-    case 'conflict':
-      return 409;
-    case 'payload_too_large':
-      return 413;
-    case 'uri_too_long':
-      return 414;
-    case 'unsupported_media_type':
-      return 415;
-    case 'headers_too_large':
-      return 431;
-    case 'limit_reached':
-      return 429;
-    case 'unavailable':
-      return 503;
-    case 'internal':
-      return 500;
-  }
+  return HTTP_STATUS[code];
 }
 
 /** The JSON body of an error, for the places that answer without Express (a malformed request line). */
@@ -95,6 +87,7 @@ export function errorHandler(options: { redisReady: () => boolean; logger: Logge
 
 function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof AgentqError) return answerTo(error);
   const { type, status, statusCode } = (error ?? {}) as { type?: string; status?: number; statusCode?: number };
   switch (type) {
     case 'entity.too.large': {
@@ -124,33 +117,7 @@ function toApiError(error: unknown): ApiError {
       `The body could not be decompressed as its Content-Encoding says (${(error as Error).message}): send it compressed that way, or without Content-Encoding.`,
     );
   }
-  if (error instanceof NoRoomError) return noRoom(error);
-  if (error instanceof ScheduleLimitError) return scheduleLimit(error);
-  if (error instanceof TenantGoneError) return new ApiError('conflict', `This schedule is paused: ${error.message}.`);
-  if (error instanceof DailyLimitError) {
-    const { tenant, spent, limit, resetsAt } = error;
-    return new ApiError(
-      'limit_reached',
-      error.message,
-      { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
-      Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
-    );
-  }
-  if (error instanceof RedisFullError) {
-    const { usedBytes, maxBytes, percent } = error.full;
-    return new ApiError('unavailable', error.message, { usedBytes, maxBytes, percent }, 30);
-  }
-  if (error instanceof EnqueueError)
-    return isRedisOutOfMemory(error.cause)
-      ? redisOutOfMemory()
-      : new ApiError(
-          'unavailable',
-          `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`,
-        );
-  if (error instanceof ForkError) return new ApiError('conflict', error.message);
   if (isRedisOutOfMemory(error)) return redisOutOfMemory();
-  if (error instanceof CommitNotReplicated)
-    return new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`);
   if (error instanceof URIError)
     return new ApiError(
       'invalid_request',
@@ -170,7 +137,113 @@ function toApiError(error: unknown): ApiError {
       (error as Error).message,
     );
   }
+  return internal();
+}
+
+/** A 500: what it was goes to the log (errorHandler), never to the client. */
+function internal(): ApiError {
   return new ApiError('internal', 'Internal error; see the API logs.');
+}
+
+/** An answer: the API's code, with the error's message; or made from the error (its fields, other words). */
+type Answer = ApiErrorCode | ((error: AgentqError) => ApiError);
+
+/**
+ * How the API answers each of agentq's errors, by its code (an ApiError is answered as it is). A code
+ * added to AGENTQ_ERROR_CODES is a compile error here until it has its answer. `internal` is a 500 with
+ * the error logged: agentq's own faults, and errors of parts the API never runs (a worker's, a model
+ * call's, a client's), which would be a bug here.
+ */
+const ANSWERS = {
+  // Codes the API's own errors share with other parts: a tool's `not_found` is one; a model provider's
+  // refusals are agentq's trouble, never the client's.
+  invalid_request: 'invalid_request',
+  invalid_json: 'invalid_json',
+  unauthorized: 'internal',
+  forbidden: 'internal',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  payload_too_large: 'payload_too_large',
+  uri_too_long: 'uri_too_long',
+  unsupported_media_type: 'unsupported_media_type',
+  headers_too_large: 'headers_too_large',
+  limit_reached: 'limit_reached',
+  unavailable: 'unavailable',
+  internal: 'internal',
+  // What a client sent, found wrong past the routes' own checks.
+  invalid_batch_line: 'invalid_request',
+  unknown_agent: 'invalid_request',
+  path_outside_workdir: 'invalid_request',
+  invalid_arguments: 'invalid_request',
+  file_too_large: 'payload_too_large',
+  // Gone, or refused as things stand.
+  task_missing: 'not_found',
+  fork_refused: 'conflict',
+  tenant_gone: (error) => new ApiError('conflict', `This schedule is paused: ${error.message}.`),
+  // A tenant's limits: which one, by how much, and when to try again. These read the fields of the class
+  // the code belongs to (another class with the code would be a bug: a 500, logged).
+  no_room: (error) => (error instanceof NoRoomError ? noRoom(error) : internal()),
+  schedule_limit: (error) => (error instanceof ScheduleLimitError ? scheduleLimit(error) : internal()),
+  daily_limit: (error) => (error instanceof DailyLimitError ? dailyLimit(error) : internal()),
+  // Redis full, away, behind or busy: the same request can succeed shortly.
+  redis_full: (error) => (error instanceof RedisFullError ? redisFull(error) : internal()),
+  enqueue_failed: (error) => (isRedisOutOfMemory(error.cause) ? redisOutOfMemory() : submitAgain(error)),
+  not_replicated: (error) =>
+    new ApiError('unavailable', `${error.message}: Redis's replicas are behind; try again shortly.`),
+  room_hold_lost: submitAgain,
+  keys_changed: submitAgain,
+  events_changed: (error) => new ApiError('unavailable', `${error.message}: read them again.`),
+  // agentq's own faults: a record it cannot read, storage or cells it does not match.
+  invalid_record: 'internal',
+  storage_too_new: 'internal',
+  cell_count_changed: 'internal',
+  invalid_config: 'internal',
+  // Errors of the worker, its tools and its model calls, and of clients: never thrown in the API.
+  edit_mismatch: 'internal',
+  tool_unavailable: 'internal',
+  blocked_destination: 'internal',
+  sandbox_unavailable: 'internal',
+  run_lost: 'internal',
+  rate_limited: 'internal',
+  server_error: 'internal',
+  timeout: 'internal',
+  connection: 'internal',
+  bad_request: 'internal',
+  aborted: 'internal',
+  bad_response: 'internal',
+  deadline_exceeded: 'internal',
+  network: 'internal',
+  unreachable: 'internal',
+  usage: 'internal',
+} satisfies Record<AgentqErrorCode, Answer>;
+
+function answerTo(error: AgentqError): ApiError {
+  const answer: Answer = ANSWERS[error.code];
+  if (typeof answer === 'function') return answer(error);
+  return answer === 'internal' ? internal() : new ApiError(answer, error.message);
+}
+
+/** A submit cut short by a condition that passes (Redis away, two writers at once, a hold that lapsed). */
+function submitAgain(error: AgentqError): ApiError {
+  return new ApiError(
+    'unavailable',
+    `${error.message}. Submit again (tasks with an idempotencyKey are not created twice).`,
+  );
+}
+
+function dailyLimit(error: DailyLimitError): ApiError {
+  const { tenant, spent, limit, resetsAt } = error;
+  return new ApiError(
+    'limit_reached',
+    error.message,
+    { tenant, spent, limit, resetsAt: resetsAt.toISOString() },
+    Math.ceil((resetsAt.getTime() - Date.now()) / 1000),
+  );
+}
+
+function redisFull(error: RedisFullError): ApiError {
+  const { usedBytes, maxBytes, percent } = error.full;
+  return new ApiError('unavailable', error.message, { usedBytes, maxBytes, percent }, 30);
 }
 
 /** A tenant's submit (a retry, a fork) past its limits: which one, by how much, and when to try again. */

@@ -2,7 +2,7 @@
  * The CLI's client of an agentq API (local or remote), with its key when one is needed: @agentq/client
  * underneath (the one client: the dashboard's and any program's), with the CLI's own words for its errors.
  */
-import { AgentqError, type StreamedEvent } from '@agentq/contract';
+import { AgentqError, type ClientErrorCode, type StreamedEvent } from '@agentq/contract';
 import { AgentqApiError, createClient, type AgentqClient } from '@agentq/client';
 export type { StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
@@ -15,16 +15,16 @@ export interface ClientOptions {
 
 export class ClientError extends AgentqError {
   /** The API's error code (`not_found`, `limit_reached`...), or `unreachable` when no answer came. */
-  readonly code: string;
+  readonly code: ClientErrorCode | 'unreachable';
   constructor(
     message: string,
     /** The HTTP status and the API's `details` (for a 400: each bad field, with its path). */
     readonly status?: number,
     readonly details?: unknown,
-    code?: string,
+    code?: ClientErrorCode,
   ) {
     super(message);
-    this.code = code ?? (status === undefined ? 'unreachable' : `http_${status}`);
+    this.code = code ?? 'unreachable';
   }
 
   /** No answer, a limit that resets, or the API or Redis away. */

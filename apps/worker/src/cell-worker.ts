@@ -7,6 +7,12 @@
  */
 import { Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
 
+/**
+ * The bullmq whose internal `processJob` this was checked against (and the exact version package.json
+ * pins): tests/integration/cell-worker.test.ts fails, saying what to check, on any other.
+ */
+export const BULLMQ_CHECKED = '6.7.0';
+
 export class CellWorker extends Worker {
   /** `mayTake`: whether the cell may take one more job now; none, BullMQ's own answer (one cell). */
   constructor(

@@ -1,4 +1,5 @@
 /** Writes how a run of the agent loop ended: the task's final status, its result or error, and the event. */
+import type { ToolProtocolName } from '@agentq/contract';
 import type { AgentOutcome } from '@agentq/core';
 import type { ByRun, TaskRef, Transitions } from '@agentq/tasks';
 import type { CommitResult } from '@agentq/store';
@@ -7,7 +8,7 @@ export function recordOutcome(options: {
   transitions: Transitions;
   task: TaskRef;
   by: ByRun;
-  protocol: 'native' | 'fences';
+  protocol: ToolProtocolName;
   outcome: AgentOutcome;
   /** When calls awaiting approval are rejected if nobody decided them (the agent's time limit). */
   approvalsExpireAt?: Date;

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROMPTS_DIR } from '@agentq/config/shipped-files';
+import type { ToolProtocolName } from '@agentq/contract';
 import type { Tool } from '@agentq/tools';
 
 const cache = new Map<string, string>();
@@ -19,7 +20,7 @@ export function readPrompt(name: string): string {
 /** The agent's instructions; with fences, followed by the lesson on code blocks for its tools. */
 export function systemPromptFor(options: {
   instructions: string;
-  protocol: 'native' | 'fences';
+  protocol: ToolProtocolName;
   tools: readonly Tool[];
 }): string {
   const base = options.instructions;

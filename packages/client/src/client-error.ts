@@ -1,8 +1,8 @@
 /** What the API answered when it said no: its status, its error code, what to fix, and each bad field. */
-import { AgentqError, type ApiErrorCode } from '@agentq/contract';
+import { AgentqError, type ClientErrorCode } from '@agentq/contract';
 
 /** The API's error codes (its `error.code`), and the client's own: `network` (no answer), `timeout` (a wait ran out). */
-export type ClientErrorCode = ApiErrorCode | 'network' | 'timeout';
+export type { ClientErrorCode };
 
 export class AgentqApiError extends AgentqError {
   constructor(

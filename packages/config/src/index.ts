@@ -6,7 +6,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { PLANNER_POOL, TOOL_PROTOCOLS, type ApprovalRule, type WebhookEvent } from '@agentq/contract';
+import {
+  PLANNER_POOL,
+  TOOL_PROTOCOLS,
+  type ApprovalRule,
+  type ToolProtocolName,
+  type WebhookEvent,
+} from '@agentq/contract';
 import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
@@ -374,7 +380,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The tool protocol of a pool: the agent's own setting, else AGENTQ_TOOL_PROTOCOL. */
-export function toolProtocolFor(config: Config, pool: string): 'native' | 'fences' {
+export function toolProtocolFor(config: Config, pool: string): ToolProtocolName {
   return agentSettings(config, pool)?.protocol ?? config.AGENTQ_TOOL_PROTOCOL;
 }
 

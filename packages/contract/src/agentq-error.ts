@@ -1,3 +1,5 @@
+import type { AgentqErrorCode } from './error-codes.js';
+
 /**
  * agentq's one error family. Every error a caller handles extends this: a stable `code` (what a
  * program branches on, never the message) and whether trying the same thing again, unchanged, can
@@ -5,8 +7,8 @@
  * for what no caller handles: a broken invariant, a bug.
  */
 export abstract class AgentqError extends Error {
-  /** The condition, in snake_case; stable across versions. */
-  abstract readonly code: string;
+  /** The condition, in snake_case; stable across versions; one of AGENTQ_ERROR_CODES (error-codes.ts). */
+  abstract readonly code: AgentqErrorCode;
   /** Whether the same call, unchanged, can succeed later. */
   abstract readonly retryable: boolean;
 

@@ -7,4 +7,5 @@ export * from './batch.js';
 export * from './webhooks.js';
 export * from './schedules.js';
 export * from './api-errors.js';
+export * from './error-codes.js';
 export * from './approvals.js';

@@ -1,6 +1,9 @@
 /**
- * Reading a `text/event-stream` as it arrives (the framing of `GET /v1/tasks/:id/events`), for every
- * client: the dashboard, the CLI, the tests. Chunks may split a line or a message anywhere.
+ * Reading a `text/event-stream` as it arrives (the framing of `GET /v1/tasks/:id/events`, and of a
+ * streamed model answer), for every client: the dashboard, the CLI, the worker, the tests. Chunks may
+ * split a line or a message anywhere. Each chunk is searched once and each byte copied at most once, so
+ * a stream costs time in proportion to its length, whatever its messages' sizes (bench/sse-reader.mjs:
+ * a 64 MiB message in 64 KiB chunks was 36 s when the reader searched all it held at each chunk).
  */
 
 export interface SseMessage {
@@ -16,9 +19,10 @@ export interface SseMessage {
  * for (const message of reader.push(chunk)) console.log(message.event, JSON.parse(message.data));
  */
 export function createSseReader(): { push(chunk: string): SseMessage[] } {
-  let buffer = '';
-  // How far `buffer` was searched for a line's end: a long line split across many chunks is read once.
-  let searched = 0;
+  // The start of a line whose end has not come yet, as the pieces it came in: joined once, at its end.
+  let pending: string[] = [];
+  // The last chunk ended with `\r`: a `\n` first in the next one is the rest of that `\r\n`.
+  let afterCr = false;
   let message: { id?: string; event?: string; data: string[] } = { data: [] };
   const take = (line: string, complete: SseMessage[]) => {
     if (line === '') {
@@ -42,23 +46,28 @@ export function createSseReader(): { push(chunk: string): SseMessage[] } {
   };
   return {
     push(chunk) {
-      buffer += chunk;
       const complete: SseMessage[] = [];
+      if (chunk === '') return complete;
+      let start = afterCr && chunk.startsWith('\n') ? 1 : 0;
+      afterCr = false;
       // Lines end with \n, \r\n or \r: the next of each is looked up once, not once per line.
-      let start = 0;
-      let lf = buffer.indexOf('\n', searched);
-      let cr = buffer.indexOf('\r', searched);
+      let lf = chunk.indexOf('\n', start);
+      let cr = chunk.indexOf('\r', start);
       while (lf !== -1 || cr !== -1) {
         const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
-        // A `\r` that ends the chunk may be half of a `\r\n` split across chunks: wait for the next one.
-        if (end === cr && end === buffer.length - 1) break;
-        take(buffer.slice(start, end), complete);
+        let line = chunk.slice(start, end);
+        if (pending.length) {
+          pending.push(line);
+          line = pending.join('');
+          pending = [];
+        }
+        take(line, complete);
         start = end === cr && lf === end + 1 ? end + 2 : end + 1;
-        if (lf !== -1 && lf < start) lf = buffer.indexOf('\n', start);
-        if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
+        afterCr = end === cr && end + 1 === chunk.length;
+        if (lf !== -1 && lf < start) lf = chunk.indexOf('\n', start);
+        if (cr !== -1 && cr < start) cr = chunk.indexOf('\r', start);
       }
-      buffer = buffer.slice(start);
-      searched = Math.max(0, (cr === -1 ? buffer.length + start : cr) - start);
+      if (start < chunk.length) pending.push(chunk.slice(start));
       return complete;
     },
   };

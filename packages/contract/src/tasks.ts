@@ -24,7 +24,26 @@ export const TASK_STATUSES = [
   'cancelled',
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'skipped', 'cancelled']);
+/** Whether each status ends a task: a status added to TASK_STATUSES is a compile error here until it says. */
+const STATUS_ENDS_TASK = {
+  pending: false,
+  queued: false,
+  running: false,
+  waiting: false,
+  completed: true,
+  failed: true,
+  skipped: true,
+  cancelled: true,
+} satisfies Record<TaskStatus, boolean>;
+/** The statuses a task ends in (the CLI, the dashboard, the API and the store all read this one set). */
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(
+  TASK_STATUSES.filter((status) => STATUS_ENDS_TASK[status]),
+);
+
+/** Whether `status` (a task's, or any text a caller holds) is one a task ends in. */
+export function isTerminalStatus(status: string | undefined): status is TaskStatus {
+  return TERMINAL_STATUSES.has(status as TaskStatus);
+}
 
 /** Why a task failed (or was skipped): one union, so the compiler checks every place that writes one. */
 export const TASK_ERROR_CODES = [

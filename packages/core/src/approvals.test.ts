@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ScriptedModel } from '@agentq/llm';
-import { BUILTIN_TOOLS, type ApprovalDecision } from '@agentq/contract';
+import { BUILTIN_TOOLS, type ApprovalDecision, type ToolProtocolName } from '@agentq/contract';
 import { builtinTools, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal, type AgentJournal } from './journal.js';
 import { protocolFor } from './protocols.js';
@@ -28,7 +28,7 @@ const rules = [{ tool: 'bash' }];
 function run(
   model: ScriptedModel,
   journal: AgentJournal,
-  protocol: 'native' | 'fences',
+  protocol: ToolProtocolName,
   decided?: Record<string, ApprovalDecision>,
   started?: string[],
 ) {

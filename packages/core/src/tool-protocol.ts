@@ -2,6 +2,7 @@
  * How a model asks for tools and how results go back to it. Two protocols share the same tools,
  * events and limits: native OpenAI tool calls, and code fences for small local models.
  */
+import type { ToolProtocolName } from '@agentq/contract';
 import type { ToolSpec } from '@agentq/llm';
 import type { AssistantMessage, Message } from '@agentq/protocol';
 import type { Tool } from '@agentq/tools';
@@ -36,7 +37,7 @@ export type TurnPlan =
   | { kind: 'reply'; text: string };
 
 export interface ToolProtocol {
-  readonly name: 'native' | 'fences';
+  readonly name: ToolProtocolName;
   /** Tools offered as native tool calls (none for fences: the system prompt teaches the tags). */
   toolSpecs(tools: readonly Tool[]): ToolSpec[];
   /** What the model's message asks for. */

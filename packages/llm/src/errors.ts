@@ -3,21 +3,9 @@
  * (408, 409, 429 and 5xx, timeouts and connection errors, and a 2xx whose body is broken: cut off,
  * not JSON, no choices); the rest fail at once.
  */
-import { AgentqError } from '@agentq/contract';
+import { AgentqError, type LlmErrorCode } from '@agentq/contract';
 
-export type LlmErrorCode =
-  | 'rate_limited'
-  | 'server_error'
-  | 'timeout'
-  | 'connection'
-  | 'bad_request'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'aborted'
-  | 'bad_response'
-  /** No answer within the call's whole deadline, retries included: not tried again. */
-  | 'deadline_exceeded';
+export type { LlmErrorCode };
 
 export interface LlmErrorOptions {
   code: LlmErrorCode;

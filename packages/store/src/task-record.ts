@@ -6,11 +6,13 @@ import { z } from 'zod';
 import {
   AgentqError,
   TASK_STATUSES,
+  TOOL_PROTOCOLS,
   WEBHOOK_EVENT_STATUS,
   WEBHOOK_EVENTS,
   type ApprovalDecision,
   type TaskError,
   type TaskView,
+  type ToolProtocolName,
   type WaitingFor,
   type WebhookEvent,
 } from '@agentq/contract';
@@ -45,7 +47,7 @@ const pendingSchema = z.union([
   z.object({
     kind: z.literal('question').optional(),
     callId: z.string(),
-    protocol: z.enum(['native', 'fences']),
+    protocol: z.enum(TOOL_PROTOCOLS),
     question: z.string(),
   }) satisfies z.ZodType<PendingQuestion>,
 ]);
@@ -303,7 +305,7 @@ export function budgetSpent(record: TaskRecord): boolean {
 export interface PendingQuestion {
   kind?: 'question';
   callId: string;
-  protocol: 'native' | 'fences';
+  protocol: ToolProtocolName;
   question: string;
 }
 

@@ -1,8 +1,7 @@
 /** The tools package's error family: a refusal the model can act on, as plain data. */
-import { AgentqError } from '@agentq/contract';
+import { AgentqError, type ToolErrorCode } from '@agentq/contract';
 
-export type ToolErrorCode =
-  'path_outside_workdir' | 'not_found' | 'invalid_arguments' | 'edit_mismatch' | 'tool_unavailable' | 'file_too_large';
+export type { ToolErrorCode };
 
 export class ToolError extends AgentqError {
   /** A refusal of these arguments: the model changes them, not the time it tries. */

@@ -19,7 +19,7 @@ function scratchpadOf(context: ToolContext) {
   return context.scratchpad;
 }
 
-const memorySetTool = defineTool({
+export const memorySetTool = defineTool({
   name: 'memory_set',
   description:
     "Save a note in the task's shared memory, for the other subtasks of the same task to read. Overwrites the key.",
@@ -38,7 +38,7 @@ const memorySetTool = defineTool({
   },
 });
 
-const memoryGetTool = defineTool({
+export const memoryGetTool = defineTool({
   name: 'memory_get',
   description: "Read a note from the task's shared memory.",
   schema: z.object({ key: z.string().trim().min(1).describe("The note's key") }),
@@ -55,7 +55,7 @@ const memoryGetTool = defineTool({
   },
 });
 
-const memoryListTool = defineTool({
+export const memoryListTool = defineTool({
   name: 'memory_list',
   description: "List the notes in the task's shared memory, with the start of each.",
   schema: z.object({}),

@@ -1,4 +1,5 @@
 /** The built-in tools by the names a configuration file gives them, and the JSON schema a model sees for each. */
+import type { BuiltinToolName } from '@agentq/contract';
 import { z } from 'zod';
 import { askUserTool } from './ask-user-tool.js';
 import { bashTool } from './bash-tool.js';
@@ -6,55 +7,63 @@ import { httpFetchTool } from './http-fetch-tool.js';
 import { nodeTool } from './node-tool.js';
 import { editFileTool } from './edit-file-tool.js';
 import { listFilesTool } from './list-files-tool.js';
-import { memoryTools } from './memory-tools.js';
+import { memoryGetTool, memoryListTool, memorySetTool } from './memory-tools.js';
 import { createWebSearchTool } from './web-search-tool.js';
 import { pythonTool } from './python-tool.js';
 import { readFileTool } from './read-file-tool.js';
 import type { Tool } from './tool.js';
 import { writeFileTool } from './write-file-tool.js';
 
-const BUILTIN: ReadonlyMap<string, Tool> = new Map(
-  [
-    bashTool,
-    pythonTool,
-    nodeTool,
-    readFileTool,
-    writeFileTool,
-    editFileTool,
-    listFilesTool,
-    httpFetchTool,
-    ...memoryTools,
-    askUserTool,
-  ].map((tool) => [tool.name, tool]),
-);
+interface BuiltinToolOptions {
+  /** A SearxNG instance: without one, `web_search` is left out. Default none. */
+  searchUrl?: string;
+}
+
+/**
+ * Each built-in tool by the name an agent's `tools` list gives it: a name added to BUILTIN_TOOLS (what
+ * the configuration file accepts) is a compile error here until it has its tool.
+ */
+const BUILTIN = {
+  bash: () => bashTool,
+  python: () => pythonTool,
+  node: () => nodeTool,
+  read_file: () => readFileTool,
+  write_file: () => writeFileTool,
+  edit_file: () => editFileTool,
+  list_files: () => listFilesTool,
+  http_fetch: () => httpFetchTool,
+  web_search: ({ searchUrl }) => (searchUrl ? searchToolFor(searchUrl) : undefined),
+  memory_set: () => memorySetTool,
+  memory_get: () => memoryGetTool,
+  memory_list: () => memoryListTool,
+  ask_user: () => askUserTool,
+} satisfies Record<BuiltinToolName, (options: BuiltinToolOptions) => Tool | undefined>;
 
 /** `web_search` for each SearxNG instance, made once. */
 const searchTools = new Map<string, Tool>();
 
-/**
- * The built-in tools of these names, in their order; names that are not built-in tools (an agent's MCP
- * servers) are left to their caller.
- * @param options.searchUrl a SearxNG instance: without one, `web_search` is left out. Default none.
- */
-export function builtinTools(names: readonly string[], options: { searchUrl?: string } = {}): Tool[] {
-  const tools: Tool[] = [];
-  for (const name of names) {
-    if (name === 'web_search') {
-      if (!options.searchUrl) continue;
-      let search = searchTools.get(options.searchUrl);
-      if (!search) searchTools.set(options.searchUrl, (search = createWebSearchTool({ searchUrl: options.searchUrl })));
-      tools.push(search);
-      continue;
-    }
-    const tool = BUILTIN.get(name);
-    if (tool) tools.push(tool);
-  }
-  return tools;
+function searchToolFor(searchUrl: string): Tool {
+  let search = searchTools.get(searchUrl);
+  if (!search) searchTools.set(searchUrl, (search = createWebSearchTool({ searchUrl })));
+  return search;
 }
 
 /** Whether a name is one of the built-in tools'. */
-export function isBuiltinTool(name: string): boolean {
-  return name === 'web_search' || BUILTIN.has(name);
+export function isBuiltinTool(name: string): name is BuiltinToolName {
+  return Object.hasOwn(BUILTIN, name);
+}
+
+/**
+ * The built-in tools of these names, in their order; names that are not built-in tools (an agent's MCP
+ * servers) are left to their caller.
+ */
+export function builtinTools(names: readonly string[], options: BuiltinToolOptions = {}): Tool[] {
+  const tools: Tool[] = [];
+  for (const name of names) {
+    const tool = isBuiltinTool(name) ? BUILTIN[name](options) : undefined;
+    if (tool) tools.push(tool);
+  }
+  return tools;
 }
 
 /** The tools that run code as a process: the ones the jail is for. */

@@ -1,4 +1,5 @@
 /** `agentq status`, `agentq cancel ID`, `agentq retry ID`, `agentq fork ID`, `agentq delete ID` (cancel, retry and delete also `--batch B`). */
+import { isTerminalStatus } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
 import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -41,8 +42,6 @@ export async function statusCommand(client: ApiClient, flags: { json?: boolean }
   return 0;
 }
 
-const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
-
 export async function cancelCommand(
   client: ApiClient,
   taskId: string | undefined,
@@ -52,7 +51,7 @@ export async function cancelCommand(
   if (!taskId || flags.batch !== undefined) throw new UsageError('usage: agentq cancel ID, or agentq cancel --batch B');
   // A task that already ended has nothing to cancel: said, and exit 1.
   const task = await client.call<{ id: string; status: string }>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
-  if (ENDED.has(task.status)) {
+  if (isTerminalStatus(task.status)) {
     process.stdout.write(
       flags.json
         ? `${JSON.stringify({ id: task.id, status: task.status, cancelled: false })}\n`

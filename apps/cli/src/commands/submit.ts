@@ -3,7 +3,7 @@
  * and with `--watch` a progress bar of the batch until it ends. Exits 1 when any task did not complete.
  */
 import { readFile } from 'node:fs/promises';
-import { BatchLineError, parseBatchLines } from '@agentq/contract';
+import { BatchLineError, isTerminalStatus, parseBatchLines, TERMINAL_STATUSES } from '@agentq/contract';
 import { ClientError, type ApiClient } from '../api-client.js';
 import { paint, statusLine } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -19,7 +19,6 @@ export interface SubmitFlags {
   json?: boolean;
 }
 
-const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 const POLL_MS = 500;
 
 export async function submitCommand(
@@ -101,6 +100,7 @@ function withLines(error: ClientError, name: string, lines: ReadonlyArray<{ line
     `The API refused the batch:\n  ${located.slice(0, 10).join('\n  ')}${located.length > 10 ? `\n  (and ${located.length - 10} more)` : ''}`,
     error.status,
     error.details,
+    error.code === 'unreachable' ? undefined : error.code,
   );
 }
 
@@ -110,7 +110,7 @@ async function watchBatch(client: ApiClient, ids: string[], draw: boolean): Prom
   const line = statusLine();
   const started = Date.now();
   for (;;) {
-    const open = ids.filter((id) => !ENDED.has(statuses.get(id) ?? ''));
+    const open = ids.filter((id) => !isTerminalStatus(statuses.get(id)));
     for (let index = 0; index < open.length; index += 10_000) {
       const { tasks } = await client.call<{ tasks: Array<{ id: string; status: string | null }> }>(
         'POST',
@@ -121,7 +121,7 @@ async function watchBatch(client: ApiClient, ids: string[], draw: boolean): Prom
     }
     const counts = countBy(statuses);
     if (draw) line.update(progress(counts, ids.length, Date.now() - started));
-    if (ids.every((id) => ENDED.has(statuses.get(id) ?? ''))) break;
+    if (ids.every((id) => isTerminalStatus(statuses.get(id)))) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   line.done();
@@ -129,12 +129,13 @@ async function watchBatch(client: ApiClient, ids: string[], draw: boolean): Prom
 }
 
 function progress(counts: Record<string, number>, total: number, elapsedMs: number): string {
-  const done = (counts.completed ?? 0) + (counts.failed ?? 0) + (counts.skipped ?? 0) + (counts.cancelled ?? 0);
+  const done = [...TERMINAL_STATUSES].reduce((sum, status) => sum + (counts[status] ?? 0), 0);
   const width = 28;
   const filled = Math.round((done / total) * width);
   const rate = done / Math.max(elapsedMs / 1000, 0.001);
   const eta = done && done < total ? ` · ETA ${Math.ceil((total - done) / rate)}s` : '';
-  const failed = (counts.failed ?? 0) + (counts.cancelled ?? 0) + (counts.skipped ?? 0);
+  // Ended without completing: failed, skipped or cancelled.
+  const failed = done - (counts.completed ?? 0);
   return [
     `[${paint.green('#'.repeat(filled))}${'-'.repeat(width - filled)}] ${done}/${total} done`,
     failed ? paint.red(`${failed} failed`) : '0 failed',

@@ -7,6 +7,7 @@
  * once more and then left alone. lit-html puts every value in a text node or an attribute: model text is
  * never parsed as HTML; the result is shown as Markdown built from text nodes (markdown.ts).
  */
+import { isTerminalStatus } from '@agentq/contract';
 import { html, nothing, render, type TemplateResult } from 'lit-html';
 import { followEvents, isLiveDelta, request, type Delivery, type Task, type WaitingFor } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
@@ -15,7 +16,6 @@ import { markdown } from '../markdown.js';
 import { planGraph } from './plan-graph.js';
 import { Timeline } from './timeline.js';
 
-const ENDED = new Set(['completed', 'failed', 'skipped', 'cancelled']);
 /** While a task runs: its record again this often (its subtasks' progress), and its duration each second. */
 const REFRESH_MS = 5_000;
 /** A pending delivery is looked at this long after its attempt is due: time for the attempt to answer. */
@@ -114,7 +114,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
           replaceChildren(graph, h('h2', {}, planTitle(task.progress)), h('div', { class: 'graph-scroll' }, drawn));
       }
       const pending = state.deliveries.filter((delivery) => delivery.state === 'pending');
-      if (ENDED.has(task.status) && ended && !pending.length) stop();
+      if (isTerminalStatus(task.status) && ended && !pending.length) stop();
       else lookAfterAttempt(pending);
     } catch (error) {
       if (signal.aborted) return;
@@ -230,13 +230,13 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       <span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>
       <span class="spacer"></span>
       <div class="actions">
-        ${!ENDED.has(task.status) ? html`<button id="cancel-task" @click=${() => actions.post(`/v1/tasks/${id}/cancel`)}>Cancel</button>` : nothing}
+        ${!isTerminalStatus(task.status) ? html`<button id="cancel-task" @click=${() => actions.post(`/v1/tasks/${id}/cancel`)}>Cancel</button>` : nothing}
         ${
           (task.status === 'failed' || task.status === 'cancelled') && !task.parentId
             ? html`<button id="retry-task" @click=${() => actions.post(`/v1/tasks/${id}/retry`, {}, (answer) => answer.id && (location.hash = `#/tasks/${encodeURIComponent(answer.id)}`))}>Retry</button>`
             : nothing
         }
-        ${ENDED.has(task.status) && !task.parentId ? html`<button id="delete-task" class="danger" @click=${() => actions.remove(task.id)}>Delete</button>` : nothing}
+        ${isTerminalStatus(task.status) && !task.parentId ? html`<button id="delete-task" class="danger" @click=${() => actions.remove(task.id)}>Delete</button>` : nothing}
         <span class="form-message" role="status">${state.message}</span>
       </div>
     </div>
