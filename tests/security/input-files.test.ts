@@ -4,9 +4,10 @@
  * has no lone UTF-16 surrogate), and a task never runs without every file it was given. The placement is
  * cut short from outside by a disk that refuses the second file (the worker's soft RLIMIT_FSIZE, set
  * with prlimit: EFBIG, as a full disk's ENOSPC would be); a retry must place them all again, or the task
- * fails naming the file. And a path no file can have, asked of the files route, is a 4xx, not a 500.
+ * fails naming the file. What files store in Redis, their paths included, counts toward the tenant's
+ * limits.mb. And a path no file can have, asked of the files route, is a 4xx, not a 500.
  */
-import type { ScheduleView, TaskView } from '@agentq/contract';
+import type { ScheduleView, TaskView, UsageView } from '@agentq/contract';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,6 +27,8 @@ const BIG = 100_000;
 
 const prefix = freshPrefix('inputs');
 const ACME = `acme-${randomBytes(8).toString('hex')}`;
+/** A tenant with a small limits.mb (512 KiB): what its files store counts toward it. */
+const SMALL = `small-${randomBytes(8).toString('hex')}`;
 
 let double: OpenAIDouble;
 let dataDir: string;
@@ -61,7 +64,7 @@ beforeAll(async () => {
     model: 'files-model',
     extra: {
       AGENTQ_TASK_DISK_MB: '16',
-      ...tenantsEnv({ acme: { keys: [ACME] } }),
+      ...tenantsEnv({ acme: { keys: [ACME] }, small: { keys: [SMALL], limits: { mb: 0.5 } } }),
     },
   });
   api = spawnAgentq(['api'], env);
@@ -294,5 +297,46 @@ describe("a tenant's input files", () => {
         'string',
       ]);
     }
+  });
+});
+
+describe("what a tenant's files store, toward its limits.mb (tenant small: 512 KiB)", () => {
+  it('counts their paths and each file, on a submit, a schedule and a retry: past it, a 429', async () => {
+    // 100 empty files, each path 1,003 bytes: 100,300 bytes of names, no content (a tenant sent 51.9 MiB
+    // of these past a 1 MiB limit when only contents counted).
+    const files = Array.from({ length: 100 }, (_, index) => ({
+      path: [
+        `${String(index).padStart(3, '0')}${'a'.repeat(247)}`,
+        'b'.repeat(250),
+        'c'.repeat(250),
+        'd'.repeat(250),
+      ].join('/'),
+      content: '',
+    }));
+    const pathBytes = files.reduce((sum, file) => sum + Buffer.byteLength(file.path), 0);
+    expect(pathBytes).toBe(100_300);
+    const written = async () => (await getJson<UsageView>('/v1/usage', SMALL)).writtenBytes;
+    // Agent casual: no worker serves it here, so its tasks stay queued, holding what they stored.
+    const task = (prompt: string) => ({ prompt, agent: 'casual', files });
+    const before = await written();
+    const first = await submit(task('paths 1'), SMALL);
+    const afterTask = await written();
+    const schedule = await post('/v1/schedules', { every: 3_600_000, paused: true, task: task('paths s') }, SMALL);
+    const afterSchedule = await written();
+    // About 107 KiB a task and 220 KiB the schedule (its task names the files, its hash holds them): the
+    // second task fits, a third does not, nor does a retry of the first.
+    const second = await submit(task('paths 2'), SMALL);
+    const third = await submit(task('paths 3'), SMALL);
+    await call(`/v1/tasks/${idOf(first.body)}/cancel`, { method: 'POST', key: SMALL });
+    const retry = await call(`/v1/tasks/${idOf(first.body)}/retry`, { method: 'POST', key: SMALL });
+    expect({
+      task: afterTask - before,
+      schedule: afterSchedule - afterTask,
+      statuses: [first.status, schedule.status, second.status, third.status, retry.status],
+    }).toEqual({
+      task: expect.toSatisfy((bytes: number) => bytes > pathBytes),
+      schedule: expect.toSatisfy((bytes: number) => bytes > 2 * pathBytes),
+      statuses: [202, 201, 202, 429, 429],
+    });
   });
 });
