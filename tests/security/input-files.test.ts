@@ -5,11 +5,13 @@
  * cut short from outside by a disk that refuses the second file (the worker's soft RLIMIT_FSIZE, set
  * with prlimit: EFBIG, as a full disk's ENOSPC would be); a retry must place them all again, or the task
  * fails naming the file. What files store in Redis, their paths included, counts toward the tenant's
- * limits.mb. And a path no file can have, asked of the files route, is a 4xx, not a 500.
+ * limits.mb. And the files routes answer a 4xx, never a 500, for a path no file can have and whatever
+ * the task's own code does to its folder while they read it.
  */
 import type { ScheduleView, TaskView, UsageView } from '@agentq/contract';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,9 +48,33 @@ const threeFiles = () => [
   { path: 'c.txt', content: b64('c') },
 ];
 
+/** The prompt of the task that races the files routes (its model runs RACER). */
+const RACE = 'a task that races the files routes';
+/**
+ * Flips `f` between a link to /etc/shadow and a regular file (renamed over it, as fast as Python can),
+ * and every 16th time rewrites `big` in place (cut to nothing, then 256 KiB written), until the test
+ * leaves a `stop`.
+ */
+const RACER = [
+  'import os, time',
+  "open('f', 'w').write('inside\\n')",
+  'end = time.time() + 100; n = 0',
+  "while not os.path.exists('stop') and time.time() < end:",
+  "    os.symlink('/etc/shadow', 'l.tmp'); os.replace('l.tmp', 'f')",
+  "    open('r.tmp', 'w').write('inside\\n'); os.replace('r.tmp', 'f')",
+  '    if n % 16 == 0:',
+  "        with open('big', 'w') as out: out.write('x' * 262144)",
+  '    n += 1',
+  "print('swaps', n)",
+].join('\n');
+
 beforeAll(async () => {
   double = await startOpenAIDouble({
     rules: [
+      {
+        match: (request) => firstUser(request) === RACE && toolResultsIn(request) === 0,
+        reply: { toolCalls: [{ name: 'python', arguments: { code: RACER } }] },
+      },
       {
         match: (request) => toolResultsIn(request) === 0,
         reply: { toolCalls: [{ name: 'bash', arguments: { command: SIZES } }] },
@@ -64,6 +90,8 @@ beforeAll(async () => {
     model: 'files-model',
     extra: {
       AGENTQ_TASK_DISK_MB: '16',
+      // The racer's one tool call runs until the test has read enough.
+      AGENTQ_TOOL_TIMEOUT_MS: '120000',
       ...tenantsEnv({ acme: { keys: [ACME] }, small: { keys: [SMALL], limits: { mb: 0.5 } } }),
     },
   });
@@ -339,4 +367,84 @@ describe("what a tenant's files store, toward its limits.mb (tenant small: 512 K
       statuses: [202, 201, 202, 429, 429],
     });
   });
+});
+
+describe("the files routes while the task's own code changes its folder", () => {
+  it('answer the file, a 404 or a 409, never a 5xx nor a host file, to readers racing renames and rewrites', async () => {
+    const answer = await submit({ prompt: RACE });
+    const id = idOf(answer.body);
+    const folder = path.join(dataDir, 'work', id);
+    await expect.poll(() => existsSync(path.join(folder, 'f')), { timeout: 30_000 }).toBe(true);
+    const seen = new Map<string, number>();
+    const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
+    /** One request; what it answered, as a line: the route, the status, and what the body was. */
+    const ask = async (route: string, body: (bytes: Buffer) => string) => {
+      const response = await call(`/v1/tasks/${id}${route}`).catch((error: Error) => error);
+      if (response instanceof Error) {
+        count(`${route} no answer: ${String((response.cause as Error | undefined)?.message ?? response.message)}`);
+        return;
+      }
+      let read: string;
+      try {
+        const bytes = Buffer.from(await response.arrayBuffer());
+        read = response.status === 200 ? body(bytes) : bytes.toString().slice(0, 60);
+      } catch {
+        // The headers went out, then the answer was cut short: the client knows it is incomplete.
+        read = 'cut short';
+      }
+      count(`${route} ${response.status} ${read}`);
+    };
+    const archived = (bytes: Buffer) => {
+      try {
+        return execFileSync('tar', ['-tz'], { input: bytes }).toString().includes('big') ? 'an archive' : 'no big';
+      } catch (error) {
+        return `not an archive: ${String((error as { stderr?: Buffer }).stderr ?? error).slice(0, 60)}`;
+      }
+    };
+    let oneFile = 0;
+    const deadline = Date.now() + 90_000;
+    const until = (done: () => boolean) => async (request: () => Promise<void>) => {
+      while (!done() && Date.now() < deadline) await request();
+    };
+    const enough = until(() => oneFile >= 6_000);
+    try {
+      await Promise.all([
+        ...Array.from({ length: 6 }, () =>
+          enough(async () => {
+            await ask('/files/f', (bytes) =>
+              bytes.toString() === 'inside\n' ? 'the file' : bytes.toString().slice(0, 60),
+            );
+            oneFile++;
+          }),
+        ),
+        enough(() =>
+          // (as it was when opened: any part of its 256 KiB, the rewrite being under way)
+          ask('/files/big', (bytes) => (/^x*$/.test(bytes.toString()) ? 'the file' : bytes.toString().slice(0, 60))),
+        ),
+        enough(() =>
+          ask('/files', (bytes) => (Array.isArray(JSON.parse(bytes.toString()).files) ? 'a list' : bytes.toString())),
+        ),
+        enough(() => ask('/files.tar.gz', archived)),
+      ]);
+    } finally {
+      writeFileSync(path.join(folder, 'stop'), '');
+    }
+    const ran = await endOf(id);
+    const answers = Object.fromEntries(seen);
+    console.log(`the racer ended ${ran}; ${oneFile} one-file answers:`, answers);
+    expect(oneFile).toBeGreaterThanOrEqual(6_000);
+    // Each answer is the file (the list, the archive) or a 4xx in the error shape; a file cut short while
+    // it was sent is cut short for the client too, never ended as if whole.
+    const error = (status: number) => `${status} {"error":{"code":`;
+    const sane: Array<[string, string[]]> = [
+      ['/files/f ', ['200 the file', error(404)]],
+      ['/files/big ', ['200 the file', '200 cut short', error(409)]],
+      ['/files ', ['200 a list']],
+      ['/files.tar.gz ', ['200 an archive']],
+    ];
+    const insane = Object.keys(answers).filter(
+      (line) => !sane.some(([route, answers]) => answers.some((answer) => line.startsWith(`${route}${answer}`))),
+    );
+    expect(insane).toEqual([]);
+  }, 180_000);
 });

@@ -84,8 +84,8 @@ export async function listWorkdir(
 
 /**
  * Writes a task's folder as a gzipped tar to `output` (folders and regular files; modes 755 and 644,
- * owned by nobody in particular). A file that changes size while it is read ends the archive with an
- * error: the folder of a running task may.
+ * owned by nobody in particular). A file is archived at the size it had when opened, whatever the task
+ * does to it meanwhile (`sized`): the archive is always whole.
  */
 export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream): Promise<void> {
   const archive = pack();
@@ -114,7 +114,7 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
           if (opened.size === 0) archive.entry(header, Buffer.alloc(0));
           else
             await pipeline(
-              file.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }),
+              sized(file.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }), opened.size),
               archive.entry(header),
             );
         } finally {
@@ -128,4 +128,21 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
     archive.destroy(error as Error);
   }
   await written;
+}
+
+/** Zeros for a file cut short while archived. */
+const PADDING = Buffer.alloc(64 * 1024);
+
+/**
+ * A file's bytes, exactly `size` of them (what its header says): a file that grew while read was read
+ * to `size` only (its stream's `end`); one a running task cut short meanwhile is padded with zeros, as
+ * GNU tar does, since a tar entry shorter than its header would end the archive there.
+ */
+async function* sized(chunks: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  let read = 0;
+  for await (const chunk of chunks) {
+    read += chunk.length;
+    yield chunk;
+  }
+  for (; read < size; read += PADDING.length) yield PADDING.subarray(0, Math.min(PADDING.length, size - read));
 }
