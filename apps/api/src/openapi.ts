@@ -343,7 +343,16 @@ function describedApi(): ReturnType<typeof createDocument> {
               description: 'Its files; `truncated` when there were more than 10,000.',
               content: json(
                 z.object({
-                  files: z.array(z.object({ path: z.string(), size: z.number().int(), modifiedAt: z.string() })),
+                  files: z.array(
+                    z.object({
+                      path: z.string(),
+                      size: z.number().int(),
+                      modifiedAt: z.string().meta({
+                        description:
+                          'RFC 3339. A time its task set outside years 1 to 9999 is shown as the nearest of them.',
+                      }),
+                    }),
+                  ),
                   truncated: z.boolean(),
                 }),
               ),
