@@ -13,7 +13,7 @@ const UNIT = [
   'tests/unit/**/*.test.ts',
   'apps/*/src/**/*.test.ts',
   'packages/{client,config,contract,core,llm,protocol,telemetry}/src/**/*.test.ts',
-  'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool,toolsets}.test.ts',
+  'packages/tools/src/{interactive-guard,http-fetch-tool,web-search-tool,toolsets,file-times}.test.ts',
 ];
 const INTEGRATION = ['packages/{store,scheduling,tasks,tools}/src/**/*.test.ts', 'tests/integration/**/*.test.ts'];
 const withRedis = ['tests/setup/redis-server.ts'];

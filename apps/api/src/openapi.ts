@@ -343,7 +343,16 @@ function describedApi(): ReturnType<typeof createDocument> {
               description: 'Its files; `truncated` when there were more than 10,000.',
               content: json(
                 z.object({
-                  files: z.array(z.object({ path: z.string(), size: z.number().int(), modifiedAt: z.string() })),
+                  files: z.array(
+                    z.object({
+                      path: z.string(),
+                      size: z.number().int(),
+                      modifiedAt: z.string().meta({
+                        description:
+                          'RFC 3339. A time its task set outside years 1 to 9999 is shown as the nearest of them.',
+                      }),
+                    }),
+                  ),
                   truncated: z.boolean(),
                 }),
               ),
@@ -360,7 +369,11 @@ function describedApi(): ReturnType<typeof createDocument> {
           summary: "All of a task's folder as a .tar.gz (folders and regular files; never a link)",
           requestParams: taskIdParam,
           responses: {
-            '200': { description: 'The archive, as an attachment.', content: { 'application/gzip': {} } },
+            '200': {
+              description:
+                'The archive, as an attachment. A file its running task changes meanwhile is archived at the size it had when opened (cut, or padded with zeros).',
+              content: { 'application/gzip': {} },
+            },
             '404': NOT_FOUND,
           },
         }),
@@ -376,11 +389,18 @@ function describedApi(): ReturnType<typeof createDocument> {
             }),
           },
           responses: {
-            '200': { description: 'The file.', content: { 'application/octet-stream': {} } },
+            '200': {
+              description:
+                'The file. One its running task cuts short while it is sent is cut short here too (fewer bytes than its content-length).',
+              content: { 'application/octet-stream': {} },
+            },
             '400': error(
               'The path names a folder, or one no file can have (a part over 255 bytes, the whole over 4,096).',
             ),
             '404': error('No such task, or no such file (a link out of the folder, or a hard link, is none).'),
+            '409': error(
+              "Its running task cut the file short before any of it was sent: ask again. Or the task's folder is not on this API's AGENTQ_DATA_DIR, or not readable by its user.",
+            ),
           },
         }),
       },

@@ -38,7 +38,7 @@ export type {
   SpendingStop,
   StoredEventInput,
 } from './task-store.js';
-export { createdBytes, scheduleBytes } from './tenant-bytes.js';
+export { createdBytes, inputFilesBytes, scheduleBytes } from './tenant-bytes.js';
 export { assertRoom, NoRoomError } from './tenant-room.js';
 export { EventsChangedError, KeysChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';

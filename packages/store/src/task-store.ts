@@ -26,7 +26,7 @@ import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
-import { createdBytes } from './tenant-bytes.js';
+import { createdBytes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
@@ -272,8 +272,7 @@ export class TaskStore {
     const tenant = listed[0]?.listed?.tenant;
     if (room && listed.some((task) => task.listed!.tenant !== tenant))
       throw new Error('tasks of one tenant only are created against its room');
-    const bytes =
-      room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + createdBytes(task.fields), 0) : 0;
+    const bytes = room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + newTaskBytes(task), 0) : 0;
     const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
     // Each cell's tasks in calls of their own (a call's keys are one cell's), in the order given.
     // (and where each task is in `tasks`, for the answers to come back in its order)
@@ -460,7 +459,7 @@ export class TaskStore {
       return {
         taskId: id,
         tenant,
-        bytes: createdBytes(task.fields) + (task.inputs?.reduce((sum, file) => sum + file.content.length, 0) ?? 0),
+        bytes: newTaskBytes(task),
         ...(inputsKey ? { inputs: inputs.length, inputsKey } : {}),
         status: task.fields.status,
         fields: fields.length,
@@ -1114,6 +1113,11 @@ function counters(
     count('costMicroUsd', (event.data.costUsd ?? 0) * 1_000_000);
   }
   return Object.keys(add).length ? add : undefined;
+}
+
+/** What creating a task writes, as its tenant's byte count has it (tenant-bytes.ts): its record and its input files. */
+function newTaskBytes(task: NewTask): number {
+  return createdBytes(task.fields) + inputFilesBytes(task.inputs);
 }
 
 /**

@@ -4,7 +4,8 @@
  * answers could otherwise take the memory every tenant shares.
  *
  * Counted as written, before compaction, by the scripts that write (commit-script.ts), on the task's
- * record (`bytes`) and its tenant's count at once: CREATE counts a new task's `createdBytes`; a commit
+ * record (`bytes`) and its tenant's count at once: CREATE counts a new task's `createdBytes` and its
+ * input files' `inputFilesBytes` (paths too: 100 empty files of 1,000-byte paths are 100 KB); a commit
  * that appends messages or events, what it writes (a claim's few fields are not counted). New tasks must
  * fit under the limit (tenant-room.ts); past it, the tenant's runs stop at their next step (a queued
  * task at its claim, before any model call), as at a spent daily limit. A task's removal takes its
@@ -28,6 +29,17 @@ export function createdBytes(task: Record<string, string | undefined>): number {
   );
 }
 
+/** An input file's entry in its task's hash past its path and content (Redis's own overhead): about this many bytes. */
+const INPUT_FILE_BYTES = 64;
+
+/** What input files write, counted: each one's path (UTF-8), its content and INPUT_FILE_BYTES. */
+export function inputFilesBytes(files: ReadonlyArray<{ path: string; content: Uint8Array }> | undefined): number {
+  return (files ?? []).reduce(
+    (total, file) => total + Buffer.byteLength(file.path) + file.content.length + INPUT_FILE_BYTES,
+    0,
+  );
+}
+
 /** The runs a schedule keeps (schedule-store.ts), and the most a run's record holds (its reason is cut to fit). */
 export const SCHEDULE_KEPT_RUNS = 20;
 export const SCHEDULE_RUN_BYTES = 512;
@@ -36,7 +48,8 @@ const SCHEDULE_RECORD_BYTES = 1024 + SCHEDULE_KEPT_RUNS * SCHEDULE_RUN_BYTES;
 
 /**
  * What a schedule holds in Redis, counted toward its tenant's bytes (limits.mb) as a task's are: its
- * task as stored (JSON, its files named but not held), its files' contents, and its record and runs.
+ * task as stored (JSON, its files named but not held), its files (`inputFilesBytes`: their hash holds
+ * their paths again), and its record and runs.
  */
 export function scheduleBytes(task: string, fileBytes: number): number {
   return Buffer.byteLength(task) + fileBytes + SCHEDULE_RECORD_BYTES;

@@ -1,9 +1,11 @@
 /**
  * What a path of a file given on submit may be, checked as the worker's disk will see it: in UTF-8
  * bytes, not characters (128 "é" are 128 characters and 256 bytes, one past what a file name may hold),
- * and as one name whatever its Unicode form. A name the submit lets through must never fail the
- * placement: the task would lose the file.
+ * well-formed (UTF-8 has no lone surrogate: two names would be one), and as one name whatever its
+ * Unicode form. A name the submit lets through must never fail the placement: the task would lose the
+ * file.
  */
+import { loneSurrogateProblem } from './well-formed-names.js';
 
 /** A file or folder name's most bytes (Linux's NAME_MAX). */
 export const INPUT_NAME_MAX_BYTES = 255;
@@ -23,6 +25,8 @@ export function shownPath(value: string): string {
 export function inputPathProblem(value: string): string | undefined {
   if (value === '') return 'must name a file';
   if (value.includes('\0')) return `${shownPath(value)} holds a NUL character, which no file name may: remove it`;
+  const lone = loneSurrogateProblem(value);
+  if (lone) return `${shownPath(value)} ${lone}`;
   const parts = value.split('/');
   if (value.startsWith('/') || parts.some((part) => part === '' || part === '.' || part === '..'))
     return `${shownPath(value)} must be a relative path inside the task's folder ("data/in.csv"): no leading "/", no "." or ".." and no empty part`;

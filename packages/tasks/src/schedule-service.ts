@@ -13,6 +13,7 @@ import { AgentqError, TERMINAL_STATUSES, type ScheduleView } from '@agentq/contr
 import type { ScheduleTimers, ScheduleTiming } from '@agentq/scheduling';
 import {
   DEFAULT_TENANT,
+  inputFilesBytes,
   scheduleBytes,
   type RoomLimits,
   type ScheduleFile,
@@ -91,7 +92,7 @@ export class ScheduleService {
       paused: input.paused ?? false,
       task,
       createdAt: new Date().toISOString(),
-      bytes: scheduleBytes(task, sizeOf(files)),
+      bytes: scheduleBytes(task, inputFilesBytes(files)),
     } satisfies Omit<StoredSchedule, 'order'>;
     await this.options.admission?.admit({ tenant, action: 'schedule', bytes: schedule.bytes });
     const saved = await this.options.schedules.save(schedule, {
@@ -138,7 +139,7 @@ export class ScheduleService {
       ...(!retimed && change.timezone !== undefined ? { timezone: change.timezone } : {}),
       ...(change.overlap ? { overlap: change.overlap } : {}),
       ...(change.paused !== undefined ? { paused: change.paused } : {}),
-      ...(task ? { task: task.task, bytes: scheduleBytes(task.task, sizeOf(task.files)) } : {}),
+      ...(task ? { task: task.task, bytes: scheduleBytes(task.task, inputFilesBytes(task.files)) } : {}),
     };
     if (next.bytes > schedule.bytes)
       await this.options.admission?.admit({ tenant, action: 'schedule', bytes: next.bytes - schedule.bytes });
@@ -229,10 +230,6 @@ function stored(task: Record<string, unknown>): { task: string; files: ScheduleF
   }));
   const named = files.map((file) => ({ path: file.path, size: file.content.length }));
   return { task: JSON.stringify({ ...task, files: named }), files };
-}
-
-function sizeOf(files: readonly ScheduleFile[]): number {
-  return files.reduce((sum, file) => sum + file.content.length, 0);
 }
 
 function timingOf(input: Partial<ScheduleInput>): Pick<StoredSchedule, 'cron' | 'timezone' | 'every'> {

@@ -12,7 +12,7 @@ import { AgentqError } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from '@agentq/scheduling';
 import { storedPlan, type TaskInput } from './task-schemas.js';
-import { CREATE_BATCH as CHUNK, createdBytes, NoRoomError, type RoomLimits } from '@agentq/store';
+import { CREATE_BATCH as CHUNK, createdBytes, inputFilesBytes, NoRoomError, type RoomLimits } from '@agentq/store';
 import type { SubmittedTask, Transitions } from './transitions.js';
 
 /** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
@@ -61,7 +61,7 @@ export async function submitTasks(options: {
               metadata: input.metadata && JSON.stringify(input.metadata),
               givenPlan: input.plan && storedPlan(input.plan),
             }) +
-            (input.files?.reduce((sum, file) => sum + file.content.length, 0) ?? 0),
+            inputFilesBytes(input.files),
           0,
         )
       : 0;

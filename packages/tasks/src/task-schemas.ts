@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AGENT_NAME, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
 import { INPUT_NAME_MAX_BYTES, INPUT_PATH_MAX_BYTES, inputName, inputPathProblem, shownPath } from './input-paths.js';
+import { loneSurrogateProblem } from './well-formed-names.js';
 /** Where a task without an `agent` goes: the planner breaks it into subtasks. */
 export const DEFAULT_POOL: AgentPool = 'planner';
 
@@ -50,6 +51,16 @@ export function fieldsOnly<Shape extends z.core.$ZodLooseShape>(shape: Shape, hi
   });
 }
 
+/** A client's key (idempotency, concurrency): part of a Redis key's name, so well-formed (well-formed-names.ts). */
+const clientKey = z
+  .string()
+  .min(1, 'must be a non-empty string')
+  .max(256)
+  .superRefine((value, context) => {
+    const problem = loneSurrogateProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
+
 /** An agent's name as a request gives it; whether the configuration has it is checked where that is known. */
 const agentName = z.string().regex(AGENT_NAME, 'is not an agent name (a lower-case word)');
 
@@ -75,7 +86,7 @@ const inputPath = z
     if (problem) context.addIssue({ code: 'custom', message: problem });
   })
   .meta({
-    description: `A relative path in the task's folder (\`data/in.csv\`): each name at most ${INPUT_NAME_MAX_BYTES} bytes in UTF-8, the whole at most ${INPUT_PATH_MAX_BYTES}.`,
+    description: `A relative path in the task's folder (\`data/in.csv\`), well-formed Unicode (no lone UTF-16 surrogate): each name at most ${INPUT_NAME_MAX_BYTES} bytes in UTF-8, the whole at most ${INPUT_PATH_MAX_BYTES}.`,
   });
 
 /** Base64 with its padding, checked in one linear pass (a grouped pattern backtracks past the stack on megabytes). */
@@ -175,12 +186,12 @@ export const taskInputSchema = fieldsOnly(
      * The client's own name for this submission: the same key again (same tenant, within the retention)
      * answers the task it first created and creates nothing, so a POST may be retried safely.
      */
-    idempotencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
+    idempotencyKey: clientKey.optional(),
     /**
      * At most `concurrencyLimit` tasks of the tenant with this key run at once (default and most: the
      * tenant's `limits.perConcurrencyKey`, itself default 1); the others wait in submit order, holding no worker.
      */
-    concurrencyKey: z.string().min(1, 'must be a non-empty string').max(256).optional(),
+    concurrencyKey: clientKey.optional(),
     concurrencyLimit: z.number().int().min(1).max(1_000).optional(),
     /** Anything the client wants back with the task: at most 20 levels deep and 64 KiB of JSON. */
     metadata: z

@@ -12,11 +12,13 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { FOLDER_FLAGS, inFolder, MAX_WALK_DEPTH, openFolder } from './disk-quota.js';
+import { shownFileTime, tarFileTime } from './file-times.js';
 
 /** A file of a task's folder as listed. */
 export interface WorkdirFile {
   path: string;
   size: number;
+  /** RFC 3339; a time a task set past years 1 to 9999 as the nearest of them (file-times.ts). */
   modifiedAt: string;
 }
 
@@ -75,7 +77,7 @@ export async function listWorkdir(
     ({ path, stats }) => {
       if (!stats.isFile()) return;
       if (files.length === maxFiles) truncated = true;
-      else files.push({ path, size: stats.size, modifiedAt: stats.mtime.toISOString() });
+      else files.push({ path, size: stats.size, modifiedAt: shownFileTime(stats.mtimeMs) });
     },
     () => truncated,
   );
@@ -84,8 +86,8 @@ export async function listWorkdir(
 
 /**
  * Writes a task's folder as a gzipped tar to `output` (folders and regular files; modes 755 and 644,
- * owned by nobody in particular). A file that changes size while it is read ends the archive with an
- * error: the folder of a running task may.
+ * owned by nobody in particular, each time as it is: file-times.ts). A file is archived at the size it
+ * had when opened, whatever the task does to it meanwhile (`sized`): the archive is always whole.
  */
 export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream): Promise<void> {
   const archive = pack();
@@ -98,7 +100,7 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
       dir,
       async ({ path, stats, folder, name }) => {
         if (stats.isDirectory()) {
-          archive.entry({ name: path, type: 'directory', mode: 0o755, mtime: stats.mtime });
+          archive.entry({ name: path, type: 'directory', mode: 0o755, ...tarFileTime(stats.mtimeMs) });
           return;
         }
         const file = await open(
@@ -110,11 +112,11 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
           // What was opened is checked, not what was listed: it may have been swapped since.
           const opened = await file.stat();
           if (!opened.isFile() || opened.nlink !== 1) return;
-          const header = { name: path, size: opened.size, mode: 0o644, mtime: opened.mtime };
+          const header = { name: path, size: opened.size, mode: 0o644, ...tarFileTime(opened.mtimeMs) };
           if (opened.size === 0) archive.entry(header, Buffer.alloc(0));
           else
             await pipeline(
-              file.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }),
+              sized(file.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }), opened.size),
               archive.entry(header),
             );
         } finally {
@@ -128,4 +130,21 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
     archive.destroy(error as Error);
   }
   await written;
+}
+
+/** Zeros for a file cut short while archived. */
+const PADDING = Buffer.alloc(64 * 1024);
+
+/**
+ * A file's bytes, exactly `size` of them (what its header says): a file that grew while read was read
+ * to `size` only (its stream's `end`); one a running task cut short meanwhile is padded with zeros, as
+ * GNU tar does, since a tar entry shorter than its header would end the archive there.
+ */
+async function* sized(chunks: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  let read = 0;
+  for await (const chunk of chunks) {
+    read += chunk.length;
+    yield chunk;
+  }
+  for (; read < size; read += PADDING.length) yield PADDING.subarray(0, Math.min(PADDING.length, size - read));
 }

@@ -90,14 +90,13 @@ function resolvePath(root: string, requested: string): string {
       continue;
     }
     const next = path.join(current, part);
-    const stats = lstatOrMissing(next);
-    if (!stats?.isSymbolicLink()) {
+    const target = linkTarget(next);
+    if (target === undefined) {
       current = next;
       continue;
     }
     if (++links > MAX_LINKS)
       throw new ToolError('path_outside_workdir', `Refused: "${requested}" goes through more than ${MAX_LINKS} links.`);
-    const target = readlinkSync(next);
     const targetParts = partsOf(root, target);
     if (!targetParts) throw refuse();
     // A relative link continues from the folder that holds it; an absolute one from the root.
@@ -105,6 +104,21 @@ function resolvePath(root: string, requested: string): string {
     pending.unshift(...targetParts);
   }
   return current;
+}
+
+/**
+ * Where a link points, or undefined when `at` is no link (or nothing is there). One system call: a
+ * task renaming a file over a link between an lstat and a readlink made the readlink fail (EINVAL).
+ * What is not a link now is read as not one; the open after checks whatever is there then.
+ */
+function linkTarget(at: string): string | undefined {
+  try {
+    return readlinkSync(at);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EINVAL' || code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /** A path's lstat, or undefined when nothing (or no folder on the way) is there. */

@@ -32,9 +32,7 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
     // Headers go out with the first bytes: a failure after them can only cut the archive short.
     await archiveWorkdir(folderOf(record.id), response).catch((error: unknown) => {
       if (!response.headersSent) {
-        // Answered as an error after all: not as the attachment announced.
-        for (const header of ['content-disposition', 'content-type', 'content-security-policy'])
-          response.removeHeader(header);
+        unannounce(response);
         unreadable(record)(error);
       }
       response.destroy(error as Error);
@@ -77,10 +75,19 @@ export function filesRouter(options: { store: TaskStore; dataDir: string }): Rou
       }
       const reading = createReadStream('', { fd: file, start: 0, end: size - 1 });
       stream = reading;
+      // A running task may cut the file short while it is read: the answer must not end as if whole.
+      let sent = 0;
+      reading.on('data', (chunk) => (sent += chunk.length));
       await new Promise<void>((resolve, reject) => {
         reading.on('error', reject);
+        reading.on('end', () => {
+          if (sent === size) response.end();
+          else if (!response.headersSent) reject(changedWhileRead(response, record, wanted));
+          // Some of it went out under a length it will not reach: cut, so the client knows it is not whole.
+          else response.destroy();
+        });
         response.on('close', resolve);
-        reading.pipe(response);
+        reading.pipe(response, { end: false });
       });
     } finally {
       if (stream) stream.destroy();
@@ -98,6 +105,21 @@ function attachment(response: Response, name: string, type: string): void {
   response.setHeader('x-content-type-options', 'nosniff');
   response.setHeader('content-security-policy', "default-src 'none'; sandbox");
   response.setHeader('cache-control', 'private, no-store');
+}
+
+/** Answered as an error after all: not as the attachment announced. */
+function unannounce(response: Response): void {
+  for (const header of ['content-disposition', 'content-type', 'content-security-policy', 'content-length'])
+    response.removeHeader(header);
+}
+
+/** A file its task cut short before any of it went out: a 409, to ask again. */
+function changedWhileRead(response: Response, record: TaskRecord, wanted: string): ApiError {
+  unannounce(response);
+  return new ApiError(
+    'conflict',
+    `Task "${record.id}"'s file "${wanted.slice(0, 200)}" changed while it was read (its task is rewriting it): ask again, or once the task has ended.`,
+  );
 }
 
 /** A folder this API's user may not read (a jailed task's, 0700, to an API that is not root): said. */
