@@ -6,7 +6,13 @@
  */
 import { AgentqError, type ApiErrorCode } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
-import { CommitNotReplicated, isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
+import {
+  CommitNotReplicated,
+  IdempotencyMismatchError,
+  isRedisOutOfMemory,
+  NoRoomError,
+  ScheduleLimitError,
+} from '@agentq/store';
 import { DailyLimitError, EnqueueError, ForkError, RedisFullError, TenantGoneError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
@@ -41,6 +47,7 @@ export function statusFor(code: ApiErrorCode): number {
     case 'not_found':
       return 404;
     case 'conflict':
+    case 'idempotency_mismatch':
       return 409;
     case 'payload_too_large':
       return 413;
@@ -125,6 +132,7 @@ function toApiError(error: unknown): ApiError {
     );
   }
   if (error instanceof NoRoomError) return noRoom(error);
+  if (error instanceof IdempotencyMismatchError) return idempotencyMismatch(error);
   if (error instanceof ScheduleLimitError) return scheduleLimit(error);
   if (error instanceof TenantGoneError) return new ApiError('conflict', `This schedule is paused: ${error.message}.`);
   if (error instanceof DailyLimitError) {
@@ -216,6 +224,19 @@ function scheduleLimit(error: ScheduleLimitError): ApiError {
     `Tenant ${tenant}'s stored tasks and schedules have written ${(limit.used / MIB).toFixed(1)} MiB to Redis (a schedule holds its task and files for as long as it lives); this schedule (${(limit.requested / MIB).toFixed(2)} MiB more) would pass its limit of ${(limit.max / MIB).toFixed(1)} MiB (tenants.${tenant}.limits.mb). Nothing was scheduled: delete schedules or ended tasks you no longer need (DELETE /v1/schedules/:id, DELETE /v1/tasks/:id), or give the task smaller files. GET /v1/usage shows where it stands against each limit.`,
     { tenant, writtenBytes: limit.used, requestedBytes: limit.requested, limitBytes: limit.max },
     60,
+  );
+}
+
+/** Keys sent again with another body: each task, its key, and the task the key names. */
+function idempotencyMismatch(error: IdempotencyMismatchError): ApiError {
+  const tasks = error.mismatches.map(({ index, idempotencyKey, taskId }) => ({ index, idempotencyKey, taskId }));
+  const made = error.created.length
+    ? `another request stored one of these keys at the same moment, when ${error.created.length} tasks of this one were stored: those without an idempotencyKey were failed (enqueue_failed), those with one stay queued, answered when their key is sent again`
+    : 'nothing of this request was submitted';
+  return new ApiError(
+    'idempotency_mismatch',
+    `${error.message}. An idempotency key names the one task it made, and that task's body: ${made}. Send the same body again to get that task (GET /v1/tasks/${tasks[0]!.taskId}), or give a new task a new key.`,
+    { tasks },
   );
 }
 

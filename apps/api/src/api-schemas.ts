@@ -293,7 +293,10 @@ export const submittedSchema = z.object({
     z.object({
       id: z.string(),
       status,
-      existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }),
+      existing: z
+        .literal(true)
+        .optional()
+        .meta({ description: 'The task an idempotency key named already, made from the same body.' }),
     }),
   ),
 });

@@ -7,6 +7,7 @@ export { RETRYABLE, retryTask } from './retry-task.js';
 export { EnqueueError, submitTasks } from './submit-tasks.js';
 export { onSubtaskFinished, releaseSubtasks, startPlan } from './subtasks.js';
 export { fieldsOnly, forkSchema, taskInputSchema, webhookSchema } from './task-schemas.js';
+export { taskDigest } from './request-digest.js';
 export type { ForkInput, TaskInput, WebhookInput } from './task-schemas.js';
 export { Transitions } from './transitions.js';
 export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
