@@ -152,9 +152,10 @@ export const taskViewSchema = z
     }),
     steps: z.number().int(),
     usage,
-    costUsd: z
-      .number()
-      .meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
+    costUsd: z.number().meta({
+      description:
+        'What its model calls cost, in USD (models.<model>.price in the configuration file, or a built-in price; 0 for models without a price).',
+    }),
     model: z
       .string()
       .nullable()
