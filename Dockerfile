@@ -12,7 +12,8 @@ COPY packages ./packages
 COPY apps ./apps
 COPY prompts ./prompts
 # The shipped configuration file (the built-in agents); mount your own over it, or set AGENTQ_CONFIG.
-COPY agentq.config.yaml agentq.config.schema.json ./
+# (`agentq config init DIR` copies it, its prompts and .env.example to start from.)
+COPY agentq.config.yaml agentq.config.schema.json .env.example ./
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
 ENV AGENTQ_DATA_DIR=/data
 RUN mkdir -p /data && chown node:node /data

@@ -215,6 +215,26 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(/1 worker process online/);
   });
 
+  it('schedules shows a line per schedule, a prompt of many lines flattened as list shows it', async () => {
+    stack = await startStack({ rules, pools: [] });
+    const prompt = 'check the backups\n\n  then\twrite the report\r\nand mail it';
+    const created = await fetch(`${stack.api.url}/v1/schedules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ every: 3_600_000, paused: true, task: { prompt, agent: 'casual' } }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const { code, output } = await run(['schedules']);
+    console.log(output);
+    expect(code).toBe(0);
+    const lines = output.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      new RegExp(`^${id} +default +every 3600000 ms +paused +- +check the backups then write the report…$`),
+    );
+  });
+
   it("usage shows the key's tenant against each of its limits, and an admin any tenant's", async () => {
     const env = tenantsEnv({
       acme: { keys: ['key-acme'], limits: { tokensPerDay: 5000 } },

@@ -77,7 +77,10 @@ it('keeps two worker processes within one shared token limit, and the waiting ta
   expect(waits.length).toBeGreaterThanOrEqual(TASKS - LIMIT / CALL_TOKENS - 10);
   for (const { wait, started } of waits) {
     // The run that had to wait started, asked, and was told a time within a window of then.
-    expect(wait.data.reason).toMatch(/^waiting for rate limit of limited-model/);
+    // It names where the limit is set: the configuration file's key, never a variable agentq refuses.
+    expect(wait.data.reason).toBe(
+      'waiting for rate limit of limited-model: its shared limit (models.limited-model.limits) is used up for now',
+    );
     const expected = Date.parse(wait.data.notBefore!);
     expect(expected).toBeGreaterThan(Date.parse(started.ts));
     expect(expected).toBeLessThanOrEqual(Date.parse(wait.ts) + WINDOW_MS + 50);

@@ -208,4 +208,16 @@ it("gives each tenant a server of its own with its own secret, and a task-scoped
   expect(scoped.taskDir).toBe(path.join(stack.dataDir, 'work', scoped.id));
   expect(scoped.argv).toEqual(['--task', scoped.taskDir]);
   expect(scoped.home).not.toBe(scoped.taskDir);
+  // Each HOME is the folder the docs name for its scope (docs/agents-and-tools.md, "Where it may write").
+  const docs = readFileSync(path.join(repo, 'docs/agents-and-tools.md'), 'utf8');
+  const documented = (scope: string, names: Record<string, string>) => {
+    const template = new RegExp(`\`<AGENTQ_DATA_DIR>/(mcp/${scope}/[^\`]+)\``).exec(docs)?.[1];
+    expect(template, `docs/agents-and-tools.md names no HOME for scope: ${scope}`).toBeDefined();
+    return path.join(
+      stack!.dataDir,
+      template!.replace(/<([\w ]+)>/g, (_, name: string) => names[name] ?? `<${name}>`),
+    );
+  };
+  expect(acme.home).toBe(documented('worker', { agent: 'notes', tenant: 'acme', server: 'probe' }));
+  expect(scoped.home).toBe(documented('task', { 'task id': scoped.id, server: 'local' }));
 });

@@ -122,7 +122,7 @@ it('one idempotency key within a batch, or from two requests at once, creates on
   const batch = (await (
     await submit([
       { prompt: 'one', agent: 'casual', idempotencyKey: 'batch-1' },
-      { prompt: 'one again', agent: 'casual', idempotencyKey: 'batch-1' },
+      { prompt: 'one', agent: 'casual', idempotencyKey: 'batch-1' },
     ])
   ).json()) as { tasks: Array<{ id: string; existing?: boolean }> };
   expect(batch.tasks[1]).toMatchObject({ id: batch.tasks[0]!.id, existing: true });

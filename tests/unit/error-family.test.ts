@@ -8,6 +8,7 @@ import { LlmError } from '@agentq/llm';
 import {
   CommitNotReplicated,
   EventsChangedError,
+  IdempotencyMismatchError,
   NoRoomError,
   RoomHoldLostError,
   TaskMissingError,
@@ -40,6 +41,7 @@ const cases: Array<[string, unknown, boolean]> = [
   ['TaskMissingError', new TaskMissingError('t'), false],
   ['RoomHoldLostError', new RoomHoldLostError('no hold'), true],
   ['EventsChangedError', new EventsChangedError('changed'), true],
+  ['IdempotencyMismatchError', new IdempotencyMismatchError([{ index: 0, idempotencyKey: 'k', taskId: 't' }]), false],
   ['EnqueueError', new EnqueueError('Redis refused', new Error('OOM')), true],
   ['ForkError', new ForkError('its memory is gone'), false],
   ['BlockedDestinationError', new BlockedDestinationError('intranet', '10.0.0.1'), false],

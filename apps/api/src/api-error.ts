@@ -7,7 +7,7 @@
  */
 import { AgentqError, type AgentqErrorCode, type ApiErrorCode } from '@agentq/contract';
 import type { ErrorRequestHandler } from 'express';
-import { isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
+import { IdempotencyMismatchError, isRedisOutOfMemory, NoRoomError, ScheduleLimitError } from '@agentq/store';
 import { DailyLimitError, RedisFullError } from '@agentq/tasks';
 import type { Logger } from '@agentq/telemetry';
 
@@ -38,6 +38,7 @@ const HTTP_STATUS = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  idempotency_mismatch: 409,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
@@ -163,6 +164,8 @@ const ANSWERS = {
   forbidden: 'internal',
   not_found: 'not_found',
   conflict: 'conflict',
+  idempotency_mismatch: (error) =>
+    error instanceof IdempotencyMismatchError ? idempotencyMismatch(error) : internal(),
   payload_too_large: 'payload_too_large',
   uri_too_long: 'uri_too_long',
   unsupported_media_type: 'unsupported_media_type',
@@ -289,6 +292,18 @@ function scheduleLimit(error: ScheduleLimitError): ApiError {
     `Tenant ${tenant}'s stored tasks and schedules have written ${(limit.used / MIB).toFixed(1)} MiB to Redis (a schedule holds its task and files for as long as it lives); this schedule (${(limit.requested / MIB).toFixed(2)} MiB more) would pass its limit of ${(limit.max / MIB).toFixed(1)} MiB (tenants.${tenant}.limits.mb). Nothing was scheduled: delete schedules or ended tasks you no longer need (DELETE /v1/schedules/:id, DELETE /v1/tasks/:id), or give the task smaller files. GET /v1/usage shows where it stands against each limit.`,
     { tenant, writtenBytes: limit.used, requestedBytes: limit.requested, limitBytes: limit.max },
     60,
+  );
+}
+
+function idempotencyMismatch(error: IdempotencyMismatchError): ApiError {
+  const tasks = error.mismatches.map(({ index, idempotencyKey, taskId }) => ({ index, idempotencyKey, taskId }));
+  const made = error.created.length
+    ? `another request stored one of these keys at the same moment, when ${error.created.length} tasks of this one were stored: those without an idempotencyKey were failed (enqueue_failed), those with one stay queued, answered when their key is sent again`
+    : 'nothing of this request was submitted';
+  return new ApiError(
+    'idempotency_mismatch',
+    `${error.message}. An idempotency key names the one task it made, and that task's body: ${made}. Send the same body again to get that task (GET /v1/tasks/${tasks[0]!.taskId}), or give a new task a new key.`,
+    { tasks },
   );
 }
 

@@ -152,9 +152,10 @@ export const taskViewSchema = z
     }),
     steps: z.number().int(),
     usage,
-    costUsd: z
-      .number()
-      .meta({ description: 'What its model calls cost, in USD (AGENTQ_PRICES; 0 for models without a price).' }),
+    costUsd: z.number().meta({
+      description:
+        'What its model calls cost, in USD (models.<model>.price in the configuration file, or a built-in price; 0 for models without a price).',
+    }),
     model: z
       .string()
       .nullable()
@@ -293,7 +294,10 @@ export const submittedSchema = z.object({
     z.object({
       id: z.string(),
       status,
-      existing: z.literal(true).optional().meta({ description: 'The task an idempotency key named already.' }),
+      existing: z
+        .literal(true)
+        .optional()
+        .meta({ description: 'The task an idempotency key named already, made from the same body.' }),
     }),
   ),
 });

@@ -149,10 +149,15 @@ function describedApi(): ReturnType<typeof createDocument> {
           requestBody: { content: json(submitSchema) },
           responses: {
             '202': {
-              description: 'Queued (or, for an idempotency key seen before, the task it named).',
+              description: 'Queued (or, for an idempotency key seen before with the same body, the task it named).',
               content: json(submittedSchema),
             },
-            '400': error('A field is wrong: `details` names each, with its index.'),
+            '400': error(
+              'A field is wrong: `details` names each, with its index (one idempotencyKey given to two tasks of different bodies, too).',
+            ),
+            '409': error(
+              "`idempotency_mismatch`: a task's idempotencyKey names a live task made from another body; `details.tasks` lists each such task's `index`, its `idempotencyKey` and the `taskId` the key names. Nothing of the request was submitted.",
+            ),
             '413': error('The body is larger than AGENTQ_BODY_LIMIT.'),
             '429': error(
               "The tenant reached its daily limit (limits.tokensPerDay/usdPerDay; `Retry-After` and `details.resetsAt` say when the day's spending resets), or has limits.unfinished tasks not yet ended (`details.unfinished`), or holds limits.stored, ended ones included (`details.stored`), or its stored tasks wrote limits.mb to Redis (`details.writtenBytes`, `details.limitBytes`): nothing was submitted.",

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { MAX_APPROVAL_REASON, MAX_CALL_ID_LENGTH } from '@agentq/contract';
 import { TASK_ID_PATTERN } from '@agentq/store';
-import { fieldsOnly, taskInputSchema } from '@agentq/tasks';
+import { fieldsOnly, taskDigest, taskInputSchema } from '@agentq/tasks';
 
 const MAX_TASKS_PER_SUBMIT = 10_000;
 
@@ -21,6 +21,25 @@ export const submitSchema = fieldsOnly({
     .array(taskInputSchema)
     .min(1, 'must hold at least one task')
     .max(MAX_TASKS_PER_SUBMIT, `at most ${MAX_TASKS_PER_SUBMIT} tasks per request`),
+}).superRefine((body, context) => {
+  // One key names one task: given twice in a request, it is one task asked for twice, never two.
+  const given = new Map<string, number[]>();
+  body.tasks.forEach(({ idempotencyKey: key }, index) => {
+    if (key === undefined) return;
+    const places = given.get(key);
+    if (places) places.push(index);
+    else given.set(key, [index]);
+  });
+  for (const [first, ...again] of given.values()) {
+    const digest = again.length ? taskDigest(body.tasks[first!]!, body.batch) : '';
+    for (const index of again)
+      if (taskDigest(body.tasks[index]!, body.batch) !== digest)
+        context.addIssue({
+          code: 'custom',
+          path: ['tasks', index, 'idempotencyKey'],
+          message: `is tasks[${first}]'s key too, with another body: one key names one task; give each task a key of its own`,
+        });
+  }
 });
 
 /** Which tasks `POST /v1/tasks/statuses` asks about. */

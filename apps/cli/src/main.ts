@@ -43,6 +43,8 @@ Run agentq:
   doctor                                  what isolation each pool's tools get here, Redis, the API's access
   config check [FILE]                     validate the configuration file (agents, MCP servers, models)
                                           with the environment; print the effective configuration
+  config init [DIR]                       write a configuration to start from in DIR (default: here):
+                                          agentq.config.yaml, its prompts/, .env.example; never overwrites
 
 Talk to a running agentq (--url, --api-key, or AGENTQ_URL, AGENTQ_API_KEY; --json for scripts):
   submit FILE.jsonl|- [--agent A] [--priority N] [--model M] [--batch B] [--watch]

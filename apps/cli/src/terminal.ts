@@ -48,6 +48,12 @@ export function foldText(text: string, lines = 6): string {
   return `${all.slice(0, lines).join('\n')}\n${paint.dim(`… ${all.length - lines} more lines`)}`;
 }
 
+/** A text on one line of a table or a log: every run of white space (new lines too) one space, cut at `length`. */
+export function oneLine(text: string, length: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+}
+
 export function indent(text: string, prefix = '    '): string {
   return text
     .split('\n')

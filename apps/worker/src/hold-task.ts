@@ -6,7 +6,7 @@
  * - a cancel was asked for before it started: the task ends cancelled, nothing runs;
  * - stopped by this worker's shutdown (the signal's reason): the task goes back to the queue and the
  *   job is delayed, without using an attempt; another worker resumes it from its journal;
- * - its model call must wait for the shared limits (AGENTQ_LIMITS): the task goes back to the queue and
+ * - its model call must wait for the shared limits (models.<model>.limits): the task goes back to the queue and
  *   its job is delayed until the call can fit, without using an attempt; its slot goes to another job;
  * - a 429 that outlasted the SDK's retries, for a model without shared limits: the task goes back to
  *   the queue and the whole pool pauses (BullMQ's rate limit, every worker of it on every machine);

@@ -1,7 +1,7 @@
 /**
- * The models a worker calls, by name: the pools' configured ones and those tasks name on submit
- * (AGENTQ_MODELS). Each is made once, priced, and drawn from the shared limits when AGENTQ_LIMITS
- * names it.
+ * The models a worker calls, by name: the pools' configured ones and those tasks name on submit (the
+ * configuration file's `models`). Each is made once, priced, and drawn from the shared limits when
+ * models.<model>.limits sets them.
  */
 import { modelLimits, modelPrices, type Config } from '@agentq/config';
 import { createOpenAIModel, DEFAULT_PRICES, type LanguageModel } from '@agentq/llm';

@@ -1,5 +1,5 @@
 /**
- * A model whose calls draw on the provider's limits shared by every worker (AGENTQ_LIMITS). Before a
+ * A model whose calls draw on the provider's limits shared by every worker (models.<model>.limits). Before a
  * call, its expected tokens are reserved (the counted prompt and tools, plus its max output); after it, they
  * settle to what the provider reported. A call that does not fit, or a provider that said stop (a 429
  * that outlasted the SDK's retries, or x-ratelimit headers with nothing left), throws
@@ -52,7 +52,11 @@ export function rateLimitedModel(
         (options.maxOutputTokens ?? UNBOUNDED_OUTPUT_RESERVE);
       const reservation = await limits.reserve(name, limit, expected);
       if (!reservation.admitted)
-        throw new WaitForRateLimit(name, reservation.retryAt, 'the shared limit (AGENTQ_LIMITS) is used up for now');
+        throw new WaitForRateLimit(
+          name,
+          reservation.retryAt,
+          `its shared limit (models.${name}.limits) is used up for now`,
+        );
       let response: ModelResponse;
       try {
         response = await model.generate(request);

@@ -344,7 +344,7 @@ const stdioServerSchema = z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), secretValue)
       .default({})
       .describe(
-        "Its environment: nothing of the worker's is passed but what is named here (and PATH, HOME, LANG, PYTHONNOUSERSITE=1; AGENTQ_TASK_DIR with `scope: task`).",
+        "Its environment: nothing of the worker's is passed but what is named here (and PATH, LANG, PYTHONNOUSERSITE=1; HOME, a folder of its own where it may write: `<AGENTQ_DATA_DIR>/mcp/worker/<agent>/<tenant>/<server>`, kept, or with `scope: task` `<AGENTQ_DATA_DIR>/mcp/task/<task id>/<server>`, removed with the run; AGENTQ_TASK_DIR with `scope: task`).",
       ),
     dir: z
       .string()
@@ -356,7 +356,7 @@ const stdioServerSchema = z
       .enum(['worker', 'task'])
       .default('worker')
       .describe(
-        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, for servers that work on a task's files: the task's folder is bound read-write and named by `AGENTQ_TASK_DIR` in its environment and by `${AGENTQ_TASK_DIR}` in its `args`; it still starts in its own folder, so nothing the task writes is loaded as its code. Stopped when the task's run ends.",
+        "`worker`: one process per worker, agent and tenant, kept for the next calls (tenants never share one). `task`: one per task, for servers that work on a task's files: the task's folder is bound read-write and named by `AGENTQ_TASK_DIR` in its environment and by `${AGENTQ_TASK_DIR}` in its `args`; it still starts in its own folder, so nothing the task writes is loaded as its code. Stopped when the task's run ends (and its HOME removed).",
       ),
     optional: mcpOptional,
     timeoutMs: mcpToolTimeout,

@@ -23,6 +23,16 @@ const WHOLE: Record<string, string> = {
   AGENTQ_SSE_STREAMS_PER_TENANT: 'tenants.<tenant or *>.limits.sseStreams',
 };
 
+/**
+ * The name of any replaced variable in a text, for the test that keeps sources and docs from naming
+ * them as settings (tests/unit/replaced-variables.test.ts): `AGENTQ_PRICES`, `AGENTQ_MODEL_CODER`, and a
+ * per-agent one written as a pattern, `AGENTQ_MODEL_<POOL>`.
+ */
+export const REPLACED_VARIABLE_NAME = new RegExp(
+  `\\b(?:${Object.keys(WHOLE).join('|')})\\b|\\b(?:${Object.keys(PER_AGENT).join('|')})_[A-Z0-9_<]+`,
+  'g',
+);
+
 /** The replaced variables set in `env`, each with its new place; empty when there are none. */
 export function replacedVariables(env: NodeJS.ProcessEnv): string[] {
   const found: string[] = [];

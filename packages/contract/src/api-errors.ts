@@ -6,6 +6,7 @@ export const API_ERROR_CODES = [
   'forbidden',
   'not_found',
   'conflict',
+  'idempotency_mismatch',
   'payload_too_large',
   'uri_too_long',
   'unsupported_media_type',

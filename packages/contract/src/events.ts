@@ -38,7 +38,7 @@ export interface EventDataMap {
     usage: TokenUsageView | null;
     finishReason: string | null;
     durationMs: number;
-    /** What the call cost in USD (AGENTQ_PRICES); absent for a model without a price. */
+    /** What the call cost in USD (models.<model>.price, or a built-in price); absent for a model without a price. */
     costUsd?: number;
   };
   reasoning: { text: string; textLength?: number };

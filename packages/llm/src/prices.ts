@@ -1,8 +1,8 @@
 /**
  * What a model call costs: a price table in USD per million tokens (input, cached input, output), and
  * the cost of a call's usage. The defaults are the providers' list prices for their common models
- * (OpenAI, DeepSeek) as of 2025; AGENTQ_PRICES adds or replaces entries. A model the table does not
- * know (a local model) costs 0.
+ * (OpenAI, DeepSeek) as of 2025; the configuration file's models.<model>.price adds or replaces
+ * entries. A model the table does not know (a local model) costs 0.
  */
 import type { TokenUsage } from '@agentq/protocol';
 

@@ -24,8 +24,10 @@
 -- task's `bytes` is its record's and adds to its tenant's count. A task whose idempotency key names a
 -- live task writes nothing and answers that task; a key that names another task than the one the
 -- caller read (a submit with the same key at the same moment) answers {{'reread'}} before anything is
--- written, for the caller to read and call again. Answers, per task, {outcome, id, status}: 'created',
--- or 'existing' with the task the key named.
+-- written, for the caller to read and call again; a key that names a live task made from another body
+-- (its `digest` differs) answers {'mismatch', the new task's id, the task the key names} for each such
+-- task, before anything is written. Answers, per task, {outcome, id, status}: 'created', or 'existing'
+-- with the task the key named.
 -- @include join-tenant-list
 -- @include take-room
 local payload = cjson.decode(payloadJson)
@@ -34,13 +36,22 @@ if payload.shared then
   local defaults = {__index = payload.shared}
   for _, task in ipairs(payload.tasks) do setmetatable(task, defaults) end
 end
--- The idempotency keys first, before anything is written: each must still name what the caller read.
+-- The idempotency keys first, before anything is written: each must still hold what the caller read
+-- (`existing.value`: its task id and its body's digest). A key that names a live task made from another
+-- body refuses the call (a key stored before keys held a digest matches any body).
+local mismatches = {}
 for _, task in ipairs(payload.tasks) do
   if task.idempotency then
     local named = redis.call('GET', KEYS[task.idempotency]) or false
-    if named ~= (task.existing and task.existing.id or false) then return {{'reread'}} end
+    local existing = task.existing
+    if named ~= (existing and existing.value or false) then return {{'reread'}} end
+    if existing and existing.digest and task.digest and existing.digest ~= task.digest
+      and redis.call('EXISTS', KEYS[existing.key]) == 1 then
+      mismatches[#mismatches + 1] = {'mismatch', task.taskId, existing.id}
+    end
   end
 end
+if #mismatches > 0 then return mismatches end
 local answers = {}
 -- Per tenant's list (payload.lists), the created tasks that join it, and their priorities.
 local joining = {}
@@ -109,7 +120,7 @@ for index, task in ipairs(payload.tasks) do
       redis.call('HSET', KEYS[task.inputsKey], unpack(ARGV, from, from + task.inputs - 1))
     end
     if task.idempotency then
-      redis.call('SET', KEYS[task.idempotency], task.taskId, 'PX', payload.idempotencyTtlMs)
+      redis.call('SET', KEYS[task.idempotency], task.idempotencyValue, 'PX', payload.idempotencyTtlMs)
       createdFor[KEYS[task.idempotency]] = {id = task.taskId, status = task.status}
     end
     if task.wait then

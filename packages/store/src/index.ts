@@ -4,6 +4,8 @@ export type { LiveEvent } from './event-hub.js';
 export { EVENT_PAGE } from './event-pages.js';
 export { expireTasks } from './expire-tasks.js';
 export { FinishedJobs, readFinishedJobs } from './finished-jobs.js';
+export { idempotencyMismatches } from './idempotency-keys.js';
+export type { KeyedTask } from './idempotency-keys.js';
 export type { FinishedSeries, JobOutcome } from './finished-jobs.js';
 export { PRIORITY_STEP } from './fair-lists.js';
 export { cellNumber, concurrencyBase, createKeys, keySlot, newTaskId } from './keys.js';
@@ -40,7 +42,14 @@ export type {
 } from './task-store.js';
 export { createdBytes, inputFilesBytes, scheduleBytes } from './tenant-bytes.js';
 export { assertRoom, NoRoomError } from './tenant-room.js';
-export { EventsChangedError, KeysChangedError, RoomHoldLostError, TaskMissingError } from './store-errors.js';
+export {
+  EventsChangedError,
+  IdempotencyMismatchError,
+  KeysChangedError,
+  RoomHoldLostError,
+  TaskMissingError,
+} from './store-errors.js';
+export type { IdempotencyMismatch } from './store-errors.js';
 export type { Room, RoomLimits } from './tenant-room.js';
 export { tenantLimitReached } from './tenant-spending.js';
 export { readRoomUsage, tenantUsage } from './tenant-usage.js';

@@ -33,3 +33,37 @@ export class KeysChangedError extends AgentqError {
   readonly code = 'keys_changed';
   readonly retryable = true;
 }
+
+/** A task whose idempotency key already names a live task made from another body (`index`: its place in the request). */
+export interface IdempotencyMismatch {
+  index: number;
+  idempotencyKey: string;
+  /** The task the key names. */
+  taskId: string;
+}
+
+/**
+ * Idempotency keys sent again with another body than the one that made their task: nothing of the
+ * request was made (but `created`). The same request fails the same way, so it is not retried.
+ */
+export class IdempotencyMismatchError extends AgentqError {
+  readonly code = 'idempotency_mismatch';
+  readonly retryable = false;
+  constructor(
+    readonly mismatches: readonly IdempotencyMismatch[],
+    /**
+     * The request's tasks its other CREATE calls stored (a key stored with another body by another request
+     * between the submit's check and its calls): where each is in the request, and its id.
+     */
+    readonly created: ReadonlyArray<{ index: number; id: string }> = [],
+  ) {
+    super(
+      mismatches
+        .map(
+          ({ index, idempotencyKey, taskId }) =>
+            `tasks[${index}].idempotencyKey ${JSON.stringify(idempotencyKey)} names task ${taskId}, made from another body`,
+        )
+        .join('; '),
+    );
+  }
+}

@@ -30,7 +30,8 @@ import { createdBytes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
-import { KeysChangedError, RoomHoldLostError } from './store-errors.js';
+import { IdempotencyMismatchError, KeysChangedError, RoomHoldLostError } from './store-errors.js';
+import { idempotencyValue, parseIdempotencyValue } from './idempotency-keys.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 import { DEFAULT_TENANT, rootOf } from './task-ids.js';
 
@@ -121,6 +122,11 @@ export interface NewTask {
   /** An idempotency key of the tenant: when it names a live task, nothing is created. */
   idempotencyKey?: string;
   /**
+   * The digest of the body that makes it (request-digest.ts in the tasks package), kept with its key: a
+   * key that names a live task made from another body refuses the call (IdempotencyMismatchError).
+   */
+  idempotencyDigest?: string;
+  /**
    * A listed task ready to run: it joins its tenant's list for `pool` (fair-admission.ts) in the same
    * call that stores it, so a process that dies right after leaves no task that nothing will run.
    */
@@ -172,9 +178,15 @@ type ReadCommitReply = [
 ];
 /**
  * Per task `[outcome, id, status]`, or one `['no_room', unfinished, stored, bytes written]` for the whole
- * call, or one `['reread']`: an idempotency key changed since it was read.
+ * call, or one `['reread']`: an idempotency key changed since it was read; or, nothing written, a
+ * `['mismatch', new task's id, the task its key names]` per key that names a live task of another body.
  */
-type CreateReply = Array<['created' | 'existing', string, string] | ['no_room', number, number, number] | ['reread']>;
+type CreateReply = Array<
+  | ['created' | 'existing', string, string]
+  | ['no_room', number, number, number]
+  | ['reread']
+  | ['mismatch', string, string]
+>;
 
 /**
  * A commit that no replica confirmed in time (AGENTQ_COMMIT_REPLICAS): it may stand on the primary, and
@@ -287,7 +299,8 @@ export class TaskStore {
       byCell.get(cell)!.push(task);
       positions.get(cell)!.push(position);
     }
-    const order: number[] = [];
+    // Each call's tasks: where each is in `tasks`.
+    const order: number[][] = [];
     // With several cells, the listed tasks' orders from the install's counter (one call): lists and pages
     // merge across cells by them. One cell's CREATE takes them from its own (the same key).
     const orders = new Map<NewTask, number>();
@@ -312,13 +325,28 @@ export class TaskStore {
             room &&
             claim && { limits: room.limits, claim: { ...claim, first: claim.first && start === 0 } };
           calls.push(this.createBatch(cell, batch, ts, batchRoom || undefined, sent, orders));
-          order.push(...positions.get(cell)!.slice(start, start + CREATE_BATCH));
+          order.push(positions.get(cell)!.slice(start, start + CREATE_BATCH));
         }
       }
       if (tasks.length === 0) onSent?.();
       replies.push(...(await Promise.all(calls)));
     } finally {
       await held?.release();
+    }
+    const mismatches = replies.flat().filter((reply) => reply[0] === 'mismatch') as Array<['mismatch', string, string]>;
+    if (mismatches.length) {
+      // What other calls stored meanwhile (a key another request stored between its caller's check and
+      // these calls): the caller fails it.
+      const created = replies.flatMap((reply, call) =>
+        reply.flatMap(([outcome, id], at) => (outcome === 'created' ? [{ index: order[call]![at]!, id }] : [])),
+      );
+      throw new IdempotencyMismatchError(
+        mismatches.map(([, id, taskId]) => {
+          const index = tasks.findIndex((task) => task.fields.id === id);
+          return { index, idempotencyKey: tasks[index]!.idempotencyKey!, taskId };
+        }),
+        created,
+      );
     }
     const refusal = replies.find((reply) => reply[0]?.[0] === 'no_room')?.[0] as
       ['no_room', number, number, number] | undefined;
@@ -339,11 +367,11 @@ export class TaskStore {
       );
     }
     const answers: Array<{ id: string; outcome: 'created' | 'existing'; status: TaskStatus }> = [];
-    (replies as Array<Array<['created' | 'existing', string, string]>>)
-      .flat()
-      .forEach(
-        ([outcome, id, status], index) => (answers[order[index]!] = { id, outcome, status: status as TaskStatus }),
-      );
+    (replies as Array<Array<['created' | 'existing', string, string]>>).forEach((reply, call) =>
+      reply.forEach(
+        ([outcome, id, status], at) => (answers[order[call]![at]!] = { id, outcome, status: status as TaskStatus }),
+      ),
+    );
     return answers;
   }
 
@@ -372,8 +400,10 @@ export class TaskStore {
       return reply;
     }
     for (let attempt = 1; ; attempt++) {
-      const ids = await this.redis.mget(...keys);
-      const named = new Map(keys.flatMap((key, index) => (ids[index] ? [[key, ids[index]] as [string, string]] : [])));
+      const values = await this.redis.mget(...keys);
+      const named = new Map(
+        keys.flatMap((key, index) => (values[index] ? [[key, values[index]] as [string, string]] : [])),
+      );
       const reply = this.sendCreate(cell, batch, ts, room, named, orders);
       if (attempt === 1) sent();
       if ((await reply)[0]?.[0] !== 'reread') return reply;
@@ -427,9 +457,15 @@ export class TaskStore {
           ? cell.idempotency(task.listed.tenant, task.idempotencyKey)
           : undefined;
       const idempotency = idempotencyKey !== undefined ? keys.push(idempotencyKey) : undefined;
-      const existingId = idempotencyKey !== undefined ? named.get(idempotencyKey) : undefined;
-      const existing =
-        existingId !== undefined ? { id: existingId, key: keys.push(this.keys.task(existingId)) } : undefined;
+      // The key's value as read (the script checks it is still that), and what it names.
+      const value = idempotencyKey !== undefined ? named.get(idempotencyKey) : undefined;
+      const keyed = value !== undefined ? parseIdempotencyValue(value) : undefined;
+      const existing = keyed && {
+        id: keyed.taskId,
+        key: keys.push(this.keys.task(keyed.taskId)),
+        value,
+        ...(keyed.digest !== undefined ? { digest: keyed.digest } : {}),
+      };
       // Its first event's line, as the scripts make one, at the task's creation: its packed string begins
       // with it. Its record keeps the event, short (`first`), for its first run's claim, which reads the
       // record: the run then holds every line, and its end writes the packed string whole (run-events.ts).
@@ -468,7 +504,13 @@ export class TaskStore {
         record,
         lists: indexes,
         band: statusBand(task.fields.status),
-        ...(idempotency !== undefined ? { idempotency } : {}),
+        ...(idempotency !== undefined
+          ? {
+              idempotency,
+              idempotencyValue: idempotencyValue(id, task.idempotencyDigest),
+              ...(task.idempotencyDigest !== undefined ? { digest: task.idempotencyDigest } : {}),
+            }
+          : {}),
         ...(existing ? { existing } : {}),
         ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
         ...(gate !== undefined ? { gate, gateBase: task.gated!.base } : {}),

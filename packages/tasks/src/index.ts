@@ -1,20 +1,18 @@
-export { answerTask } from './answer-task.js';
-export { cancelTask } from './cancel-task.js';
-export { ForkError, forkDiskQuota, forkRefusal, forkTask } from './fork-task.js';
+// What other packages and apps use of the task service. Its actions (submit, retry, fork, cancel,
+// answer, decide) are TaskService's methods only, each through the one admission gate: never exported
+// beside it (tests/unit/tasks-exports.test.ts).
+export { ForkError, forkDiskQuota } from './fork-task.js';
 export { createRedisJournal } from './redis-journal.js';
 export type { RedisJournal } from './redis-journal.js';
-export { RETRYABLE, retryTask } from './retry-task.js';
-export { EnqueueError, submitTasks } from './submit-tasks.js';
+export { RETRYABLE } from './retry-task.js';
+export { EnqueueError } from './submit-tasks.js';
 export { onSubtaskFinished, releaseSubtasks, startPlan } from './subtasks.js';
-export { fieldsOnly, forkSchema, taskInputSchema, webhookSchema } from './task-schemas.js';
-export type { ForkInput, TaskInput, WebhookInput } from './task-schemas.js';
+export { fieldsOnly, forkSchema, taskInputSchema } from './task-schemas.js';
+export type { TaskInput } from './task-schemas.js';
+export { taskDigest } from './request-digest.js';
 export { Transitions } from './transitions.js';
 export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
-export { TaskService, retryable } from './task-service.js';
-export type { BulkTask, DeleteOutcome, RetryOutcome, TaskServiceOptions } from './task-service.js';
-export { Admission, DailyLimitError, RedisFullError, WORK_ACTIONS } from './admission.js';
-export type { AdmitRequest, WorkAction } from './admission.js';
-export { DEFAULT_MAX_SCHEDULES, ScheduleService, TenantGoneError, tenantHasKeys } from './schedule-service.js';
-export type { ScheduleInput } from './schedule-service.js';
-export { decideApproval, expireApprovals, undecided } from './decide-approval.js';
-export type { DecideOutcome } from './decide-approval.js';
+export { TaskService } from './task-service.js';
+export { DailyLimitError, RedisFullError } from './admission.js';
+export { ScheduleService, TenantGoneError, tenantHasKeys } from './schedule-service.js';
+export { expireApprovals } from './decide-approval.js';

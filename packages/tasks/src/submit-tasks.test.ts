@@ -13,9 +13,11 @@ import {
   removeTaskTrees,
   TaskStore,
   createdBytes,
+  IdempotencyMismatchError,
   NoRoomError,
   type RoomLimits,
 } from '@agentq/store';
+import { taskDigest } from './request-digest.js';
 import { EnqueueError, submitTasks } from './submit-tasks.js';
 import { Transitions } from './transitions.js';
 
@@ -147,6 +149,48 @@ describe('submitting tasks', () => {
     expect((await statuses('queued')).map((task) => task.prompt)).toEqual(['coder with key']);
     // What had not had its turn yet left its tenant's list.
     expect(await store.redis.zcard(keys.cells[0]!.fairList('casual', 'beta'))).toBe(0);
+  });
+
+  it('refuses a key that another request stored with another body between the check and its call, failing what the other calls stored', async () => {
+    const keyed = { prompt: 'the last', agent: 'casual' as const, idempotencyKey: 'raced' };
+    const inputs = [
+      ...Array.from({ length: 449 }, (_, index) => ({ prompt: `raced ${index}`, agent: 'casual' as const })),
+      keyed,
+    ];
+    let other: string | undefined;
+    // The third chunk's call (the keyed task's) comes after another request stored its key, with another body.
+    let calls = 0;
+    const racing = Object.assign(Object.create(transitions) as object, {
+      submit: async (...args: Parameters<Transitions['submit']>) => {
+        if (++calls === 3) {
+          const [made] = await transitions.submit([{ ...keyed, prompt: 'another body' }], {
+            tenant: 'gamma-race',
+            digests: [taskDigest({ ...keyed, prompt: 'another body' }, undefined)],
+          });
+          other = made!.id;
+        }
+        return transitions.submit(...args);
+      },
+    }) as Transitions;
+    const failure = await submitTasks({
+      transitions: racing,
+      queues,
+      inputs,
+      tenant: 'gamma-race',
+      digests: inputs.map((input) => (input === keyed ? taskDigest(input, undefined) : undefined)),
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(IdempotencyMismatchError);
+    const refused = failure as IdempotencyMismatchError;
+    expect(refused.mismatches).toEqual([{ index: 449, idempotencyKey: 'raced', taskId: other }]);
+    // The two chunks stored before are failed, saying why: nothing of the request runs.
+    expect(refused.created).toHaveLength(400);
+    const counts = await countByStatus(store.redis, keys.cells[0]!.tenantTasks('gamma-race'));
+    expect(counts).toMatchObject({ failed: 400, queued: 1 });
+    const failed = (await store.list({ tenant: 'gamma-race', status: 'failed', limit: 1 })).tasks[0]!;
+    expect(failed.error).toMatchObject({ code: 'enqueue_failed', message: expect.stringContaining('idempotencyKey') });
+    expect(
+      (await store.list({ tenant: 'gamma-race', status: 'queued', limit: 5 })).tasks.map((task) => task.id),
+    ).toEqual([other]);
   });
 });
 

@@ -11,9 +11,17 @@
 import { AgentqError } from '@agentq/contract';
 import { randomUUID } from 'node:crypto';
 import type { AgentQueues } from '@agentq/scheduling';
-import { storedPlan, type TaskInput } from './task-schemas.js';
-import { CREATE_BATCH as CHUNK, createdBytes, inputFilesBytes, NoRoomError, type RoomLimits } from '@agentq/store';
-import type { SubmittedTask, Transitions } from './transitions.js';
+import { poolOf, storedPlan, type TaskInput } from './task-schemas.js';
+import {
+  CREATE_BATCH as CHUNK,
+  createdBytes,
+  IdempotencyMismatchError,
+  idempotencyMismatches,
+  inputFilesBytes,
+  NoRoomError,
+  type RoomLimits,
+} from '@agentq/store';
+import { keyCell, type SubmittedTask, type Transitions } from './transitions.js';
 
 /** Some tasks could not be stored; the others that will not run were failed (`enqueue_failed`). */
 export class EnqueueError extends AgentqError {
@@ -41,13 +49,28 @@ export async function submitTasks(options: {
   tenant: string;
   batch?: string | undefined;
   traceparents?: readonly string[];
+  /** Each task's body's digest (request-digest.ts), in the order of `inputs`; given for those with an idempotency key. */
+  digests?: ReadonlyArray<string | undefined>;
   room?: RoomLimits;
   /** The schedule that submits them. */
   scheduleId?: string | undefined;
 }): Promise<SubmittedTask[]> {
-  const { transitions, queues, inputs, tenant, batch, traceparents, scheduleId } = options;
+  const { transitions, queues, inputs, tenant, batch, traceparents, digests, scheduleId } = options;
+  const { keys } = transitions.store;
   // A chunk is one CREATE call, sent as `submit` is called.
   const chunks = Array.from({ length: Math.ceil(inputs.length / CHUNK) }, (_, index) => index * CHUNK);
+  // One CREATE call refuses a key sent again with another body before it writes anything; a submit of
+  // several calls is checked whole first, so that such a key makes none of it.
+  if (chunks.length > 1 || keys.cells.length > 1) {
+    const keyed = inputs.flatMap((input, index) => {
+      const digest = digests?.[index];
+      return input.idempotencyKey !== undefined && digest !== undefined
+        ? [{ index, idempotencyKey: input.idempotencyKey, digest, cell: keyCell(keys, tenant, input)! }]
+        : [];
+    });
+    const mismatches = await idempotencyMismatches(transitions.store, tenant, keyed);
+    if (mismatches.length) throw new IdempotencyMismatchError(mismatches);
+  }
   const admitted: Array<Promise<void>> = [];
   const submitId = randomUUID();
   // What all its tasks write when created, for a byte limit only (tenant-bytes.ts).
@@ -83,6 +106,7 @@ export async function submitTasks(options: {
       batch,
       scheduleId,
       ...(traceparents ? { traceparents: traceparents.slice(start, start + CHUNK) } : {}),
+      ...(digests ? { digests: digests.slice(start, start + CHUNK) } : {}),
       ...(room ? { room } : {}),
       // Right behind its CREATE, a turn for each of its pools (one under way takes another after it); it never fails.
       onSent: (tasks) => admitted.push(queues.admitListed(tasks)),
@@ -92,20 +116,40 @@ export async function submitTasks(options: {
   await held?.release().catch(() => undefined);
   await Promise.all(admitted);
   // Tasks that name a concurrency key wait in its queue: a turn of each key lets through what has room.
-  const keys = inputs.flatMap((input) => (input.concurrencyKey !== undefined ? [input.concurrencyKey] : []));
-  if (keys.length) await queues.letThrough(tenant, keys);
+  const concurrencyKeys = inputs.flatMap((input) => (input.concurrencyKey !== undefined ? [input.concurrencyKey] : []));
+  if (concurrencyKeys.length) await queues.letThrough(tenant, concurrencyKeys);
   // No room: the first chunk stored nothing, and held nothing for the others, which stored nothing either.
   if (outcomes[0]?.status === 'rejected' && outcomes[0].reason instanceof NoRoomError) throw outcomes[0].reason;
   const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failure) {
-    const message = `Could not store every task: ${(failure.reason as Error).message}`;
-    // The client submits again: the tasks of the other chunks are failed (and taken out of their
-    // tenant's list), but for those with an idempotency key, which stay queued for the retry to find.
-    const tasks = outcomes.flatMap((outcome, chunk) =>
-      outcome.status === 'fulfilled'
-        ? outcome.value.map((task, index) => ({ task, input: inputs[chunks[chunk]! + index]! }))
+    // A key another submit stored, with another body, between the check above and its CREATE call.
+    const refusals = outcomes.flatMap((outcome, chunk) =>
+      outcome.status === 'rejected' && outcome.reason instanceof IdempotencyMismatchError
+        ? [{ refusal: outcome.reason, start: chunks[chunk]! }]
         : [],
     );
+    const mismatches = refusals.flatMap(({ refusal, start }) =>
+      refusal.mismatches.map((mismatch) => ({ ...mismatch, index: start + mismatch.index })),
+    );
+    const message = mismatches.length
+      ? `The submit was refused (409): ${new IdempotencyMismatchError(mismatches).message}`
+      : `Could not store every task: ${(failure.reason as Error).message}`;
+    // The client submits again: the tasks of the other chunks are failed (and taken out of their
+    // tenant's list), but for those with an idempotency key, which stay queued for the retry to find.
+    const tasks = [
+      ...outcomes.flatMap((outcome, chunk) =>
+        outcome.status === 'fulfilled'
+          ? outcome.value.map((task, index) => ({ task, index: chunks[chunk]! + index }))
+          : [],
+      ),
+      // (and what the other calls of a refused chunk stored)
+      ...refusals.flatMap(({ refusal, start }) =>
+        refusal.created.map(({ index, id }): { task: SubmittedTask; index: number } => {
+          const input = inputs[start + index]!;
+          return { task: { id, agent: poolOf(input), priority: input.priority ?? 5 }, index: start + index };
+        }),
+      ),
+    ].map(({ task, index }) => ({ task, index, input: inputs[index]! }));
     const abandoned = tasks
       .filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined)
       .map(({ task }) => task);
@@ -118,6 +162,8 @@ export async function submitTasks(options: {
         );
       }),
     ).catch(() => undefined);
+    const created = tasks.flatMap(({ task, index }) => (task.existing === undefined ? [{ index, id: task.id }] : []));
+    if (mismatches.length) throw new IdempotencyMismatchError(mismatches, created);
     throw new EnqueueError(message, failure.reason);
   }
   return outcomes.flatMap((outcome) => (outcome as PromiseFulfilledResult<SubmittedTask[]>).value);

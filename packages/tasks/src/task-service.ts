@@ -23,6 +23,7 @@ import { answerTask } from './answer-task.js';
 import { decideApproval, type DecideOutcome } from './decide-approval.js';
 import { cancelTask } from './cancel-task.js';
 import { ForkError, forkRefusal, forkTask } from './fork-task.js';
+import { taskDigest } from './request-digest.js';
 import { RETRYABLE, retryTask } from './retry-task.js';
 import { submitTasks } from './submit-tasks.js';
 import type { ForkInput, TaskInput, WebhookInput } from './task-schemas.js';
@@ -77,7 +78,10 @@ export class TaskService {
     this.transitions = new Transitions(options.store);
   }
 
-  /** Stores and queues a tenant's tasks (all or none: NoRoomError; EnqueueError when Redis failed midway). */
+  /**
+   * Stores and queues a tenant's tasks: all or none (NoRoomError; IdempotencyMismatchError when a task's
+   * idempotency key names a live task made from another body); EnqueueError when Redis failed midway.
+   */
   async submit(request: {
     tenant: string;
     inputs: readonly TaskInput[];
@@ -90,6 +94,10 @@ export class TaskService {
   }): Promise<SubmittedTask[]> {
     const { tenant, batch, traceparents, scheduleId } = request;
     await this.admission.admit({ tenant, action: 'submit', bytes: request.bytes });
+    // What each keyed task's key is bound to: its body as the client sent it, before the defaults below.
+    const digests = request.inputs.map((input) =>
+      input.idempotencyKey !== undefined ? taskDigest(input, batch) : undefined,
+    );
     const settings = this.options.webhookOf?.(tenant);
     const fallback = settings?.url
       ? { url: settings.url, ...(settings.events ? { events: settings.events } : {}) }
@@ -110,6 +118,7 @@ export class TaskService {
       batch,
       room: this.options.room(tenant),
       ...(traceparents ? { traceparents } : {}),
+      digests,
       scheduleId,
     });
   }

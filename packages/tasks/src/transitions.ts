@@ -22,6 +22,7 @@ import {
   concurrencyBase,
   DEFAULT_TENANT,
   newTaskId,
+  type CellKeys,
   type Keys,
   webhookOnField,
   type StoredSubtask,
@@ -110,6 +111,8 @@ export class Transitions {
       tenant: string;
       batch?: string | undefined;
       traceparents?: readonly string[];
+      /** Each task's body's digest (request-digest.ts), in the order of `inputs`: kept with its idempotency key. */
+      digests?: ReadonlyArray<string | undefined>;
       room?: Room;
       /** The schedule that submits them. */
       scheduleId?: string | undefined;
@@ -124,6 +127,7 @@ export class Transitions {
           tenant: options.tenant,
           batch: options.batch,
           traceparent: options.traceparents?.[index],
+          digest: options.digests?.[index],
           scheduleId: options.scheduleId,
         }),
       ),
@@ -477,19 +481,13 @@ function submittedTask(
     tenant: string;
     batch?: string | undefined;
     traceparent?: string | undefined;
+    digest?: string | undefined;
     scheduleId?: string | undefined;
   },
 ): SubmittedNewTask {
   const key = input.concurrencyKey;
-  // A task with a key lives in its key's cell: a concurrency key's first, else an idempotency key's.
   const { keys } = options;
-  const near =
-    key !== undefined
-      ? concurrencyBase(options.tenant, key)
-      : input.idempotencyKey !== undefined
-        ? concurrencyBase(options.tenant, input.idempotencyKey)
-        : undefined;
-  const id = newTaskId(keys, near !== undefined ? keys.cellOfKey(near) : undefined);
+  const id = newTaskId(keys, keyCell(keys, options.tenant, input));
   const agent = poolOf(input);
   const priority = input.priority ?? 5;
   return {
@@ -527,8 +525,26 @@ function submittedTask(
     listed: { tenant: options.tenant, ...(options.batch !== undefined ? { batch: options.batch } : {}) },
     event: { type: 'task.queued', agent, data: { priority, ...(key !== undefined ? { concurrencyKey: key } : {}) } },
     ...(input.files ? { inputs: input.files } : {}),
-    ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
+    ...(input.idempotencyKey !== undefined
+      ? {
+          idempotencyKey: input.idempotencyKey,
+          ...(options.digest !== undefined ? { idempotencyDigest: options.digest } : {}),
+        }
+      : {}),
   };
+}
+
+/**
+ * The cell a submitted task with a key lives in (its idempotency key too): a concurrency key's first,
+ * else an idempotency key's; undefined for a task without a key (any cell).
+ */
+export function keyCell(
+  keys: Keys,
+  tenant: string,
+  input: Pick<TaskInput, 'concurrencyKey' | 'idempotencyKey'>,
+): CellKeys | undefined {
+  const key = input.concurrencyKey ?? input.idempotencyKey;
+  return key !== undefined ? keys.cellOfKey(concurrencyBase(tenant, key)) : undefined;
 }
 
 /** A submitted task's budget, as its record keeps it (cost in micro-USD, whole numbers). */

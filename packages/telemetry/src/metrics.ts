@@ -66,7 +66,7 @@ export function createMetrics() {
     }),
     cost: new Counter({
       name: 'agentq_cost_usd_total',
-      help: 'What model calls cost, in USD (AGENTQ_PRICES), by model.',
+      help: 'What model calls cost, in USD (models.<model>.price, or a built-in price), by model.',
       labelNames: ['model'],
       registers,
     }),

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeQueues, createAgentQueues, type AgentQueues } from '@agentq/scheduling';
 import { connectRedis, createKeys, TaskStore } from '@agentq/store';
-import { decideApproval, Transitions } from '@agentq/tasks';
+import { Transitions } from '@agentq/tasks';
+import { decideApproval } from '../../../packages/tasks/src/decide-approval.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
 
 const prefix = freshPrefix('decisions');

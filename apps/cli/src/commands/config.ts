@@ -1,4 +1,5 @@
 /**
+ * `agentq config init [DIR]`: config-init.ts.
  * `agentq config check [FILE]`: validates the configuration file (FILE, else the one this directory
  * and environment name) with the environment, prints the effective configuration, secrets redacted,
  * then starts each MCP server as a worker would (a stdio one in its agent's jail, a remote one through
@@ -12,7 +13,8 @@ import { paint } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 export async function configCommand(action: string | undefined, file: string | undefined): Promise<number> {
-  if (action !== 'check') throw new UsageError('usage: agentq config check [FILE]');
+  if (action === 'init') return (await import('./config-init.js')).configInitCommand(file);
+  if (action !== 'check') throw new UsageError('usage: agentq config check [FILE], or agentq config init [DIR]');
   const config = loadConfig(file ? { configFile: path.resolve(file) } : {});
   const agents = Object.keys(config.file.settings.agents);
   process.stdout.write(effectiveConfig(config));

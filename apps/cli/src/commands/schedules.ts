@@ -1,10 +1,11 @@
 /**
  * `agentq schedules [--tenant T]`: the key's tenant's schedules (an admin key: every tenant's, or T's),
- * a line each: timing, next run (or why agentq paused it), last run. Every page of GET /v1/schedules.
+ * a line each: timing, next run (or why agentq paused it), last run, prompt (each on one line, as `agentq
+ * list` shows a prompt). Every page of GET /v1/schedules.
  */
 import type { SchedulePageView, ScheduleView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { table, terminalSafeDeep } from '../terminal.js';
+import { oneLine, table, terminalSafeDeep } from '../terminal.js';
 
 export async function schedulesCommand(client: ApiClient, flags: { tenant?: string; json?: boolean }): Promise<number> {
   const schedules: ScheduleView[] = [];
@@ -35,10 +36,10 @@ export async function schedulesCommand(client: ApiClient, flags: { tenant?: stri
       schedule.tenant,
       schedule.cron ? `cron ${schedule.cron} ${schedule.timezone ?? 'UTC'}` : `every ${schedule.every} ms`,
       schedule.paused
-        ? `paused${schedule.pausedReason ? `: ${schedule.pausedReason.slice(0, 60)}` : ''}`
+        ? `paused${schedule.pausedReason ? `: ${oneLine(schedule.pausedReason, 60)}` : ''}`
         : (schedule.nextRunAt ?? '-'),
-      last ? `${last.at} ${last.taskId ?? `skipped: ${last.skipped}`}` : '-',
-      String(schedule.task.prompt ?? '').slice(0, 40),
+      last ? `${last.at} ${last.taskId ?? `skipped: ${oneLine(last.skipped ?? '', 60)}`}` : '-',
+      oneLine(String(schedule.task.prompt ?? ''), 40),
     ];
   });
   process.stdout.write(table(['id', 'tenant', 'when', 'next', 'last run', 'prompt'], rows));

@@ -5,7 +5,7 @@
  */
 import type { TaskStatus, TaskSummaryView, TaskView } from '@agentq/contract';
 import type { ApiClient } from '../api-client.js';
-import { paint, table, terminalSafeDeep } from '../terminal.js';
+import { oneLine, paint, table, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 export async function listCommand(
@@ -36,7 +36,7 @@ export async function listCommand(
     task.status,
     task.agent,
     task.createdAt.replace('T', ' ').slice(0, 19),
-    task.prompt.replace(/\s+/g, ' ').slice(0, 50),
+    oneLine(task.prompt, 50),
   ]);
   process.stdout.write(table(['id', 'status', 'agent', 'created', 'prompt'], rows));
   if (page.nextCursor) process.stdout.write(paint.dim(`(more: --limit ${Math.min(500, limit * 2)})\n`));

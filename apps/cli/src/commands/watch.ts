@@ -1,7 +1,7 @@
 /** `agentq watch ID`: a task's steps as they happen, readable in a terminal, ending with the answer. */
 import { isLiveDelta, type TaskEvent } from '@agentq/contract';
 import type { ApiClient, TaskSummary } from '../api-client.js';
-import { foldText, indent, paint, terminalSafeDeep } from '../terminal.js';
+import { foldText, indent, oneLine, paint, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
 
 export async function watchCommand(
@@ -85,7 +85,7 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     case 'reasoning':
       return paint.dim(`(reasoning, ${event.data.text.length} characters)`);
     case 'tool.call':
-      return `${paint.bold(`→ ${event.data.label ?? event.data.name}`)} ${paint.dim(clip(event.data.arguments, 160))}`;
+      return `${paint.bold(`→ ${event.data.label ?? event.data.name}`)} ${paint.dim(oneLine(event.data.arguments, 160))}`;
     case 'tool.result': {
       const { ok, skipped, durationMs, output } = event.data;
       return `${ok ? paint.green('  ok') : paint.red(skipped ? '  not run' : '  failed')} ${paint.dim(`${durationMs} ms`)}\n${indent(foldText(output))}`;
@@ -95,13 +95,13 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     case 'compaction':
       return paint.dim(`context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
     case 'plan.created':
-      return `plan: ${event.data.plan.map((node) => `\n    ${node.id} [${node.agent}]${node.need.length ? ` after ${node.need.join(', ')}` : ''}: ${clip(node.task, 80)}`).join('')}`;
+      return `plan: ${event.data.plan.map((node) => `\n    ${node.id} [${node.agent}]${node.need.length ? ` after ${node.need.join(', ')}` : ''}: ${oneLine(node.task, 80)}`).join('')}`;
     case 'subtask.queued':
       return `step ${event.data.planId} queued in ${event.data.agent}`;
     case 'task.waiting':
       return event.data.approvals
         ? paint.yellow(
-            `waiting for approval:${event.data.approvals.map((call) => `\n    ${call.id}: ${call.name} ${clip(call.arguments, 120)} (${call.rule})`).join('')}\n  decide each with agentq approve ${taskId} CALL, or agentq reject ${taskId} CALL --reason TEXT`,
+            `waiting for approval:${event.data.approvals.map((call) => `\n    ${call.id}: ${call.name} ${oneLine(call.arguments, 120)} (${call.rule})`).join('')}\n  decide each with agentq approve ${taskId} CALL, or agentq reject ${taskId} CALL --reason TEXT`,
           )
         : paint.yellow(
             `waiting for an answer: ${event.data.question ?? ''} (answer with POST /v1/tasks/${taskId}/input)`,
@@ -118,9 +118,4 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     case 'task.cancelled':
       return paint.yellow('cancelled');
   }
-}
-
-function clip(text: string, length: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
 }
