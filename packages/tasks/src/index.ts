@@ -14,5 +14,5 @@ export { Transitions } from './transitions.js';
 export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
 export { TaskService } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';
-export { ScheduleService, TenantGoneError, tenantHasKeys } from './schedule-service.js';
+export { ScheduleService, tenantHasKeys } from './schedule-service.js';
 export { expireApprovals } from './decide-approval.js';
