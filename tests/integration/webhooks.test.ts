@@ -62,7 +62,11 @@ describe('webhooks', () => {
     const [request] = await hook.receivedCount(1);
     const payload = verified(request!);
     const { body: task } = await getJson<TaskView>(`${stack.api.url}/v1/tasks/${taskId}`);
-    expect(payload).toEqual({ type: 'task.completed', timestamp: expect.any(String), data: task });
+    expect(payload).toEqual({
+      type: 'task.completed',
+      timestamp: expect.any(String),
+      data: { ...task, resultBytes: Buffer.byteLength('all done'), truncated: false },
+    });
     expect(task).toMatchObject({ status: 'completed', result: 'all done', webhook: { url: hook.url } });
     expect(request!.headers['webhook-id']).toMatch(new RegExp(`^msg_${taskId}_\\d+$`));
     // Signed with another secret, it does not verify; nor with the install's own.

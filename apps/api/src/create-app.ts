@@ -187,10 +187,7 @@ export function createApp(options: CreateAppOptions): Express {
     agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
     maxSubtasks: options.maxSubtasks ?? 20,
     ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
-    webhooks: webhookRules({
-      allowPrivate: options.webhooks?.allowPrivate ?? false,
-      secretOf: (tenant) => webhookOf(tenant).secret,
-    }),
+    webhooks: webhookRules({ allowPrivate: options.webhooks?.allowPrivate ?? false }),
   };
   // The tenants the configuration and the keys name, and `default` (everyone's without keys).
   const tenants = [
@@ -237,6 +234,7 @@ export function createApp(options: CreateAppOptions): Express {
         tasks: options.store,
         // A new schedule passes the gate a submit does, and its tenant's room and count.
         admission: tasks.admission,
+        canSign: tasks.canSign,
         room,
         maxSchedules: options.scheduleLimitOf,
         tenantActive: (tenant) => tenantHasKeys(options.apiKeys ?? [], tenant),

@@ -153,7 +153,7 @@ function describedApi(): ReturnType<typeof createDocument> {
               content: json(submittedSchema),
             },
             '400': error(
-              'A field is wrong: `details` names each, with its index (one idempotencyKey given to two tasks of different bodies, too).',
+              'A field is wrong: `details` names each, with its index (one idempotencyKey given to two tasks of different bodies, too); or a webhook this install cannot sign (no signing key for the tenant).',
             ),
             '409': error(
               "`idempotency_mismatch`: a task's idempotencyKey names a live task made from another body; `details.tasks` lists each such task's `index`, its `idempotencyKey` and the `taskId` the key names. Nothing of the request was submitted.",
@@ -184,7 +184,9 @@ function describedApi(): ReturnType<typeof createDocument> {
           requestBody: { content: json(bulkSchema) },
           responses: {
             '202': { description: 'What was done.', content: json(bulkResultSchema) },
-            '400': error('No filter, or a status the action does not apply to.'),
+            '400': error(
+              'No filter, or a status the action does not apply to; or a retry of tasks with a webhook this install cannot sign.',
+            ),
             '429': FULL,
           },
         }),
@@ -280,6 +282,7 @@ function describedApi(): ReturnType<typeof createDocument> {
           responses: {
             '202': { description: 'The new task.', content: json(taskActionSchema) },
             '404': NOT_FOUND,
+            '400': error('The task has a webhook this install cannot sign (no signing key for the tenant).'),
             '409': error('The task is not failed or cancelled, or is a subtask.'),
             '429': FULL,
           },
@@ -433,6 +436,7 @@ function describedApi(): ReturnType<typeof createDocument> {
           responses: {
             '202': { description: 'The delivery, due now.', content: json(deliverySchema) },
             '404': error('No such task, or no such delivery of it.'),
+            '409': error('An attempt of the delivery is under way (its lease held): resend it once it has ended.'),
           },
         }),
       },
@@ -459,7 +463,9 @@ function describedApi(): ReturnType<typeof createDocument> {
           requestBody: { content: json(scheduleSchema) },
           responses: {
             '201': { description: 'The schedule.', content: json(scheduleViewSchema) },
-            '400': error('A bad cron pattern or time zone, both or neither of cron and every, or a bad task.'),
+            '400': error(
+              'A bad cron pattern or time zone, both or neither of cron and every, or a bad task (a webhook this install cannot sign too).',
+            ),
             '429': SCHEDULE_FULL,
           },
         }),
@@ -492,7 +498,7 @@ function describedApi(): ReturnType<typeof createDocument> {
           requestBody: { content: json(scheduleChangeSchema) },
           responses: {
             '200': { description: 'The schedule as changed.', content: json(scheduleViewSchema) },
-            '400': error('A bad field.'),
+            '400': error('A bad field, or a task with a webhook this install cannot sign.'),
             '404': SCHEDULE_NOT_FOUND,
             '409': error('A resume of a schedule whose tenant is no longer in the configuration file.'),
             '429': SCHEDULE_FULL,

@@ -1,7 +1,8 @@
 /**
- * What the API holds a webhook to before it stores it: a target http_fetch could reach (no loopback or
+ * Where the API lets a webhook go before it stores it: a target http_fetch could reach (no loopback or
  * private address, said at once for what the URL shows; a name is checked again at each delivery, as
- * it may resolve anywhere), and a secret to sign with. The worker that sends it checks the same.
+ * it may resolve anywhere). The worker that sends it checks the same. Whether it can be signed is the
+ * task service's to say, for every way a webhook enters (signed-webhooks.ts).
  */
 import { blockedDestinations } from '@agentq/tools/blocked-destinations';
 import { isIP } from 'node:net';
@@ -9,14 +10,9 @@ import { isIP } from 'node:net';
 export interface WebhookRules {
   /** Why a URL is refused, or undefined when it may be used (or does not parse: the schema says so). */
   refusal(url: string): string | undefined;
-  /** Whether a tenant's deliveries can be signed. */
-  canSign(tenant: string): boolean;
 }
 
-export function webhookRules(options: {
-  allowPrivate: boolean;
-  secretOf: (tenant: string) => string | undefined;
-}): WebhookRules {
+export function webhookRules(options: { allowPrivate: boolean }): WebhookRules {
   const blocked = options.allowPrivate ? undefined : blockedDestinations();
   return {
     refusal(url) {
@@ -28,6 +24,5 @@ export function webhookRules(options: {
         ? `${host} is loopback or a private address: webhooks go to the public internet (the operator's AGENTQ_WEBHOOK_ALLOW_PRIVATE=true allows private targets)`
         : undefined;
     },
-    canSign: (tenant) => options.secretOf(tenant) !== undefined,
   };
 }

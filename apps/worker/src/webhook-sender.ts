@@ -9,15 +9,21 @@
  * tenants. A tenant whose receiver is slow, or never answers, holds its own share and no more.
  *
  * The body is `{type, timestamp, data}`: the event, when it happened, and the task as
- * `GET /v1/tasks/:id` shows it when the attempt is made.
+ * `GET /v1/tasks/:id` shows it when the attempt is made, bounded (webhook-body.ts). It is built when the
+ * attempt starts, from the task read then with its result cut in Redis (a result of megabytes never
+ * reaches the worker), and an attempt in flight holds only its body.
  */
-import type { WebhookEvent, WebhookPayload } from '@agentq/contract';
+import { WEBHOOK_TEXT_LIMIT } from '@agentq/contract';
 import type { ClaimedDelivery, StoredDelivery, TaskStore, WebhookDeliveries } from '@agentq/store';
 import type { Logger, Metrics } from '@agentq/telemetry';
 import { blockedCause, blockedDestinations, checkedLookup } from '@agentq/tools';
 import { isIP } from 'node:net';
 import { Agent, fetch } from 'undici';
+import { webhookBody } from './webhook-body.js';
 import { webhookHeaders } from './webhook-signature.js';
+
+/** What a delivery keeps of a task's result, cut in Redis: its head and tail bytes (WEBHOOK_TEXT_LIMIT together). */
+const RESULT_CUT = { headBytes: (WEBHOOK_TEXT_LIMIT * 3) / 4, tailBytes: WEBHOOK_TEXT_LIMIT / 4 };
 
 export interface WebhookSenderOptions {
   deliveries: WebhookDeliveries;
@@ -67,7 +73,7 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
   const wakeUp = wakeable();
 
   /** One attempt: the receiver's status, or why none came. */
-  const post = async (url: string, headers: Record<string, string>, body: string) => {
+  const post = async (url: string, headers: Record<string, string>, body: Buffer) => {
     const target = new URL(url);
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     if (blocked && isIP(literal) && blocked(literal))
@@ -108,42 +114,47 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
     }
   };
 
+  /** What an attempt sends: its task read now, its body built; undefined when the task or its webhook is gone. */
+  const attemptOf = async (taskId: string, delivery: StoredDelivery) => {
+    const read = await options.store.getCut(taskId, RESULT_CUT);
+    if (!read?.task.webhook) return undefined;
+    const { task, resultBytes, resultCut } = read;
+    const timestamp = new Date(delivery.createdAt).toISOString();
+    const body = webhookBody({ type: delivery.event, timestamp, task, resultBytes, resultCut });
+    return { url: read.task.webhook.url, tenant: task.tenant, body };
+  };
+
   const deliver = async ({ id, tenant }: ClaimedDelivery) => {
     const found = await options.deliveries.read(id);
     if (!found) return options.deliveries.drop(id, tenant);
     const { taskId, delivery } = found;
     if (delivery.state) return options.deliveries.drop(id, tenant);
-    const task = await options.store.get(taskId);
-    if (!task?.webhook) return options.deliveries.drop(id, tenant);
-    const secret = options.secretOf(task.tenant);
+    const attempt = await attemptOf(taskId, delivery);
+    if (!attempt) return options.deliveries.drop(id, tenant);
+    const secret = options.secretOf(attempt.tenant);
     const started = Date.now();
-    let outcome: { statusCode?: number; error?: string };
-    if (!secret) {
-      outcome = { error: 'no signing secret: set AGENTQ_WEBHOOK_SECRET, or the tenant’s webhook.secret' };
-    } else {
-      const payload: WebhookPayload = {
-        type: delivery.event as WebhookEvent,
-        timestamp: new Date(delivery.createdAt).toISOString(),
-        data: task,
-      };
-      const body = JSON.stringify(payload);
-      outcome = await post(task.webhook.url, webhookHeaders(secret, id, body), body);
-    }
+    const outcome: { statusCode?: number; error?: string } = secret
+      ? await post(attempt.url, webhookHeaders(secret, id, attempt.body), attempt.body)
+      : { error: 'no signing secret: set AGENTQ_WEBHOOK_SECRET, or the tenant’s webhook.secret' };
     if (stopping.signal.aborted) return; // Its lease runs out: another sender tries again.
-    const tries = (delivery.tries ?? 0) + 1;
-    const attempts = [...(delivery.attempts ?? []), { at: started, ms: Date.now() - started, ...outcome }];
+    const thisAttempt = { at: started, ms: Date.now() - started, ...outcome };
     const delivered = outcome.error === undefined;
-    // 410 Gone: the receiver says the endpoint is no more (Standard Webhooks); no more attempts.
-    const last = !delivered && (tries > options.schedule.length || outcome.statusCode === 410 || !secret);
-    const next: StoredDelivery = {
-      event: delivery.event,
-      createdAt: delivery.createdAt,
-      attempts,
-      tries,
-      ...(delivered ? { state: 'delivered' as const } : last ? { state: 'failed' as const } : {}),
-      ...(!delivered && !last ? { nextAt: Date.now() + withJitter(options.schedule[tries - 1]!) } : {}),
-    };
-    await options.deliveries.record(taskId, tenant, id, next);
+    let tries = 0;
+    let last = false;
+    // Made from the state stored now: this attempt is added to every one recorded so far.
+    await options.deliveries.update(taskId, tenant, id, (current) => {
+      tries = (current.tries ?? 0) + 1;
+      // 410 Gone: the receiver says the endpoint is no more (Standard Webhooks); no more attempts.
+      last = !delivered && (tries > options.schedule.length || outcome.statusCode === 410 || !secret);
+      return {
+        event: current.event,
+        createdAt: current.createdAt,
+        attempts: [...(current.attempts ?? []), thisAttempt],
+        tries,
+        ...(delivered ? { state: 'delivered' as const } : last ? { state: 'failed' as const } : {}),
+        ...(!delivered && !last ? { nextAt: Date.now() + withJitter(options.schedule[tries - 1]!) } : {}),
+      };
+    });
     options.metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : last ? 'failed' : 'retrying' });
     if (!delivered)
       options.logger.warn(

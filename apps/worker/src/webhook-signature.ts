@@ -3,15 +3,17 @@
  * secret's base64 after `whsec_`, of `<id>.<timestamp>.<body>`, sent as `v1,<base64>`. Receivers check
  * it with any Standard Webhooks library (the tests use the reference one).
  */
+import { webhookKeyBytes } from '@agentq/config';
 import { createHmac } from 'node:crypto';
 
-export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+/** The signature of exactly the bytes sent (`body` as it goes on the wire). */
+export function signWebhook(secret: string, id: string, timestampSeconds: number, body: Buffer): string {
+  const hmac = createHmac('sha256', webhookKeyBytes(secret)).update(`${id}.${timestampSeconds}.`).update(body);
+  return `v1,${hmac.digest('base64')}`;
 }
 
 /** The headers of one attempt: the same id every time, the time and signature of this attempt. */
-export function webhookHeaders(secret: string, id: string, body: string, now = Date.now()): Record<string, string> {
+export function webhookHeaders(secret: string, id: string, body: Buffer, now = Date.now()): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   return {
     'content-type': 'application/json',

@@ -258,4 +258,39 @@ describe("tenants' webhook signing keys", () => {
       }),
     ).toThrow(/tenants\.rival\.webhook\.secret: holds the key tenants\.\*\.webhook\.secret holds/);
   });
+
+  it('compares the key bytes, however written, and against every key derived for another tenant', () => {
+    const file = [
+      'tenants:',
+      '  acme: { webhook: { secret: { env: ACME_HOOK } } }',
+      '  rival: { webhook: { secret: { env: RIVAL_HOOK } } }',
+      '  other: {}',
+      '',
+    ].join('\n');
+    const refusal = (env: Record<string, string>) => {
+      try {
+        load(file, 'agentq.config.yaml', env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'loaded';
+    };
+    // Padding dropped, and a last character that differs only in the bits no byte has ('E' is 4, 'F' 5).
+    expect(key('a')).toMatch(/YWE=$/);
+    for (const spelling of [key('a').replace(/=+$/, ''), key('a').replace(/YWE=$/, 'YWF=')])
+      expect(refusal({ ACME_HOOK: key('a'), RIVAL_HOOK: spelling })).toMatch(
+        /tenants\.rival\.webhook\.secret: holds the key tenants\.acme\.webhook\.secret holds \(the same bytes/,
+      );
+    expect(
+      refusal({ ACME_HOOK: INSTALL.replace(/=+$/, ''), RIVAL_HOOK: key('r'), AGENTQ_WEBHOOK_SECRET: INSTALL }),
+    ).toMatch(/tenants\.acme\.webhook\.secret: holds the key AGENTQ_WEBHOOK_SECRET holds/);
+    const message = refusal({
+      ACME_HOOK: tenantSigningSecret(INSTALL, 'other'),
+      RIVAL_HOOK: key('r'),
+      AGENTQ_WEBHOOK_SECRET: INSTALL,
+    });
+    expect(message).toMatch(/tenants\.acme\.webhook\.secret: holds the key derived for tenant other \(/);
+    expect(message).not.toContain(tenantSigningSecret(INSTALL, 'other').slice(6));
+    expect(refusal({ ACME_HOOK: key('a'), RIVAL_HOOK: key('r'), AGENTQ_WEBHOOK_SECRET: INSTALL })).toBe('loaded');
+  });
 });

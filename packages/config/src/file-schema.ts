@@ -283,7 +283,7 @@ const tenantSchema = z
           .strict()
           .optional()
           .describe(
-            "The variable that holds its own signing secret (whsec_...): its tasks' webhooks are signed with it instead of the key derived for it from AGENTQ_WEBHOOK_SECRET (or from `*`'s secret). No other tenant's may be the same.",
+            "The variable that holds its own signing secret (whsec_...): its tasks' webhooks are signed with it instead of the key derived for it from AGENTQ_WEBHOOK_SECRET (or from `*`'s secret). It may hold no other tenant's key (its own or the one derived for it) nor AGENTQ_WEBHOOK_SECRET's, compared as the key's bytes however it is written: such a file is refused at start.",
           ),
       })
       .strict()

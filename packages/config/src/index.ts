@@ -17,11 +17,12 @@ import { ConfigError } from './config-error.js';
 import { findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
 import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
 import { replacedVariables } from './replaced-variables.js';
-import { durationMs, tenantSigningSecret, webhookSecret } from './webhook-settings.js';
+import { signingSecretOf } from './signing-keys.js';
+import { durationMs, webhookSecret } from './webhook-settings.js';
 import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
-export { durationMs, tenantSigningSecret, webhookSecret } from './webhook-settings.js';
+export { durationMs, tenantSigningSecret, webhookKeyBytes, webhookSecret } from './webhook-settings.js';
 export { fileSchema, mcpServerSchema } from './file-schema.js';
 export type { AgentqFile, AgentSettings, McpServerSettings, SecretValue, TenantSettings } from './file-schema.js';
 export { FILE_NAMES, findConfigFile, loadConfigFile, type LoadedFile } from './load-file.js';
@@ -459,18 +460,21 @@ export function tenantRoom(config: Config, tenant: string): { unfinished: number
 /**
  * A tenant's webhook settings (its own entry's, else `*`'s): the default URL and events of its tasks,
  * and the secret its deliveries are signed with: its own entry's `webhook.secret` as it is; else one
- * derived for it from `*`'s secret or AGENTQ_WEBHOOK_SECRET (tenantSigningSecret), never a secret
- * another tenant signs with too; undefined: none.
+ * derived for it from `*`'s secret or AGENTQ_WEBHOOK_SECRET (tenantSigningSecret), never a key
+ * another tenant signs with too, however written (signing-keys.ts refuses it at load); undefined: none.
  */
 export function tenantWebhook(
   config: Config,
   tenant: string,
 ): { url?: string; events?: WebhookEvent[]; secret?: string } {
   const tenants = config.file.settings.tenants;
-  const own = tenant === '*' ? undefined : tenants[tenant]?.webhook;
-  const webhook = own ?? tenants['*']?.webhook;
-  const named = webhook?.secret ? config.file.secretValues[webhook.secret.env] : config.AGENTQ_WEBHOOK_SECRET;
-  const secret = named && !own?.secret ? tenantSigningSecret(named, tenant) : named;
+  const webhook = (tenant === '*' ? undefined : tenants[tenant]?.webhook) ?? tenants['*']?.webhook;
+  const secret = signingSecretOf({
+    settings: config.file.settings,
+    secretValues: config.file.secretValues,
+    installSecret: config.AGENTQ_WEBHOOK_SECRET,
+    tenant,
+  });
   return {
     ...(webhook?.url ? { url: webhook.url } : {}),
     ...(webhook?.events ? { events: webhook.events } : {}),

@@ -14,6 +14,7 @@ import { webhookSecret } from './webhook-settings.js';
 import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
 import { sharedKeyProblems } from './shared-keys.js';
 import { DEFAULT_CONFIG_FILE } from './shipped-files.js';
+import { sharedSigningKeyProblems, unsignedWebhookProblems } from './signing-keys.js';
 
 export const FILE_NAMES = ['agentq.config.yaml', 'agentq.config.yml', 'agentq.config.json'];
 
@@ -95,38 +96,12 @@ export function loadConfigFile(file: string, env?: NodeJS.ProcessEnv): LoadedFil
         problems.push(`  ${where}: the variable ${name} is not ${signing.error.issues[0]!.message}`);
     }
   problems.push(...sharedKeyProblems(parsed.data, secretValues));
-  if (env) problems.push(...sharedSigningKeys(parsed.data, env));
+  if (env) {
+    const signing = { settings: parsed.data, secretValues, installSecret: env.AGENTQ_WEBHOOK_SECRET };
+    problems.push(...sharedSigningKeyProblems(signing), ...unsignedWebhookProblems(signing));
+  }
   if (problems.length) throw new ConfigError(`${file} is not a valid configuration:\n${problems.join('\n')}`);
   return { path: file, dir, settings: parsed.data, instructions, secretValues };
-}
-
-/**
- * One tenant, one signing key: a tenant's own `webhook.secret` that is another's, `*`'s or
- * AGENTQ_WEBHOOK_SECRET (from which the other tenants' keys are derived) would let it sign as them.
- */
-function sharedSigningKeys(settings: AgentqFile, env: NodeJS.ProcessEnv): string[] {
-  const valueOf = (tenant: string) => {
-    const secret = settings.tenants[tenant]?.webhook?.secret;
-    return secret ? env[secret.env] : undefined;
-  };
-  // Whose key each value is: the shared ones first, then each tenant's own.
-  const holders = new Map<string, string>();
-  if (env.AGENTQ_WEBHOOK_SECRET) holders.set(env.AGENTQ_WEBHOOK_SECRET, 'AGENTQ_WEBHOOK_SECRET');
-  const star = valueOf('*');
-  if (star && !holders.has(star)) holders.set(star, 'tenants.*.webhook.secret');
-  const problems: string[] = [];
-  for (const tenant of Object.keys(settings.tenants).filter((name) => name !== '*')) {
-    const value = valueOf(tenant);
-    if (!value) continue;
-    const where = `tenants.${tenant}.webhook.secret`;
-    const other = holders.get(value);
-    if (other)
-      problems.push(
-        `  ${where}: holds the key ${other} holds, and a tenant that knows it could sign as others: give each tenant a key of its own, or leave it out (its key is then derived from AGENTQ_WEBHOOK_SECRET)`,
-      );
-    else holders.set(value, where);
-  }
-  return problems;
 }
 
 /** Every `{env: NAME}` of the file, with where it is. */

@@ -26,8 +26,16 @@ export const webhookSecret = z
  * @example tenantSigningSecret('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'acme') // 'whsec_...' (32 bytes)
  */
 export function tenantSigningSecret(shared: string, tenant: string): string {
-  const key = Buffer.from(shared.replace(/^whsec_/, ''), 'base64');
+  const key = webhookKeyBytes(shared);
   return `whsec_${createHmac('sha256', key).update(`agentq-webhook:${tenant}`).digest('base64')}`;
+}
+
+/**
+ * The key a Standard Webhooks secret holds: the bytes of its base64 after `whsec_`, decoded as the signer
+ * decodes it (padding optional, the bits past the last byte ignored). Two secrets are one key when these are equal.
+ */
+export function webhookKeyBytes(secret: string): Buffer {
+  return Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
 }
 
 /** A delay such as `500ms`, `5s`, `30m`, `2h` or `1d`, in milliseconds (undefined when it is none). */

@@ -59,6 +59,7 @@ export const SERVICE_ERROR_CODES = [
   // tasks
   'enqueue_failed',
   'tenant_gone',
+  'webhook_unsigned',
   'fork_refused',
   'daily_limit',
   'redis_full',

@@ -43,6 +43,32 @@ export interface DeliveryView {
   attempts: DeliveryAttemptView[];
 }
 
+/**
+ * The most a delivery keeps of any text (a prompt, a question, a call's arguments) in characters, and of
+ * the result in bytes (UTF-8): its head (three quarters) and tail beyond.
+ */
+export const WEBHOOK_TEXT_LIMIT = 32 * 1024;
+
+/**
+ * The most bytes a delivery's body takes before it is made lean: past it, the plan and subtasks are left
+ * out and every text but the result is cut to WEBHOOK_LEAN_TEXT_LIMIT characters.
+ */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+/** What a lean delivery keeps of each text but the result. */
+export const WEBHOOK_LEAN_TEXT_LIMIT = 1024;
+
+/**
+ * A delivery's `data`: the task as `GET /v1/tasks/:id` shows it when the attempt is made, each text cut to
+ * its head and tail past WEBHOOK_TEXT_LIMIT characters; `GET` has the whole.
+ */
+export type WebhookTaskData<Task = unknown> = Task & {
+  /** The whole result's size in bytes, UTF-8 (null without a result). */
+  resultBytes: number | null;
+  /** Some text was cut, or the plan and subtasks left out: `GET /v1/tasks/:id` has the whole task. */
+  truncated: boolean;
+};
+
 /** The body of every delivery (Standard Webhooks' shape): the event, when it happened, the task. */
 export interface WebhookPayload<Task = unknown> {
   type: WebhookEvent;

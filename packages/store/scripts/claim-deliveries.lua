@@ -3,10 +3,13 @@
 -- has left (how many more of its deliveries the sender may start). Each pass over the tenants takes one
 -- due delivery of each that has room, until `count` are taken or none has more due: a tenant with
 -- thousands due takes no more turns than one with a single one. A taken delivery is leased (its score
--- moved to `leaseUntil`). A tenant whose due set is empty leaves `tenantsKey`.
+-- moved to `leaseUntil`, and it is in `leasedKey` until then: its attempt is under way, and a resend
+-- waits for its end). A tenant whose due set is empty leaves `tenantsKey`.
 -- Answers {the taken: tenant's index (from 1), id, ...; the soonest score of the tenants that had room
 -- and none due now, or ''}.
 local tenants = #KEYS - KEYS_REST + 1
+-- Leases that ran out (their sender died mid-attempt) hold nothing any more.
+redis.call('ZREMRANGEBYSCORE', leasedKey, '-inf', now)
 local room, drained, taken = {}, {}, {}
 for index = 1, tenants do room[index] = tonumber(ARGV[ARGV_REST + 2 * index - 1]) end
 local left = tonumber(count)
@@ -21,6 +24,7 @@ while left > 0 and more do
         drained[index] = true
       else
         redis.call('ZADD', dueKey, leaseUntil, due[1])
+        redis.call('ZADD', leasedKey, leaseUntil, due[1])
         taken[#taken + 1] = index
         taken[#taken + 1] = due[1]
         room[index] = room[index] - 1

@@ -61,7 +61,7 @@ export { luaScript } from './lua-script.js';
 export { isCluster, onMessage, publish, subscribe, unsubscribe } from './pub-sub.js';
 export type { LuaArg, LuaCall, LuaScript } from './lua-script.js';
 export { WebhookDeliveries, deliveryTask } from './webhook-deliveries.js';
-export type { ClaimedDelivery, StoredDelivery } from './webhook-deliveries.js';
+export type { ClaimedDelivery, DeliveryWrite, ResendOutcome, StoredDelivery } from './webhook-deliveries.js';
 export { inputFiles } from './input-files.js';
 export { ScheduleLimitError, ScheduleStore } from './schedule-store.js';
 export type { ScheduleFile, SchedulePage, ScheduleRecord, StoredSchedule } from './schedule-store.js';

@@ -123,11 +123,13 @@ export interface CellKeys extends Keys {
   toCompact: string;
   /**
    * A tenant's webhook deliveries by when their next attempt is due (claimed in turns between tenants,
-   * webhook-deliveries.ts); the tenants that have some there; every delivery not ended, by when it began.
+   * webhook-deliveries.ts); the tenants that have some there; every delivery not ended, by when it began;
+   * the deliveries whose attempt is under way, by when its lease ends.
    */
   tenantWebhooksDue(tenant: string): string;
   webhookTenants: string;
   webhooksPending: string;
+  webhooksLeased: string;
 }
 
 /** A tenant's concurrency key as Redis names it: two tenants' equal keys are two keys. */
@@ -268,6 +270,7 @@ export function createKeys(prefix: string, cells = 1): Keys {
       tenantWebhooksDue: (tenant) => `${at}:tenant:${tenant}:webhooks:due`,
       webhookTenants: `${at}:webhooks:tenants`,
       webhooksPending: `${at}:webhooks:pending`,
+      webhooksLeased: `${at}:webhooks:leased`,
     });
   }
   return keys;

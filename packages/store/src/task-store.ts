@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { MemoryEntry, TokenUsage } from '@agentq/protocol';
 import { COMMIT, COMMIT_KEYS, CREATE } from './commit-script.js';
+import { luaScript } from './lua-script.js';
 import { countByStatus, newestInIndex, statusBand } from './task-index.js';
 import type { CellKeys, Keys } from './keys.js';
 import { holdRoom, type HeldRoom } from './cell-room.js';
@@ -33,6 +34,14 @@ import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
 import { IdempotencyMismatchError, KeysChangedError, RoomHoldLostError } from './store-errors.js';
 import { idempotencyValue, parseIdempotencyValue } from './idempotency-keys.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
+
+/** A task's record with its result cut in Redis (getCut). */
+const READ_CUT = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'read-task-cut',
+  keys: ['taskKey'],
+  args: ['headBytes', 'tailBytes'],
+});
 import { DEFAULT_TENANT, rootOf } from './task-ids.js';
 
 /** An event a commit adds: the contract's input, with who wrote it, and another task's id when it is mirrored. */
@@ -793,7 +802,39 @@ export class TaskStore {
 
   /** The task as shown; a planned task with its plan, its subtasks' statuses and its progress. */
   async get(taskId: string): Promise<TaskView | undefined> {
-    const record = await this.getRecord(taskId);
+    return this.viewOf(await this.getRecord(taskId));
+  }
+
+  /**
+   * The task as shown (get), its result cut in Redis to its first `headBytes` and last `tailBytes` bytes
+   * around a note of what was left out when it holds more: a result of megabytes never reaches this
+   * process. `resultBytes`: the whole result's size (UTF-8), null without one; `resultCut`: it was cut.
+   */
+  async getCut(
+    taskId: string,
+    options: { headBytes: number; tailBytes: number },
+  ): Promise<{ task: TaskView; resultBytes: number | null; resultCut: boolean } | undefined> {
+    const reply = (await READ_CUT.run(this.redis, {
+      keys: { taskKey: this.keys.task(taskId) },
+      args: { headBytes: options.headBytes, tailBytes: options.tailBytes },
+    })) as string[];
+    const { resultBytes, resultTail, ...fields } = recordHash(
+      reply.filter((_, index) => index % 2 === 0),
+      reply.filter((_, index) => index % 2 === 1),
+    );
+    const bytes = resultBytes === undefined ? null : Number(resultBytes);
+    if (resultTail !== undefined && fields.result !== undefined && bytes !== null) {
+      // A character the cut split reads as U+FFFD: left out.
+      const head = fields.result.replace(/\uFFFD$/, '');
+      const tail = resultTail.replace(/^\uFFFD{1,3}/, '');
+      const left = bytes - options.headBytes - options.tailBytes;
+      fields.result = `${head}\n…[${left} bytes left out; ${bytes} in all: GET /v1/tasks/:id has the whole]…\n${tail}`;
+    }
+    const task = await this.viewOf(parseTaskRecord(fields));
+    return task && { task, resultBytes: bytes, resultCut: resultTail !== undefined };
+  }
+
+  private async viewOf(record: TaskRecord | undefined): Promise<TaskView | undefined> {
     if (!record) return undefined;
     const view = taskView(record);
     if (!record.children) return view;

@@ -77,11 +77,45 @@ it('drops a tenant with nothing due from the set of tenants, and a resend brings
   await redis.sadd(cell.webhookTenants, 'acme');
   const [claimed] = (await deliveries.claimDue({ count: 1, leaseMs: 60_000, roomOf: () => 1 })).claimed;
   expect(claimed).toEqual({ id: 'msg_t1_4', tenant: 'acme' });
-  await deliveries.record('t1', 'acme', 'msg_t1_4', { event: 'task.completed', createdAt: 1, state: 'delivered' });
+  await deliveries.update('t1', 'acme', 'msg_t1_4', (current) => ({ ...current, state: 'delivered' }));
   expect(await deliveries.claimDue({ count: 1, leaseMs: 60_000, roomOf: () => 1 })).toEqual({ claimed: [] });
   expect(await redis.smembers(cell.webhookTenants)).toEqual([]);
 
   await deliveries.resend('t1', 'acme', 'msg_t1_4', 'https://hooks.example.com/');
   expect(await redis.smembers(cell.webhookTenants)).toEqual(['acme']);
   expect((await deliveries.claimDue({ count: 1, leaseMs: 60_000, roomOf: () => 1 })).claimed).toEqual([claimed]);
+});
+
+it('refuses a resend while an attempt holds its lease, and loses no attempt to a write between', async () => {
+  const { keys, deliveries } = fresh();
+  const cell = keys.cells[0]!;
+  const stored = { event: 'task.completed', createdAt: 1, attempts: [{ at: 1, error: 'answered 500', ms: 1 }] };
+  await redis.hset(keys.webhooks('t2'), 'msg_t2_4', JSON.stringify(stored));
+  await redis.zadd(cell.tenantWebhooksDue('acme'), Date.now(), 'msg_t2_4');
+  await redis.sadd(cell.webhookTenants, 'acme');
+  await deliveries.claimDue({ count: 1, leaseMs: 60_000, roomOf: () => 1 });
+  expect(await deliveries.resend('t2', 'acme', 'msg_t2_4', 'https://hooks.example.com/')).toEqual({
+    outcome: 'under_way',
+  });
+  // Another write lands between this attempt's read and its write: it is read again, both are kept.
+  let reads = 0;
+  const written = await deliveries.update('t2', 'acme', 'msg_t2_4', (current) => {
+    if (++reads === 1)
+      void redis.hset(
+        keys.webhooks('t2'),
+        'msg_t2_4',
+        JSON.stringify({ ...stored, attempts: [...stored.attempts, { at: 2, error: 'answered 502', ms: 1 }] }),
+      );
+    return {
+      ...current,
+      attempts: [...(current.attempts ?? []), { at: 3, statusCode: 200, ms: 1 }],
+      state: 'delivered',
+    };
+  });
+  expect(written).toBe('written');
+  expect(reads).toBe(2);
+  const after = (await deliveries.list('t2', 'https://hooks.example.com/'))[0]!;
+  expect(after.attempts.map((attempt) => attempt.at)).toEqual([1, 2, 3].map((at) => new Date(at).toISOString()));
+  // The attempt's write ended its lease: a resend goes through.
+  expect((await deliveries.resend('t2', 'acme', 'msg_t2_4', 'https://hooks.example.com/')).outcome).toBe('resent');
 });

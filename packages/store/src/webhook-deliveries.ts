@@ -35,7 +35,7 @@ export interface StoredDelivery {
 const CLAIM = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'claim-deliveries',
-  keys: ['tenantsKey'],
+  keys: ['tenantsKey', 'leasedKey'],
   args: ['now', 'leaseUntil', 'count'],
 });
 
@@ -48,9 +48,16 @@ export interface ClaimedDelivery {
 const RECORD = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'record-delivery',
-  keys: ['webhooksKey', 'webhooksDueKey', 'webhookTenantsKey', 'webhooksPendingKey'],
-  args: ['id', 'tenant', 'deliveryJson', 'nextAt', 'resent'],
+  keys: ['webhooksKey', 'webhooksDueKey', 'webhookTenantsKey', 'webhooksPendingKey', 'webhooksLeasedKey'],
+  args: ['id', 'tenant', 'deliveryJson', 'nextAt', 'resent', 'expectedJson', 'now'],
 });
+
+/** What a write of a delivery's state did: written; gone (its task's deliveries were deleted); under way (a resend while an attempt holds its lease). */
+export type DeliveryWrite = 'written' | 'gone' | 'under_way';
+
+/** A resend: the delivery as it is now due; none such; or refused while an attempt of it is under way. */
+export type ResendOutcome =
+  { outcome: 'resent'; delivery: DeliveryView } | { outcome: 'missing' } | { outcome: 'under_way' };
 
 /** The attempts a delivery keeps (a resent one's oldest go first). */
 const KEPT_ATTEMPTS = 50;
@@ -94,7 +101,7 @@ export class WebhookDeliveries {
       const tenants = rotated(tenantsOf[index]!.sort(), turn).filter((tenant) => room(tenant) > 0);
       if (!tenants.length) continue;
       const [ids, due] = (await CLAIM.run(this.redis, {
-        keys: { tenantsKey: cell.webhookTenants },
+        keys: { tenantsKey: cell.webhookTenants, leasedKey: cell.webhooksLeased },
         args: { now: Date.now(), leaseUntil: Date.now() + options.leaseMs, count: left },
         restKeys: tenants.map((tenant) => cell.tenantWebhooksDue(tenant)),
         restArgs: tenants.flatMap((tenant) => [tenant, room(tenant)]),
@@ -128,34 +135,60 @@ export class WebhookDeliveries {
     const cells = taskId ? [this.keys.cellOf(taskId)] : this.keys.cells;
     await Promise.all(
       cells.map((cell) =>
-        this.redis.multi().zrem(cell.tenantWebhooksDue(tenant), id).zrem(cell.webhooksPending, id).exec(),
+        this.redis
+          .multi()
+          .zrem(cell.tenantWebhooksDue(tenant), id)
+          .zrem(cell.webhooksPending, id)
+          .zrem(cell.webhooksLeased, id)
+          .exec(),
       ),
     );
   }
 
   /**
-   * Writes an attempt's outcome: due again at `delivery.nextAt` while pending, else out of the sets.
-   * Written only while the task's deliveries exist (a deleted task's stay deleted).
+   * Writes a delivery's next state, made by `next` from the state stored now: due again at its `nextAt`
+   * while pending, else out of the sets. Should another write come between the read and this one, it is
+   * read again and `next` made anew, so every attempt's record is kept. An attempt's write ends its
+   * lease; a resend (`resent`) while a lease is held is refused: `under_way`. Written only while the
+   * task's deliveries exist (a deleted task's stay deleted: `gone`).
    */
-  async record(taskId: string, tenant: string, id: string, delivery: StoredDelivery, resent = false): Promise<boolean> {
-    const kept = { ...delivery, attempts: (delivery.attempts ?? []).slice(-KEPT_ATTEMPTS) };
-    const pending = !kept.state && kept.nextAt !== undefined;
-    const written = await RECORD.run(this.redis, {
-      keys: {
-        webhooksKey: this.keys.webhooks(taskId),
-        webhooksDueKey: this.keys.cellOf(taskId).tenantWebhooksDue(tenant),
-        webhookTenantsKey: this.keys.cellOf(taskId).webhookTenants,
-        webhooksPendingKey: this.keys.cellOf(taskId).webhooksPending,
-      },
-      args: {
-        id,
-        tenant,
-        deliveryJson: JSON.stringify(kept),
-        nextAt: pending ? kept.nextAt! : '',
-        resent: resent ? '1' : '0',
-      },
-    });
-    return written === 1;
+  async update(
+    taskId: string,
+    tenant: string,
+    id: string,
+    next: (current: StoredDelivery) => StoredDelivery,
+    resent = false,
+  ): Promise<DeliveryWrite> {
+    const cell = this.keys.cellOf(taskId);
+    for (let tries = 1; ; tries++) {
+      const text = await this.redis.hget(this.keys.webhooks(taskId), id);
+      const made = text === null ? undefined : next(JSON.parse(text) as StoredDelivery);
+      const kept = made && { ...made, attempts: (made.attempts ?? []).slice(-KEPT_ATTEMPTS) };
+      const pending = kept !== undefined && !kept.state && kept.nextAt !== undefined;
+      const written = await RECORD.run(this.redis, {
+        keys: {
+          webhooksKey: this.keys.webhooks(taskId),
+          webhooksDueKey: cell.tenantWebhooksDue(tenant),
+          webhookTenantsKey: cell.webhookTenants,
+          webhooksPendingKey: cell.webhooksPending,
+          webhooksLeasedKey: cell.webhooksLeased,
+        },
+        args: {
+          id,
+          tenant,
+          deliveryJson: kept ? JSON.stringify(kept) : '',
+          nextAt: pending ? kept.nextAt! : '',
+          resent: resent ? '1' : '0',
+          expectedJson: text ?? '',
+          now: Date.now(),
+        },
+      });
+      if (written === 1) return 'written';
+      if (written === 2) return 'under_way';
+      if (written === 0) return 'gone';
+      // Changed since it was read (3): a resend, or a sender whose lease ran out. Read again.
+      if (tries >= 10) throw new Error(`webhook delivery ${id} kept changing while it was written`);
+    }
   }
 
   /** A task's deliveries, oldest first, as the API shows them (`url`: the task's webhook). */
@@ -167,19 +200,28 @@ export class WebhookDeliveries {
   }
 
   /**
-   * Sends a delivery again, with the same id, now (and, should it fail, on the whole schedule again).
-   * Answers false when the task has no such delivery.
+   * Sends a delivery again, with the same id, now (and, should it fail, on the whole schedule again); its
+   * attempts so far are kept. Refused while an attempt of it is under way (its lease held): a second one
+   * would go out beside it.
    */
-  async resend(taskId: string, tenant: string, id: string, url: string): Promise<DeliveryView | undefined> {
-    const text = await this.redis.hget(this.keys.webhooks(taskId), id);
-    if (!text) return undefined;
-    const stored = JSON.parse(text) as StoredDelivery;
-    // Due now, its retry schedule started over; its attempts so far are kept.
-    const again: StoredDelivery = { ...stored, nextAt: Date.now(), tries: 0 };
-    delete again.state;
-    if (!(await this.record(taskId, tenant, id, again, true))) return undefined;
+  async resend(taskId: string, tenant: string, id: string, url: string): Promise<ResendOutcome> {
+    let again: StoredDelivery | undefined;
+    const written = await this.update(
+      taskId,
+      tenant,
+      id,
+      (stored) => {
+        // Due now, its retry schedule started over.
+        const { state: _state, ...rest } = stored;
+        again = { ...rest, nextAt: Date.now(), tries: 0 };
+        return again;
+      },
+      true,
+    );
+    if (written === 'under_way') return { outcome: 'under_way' };
+    if (written === 'gone' || !again) return { outcome: 'missing' };
     await this.notify();
-    return deliveryView(id, again, url);
+    return { outcome: 'resent', delivery: deliveryView(id, again, url) };
   }
 
   /** How long the oldest delivery not ended has waited, in ms (0 when none waits). */

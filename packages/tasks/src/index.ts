@@ -13,6 +13,7 @@ export { taskDigest } from './request-digest.js';
 export { Transitions } from './transitions.js';
 export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
 export { TaskService } from './task-service.js';
+export type { BulkTask } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';
 export { ScheduleService, tenantHasKeys } from './schedule-service.js';
 export { expireApprovals } from './decide-approval.js';

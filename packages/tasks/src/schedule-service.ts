@@ -25,6 +25,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Admission } from './admission.js';
+import { assertSigned, type CanSign } from './signed-webhooks.js';
 import { taskInputSchema, type TaskInput } from './task-schemas.js';
 import type { SubmittedTask } from './transitions.js';
 
@@ -75,14 +76,19 @@ export interface ScheduleServiceOptions {
   room?: ((tenant: string) => RoomLimits) | undefined;
   /** How many schedules a tenant may hold (limits.schedules). Default DEFAULT_MAX_SCHEDULES. */
   maxSchedules?: ((tenant: string) => number) | undefined;
-  /** Submits a run's task as the tenant's (TaskService.submit, with the schedule named). */
+  /** Whether a tenant's webhooks can be signed (TaskService's): a task with a webhook is refused where not. Default: none can. */
+  canSign?: CanSign | undefined;
+  /** Submits a run's task as the tenant's (TaskService.submit, with the schedule named; refused there too). */
   submit?: (tenant: string, input: TaskInput, scheduleId: string) => Promise<SubmittedTask>;
 }
 
 export class ScheduleService {
   constructor(private readonly options: ScheduleServiceOptions) {}
 
+  private readonly canSign: CanSign = (tenant) => this.options.canSign?.(tenant) ?? false;
+
   async create(tenant: string, input: ScheduleInput): Promise<ScheduleView> {
+    assertSigned(this.canSign, tenant, input.task.webhook !== undefined);
     const { task, files } = stored(input.task);
     const schedule = {
       id: `sch_${randomUUID()}`,
@@ -130,6 +136,7 @@ export class ScheduleService {
     const { tenant } = schedule;
     const resumed = change.paused === false;
     if (resumed && !this.options.tenantActive(tenant)) throw new TenantGoneError(tenant);
+    assertSigned(this.canSign, tenant, change.task?.webhook !== undefined);
     const retimed = change.cron !== undefined || change.every !== undefined;
     const task = change.task ? stored(change.task) : undefined;
     const { pausedReason: _reason, ...kept } = schedule;

@@ -25,6 +25,7 @@ import { cancelTask } from './cancel-task.js';
 import { ForkError, forkRefusal, forkTask } from './fork-task.js';
 import { taskDigest } from './request-digest.js';
 import { RETRYABLE, retryTask } from './retry-task.js';
+import { assertSigned } from './signed-webhooks.js';
 import { submitTasks } from './submit-tasks.js';
 import type { ForkInput, TaskInput, WebhookInput } from './task-schemas.js';
 import { Transitions, type SubmittedTask } from './transitions.js';
@@ -38,8 +39,12 @@ export interface TaskServiceOptions {
   room: (tenant: string) => RoomLimits;
   /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT); default not read. */
   redisMemory?: RedisMemory | undefined;
-  /** A tenant's webhook settings (the configuration's tenants.<t>.webhook): its `url` is the default of a task that names none. */
-  webhookOf?: ((tenant: string) => Partial<WebhookInput>) | undefined;
+  /**
+   * A tenant's webhook settings (the configuration's tenants.<t>.webhook): its `url` is the default of a
+   * task that names none; its `secret`, whether its webhooks can be signed (without one, a task with a
+   * webhook is refused: UnsignedWebhookError). Default: none.
+   */
+  webhookOf?: ((tenant: string) => Partial<WebhookInput> & { secret?: string | undefined }) | undefined;
   /** A task's disk quota: a fork of a task whose files pass it is refused. */
   diskQuota?: { bytes: number; entries: number } | undefined;
   /** How many of a tenant's tasks with one concurrency key may run at once, at most (limits.perConcurrencyKey); default 1. */
@@ -52,6 +57,7 @@ export interface BulkTask {
   tenant: string;
   prompt: string;
   metadata: Record<string, unknown>;
+  webhook: { url: string } | null;
 }
 
 export type RetryOutcome =
@@ -78,6 +84,9 @@ export class TaskService {
     this.transitions = new Transitions(options.store);
   }
 
+  /** Whether a tenant's webhooks can be signed: every way a webhook enters a task asks (signed-webhooks.ts). */
+  readonly canSign = (tenant: string): boolean => this.options.webhookOf?.(tenant).secret !== undefined;
+
   /**
    * Stores and queues a tenant's tasks: all or none (NoRoomError; IdempotencyMismatchError when a task's
    * idempotency key names a live task made from another body); EnqueueError when Redis failed midway.
@@ -93,7 +102,6 @@ export class TaskService {
     scheduleId?: string | undefined;
   }): Promise<SubmittedTask[]> {
     const { tenant, batch, traceparents, scheduleId } = request;
-    await this.admission.admit({ tenant, action: 'submit', bytes: request.bytes });
     // What each keyed task's key is bound to: its body as the client sent it, before the defaults below.
     const digests = request.inputs.map((input) =>
       input.idempotencyKey !== undefined ? taskDigest(input, batch) : undefined,
@@ -110,6 +118,12 @@ export class TaskService {
         ? withWebhook
         : { ...withWebhook, concurrencyLimit: Math.min(input.concurrencyLimit ?? keyLimit, keyLimit) };
     });
+    assertSigned(
+      this.canSign,
+      tenant,
+      inputs.some((input) => input.webhook !== undefined),
+    );
+    await this.admission.admit({ tenant, action: 'submit', bytes: request.bytes });
     return submitTasks({
       transitions: this.transitions,
       queues: this.options.queues,
@@ -126,6 +140,7 @@ export class TaskService {
   /** A new task that runs `record`'s again (its prompt, model and budget), as its tenant's. */
   async retry(record: TaskRecord): Promise<RetryOutcome> {
     if (!retryable(record)) return { outcome: 'not_retryable', status: record.status };
+    assertSigned(this.canSign, record.tenant, Boolean(record.webhookUrl));
     await this.admission.admit({ tenant: record.tenant, action: 'retry' });
     return this.retryAdmitted(record.id);
   }
@@ -135,6 +150,7 @@ export class TaskService {
    * made: answers how many were retried.
    */
   async retryMany(tasks: readonly BulkTask[]): Promise<number> {
+    for (const task of tasks) assertSigned(this.canSign, task.tenant, task.webhook !== null);
     // Read from the list's summaries, the bytes leave out a given plan's: each retry's CREATE counts them as it stores it.
     const perTenant = new Map<string, { count: number; bytes: number }>();
     for (const task of tasks) {

@@ -130,11 +130,6 @@ export function schedulesRouter(options: SubmitRules & { schedules: ScheduleServ
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     checkTask(parsed.data.task);
     const tenant = principalOf(response).tenant;
-    if (parsed.data.task.webhook !== undefined && !options.webhooks.canSign(tenant))
-      throw new ApiError(
-        'invalid_request',
-        'This install cannot sign webhooks: its operator sets AGENTQ_WEBHOOK_SECRET.',
-      );
     const schedule = await options.schedules.create(tenant, parsed.data);
     response.status(201).json(schedule);
   });

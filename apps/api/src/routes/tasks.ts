@@ -3,7 +3,15 @@ import { AGENT_NAME, TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { isTaskId, type TaskRecord, type TaskStore } from '@agentq/store';
-import { fieldsOnly, forkSchema, RETRYABLE, type SubmittedTask, type TaskInput, type TaskService } from '@agentq/tasks';
+import {
+  fieldsOnly,
+  forkSchema,
+  RETRYABLE,
+  type BulkTask,
+  type SubmittedTask,
+  type TaskInput,
+  type TaskService,
+} from '@agentq/tasks';
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { Metrics, Tracing } from '@agentq/telemetry';
 import { canSee, principalOf, type Principal } from '../api-auth.js';
@@ -115,7 +123,7 @@ export interface SubmitRules {
   agents: readonly string[];
   /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). */
   maxSubtasks: number;
-  /** Where webhooks may go, and whether a tenant's can be signed. */
+  /** Where webhooks may go (whether a tenant's can be signed is the task service's to say). */
   webhooks: WebhookRules;
   /** A task's disk quota (AGENTQ_TASK_DISK_MB): the files given on submit must fit in it. */
   diskQuota?: { bytes: number; entries: number };
@@ -141,11 +149,6 @@ export function tasksRouter(
     const parsed = submitBody.safeParse(request.body);
     if (!parsed.success) throw invalid(parsed.error, 'The request body');
     const tenant = principalOf(response).tenant;
-    if (parsed.data.tasks.some((task) => task.webhook) && !options.webhooks.canSign(tenant))
-      throw new ApiError(
-        'invalid_request',
-        'This install cannot sign webhooks: its operator sets AGENTQ_WEBHOOK_SECRET (or the tenant’s webhook.secret in the configuration file). Submit without "webhook" meanwhile.',
-      );
     // Its size as sent (what storing it adds to Redis, about), else its prompts'.
     const bytes =
       Number(request.headers['content-length']) || parsed.data.tasks.reduce((sum, task) => sum + task.prompt.length, 0);
@@ -199,7 +202,7 @@ export function tasksRouter(
         'invalid_request',
         `Only ${[...wanted].join(', ')} tasks can be ${verb}; got status ${status}.`,
       );
-    const matched: Array<{ id: string; tenant: string; prompt: string; metadata: Record<string, unknown> }> = [];
+    const matched: BulkTask[] = [];
     let cursor: string | undefined;
     // A retry retries each line of work once: its newest attempt. A task some task retried already (its
     // `retryOf`) is left, whatever that retry's status; retries are newer than what they retry, and the
