@@ -81,6 +81,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
   const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-api-events', subscriber: true });
+  // Its connection's errors are said once by watchRedis (above); a follower's read fails where it is made.
   subscriber.on('error', () => undefined);
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);
@@ -99,6 +100,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
   const deliveries = new WebhookDeliveries(redis, keys);
   store.observe((commit) => {
     telemetry.observe(commit);
+    // A wake-up only: a sender that misses it finds the delivery at its next poll.
     if (commit.delivery) deliveries.notify().catch(() => undefined);
   });
   const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });

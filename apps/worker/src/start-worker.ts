@@ -142,8 +142,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
   const data = connectRedis({ ...redisTarget(config), name: 'agentq-worker-data', pipelined: true });
   const connection = watchRedis(redis, { label: 'agentq worker', log: (line) => logger.warn(line) });
+  // Its connection's errors are the same Redis's, said once by watchRedis; a failed call fails where it is made.
   data.on('error', () => undefined);
   const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel', subscriber: true });
+  // Its connection's errors are the same Redis's, said once by watchRedis; it subscribes again on reconnect.
   subscriber.on('error', () => undefined);
   const workerId = `${hostname()}:${process.pid}`;
   const logger =
@@ -251,6 +253,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if (expired) logger.info({ taskId, step, expired }, 'calls awaiting approval rejected: nobody decided in time');
     },
   });
+  // Its errors are its connection's (watchRedis says those once); a firing that fails is logged above.
   scheduleFirings.on('error', () => undefined);
   // A BullMQ worker per pool in each cell (keys.ts), all a pool's sharing its concurrency (cell-slots.ts).
   const workers = new Map<AgentPool, Worker[]>();

@@ -133,6 +133,7 @@ export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<Disk
     stack.at(-1)!.pending = await countFolder(folder, usage, linked, stopAbove);
   };
   try {
+    // A folder that cannot be opened holds nothing countable: counted as empty.
     const top = await open(dir, FOLDER_FLAGS).catch(() => undefined);
     if (top) await enter(top);
     while (stack.length) {
@@ -195,6 +196,7 @@ export async function openFolder(parent: FileHandle, name: string): Promise<File
     // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may
     // (root never meets this).
     if ((error as NodeJS.ErrnoException).code !== 'EACCES') return undefined;
+    // Still closed to its owner: counted as empty, as any folder that cannot be opened.
     return chmod(inFolder(parent, name), 0o700).then(
       () => open(inFolder(parent, name), FOLDER_FLAGS),
       () => undefined,
@@ -213,6 +215,7 @@ async function countFolder(
   const subfolders: string[] = [];
   for (let from = 0; from < names.length; from += STAT_BATCH) {
     const batch = names.slice(from, from + STAT_BATCH);
+    // A name gone since the listing holds nothing any more.
     const stats = await Promise.all(batch.map((name) => lstat(inFolder(folder, name)).catch(() => undefined)));
     for (const [index, entry] of stats.entries()) {
       if (entry && count(usage, linked, entry)) subfolders.push(batch[index]!);
