@@ -188,19 +188,30 @@ export function inFolder(folder: FileHandle, name?: string): string {
   return name === undefined ? `/proc/self/fd/${folder.fd}` : `/proc/self/fd/${folder.fd}/${name}`;
 }
 
+/** Linux's O_PATH (Node names no constant for it): a handle on an entry that needs no permission on it. */
+const O_PATH = 0o10000000;
+
 /** Opens a folder's subfolder; undefined when it is no longer one (removed, or swapped for a link or a file). */
 export async function openFolder(parent: FileHandle, name: string): Promise<FileHandle | undefined> {
   try {
     return await open(inFolder(parent, name), FOLDER_FLAGS);
   } catch (error) {
-    // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may
-    // (root never meets this).
     if ((error as NodeJS.ErrnoException).code !== 'EACCES') return undefined;
-    // Still closed to its owner: counted as empty, as any folder that cannot be opened.
-    return chmod(inFolder(parent, name), 0o700).then(
-      () => open(inFolder(parent, name), FOLDER_FLAGS),
-      () => undefined,
-    );
+  }
+  // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may (root
+  // never meets this). Its mode is changed through a handle on that folder itself, never a link: the task
+  // may swap the name for one to a file of the worker's between the two opens.
+  let folder: FileHandle | undefined;
+  try {
+    folder = await open(inFolder(parent, name), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    await chmod(inFolder(folder), 0o700);
+    // The handle's own name (/proc/self/fd/N) is a link to that very folder: followed, never a path's.
+    return await open(inFolder(folder), constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch {
+    // Gone, swapped, or still closed to its owner: counted as empty, as any folder that cannot be opened.
+    return undefined;
+  } finally {
+    await folder?.close();
   }
 }
 
@@ -313,7 +324,11 @@ export function watchDisk(
     }
   };
   let timer: NodeJS.Timeout | undefined = setInterval(() => {
-    looking ??= look().finally(() => (looking = undefined));
+    // A look that fails (a walk the system refused) is made again at the next tick, and the run's end walks
+    // again: never an unhandled rejection, which would end the worker.
+    looking ??= look()
+      .catch(() => undefined)
+      .finally(() => (looking = undefined));
   }, LOOK_EVERY_MS);
   const cancel = () => {
     clearInterval(timer);
