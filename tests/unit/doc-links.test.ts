@@ -121,3 +121,22 @@ it('finds every section a source or doc names by its title (docs/X.md, "Title")'
   expect(references.length).toBeGreaterThan(5);
   expect(missing).toEqual([]);
 });
+
+it('names only source files that exist (a doc naming `x.ts` finds a file of that name or path)', () => {
+  const rootFiles = readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isFile());
+  const files = [...sourcesAndDocs(), ...rootFiles.map((entry) => entry.name)].map(
+    (file) => `/${file.split(path.sep).join('/')}`,
+  );
+  const named: string[] = [];
+  const missing: string[] = [];
+  for (const doc of DOCS) {
+    const text = readFileSync(path.join(root, doc), 'utf8');
+    // A name or a relative path of agentq's own kinds of source, neither a pattern (`*`) nor a placeholder.
+    for (const [, name = ''] of text.matchAll(/`([\w.-]+(?:\/[\w.-]+)*\.(?:ts|lua|mjs|cjs))`/g)) {
+      named.push(name);
+      if (!files.some((file) => file.endsWith(`/${name}`))) missing.push(`${doc}: ${name}`);
+    }
+  }
+  expect(named.length).toBeGreaterThan(100);
+  expect([...new Set(missing)]).toEqual([]);
+});
