@@ -19,7 +19,12 @@ import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
 import { replacedVariables } from './replaced-variables.js';
 import { signingSecretOf } from './signing-keys.js';
 import { durationMs, webhookSecret } from './webhook-settings.js';
-import type { AgentSettings, McpServerSettings, TenantSettings } from './file-schema.js';
+import {
+  TENANT_LIMIT_DEFAULTS,
+  type AgentSettings,
+  type McpServerSettings,
+  type TenantSettings,
+} from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
 export { durationMs, tenantSigningSecret, webhookKeyBytes, webhookSecret } from './webhook-settings.js';
@@ -302,6 +307,19 @@ function installPlaces(config: Config) {
   return { configDir: config.file.dir, envFile: config.envFile, dataDir: path.resolve(config.AGENTQ_DATA_DIR) };
 }
 
+/**
+ * Where the tasks' work folders are: `<AGENTQ_DATA_DIR>/work`, absolute. The one place its path is
+ * made: the workers' tools run in a task's folder there, and the API's files routes read it.
+ */
+export function workRoot(config: Pick<Config, 'AGENTQ_DATA_DIR'>): string {
+  return path.resolve(config.AGENTQ_DATA_DIR, 'work');
+}
+
+/** A task's work folder: `<AGENTQ_DATA_DIR>/work/<task id>`. */
+export function taskWorkdir(config: Pick<Config, 'AGENTQ_DATA_DIR'>, taskId: string): string {
+  return path.join(workRoot(config), taskId);
+}
+
 /** The same, resolved (links followed): for the jails, which bind none of them nor a folder holding one. */
 export function installPrivatePaths(config: Config): string[] {
   return privatePaths(installPlaces(config));
@@ -451,8 +469,8 @@ export function namedTenants(config: Config): string[] {
 export function tenantRoom(config: Config, tenant: string): { unfinished: number; stored: number; bytes?: number } {
   const limits = tenantLimits(config, tenant);
   return {
-    unfinished: limits.unfinished ?? 100_000,
-    stored: limits.stored ?? 1_000_000,
+    unfinished: limits.unfinished ?? TENANT_LIMIT_DEFAULTS.unfinished,
+    stored: limits.stored ?? TENANT_LIMIT_DEFAULTS.stored,
     ...(limits.mb !== undefined ? { bytes: Math.round(limits.mb * 1024 * 1024) } : {}),
   };
 }
@@ -484,17 +502,17 @@ export function tenantWebhook(
 
 /** Schedules a tenant may hold (limits.schedules), paused ones included. */
 export function tenantScheduleLimit(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).schedules ?? 100;
+  return tenantLimits(config, tenant).schedules ?? TENANT_LIMIT_DEFAULTS.schedules;
 }
 
 /** Event streams a tenant may hold open on one API process. */
 export function tenantSseStreams(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).sseStreams ?? 1_000;
+  return tenantLimits(config, tenant).sseStreams ?? TENANT_LIMIT_DEFAULTS.sseStreams;
 }
 
 /** How many of a tenant's tasks with one concurrency key run at once, at most. */
 export function tenantConcurrencyLimit(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).perConcurrencyKey ?? 1;
+  return tenantLimits(config, tenant).perConcurrencyKey ?? TENANT_LIMIT_DEFAULTS.perConcurrencyKey;
 }
 
 /** By tenant and `*`, as a commit counts them: what each may write to Redis in bytes (limits.mb). */
