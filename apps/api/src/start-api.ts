@@ -53,8 +53,14 @@ export async function startApi(options: { config: Config; host?: string; logger?
   await redisReady(redis, 5_000);
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
-  // The API's one connection carries BullMQ's calls too: it only adds jobs, never blocks on them.
-  const install = await composeInstall({ config, data: redis, queueConnection: redis, logger });
+  // The API's one connection carries BullMQ's calls too: it only adds jobs, never blocks on them. An
+  // install it cannot open (its cell count refused or unknown) leaves nothing connected behind it.
+  const install = await composeInstall({ config, data: redis, queueConnection: redis, logger }).catch(
+    async (error: unknown) => {
+      await Promise.all([closeConnection(redis), closeConnection(subscriber), tracing.shutdown()]);
+      throw error;
+    },
+  );
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   // A delivery the API's own commit added (a cancel's) is told to the workers' senders.

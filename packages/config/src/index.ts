@@ -85,9 +85,10 @@ const configSchema = z.object({
   /**
    * How many cells an install's tasks are spread over (docs/DESIGN.md, "Cells"): each cell its own hash
    * tag, so a Redis Cluster's masters share the work (at least its masters; 1: one master carries it all).
-   * Fixed when the install first starts: a process with another count is refused.
+   * Fixed when the install first starts: a process with another count is refused. Unset: 1 on one Redis;
+   * on a Redis Cluster, the count the install recorded, or for a new install one a master (cellCount).
    */
-  AGENTQ_CELLS: z.coerce.number().int().min(1).max(1024).default(1),
+  AGENTQ_CELLS: z.coerce.number().int().min(1).max(1024).optional(),
   /** The primary's name the Sentinels monitor. */
   REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
   /**
@@ -619,6 +620,15 @@ export function redisTarget(config: Config): {
  */
 export function keyPrefix(config: Config): string {
   return config.REDIS_CLUSTER_NODES ? `{${config.AGENTQ_REDIS_PREFIX}}` : config.AGENTQ_REDIS_PREFIX;
+}
+
+/**
+ * The install's cell count as the configuration sets it: AGENTQ_CELLS; unset, 1 on one Redis, and on a
+ * Redis Cluster `recorded`: the count the install recorded at its first start, or for a new install the
+ * fewest cells that spread it evenly over the cluster's masters, recorded then (store's cluster-cells.ts).
+ */
+export function cellCount(config: Config): number | 'recorded' {
+  return config.AGENTQ_CELLS ?? (config.REDIS_CLUSTER_NODES ? 'recorded' : 1);
 }
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */

@@ -10,7 +10,9 @@
  */
 import {
   apiKeys,
+  cellCount,
   commitDurability,
+  ConfigError,
   fairOptions,
   keyPrefix,
   poolNames,
@@ -24,8 +26,11 @@ import {
 } from '@agentq/config';
 import { closeQueues, createAgentQueues, ScheduleTimers, type AgentQueues } from '@agentq/scheduling';
 import {
+  cellsPerMaster,
+  clusterSlotOwners,
   createKeys,
   migrateStorage,
+  recordedCellCount,
   RedisMemory,
   ScheduleStore,
   TaskStore,
@@ -43,8 +48,13 @@ import { TaskService, type TaskServiceOptions } from './task-service.js';
 export interface InstallSettings {
   /** The prefix of every key (AGENTQ_REDIS_PREFIX; a hash tag on a Redis Cluster). */
   prefix: string;
-  /** How many cells its tasks are spread over (AGENTQ_CELLS). */
-  cells: number;
+  /**
+   * How many cells its tasks are spread over (AGENTQ_CELLS); `recorded` (unset, on a Redis Cluster): the
+   * count the install recorded, or a new install's spread over the masters (config's cellCount).
+   */
+  cells: number | 'recorded';
+  /** On a Redis Cluster (REDIS_CLUSTER_NODES): whether its cells leave masters idle is said at start. */
+  cluster: boolean;
   /** The task store's: retention, tenants' spending and byte limits, commit durability. */
   store: StoreOptions & { retentionMs: number };
   /** The pools' queues: every pool of the file, and fair admission's backlog and weights. */
@@ -70,7 +80,8 @@ export function installSettings(config: Config): InstallSettings {
   const keys = apiKeys(config);
   return {
     prefix: keyPrefix(config),
-    cells: config.AGENTQ_CELLS,
+    cells: cellCount(config),
+    cluster: config.REDIS_CLUSTER_NODES !== undefined,
     store: {
       retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
       tenantLimits: tenantSpendingLimits(config),
@@ -118,7 +129,7 @@ export async function composeInstall(options: {
 }): Promise<Install> {
   const { data, queueConnection } = options;
   const settings = installSettings(options.config);
-  const keys = createKeys(settings.prefix, settings.cells);
+  const keys = createKeys(settings.prefix, await cellCountOf(data, settings, options.logger));
   await migrateStorage(data, keys, options.logger);
   const store = new TaskStore(data, keys, settings.store);
   const queues = createAgentQueues({ connection: queueConnection, keys, ...settings.queues });
@@ -162,4 +173,41 @@ export async function composeInstall(options: {
       await Promise.all([closeQueues(queues), timers.close()]);
     },
   };
+}
+
+/**
+ * The install's cell count: the configuration's, or (`recorded`) the one read from, or recorded in, the
+ * Redis Cluster. Said in the log when a new install records its count, and on a cluster when the count
+ * leaves masters without a cell (an install recorded with one cell: its count cannot change under its
+ * tasks, and a move is the way out).
+ */
+async function cellCountOf(
+  data: Redis,
+  settings: InstallSettings,
+  logger: Parameters<typeof migrateStorage>[2],
+): Promise<number> {
+  let cells: number;
+  if (settings.cells === 'recorded') {
+    const found = await recordedCellCount(data, settings.prefix).catch((error: unknown) => {
+      throw new ConfigError(
+        `AGENTQ_CELLS is not set, so this install's cell count is read from the Redis Cluster at start, and the cluster did not answer (${(error as Error).message}). Start it once the cluster answers, or set AGENTQ_CELLS to the install's count.`,
+      );
+    });
+    cells = found.cells;
+    if (found.recordedNow)
+      logger.info(
+        { cells },
+        `a new install on a Redis Cluster: its tasks are spread over ${cells} cells, an even share of them on each master (recorded; AGENTQ_CELLS=${cells} says the same)`,
+      );
+  } else cells = settings.cells;
+  if (!settings.cluster) return cells;
+  // Only said: where the cluster cannot be read now, its commands fail soon enough, saying why.
+  const owners = await clusterSlotOwners(data).catch(() => undefined);
+  const idle = owners ? cellsPerMaster(settings.prefix, cells, owners).filter((held) => held === 0).length : 0;
+  if (owners && idle > 0)
+    logger.warn(
+      { cells, masters: owners.size, idle },
+      `this install's tasks are in ${cells} cell${cells === 1 ? '' : 's'}, and ${idle} of the Redis Cluster's ${owners.size} masters hold none: they carry none of its work. A cell count is fixed once tasks are stored; docs/operations.md, "Redis Cluster", says how to move to an install spread over every master.`,
+    );
+  return cells;
 }
