@@ -96,6 +96,8 @@ export interface CreateAppOptions {
   metrics: Metrics;
   /** Default: off. */
   tracing?: Tracing;
+  /** The most attempts a submit may ask for in a pool (agents.<agent>.retry.maxAttempts). Default: RETRY_LIMITS.maxAttempts. */
+  maxAttemptsOf?: (pool: string) => number;
   /** The models a task may name (`model` on submit or fork). Default: none. */
   allowedModels?: ReadonlySet<string>;
   /** What each pool is for (the configuration file's descriptions), for `/v1/pools`. Default none. */
@@ -187,6 +189,7 @@ export function createApp(options: CreateAppOptions): Express {
     agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
     maxSubtasks: options.maxSubtasks ?? 20,
     ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
+    ...(options.maxAttemptsOf ? { maxAttemptsOf: options.maxAttemptsOf } : {}),
     webhooks: webhookRules({ allowPrivate: options.webhooks?.allowPrivate ?? false }),
   };
   // The tenants the configuration and the keys name, and `default` (everyone's without keys).

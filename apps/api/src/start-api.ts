@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import {
   allowedModels,
+  retryPolicyFor,
   tenantWebhook,
   apiKeys,
   namedTenants,
@@ -122,6 +123,7 @@ export async function startApi(options: { config: Config; host?: string; logger?
     apiKeys: keyList,
     allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
     allowedModels: allowedModels(config),
+    maxAttemptsOf: (pool) => retryPolicyFor(config, pool).maxAttempts,
     poolDescriptions: poolDescriptions(config),
     webhooks: { of: (tenant) => tenantWebhook(config, tenant), allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE },
     logger,

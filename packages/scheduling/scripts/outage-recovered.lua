@@ -1,0 +1,5 @@
+-- The endpoint answered (model-outages.ts): the outage ends, and its waiters are answered, to be woken.
+if redis.call('EXISTS', stateKey) == 0 then return {} end
+local waiters = redis.call('SMEMBERS', waitersKey)
+redis.call('DEL', stateKey, waitersKey)
+return waiters
