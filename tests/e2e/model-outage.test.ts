@@ -167,4 +167,30 @@ describe('an unreachable model endpoint', () => {
       retries: 0,
     });
   }, 60_000);
+
+  it('uses the fallback models first: a task whose model is down completes on its fallback, without waiting', async () => {
+    fleet = await startFleet({
+      name: 'outage-fallback',
+      model: 'm',
+      rules: [
+        { match: (request) => request.model === 'm', reply: { error: { status: 503, message: 'm is down' } } },
+        { reply: { content: 'from the fallback' } },
+      ],
+      workers: 1,
+      pools: 'casual',
+      env: {
+        AGENTQ_LLM_MAX_RETRIES: '0',
+        AGENTQ_CONFIG: configFile({
+          agents: {
+            casual: { description: 'chats', instructions: 'You are a helpful assistant.', fallbackModels: ['backup'] },
+          },
+        }),
+      },
+    });
+    const [id] = await submit(fleet.baseUrl, [{ prompt: 'hello', agent: 'casual' }]);
+    const events = (await waitForEnd(fleet.baseUrl, id!)).map((message) => message.data);
+    expect(await taskOf(fleet.baseUrl, id!)).toMatchObject({ status: 'completed', result: 'from the fallback' });
+    expect(events.filter(isOutageWait)).toEqual([]);
+    expect(fleet.double.requests.map((request) => request.model)).toEqual(['m', 'backup']);
+  }, 60_000);
 });
