@@ -130,6 +130,7 @@ export async function holdTask<T, R>(options: {
     outages: context.outages,
     caller,
     wake: context.wake,
+    waitedBefore: record.outageSince !== undefined,
   });
   const held: HeldTask = {
     by: { ...by, takeHeld: journal.takeHeld },

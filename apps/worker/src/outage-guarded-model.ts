@@ -33,10 +33,13 @@ export function outageGuardedModel(
     caller: Omit<OutageCall, 'model'>;
     /** Wakes the jobs that waited (as `ModelOutages` lists them). */
     wake: (members: readonly string[]) => Promise<void>;
+    /** Its task waited for an outage before: its first call asks whether it is its turn. */
+    waitedBefore: boolean;
   },
 ): LanguageModel {
   const { outages, wake } = options;
   const call: OutageCall = { ...options.caller, model: model.modelId };
+  if (options.waitedBefore) outages.suspect(call);
   return {
     modelId: model.modelId,
     async generate(request: ModelRequest): Promise<ModelResponse> {

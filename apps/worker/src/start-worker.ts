@@ -203,6 +203,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     leaseMs: config.AGENTQ_LLM_DEADLINE_MS + 5_000,
     maxBackoffMs: (model) => modelOutageFor(config, model).maxBackoffMs,
   });
+  await outages.listen(subscriber);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
   if (Object.keys(modelLimits(config)).length) await loadTokenizer();
 

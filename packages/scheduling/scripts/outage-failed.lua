@@ -1,7 +1,8 @@
 -- A call could not reach its model's endpoint (model-outages.ts). The first failure opens an outage
 -- and makes its job the one that tries again; that job's next failure doubles the wait (from `firstMs`
 -- up to `capMs`, less up to a quarter as jitter); another job's failure joins the waiters. Answers
--- {until, since, now}: when this job looks again at the latest, when the outage began, Redis's time.
+-- {until, since, now, opened}: when this job looks again at the latest, when the outage began, Redis's
+-- time, and 1 when this failure opened it.
 -- @include now-ms
 local now = nowMs()
 local lease, keep = tonumber(leaseMs), tonumber(keepMs)
@@ -15,7 +16,7 @@ if not state[4] then
   redis.call('HSET', stateKey, 'since', now, 'streak', 1, 'retryAt', retryAt, 'prober', member,
     'probeUntil', retryAt + lease, 'error', lastError)
   redis.call('PEXPIRE', stateKey, keep)
-  return {retryAt, now, now}
+  return {retryAt, now, now, 1}
 end
 local prober, probeUntil = state[1] or '', tonumber(state[2]) or 0
 if prober == member or probeUntil <= now then
@@ -25,10 +26,10 @@ if prober == member or probeUntil <= now then
     'probeUntil', retryAt + lease, 'error', lastError)
   redis.call('PEXPIRE', stateKey, keep)
   redis.call('SREM', waitersKey, member)
-  return {retryAt, tonumber(state[4]), now}
+  return {retryAt, tonumber(state[4]), now, 0}
 end
 -- Another job tries the endpoint: this one waits for its outcome.
 redis.call('HSET', stateKey, 'error', lastError)
 redis.call('SADD', waitersKey, member)
 redis.call('PEXPIRE', waitersKey, keep)
-return {math.max(tonumber(state[5]) or now, probeUntil), tonumber(state[4]), now}
+return {math.max(tonumber(state[5]) or now, probeUntil), tonumber(state[4]), now, 0}

@@ -84,6 +84,40 @@ it("keeps one tenant's outage from holding another tenant's calls of the same mo
   expect(await outages.enter(call('victim-job', 'victim', 'shared'))).toEqual({ kind: 'go' });
 });
 
+it('asks Redis before a call only where its process heard of an outage, or suspects one', async () => {
+  const keys = createKeys(prefix);
+  const subscriber = connectRedis({ url: redisUrl(), subscriber: true });
+  try {
+    const other = new ModelOutages(redis, keys, { leaseMs: 60_000, maxBackoffMs: () => 4_000 });
+    const deaf = new ModelOutages(redis, keys, { leaseMs: 60_000, maxBackoffMs: () => 4_000 });
+    await other.listen(subscriber);
+    const heard = new Promise<void>((resolve) =>
+      subscriber.on('message', (channel: string) => channel === keys.outagesChannel && resolve()),
+    );
+    await outages.failed(call('opener', 'acme', 'm5'), 'down');
+    await heard;
+    // Another worker heard of it: its calls wait. One that heard nothing lets its calls go (they fail,
+    // and learn), until it suspects an outage (its task waited for one).
+    expect(await other.enter(call('job-x', 'acme', 'm5'))).toMatchObject({ kind: 'wait' });
+    expect(await deaf.enter(call('job-y', 'acme', 'm5'))).toEqual({ kind: 'go' });
+    deaf.suspect({ tenant: 'acme', model: 'm5' });
+    expect(await deaf.enter(call('job-y', 'acme', 'm5'))).toMatchObject({ kind: 'wait' });
+    // Its end is heard too.
+    const ended = new Promise<void>((resolve) =>
+      subscriber.on(
+        'message',
+        (channel: string, text: string) =>
+          channel === keys.outagesChannel && text.includes('"open":false') && resolve(),
+      ),
+    );
+    expect((await outages.recovered({ tenant: 'acme', model: 'm5' })).sort()).toEqual(['job-x', 'job-y']);
+    await ended;
+    expect(await other.enter(call('job-x', 'acme', 'm5'))).toEqual({ kind: 'go' });
+  } finally {
+    subscriber.disconnect();
+  }
+});
+
 /** Waits until Redis's clock passes `at` (ms), asking it. */
 async function waitUntilRedisTime(at: number): Promise<void> {
   for (;;) {

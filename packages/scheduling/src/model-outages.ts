@@ -9,9 +9,14 @@
  * Per tenant: a tenant's own calls can make an endpoint fail (a prompt that crashes it, one that it
  * takes too long to answer), and that must not hold another tenant's tasks. Every tenant finds a dead
  * endpoint by its own calls, and tries it with its own single call. Time is Redis's (`TIME`).
+ *
+ * A call asks Redis first only when its process knows of an outage of its tenant and model: one opened
+ * or ended is published (`keys.outagesChannel`) to every worker, and a run whose task waited for one
+ * says so (`suspect`). Otherwise a call costs Redis nothing more. A message missed (a reconnect) costs a
+ * call that fails and learns of the outage then, or a question that finds it over.
  */
 import type { Redis } from 'ioredis';
-import { luaScript, type Keys } from '@agentq/store';
+import { luaScript, onMessage, publish, subscribe, type Keys } from '@agentq/store';
 
 /** Whose calls, of which model, and the job that makes them (`member`: how it is woken). */
 export interface OutageCall {
@@ -69,12 +74,51 @@ const FAILED = luaScript({
 const RECOVERED = luaScript({ dir, name: 'outage-recovered', keys, args: [] });
 const LEFT = luaScript({ dir, name: 'outage-left', keys, args: ['member'] });
 
+/** What is published when an outage opens or ends. */
+interface OutageMessage {
+  tenant: string;
+  model: string;
+  open: boolean;
+}
+
 export class ModelOutages {
+  /** The outages this process knows of (or suspects), as `known` keys them: only their calls ask Redis. */
+  private readonly known = new Set<string>();
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly options: ModelOutagesOptions,
   ) {}
+
+  private static known(call: Pick<OutageCall, 'tenant' | 'model'>): string {
+    return JSON.stringify([call.tenant, call.model]);
+  }
+
+  /** Hears of the outages every worker opens and ends, on `subscriber` (a connection in subscriber mode). */
+  async listen(subscriber: Redis): Promise<void> {
+    onMessage(subscriber, (channel, text) => {
+      if (channel !== this.keys.outagesChannel) return;
+      try {
+        const message = JSON.parse(text) as OutageMessage;
+        if (message.open) this.known.add(ModelOutages.known(message));
+        else this.known.delete(ModelOutages.known(message));
+      } catch {
+        // Not a message of this version: the next failed call learns what it would have said.
+      }
+    });
+    await subscribe(subscriber, this.keys.outagesChannel);
+  }
+
+  /** The caller has reason to think an outage is open (its task waited for one): its calls ask Redis. */
+  suspect(call: Pick<OutageCall, 'tenant' | 'model'>): void {
+    this.known.add(ModelOutages.known(call));
+  }
+
+  private async tell(call: Pick<OutageCall, 'tenant' | 'model'>, open: boolean): Promise<void> {
+    const message: OutageMessage = { tenant: call.tenant, model: call.model, open };
+    await publish(this.redis, this.keys.outagesChannel, JSON.stringify(message));
+  }
 
   private keysOf(call: Pick<OutageCall, 'tenant' | 'model'>) {
     return {
@@ -85,18 +129,21 @@ export class ModelOutages {
 
   /** Before a call goes out: whether it may (and whether it is the outage's one try), or how long to wait. */
   async enter(call: OutageCall): Promise<OutageEntry> {
+    if (!this.known.has(ModelOutages.known(call))) return { kind: 'go' };
     const reply = (await ENTER.run(this.redis, {
       keys: this.keysOf(call),
       args: { member: call.member, leaseMs: this.options.leaseMs, keepMs: KEEP_MS },
     })) as [string, number?, string?, string?, number?];
     const [kind, until, since, lastError, now] = reply;
+    if (kind === 'go') this.known.delete(ModelOutages.known(call));
     if (kind !== 'wait') return { kind: kind === 'probe' ? 'probe' : 'go' };
     return { kind, until: Number(until), since: Number(since), lastError: lastError ?? '', now: Number(now) };
   }
 
   /** A call of `call.member`'s could not reach the endpoint: the outage opens, or its wait grows. */
   async failed(call: OutageCall, lastError: string): Promise<OutageWait> {
-    const [until, since, now] = (await FAILED.run(this.redis, {
+    this.known.add(ModelOutages.known(call));
+    const [until, since, now, opened] = (await FAILED.run(this.redis, {
       keys: this.keysOf(call),
       args: {
         member: call.member,
@@ -107,13 +154,18 @@ export class ModelOutages {
         jitter: Math.random(),
         lastError: lastError.slice(0, ERROR_CHARS),
       },
-    })) as [number, number, number];
+    })) as [number, number, number, number];
+    if (opened) await this.tell(call, true);
     return { until: Number(until), since: Number(since), now: Number(now) };
   }
 
   /** The endpoint answered: the outage (if any) ends; answers the jobs that waited, to be woken. */
   async recovered(call: Pick<OutageCall, 'tenant' | 'model'>): Promise<string[]> {
-    return (await RECOVERED.run(this.redis, { keys: this.keysOf(call), args: {} })) as string[];
+    this.known.delete(ModelOutages.known(call));
+    const waiters = (await RECOVERED.run(this.redis, { keys: this.keysOf(call), args: {} })) as string[] | null;
+    if (!waiters) return [];
+    await this.tell(call, false);
+    return waiters;
   }
 
   /**

@@ -35,6 +35,8 @@ export interface Keys {
    */
   modelOutage(tenant: string, model: string): string;
   modelOutageWaiters(tenant: string, model: string): string;
+  /** Where an outage opened or ended is said, so every worker knows which calls to ask about first. */
+  outagesChannel: string;
   /** Ids of deleted tasks whose work directories a worker is still to remove (the API may not mount them). */
   workdirsToRemove: string;
   /** The subtasks of a root that reached an end. */
@@ -221,6 +223,7 @@ export function createKeys(prefix: string, cells = 1): Keys {
     // The tenant first: a tenant's name has no ":", a model's may.
     modelOutage: (tenant, model) => `${prefix}:outage:${tenant}:${model}`,
     modelOutageWaiters: (tenant, model) => `${prefix}:outage-waiters:${tenant}:${model}`,
+    outagesChannel: `${prefix}:outages`,
     workdirsToRemove: `${prefix}:tasks:workdirs-to-remove`,
     finishedSubtasks: (rootId) => `${of(rootId)}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${of(subtaskId)}:task:${subtaskId}:done-needs`,
