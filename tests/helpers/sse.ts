@@ -49,3 +49,33 @@ export async function waitForEvent(
   }
   await reader.cancel();
 }
+
+/** Reads a task's event stream until an event `matches` (the stream stays open after it); answers that event. */
+export async function waitForEventWhere(
+  baseUrl: string,
+  taskId: string,
+  matches: (event: TaskEvent) => boolean,
+  headers: Record<string, string> = {},
+): Promise<TaskEvent> {
+  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, {
+    headers: { accept: 'text/event-stream', ...headers },
+  });
+  if (!response.ok || !response.body) throw new Error(`the stream of ${taskId} answered ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const sse = createSseReader();
+  const seen: string[] = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream of ${taskId} ended before the event awaited; it said: ${seen.join(', ')}`);
+    for (const message of sse.push(decoder.decode(value, { stream: true }))) {
+      if (!message.data) continue;
+      const event = JSON.parse(message.data) as TaskEvent;
+      seen.push(event.type);
+      if (matches(event)) {
+        await reader.cancel();
+        return event;
+      }
+    }
+  }
+}

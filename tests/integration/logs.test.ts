@@ -35,8 +35,8 @@ it('logs a retry with its attempt, a pause for the user, and prompts only when a
     logger,
     env: { AGENTQ_LOG_PROMPTS: '1' },
     rules: [
-      // The first call fails with a 500 (no SDK retries here): the job is tried again.
-      { times: 1, reply: { error: { status: 500, message: 'the model server fell over' } } },
+      // The first answer is broken (no SDK retries here): the job is tried again.
+      { times: 1, reply: { fault: 'not-json' } },
       {
         match: (request) => JSON.stringify(request.messages).includes('ask me'),
         reply: { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] },
@@ -53,7 +53,7 @@ it('logs a retry with its attempt, a pause for the user, and prompts only when a
     agent: 'casual',
     reason: 'retry',
     attempt: 2,
-    detail: expect.stringContaining('fell over'),
+    detail: expect.stringContaining('sent a broken answer'),
   });
   const starts = lines.filter((line) => line.msg === 'task started' && line.taskId === retried);
   expect(starts.map((line) => line.attempt)).toEqual([1, 2]);

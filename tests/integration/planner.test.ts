@@ -114,7 +114,11 @@ describe('a planned task', () => {
     stack = await startStack({
       rules: scenario({
         plans: [planJson([{ id: '1', agent: 'casual', task: 'step one', need: [] }])],
-        agents: [{ when: 'step one', reply: { content: 'result of one' } }],
+        agents: [
+          { when: 'step one', reply: { content: 'result of one' } },
+          { when: 'alone', reply: { content: 'alone done' } },
+          { when: 'another batch', reply: { content: 'kept' } },
+        ],
       }),
       worker: { sweepIntervalMs: 100 },
     });

@@ -209,6 +209,7 @@ const ANSWERS = {
   sandbox_unavailable: 'internal',
   run_lost: 'internal',
   rate_limited: 'internal',
+  model_unreachable: 'internal',
   server_error: 'internal',
   timeout: 'internal',
   connection: 'internal',

@@ -181,6 +181,10 @@ export const taskViewSchema = z
       .nullable()
       .meta({ description: "Where its events are sent (its submit's, or its tenant's default); null without one." }),
     scheduleId: z.string().nullable().meta({ description: 'The schedule that submitted it; null otherwise.' }),
+    retry: z.object({ attempts: z.number().int().optional(), backoff: z.number().optional() }).nullable().meta({
+      description:
+        'The retry policy its submit asked for (attempts in all; seconds before the second, doubling); what it leaves out, and null, follow its agent’s (`agents.<agent>.retry`).',
+    }),
     concurrency: z
       .object({ key: z.string(), limit: z.number().int() })
       .nullable()

@@ -16,6 +16,7 @@ import {
   apiKeys,
   namedTenants,
   poolDescriptions,
+  retryPolicyFor,
   taskWorkdir,
   tenantSseStreams,
   type Config,
@@ -153,6 +154,7 @@ export function createApp(options: CreateAppOptions): Express {
     agents: queues.pools.filter((pool) => pool !== PLANNER_POOL),
     maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
     ...(settings.diskQuota ? { diskQuota: settings.diskQuota } : {}),
+    maxAttemptsOf: (pool) => retryPolicyFor(config, pool).maxAttempts,
     webhooks: webhookRules({ allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE }),
   };
   // The tenants the configuration and the keys name, and `default` (everyone's without keys).

@@ -10,8 +10,11 @@
  *   its job is delayed until the call can fit, without using an attempt; its slot goes to another job;
  * - a 429 that outlasted the SDK's retries, for a model without shared limits: the task goes back to
  *   the queue and the whole pool pauses (BullMQ's rate limit, every worker of it on every machine);
- * - another error: back to the queue for BullMQ to try again with backoff, or, at the last attempt,
- *   `gave_up` for the caller to record the failure;
+ * - its model's endpoint cannot be reached (outage-guarded-model.ts): the task goes back to the queue
+ *   and its job waits, without using an attempt, until the endpoint answers again (or its next try);
+ *   once it has waited longer than models.<model>.outage allows, `gave_up`, saying for how long;
+ * - another error: back to the queue for BullMQ to try again after its retry policy's wait
+ *   (retry-policy.ts), or, at its policy's last attempt, `gave_up` for the caller to record the failure;
  * - the run lost its task (a write refused: another worker took it over, or it ended without this
  *   run): it stops as such, writes nothing more, and the job ends (`lost`); not a cancel;
  * - otherwise what the run answered (a cancel included) is the caller's to record (`settle`).
@@ -21,14 +24,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
-import type { TaskStatus } from '@agentq/contract';
+import { retryDelayMs, type TaskStatus } from '@agentq/contract';
+import { modelOutageFor } from '@agentq/config';
 import { RunLostError, type RunLostReason } from '@agentq/core';
 import { LlmError, type LanguageModel } from '@agentq/llm';
+import { RetryLater } from '@agentq/scheduling';
 import { CommitNotReplicated, type SpendingStop, type TaskRecord } from '@agentq/store';
 import { createRedisJournal, type ByRun, type RedisJournal } from '@agentq/tasks';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
 import type { JobContext } from './job-context.js';
 import { WaitForRateLimit } from './rate-limited-model.js';
+import { outageGuardedModel, WaitForModel } from './outage-guarded-model.js';
+import { taskRetryPolicy } from './retry-policy.js';
+import { waitingJob } from './wake-jobs.js';
 
 /** How long a pool pauses when the provider gave no Retry-After. */
 const DEFAULT_RATE_LIMIT_MS = 5_000;
@@ -116,7 +124,14 @@ export async function holdTask<T, R>(options: {
     },
   });
   let stop = claim.stop;
-  const model = record.model ? context.models(record.model) : context.model;
+  // Its job, as the model's outages list it among their waiters (to wake it when the endpoint answers).
+  const caller = { tenant: record.tenant, member: waitingJob(job, record.id) };
+  const model = outageGuardedModel(record.model ? context.models(record.model) : context.model, {
+    outages: context.outages,
+    caller,
+    wake: context.wake,
+    waitedBefore: record.outageSince !== undefined,
+  });
   const held: HeldTask = {
     by: { ...by, takeHeld: journal.takeHeld },
     record,
@@ -174,13 +189,14 @@ export async function holdTask<T, R>(options: {
         };
       }
       if (stoppedByShutdown(controller.signal)) await handBack();
+      // The call it announced (held back, not yet written) never went out, or its failure is what the
+      // requeue says: it is not said.
+      const unsent = () => {
+        const write = journal.takeHeld();
+        return write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
+      };
       if (error instanceof WaitForRateLimit) {
-        // Its slot goes to a task that can run; it comes back when its call can fit. The call it
-        // announced (held back, not yet written) never went out: it is not said.
-        const unsent = () => {
-          const write = journal.takeHeld();
-          return write && { ...write, events: write.events.filter((event) => event.type !== 'llm.request') };
-        };
+        // Its slot goes to a task that can run; it comes back when its call can fit.
         await context.transitions.requeue(record, {
           ...held.by,
           takeHeld: unsent,
@@ -199,17 +215,14 @@ export async function holdTask<T, R>(options: {
         );
         throw new RateLimitError();
       }
-      // The same error every time (UnrecoverableError; a RangeError: a stack or a string past V8's
-      // bounds): the task fails now, not after more paid attempts.
-      const again = !(error instanceof UnrecoverableError || error instanceof RangeError);
-      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1) && again) {
-        await context.transitions.requeue(record, {
-          ...held.by,
-          why: { kind: 'retry', retry: job.attemptsMade + 2, message: (error as Error).message },
-        });
-        throw error;
-      }
-      end = { ended: 'gave_up', message: (error as Error).message };
+      const ending = { record, job, token: options.token, context, held, agent: options.agent };
+      end = {
+        ended: 'gave_up',
+        message:
+          error instanceof WaitForModel
+            ? await waitForModel(error, { ...ending, caller, unsent })
+            : await retryOrGiveUp(error, ending),
+      };
     }
     return { held: true, value: await context.telemetry.within(record.id, () => options.settle(end, held)) };
   } finally {
@@ -218,4 +231,85 @@ export async function holdTask<T, R>(options: {
     release();
     context.telemetry.runReleased(record.id);
   }
+}
+
+/**
+ * A run that failed otherwise: its task goes back to the queue for its job to be tried again after its
+ * retry policy's wait (its submit's, else its agent's), or, at the policy's last attempt, answers the
+ * message its task fails with.
+ */
+async function retryOrGiveUp(
+  error: unknown,
+  options: { record: TaskRecord; job: Job; context: JobContext; held: HeldTask; agent: string },
+): Promise<string> {
+  const { job } = options;
+  const message = (error as Error).message;
+  // The same error every time (UnrecoverableError; a RangeError: a stack or a string past V8's
+  // bounds): the task fails now, not after more paid attempts.
+  if (error instanceof UnrecoverableError || error instanceof RangeError) return message;
+  // Within what its job allows too (a job queued by an older version allows 3).
+  const policy = taskRetryPolicy(options.record, options.context.config, options.agent);
+  if (job.attemptsMade + 1 >= Math.min(policy.attempts, job.opts.attempts ?? 1)) return message;
+  const delayMs = retryDelayMs(policy, job.attemptsMade + 1);
+  await options.context.transitions.requeue(options.record, {
+    ...options.held.by,
+    why: {
+      kind: 'retry',
+      retry: job.attemptsMade + 2,
+      message,
+      notBefore: new Date(Date.now() + delayMs).toISOString(),
+    },
+  });
+  throw new RetryLater(message, delayMs, { cause: error });
+}
+
+/**
+ * A run whose model's endpoint cannot be reached: its task goes back to the queue, and its job waits
+ * (no attempt used) until the endpoint answers (it is woken) or its next try, at the latest; or, once
+ * the task has waited past models.<model>.outage.failAfterMinutes in this outage, answers the message
+ * its task fails with.
+ */
+async function waitForModel(
+  error: WaitForModel,
+  options: {
+    record: TaskRecord;
+    job: Job;
+    token: string | undefined;
+    context: JobContext;
+    held: HeldTask;
+    caller: { tenant: string; member: string };
+    unsent: ByRun['takeHeld'];
+  },
+): Promise<string> {
+  const { record, job, context } = options;
+  const { until, since: outage, now } = error.wait;
+  // Its wait began at its first failure in this outage (a wait in an earlier outage does not count).
+  const since = record.outageEpisode === outage && record.outageSince ? record.outageSince : now;
+  const failAt = since + modelOutageFor(context.config, error.model).failAfterMs;
+  if (now >= failAt) {
+    // It tries the endpoint no more: when it was the one to try next, a waiter takes that over.
+    const waiter = await context.outages.left({ ...options.caller, model: error.model });
+    await context.wake(waiter ? [waiter] : []);
+    return `The model endpoint of ${error.model} was unreachable for ${duration(now - since)} (models.${error.model}.outage.failAfterMinutes): ${error.lastError}`;
+  }
+  const wakeAt = Math.min(until, failAt);
+  await context.transitions.requeue(record, {
+    ...options.held.by,
+    takeHeld: options.unsent,
+    why: {
+      kind: 'model_unreachable',
+      message: error.message,
+      notBefore: new Date(wakeAt).toISOString(),
+      since,
+      outage,
+    },
+  });
+  // Redis's clock said when; the delay is counted from this process's.
+  await job.moveToDelayed(Date.now() + Math.max(0, wakeAt - now), options.token);
+  throw new DelayedError();
+}
+
+/** A wait as a person reads it: seconds under two minutes, else minutes. */
+function duration(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
 }

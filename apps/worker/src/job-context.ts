@@ -1,7 +1,7 @@
 /** What every job of a worker process gets: the stores, the pool's model, the cancel signals, the config. */
 import type { Config } from '@agentq/config';
 import type { LanguageModel } from '@agentq/llm';
-import type { AgentQueues, ScheduleTimers } from '@agentq/scheduling';
+import type { AgentQueues, ModelOutages, ScheduleTimers } from '@agentq/scheduling';
 import type { TaskStore } from '@agentq/store';
 import type { Transitions } from '@agentq/tasks';
 import type { Logger, TaskTelemetry, Tracing } from '@agentq/telemetry';
@@ -36,4 +36,8 @@ export interface JobContext {
   timers: ScheduleTimers;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
+  /** Model endpoints that could not be reached, per tenant and model, shared by every worker. */
+  outages: ModelOutages;
+  /** Wakes jobs that waited for an endpoint that answers again (as `outages` lists them). */
+  wake(members: readonly string[]): Promise<void>;
 }

@@ -14,13 +14,14 @@ import {
   fallbackModelsFor,
   modelFor,
   modelLimits,
+  modelOutageFor,
   redisTarget,
   taskWorkdir,
   toolProtocolFor,
   type Config,
 } from '@agentq/config';
 import { withFallbacks, type LanguageModel } from '@agentq/llm';
-import { fireSchedules, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
+import { fireSchedules, jobBackoff, ModelOutages, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
 import {
   connectRedis,
   compactEvents,
@@ -57,6 +58,7 @@ import { CellSlots } from './cell-slots.js';
 import { CellWorker } from './cell-worker.js';
 import { placingFolderOf } from './place-inputs.js';
 import { throttledLog } from './throttled-log.js';
+import { wakeJobs } from './wake-jobs.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
 
@@ -164,6 +166,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   await cancels.start();
   await subscribe(subscriber, keys.webhooksChannel);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
+  const outages = new ModelOutages(data, keys, {
+    // One try may take the call's whole deadline; a moment more before another job takes over.
+    leaseMs: config.AGENTQ_LLM_DEADLINE_MS + 5_000,
+    maxBackoffMs: (model) => modelOutageFor(config, model).maxBackoffMs,
+  });
+  await outages.listen(subscriber);
   // Shared limits count every call's prompt: the tokenizer is loaded before the first job, not by it.
   if (Object.keys(modelLimits(config)).length) await loadTokenizer();
 
@@ -220,6 +228,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timers: install.timers,
       mcp,
       serviceAddresses,
+      outages,
+      wake: (members: readonly string[]) => wakeJobs(queues, members),
       rateLimit: async (ms: number) => {
         slots.pause(ms);
         await Promise.all(workers.get(pool)!.map((worker) => worker.rateLimit(ms)));
@@ -239,6 +249,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
             ...lockTiming(config.AGENTQ_JOB_LOCK_MS),
             // A stall is usually a worker that died; the job resumes from its journal, so allow a few.
             maxStalledCount: 3,
+            // A failed run's wait is its task's retry policy's (hold-task.ts throws RetryLater with it).
+            settings: { backoffStrategy: jobBackoff },
           },
           slots.mayTakeFor(index),
         ),

@@ -17,6 +17,7 @@ import {
   TERMINAL_STATUSES,
   type ApprovalInput,
   type DeliveryView,
+  type RetryPolicy,
   type SchedulePageView,
   type ScheduleView,
   type StreamedEvent,
@@ -36,6 +37,7 @@ export type {
   ApprovalInput,
   DeliveryView,
   LlmDelta,
+  RetryPolicy,
   SchedulePageView,
   ScheduleView,
   StreamedEvent,
@@ -60,6 +62,12 @@ export interface TaskInput {
   concurrencyLimit?: number;
   metadata?: Record<string, unknown>;
   budget?: { usd?: number; tokens?: number };
+  /**
+   * How its runs are tried again after an error: `attempts` in all (at most its agent's
+   * `retry.maxAttempts`, 10 at most), `backoff` seconds before the second (1 to 3600), doubling after.
+   * Left out: its agent's. An unreachable model endpoint spends no attempt.
+   */
+  retry?: Partial<RetryPolicy>;
   webhook?: { url: string; events?: WebhookEvent[] };
   /**
    * Files for its folder. `content`: base64 text as the API takes it (a string), or bytes (a Uint8Array

@@ -9,6 +9,8 @@
 import {
   AGENT_NAME,
   BUILTIN_TOOLS,
+  DEFAULT_RETRY_POLICY,
+  RETRY_LIMITS,
   MCP_TASK_DIR_ARGUMENT,
   PLANNER_POOL,
   TOOL_PROTOCOLS,
@@ -17,6 +19,9 @@ import {
 import { z } from 'zod';
 
 const modelName = z.string().min(1).max(200);
+
+/** How long a task waits out an unreachable model endpoint, and how far apart the tries are, by default. */
+export const DEFAULT_OUTAGE = { failAfterMinutes: 15, maxBackoffSeconds: 30 } as const;
 
 /** A pool's jobs at once per worker process, `what` saying whose. */
 const concurrency = (what: string) =>
@@ -27,6 +32,45 @@ const concurrency = (what: string) =>
     .max(1_000)
     .optional()
     .describe(`${what} one worker process runs at once. Default: AGENTQ_CONCURRENCY.`);
+
+/** How a pool's runs are tried again after an error that is not an outage of the model endpoint. */
+const retrySchema = z
+  .object({
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(RETRY_LIMITS.maxAttempts)
+      .default(DEFAULT_RETRY_POLICY.attempts)
+      .describe(
+        `Runs a task may have in all, the first included, before it fails (a submit's \`retry.attempts\` overrides it). At most ${RETRY_LIMITS.maxAttempts}. Default ${DEFAULT_RETRY_POLICY.attempts}.`,
+      ),
+    backoff: z
+      .number()
+      .min(RETRY_LIMITS.minBackoffSeconds)
+      .max(RETRY_LIMITS.maxBackoffSeconds)
+      .default(DEFAULT_RETRY_POLICY.backoff)
+      .describe(
+        `Seconds before the second run; each later one waits twice as long as the one before (at most ${RETRY_LIMITS.maxBackoffSeconds}). From ${RETRY_LIMITS.minBackoffSeconds} to ${RETRY_LIMITS.maxBackoffSeconds}. Default ${DEFAULT_RETRY_POLICY.backoff}.`,
+      ),
+    maxAttempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(RETRY_LIMITS.maxAttempts)
+      .default(RETRY_LIMITS.maxAttempts)
+      .describe(
+        `The most attempts a submit may ask for (\`retry.attempts\` of a task): more is refused with a 400. Default ${RETRY_LIMITS.maxAttempts}, the most there is.`,
+      ),
+  })
+  .strict()
+  .refine((retry) => retry.attempts <= retry.maxAttempts, {
+    message: '"attempts" is more than "maxAttempts": raise "maxAttempts" or lower "attempts"',
+    path: ['attempts'],
+  })
+  .describe(
+    "How its tasks' runs are tried again after an error (a tool's server that would not start, a broken answer): the task fails once its attempts are used. An unreachable model endpoint spends no attempt (`models.<model>.outage`).",
+  );
 
 const jailSchema = z
   .object({
@@ -177,6 +221,7 @@ const agentSchema = z
       ),
     jail: jailSchema.optional(),
     approvals: approvalsSchema.optional(),
+    retry: retrySchema.optional(),
   })
   .strict();
 
@@ -189,6 +234,7 @@ const plannerSchema = z
       .default([])
       .describe('Models tried in turn when a call to the planner model fails for good.'),
     concurrency: concurrency('Planning jobs'),
+    retry: retrySchema.optional(),
   })
   .strict()
   .describe('The planner: it breaks a task into subtasks for the agents (prompts/planner.md).');
@@ -429,6 +475,30 @@ const modelSettingsSchema = z
       .optional()
       .describe(
         "The provider's limits for this model, shared by every worker on every host: a call waits, its worker slot given back, until it fits.",
+      ),
+    outage: z
+      .object({
+        failAfterMinutes: z
+          .number()
+          .positive()
+          .max(7 * 24 * 60)
+          .default(DEFAULT_OUTAGE.failAfterMinutes)
+          .describe(
+            `How long a task waits for the model endpoint to answer again before it fails, in minutes (from its first failed call). Default ${DEFAULT_OUTAGE.failAfterMinutes}.`,
+          ),
+        maxBackoffSeconds: z
+          .number()
+          .min(1)
+          .max(3_600)
+          .default(DEFAULT_OUTAGE.maxBackoffSeconds)
+          .describe(
+            `The longest wait between two tries of the endpoint while it is down, in seconds: the first comes 1 s after the failure, each later one about twice as late, with jitter. Default ${DEFAULT_OUTAGE.maxBackoffSeconds}.`,
+          ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "When this model's endpoint cannot be reached (connection refused or reset, DNS, timeouts, 5xx answers, after the SDK's own quick retries): its tasks give their worker slots back and wait, spending no attempt, while one call at a time (per tenant) tries the endpoint with backoff; all go on as soon as it answers. A task fails only once it waited this long.",
       ),
   })
   .strict();

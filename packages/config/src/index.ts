@@ -7,9 +7,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import {
+  DEFAULT_RETRY_POLICY,
   PLANNER_POOL,
+  RETRY_LIMITS,
   TOOL_PROTOCOLS,
   type ApprovalRule,
+  type RetryPolicy,
   type ToolProtocolName,
   type WebhookEvent,
 } from '@agentq/contract';
@@ -20,6 +23,7 @@ import { replacedVariables } from './replaced-variables.js';
 import { signingSecretOf } from './signing-keys.js';
 import { durationMs, webhookSecret } from './webhook-settings.js';
 import {
+  DEFAULT_OUTAGE,
   TENANT_LIMIT_DEFAULTS,
   type AgentSettings,
   type McpServerSettings,
@@ -430,6 +434,28 @@ export function fallbackModelsFor(config: Config, pool: string): string[] {
   return pool === PLANNER_POOL
     ? config.file.settings.planner.fallbackModels
     : (agentSettings(config, pool)?.fallbackModels ?? []);
+}
+
+/**
+ * How a pool's runs are tried again after an error (its agent's, or the planner's, `retry`), and the most
+ * attempts a submit may ask for there.
+ */
+export function retryPolicyFor(config: Config, pool: string): RetryPolicy & { maxAttempts: number } {
+  const own = pool === PLANNER_POOL ? config.file.settings.planner.retry : agentSettings(config, pool)?.retry;
+  return own ?? { ...DEFAULT_RETRY_POLICY, maxAttempts: RETRY_LIMITS.maxAttempts };
+}
+
+/**
+ * How a model's unreachable endpoint is waited out (models.<model>.outage): how long a task waits before
+ * it fails, and the longest wait between two tries, in milliseconds.
+ */
+export function modelOutageFor(config: Config, model: string): { failAfterMs: number; maxBackoffMs: number } {
+  const models = config.file.settings.models;
+  const own = Object.hasOwn(models, model) ? models[model]?.outage : undefined;
+  return {
+    failAfterMs: Math.round((own?.failAfterMinutes ?? DEFAULT_OUTAGE.failAfterMinutes) * 60_000),
+    maxBackoffMs: Math.round((own?.maxBackoffSeconds ?? DEFAULT_OUTAGE.maxBackoffSeconds) * 1000),
+  };
 }
 
 /** Jobs at once per process for a pool: its own setting, else AGENTQ_CONCURRENCY. */

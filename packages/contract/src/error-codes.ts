@@ -65,8 +65,9 @@ export const SERVICE_ERROR_CODES = [
   'redis_full',
   // core: RunLostError
   'run_lost',
-  // worker: WaitForRateLimit (shared with a model call's)
+  // worker: WaitForRateLimit (shared with a model call's), WaitForModel (its endpoint is unreachable)
   'rate_limited',
+  'model_unreachable',
 ] as const;
 
 /** @agentq/client's own (`network`: no answer; `timeout`: a wait ran out) and the CLI's (`unreachable`, `usage`). */

@@ -7,14 +7,20 @@ import type { PendingCallView } from './approvals.js';
 
 /** Each event type and its `data`. */
 export interface EventDataMap {
-  /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit or a hand-back. */
-  /** `rateLimited`: waiting for the model's rate limit; `notBefore`: when its next call is expected to fit. */
+  /** Queued: at submission (`priority`), again after an answer, a retry, a rate limit, an outage or a hand-back. */
+  /**
+   * `retry`: the number of the attempt it waits for (`notBefore`: when). `rateLimited`: waiting for the
+   * model's rate limit; `notBefore`: when its next call is expected to fit. `modelUnreachable`: waiting,
+   * without spending an attempt, for its model endpoint to answer again (`reason` says the last error;
+   * `notBefore`: when it looks again at the latest; it starts as soon as the endpoint answers).
+   */
   'task.queued': {
     priority?: number;
     answer?: string;
     retry?: number;
     reason?: string;
     rateLimited?: boolean;
+    modelUnreachable?: boolean;
     notBefore?: string;
     forkOf?: string;
     fromStep?: number;

@@ -9,3 +9,4 @@ export * from './schedules.js';
 export * from './api-errors.js';
 export * from './error-codes.js';
 export * from './approvals.js';
+export * from './retry-policy.js';

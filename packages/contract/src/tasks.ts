@@ -1,6 +1,7 @@
 /** What a task is, as every part sees it: its kinds, statuses, errors and view. */
 import type { WebhookView } from './webhooks.js';
 import type { WaitingFor } from './approvals.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /** An agent's name (the configuration file's `agents`): a task may name one, and a plan's subtasks use them. */
 export type AgentKind = string;
@@ -137,6 +138,11 @@ export interface TaskView {
   webhook: WebhookView | null;
   /** The schedule that submitted it; null for a task submitted otherwise. */
   scheduleId: string | null;
+  /**
+   * The retry policy its submit asked for (its plan's subtasks run with it too, each held to its agent's
+   * `retry.maxAttempts`); what it leaves out, and null, follow its agent's (`agents.<agent>.retry`).
+   */
+  retry: Partial<RetryPolicy> | null;
   /** Its concurrency key and the key's limit (at most that many of its tenant's tasks with the key run at once). */
   concurrency: { key: string; limit: number } | null;
   createdAt: string;

@@ -31,6 +31,19 @@ export class LlmError extends AgentqError {
   get retryable(): boolean {
     return isRetryableCode(this.code);
   }
+
+  /**
+   * Whether the endpoint could not be reached or could not serve at all: connection refused or reset,
+   * DNS, a timed-out attempt, a 5xx answer. Not a 429 (the provider's word, with a time), a 4xx, a
+   * broken 2xx, or a call past its whole deadline (which fails the task: AGENTQ_LLM_DEADLINE_MS).
+   */
+  get unreachable(): boolean {
+    return (
+      this.code === 'connection' ||
+      this.code === 'timeout' ||
+      (this.code === 'server_error' && (this.status === undefined || this.status >= 500))
+    );
+  }
 }
 
 function isRetryableStatus(status: number): boolean {

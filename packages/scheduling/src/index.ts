@@ -8,3 +8,6 @@ export type { ModelLimit } from './rate-limits.js';
 export { fireSchedules, ScheduleTimers } from './schedule-timers.js';
 export type { ScheduleTiming } from './schedule-timers.js';
 export { ConcurrencyGate } from './concurrency-gate.js';
+export { ModelOutages } from './model-outages.js';
+export type { ModelOutagesOptions, OutageCall, OutageEntry, OutageWait } from './model-outages.js';
+export { JOB_BACKOFF, RetryLater, jobBackoff } from './jobs.js';

@@ -6,7 +6,7 @@
  */
 import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { z } from 'zod';
-import { PLANNER_POOL, type AgentPool } from '@agentq/contract';
+import { PLANNER_POOL, RETRY_LIMITS, type AgentPool } from '@agentq/contract';
 import { TASK_ID_PATTERN } from '@agentq/store';
 
 /** A task's job: which task, and its tenant (whose lists its claim updates without reading the task first). */
@@ -15,10 +15,40 @@ const taskJob = z.object({
   tenant: z.string().min(1).optional(),
 });
 
-/** Transient failures are tried again with backoff; the next attempt resumes from the task's journal. */
+/**
+ * The backoff type of a task's job: the run that failed says how long its job waits (`RetryLater`), from
+ * its task's retry policy; BullMQ asks `jobBackoff`, which the workers give it.
+ */
+export const JOB_BACKOFF = 'task-policy';
+
+/** A run failed and its task is to be tried again after `delayMs` (its retry policy's wait); `message` is the error's. */
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RetryLater';
+  }
+}
+
+/**
+ * BullMQ's custom backoff (a worker's `settings.backoffStrategy`): the wait the failed run asked for; for
+ * an error thrown before a run decided (Redis away at its claim), 2 s doubling.
+ */
+export function jobBackoff(attemptsMade: number, _type?: string, error?: Error): number {
+  return error instanceof RetryLater ? error.delayMs : 2_000 * 2 ** Math.max(0, attemptsMade - 1);
+}
+
+/**
+ * Transient failures are tried again with backoff; the next attempt resumes from the task's journal. How
+ * many attempts, and how far apart, is the task's retry policy's (the run decides): the job allows the most
+ * any policy may ask.
+ */
 const RETRIED: JobsOptions = {
-  attempts: 3,
-  backoff: { type: 'exponential', delay: 2_000 },
+  attempts: RETRY_LIMITS.maxAttempts,
+  backoff: { type: JOB_BACKOFF },
   // The task record holds the outcome: a completed job is removed at once (an id added again finds
   // its task ended and does nothing); a failed one is kept a day for bull-board.
   removeOnComplete: true,

@@ -29,6 +29,14 @@ export interface Keys {
   /** A model's shared rate limit: the log of its window's calls, and until when the provider blocked it. */
   limitLog(model: string): string;
   limitBlocked(model: string): string;
+  /**
+   * A model's endpoint that a tenant's calls could not reach (model-outages.ts): its state (a hash), and
+   * the jobs that wait for it to answer again (a set).
+   */
+  modelOutage(tenant: string, model: string): string;
+  modelOutageWaiters(tenant: string, model: string): string;
+  /** Where an outage opened or ended is said, so every worker knows which calls to ask about first. */
+  outagesChannel: string;
   /** Ids of deleted tasks whose work directories a worker is still to remove (the API may not mount them). */
   workdirsToRemove: string;
   /** The subtasks of a root that reached an end. */
@@ -212,6 +220,10 @@ export function createKeys(prefix: string, cells = 1): Keys {
     cancelChannel: `${prefix}:cancel`,
     limitLog: (model) => `${prefix}:limit:${model}`,
     limitBlocked: (model) => `${prefix}:limit:${model}:blocked`,
+    // The tenant first: a tenant's name has no ":", a model's may.
+    modelOutage: (tenant, model) => `${prefix}:outage:${tenant}:${model}`,
+    modelOutageWaiters: (tenant, model) => `${prefix}:outage-waiters:${tenant}:${model}`,
+    outagesChannel: `${prefix}:outages`,
     workdirsToRemove: `${prefix}:tasks:workdirs-to-remove`,
     finishedSubtasks: (rootId) => `${of(rootId)}:task:${rootId}:finished`,
     doneNeeds: (subtaskId) => `${of(subtaskId)}:task:${subtaskId}:done-needs`,

@@ -133,6 +133,15 @@ const recordSchema = z.object({
     .string()
     .optional()
     .transform((value) => value === '1'),
+  /** The retry policy its submit asked for (its root's, for a subtask); absent: its agent's. */
+  retryAttempts: z.coerce.number().int().positive().optional().catch(undefined),
+  retryBackoff: z.coerce.number().positive().optional().catch(undefined),
+  /**
+   * Since when (ms since the epoch, Redis time) it has waited for its model's endpoint to answer again, in
+   * the outage that began at `outageEpisode`: a wait in another outage starts afresh.
+   */
+  outageSince: z.coerce.number().int().positive().optional().catch(undefined),
+  outageEpisode: z.coerce.number().int().positive().optional().catch(undefined),
   /** How many files it was given on submit (its root's, for a subtask): its first run places them. */
   inputs: count.default(0),
   /** Where its events go, and which statuses send one (`,completed,failed,`: commit.lua looks a status up in it). */
@@ -242,6 +251,13 @@ export function taskView(record: TaskRecord): TaskView {
     budget: budgetView(record),
     webhook: webhookView(record),
     scheduleId: record.scheduleId ?? null,
+    retry:
+      record.retryAttempts !== undefined || record.retryBackoff !== undefined
+        ? {
+            ...(record.retryAttempts !== undefined ? { attempts: record.retryAttempts } : {}),
+            ...(record.retryBackoff !== undefined ? { backoff: record.retryBackoff } : {}),
+          }
+        : null,
     concurrency:
       record.concurrencyKey !== undefined ? { key: record.concurrencyKey, limit: record.concurrencyLimit ?? 1 } : null,
     createdAt: record.createdAt,

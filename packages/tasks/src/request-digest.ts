@@ -1,7 +1,7 @@
 /**
  * What an idempotency key is bound to: the task as its client sent it. The digest covers every field of
- * the task but the key itself (prompt, agent, model, priority, plan, files, metadata, budget, webhook,
- * concurrency key and limit), and the request's `batch`, as the schema parsed them (a trimmed prompt, a
+ * the task but the key itself (prompt, agent, model, priority, plan, files, metadata, budget, retry,
+ * webhook, concurrency key and limit), and the request's `batch`, as the schema parsed them (a trimmed prompt, a
  * plan's `need` left out as `[]`), in a canonical JSON: objects' keys sorted at every level, so the same
  * task written with its keys in another order is the same task. A field left out and a field given its
  * default value are two bodies. What the install adds (a tenant's default webhook, its concurrency

@@ -1,6 +1,6 @@
 /**
  * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority,
- * metadata (plus `retryOf`), named model, budget and given plan, in the same tenant: the old one keeps
+ * metadata (plus `retryOf`), named model, budget, retry policy and given plan, in the same tenant: the old one keeps
  * its history.
  */
 import { PLANNER_POOL, type TaskStatus } from '@agentq/contract';
@@ -43,6 +43,14 @@ export async function retryTask(options: {
     metadata,
     ...(record.pinnedModel && record.model ? { model: record.model } : {}),
     ...(budget ? { budget } : {}),
+    ...(record.retryAttempts !== undefined || record.retryBackoff !== undefined
+      ? {
+          retry: {
+            ...(record.retryAttempts !== undefined ? { attempts: record.retryAttempts } : {}),
+            ...(record.retryBackoff !== undefined ? { backoff: record.retryBackoff } : {}),
+          },
+        }
+      : {}),
     ...(plan ? { plan } : {}),
     // Its files and webhook too: the retry starts with the same files, and its ending is told where the first one's was.
     ...(record.inputs ? { files: await inputFiles(options.store, record.id) } : {}),

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import { AGENT_NAME, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
+import { AGENT_NAME, RETRY_LIMITS, WEBHOOK_EVENTS, type AgentPool } from '@agentq/contract';
 import { checkPlan, type PlannedSubtask } from '@agentq/core';
 import { INPUT_NAME_MAX_BYTES, INPUT_PATH_MAX_BYTES, inputName, inputPathProblem, shownPath } from './input-paths.js';
 import { loneSurrogateProblem } from './well-formed-names.js';
@@ -140,6 +140,33 @@ export const inputFilesSchema = z
   });
 export type InputFile = { path: string; content: Buffer };
 
+/** A submit's retry policy: bounded, so that no task retries without end, spins, or sleeps for days. */
+export const retryPolicySchema = fieldsOnly({
+  attempts: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1 (the first run)')
+    .max(RETRY_LIMITS.maxAttempts, `must be at most ${RETRY_LIMITS.maxAttempts} (the most any task may have)`)
+    .optional(),
+  backoff: z
+    .number()
+    .min(
+      RETRY_LIMITS.minBackoffSeconds,
+      `must be at least ${RETRY_LIMITS.minBackoffSeconds} (seconds before the second attempt)`,
+    )
+    .max(
+      RETRY_LIMITS.maxBackoffSeconds,
+      `must be at most ${RETRY_LIMITS.maxBackoffSeconds} (seconds before the second attempt)`,
+    )
+    .optional(),
+})
+  .refine((retry) => retry.attempts !== undefined || retry.backoff !== undefined, {
+    message: 'must name "attempts", "backoff" or both, or be left out',
+  })
+  .meta({
+    description: `How its runs are tried again after an error: \`attempts\` in all (1 to ${RETRY_LIMITS.maxAttempts}, and at most its agent's \`retry.maxAttempts\`), \`backoff\` seconds before the second (${RETRY_LIMITS.minBackoffSeconds} to ${RETRY_LIMITS.maxBackoffSeconds}), doubling after. Left out: its agent's. An unreachable model endpoint spends no attempt.`,
+  });
+
 /** At most this many subtasks in a plan a client gives (the API holds it to AGENTQ_MAX_SUBTASKS too). */
 export const GIVEN_PLAN_MAX_SUBTASKS = 100;
 
@@ -237,9 +264,12 @@ export const taskInputSchema = fieldsOnly(
       .refine((budget) => budget.usd !== undefined || budget.tokens !== undefined, 'must name "usd", "tokens" or both')
       .optional(),
     /**
-     * The task's plan, given instead of asking the planner model for one: its subtasks run as a DAG across
-     * the pools, and the planner model writes only the final answer. Never re-planned.
+     * How its runs (and its plan's subtasks') are tried again after an error that is not an outage of the
+     * model endpoint (that waits, spending no attempt): `attempts` in all, `backoff` seconds before the
+     * second, doubling after. What it leaves out is its agent's (`agents.<agent>.retry`); `attempts` at
+     * most the agent's `retry.maxAttempts`.
      */
+    retry: retryPolicySchema.optional(),
     /**
      * Where its events are sent (POSTed, signed per Standard Webhooks, retried for a day): `events` among
      * task.completed, task.failed, task.cancelled, task.waiting; default the three endings.

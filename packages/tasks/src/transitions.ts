@@ -83,10 +83,15 @@ export interface Claim extends CommitResult {
 
 /** Why a running task goes back to the queue. */
 export type RequeueReason =
-  /** A retryable failure: BullMQ tries the job again (`retry` is the next attempt's number). */
-  | { kind: 'retry'; retry: number; message: string }
+  /** A retryable failure: BullMQ tries the job again (`retry` is the next attempt's number, at `notBefore`). */
+  | { kind: 'retry'; retry: number; message: string; notBefore?: string }
   /** The model endpoint is rate limited: the pool pauses, or (`notBefore`) the job waits until the call fits. */
   | { kind: 'rate_limited'; message: string; notBefore?: string }
+  /**
+   * Its model's endpoint cannot be reached: the job waits, spending no attempt, until `notBefore` at the
+   * latest. The task has waited since `since` (ms), in the outage that began at `outage` (ms).
+   */
+  | { kind: 'model_unreachable'; message: string; notBefore: string; since: number; outage: number }
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
 
@@ -195,6 +200,8 @@ export class Transitions {
           // Its spending adds up at the root, whose budget it draws on; it runs on the model the root named.
           ...(root.budgeted ? { budgeted: '1' } : {}),
           ...(root.pinnedModel && root.model ? { model: root.model, pinnedModel: '1' } : {}),
+          // It is tried again as its root's submit asked (within its own agent's most attempts).
+          ...retryFields({ attempts: root.retryAttempts, backoff: root.retryBackoff }),
           // Its root's files are placed in its folder too.
           ...(root.inputs ? { inputs: String(root.inputs) } : {}),
           status: 'pending',
@@ -363,15 +370,21 @@ export class Transitions {
     const { why } = options;
     const data =
       why.kind === 'retry'
-        ? { retry: why.retry, reason: why.message }
+        ? { retry: why.retry, reason: why.message, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
         : why.kind === 'rate_limited'
           ? { reason: why.message, rateLimited: true, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
-          : { reason: 'its worker shut down; it resumes on another' };
+          : why.kind === 'model_unreachable'
+            ? { reason: why.message, modelUnreachable: true, notBefore: why.notBefore }
+            : { reason: 'its worker shut down; it resumes on another' };
     return this.change(task, {
       runToken: options.runToken,
       takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'queued',
+      // How long it has waited for its model's endpoint, for the window (models.<model>.outage) to count.
+      ...(why.kind === 'model_unreachable'
+        ? { fields: { outageSince: String(why.since), outageEpisode: String(why.outage) } }
+        : {}),
       events: [{ type: 'task.queued', ...by(options), data }],
     });
   }
@@ -514,6 +527,7 @@ function submittedTask(
           }
         : {}),
       ...budgetFields(input.budget),
+      ...retryFields(input.retry),
       ...(key !== undefined
         ? { concurrencyKey: key, concurrencyLimit: String(input.concurrencyLimit ?? 1), gated: '1' }
         : {}),
@@ -545,6 +559,14 @@ export function keyCell(
 ): CellKeys | undefined {
   const key = input.concurrencyKey ?? input.idempotencyKey;
   return key !== undefined ? keys.cellOfKey(concurrencyBase(tenant, key)) : undefined;
+}
+
+/** A submitted task's retry policy, as its record keeps it (what it leaves out is its agent's). */
+function retryFields(retry: TaskInput['retry']): Record<string, string> {
+  return {
+    ...(retry?.attempts !== undefined ? { retryAttempts: String(retry.attempts) } : {}),
+    ...(retry?.backoff !== undefined ? { retryBackoff: String(retry.backoff) } : {}),
+  };
 }
 
 /** A submitted task's budget, as its record keeps it (cost in micro-USD, whole numbers). */

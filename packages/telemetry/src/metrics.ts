@@ -39,7 +39,7 @@ export function createMetrics() {
     }),
     tasksRequeued: new Counter({
       name: 'agentq_tasks_requeued_total',
-      help: 'Running tasks put back in the queue, by agent kind and why (retry, rate_limited, handed_back).',
+      help: 'Running tasks put back in the queue, by agent kind and why (retry, rate_limited, model_unreachable: waiting for its endpoint, handed_back).',
       labelNames: ['agent', 'reason'],
       registers,
     }),

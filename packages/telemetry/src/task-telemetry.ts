@@ -200,7 +200,14 @@ export class TaskTelemetry {
         const data = event.data as EventDataMap['task.queued'];
         // A requeue of a running task (a submission's and an answer's are not).
         if (data.retry === undefined && !data.rateLimited && data.reason === undefined) return;
-        const reason = data.retry !== undefined ? 'retry' : data.rateLimited ? 'rate_limited' : 'handed_back';
+        const reason =
+          data.retry !== undefined
+            ? 'retry'
+            : data.rateLimited
+              ? 'rate_limited'
+              : data.modelUnreachable
+                ? 'model_unreachable'
+                : 'handed_back';
         metrics.tasksRequeued.inc({ agent, reason });
         run?.span?.addEvent('requeued', { reason });
         logger.warn(

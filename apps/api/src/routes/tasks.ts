@@ -1,5 +1,12 @@
 /** Submit, read, list and cancel tasks. */
-import { AGENT_NAME, TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '@agentq/contract';
+import {
+  AGENT_NAME,
+  PLANNER_POOL,
+  RETRY_LIMITS,
+  TASK_STATUSES,
+  TERMINAL_STATUSES,
+  type TaskStatus,
+} from '@agentq/contract';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { isTaskId, type TaskRecord, type TaskStore } from '@agentq/store';
@@ -108,6 +115,15 @@ export function submitBodyFor(options: SubmitRules) {
             path: ['tasks', index, 'files'],
             message: `hold ${given} bytes, more than a task's folder may (AGENTQ_TASK_DISK_MB: ${options.diskQuota.bytes} bytes)`,
           });
+        // A task is tried at most as often as its agent allows (the planner's, for a planned task).
+        const pool = task.agent ?? PLANNER_POOL;
+        const most = options.maxAttemptsOf?.(pool) ?? RETRY_LIMITS.maxAttempts;
+        if (task.retry?.attempts !== undefined && task.retry.attempts > most)
+          context.addIssue({
+            code: 'custom',
+            path: ['tasks', index, 'retry', 'attempts'],
+            message: `must be at most ${most}, the most ${pool === PLANNER_POOL ? 'the planner' : `agent "${pool}"`} allows (${pool === PLANNER_POOL ? 'planner' : `agents.${pool}`}.retry.maxAttempts)`,
+          });
         const refused = task.webhook && options.webhooks.refusal(task.webhook.url);
         if (refused) context.addIssue({ code: 'custom', path: ['tasks', index, 'webhook', 'url'], message: refused });
       }),
@@ -127,6 +143,8 @@ export interface SubmitRules {
   webhooks: WebhookRules;
   /** A task's disk quota (AGENTQ_TASK_DISK_MB): the files given on submit must fit in it. */
   diskQuota?: { bytes: number; entries: number };
+  /** The most attempts a submit may ask for in a pool (its `retry.maxAttempts`). Default RETRY_LIMITS.maxAttempts. */
+  maxAttemptsOf?: (pool: string) => number;
 }
 
 export function tasksRouter(

@@ -70,9 +70,11 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
         ? `answered: ${event.data.answer}`
         : event.data.retry
           ? paint.yellow(`queued again (retry ${event.data.retry}): ${event.data.reason ?? ''}`)
-          : event.data.concurrencyKey !== undefined
-            ? `queued; it runs when its concurrency key ${event.data.concurrencyKey} has room`
-            : 'queued';
+          : event.data.modelUnreachable || event.data.rateLimited
+            ? paint.yellow(`waiting, no attempt spent: ${event.data.reason ?? ''}`)
+            : event.data.concurrencyKey !== undefined
+              ? `queued; it runs when its concurrency key ${event.data.concurrencyKey} has room`
+              : 'queued';
     case 'task.started':
       return `started on ${event.worker ?? '?'}${event.data.resumed ? ' (resumed)' : ''}`;
     case 'llm.request':

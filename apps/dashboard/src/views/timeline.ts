@@ -168,7 +168,7 @@ export class Timeline {
     }
     switch (event.type) {
       case 'task.queued': {
-        const { retry, reason, answer, rateLimited, notBefore, forkOf, fromStep } = event.data;
+        const { retry, reason, answer, rateLimited, modelUnreachable, notBefore, forkOf, fromStep } = event.data;
         if (forkOf)
           return entry(
             'lifecycle',
@@ -181,10 +181,15 @@ export class Timeline {
             'lifecycle rate-limited',
             `Waiting for rate limit${notBefore ? `, expected to start at ${new Date(notBefore).toLocaleTimeString()}` : ''}: ${reason ?? ''}`,
           );
+        if (modelUnreachable)
+          return entry(
+            'lifecycle rate-limited',
+            `Waiting for the model endpoint${notBefore ? `, looks again by ${new Date(notBefore).toLocaleTimeString()} at the latest` : ''} (no attempt spent): ${reason ?? ''}`,
+          );
         return entry(
           'lifecycle',
           retry
-            ? `Queued again (retry ${retry}): ${reason ?? ''}`
+            ? `Queued again (retry ${retry}${notBefore ? ` at ${new Date(notBefore).toLocaleTimeString()}` : ''}): ${reason ?? ''}`
             : answer
               ? `Answered: ${answer}`
               : reason
