@@ -221,13 +221,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const finishedJobs = new FinishedJobs(data, keys, (error) =>
     logger.warn({ err: error }, 'could not count finished jobs; counted again next second'),
   );
-  // A schedule of a tenant the file no longer has a key of is paused at its next firing, with why.
+  // A tenant the file no longer has a key of starts nothing: its schedules pause at their next firing,
+  // its tasks fail when a job of theirs is taken (hold-task.ts), each saying why.
   const keyList = apiKeys(config);
+  const tenantPresent = (tenant: string) => tenantHasKeys(keyList, tenant);
   const schedules = new ScheduleService({
     schedules: new ScheduleStore(data, keys),
     timers: scheduleTimers,
     tasks: store,
-    tenantActive: (tenant) => tenantHasKeys(keyList, tenant),
+    tenantActive: tenantPresent,
     submit: async (tenant, input, scheduleId) => {
       const [task] = await taskService.submit({
         tenant,
@@ -275,6 +277,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timers: scheduleTimers,
       mcp,
       serviceAddresses,
+      tenantPresent,
       rateLimit: async (ms: number) => {
         slots.pause(ms);
         await Promise.all(workers.get(pool)!.map((worker) => worker.rateLimit(ms)));

@@ -61,6 +61,8 @@ export const TASK_ERROR_CODES = [
   'subtasks_failed',
   /** A subtask it needs did not complete: it never ran. */
   'needs_failed',
+  /** Its tenant left the configuration file (its keys removed): it did not run again. */
+  'tenant_gone',
 ] as const;
 export type TaskErrorCode = (typeof TASK_ERROR_CODES)[number];
 

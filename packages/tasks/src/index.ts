@@ -15,5 +15,6 @@ export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
 export { TaskService } from './task-service.js';
 export type { BulkTask } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';
-export { ScheduleService, tenantHasKeys } from './schedule-service.js';
+export { ScheduleService } from './schedule-service.js';
+export { tenantGone, tenantHasKeys } from './tenant-presence.js';
 export { expireApprovals } from './decide-approval.js';

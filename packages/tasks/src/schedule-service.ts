@@ -12,7 +12,6 @@
 import { AgentqError, TERMINAL_STATUSES, type ScheduleView } from '@agentq/contract';
 import type { ScheduleTimers, ScheduleTiming } from '@agentq/scheduling';
 import {
-  DEFAULT_TENANT,
   inputFilesBytes,
   scheduleBytes,
   type RoomLimits,
@@ -27,6 +26,7 @@ import { z } from 'zod';
 import type { Admission } from './admission.js';
 import { assertSigned, type CanSign } from './signed-webhooks.js';
 import { taskInputSchema, type TaskInput } from './task-schemas.js';
+import { tenantGone } from './tenant-presence.js';
 import type { SubmittedTask } from './transitions.js';
 
 /** What a client gives: one of `cron` (with `timezone`) or `every`, and the task. */
@@ -43,32 +43,24 @@ export interface ScheduleInput {
 /** A tenant's schedules when `maxSchedules` leaves the configuration silent. */
 export const DEFAULT_MAX_SCHEDULES = 100;
 
-/**
- * Whether a tenant can still call the API, as the configuration file's keys say: a key names it, or the
- * file has no keys and it is `default` (everyone's). A schedule of any other tenant makes no more tasks.
- */
-export function tenantHasKeys(keys: ReadonlyArray<{ tenant: string }>, tenant: string): boolean {
-  return keys.length ? keys.some((key) => key.tenant === tenant) : tenant === DEFAULT_TENANT;
-}
-
 /** A schedule of a tenant that left the configuration file cannot be resumed (a 409). */
 export class TenantGoneError extends AgentqError {
   readonly code = 'tenant_gone';
   readonly retryable = false;
   constructor(readonly tenant: string) {
-    super(tenantGone(tenant));
+    super(schedulesStopped(tenant));
   }
 }
 
-function tenantGone(tenant: string): string {
-  return `tenant ${tenant} is no longer in the configuration file (no key of tenants.${tenant}): its schedules make no tasks and stay paused; once the tenant is back, resume them (PATCH paused: false)`;
+function schedulesStopped(tenant: string): string {
+  return `${tenantGone(tenant)}: its schedules make no tasks and stay paused; once the tenant is back, resume them (PATCH paused: false)`;
 }
 
 export interface ScheduleServiceOptions {
   schedules: ScheduleStore;
   timers: ScheduleTimers;
   tasks: TaskStore;
-  /** Whether a tenant is still in the configuration file (tenantHasKeys). */
+  /** Whether a tenant is still in the configuration file (tenant-presence.ts, tenantHasKeys). */
   tenantActive: (tenant: string) => boolean;
   /** The gate a new schedule passes, as a submit does (TaskService's); without it, none (a worker's firings). */
   admission?: Admission | undefined;
@@ -178,7 +170,7 @@ export class ScheduleService {
     const skip = (reason: string) => schedules.recordRun(id, { at: when, taskId: null, skipped: reason });
     if (!this.options.tenantActive(schedule.tenant)) {
       // Revoked: paused with the reason, and its timer stopped, so that nothing fires for it again.
-      const reason = tenantGone(schedule.tenant);
+      const reason = schedulesStopped(schedule.tenant);
       await schedules.recordRun(id, { at: when, taskId: null, skipped: reason }, reason);
       await this.options.timers.remove(id);
       return;
