@@ -240,13 +240,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       return task!;
     },
   });
+  // Timers made what their records say: a process killed between writing one and the other left them apart.
+  await schedules
+    .reconcile()
+    .then((seen) => logger.debug(seen, 'schedule timers reconciled with their records'))
+    .catch((error: unknown) => logger.error({ err: error }, 'could not reconcile schedule timers with their records'));
   const scheduleFirings = fireSchedules({
     connection: redis,
     keys,
-    fire: (scheduleId, at) =>
+    fire: (firing) =>
       schedules
-        .fire(scheduleId, at)
-        .catch((error: unknown) => logger.error({ err: error, scheduleId }, 'a schedule could not fire')),
+        .fire(firing)
+        .catch((error: unknown) =>
+          logger.error({ err: error, scheduleId: firing.scheduleId }, 'a schedule could not fire'),
+        ),
     // Thrown again: BullMQ tries the timer again later.
     expireApprovals: async (taskId, step) => {
       const expired = await expireApprovals({ store, queues, taskId, step });

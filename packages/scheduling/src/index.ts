@@ -5,6 +5,6 @@ export { enqueue, readJob } from './jobs.js';
 export type { JobPayload } from './jobs.js';
 export { SharedRateLimits } from './rate-limits.js';
 export type { ModelLimit } from './rate-limits.js';
-export { fireSchedules, ScheduleTimers } from './schedule-timers.js';
-export type { ScheduleTiming } from './schedule-timers.js';
+export { fireSchedules, ScheduleTimers, timingKey } from './schedule-timers.js';
+export type { Firing, ScheduleTiming } from './schedule-timers.js';
 export { ConcurrencyGate } from './concurrency-gate.js';
