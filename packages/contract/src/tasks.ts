@@ -99,8 +99,14 @@ export interface PlannedSubtaskView {
   version: number;
 }
 
-/** A task as `GET /v1/tasks?fields=summary` lists it: everything but its result (which may be megabytes). */
-export type TaskSummaryView = Omit<TaskView, 'result'>;
+/**
+ * A task as `GET /v1/tasks` lists it: its prompt, and its result, cut to their first bytes (1,024, at a
+ * character); `truncated` when either was (`GET /v1/tasks/:id` has them whole).
+ */
+export type TaskListView = TaskView & { truncated: boolean };
+
+/** A task as `GET /v1/tasks?fields=summary` lists it: a list's row without its result. */
+export type TaskSummaryView = Omit<TaskListView, 'result'>;
 
 export interface TaskView {
   id: string;
