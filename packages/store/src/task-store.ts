@@ -28,7 +28,7 @@ import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
-import { createdBytes, inputFilesBytes } from './tenant-bytes.js';
+import { CREATED_FIELDS, createdBytes, createdBytesOfSizes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
@@ -943,6 +943,24 @@ export class TaskStore {
   /** The task's record, parsed; undefined when there is none. */
   async getRecord(taskId: string): Promise<TaskRecord | undefined> {
     return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
+  }
+
+  /**
+   * The task's record with only `fields` read (one HMGET; they must hold id, rootId, agent and status),
+   * the others at their defaults: for a caller that needs a few fields of a task whose result, plan or
+   * held calls may be megabytes.
+   */
+  async getRecordFields(taskId: string, fields: readonly string[]): Promise<TaskRecord | undefined> {
+    return parseTaskRecord(recordHash(fields, await this.redis.hmget(this.keys.task(taskId), ...fields)));
+  }
+
+  /** What a copy of each task would write when created (createdBytes), from its fields' sizes: none is read. */
+  async copyBytes(taskIds: readonly string[]): Promise<number[]> {
+    const sizes = cellPipeline(this.redis);
+    for (const id of taskIds) for (const field of CREATED_FIELDS) sizes.hstrlen(this.keys.task(id), field);
+    const replies = ((await sizes.exec()) ?? []).map(([, size]) => Number(size ?? 0));
+    const per = CREATED_FIELDS.length;
+    return taskIds.map((_, index) => createdBytesOfSizes(replies.slice(index * per, (index + 1) * per)));
   }
 
   /**
