@@ -183,6 +183,7 @@ const ANSWERS = {
   task_missing: 'not_found',
   fork_refused: 'conflict',
   tenant_gone: (error) => new ApiError('conflict', `This schedule is paused: ${error.message}.`),
+  schedule_changed: 'conflict',
   webhook_unsigned: 'invalid_request',
   // A tenant's limits: which one, by how much, and when to try again. These read the fields of the class
   // the code belongs to (another class with the code would be a bug: a 500, logged).

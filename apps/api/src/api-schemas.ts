@@ -15,6 +15,7 @@ import {
   type OverviewView,
   type PoolView,
   type TaskEvent,
+  type TaskSummaryView,
   type TaskView,
   type UsageView,
   type WaitingFor,
@@ -307,12 +308,24 @@ export const submittedSchema = z.object({
 });
 export const taskListSchema = z.object({
   tasks: z.array(
-    taskViewSchema.extend({
-      result: taskViewSchema.shape.result.optional().meta({ description: 'Left out with `fields=summary`.' }),
-    }),
+    taskViewSchema
+      .extend({
+        prompt: z.string().meta({
+          description: 'Its first 1,024 bytes (UTF-8, cut at a character): `GET /v1/tasks/{id}` has the whole prompt.',
+        }),
+        result: taskViewSchema.shape.result
+          .optional()
+          .meta({ description: 'Its first 1,024 bytes, as the prompt; left out with `fields=summary`.' }),
+        truncated: z.boolean().meta({ description: 'Its prompt or result was cut.' }),
+      })
+      .meta({ id: 'TaskListItem' }),
   ),
-  nextCursor: z.string().nullable(),
+  nextCursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'The next page (a page also ends early, before 4 MiB of JSON); null on the last.' }),
 });
+sameType<Omit<z.infer<typeof taskListSchema>['tasks'][number], 'result'>, TaskSummaryView>(true);
 export const statusListSchema = z.object({ tasks: z.array(z.object({ id: z.string(), status: status.nullable() })) });
 export const taskActionSchema = z.object({
   id: z.string(),

@@ -4,6 +4,7 @@
  * reading it in the same round trip, and gets the task's journal and an abort signal. Then:
  *
  * - a cancel was asked for before it started: the task ends cancelled, nothing runs;
+ * - its tenant left the configuration file: the task fails, nothing runs (tenant-gone.ts);
  * - stopped by this worker's shutdown (the signal's reason): the task goes back to the queue and the
  *   job is delayed, without using an attempt; another worker resumes it from its journal;
  * - its model call must wait for the shared limits (models.<model>.limits): the task goes back to the queue and
@@ -37,6 +38,7 @@ import { WaitForRateLimit } from './rate-limited-model.js';
 import { outageGuardedModel, WaitForModel } from './outage-guarded-model.js';
 import { taskRetryPolicy } from './retry-policy.js';
 import { waitingJob } from './wake-jobs.js';
+import { failForGoneTenant } from './tenant-gone.js';
 
 /** How long a pool pauses when the provider gave no Retry-After. */
 const DEFAULT_RATE_LIMIT_MS = 5_000;
@@ -97,6 +99,8 @@ export async function holdTask<T, R>(options: {
   if (!claim.applied || !claim.record)
     return { held: false, record: claim.record, status: claim.status, cancelled: false };
   const record = claim.record;
+  if (!claim.cancelRequested && !context.tenantPresent(record.tenant))
+    return { held: false, record, status: await failForGoneTenant(context, record, by), cancelled: false };
   const { controller, release } = context.cancels.register(record.id);
   const announce = !claim.cancelRequested && (options.announce?.(record) ?? true);
   const journal = createRedisJournal({

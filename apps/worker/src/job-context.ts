@@ -34,6 +34,8 @@ export interface JobContext {
   tracing: Tracing;
   /** Timers kept in Redis (an approval's time limit). */
   timers: ScheduleTimers;
+  /** Whether a task's tenant is still in the configuration file (its tasks fail when it is not). */
+  tenantPresent(tenant: string): boolean;
   /** Pauses the whole pool (every worker of it, on every machine) for this long. */
   rateLimit(ms: number): Promise<void>;
   /** Model endpoints that could not be reached, per tenant and model, shared by every worker. */

@@ -188,15 +188,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     logger.warn({ err: error }, 'could not count finished jobs; counted again next second'),
   );
   // Schedules fire here (every worker takes firings): each submits its task through the task service,
-  // so the tenant's limits and default webhook hold as for a submit; a schedule of a tenant the file no
-  // longer has a key of is paused at its next firing, with why.
+  // so the tenant's limits and default webhook hold as for a submit. A tenant the file no longer has a key
+  // of starts nothing: its schedules pause at their next firing, its tasks fail when a job of theirs is
+  // taken (hold-task.ts), each saying why.
+  const tenantPresent = install.settings.tenantActive;
+  // Timers made what their records say: a process killed between writing one and the other left them apart.
+  await schedules
+    .reconcile()
+    .then((seen) => logger.debug(seen, 'schedule timers reconciled with their records'))
+    .catch((error: unknown) => logger.error({ err: error }, 'could not reconcile schedule timers with their records'));
   const scheduleFirings = fireSchedules({
     connection: redis,
     keys,
-    fire: (scheduleId, at) =>
+    fire: (firing) =>
       schedules
-        .fire(scheduleId, at)
-        .catch((error: unknown) => logger.error({ err: error, scheduleId }, 'a schedule could not fire')),
+        .fire(firing)
+        .catch((error: unknown) =>
+          logger.error({ err: error, scheduleId: firing.scheduleId }, 'a schedule could not fire'),
+        ),
     // Thrown again: BullMQ tries the timer again later.
     expireApprovals: async (taskId, step) => {
       const expired = await expireApprovals({ store, queues, taskId, step });
@@ -230,6 +239,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       serviceAddresses,
       outages,
       wake: (members: readonly string[]) => wakeJobs(queues, members),
+      tenantPresent,
       rateLimit: async (ms: number) => {
         slots.pause(ms);
         await Promise.all(workers.get(pool)!.map((worker) => worker.rateLimit(ms)));

@@ -239,6 +239,11 @@ export function createClient(options: ClientOptions) {
       return answer.tasks.map((submitted) => submitted.id);
     },
     get: (id: string) => call<TaskView>('GET', task(id)),
+    /**
+     * A page of submitted tasks, newest first, without results: each prompt its first 1,024 bytes
+     * (`truncated` when cut; `get` has it whole). A page may hold fewer than `limit` (it stops before 4
+     * MiB): follow `nextCursor`.
+     */
     list: (query: { status?: TaskStatus; batch?: string; q?: string; limit?: number; cursor?: string } = {}) =>
       call<{ tasks: TaskSummaryView[]; nextCursor: string | null }>(
         'GET',

@@ -309,7 +309,7 @@ const tenantSchema = z
       )
       .default([])
       .describe(
-        'Its API keys, by reference: never a key in the file. A key belongs to one tenant: one given to two is refused at start.',
+        'Its API keys, by reference: never a key in the file. A key belongs to one tenant: one given to two is refused at start. A key is printable ASCII without spaces (`openssl rand -hex 32`): one a client cannot send as written in `Authorization: Bearer` is refused at start.',
       ),
     admin: z
       .boolean()

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { webhookSecret } from './webhook-settings.js';
 import { fileSchema, type AgentqFile, type SecretValue } from './file-schema.js';
+import { sendableKeyProblems } from './sendable-keys.js';
 import { sharedKeyProblems } from './shared-keys.js';
 import { DEFAULT_CONFIG_FILE } from './shipped-files.js';
 import { sharedSigningKeyProblems, unsignedWebhookProblems } from './signing-keys.js';
@@ -95,7 +96,7 @@ export function loadConfigFile(file: string, env?: NodeJS.ProcessEnv): LoadedFil
       if (signing && !signing.success)
         problems.push(`  ${where}: the variable ${name} is not ${signing.error.issues[0]!.message}`);
     }
-  problems.push(...sharedKeyProblems(parsed.data, secretValues));
+  problems.push(...sendableKeyProblems(parsed.data, secretValues), ...sharedKeyProblems(parsed.data, secretValues));
   if (env) {
     const signing = { settings: parsed.data, secretValues, installSecret: env.AGENTQ_WEBHOOK_SECRET };
     problems.push(...sharedSigningKeyProblems(signing), ...unsignedWebhookProblems(signing));

@@ -59,6 +59,7 @@ export const SERVICE_ERROR_CODES = [
   // tasks
   'enqueue_failed',
   'tenant_gone',
+  'schedule_changed',
   'webhook_unsigned',
   'fork_refused',
   'daily_limit',

@@ -62,6 +62,8 @@ export const TASK_ERROR_CODES = [
   'subtasks_failed',
   /** A subtask it needs did not complete: it never ran. */
   'needs_failed',
+  /** Its tenant left the configuration file (its keys removed): it did not run again. */
+  'tenant_gone',
 ] as const;
 export type TaskErrorCode = (typeof TASK_ERROR_CODES)[number];
 
@@ -98,8 +100,14 @@ export interface PlannedSubtaskView {
   version: number;
 }
 
-/** A task as `GET /v1/tasks?fields=summary` lists it: everything but its result (which may be megabytes). */
-export type TaskSummaryView = Omit<TaskView, 'result'>;
+/**
+ * A task as `GET /v1/tasks` lists it: its prompt, and its result, cut to their first bytes (1,024, at a
+ * character); `truncated` when either was (`GET /v1/tasks/:id` has them whole).
+ */
+export type TaskListView = TaskView & { truncated: boolean };
+
+/** A task as `GET /v1/tasks?fields=summary` lists it: a list's row without its result. */
+export type TaskSummaryView = Omit<TaskListView, 'result'>;
 
 export interface TaskView {
   id: string;

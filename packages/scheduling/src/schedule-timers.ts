@@ -1,15 +1,30 @@
 /**
  * What fires schedules: one BullMQ job scheduler per schedule, on a queue of its own (whose name no
- * agent can have), each firing a job `{scheduleId}` that a worker turns into a task. BullMQ keeps the
- * next time in Redis: schedules survive any process's restart, and each firing is one job however many
- * workers there are. The same queue carries the other timers of tasks: an approval's time limit, a
- * delayed job `{taskId, step}`.
+ * agent can have), each firing a job `{scheduleId, timing}` that a worker turns into a task. BullMQ
+ * keeps the next time in Redis: schedules survive any process's restart, and each firing is one job
+ * however many workers there are. A firing carries the timing its timer had (`timingKey`): one made on
+ * a timing the schedule no longer has (a job already due when it changed) is known as such. The same
+ * queue carries the other timers of tasks: an approval's time limit, a delayed job `{taskId, step}`.
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Keys } from '@agentq/store';
 
 /** When a schedule fires: a cron pattern in a time zone, or every so many milliseconds. */
 export type ScheduleTiming = { cron: string; timezone?: string | undefined } | { every: number };
+
+/** A timing as one text: two timings that fire alike are the same text. */
+export function timingKey(timing: ScheduleTiming): string {
+  return 'cron' in timing ? `cron ${timing.cron} ${timing.timezone ?? 'UTC'}` : `every ${timing.every}`;
+}
+
+/** A schedule's firing: what its job says. */
+export interface Firing {
+  scheduleId: string;
+  /** When it was due (ms since the epoch). */
+  at: number;
+  /** The timing of the timer that made it (timingKey); absent from a timer of an older version. */
+  timing: string | undefined;
+}
 
 export class ScheduleTimers {
   readonly queue: Queue;
@@ -23,14 +38,24 @@ export class ScheduleTimers {
     });
   }
 
-  /** Starts (or changes) a schedule's timer. */
+  /** Starts (or changes) a schedule's timer; nothing to do when it runs on this timing already. */
   async set(id: string, timing: ScheduleTiming): Promise<void> {
+    const key = timingKey(timing);
+    const current = await this.queue.getJobScheduler(id);
+    if ((current?.template?.data as { timing?: string } | undefined)?.timing === key && current?.next) return;
     await this.queue.upsertJobScheduler(
       id,
       'cron' in timing
         ? { pattern: timing.cron, ...(timing.timezone ? { tz: timing.timezone } : {}) }
         : { every: timing.every },
-      { name: 'fire', data: { scheduleId: id }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+      { name: 'fire', data: { scheduleId: id, timing: key }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+  }
+
+  /** The ids of every schedule that has a timer, a page of `count` at a time from `start`. */
+  async ids(start: number, count: number): Promise<string[]> {
+    return (await this.queue.getJobSchedulers(start, start + count - 1, true)).flatMap((scheduler) =>
+      scheduler.key ? [scheduler.key] : [],
     );
   }
 
@@ -68,7 +93,7 @@ export class ScheduleTimers {
 export function fireSchedules(options: {
   connection: ConnectionOptions;
   keys: Keys;
-  fire: (scheduleId: string, at: number) => Promise<void>;
+  fire: (firing: Firing) => Promise<void>;
   expireApprovals: (taskId: string, step: number) => Promise<void>;
 }): Worker {
   return new Worker(
@@ -78,7 +103,8 @@ export function fireSchedules(options: {
         const { taskId, step } = job.data as { taskId: string; step: number };
         return options.expireApprovals(taskId, step);
       }
-      return options.fire((job.data as { scheduleId: string }).scheduleId, job.timestamp + (job.opts.delay ?? 0));
+      const { scheduleId, timing } = job.data as { scheduleId: string; timing?: string };
+      return options.fire({ scheduleId, at: job.timestamp + (job.opts.delay ?? 0), timing });
     },
     { connection: options.connection, prefix: options.keys.homeBullPrefix, concurrency: 4 },
   );

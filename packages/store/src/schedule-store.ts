@@ -73,12 +73,17 @@ export interface StoredSchedule {
   lastTaskId?: string;
   /** Its place in the lists: a later schedule's is higher. */
   order: number;
+  /** How many times it was written: a change is saved only over the revision it was made from. */
+  revision: number;
   /** What it holds in Redis, counted toward its tenant's limits.mb (tenant-bytes.ts, scheduleBytes). */
   bytes: number;
 }
 
-/** A schedule as written: its order is the store's (its last run's task too, unless a migration brings it). */
-export type ScheduleRecord = Omit<StoredSchedule, 'order'>;
+/**
+ * A schedule as written: its order and revision are the store's (its last run's task too, unless a
+ * migration brings it); a change names the revision it was made from.
+ */
+export type ScheduleRecord = Omit<StoredSchedule, 'order' | 'revision'> & { revision?: number };
 
 /** A file a schedule's task is given, as stored. */
 export interface ScheduleFile {
@@ -119,7 +124,8 @@ export class ScheduleStore {
 
   /**
    * Writes a schedule whole: a new one (`create`, up to `maxSchedules` of its tenant) or a change of one
-   * (`update`; undefined when it was deleted meanwhile), or one of an earlier storage version
+   * (`update`: undefined when it was deleted meanwhile, `'changed'` when it was written since the
+   * revision the change was made from, and nothing was saved), or one of an earlier storage version
    * (`migrate`: given its order and counted, unless it was already). With `files`, its task's files are
    * replaced. What it adds to its bytes must fit in `limits` (its tenant's room), else ScheduleLimitError.
    */
@@ -134,7 +140,7 @@ export class ScheduleStore {
       /** What it held before (update): only what it adds needs room. */
       previousBytes?: number;
     },
-  ): Promise<StoredSchedule | undefined> {
+  ): Promise<StoredSchedule | 'changed' | undefined> {
     const { tenant } = schedule;
     const cell = this.keys.cells[0]!;
     const added = schedule.bytes - (options.previousBytes ?? 0);
@@ -156,8 +162,8 @@ export class ScheduleStore {
       }
     }
     const inRoom = checked && !held;
-    // (an order a caller read is the stored one's: the script keeps that)
-    const { id, bytes, order: _order, ...rest } = schedule as StoredSchedule;
+    // (an order a caller read is the stored one's: the script keeps that; the revision is the script's)
+    const { id, bytes, order: _order, revision, ...rest } = schedule as StoredSchedule;
     const fields = Object.fromEntries(
       Object.entries(rest)
         .filter(([, value]) => value !== undefined)
@@ -167,6 +173,7 @@ export class ScheduleStore {
       mode: options.mode,
       id,
       bytes,
+      revision: revision ?? 0,
       fields: { id, ...fields },
       files: options.files !== undefined,
       ...(options.maxSchedules !== undefined ? { maxSchedules: options.maxSchedules } : {}),
@@ -189,7 +196,7 @@ export class ScheduleStore {
           }
         : {}),
     };
-    let reply: [string, string | number | undefined];
+    let reply: [string, string | number | undefined, number | undefined];
     try {
       reply = (await SAVE.run(this.redis, {
         keys: {
@@ -212,18 +219,19 @@ export class ScheduleStore {
           : {}),
         args: { payloadJson: JSON.stringify(payload) },
         restArgs: (options.files ?? []).flatMap((file) => [file.path, file.content]),
-      })) as [string, string | number | undefined];
+      })) as [string, string | number | undefined, number | undefined];
     } finally {
       // The write's outcome is what the caller hears; a hold that cannot be released ends with its TTL.
       await held?.release().catch(() => undefined);
     }
-    const [outcome, value] = reply;
+    const [outcome, value, written] = reply;
     if (outcome === 'too_many')
       throw new ScheduleLimitError(tenant, { kind: 'schedules', count: Number(value), max: options.maxSchedules! });
     if (outcome === 'no_room')
       throw new ScheduleLimitError(tenant, { kind: 'bytes', used: Number(value), requested: added, max: maxBytes! });
     if (outcome === 'gone') return undefined;
-    return { ...schedule, order: Number(value) };
+    if (outcome === 'changed') return 'changed';
+    return { ...schedule, order: Number(value), revision: Number(written) };
   }
 
   async get(id: string): Promise<StoredSchedule | undefined> {
@@ -337,6 +345,7 @@ export function parseSchedule(hash: Record<string, string>): StoredSchedule | un
     createdAt: hash.createdAt ?? '',
     ...(hash.lastTaskId ? { lastTaskId: hash.lastTaskId } : {}),
     order: Number(hash.order),
+    revision: Number(hash.revision ?? 0),
     bytes: Number(hash.bytes ?? 0),
   };
 }

@@ -12,6 +12,7 @@ import {
   type EventInput,
   type TaskEvent,
   type TaskStatus,
+  type TaskListView,
   type TaskSummaryView,
   type TaskView,
 } from '@agentq/contract';
@@ -27,7 +28,7 @@ import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
-import { createdBytes, inputFilesBytes } from './tenant-bytes.js';
+import { CREATED_FIELDS, createdBytes, createdBytesOfSizes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
 import { readFinishedJobs, type FinishedSeries } from './finished-jobs.js';
@@ -35,6 +36,20 @@ import { IdempotencyMismatchError, KeysChangedError, RoomHoldLostError } from '.
 import { idempotencyValue, parseIdempotencyValue } from './idempotency-keys.js';
 import { parseTaskRecord, recordHash, SUMMARY_RECORD_FIELDS, taskView, type TaskRecord } from './task-record.js';
 
+/** The fields of a task a list row shows, its prompt and result cut in Redis (list). */
+const READ_LIST_ROW = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'read-list-row',
+  keys: ['taskKey'],
+  args: ['previewBytes'],
+});
+/** Whether a task's prompt holds a text, read in Redis (list with `q`). */
+const MATCH_PROMPT = luaScript({
+  dir: new URL('../scripts/', import.meta.url),
+  name: 'match-prompt',
+  keys: ['taskKey'],
+  args: ['needle', 'status'],
+});
 /** A task's record with its result cut in Redis (getCut). */
 const READ_CUT = luaScript({
   dir: new URL('../scripts/', import.meta.url),
@@ -163,6 +178,14 @@ export interface ListTasksOptions {
   /** Each task without its result, which is then not read from Redis. Default false. */
   summary?: boolean;
 }
+
+/** How much of a task's prompt (and result) a list row carries: its first bytes, cut at a character. */
+export const LIST_PREVIEW_BYTES = 1024;
+/** The most a page of a list holds, as JSON: past it, the page ends early with a cursor to the rest. */
+export const LIST_PAGE_BYTES = 4 * 1024 * 1024;
+/** A list row's fields: a summary's, and the result too without `summary`. */
+const LIST_ROW_FIELDS = SUMMARY_RECORD_FIELDS;
+const LIST_ROW_FIELDS_WITH_RESULT = [...SUMMARY_RECORD_FIELDS, 'result'];
 
 /** How many tasks a search reads at most per page before it answers with what it found. */
 const SEARCH_SCAN_LIMIT = 5_000;
@@ -922,14 +945,40 @@ export class TaskStore {
     return parseTaskRecord(await this.redis.hgetall(this.keys.task(taskId)));
   }
 
+  /**
+   * The task's record with only `fields` read (one HMGET; they must hold id, rootId, agent and status),
+   * the others at their defaults: for a caller that needs a few fields of a task whose result, plan or
+   * held calls may be megabytes.
+   */
+  async getRecordFields(taskId: string, fields: readonly string[]): Promise<TaskRecord | undefined> {
+    return parseTaskRecord(recordHash(fields, await this.redis.hmget(this.keys.task(taskId), ...fields)));
+  }
+
+  /** What a copy of each task would write when created (createdBytes), from its fields' sizes: none is read. */
+  async copyBytes(taskIds: readonly string[]): Promise<number[]> {
+    const sizes = cellPipeline(this.redis);
+    for (const id of taskIds) for (const field of CREATED_FIELDS) sizes.hstrlen(this.keys.task(id), field);
+    const replies = ((await sizes.exec()) ?? []).map(([, size]) => Number(size ?? 0));
+    const per = CREATED_FIELDS.length;
+    return taskIds.map((_, index) => createdBytesOfSizes(replies.slice(index * per, (index + 1) * per)));
+  }
+
+  /**
+   * A page of submitted tasks, newest first. Each row carries its prompt's first LIST_PREVIEW_BYTES bytes
+   * (its result's too, without `summary`), cut in Redis (`truncated` says so); a page ends early, with
+   * its cursor, before its JSON passes LIST_PAGE_BYTES (it holds one row at least).
+   */
   async list(
     options: ListTasksOptions,
-  ): Promise<{ tasks: Array<TaskView | TaskSummaryView>; nextCursor: string | null }> {
+  ): Promise<{ tasks: Array<TaskListView | TaskSummaryView>; nextCursor: string | null }> {
     const { tenant, status, batch } = options;
     // A batch has one list (any status, scored by order): its tasks are filtered by status as they are read.
     const byBatch = batch !== undefined && tenant !== undefined;
-    const needle = options.q?.toLowerCase();
-    const found: Array<TaskView | TaskSummaryView> = [];
+    // Lower case as the script makes the prompt: ASCII letters only.
+    const needle = options.q?.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+    const found: Array<TaskListView | TaskSummaryView> = [];
+    let pageBytes = 0;
+    const fields = options.summary ? LIST_ROW_FIELDS : LIST_ROW_FIELDS_WITH_RESULT;
     let before = options.cursor !== undefined ? Number(options.cursor) : undefined;
     let scanned = 0;
     // Pages of the list, newest first, until the page is full (a search may read several).
@@ -943,30 +992,33 @@ export class TaskStore {
             ...(before !== undefined ? { beforeOrder: before } : {}),
             count: page,
           });
-      // A search reads what it filters on first, and whole records only of the tasks it returns: it
-      // read every scanned task's whole record, its result included (megabytes each, at worst).
+      // A search matches in Redis first (a prompt is read whole only there), then reads its rows.
       const matches = filtered
-        ? await this.matching(
-            entries,
-            (prompt, taskStatus) =>
-              (!needle || prompt.toLowerCase().includes(needle)) && (!byBatch || !status || taskStatus === status),
-          )
+        ? await this.matching(entries, { needle: needle ?? '', status: byBatch ? (status ?? '') : '' })
         : entries;
       const wanted = matches.slice(0, options.limit - found.length);
       const pipeline = cellPipeline(this.redis);
-      for (const { id } of wanted) {
-        if (options.summary) pipeline.hmget(this.keys.task(id), ...SUMMARY_RECORD_FIELDS);
-        else pipeline.hgetall(this.keys.task(id));
-      }
-      for (const [index, [, reply]] of ((await pipeline.exec()) ?? []).entries()) {
+      for (const { id } of wanted)
+        void READ_LIST_ROW.run(pipeline, {
+          keys: { taskKey: this.keys.task(id) },
+          args: { previewBytes: LIST_PREVIEW_BYTES },
+          restArgs: fields,
+        });
+      for (const [index, [error, reply]] of ((await pipeline.exec()) ?? []).entries()) {
+        if (error) throw error;
+        const values = reply as Array<string | null>;
+        const record = parseTaskRecord(recordHash(fields, values));
+        if (!record) {
+          before = wanted[index]!.order;
+          continue;
+        }
+        const row = listRow(record, values[fields.length] === '1', options.summary ?? false);
+        const bytes = Buffer.byteLength(JSON.stringify(row));
+        // Full: this row starts the next page.
+        if (found.length && pageBytes + bytes > LIST_PAGE_BYTES) return { tasks: found, nextCursor: String(before) };
         before = wanted[index]!.order;
-        const record = parseTaskRecord(
-          options.summary
-            ? recordHash(SUMMARY_RECORD_FIELDS, reply as Array<string | null>)
-            : (reply as Record<string, string>),
-        );
-        if (!record) continue;
-        found.push(options.summary ? summaryView(record) : taskView(record));
+        pageBytes += bytes;
+        found.push(row);
         if (found.length === options.limit) return { tasks: found, nextCursor: String(before) };
       }
       // On past the page; or, when more matched than were read (one read was removed meanwhile), past the last read.
@@ -979,15 +1031,20 @@ export class TaskStore {
     }
   }
 
-  /** The `entries` whose prompt and status pass `test`, read with one HMGET each. */
+  /** The `entries` whose prompt holds `needle` (ASCII letters lower case) and, given one, have `status`. */
   private async matching<Entry extends { id: string }>(
     entries: readonly Entry[],
-    test: (prompt: string, status: string) => boolean,
+    wanted: { needle: string; status: string },
   ) {
     const pipeline = cellPipeline(this.redis);
-    for (const { id } of entries) pipeline.hmget(this.keys.task(id), 'prompt', 'status');
-    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as Array<string | null>);
-    return entries.filter((_, index) => rows[index]?.[0] != null && test(rows[index]![0]!, rows[index]![1] ?? ''));
+    for (const { id } of entries)
+      void MATCH_PROMPT.run(pipeline, { keys: { taskKey: this.keys.task(id) }, args: wanted });
+    const replies = (await pipeline.exec()) ?? [];
+    return entries.filter((_, index) => {
+      const [error, matched] = replies[index] ?? [];
+      if (error) throw error;
+      return matched === 1;
+    });
   }
 
   /** A batch's newest tasks below order `before` (its lists, one per cell, are scored by order alone). */
@@ -1216,7 +1273,8 @@ function wellFormedJson(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd');
 }
 
-function summaryView(record: TaskRecord): TaskSummaryView {
-  const { result: _result, ...summary } = taskView(record);
-  return summary;
+/** A task as a list shows it (its prompt and result already cut, `truncated` when one was). */
+function listRow(record: TaskRecord, truncated: boolean, summary: boolean): TaskListView | TaskSummaryView {
+  const { result, ...rest } = taskView(record);
+  return summary ? { ...rest, truncated } : { ...rest, result, truncated };
 }

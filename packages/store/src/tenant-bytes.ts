@@ -19,14 +19,17 @@
 /** A new task's record, first event and index entries, past its prompt and metadata: about this many bytes. */
 const RECORD_BYTES = 512;
 
+/** The fields of a new task whose size createdBytes counts. */
+export const CREATED_FIELDS = ['prompt', 'metadata', 'givenPlan'] as const;
+
 /** What creating a task writes, counted: its prompt, its metadata (JSON), its given plan (JSON) and RECORD_BYTES. */
 export function createdBytes(task: Record<string, string | undefined>): number {
-  return (
-    Buffer.byteLength(task['prompt'] ?? '') +
-    Buffer.byteLength(task['metadata'] ?? '') +
-    Buffer.byteLength(task['givenPlan'] ?? '') +
-    RECORD_BYTES
-  );
+  return createdBytesOfSizes(CREATED_FIELDS.map((field) => Buffer.byteLength(task[field] ?? '')));
+}
+
+/** createdBytes of a task whose CREATED_FIELDS have these sizes, in bytes (as HSTRLEN says them). */
+export function createdBytesOfSizes(sizes: readonly number[]): number {
+  return sizes.reduce((total, size) => total + size, RECORD_BYTES);
 }
 
 /** An input file's entry in its task's hash past its path and content (Redis's own overhead): about this many bytes. */

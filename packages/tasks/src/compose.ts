@@ -41,7 +41,8 @@ import {
 } from '@agentq/store';
 import type { Redis } from 'ioredis';
 import { forkDiskQuota } from './fork-task.js';
-import { ScheduleService, tenantHasKeys } from './schedule-service.js';
+import { ScheduleService } from './schedule-service.js';
+import { tenantHasKeys } from './tenant-presence.js';
 import { TaskService, type TaskServiceOptions } from './task-service.js';
 
 /** What the configuration sets for the parts an install is made of: plain values, and per tenant. */

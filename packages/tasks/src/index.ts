@@ -18,4 +18,5 @@ export { TaskService } from './task-service.js';
 export type { BulkTask } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';
 export { ScheduleService } from './schedule-service.js';
+export { tenantGone } from './tenant-presence.js';
 export { expireApprovals } from './decide-approval.js';

@@ -12,6 +12,33 @@ import { Transitions } from './transitions.js';
 /** The statuses a task may be retried from. */
 export const RETRYABLE: ReadonlySet<TaskStatus> = new Set(['failed', 'cancelled']);
 
+/**
+ * What a retry reads of the task it retries: what it copies, and what says whether it may. Never its
+ * result, plan or held calls, which may be megabytes (a bulk retry reads up to 10,000 tasks).
+ */
+const RETRY_FIELDS = [
+  'id',
+  'rootId',
+  'parentId',
+  'tenant',
+  'batch',
+  'agent',
+  'status',
+  'prompt',
+  'priority',
+  'metadata',
+  'model',
+  'pinnedModel',
+  'budgetTokens',
+  'budgetMicroUsd',
+  'givenPlan',
+  'inputs',
+  'webhookUrl',
+  'webhookOn',
+  'concurrencyKey',
+  'concurrencyLimit',
+];
+
 /** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
 export async function retryTask(options: {
   store: TaskStore;
@@ -20,7 +47,7 @@ export async function retryTask(options: {
   /** The tenant's room, by tenant. */
   room?: (tenant: string) => RoomLimits;
 }): Promise<{ found: boolean; status?: TaskStatus; newId?: string }> {
-  const record = await options.store.getRecord(options.taskId);
+  const record = await options.store.getRecordFields(options.taskId, RETRY_FIELDS);
   if (!record) return { found: false };
   if (!RETRYABLE.has(record.status) || record.parentId) return { found: true, status: record.status };
   // A planned task is planned again; a task of an agent runs on it again.

@@ -8,11 +8,15 @@
  * tenant that left the configuration file makes no more tasks: its schedule is paused at its next firing,
  * with the reason, and stays paused until it is resumed once the tenant is back. Every firing is written
  * down with what it did: a run or why it skipped.
+ *
+ * The record is the schedule; its timer follows it after every write (schedule-timer-sync.ts). A change
+ * is saved only over the revision it was made from (else made again from the record as it is now), so
+ * no change undoes another made at once; a firing that its record no longer wants (deleted, paused, or
+ * due on a timing it no longer has) makes nothing and puts its timer right.
  */
 import { AgentqError, TERMINAL_STATUSES, type ScheduleView } from '@agentq/contract';
-import type { ScheduleTimers, ScheduleTiming } from '@agentq/scheduling';
+import { timingKey, type Firing, type ScheduleTimers } from '@agentq/scheduling';
 import {
-  DEFAULT_TENANT,
   inputFilesBytes,
   scheduleBytes,
   type RoomLimits,
@@ -25,8 +29,10 @@ import {
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Admission } from './admission.js';
+import { followRecord, reconcileTimers, timingOf, type TimerSync } from './schedule-timer-sync.js';
 import { assertSigned, type CanSign } from './signed-webhooks.js';
 import { taskInputSchema, type TaskInput } from './task-schemas.js';
+import { tenantGone } from './tenant-presence.js';
 import type { SubmittedTask } from './transitions.js';
 
 /** What a client gives: one of `cron` (with `timezone`) or `every`, and the task. */
@@ -40,12 +46,18 @@ export interface ScheduleInput {
   task: Record<string, unknown>;
 }
 
-/**
- * Whether a tenant can still call the API, as the configuration file's keys say: a key names it, or the
- * file has no keys and it is `default` (everyone's). A schedule of any other tenant makes no more tasks.
- */
-export function tenantHasKeys(keys: ReadonlyArray<{ tenant: string }>, tenant: string): boolean {
-  return keys.length ? keys.some((key) => key.tenant === tenant) : tenant === DEFAULT_TENANT;
+/** How many times a change is made again from a record that others keep changing meanwhile. */
+const CHANGE_ATTEMPTS = 10;
+
+/** A schedule changed by others each time a change was made from it (CHANGE_ATTEMPTS times): a 409. */
+export class ScheduleChangedError extends AgentqError {
+  readonly code = 'schedule_changed';
+  readonly retryable = true;
+  constructor(readonly id: string) {
+    super(
+      `Schedule ${id} was changed by other requests each time this change was made: nothing was saved; send it again`,
+    );
+  }
 }
 
 /** A schedule of a tenant that left the configuration file cannot be resumed (a 409). */
@@ -53,19 +65,19 @@ export class TenantGoneError extends AgentqError {
   readonly code = 'tenant_gone';
   readonly retryable = false;
   constructor(readonly tenant: string) {
-    super(tenantGone(tenant));
+    super(schedulesStopped(tenant));
   }
 }
 
-function tenantGone(tenant: string): string {
-  return `tenant ${tenant} is no longer in the configuration file (no key of tenants.${tenant}): its schedules make no tasks and stay paused; once the tenant is back, resume them (PATCH paused: false)`;
+function schedulesStopped(tenant: string): string {
+  return `${tenantGone(tenant)}: its schedules make no tasks and stay paused; once the tenant is back, resume them (PATCH paused: false)`;
 }
 
 export interface ScheduleServiceOptions {
   schedules: ScheduleStore;
   timers: ScheduleTimers;
   tasks: TaskStore;
-  /** Whether a tenant is still in the configuration file (tenantHasKeys). */
+  /** Whether a tenant is still in the configuration file (tenant-presence.ts, tenantHasKeys). */
   tenantActive: (tenant: string) => boolean;
   /** The gate a new schedule passes, as a submit does (TaskService's). */
   admission: Admission;
@@ -80,7 +92,16 @@ export interface ScheduleServiceOptions {
 }
 
 export class ScheduleService {
-  constructor(private readonly options: ScheduleServiceOptions) {}
+  private readonly timerSync: TimerSync;
+
+  constructor(private readonly options: ScheduleServiceOptions) {
+    this.timerSync = { schedules: options.schedules, timers: options.timers };
+  }
+
+  /** At a process's start: every timer made what its record says, and timers without a record removed. */
+  reconcile(): Promise<{ records: number; timers: number }> {
+    return reconcileTimers(this.timerSync);
+  }
 
   async create(tenant: string, input: ScheduleInput): Promise<ScheduleView> {
     assertSigned(this.options.canSign, tenant, input.task.webhook !== undefined);
@@ -88,13 +109,13 @@ export class ScheduleService {
     const schedule = {
       id: `sch_${randomUUID()}`,
       tenant,
-      ...timingOf(input),
+      ...inputTiming(input),
       overlap: input.overlap ?? 'skip',
       paused: input.paused ?? false,
       task,
       createdAt: new Date().toISOString(),
       bytes: scheduleBytes(task, inputFilesBytes(files)),
-    } satisfies Omit<StoredSchedule, 'order'>;
+    } satisfies Omit<StoredSchedule, 'order' | 'revision'>;
     await this.options.admission.admit({ tenant, action: 'schedule', bytes: schedule.bytes });
     const saved = await this.options.schedules.save(schedule, {
       mode: 'create',
@@ -102,8 +123,8 @@ export class ScheduleService {
       maxSchedules: this.options.maxSchedules(tenant),
       limits: this.options.room(tenant),
     });
-    if (!schedule.paused) await this.options.timers.set(schedule.id, timing(schedule));
-    return this.view(saved!);
+    await followRecord(this.timerSync, schedule.id);
+    return this.view(saved as StoredSchedule);
   }
 
   get(id: string): Promise<StoredSchedule | undefined> {
@@ -126,56 +147,59 @@ export class ScheduleService {
   /**
    * Changes what `change` names; a new timing, a pause or a resume takes effect at once; undefined when
    * it was deleted meanwhile. A resume of a tenant that left the configuration file is TenantGoneError.
+   * `schedule` is the record as the caller read it: when another change was saved since, this one is
+   * made again from the record as it is then (ScheduleChangedError after CHANGE_ATTEMPTS such).
    */
   async update(schedule: StoredSchedule, change: Partial<ScheduleInput>): Promise<ScheduleView | undefined> {
-    const { tenant } = schedule;
-    const resumed = change.paused === false;
-    if (resumed && !this.options.tenantActive(tenant)) throw new TenantGoneError(tenant);
+    const { tenant, id } = schedule;
+    if (change.paused === false && !this.options.tenantActive(tenant)) throw new TenantGoneError(tenant);
     assertSigned(this.options.canSign, tenant, change.task?.webhook !== undefined);
-    const retimed = change.cron !== undefined || change.every !== undefined;
     const task = change.task ? stored(change.task) : undefined;
-    const { pausedReason: _reason, ...kept } = schedule;
-    const next: StoredSchedule = {
-      ...(resumed ? kept : schedule),
-      ...(retimed ? { cron: undefined, timezone: undefined, every: undefined, ...timingOf(change) } : {}),
-      ...(!retimed && change.timezone !== undefined ? { timezone: change.timezone } : {}),
-      ...(change.overlap ? { overlap: change.overlap } : {}),
-      ...(change.paused !== undefined ? { paused: change.paused } : {}),
-      ...(task ? { task: task.task, bytes: scheduleBytes(task.task, inputFilesBytes(task.files)) } : {}),
-    };
-    if (next.bytes > schedule.bytes)
-      await this.options.admission.admit({ tenant, action: 'schedule', bytes: next.bytes - schedule.bytes });
-    const saved = await this.options.schedules.save(next, {
-      mode: 'update',
-      files: task?.files,
-      limits: this.options.room(tenant),
-      previousBytes: schedule.bytes,
-    });
-    if (!saved) return undefined;
-    if (saved.paused) await this.options.timers.remove(saved.id);
-    else await this.options.timers.set(saved.id, timing(saved));
-    return this.view(saved);
+    let current: StoredSchedule | undefined = schedule;
+    for (let attempt = 0; current && attempt < CHANGE_ATTEMPTS; attempt++) {
+      const next = changed(current, change, task);
+      if (next.bytes > current.bytes)
+        await this.options.admission.admit({ tenant, action: 'schedule', bytes: next.bytes - current.bytes });
+      const saved = await this.options.schedules.save(next, {
+        mode: 'update',
+        files: task?.files,
+        limits: this.options.room(tenant),
+        previousBytes: current.bytes,
+      });
+      if (saved !== 'changed') {
+        await followRecord(this.timerSync, id);
+        return saved && this.view(saved);
+      }
+      current = await this.options.schedules.get(id);
+    }
+    if (!current) return undefined;
+    throw new ScheduleChangedError(id);
   }
 
-  /** Stops its timer and removes it, its files and runs; its bytes go back to its tenant. */
+  /** Removes it, its files and runs (its bytes go back to its tenant), then its timer. */
   async remove(schedule: StoredSchedule): Promise<void> {
-    await this.options.timers.remove(schedule.id);
+    // The record first: a process killed before the timer leaves one that finds no schedule and goes.
     await this.options.schedules.remove(schedule);
+    await followRecord(this.timerSync, schedule.id);
   }
 
   /** A firing: submits the schedule's task, or says why not. Never throws for a run it could not make. */
-  async fire(id: string, at: number): Promise<void> {
+  async fire(firing: Firing): Promise<void> {
     const { schedules } = this.options;
+    const { scheduleId: id } = firing;
     const schedule = await schedules.get(id);
-    // Deleted or paused since the firing was due: nothing runs.
-    if (!schedule || schedule.paused) return;
-    const when = new Date(at).toISOString();
+    // Deleted or paused since it was due, or due on a timing the schedule no longer has (a job already
+    // due when it changed, a timer left by a process killed mid-change): nothing runs, and its timer
+    // is put right.
+    if (!schedule || schedule.paused || firing.timing !== timingKey(timingOf(schedule)))
+      return followRecord(this.timerSync, id);
+    const when = new Date(firing.at).toISOString();
     const skip = (reason: string) => schedules.recordRun(id, { at: when, taskId: null, skipped: reason });
     if (!this.options.tenantActive(schedule.tenant)) {
       // Revoked: paused with the reason, and its timer stopped, so that nothing fires for it again.
-      const reason = tenantGone(schedule.tenant);
+      const reason = schedulesStopped(schedule.tenant);
       await schedules.recordRun(id, { at: when, taskId: null, skipped: reason }, reason);
-      await this.options.timers.remove(id);
+      await followRecord(this.timerSync, id);
       return;
     }
     if (schedule.overlap === 'skip' && schedule.lastTaskId) {
@@ -234,14 +258,26 @@ function stored(task: Record<string, unknown>): { task: string; files: ScheduleF
   return { task: JSON.stringify({ ...task, files: named }), files };
 }
 
-function timingOf(input: Partial<ScheduleInput>): Pick<StoredSchedule, 'cron' | 'timezone' | 'every'> {
+function inputTiming(input: Partial<ScheduleInput>): Pick<StoredSchedule, 'cron' | 'timezone' | 'every'> {
   return input.cron !== undefined
     ? { cron: input.cron, ...(input.timezone ? { timezone: input.timezone } : {}) }
     : { every: input.every! };
 }
 
-function timing(schedule: Pick<StoredSchedule, 'cron' | 'timezone' | 'every'>): ScheduleTiming {
-  return schedule.cron !== undefined
-    ? { cron: schedule.cron, timezone: schedule.timezone }
-    : { every: schedule.every! };
+/** The record `change` makes of `current` (`task`: the change's task as stored). */
+function changed(
+  current: StoredSchedule,
+  change: Partial<ScheduleInput>,
+  task: { task: string; files: ScheduleFile[] } | undefined,
+): StoredSchedule {
+  const retimed = change.cron !== undefined || change.every !== undefined;
+  const { pausedReason: _reason, ...kept } = current;
+  return {
+    ...(change.paused === false ? kept : current),
+    ...(retimed ? { cron: undefined, timezone: undefined, every: undefined, ...inputTiming(change) } : {}),
+    ...(!retimed && change.timezone !== undefined ? { timezone: change.timezone } : {}),
+    ...(change.overlap ? { overlap: change.overlap } : {}),
+    ...(change.paused !== undefined ? { paused: change.paused } : {}),
+    ...(task ? { task: task.task, bytes: scheduleBytes(task.task, inputFilesBytes(task.files)) } : {}),
+  };
 }

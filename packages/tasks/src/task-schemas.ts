@@ -200,9 +200,28 @@ export function storedPlan(plan: z.infer<typeof givenPlanSchema>): string {
   );
 }
 
+/** The most a prompt may hold, in UTF-8 bytes: characters of up to 4 bytes each do not pass it. */
+export const MAX_PROMPT_BYTES = 200_000;
+
+/** A prompt: text, trimmed, at most MAX_PROMPT_BYTES bytes; a longer one is refused with its size. */
+const promptText = z
+  .string()
+  .trim()
+  .min(1, 'must be a non-empty string')
+  .superRefine((text, context) => {
+    // Characters first: most prompts are far below, and counting bytes reads the text.
+    if (text.length * 3 <= MAX_PROMPT_BYTES) return;
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_PROMPT_BYTES)
+      context.addIssue({
+        code: 'custom',
+        message: `is ${bytes} bytes (UTF-8); a prompt is at most ${MAX_PROMPT_BYTES} bytes: give long inputs as files`,
+      });
+  });
+
 export const taskInputSchema = fieldsOnly(
   {
-    prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000),
+    prompt: promptText,
     /** An agent of the configuration runs the task directly; without one, the planner breaks it into subtasks. */
     agent: agentName.optional(),
     /** 1 (lowest) to 10 (highest); default 5. */
@@ -307,7 +326,7 @@ export const forkSchema = fieldsOnly({
   /** The step to run again (1 = from the start): the steps before it are kept, not run again. */
   fromStep: z.number().int().min(1),
   /** From step 1 it replaces the prompt; from a later step it is the user's next message. */
-  prompt: z.string().trim().min(1, 'must be a non-empty string').max(200_000).optional(),
+  prompt: promptText.optional(),
   model: z.string().min(1).max(200).optional(),
   agent: agentName.optional(),
 });

@@ -9,7 +9,6 @@
 import type { TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
 import {
-  createdBytes,
   removeTaskTrees,
   unendedInTrees,
   type RedisMemory,
@@ -55,8 +54,6 @@ export interface TaskServiceOptions {
 export interface BulkTask {
   id: string;
   tenant: string;
-  prompt: string;
-  metadata: Record<string, unknown>;
   webhook: { url: string } | null;
 }
 
@@ -151,15 +148,14 @@ export class TaskService {
    */
   async retryMany(tasks: readonly BulkTask[]): Promise<number> {
     for (const task of tasks) assertSigned(this.canSign, task.tenant, task.webhook !== null);
-    // Read from the list's summaries, the bytes leave out a given plan's: each retry's CREATE counts them as it stores it.
+    // What each copy writes, from its fields' sizes in Redis (a list has only a prompt's first bytes);
+    // each retry's CREATE counts it exactly as it stores it.
+    const bytes = await this.options.store.copyBytes(tasks.map((task) => task.id));
     const perTenant = new Map<string, { count: number; bytes: number }>();
-    for (const task of tasks) {
+    tasks.forEach((task, index) => {
       const taken = perTenant.get(task.tenant) ?? { count: 0, bytes: 0 };
-      perTenant.set(task.tenant, {
-        count: taken.count + 1,
-        bytes: taken.bytes + createdBytes({ prompt: task.prompt, metadata: JSON.stringify(task.metadata) }),
-      });
-    }
+      perTenant.set(task.tenant, { count: taken.count + 1, bytes: taken.bytes + bytes[index]! });
+    });
     for (const [tenant, { count, bytes }] of perTenant)
       await this.admission.admit({ tenant, action: 'retry', tasks: count, bytes });
     let retried = 0;

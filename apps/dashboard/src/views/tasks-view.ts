@@ -172,16 +172,24 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
 
   async function refresh(): Promise<void> {
     // Summaries: the list shows no result, and one may be megabytes, read again at every refresh.
-    const params = new URLSearchParams({ limit: String(Math.min(shown, 500)), fields: 'summary' });
+    const params = new URLSearchParams({ fields: 'summary' });
     if (status) params.set('status', status);
     if (query) params.set('q', query);
     if (batch) params.set('batch', batch);
     // Bulk actions apply to a filter: a batch, or a status (never to everything).
     bulkBar.hidden = !batch && !status;
     try {
-      const page = await request<{ tasks: TaskSummary[]; nextCursor: string | null }>(`/v1/tasks?${params}`, {
-        signal,
-      });
+      // The rows shown, a page at a time: a page may end early (the API caps it in bytes).
+      const page: { tasks: TaskSummary[]; nextCursor: string | null } = { tasks: [], nextCursor: null };
+      do {
+        params.set('limit', String(Math.min(shown - page.tasks.length, 500)));
+        if (page.nextCursor) params.set('cursor', page.nextCursor);
+        const next = await request<{ tasks: TaskSummary[]; nextCursor: string | null }>(`/v1/tasks?${params}`, {
+          signal,
+        });
+        page.tasks.push(...next.tasks);
+        page.nextCursor = next.nextCursor;
+      } while (page.nextCursor && page.tasks.length < shown);
       nextCursor = page.nextCursor;
       // Patched in place (rows keyed by task): a selection in the list survives its updates.
       render(html`${repeat(page.tasks, (task) => task.id, taskRow)}`, rows);
@@ -229,7 +237,7 @@ function taskRow(task: TaskSummary): TemplateResult {
   };
   return html`<tr class="task-row" data-id=${task.id} @click=${open}>
     <td class="mono"><a href=${href}>${shortId(task.id)}</a></td>
-    <td class="prompt" title=${task.prompt}>${clip(task.prompt, 90)}</td>
+    <td class="prompt" title=${task.truncated ? `${task.prompt}…` : task.prompt}>${clip(task.prompt, 90)}</td>
     <td>${task.agent}</td>
     <td class="status"><span class="badge status-${task.status}" data-status=${task.status}>${task.status}</span>${
       task.error
