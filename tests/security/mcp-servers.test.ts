@@ -13,6 +13,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readdirSync,
   rmSync,
   statSync,
@@ -32,6 +33,7 @@ import { freePort } from '../setup/redis-server.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { waitForEnd, waitForEvent } from '../helpers/sse.js';
+import { FLOOD_BYTES, floodingStdioServer, startFloodingServer, type FloodingServer } from './flooding-mcp-servers.js';
 
 /** The install's secrets, in its .env: the model's key, each tenant's API key and its MCP credential. */
 const SECRETS = {
@@ -146,6 +148,8 @@ async function startInstall(options: {
   pools: string[];
   user?: { uid: number; gid: number };
   files?: (folder: string) => void;
+  /** Settings of its processes' environment, over the endpoints. */
+  env?: Record<string, string>;
 }): Promise<Install> {
   const folder = mkdtempSync(path.join(tmpdir(), 'agentq-install-'));
   chmodSync(folder, 0o755);
@@ -167,6 +171,7 @@ async function startInstall(options: {
     AGENTQ_REDIS_PREFIX: prefix,
     OPENAI_BASE_URL: double.baseURL,
     AGENTQ_MODEL: 'attacker',
+    ...options.env,
   };
   const spawnOptions = { cwd: folder, ...(options.user ? { user: options.user } : {}) };
   const api = spawnAgentq(['api'], env, spawnOptions);
@@ -584,6 +589,113 @@ describe('a root install (a uid per task)', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     expect({ workdir: existsSync(workdir), homes: existsSync(homes) }).toEqual({ workdir: false, homes: false });
   }, 60_000);
+});
+
+/** A process's resident memory now and at its peak since `resetPeak`, in MiB (Linux's /proc). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
+  return { rss: Math.round(kib('VmRSS') / 1024), peak: Math.round(kib('VmHWM') / 1024) };
+}
+
+/** Starts counting a process's peak resident memory afresh (`5` to clear_refs resets VmHWM). */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+describe('servers whose answers flood (AGENTQ_MCP_ANSWER_MB=1)', () => {
+  const ANSWER_BYTES = 1024 * 1024;
+  let install: Install;
+  let flooding: FloodingServer;
+
+  beforeAll(async () => {
+    flooding = await startFloodingServer();
+    install = await startInstall({
+      pools: ['bigstart', 'flooded'],
+      env: { AGENTQ_MCP_ANSWER_MB: '1', AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_TOOL_TIMEOUT_MS: '20000' },
+      config: () => ({
+        agents: {
+          flooded: { description: 'calls flooding servers', instructions: 'Call.', tools: ['remote', 'local'] },
+          bigstart: {
+            description: 'needs servers that flood at start',
+            instructions: 'Call.',
+            tools: ['biginit', 'biglist'],
+          },
+        },
+        mcpServers: {
+          remote: { url: `${flooding.url}/mcp` },
+          local: { command: 'node', args: ['-e', floodingStdioServer] },
+          biginit: { url: `${flooding.url}/flood-init` },
+          biglist: { url: `${flooding.url}/flood-list` },
+        },
+        tenants: tenants(),
+      }),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stopInstall(install);
+    await flooding?.close();
+  });
+
+  it("reads no more of a tool's answer than the bound, and tells the model to ask for less", async () => {
+    const pid = install.worker.child.pid!;
+    const before = memoryOf(pid);
+    resetPeak(pid);
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'flooded',
+      script: calls(
+        { name: 'remote_dump', arguments: {} },
+        { name: 'remote_endless', arguments: {} },
+        { name: 'local_dump', arguments: {} },
+        { name: 'remote_small', arguments: {} },
+        { name: 'local_small', arguments: {} },
+      ),
+    });
+    const after = memoryOf(pid);
+    const outputs = toolOutputs(events);
+    console.log(
+      `worker RSS ${before.rss} MiB before, peak ${after.peak} MiB during 3 answers of ${FLOOD_BYTES / 2 ** 20} MiB (bound ${ANSWER_BYTES} bytes);`,
+      `the remote server sent ${flooding.sent.map((bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`).join(', ')}; the model read:`,
+      outputs.map((output) => output.slice(0, 200)),
+    );
+    expect(events.at(-1)!.type).toBe('task.completed');
+    for (const [index, tool] of ['dump', 'endless', 'dump'].entries())
+      expect(outputs[index]).toMatch(
+        new RegExp(`answered ${tool} with more than ${ANSWER_BYTES} bytes, .*the rest was not read\\. Ask it for less`),
+      );
+    // The servers still serve: the remote one on its session, the stdio one started again.
+    expect(outputs.slice(3)).toEqual(['small answer', 'small']);
+    // Reading stopped at the bound: the server could send only what the sockets' buffers hold past it.
+    for (const bytes of flooding.sent) expect(bytes).toBeLessThan(64 * 2 ** 20);
+    // The worker held the bound and a bounded amount more, never the answers.
+    expect(after.peak - before.rss).toBeLessThan(96);
+  }, 120_000);
+
+  it('fails a run whose servers flood `initialize` and `tools/list`, saying the bound was passed', async () => {
+    const pid = install.worker.child.pid!;
+    const before = memoryOf(pid);
+    resetPeak(pid);
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'bigstart',
+      script: () => ({ content: 'done without my tools' }),
+    });
+    const after = memoryOf(pid);
+    const failed = events.at(-1)!;
+    console.log(
+      `worker RSS ${before.rss} MiB before, peak ${after.peak} MiB; the run ended:`,
+      JSON.stringify(failed.data).slice(0, 600),
+    );
+    expect(failed.type).toBe('task.failed');
+    const said = JSON.stringify(failed.data);
+    expect(said).toMatch(
+      /The MCP server \\"biginit\\" did not start: the server's answer was larger than 1048576 bytes/,
+    );
+    expect(said).toMatch(/The MCP server \\"biglist\\" .*the server's answer was larger than 1048576 bytes/);
+    expect(after.peak - before.rss).toBeLessThan(96);
+  }, 120_000);
 });
 
 // The tests run as root, to start this install as another user.

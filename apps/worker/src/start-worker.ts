@@ -182,6 +182,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     serviceAddresses,
     timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
     outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+    answerLimitBytes: config.AGENTQ_MCP_ANSWER_MB * 1024 * 1024,
   });
   const transitions = new Transitions(store);
   const finishedJobs = new FinishedJobs(data, keys, (error) =>

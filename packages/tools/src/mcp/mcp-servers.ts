@@ -6,7 +6,8 @@
  * A stdio server runs in the agent's jail (never with the worker's environment), started in its own
  * folder, with a HOME of its own under `homeRoot`, searchable and never listable by others:
  * `worker/<agent>/<tenant>/<server>`, or `task/<taskId>/<server>` (made afresh, removed with the run).
- * A remote one is reached through http_fetch's egress rules.
+ * A remote one is reached through http_fetch's egress rules. What is read of any answer is bounded
+ * (`answerLimitBytes`, capped-answers.ts).
  * A server that dies is started again by the next call; the call it was serving fails with a message
  * the model can act on. `tools/list_changed` empties the list kept, so the next run reads it again.
  */
@@ -21,6 +22,7 @@ import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelc
 import { Agent, fetch as undiciFetch } from 'undici';
 import { BlockedDestinationError, blockedCause, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
 import { ToolError } from '../errors.js';
+import { cappedFetch, isAnswerTooLarge, McpAnswerTooLargeError } from './capped-answers.js';
 import type { ProcessIsolation } from '../process-isolation.js';
 import { Jail, type JailOptions } from '../jail.js';
 import { removeWorkdir } from '../remove-workdir.js';
@@ -90,6 +92,8 @@ export class McpServers {
       /** The most a tool call may take (AGENTQ_TOOL_TIMEOUT_MS). */
       timeoutMs: number;
       outputLimit: number;
+      /** The most read of one answer of a server, in bytes (AGENTQ_MCP_ANSWER_MB). */
+      answerLimitBytes: number;
     },
   ) {}
 
@@ -104,7 +108,13 @@ export class McpServers {
       let listed: McpTool[];
       try {
         const connection = await this.connect(run, name, spec);
-        listed = connection.tools ??= (await connection.client.listTools()).tools.slice(0, MAX_TOOLS_PER_SERVER);
+        try {
+          listed = connection.tools ??= (await connection.client.listTools()).tools.slice(0, MAX_TOOLS_PER_SERVER);
+        } catch (error) {
+          throw new Error(
+            `The MCP server "${name}" did not list its tools: ${this.failure(error, connection.transport).message}`,
+          );
+        }
       } catch (error) {
         unavailable.push({ server: name, reason: (error as Error).message });
         continue;
@@ -122,9 +132,7 @@ export class McpServers {
                   timeout: Math.min(timeoutMs, spec.timeoutMs ?? this.options.timeoutMs),
                 });
               } catch (error) {
-                // What the server wrote on stderr, when it died of it, says why.
-                const said = live.transport instanceof JailedStdioTransport ? live.transport.lastStderr() : '';
-                throw said ? new Error(`${(error as Error).message} (it said: ${said.slice(-500)})`) : error;
+                throw this.failure(error, live.transport);
               }
             },
             outputLimit: this.options.outputLimit,
@@ -163,6 +171,18 @@ export class McpServers {
     await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
     await Promise.all([...this.jails.values()].map((jail) => jail.close()));
     this.jails.clear();
+  }
+
+  /**
+   * Why a request to a server failed: its answer was past the bound (the stdio server ended for it), or
+   * its error with what the server wrote on stderr last, when it died of it.
+   */
+  private failure(error: unknown, transport: Connection['transport']): Error {
+    const stdio = transport instanceof JailedStdioTransport ? transport : undefined;
+    if (isAnswerTooLarge(error) || stdio?.answerTooLarge)
+      return new McpAnswerTooLargeError(this.options.answerLimitBytes);
+    const said = stdio?.lastStderr() ?? '';
+    return said ? new Error(`${(error as Error).message} (it said: ${said.slice(-500)})`) : (error as Error);
   }
 
   private taskHomes(taskId: string): string {
@@ -247,29 +267,38 @@ export class McpServers {
         home,
         ...(task ? { taskDir: run.workdir } : {}),
       });
-      transport = new JailedStdioTransport(server);
+      transport = new JailedStdioTransport(server, this.options.answerLimitBytes);
     } else {
       const blocked = this.options.allowPrivateNetwork ? undefined : blockedDestinations(this.options.serviceAddresses);
       agent = new Agent(blocked ? { connect: { lookup: checkedLookup(blocked) } } : {});
       const dispatcher = agent;
-      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-        requestInit: { headers: { ...spec.headers } },
+      // Every answer read up to the bound. A session whose own stream passed it is ended: the next call
+      // starts another.
+      const capped = cappedFetch(
         // Every request through the egress rules of http_fetch: a name is checked at connect, redirects refused.
-        fetch: (async (url: string | URL, init?: RequestInit) => {
+        async (url: string | URL, init?: RequestInit) => {
           const target = new URL(url);
           const literal = target.hostname.replace(/^\[|\]$/g, '');
           if (blocked && isIP(literal) && blocked(literal))
             throw (refused = new BlockedDestinationError(literal, literal));
           try {
-            return await undiciFetch(url, { ...(init as object), dispatcher, redirect: 'error' } as Parameters<
-              typeof undiciFetch
-            >[1]);
+            const response = await undiciFetch(url, {
+              ...(init as object),
+              dispatcher,
+              redirect: 'error',
+            } as Parameters<typeof undiciFetch>[1]);
+            return response as unknown as Response;
           } catch (error) {
             // The SDK keeps only a message: what was refused is remembered here.
             refused = blockedCause(error) ?? refused;
             throw error;
           }
-        }) as unknown as typeof fetch,
+        },
+        { maxBytes: this.options.answerLimitBytes, onStreamTooLarge: () => void connection.close() },
+      );
+      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+        requestInit: { headers: { ...spec.headers } },
+        fetch: capped,
       });
     }
     const connection: Connection = {
@@ -296,14 +325,14 @@ export class McpServers {
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (error) {
-      const said = transport instanceof JailedStdioTransport ? transport.lastStderr() : '';
+      const why = this.failure(error, transport);
       await connection.close();
       const blocked = refused;
       throw new ToolError(
         'tool_unavailable',
         blocked
           ? `The MCP server "${name}" is at a private or local address (${blocked.address}): refused, as http_fetch refuses it (AGENTQ_FETCH_PRIVATE=true allows it).`
-          : `The MCP server "${name}" did not start: ${(error as Error).message}${said ? ` (it said: ${said.slice(-500)})` : ''}`,
+          : `The MCP server "${name}" did not start: ${why.message}`,
       );
     }
     return connection;
