@@ -275,7 +275,7 @@ describe('a root install (a uid per task)', () => {
 
   beforeAll(async () => {
     install = await startInstall({
-      pools: ['writer', 'files', 'fragile', 'taskwork'],
+      pools: ['writer', 'files', 'fragile', 'lenient', 'taskwork'],
       config: (folder) => {
         const dirs = serverDirs(folder);
         const credential = { TENANT_SECRET: { tenantSecret: 'TOKEN' } };
@@ -284,6 +284,11 @@ describe('a root install (a uid per task)', () => {
             writer: { description: 'writes files', instructions: 'Write.', tools: ['write_file'] },
             files: { description: 'reads files with a server', instructions: 'Read.', tools: ['files'] },
             fragile: { description: 'needs a server', instructions: 'Use it.', tools: ['broken'] },
+            lenient: {
+              description: 'can do without two of its servers',
+              instructions: 'Use them.',
+              tools: ['files', 'flaky', 'chatty'],
+            },
             taskwork: {
               description: "works on the task's files with its servers",
               instructions: 'Work.',
@@ -295,6 +300,24 @@ describe('a root install (a uid per task)', () => {
             broken: {
               command: 'node',
               args: ['-e', "process.stderr.write('broken: the licence key LIC-7 is not valid\\n'); process.exit(1)"],
+            },
+            // Optional: one dies at start after 200 KB of noise on stderr, then its reason (with markup);
+            // the other answers `initialize` with an error of 1 MB.
+            flaky: {
+              command: 'node',
+              args: [
+                '-e',
+                "process.stderr.write('noise '.repeat(40000) + '\\nflaky: the licence key LIC-9 is not valid <img src=x onerror=alert(1)>\\n', () => process.exit(1))",
+              ],
+              optional: true,
+            },
+            chatty: {
+              command: 'node',
+              args: [
+                '-e',
+                "require('node:readline').createInterface({ input: process.stdin }).once('line', (line) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(line).id, error: { code: -32603, message: 'chatty: ' + 'x'.repeat(1000000) } }) + '\\n'))",
+              ],
+              optional: true,
             },
             // Task-scoped servers whose code is in their own folder, as their operator laid them out.
             py: {
@@ -503,6 +526,34 @@ describe('a root install (a uid per task)', () => {
     );
     // Its model was never called: no attempt ran without the server.
     expect(double.requests.filter((request) => promptOf(request) === prompt)).toEqual([]);
+  }, 60_000);
+
+  it("says in the task's events why an optional server is missing, bounded, and runs on without it", async () => {
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'lenient',
+      script: calls({ name: 'files_whoami', arguments: {} }),
+    });
+    const missing = events.flatMap((event) => (event.type === 'mcp.unavailable' ? [event.data] : []));
+    console.log(
+      'an optional server missing, as the events say:',
+      missing.map(({ server, reason }) => ({ server, reason: `${reason.slice(0, 120)} ... ${reason.slice(-160)}` })),
+    );
+    expect(events.at(-1)!.type).toBe('task.completed');
+    expect(toolOutputs(events)[0]).toMatch(/"cwd"/);
+    expect(missing.map(({ server }) => server).sort()).toEqual(['chatty', 'flaky']);
+    const flaky = missing.find(({ server }) => server === 'flaky')!.reason;
+    const chatty = missing.find(({ server }) => server === 'chatty')!.reason;
+    // What the server said last, as text (the dashboard and `agentq watch` show it inert), and bounded.
+    expect(flaky).toMatch(
+      /The MCP server "flaky" did not start: .*flaky: the licence key LIC-9 is not valid <img src=x onerror=alert\(1\)>/s,
+    );
+    expect(chatty).toMatch(/^The MCP server "chatty" did not start: .*chatty: x+/s);
+    for (const reason of [flaky, chatty]) expect(reason.length).toBeLessThanOrEqual(2_100);
+    // Said before the model's first answer, after the run's start.
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('mcp.unavailable')).toBeGreaterThan(types.indexOf('task.started'));
+    expect(types.indexOf('mcp.unavailable')).toBeLessThan(types.indexOf('llm.response'));
   }, 60_000);
 
   it('`agentq config check` starts each stdio server in its jail and probes each remote one: a failure exits non-zero', async () => {

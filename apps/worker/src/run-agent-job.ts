@@ -17,6 +17,7 @@ import {
 import {
   protocolFor,
   runAgent,
+  type AgentJournal,
   timeBudgetIs,
   tokenBudgetIs,
   type AgentOutcome,
@@ -77,8 +78,9 @@ export async function runAgentJob(
   };
   // The agent's MCP servers' tools, for this task's tenant. A server that cannot start fails the run's
   // attempt, with its error (tried again as any failed attempt; at once, for a secret the tenant lacks),
-  // unless the file says it is optional: then the run goes on without it, logged.
-  const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>) => {
+  // unless the file says it is optional: then the run goes on without it, and says why in the task's
+  // events (`mcp.unavailable`, the same reason), so its user knows why the model does without it.
+  const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>, journal: AgentJournal) => {
     const servers = agentMcpServers(config, agent, tenant);
     if (!servers.length) return [];
     const { tools, unavailable } = await context.mcp.toolsFor({
@@ -112,6 +114,12 @@ export async function runAgentJob(
       const message = `${required.map((server) => server.reason).join('; ')}. A run of ${agent} needs its servers (\`optional: true\` in a server's entry lets runs go on without it).`;
       throw required.every((server) => server.again) ? new Error(message) : new UnrecoverableError(message);
     }
+    // Written with the run's first write, after its `task.started`.
+    const skipped = failed.map((server) => ({
+      type: 'mcp.unavailable' as const,
+      data: { server: server.name, reason: server.reason },
+    }));
+    if (skipped.length) await journal.commit({ lazy: true, events: skipped });
     // A name taken already (a built-in's, or another server tool's once made a valid name) is not offered
     // twice: a server cannot shadow a built-in tool.
     const taken = new Set(builtin.map((tool) => tool.name));
@@ -150,7 +158,7 @@ export async function runAgentJob(
       };
       // A task given files has them before its first step.
       if (record.inputs) await makeWorkdir();
-      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir))];
+      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir, journal))];
       const systemPrompt = systemPromptFor({
         instructions: agentInstructions(config, agent),
         protocol: protocolName,

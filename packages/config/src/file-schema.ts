@@ -388,7 +388,7 @@ const mcpOptional = z
   .boolean()
   .default(false)
   .describe(
-    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools (the worker logs why).",
+    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools, and an `mcp.unavailable` event in the task's events says why (the same reason).",
   );
 
 const stdioServerSchema = z

@@ -21,6 +21,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { BlockedDestinationError, blockedCause, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
+import { capOutput } from '../cap-output.js';
 import { ToolError } from '../errors.js';
 import { cappedFetch, isAnswerTooLarge, McpAnswerTooLargeError } from './capped-answers.js';
 import type { ProcessIsolation } from '../process-isolation.js';
@@ -70,6 +71,11 @@ interface Connection {
 const START_TIMEOUT_MS = 30_000;
 /** The most tools one server may offer a model: a server listing thousands would fill every prompt. */
 export const MAX_TOOLS_PER_SERVER = 128;
+/**
+ * Characters of why a server is unavailable (its error, what it wrote on stderr), head and tail kept:
+ * the reason goes into the task's events and its error, where a server's words are bounded.
+ */
+const REASON_LIMIT = 2_000;
 
 export class McpServers {
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -99,7 +105,7 @@ export class McpServers {
 
   /**
    * The tools of a run's servers, each named `<server>_<tool>`. A server that cannot start (or list its
-   * tools) is left out, with why: the run goes on with the tools it has.
+   * tools) is left out, with why (bounded): the caller decides whether the run goes on without it.
    */
   async toolsFor(run: McpRun): Promise<{ tools: Tool[]; unavailable: Array<{ server: string; reason: string }> }> {
     const tools: Tool[] = [];
@@ -116,7 +122,7 @@ export class McpServers {
           );
         }
       } catch (error) {
-        unavailable.push({ server: name, reason: (error as Error).message });
+        unavailable.push({ server: name, reason: capOutput((error as Error).message, REASON_LIMIT) });
         continue;
       }
       for (const tool of listed)
