@@ -749,6 +749,96 @@ describe('servers whose answers flood (AGENTQ_MCP_ANSWER_MB=1)', () => {
   }, 120_000);
 });
 
+/** A stdio server whose `remember` writes a note in its HOME and answers where that is. */
+const NOTES_SERVER = {
+  command: 'node',
+  args: [
+    '-e',
+    `const fs = require('node:fs');
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  if (message.method === 'initialize')
+    return send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'notes', version: '1' } } });
+  if (message.method === 'tools/list')
+    return send({ id: message.id, result: { tools: [{ name: 'remember', description: 'Keeps a note', inputSchema: { type: 'object' } }] } });
+  fs.writeFileSync(process.env.HOME + '/note.txt', 'a note of this tenant');
+  send({ id: message.id, result: { content: [{ type: 'text', text: process.env.HOME }] } });
+});`,
+  ],
+};
+
+describe('the HOMEs of worker-scoped servers whose tenant or agent left the file', () => {
+  let install: Install;
+  const file = (tenantsKept: string[], agents: string[]) => ({
+    agents: Object.fromEntries(
+      agents.map((agent) => [agent, { description: 'keeps notes', instructions: 'Note.', tools: ['notes'] }]),
+    ),
+    mcpServers: { notes: NOTES_SERVER },
+    tenants: Object.fromEntries(Object.entries(tenants()).filter(([tenant]) => tenantsKept.includes(tenant))),
+  });
+
+  beforeAll(async () => {
+    install = await startInstall({
+      pools: ['retired', 'keeper'],
+      config: () => file(['acme', 'globex'], ['keeper', 'retired']),
+    });
+  }, 90_000);
+
+  afterAll(() => stopInstall(install));
+
+  /** Runs a task that has its tenant's server keep a note: the server's HOME. */
+  const note = async (key: string, agent: string) => {
+    const { events } = await runTask(install, { key, agent, script: calls({ name: 'notes_remember', arguments: {} }) });
+    expect(events.at(-1)!.type).toBe('task.completed');
+    return toolOutputs(events)[0]!;
+  };
+  /** Resolves once `done` holds, checked as the worker's sweep (every 10 s) may have made it. */
+  const until = async (done: () => boolean, what: string) => {
+    const deadline = Date.now() + 40_000;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done(), what).toBe(true);
+  };
+
+  it('removes them once the worker restarts without them, and never one a server runs with', async () => {
+    const acme = await note(SECRETS.ACME_KEY, 'keeper');
+    const globex = await note(SECRETS.GLOBEX_KEY, 'keeper');
+    const retired = await note(SECRETS.ACME_KEY, 'retired');
+    const workerHomes = path.join(install.dataDir, 'mcp', 'worker');
+    expect([acme, globex, retired]).toEqual(
+      ['keeper/acme/notes', 'keeper/globex/notes', 'retired/acme/notes'].map((home) => path.join(workerHomes, home)),
+    );
+    for (const home of [acme, globex, retired]) expect(existsSync(path.join(home, 'note.txt'))).toBe(true);
+
+    // The operator takes tenant globex and agent `retired` out of the file, and restarts the worker (the
+    // API, not restarted yet, still takes globex's tasks).
+    expect(await install.worker.stop('SIGTERM')).toBe(0);
+    writeFileSync(path.join(install.folder, 'agentq.config.yaml'), JSON.stringify(file(['acme'], ['keeper'])));
+    install.worker = spawnAgentq(['worker', '--pools', 'keeper'], install.env, { cwd: install.folder });
+    await install.worker.waitFor(/keeper tools: bubblewrap jail/);
+    await until(
+      () => !existsSync(path.join(workerHomes, 'keeper', 'globex')) && !existsSync(path.join(workerHomes, 'retired')),
+      "the HOMEs of globex's and of retired's servers are removed",
+    );
+    console.log(
+      'worker HOMEs after the restart:',
+      readdirSync(workerHomes),
+      readdirSync(path.join(workerHomes, 'keeper')),
+    );
+    expect(readFileSync(path.join(acme, 'note.txt'), 'utf8')).toBe('a note of this tenant');
+
+    // A task of globex that still runs starts its server again: its HOME is in use, and stays.
+    expect(await note(SECRETS.GLOBEX_KEY, 'keeper')).toBe(globex);
+    // A HOME nobody uses, made now: once it is gone, a sweep ran since the server started.
+    const ghost = path.join(workerHomes, 'keeper', 'ghost', 'notes');
+    mkdirSync(ghost, { recursive: true });
+    await until(() => !existsSync(ghost), 'a HOME of no tenant is removed');
+    expect(readFileSync(path.join(globex, 'note.txt'), 'utf8')).toBe('a note of this tenant');
+    expect(install.worker.output()).toMatch(/removed the HOMEs of MCP servers the configuration no longer names/);
+  }, 120_000);
+});
+
 // The tests run as root, to start this install as another user.
 describe.skipIf(process.getuid?.() !== 0)('a non-root install (one uid for every task)', () => {
   let install: Install;

@@ -5,7 +5,9 @@
  * task alone, given its folder by name (never as its working directory), stopped when its run ends.
  * A stdio server runs in the agent's jail (never with the worker's environment), started in its own
  * folder, with a HOME of its own under `homeRoot`, searchable and never listable by others:
- * `worker/<agent>/<tenant>/<server>`, or `task/<taskId>/<server>` (made afresh, removed with the run).
+ * `worker/<agent>/<tenant>/<server>` (leased while its server runs, removed by a sweep once the
+ * configuration no longer names it: worker-homes.ts), or `task/<taskId>/<server>` (made afresh, removed
+ * with the run).
  * A remote one is reached through http_fetch's egress rules. What is read of any answer is bounded
  * (`answerLimitBytes`, capped-answers.ts).
  * A server that dies is started again by the next call; the call it was serving fails with a message
@@ -14,6 +16,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { MCP_TASK_DIR_ARGUMENT } from '@agentq/contract';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -29,6 +32,7 @@ import { Jail, type JailOptions } from '../jail.js';
 import { removeWorkdir } from '../remove-workdir.js';
 import type { Tool } from '../tool.js';
 import { JailedStdioTransport } from './jailed-stdio-transport.js';
+import { HomeLease, removeStaleHomes, type HomeName } from './worker-homes.js';
 import { mcpTool } from './mcp-tool.js';
 
 /** A server as a worker starts it: the configuration file's entry, its secrets resolved. */
@@ -84,6 +88,8 @@ export class McpServers {
   private rootReady = false;
   /** The tasks whose servers' HOMEs were made here: removed when their run ends. */
   private readonly tasksWithHomes = new Set<string>();
+  /** The `scope: worker` HOMEs this process's servers use, that no sweep may remove. */
+  private readonly lease: HomeLease;
 
   constructor(
     private readonly options: {
@@ -100,8 +106,12 @@ export class McpServers {
       outputLimit: number;
       /** The most read of one answer of a server, in bytes (AGENTQ_MCP_ANSWER_MB). */
       answerLimitBytes: number;
+      /** This process among those that share `homeRoot` (its worker id). Default: `<host>:<pid>`. */
+      worker?: string;
     },
-  ) {}
+  ) {
+    this.lease = new HomeLease({ root: options.homeRoot, worker: options.worker ?? `${hostname()}:${process.pid}` });
+  }
 
   /**
    * The tools of a run's servers, each named `<server>_<tool>`. A server that cannot start (or list its
@@ -170,6 +180,14 @@ export class McpServers {
     await removeWorkdir(this.taskHomes(taskId));
   }
 
+  /**
+   * Removes the `scope: worker` HOMEs that `kept` (`<agent>/<tenant>/<server>`) does not name, unless a
+   * server runs with it, here or in another worker of this data folder. Answers those removed.
+   */
+  removeWorkerHomes(kept: ReadonlySet<HomeName>): Promise<HomeName[]> {
+    return removeStaleHomes({ root: this.options.homeRoot, kept, lease: this.lease });
+  }
+
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
@@ -177,6 +195,7 @@ export class McpServers {
     await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
     await Promise.all([...this.jails.values()].map((jail) => jail.close()));
     this.jails.clear();
+    this.lease.close();
   }
 
   /**
@@ -207,6 +226,8 @@ export class McpServers {
       this.rootReady = true;
     }
     mkdirSync(path.dirname(home), { recursive: true, mode: 0o711 });
+    // Set each time: a parent a sweep removed just before the jail made the HOME is made again by it, closed.
+    for (let parent = path.dirname(home); parent !== root; parent = path.dirname(parent)) chmodSync(parent, 0o711);
   }
 
   private key(run: McpRun, name: string, spec: McpServerSpec): string {
@@ -259,6 +280,8 @@ export class McpServers {
       const home = task
         ? path.join(this.taskHomes(run.taskId), name)
         : path.join(this.options.homeRoot, 'worker', run.agent, run.tenant, name);
+      // Leased before it is made: no sweep removes it while this server may use it.
+      if (!task) this.lease.hold(`${run.agent}/${run.tenant}/${name}`);
       this.makeParents(home);
       // A task's server starts with a HOME of its own, empty: nothing an earlier run left is loaded.
       if (task) {
