@@ -33,7 +33,7 @@ import { createToolSettings, WorkdirDisk } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
 import { agentMcpServers } from './agent-mcp-servers.js';
 import { forkJournal } from './fork-journal.js';
-import { holdTask } from './hold-task.js';
+import { holdTask, type HeldTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { recordOutcome } from './record-outcome.js';
 import { spendingIsWithin } from './spending-stop.js';
@@ -129,6 +129,11 @@ export async function runAgentJob(
       return false;
     });
   };
+  // A task's own servers (`scope: task`) end with its run, however it ended, and before its outcome is
+  // recorded: from then on its next run may start here (an answer to its question), and would be given
+  // the servers this run is about to end.
+  const endingServers = (run: (held: HeldTask) => Promise<AgentOutcome>) => (held: HeldTask) =>
+    run(held).finally(() => context.mcp.endTask(taskId));
   const held = holdTask({
     job,
     token,
@@ -136,7 +141,7 @@ export async function runAgentJob(
     task: payload,
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
-    run: async ({ record, journal, signal, spending, model }) => {
+    run: endingServers(async ({ record, journal, signal, spending, model }) => {
       const workdir = taskWorkdir(config, taskId);
       const makeWorkdir = async () => {
         // A task given files gets its folder whole, with every file in it (again on another host, for a
@@ -206,7 +211,7 @@ export async function runAgentJob(
         ...(approvals ? { approvals: { rules: approvals.rules, ...decidedOf(record) } } : {}),
         signal,
       });
-    },
+    }),
     settle: async (ran, { record, by }) => {
       const outcome: AgentOutcome =
         ran.ended === 'ran'
@@ -235,8 +240,7 @@ export async function runAgentJob(
       return outcome.status;
     },
   });
-  // A task's own servers (`scope: task`) end with its run, however it ended.
-  const end = await held.finally(() => context.mcp.endTask(taskId));
+  const end = await held;
   if (end.held) return end.value;
   // A job re-run after a crash right after its task ended, or a cancel that came first: finish what
   // follows a subtask's end (idempotent).
