@@ -101,8 +101,9 @@ it('runs an agent the file declares, whose MCP server is jailed: not root, no ke
   // Its death fails the call it served, saying what to do; the next call starts it again.
   expect(results[1]).toMatch(/The MCP server "probe" failed while it ran crash: .*started again on the next call/);
   expect(results[2]).toBe('5');
-  // A server that floods its stdout past the protocol's bound is ended: the worker lives on, the call fails.
-  expect(results[3]).toMatch(/The MCP server "probe" failed while it ran flood: .*started again on the next call/);
+  // A server that floods its stdout past the bound of an answer (AGENTQ_MCP_ANSWER_MB) is ended: the worker
+  // lives on, the call fails telling the model to ask for less.
+  expect(results[3]).toMatch(/The MCP server "probe" answered flood with more than 4194304 bytes, .*Ask it for less/);
   expect(results[4]).toBe('grown');
 
   // A later run of the agent sees the tool the server added (tools/list_changed).

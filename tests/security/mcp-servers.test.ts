@@ -13,6 +13,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readdirSync,
   rmSync,
   statSync,
@@ -32,6 +33,7 @@ import { freePort } from '../setup/redis-server.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { waitForEnd, waitForEvent } from '../helpers/sse.js';
+import { FLOOD_BYTES, floodingStdioServer, startFloodingServer, type FloodingServer } from './flooding-mcp-servers.js';
 
 /** The install's secrets, in its .env: the model's key, each tenant's API key and its MCP credential. */
 const SECRETS = {
@@ -146,6 +148,8 @@ async function startInstall(options: {
   pools: string[];
   user?: { uid: number; gid: number };
   files?: (folder: string) => void;
+  /** Settings of its processes' environment, over the endpoints. */
+  env?: Record<string, string>;
 }): Promise<Install> {
   const folder = mkdtempSync(path.join(tmpdir(), 'agentq-install-'));
   chmodSync(folder, 0o755);
@@ -167,6 +171,7 @@ async function startInstall(options: {
     AGENTQ_REDIS_PREFIX: prefix,
     OPENAI_BASE_URL: double.baseURL,
     AGENTQ_MODEL: 'attacker',
+    ...options.env,
   };
   const spawnOptions = { cwd: folder, ...(options.user ? { user: options.user } : {}) };
   const api = spawnAgentq(['api'], env, spawnOptions);
@@ -270,7 +275,7 @@ describe('a root install (a uid per task)', () => {
 
   beforeAll(async () => {
     install = await startInstall({
-      pools: ['writer', 'files', 'fragile', 'taskwork'],
+      pools: ['writer', 'files', 'fragile', 'lenient', 'taskwork'],
       config: (folder) => {
         const dirs = serverDirs(folder);
         const credential = { TENANT_SECRET: { tenantSecret: 'TOKEN' } };
@@ -279,6 +284,11 @@ describe('a root install (a uid per task)', () => {
             writer: { description: 'writes files', instructions: 'Write.', tools: ['write_file'] },
             files: { description: 'reads files with a server', instructions: 'Read.', tools: ['files'] },
             fragile: { description: 'needs a server', instructions: 'Use it.', tools: ['broken'] },
+            lenient: {
+              description: 'can do without two of its servers',
+              instructions: 'Use them.',
+              tools: ['files', 'flaky', 'chatty'],
+            },
             taskwork: {
               description: "works on the task's files with its servers",
               instructions: 'Work.',
@@ -290,6 +300,24 @@ describe('a root install (a uid per task)', () => {
             broken: {
               command: 'node',
               args: ['-e', "process.stderr.write('broken: the licence key LIC-7 is not valid\\n'); process.exit(1)"],
+            },
+            // Optional: one dies at start after 200 KB of noise on stderr, then its reason (with markup);
+            // the other answers `initialize` with an error of 1 MB.
+            flaky: {
+              command: 'node',
+              args: [
+                '-e',
+                "process.stderr.write('noise '.repeat(40000) + '\\nflaky: the licence key LIC-9 is not valid <img src=x onerror=alert(1)>\\n', () => process.exit(1))",
+              ],
+              optional: true,
+            },
+            chatty: {
+              command: 'node',
+              args: [
+                '-e',
+                "require('node:readline').createInterface({ input: process.stdin }).once('line', (line) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(line).id, error: { code: -32603, message: 'chatty: ' + 'x'.repeat(1000000) } }) + '\\n'))",
+              ],
+              optional: true,
             },
             // Task-scoped servers whose code is in their own folder, as their operator laid them out.
             py: {
@@ -500,6 +528,34 @@ describe('a root install (a uid per task)', () => {
     expect(double.requests.filter((request) => promptOf(request) === prompt)).toEqual([]);
   }, 60_000);
 
+  it("says in the task's events why an optional server is missing, bounded, and runs on without it", async () => {
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'lenient',
+      script: calls({ name: 'files_whoami', arguments: {} }),
+    });
+    const missing = events.flatMap((event) => (event.type === 'mcp.unavailable' ? [event.data] : []));
+    console.log(
+      'an optional server missing, as the events say:',
+      missing.map(({ server, reason }) => ({ server, reason: `${reason.slice(0, 120)} ... ${reason.slice(-160)}` })),
+    );
+    expect(events.at(-1)!.type).toBe('task.completed');
+    expect(toolOutputs(events)[0]).toMatch(/"cwd"/);
+    expect(missing.map(({ server }) => server).sort()).toEqual(['chatty', 'flaky']);
+    const flaky = missing.find(({ server }) => server === 'flaky')!.reason;
+    const chatty = missing.find(({ server }) => server === 'chatty')!.reason;
+    // What the server said last, as text (the dashboard and `agentq watch` show it inert), and bounded.
+    expect(flaky).toMatch(
+      /The MCP server "flaky" did not start: .*flaky: the licence key LIC-9 is not valid <img src=x onerror=alert\(1\)>/s,
+    );
+    expect(chatty).toMatch(/^The MCP server "chatty" did not start: .*chatty: x+/s);
+    for (const reason of [flaky, chatty]) expect(reason.length).toBeLessThanOrEqual(2_100);
+    // Said before the model's first answer, after the run's start.
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('mcp.unavailable')).toBeGreaterThan(types.indexOf('task.started'));
+    expect(types.indexOf('mcp.unavailable')).toBeLessThan(types.indexOf('llm.response'));
+  }, 60_000);
+
   it('`agentq config check` starts each stdio server in its jail and probes each remote one: a failure exits non-zero', async () => {
     const remote: Server = createServer((request, response) => {
       const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
@@ -584,6 +640,203 @@ describe('a root install (a uid per task)', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     expect({ workdir: existsSync(workdir), homes: existsSync(homes) }).toEqual({ workdir: false, homes: false });
   }, 60_000);
+});
+
+/** A process's resident memory now and at its peak since `resetPeak`, in MiB (Linux's /proc). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
+  return { rss: Math.round(kib('VmRSS') / 1024), peak: Math.round(kib('VmHWM') / 1024) };
+}
+
+/** Starts counting a process's peak resident memory afresh (`5` to clear_refs resets VmHWM). */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+describe('servers whose answers flood (AGENTQ_MCP_ANSWER_MB=1)', () => {
+  const ANSWER_BYTES = 1024 * 1024;
+  let install: Install;
+  let flooding: FloodingServer;
+
+  beforeAll(async () => {
+    flooding = await startFloodingServer();
+    install = await startInstall({
+      pools: ['bigstart', 'flooded'],
+      env: { AGENTQ_MCP_ANSWER_MB: '1', AGENTQ_FETCH_PRIVATE: 'true', AGENTQ_TOOL_TIMEOUT_MS: '20000' },
+      config: () => ({
+        agents: {
+          flooded: { description: 'calls flooding servers', instructions: 'Call.', tools: ['remote', 'local'] },
+          bigstart: {
+            description: 'needs servers that flood at start',
+            instructions: 'Call.',
+            tools: ['biginit', 'biglist'],
+          },
+        },
+        mcpServers: {
+          remote: { url: `${flooding.url}/mcp` },
+          local: { command: 'node', args: ['-e', floodingStdioServer] },
+          biginit: { url: `${flooding.url}/flood-init` },
+          biglist: { url: `${flooding.url}/flood-list` },
+        },
+        tenants: tenants(),
+      }),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stopInstall(install);
+    await flooding?.close();
+  });
+
+  it("reads no more of a tool's answer than the bound, and tells the model to ask for less", async () => {
+    const pid = install.worker.child.pid!;
+    const before = memoryOf(pid);
+    resetPeak(pid);
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'flooded',
+      script: calls(
+        { name: 'remote_dump', arguments: {} },
+        { name: 'remote_endless', arguments: {} },
+        { name: 'local_dump', arguments: {} },
+        { name: 'remote_small', arguments: {} },
+        { name: 'local_small', arguments: {} },
+      ),
+    });
+    const after = memoryOf(pid);
+    const outputs = toolOutputs(events);
+    console.log(
+      `worker RSS ${before.rss} MiB before, peak ${after.peak} MiB during 3 answers of ${FLOOD_BYTES / 2 ** 20} MiB (bound ${ANSWER_BYTES} bytes);`,
+      `the remote server sent ${flooding.sent.map((bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`).join(', ')}; the model read:`,
+      outputs.map((output) => output.slice(0, 200)),
+    );
+    expect(events.at(-1)!.type).toBe('task.completed');
+    for (const [index, tool] of ['dump', 'endless', 'dump'].entries())
+      expect(outputs[index]).toMatch(
+        new RegExp(`answered ${tool} with more than ${ANSWER_BYTES} bytes, .*the rest was not read\\. Ask it for less`),
+      );
+    // The servers still serve: the remote one on its session, the stdio one started again.
+    expect(outputs.slice(3)).toEqual(['small answer', 'small']);
+    // Reading stopped at the bound: the server could send only what the sockets' buffers hold past it.
+    for (const bytes of flooding.sent) expect(bytes).toBeLessThan(64 * 2 ** 20);
+    // The worker held the bound and a bounded amount more, never the answers.
+    expect(after.peak - before.rss).toBeLessThan(96);
+  }, 120_000);
+
+  it('fails a run whose servers flood `initialize` and `tools/list`, saying the bound was passed', async () => {
+    const pid = install.worker.child.pid!;
+    const before = memoryOf(pid);
+    resetPeak(pid);
+    const { events } = await runTask(install, {
+      key: SECRETS.ACME_KEY,
+      agent: 'bigstart',
+      script: () => ({ content: 'done without my tools' }),
+    });
+    const after = memoryOf(pid);
+    const failed = events.at(-1)!;
+    console.log(
+      `worker RSS ${before.rss} MiB before, peak ${after.peak} MiB; the run ended:`,
+      JSON.stringify(failed.data).slice(0, 600),
+    );
+    expect(failed.type).toBe('task.failed');
+    const said = JSON.stringify(failed.data);
+    expect(said).toMatch(
+      /The MCP server \\"biginit\\" did not start: the server's answer was larger than 1048576 bytes/,
+    );
+    expect(said).toMatch(/The MCP server \\"biglist\\" .*the server's answer was larger than 1048576 bytes/);
+    expect(after.peak - before.rss).toBeLessThan(96);
+  }, 120_000);
+});
+
+/** A stdio server whose `remember` writes a note in its HOME and answers where that is. */
+const NOTES_SERVER = {
+  command: 'node',
+  args: [
+    '-e',
+    `const fs = require('node:fs');
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  if (message.method === 'initialize')
+    return send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'notes', version: '1' } } });
+  if (message.method === 'tools/list')
+    return send({ id: message.id, result: { tools: [{ name: 'remember', description: 'Keeps a note', inputSchema: { type: 'object' } }] } });
+  fs.writeFileSync(process.env.HOME + '/note.txt', 'a note of this tenant');
+  send({ id: message.id, result: { content: [{ type: 'text', text: process.env.HOME }] } });
+});`,
+  ],
+};
+
+describe('the HOMEs of worker-scoped servers whose tenant or agent left the file', () => {
+  let install: Install;
+  const file = (tenantsKept: string[], agents: string[]) => ({
+    agents: Object.fromEntries(
+      agents.map((agent) => [agent, { description: 'keeps notes', instructions: 'Note.', tools: ['notes'] }]),
+    ),
+    mcpServers: { notes: NOTES_SERVER },
+    tenants: Object.fromEntries(Object.entries(tenants()).filter(([tenant]) => tenantsKept.includes(tenant))),
+  });
+
+  beforeAll(async () => {
+    install = await startInstall({
+      pools: ['retired', 'keeper'],
+      config: () => file(['acme', 'globex'], ['keeper', 'retired']),
+    });
+  }, 90_000);
+
+  afterAll(() => stopInstall(install));
+
+  /** Runs a task that has its tenant's server keep a note: the server's HOME. */
+  const note = async (key: string, agent: string) => {
+    const { events } = await runTask(install, { key, agent, script: calls({ name: 'notes_remember', arguments: {} }) });
+    expect(events.at(-1)!.type).toBe('task.completed');
+    return toolOutputs(events)[0]!;
+  };
+  /** Resolves once `done` holds, checked as the worker's sweep (every 10 s) may have made it. */
+  const until = async (done: () => boolean, what: string) => {
+    const deadline = Date.now() + 40_000;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done(), what).toBe(true);
+  };
+
+  it('removes them once the worker restarts without them, and never one a server runs with', async () => {
+    const acme = await note(SECRETS.ACME_KEY, 'keeper');
+    const globex = await note(SECRETS.GLOBEX_KEY, 'keeper');
+    const retired = await note(SECRETS.ACME_KEY, 'retired');
+    const workerHomes = path.join(install.dataDir, 'mcp', 'worker');
+    expect([acme, globex, retired]).toEqual(
+      ['keeper/acme/notes', 'keeper/globex/notes', 'retired/acme/notes'].map((home) => path.join(workerHomes, home)),
+    );
+    for (const home of [acme, globex, retired]) expect(existsSync(path.join(home, 'note.txt'))).toBe(true);
+
+    // The operator takes tenant globex and agent `retired` out of the file, and restarts the worker (the
+    // API, not restarted yet, still takes globex's tasks).
+    expect(await install.worker.stop('SIGTERM')).toBe(0);
+    writeFileSync(path.join(install.folder, 'agentq.config.yaml'), JSON.stringify(file(['acme'], ['keeper'])));
+    install.worker = spawnAgentq(['worker', '--pools', 'keeper'], install.env, { cwd: install.folder });
+    await install.worker.waitFor(/keeper tools: bubblewrap jail/);
+    await until(
+      () => !existsSync(path.join(workerHomes, 'keeper', 'globex')) && !existsSync(path.join(workerHomes, 'retired')),
+      "the HOMEs of globex's and of retired's servers are removed",
+    );
+    console.log(
+      'worker HOMEs after the restart:',
+      readdirSync(workerHomes),
+      readdirSync(path.join(workerHomes, 'keeper')),
+    );
+    expect(readFileSync(path.join(acme, 'note.txt'), 'utf8')).toBe('a note of this tenant');
+
+    // A task of globex that still runs starts its server again: its HOME is in use, and stays.
+    expect(await note(SECRETS.GLOBEX_KEY, 'keeper')).toBe(globex);
+    // A HOME nobody uses, made now: once it is gone, a sweep ran since the server started.
+    const ghost = path.join(workerHomes, 'keeper', 'ghost', 'notes');
+    mkdirSync(ghost, { recursive: true });
+    await until(() => !existsSync(ghost), 'a HOME of no tenant is removed');
+    expect(readFileSync(path.join(globex, 'note.txt'), 'utf8')).toBe('a note of this tenant');
+    expect(install.worker.output()).toMatch(/removed the HOMEs of MCP servers the configuration no longer names/);
+  }, 120_000);
 });
 
 // The tests run as root, to start this install as another user.

@@ -206,6 +206,7 @@ const ANSWERS = {
   // Errors of the worker, its tools and its model calls, and of clients: never thrown in the API.
   edit_mismatch: 'internal',
   tool_unavailable: 'internal',
+  answer_too_large: 'internal',
   blocked_destination: 'internal',
   sandbox_unavailable: 'internal',
   run_lost: 'internal',

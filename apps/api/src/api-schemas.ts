@@ -224,6 +224,7 @@ const EVENT_TYPES = [
   'tool.call',
   'tool.result',
   'step.completed',
+  'mcp.unavailable',
   'compaction',
   'task.waiting',
   'approval.decided',

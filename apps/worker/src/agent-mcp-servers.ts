@@ -5,7 +5,17 @@
  * without a secret a server needs cannot start it: said as why. `optional`: a run may go on without it.
  */
 import path from 'node:path';
-import { agentSettings, mcpServers, resolvedPath, type Config, type SecretValue } from '@agentq/config';
+import {
+  agentNames,
+  agentSettings,
+  apiKeys,
+  mcpServers,
+  namedTenants,
+  resolvedPath,
+  type Config,
+  type SecretValue,
+} from '@agentq/config';
+import { DEFAULT_TENANT } from '@agentq/store';
 import type { McpServerSpec } from '@agentq/tools';
 
 export type ResolvedServer = { name: string; optional: boolean } & ({ spec: McpServerSpec } | { reason: string });
@@ -49,4 +59,25 @@ export function agentMcpServers(config: Config, agent: string, tenant: string): 
           }
         : { name, optional: settings.optional, spec };
     });
+}
+
+/**
+ * The HOMEs of `scope: worker` servers the configuration names, as `<agent>/<tenant>/<server>`: each
+ * agent's such servers, for each tenant the file names or gives a key (`default` when it has no key).
+ * A worker's sweep removes the others, once no server runs with them: a tenant, agent or server taken
+ * out of the file leaves no data behind.
+ */
+export function workerServerHomes(config: Config): Set<string> {
+  const servers = mcpServers(config);
+  const keys = apiKeys(config);
+  const tenants = new Set([...namedTenants(config), ...keys.map((key) => key.tenant)]);
+  if (!keys.length) tenants.add(DEFAULT_TENANT);
+  const homes = new Set<string>();
+  for (const agent of agentNames(config))
+    for (const name of agentSettings(config, agent)?.tools ?? []) {
+      const server = Object.hasOwn(servers, name) ? servers[name] : undefined;
+      if (server && 'command' in server && server.scope === 'worker')
+        for (const tenant of tenants) homes.add(`${agent}/${tenant}/${name}`);
+    }
+  return homes;
 }

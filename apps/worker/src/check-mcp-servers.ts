@@ -42,6 +42,7 @@ export async function checkMcpServers(options: {
     serviceAddresses: options.serviceAddresses,
     timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
     outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+    answerLimitBytes: config.AGENTQ_MCP_ANSWER_MB * 1024 * 1024,
   });
   const checks: ServerCheck[] = [];
   // A server the same for two tenants (no secret of theirs, or the same) is tried once.

@@ -17,6 +17,7 @@ import {
 import {
   protocolFor,
   runAgent,
+  type AgentJournal,
   timeBudgetIs,
   tokenBudgetIs,
   type AgentOutcome,
@@ -32,7 +33,7 @@ import { createToolSettings, WorkdirDisk } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
 import { agentMcpServers } from './agent-mcp-servers.js';
 import { forkJournal } from './fork-journal.js';
-import { holdTask } from './hold-task.js';
+import { holdTask, type HeldTask } from './hold-task.js';
 import type { JobContext } from './job-context.js';
 import { recordOutcome } from './record-outcome.js';
 import { spendingIsWithin } from './spending-stop.js';
@@ -77,8 +78,9 @@ export async function runAgentJob(
   };
   // The agent's MCP servers' tools, for this task's tenant. A server that cannot start fails the run's
   // attempt, with its error (tried again as any failed attempt; at once, for a secret the tenant lacks),
-  // unless the file says it is optional: then the run goes on without it, logged.
-  const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>) => {
+  // unless the file says it is optional: then the run goes on without it, and says why in the task's
+  // events (`mcp.unavailable`, the same reason), so its user knows why the model does without it.
+  const mcpTools = async (tenant: string, workdir: string, makeWorkdir: () => Promise<void>, journal: AgentJournal) => {
     const servers = agentMcpServers(config, agent, tenant);
     if (!servers.length) return [];
     const { tools, unavailable } = await context.mcp.toolsFor({
@@ -112,6 +114,12 @@ export async function runAgentJob(
       const message = `${required.map((server) => server.reason).join('; ')}. A run of ${agent} needs its servers (\`optional: true\` in a server's entry lets runs go on without it).`;
       throw required.every((server) => server.again) ? new Error(message) : new UnrecoverableError(message);
     }
+    // Written with the run's first write, after its `task.started`.
+    const skipped = failed.map((server) => ({
+      type: 'mcp.unavailable' as const,
+      data: { server: server.name, reason: server.reason },
+    }));
+    if (skipped.length) await journal.commit({ lazy: true, events: skipped });
     // A name taken already (a built-in's, or another server tool's once made a valid name) is not offered
     // twice: a server cannot shadow a built-in tool.
     const taken = new Set(builtin.map((tool) => tool.name));
@@ -121,6 +129,11 @@ export async function runAgentJob(
       return false;
     });
   };
+  // A task's own servers (`scope: task`) end with its run, however it ended, and before its outcome is
+  // recorded: from then on its next run may start here (an answer to its question), and would be given
+  // the servers this run is about to end.
+  const endingServers = (run: (held: HeldTask) => Promise<AgentOutcome>) => (held: HeldTask) =>
+    run(held).finally(() => context.mcp.endTask(taskId));
   const held = holdTask({
     job,
     token,
@@ -128,7 +141,7 @@ export async function runAgentJob(
     task: payload,
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
-    run: async ({ record, journal, signal, spending, model }) => {
+    run: endingServers(async ({ record, journal, signal, spending, model }) => {
       const workdir = taskWorkdir(config, taskId);
       const makeWorkdir = async () => {
         // A task given files gets its folder whole, with every file in it (again on another host, for a
@@ -150,7 +163,7 @@ export async function runAgentJob(
       };
       // A task given files has them before its first step.
       if (record.inputs) await makeWorkdir();
-      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir))];
+      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir, journal))];
       const systemPrompt = systemPromptFor({
         instructions: agentInstructions(config, agent),
         protocol: protocolName,
@@ -198,7 +211,7 @@ export async function runAgentJob(
         ...(approvals ? { approvals: { rules: approvals.rules, ...decidedOf(record) } } : {}),
         signal,
       });
-    },
+    }),
     settle: async (ran, { record, by }) => {
       const outcome: AgentOutcome =
         ran.ended === 'ran'
@@ -227,8 +240,7 @@ export async function runAgentJob(
       return outcome.status;
     },
   });
-  // A task's own servers (`scope: task`) end with its run, however it ended.
-  const end = await held.finally(() => context.mcp.endTask(taskId));
+  const end = await held;
   if (end.held) return end.value;
   // A job re-run after a crash right after its task ended, or a cancel that came first: finish what
   // follows a subtask's end (idempotent).

@@ -51,6 +51,7 @@ import {
 } from '@agentq/telemetry';
 import { McpServers, removeWorkdir, resolveInterpreters, runsProcesses } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
+import { workerServerHomes } from './agent-mcp-servers.js';
 import { CancelListener } from './cancel-listener.js';
 import { modelCatalog } from './model-catalog.js';
 import { processorFor } from './job-handlers.js';
@@ -182,6 +183,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     serviceAddresses,
     timeoutMs: config.AGENTQ_TOOL_TIMEOUT_MS,
     outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
+    answerLimitBytes: config.AGENTQ_MCP_ANSWER_MB * 1024 * 1024,
+    worker: workerId,
   });
   const transitions = new Transitions(store);
   const finishedJobs = new FinishedJobs(data, keys, (error) =>
@@ -316,11 +319,23 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     await removeWorkdir(placingFolderOf(workdir));
     await mcp.removeTaskHomes(taskId);
   };
-  // Tasks past their retention, and the folders of tasks their owners deleted.
+  // Tasks past their retention, and the folders of tasks their owners deleted; and the HOMEs of servers of
+  // tenants, agents or servers the configuration no longer names (none of Redis needed).
+  const keptHomes = workerServerHomes(config);
   const sweep = () =>
-    expireTasks({ store, onRemoved: removeTaskWorkdir })
-      .then(() => removeLeftWorkdirs(store, removeTaskWorkdir))
-      .catch((error: unknown) => logger.error({ err: error }, 'sweeping expired tasks failed'));
+    Promise.all([
+      expireTasks({ store, onRemoved: removeTaskWorkdir })
+        .then(() => removeLeftWorkdirs(store, removeTaskWorkdir))
+        .catch((error: unknown) => logger.error({ err: error }, 'sweeping expired tasks failed')),
+      mcp
+        .removeWorkerHomes(keptHomes)
+        .then(
+          (removed) =>
+            removed.length &&
+            logger.info({ removed }, 'removed the HOMEs of MCP servers the configuration no longer names'),
+        )
+        .catch((error: unknown) => logger.error({ err: error }, "sweeping MCP servers' HOMEs failed")),
+    ]);
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
   sweeper.unref();
   // Ended tasks' event streams, compacted in batches until none is left (one pass at a time).

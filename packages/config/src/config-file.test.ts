@@ -168,6 +168,12 @@ describe('tenants', () => {
       /tenants\.acme\.keys\.0: names the variable NOT_SET_KEY, which is not set/,
     );
     expect(() => load('tenants:\n  acme: { keys: ["plain-key"] }\n')).toThrow(/tenants\.acme\.keys\.0/);
+    // A tenant's name is a folder's (its MCP servers' HOMEs): `..` would name another's.
+    for (const name of ['..', '.'])
+      expect(() => load(`tenants:\n  '${name}': { keys: [{ env: X }] }\n`, 'agentq.config.yaml', { X: 'k' })).toThrow(
+        /is not a tenant name: .*not "\." or "\.\."/,
+      );
+    expect(() => load("tenants:\n  'a.b': { keys: [{ env: X }] }\n", 'agentq.config.yaml', { X: 'k' })).not.toThrow();
     expect(() => loadConfig({ env: { AGENTQ_API_KEYS: 'k=acme' } })).toThrow(
       /AGENTQ_API_KEYS: now tenants\.<tenant>\.keys/,
     );

@@ -388,7 +388,7 @@ const mcpOptional = z
   .boolean()
   .default(false)
   .describe(
-    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools (the worker logs why).",
+    "`false` (the default): a run whose server cannot start fails that attempt, with the server's own error in the task's events, and is tried again as any failed attempt. `true`: the run goes on without the server's tools, and an `mcp.unavailable` event in the task's events says why (the same reason).",
   );
 
 const stdioServerSchema = z
@@ -402,7 +402,7 @@ const stdioServerSchema = z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), secretValue)
       .default({})
       .describe(
-        "Its environment: nothing of the worker's is passed but what is named here (and PATH, LANG, PYTHONNOUSERSITE=1; HOME, a folder of its own where it may write: `<AGENTQ_DATA_DIR>/mcp/worker/<agent>/<tenant>/<server>`, kept, or with `scope: task` `<AGENTQ_DATA_DIR>/mcp/task/<task id>/<server>`, removed with the run; AGENTQ_TASK_DIR with `scope: task`).",
+        "Its environment: nothing of the worker's is passed but what is named here (and PATH, LANG, PYTHONNOUSERSITE=1; HOME, a folder of its own where it may write: `<AGENTQ_DATA_DIR>/mcp/worker/<agent>/<tenant>/<server>`, kept until its tenant, agent or server leaves this file, or with `scope: task` `<AGENTQ_DATA_DIR>/mcp/task/<task id>/<server>`, removed with the run; AGENTQ_TASK_DIR with `scope: task`).",
       ),
     dir: z
       .string()
@@ -563,11 +563,12 @@ export const fileSchema = z
         });
     }
     for (const [name, tenant] of Object.entries(file.tenants)) {
-      if (name !== '*' && !/^[\w.-]{1,64}$/.test(name))
+      // A tenant's name is a folder's (its servers' HOMEs): not `.` or `..`.
+      if (name !== '*' && !/^(?!\.\.?$)[\w.-]{1,64}$/.test(name))
         context.addIssue({
           code: 'custom',
           path: ['tenants', name],
-          message: `"${name}" is not a tenant name: letters, digits, "_", "." or "-", at most 64 characters (or "*")`,
+          message: `"${name}" is not a tenant name: letters, digits, "_", "." or "-", at most 64 characters, not "." or ".." (or "*")`,
         });
       if (name === '*' && (tenant.keys.length || tenant.admin))
         context.addIssue({

@@ -190,6 +190,12 @@ const configSchema = z.object({
   AGENTQ_TOOL_TIMEOUT_MS: positiveInt(60_000),
   /** Characters of tool output kept for the model (head and tail). */
   AGENTQ_TOOL_OUTPUT_LIMIT: positiveInt(20_000),
+  /**
+   * The most read of one answer of an MCP server, in MiB: an HTTP body of a remote server (a tool's
+   * result, its tool list, an SSE stream) or a line of a stdio one. Past it nothing more is read, and
+   * the call fails telling the model to ask for less (a stdio server is started again).
+   */
+  AGENTQ_MCP_ANSWER_MB: positiveInt(4),
   /** Timeout of one LLM request, in milliseconds. */
   AGENTQ_LLM_TIMEOUT_MS: positiveInt(120_000),
   /** Retries of one LLM request on 408/409/429/5xx, timeouts, connection errors and broken 2xx bodies (Retry-After honoured). */

@@ -31,6 +31,8 @@ export const TOOL_ERROR_CODES = [
   'edit_mismatch',
   'tool_unavailable',
   'file_too_large',
+  /** An MCP server's answer past AGENTQ_MCP_ANSWER_MB. */
+  'answer_too_large',
 ] as const;
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
 

@@ -60,6 +60,13 @@ export interface EventDataMap {
   };
   /** `planErrors`: why the planner's plan of this step was not accepted. */
   'step.completed': { step: number; planErrors?: string[] };
+  /**
+   * An MCP server of the agent marked `optional` could not start or list its tools (or the tenant lacks
+   * a secret it needs): the run goes on without its tools. `reason` says why, with the end of what the
+   * server wrote on stderr (at most 2,000 characters, its head and tail kept). A server
+   * that is not optional fails the run's attempt instead (`task.queued` with the reason, `task.failed`).
+   */
+  'mcp.unavailable': { server: string; reason: string };
   compaction: { tokensBefore: number; tokensAfter: number; summarised: number; summaries: number };
   /**
    * Waiting: for its user's answer to `question`, or for a person to decide `approvals` (by

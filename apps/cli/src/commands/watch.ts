@@ -94,6 +94,10 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     }
     case 'step.completed':
       return undefined;
+    case 'mcp.unavailable':
+      return paint.yellow(
+        `MCP server ${event.data.server} unavailable, going on without its tools: ${event.data.reason}`,
+      );
     case 'compaction':
       return paint.dim(`context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
     case 'plan.created':

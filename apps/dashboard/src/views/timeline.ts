@@ -268,6 +268,12 @@ export class Timeline {
           errors ? h('pre', { class: 'plan-errors' }, `Plan not accepted:\n${errors.join('\n')}`) : '',
         );
       }
+      case 'mcp.unavailable':
+        return entry(
+          'lifecycle unavailable',
+          `MCP server ${event.data.server} unavailable: the run goes on without its tools`,
+          fold(event.data.reason, 'reason'),
+        );
       case 'compaction':
         return entry('compaction', `Context summarised: ${event.data.tokensBefore} → ${event.data.tokensAfter} tokens`);
       case 'plan.created': {

@@ -1,7 +1,8 @@
 /**
  * The MCP stdio transport over a server the jail runs (jail.startServer): newline-delimited JSON-RPC
  * on its stdin and stdout. The SDK's own StdioClientTransport spawns its process itself, with the
- * caller's environment; this one is handed a process the jail started.
+ * caller's environment; this one is handed a process the jail started. A line (an answer) is read up
+ * to `maxAnswerBytes`: a server that writes more without a line end is ended (capped-answers.ts).
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -15,11 +16,18 @@ export class JailedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private readonly buffer = new ReadBuffer();
+  /** The server wrote a line longer than the bound, and was ended for it. */
+  answerTooLarge = false;
+  private readonly buffer: ReadBuffer;
   private stderr = '';
   private closed = false;
 
-  constructor(private readonly server: JailedServer) {}
+  constructor(
+    private readonly server: JailedServer,
+    maxAnswerBytes: number,
+  ) {
+    this.buffer = new ReadBuffer({ maxBufferSize: maxAnswerBytes });
+  }
 
   /** The end of what the server wrote on stderr (why it failed, often). */
   lastStderr(): string {
@@ -32,9 +40,9 @@ export class JailedStdioTransport implements Transport {
       try {
         this.buffer.append(chunk);
       } catch (error) {
-        // A line past the buffer's bound (10 MiB) from a server that does not speak the protocol: it is
-        // ended (its call fails, the next call starts it again), and nothing of it is thrown here, where
-        // it would end the worker.
+        // A line past the bound: nothing more of it is read. The server is ended (its calls fail, saying
+        // why; the next call starts it again), and nothing is thrown here, where it would end the worker.
+        this.answerTooLarge = true;
         this.onerror?.(error as Error);
         void this.server.stop();
         return;

@@ -5,14 +5,18 @@
  * task alone, given its folder by name (never as its working directory), stopped when its run ends.
  * A stdio server runs in the agent's jail (never with the worker's environment), started in its own
  * folder, with a HOME of its own under `homeRoot`, searchable and never listable by others:
- * `worker/<agent>/<tenant>/<server>`, or `task/<taskId>/<server>` (made afresh, removed with the run).
- * A remote one is reached through http_fetch's egress rules.
+ * `worker/<agent>/<tenant>/<server>` (leased while its server runs, removed by a sweep once the
+ * configuration no longer names it: worker-homes.ts), or `task/<taskId>/<server>` (made afresh, removed
+ * with the run).
+ * A remote one is reached through http_fetch's egress rules. What is read of any answer is bounded
+ * (`answerLimitBytes`, capped-answers.ts).
  * A server that dies is started again by the next call; the call it was serving fails with a message
  * the model can act on. `tools/list_changed` empties the list kept, so the next run reads it again.
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { MCP_TASK_DIR_ARGUMENT } from '@agentq/contract';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,12 +24,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { BlockedDestinationError, blockedCause, blockedDestinations, checkedLookup } from '../blocked-destinations.js';
+import { capOutput } from '../cap-output.js';
 import { ToolError } from '../errors.js';
+import { cappedFetch, isAnswerTooLarge, McpAnswerTooLargeError } from './capped-answers.js';
 import type { ProcessIsolation } from '../process-isolation.js';
 import { Jail, type JailOptions } from '../jail.js';
 import { removeWorkdir } from '../remove-workdir.js';
 import type { Tool } from '../tool.js';
 import { JailedStdioTransport } from './jailed-stdio-transport.js';
+import { HomeLease, removeStaleHomes, type HomeName } from './worker-homes.js';
 import { mcpTool } from './mcp-tool.js';
 
 /** A server as a worker starts it: the configuration file's entry, its secrets resolved. */
@@ -68,6 +75,11 @@ interface Connection {
 const START_TIMEOUT_MS = 30_000;
 /** The most tools one server may offer a model: a server listing thousands would fill every prompt. */
 export const MAX_TOOLS_PER_SERVER = 128;
+/**
+ * Characters of why a server is unavailable (its error, what it wrote on stderr), head and tail kept:
+ * the reason goes into the task's events and its error, where a server's words are bounded.
+ */
+const REASON_LIMIT = 2_000;
 
 export class McpServers {
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -76,6 +88,8 @@ export class McpServers {
   private rootReady = false;
   /** The tasks whose servers' HOMEs were made here: removed when their run ends. */
   private readonly tasksWithHomes = new Set<string>();
+  /** The `scope: worker` HOMEs this process's servers use, that no sweep may remove. */
+  private readonly lease: HomeLease;
 
   constructor(
     private readonly options: {
@@ -90,12 +104,18 @@ export class McpServers {
       /** The most a tool call may take (AGENTQ_TOOL_TIMEOUT_MS). */
       timeoutMs: number;
       outputLimit: number;
+      /** The most read of one answer of a server, in bytes (AGENTQ_MCP_ANSWER_MB). */
+      answerLimitBytes: number;
+      /** This process among those that share `homeRoot` (its worker id). Default: `<host>:<pid>`. */
+      worker?: string;
     },
-  ) {}
+  ) {
+    this.lease = new HomeLease({ root: options.homeRoot, worker: options.worker ?? `${hostname()}:${process.pid}` });
+  }
 
   /**
    * The tools of a run's servers, each named `<server>_<tool>`. A server that cannot start (or list its
-   * tools) is left out, with why: the run goes on with the tools it has.
+   * tools) is left out, with why (bounded): the caller decides whether the run goes on without it.
    */
   async toolsFor(run: McpRun): Promise<{ tools: Tool[]; unavailable: Array<{ server: string; reason: string }> }> {
     const tools: Tool[] = [];
@@ -104,9 +124,15 @@ export class McpServers {
       let listed: McpTool[];
       try {
         const connection = await this.connect(run, name, spec);
-        listed = connection.tools ??= (await connection.client.listTools()).tools.slice(0, MAX_TOOLS_PER_SERVER);
+        try {
+          listed = connection.tools ??= (await connection.client.listTools()).tools.slice(0, MAX_TOOLS_PER_SERVER);
+        } catch (error) {
+          throw new Error(
+            `The MCP server "${name}" did not list its tools: ${this.failure(error, connection.transport).message}`,
+          );
+        }
       } catch (error) {
-        unavailable.push({ server: name, reason: (error as Error).message });
+        unavailable.push({ server: name, reason: capOutput((error as Error).message, REASON_LIMIT) });
         continue;
       }
       for (const tool of listed)
@@ -122,9 +148,7 @@ export class McpServers {
                   timeout: Math.min(timeoutMs, spec.timeoutMs ?? this.options.timeoutMs),
                 });
               } catch (error) {
-                // What the server wrote on stderr, when it died of it, says why.
-                const said = live.transport instanceof JailedStdioTransport ? live.transport.lastStderr() : '';
-                throw said ? new Error(`${(error as Error).message} (it said: ${said.slice(-500)})`) : error;
+                throw this.failure(error, live.transport);
               }
             },
             outputLimit: this.options.outputLimit,
@@ -156,6 +180,14 @@ export class McpServers {
     await removeWorkdir(this.taskHomes(taskId));
   }
 
+  /**
+   * Removes the `scope: worker` HOMEs that `kept` (`<agent>/<tenant>/<server>`) does not name, unless a
+   * server runs with it, here or in another worker of this data folder. Answers those removed.
+   */
+  removeWorkerHomes(kept: ReadonlySet<HomeName>): Promise<HomeName[]> {
+    return removeStaleHomes({ root: this.options.homeRoot, kept, lease: this.lease });
+  }
+
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
@@ -163,6 +195,19 @@ export class McpServers {
     await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
     await Promise.all([...this.jails.values()].map((jail) => jail.close()));
     this.jails.clear();
+    this.lease.close();
+  }
+
+  /**
+   * Why a request to a server failed: its answer was past the bound (the stdio server ended for it), or
+   * its error with what the server wrote on stderr last, when it died of it.
+   */
+  private failure(error: unknown, transport: Connection['transport']): Error {
+    const stdio = transport instanceof JailedStdioTransport ? transport : undefined;
+    if (isAnswerTooLarge(error) || stdio?.answerTooLarge)
+      return new McpAnswerTooLargeError(this.options.answerLimitBytes);
+    const said = stdio?.lastStderr() ?? '';
+    return said ? new Error(`${(error as Error).message} (it said: ${said.slice(-500)})`) : (error as Error);
   }
 
   private taskHomes(taskId: string): string {
@@ -181,6 +226,8 @@ export class McpServers {
       this.rootReady = true;
     }
     mkdirSync(path.dirname(home), { recursive: true, mode: 0o711 });
+    // Set each time: a parent a sweep removed just before the jail made the HOME is made again by it, closed.
+    for (let parent = path.dirname(home); parent !== root; parent = path.dirname(parent)) chmodSync(parent, 0o711);
   }
 
   private key(run: McpRun, name: string, spec: McpServerSpec): string {
@@ -233,6 +280,8 @@ export class McpServers {
       const home = task
         ? path.join(this.taskHomes(run.taskId), name)
         : path.join(this.options.homeRoot, 'worker', run.agent, run.tenant, name);
+      // Leased before it is made: no sweep removes it while this server may use it.
+      if (!task) this.lease.hold(`${run.agent}/${run.tenant}/${name}`);
       this.makeParents(home);
       // A task's server starts with a HOME of its own, empty: nothing an earlier run left is loaded.
       if (task) {
@@ -247,29 +296,38 @@ export class McpServers {
         home,
         ...(task ? { taskDir: run.workdir } : {}),
       });
-      transport = new JailedStdioTransport(server);
+      transport = new JailedStdioTransport(server, this.options.answerLimitBytes);
     } else {
       const blocked = this.options.allowPrivateNetwork ? undefined : blockedDestinations(this.options.serviceAddresses);
       agent = new Agent(blocked ? { connect: { lookup: checkedLookup(blocked) } } : {});
       const dispatcher = agent;
-      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-        requestInit: { headers: { ...spec.headers } },
+      // Every answer read up to the bound. A session whose own stream passed it is ended: the next call
+      // starts another.
+      const capped = cappedFetch(
         // Every request through the egress rules of http_fetch: a name is checked at connect, redirects refused.
-        fetch: (async (url: string | URL, init?: RequestInit) => {
+        async (url: string | URL, init?: RequestInit) => {
           const target = new URL(url);
           const literal = target.hostname.replace(/^\[|\]$/g, '');
           if (blocked && isIP(literal) && blocked(literal))
             throw (refused = new BlockedDestinationError(literal, literal));
           try {
-            return await undiciFetch(url, { ...(init as object), dispatcher, redirect: 'error' } as Parameters<
-              typeof undiciFetch
-            >[1]);
+            const response = await undiciFetch(url, {
+              ...(init as object),
+              dispatcher,
+              redirect: 'error',
+            } as Parameters<typeof undiciFetch>[1]);
+            return response as unknown as Response;
           } catch (error) {
             // The SDK keeps only a message: what was refused is remembered here.
             refused = blockedCause(error) ?? refused;
             throw error;
           }
-        }) as unknown as typeof fetch,
+        },
+        { maxBytes: this.options.answerLimitBytes, onStreamTooLarge: () => void connection.close() },
+      );
+      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+        requestInit: { headers: { ...spec.headers } },
+        fetch: capped,
       });
     }
     const connection: Connection = {
@@ -296,14 +354,14 @@ export class McpServers {
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (error) {
-      const said = transport instanceof JailedStdioTransport ? transport.lastStderr() : '';
+      const why = this.failure(error, transport);
       await connection.close();
       const blocked = refused;
       throw new ToolError(
         'tool_unavailable',
         blocked
           ? `The MCP server "${name}" is at a private or local address (${blocked.address}): refused, as http_fetch refuses it (AGENTQ_FETCH_PRIVATE=true allows it).`
-          : `The MCP server "${name}" did not start: ${(error as Error).message}${said ? ` (it said: ${said.slice(-500)})` : ''}`,
+          : `The MCP server "${name}" did not start: ${why.message}`,
       );
     }
     return connection;

@@ -2,11 +2,13 @@
  * One tool of an MCP server as the agent loop sees it: named `<server>_<tool>` (what a model's tool
  * name may hold, at most 64 characters), with the server's description and input schema as given.
  * Its result is the server's content as text, through the same output cap as every tool; an error the
- * server reports, a timeout, or the server's death is told to the model as something it can act on.
+ * server reports, a timeout, an answer past the bound read of it, or the server's death is told to the
+ * model as something it can act on.
  */
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { capOutput } from '../cap-output.js';
+import { McpAnswerTooLargeError } from './capped-answers.js';
 import type { Tool, ToolResult } from '../tool.js';
 
 /** Characters of a tool's description a model is shown. */
@@ -39,6 +41,11 @@ export function mcpTool(options: { server: string; tool: McpTool; call: Call; ou
       } catch (error) {
         const message = (error as Error).message;
         if (context.signal.aborted) return { ok: false, output: 'cancelled' };
+        if (error instanceof McpAnswerTooLargeError)
+          return {
+            ok: false,
+            output: `The MCP server "${server}" answered ${tool.name} with more than ${error.maxBytes} bytes, the most read of one answer: the rest was not read. Ask it for less: a narrower query, fewer items, a page or a range.`,
+          };
         if (/timed out|timeout/i.test(message))
           return {
             ok: false,
