@@ -107,6 +107,7 @@ export async function removeStaleHomes(options: {
     }
     // Read after the move: a server that started before it is named here.
     if (options.lease.has(home) || (await leasedHomes(options.root)).has(home)) {
+      // Put back for the server that holds it; one that cannot be put back is swept again next time.
       if (!existsSync(place)) await rename(aside, place).catch(() => undefined);
       else await removeWorkdir(aside);
       continue;
@@ -117,8 +118,11 @@ export async function removeStaleHomes(options: {
   // The folders of an agent or a tenant the configuration no longer names, once empty (rmdir refuses others).
   for (const home of removed) {
     const [agent, tenant] = home.split('/') as [string, string];
-    if (!keptPrefixes.has(`${agent}/${tenant}`))
+    if (!keptPrefixes.has(`${agent}/${tenant}`)) {
+      // rmdir refuses a folder that is not empty (a new home in it): kept, as it should be.
       await rmdir(path.join(workerRoot, agent, tenant)).catch(() => undefined);
+    }
+    // As above: a folder still holding a home stays.
     if (!keptPrefixes.has(agent)) await rmdir(path.join(workerRoot, agent)).catch(() => undefined);
   }
   return removed;
@@ -131,11 +135,12 @@ export async function removeStaleHomes(options: {
 async function removeLeftAside(trash: string): Promise<void> {
   for (const name of await readdir(trash).catch(() => [])) {
     const aside = path.join(trash, name);
-    // A move sets its ctime.
+    // A move sets its ctime; a name gone meanwhile (another sweep removed it) reads as now, and is left.
     const moved = await stat(aside).then(
       (stats) => stats.ctimeMs,
       () => Date.now(),
     );
+    // One that cannot be removed now is tried again at the next sweep.
     if (Date.now() - moved > LEASE_MS) await removeWorkdir(aside).catch(() => undefined);
   }
 }
