@@ -950,7 +950,11 @@ export class TaskStore {
    * the others at their defaults: for a caller that needs a few fields of a task whose result, plan or
    * held calls may be megabytes.
    */
-  async getRecordFields(taskId: string, fields: readonly string[]): Promise<TaskRecord | undefined> {
+  /** Only the fields it reads are typed: a caller that reads one it did not ask for does not compile. */
+  async getRecordFields<F extends keyof TaskRecord & string>(
+    taskId: string,
+    fields: readonly F[],
+  ): Promise<Pick<TaskRecord, F> | undefined> {
     return parseTaskRecord(recordHash(fields, await this.redis.hmget(this.keys.task(taskId), ...fields)));
   }
 

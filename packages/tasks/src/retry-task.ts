@@ -37,7 +37,9 @@ const RETRY_FIELDS = [
   'webhookOn',
   'concurrencyKey',
   'concurrencyLimit',
-];
+  'retryAttempts',
+  'retryBackoff',
+] as const;
 
 /** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
 export async function retryTask(options: {
