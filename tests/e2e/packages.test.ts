@@ -112,7 +112,7 @@ describe('agentq from its tarballs', () => {
       /^src\/.+\.ts$/,
       /^scripts\/.+\.lua$/,
       /^public\/[\w-]+\.(html|css)$/,
-      /^shipped\/(agentq\.config\.yaml|prompts\/[\w-]+\.md)$/,
+      /^shipped\/(agentq\.config\.yaml|agentq\.config\.schema\.json|\.env\.example|prompts\/[\w-]+\.md)$/,
     ];
     for (const pack of packs) {
       const files = pack.files.map((file) => file.path);
@@ -121,7 +121,8 @@ describe('agentq from its tarballs', () => {
         pack.name,
       ).toEqual([]);
       expect(
-        files.filter((file) => /\.test\.|tsbuildinfo|tsconfig|(^|\/)\.env|\.npmrc/.test(file)),
+        // `.env.example` holds no value (config init copies it); any other .env file would.
+        files.filter((file) => /\.test\.|tsbuildinfo|tsconfig|(^|\/)\.env(?!\.example$)|\.npmrc/.test(file)),
         pack.name,
       ).toEqual([]);
     }
@@ -261,5 +262,20 @@ export async function run(): Promise<string | null> {
     const watched = await npx(['watch', id!]);
     expect(watched).toMatch(/ completed\n\nAnswer\ndone: from the cli\n$/);
     expect(await npx(['result', id!])).toBe('done: from the cli\n');
+  }, 120_000);
+
+  it('writes a starting folder that checks, with npx agentq config init, from the installed CLI', async () => {
+    const folder = path.join(app, 'starter');
+    const run = (args: string[]) =>
+      execFileAsync('npx', ['--no', '--', 'agentq', ...args], {
+        cwd: app,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? app, NO_COLOR: '1' },
+      });
+    const init = await run(['config', 'init', folder]);
+    expect(init.stdout).toMatch(/wrote .*agentq\.config\.schema\.json\n/);
+    expect(init.stdout).toMatch(/wrote .*\.env\.example\n/);
+    const check = await run(['config', 'check', path.join(folder, 'agentq.config.yaml')]);
+    // Exits 0 (else execFile throws), printing the file as it takes effect.
+    expect(check.stdout).toMatch(/casual/);
   }, 120_000);
 });

@@ -8,7 +8,7 @@
  * anything written through a link in DIR (a link planted there would send a file elsewhere): a link
  * where a file or folder would go counts as taken, and each file is created exclusively.
  */
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_CONFIG_FILE, loadConfigFile } from '@agentq/config';
@@ -24,6 +24,14 @@ export async function configInitCommand(dir: string | undefined): Promise<number
     return 1;
   }
   const files = starterFiles();
+  // An install missing one of them (a package that did not ship it) writes nothing, rather than half.
+  const missing = files.filter((file) => !existsSync(path.join(SHIPPED, file)));
+  if (missing.length) {
+    process.stderr.write(
+      `agentq config init: nothing was written; this install of agentq lacks ${missing.map((file) => path.join(SHIPPED, file)).join(', ')}: install @agentq/cli again\n`,
+    );
+    return 1;
+  }
   const taken = (await Promise.all(files.map((file) => inTheWay(folder, file)))).filter(
     (problem): problem is string => problem !== undefined,
   );
