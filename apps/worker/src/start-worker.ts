@@ -38,6 +38,7 @@ import {
   ModelOutages,
   ScheduleTimers,
   SharedRateLimits,
+  wakeJobs,
   type AgentQueues,
 } from '@agentq/scheduling';
 import {
@@ -88,7 +89,6 @@ import { CellSlots } from './cell-slots.js';
 import { CellWorker } from './cell-worker.js';
 import { placingFolderOf } from './place-inputs.js';
 import { throttledLog } from './throttled-log.js';
-import { wakeJobs } from './wake-jobs.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
 
