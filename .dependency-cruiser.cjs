@@ -60,6 +60,14 @@ module.exports = {
       to: { path: '^packages/(tasks|core|llm|config|telemetry)/' },
     },
     {
+      name: 'tasks-reads-the-config-in-compose-only',
+      severity: 'error',
+      comment:
+        'The task service takes its settings as options: compose.ts alone builds them from the configuration (one place, with no defaults of its own).',
+      from: { path: '^packages/tasks/src/', pathNot: '^packages/tasks/src/compose\\.ts$' },
+      to: { path: '^packages/config/' },
+    },
+    {
       name: 'leaf-packages-stay-leaves',
       severity: 'error',
       comment:

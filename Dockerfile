@@ -18,8 +18,9 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
 ENV AGENTQ_DATA_DIR=/data
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
-# Not root by default (the API); workers run as root in docker-compose.yml, so that the jail can give
-# each task an unprivileged uid of its own (see there). Logs: JSON lines on stdout.
+# Not root by default. docker-compose.yml runs the workers as root, so that the jail can give each task
+# an unprivileged uid of its own, and the API as root with no capability but DAC_READ_SEARCH, to read
+# those tasks' folders (see there). Logs: JSON lines on stdout.
 USER node
 ENTRYPOINT ["node", "apps/cli/dist/main.js"]
 CMD ["start"]

@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import explainedSwallow from './eslint-rules/explained-swallow.js';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.agentq/**', 'tests/.artifacts/**'] },
@@ -12,6 +13,25 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
+  },
+  {
+    // A promise nobody awaits loses its error: await it, or `void` it where a comment says why that is right.
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './apps/*/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
+    files: ['packages/*/src/**/*.ts', 'apps/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    plugins: { agentq: { rules: { 'explained-swallow': explainedSwallow } } },
+    rules: { 'agentq/explained-swallow': 'error' },
   },
   {
     files: ['apps/dashboard/**/*.ts'],

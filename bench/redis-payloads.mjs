@@ -1,7 +1,7 @@
 /**
  * What long text costs Redis, counted (callgrind, lib/counted-redis.mjs): the instructions a task's
  * create, its claim and its completion run, with a short prompt and result and with 10 KB ones. Every byte a
- * script handles costs Redis instructions (docs/DESIGN.md, "What a script costs Redis"); this shows
+ * script handles costs Redis instructions (docs/storage.md, "What a script costs Redis"); this shows
  * how many per byte of a prompt and of a result.
  *
  *   node bench/redis-payloads.mjs

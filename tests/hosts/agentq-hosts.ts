@@ -291,7 +291,7 @@ export async function startAgentqHosts(options: {
       AGENTQ_LOG_LEVEL: 'warn',
       ...tenantsEnv({ default: { keys: [API_KEY] } }),
       ...sentinelEnv,
-      ...(options.cells ? { AGENTQ_CELLS: String(options.cells) } : {}),
+      AGENTQ_CELLS: String(options.cells ?? 1),
       ...options.env,
     };
     const api = network.spawn('api', process.execPath, [AGENTQ_MAIN, 'api'], {

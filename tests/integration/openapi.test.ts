@@ -7,11 +7,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '@agentq/api';
-import { createAgentQueues, closeQueues } from '@agentq/scheduling';
-import { createKeys, EventHub, TaskStore } from '@agentq/store';
+import { EventHub } from '@agentq/store';
 import { createLogger, createMetrics } from '@agentq/telemetry';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { freshPrefix, redisUrl } from '../helpers/redis.js';
+import { redisUrl } from '../helpers/redis.js';
 import { waitForEnd } from '../helpers/sse.js';
 
 interface Document {
@@ -35,19 +34,16 @@ afterAll(() => stack?.close());
 
 /** Every route the express app serves, as `METHOD /path` with `{param}`s, walking its routers. */
 async function appRoutes(): Promise<string[]> {
-  const keys = createKeys(freshPrefix('routes'));
+  // The stack's own configuration and install: the app a started API serves.
   const redis = new Redis(redisUrl(), { lazyConnect: true });
   const subscriber = new Redis(redisUrl(), { lazyConnect: true });
-  const queues = createAgentQueues({ pools: ['planner', 'coder', 'file', 'casual', 'web'], connection: redis, keys });
-  const logger = createLogger({ name: 'routes', level: 'silent' });
+  const { config, api } = stack!;
   const app = createApp({
-    store: new TaskStore(redis, keys),
-    queues,
-    hub: new EventHub(subscriber, keys, redis),
+    config,
+    install: api.install,
+    hub: new EventHub(subscriber, api.install.keys, redis),
     redis,
-    keys,
-    bodyLimit: '1mb',
-    logger,
+    logger: createLogger({ name: 'routes', level: 'silent' }),
     metrics: createMetrics(),
   });
   const routes: string[] = [];
@@ -67,7 +63,6 @@ async function appRoutes(): Promise<string[]> {
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
-  await closeQueues(queues);
   redis.disconnect();
   subscriber.disconnect();
   return routes;

@@ -1,6 +1,7 @@
 /**
  * agentq on a Redis Cluster (REDIS_CLUSTER_NODES): a real 3-master cluster of this test's own, the API
- * and a worker in this process. A batch of single-step tasks, tasks with a file tool and a planned task
+ * and a worker in this process, the install in one cell (an install's layout from before cell counts
+ * were recorded; redis-cluster-cells.test.ts runs three). A batch of single-step tasks, tasks with a file tool and a planned task
  * (its subtasks and its finish) runs to the end, each task's events replay whole, a cancel and the task
  * list work: no script, pipeline or BullMQ queue crosses slots (Redis would refuse it: CROSSSLOT).
  */
@@ -24,7 +25,7 @@ beforeAll(async () => {
   cluster = await startRedisCluster({ masters: 3 });
   stack = await startStack({
     pools: ['planner', 'casual', 'file'],
-    env: { REDIS_CLUSTER_NODES: cluster.nodes },
+    env: { REDIS_CLUSTER_NODES: cluster.nodes, AGENTQ_CELLS: '1' },
     rules: [
       {
         match: (request) => system(request).startsWith('You are the planner'),

@@ -1,5 +1,6 @@
 /** Cells (keys.ts): where a task's keys are, how the cells spread over a cluster's slots, and how a worker shares its slots among them. */
 import { describe, expect, it } from 'vitest';
+import { cellsPerMaster, spreadingCellCount } from '../../packages/store/src/cluster-cells.js';
 import { cellNumber, createKeys, keySlot, newTaskId } from '../../packages/store/src/keys.js';
 import { CellSlots } from '../../apps/worker/src/cell-slots.js';
 
@@ -84,5 +85,33 @@ describe('cells', () => {
     // One cell: the worker's own concurrency is the bound, and nothing is wrapped.
     const plain = async () => 'ran';
     expect(new CellSlots(4, 1).wrap(plain)).toBe(plain);
+  });
+
+  it('chooses, for a new install on a cluster, the fewest cells that give every master as many', () => {
+    /** Masters holding the slots in these proportions, in order, as CLUSTER SLOTS gives them. */
+    const cluster = (...shares: number[]) => {
+      const total = shares.reduce((sum, share) => sum + share, 0);
+      let from = 0;
+      return new Map(
+        shares.map((share, index) => {
+          const to = index === shares.length - 1 ? 16383 : from + Math.round((share / total) * 16384) - 1;
+          const range: [number, number] = [from, to];
+          from = to + 1;
+          return [`master-${index}`, [range]];
+        }),
+      );
+    };
+    // Even ranges (redis-cli --cluster create): a cell a master.
+    expect(spreadingCellCount('{agentq}', cluster(1, 1, 1))).toBe(3);
+    expect(cellsPerMaster('{agentq}', 3, cluster(1, 1, 1))).toEqual([1, 1, 1]);
+    expect(spreadingCellCount('{agentq}', cluster(1, 1, 1, 1, 1))).toBe(5);
+    // Halves then quarters: twice as many cells on the first, yet none idle (no multiple evens them out).
+    const uneven = cluster(2, 1, 1);
+    const chosen = spreadingCellCount('{agentq}', uneven);
+    expect(chosen % 3).toBe(0);
+    expect(cellsPerMaster('{agentq}', chosen, uneven)).not.toContain(0);
+    // One master: one cell, under the install's own tag; one cell on three masters leaves two idle.
+    expect(spreadingCellCount('{agentq}', cluster(1))).toBe(1);
+    expect(cellsPerMaster('{agentq}', 1, cluster(1, 1, 1)).filter((held) => held === 0)).toHaveLength(2);
   });
 });

@@ -5,26 +5,26 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { PLANNER_POOL, type WebhookEvent } from '@agentq/contract';
+import { PLANNER_POOL } from '@agentq/contract';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import {
-  DEFAULT_TENANT,
-  type EventHub,
-  type Keys,
-  type RedisMemory,
-  type RoomLimits,
-  type TaskStore,
-  ScheduleStore,
-  WebhookDeliveries,
-} from '@agentq/store';
-import { ScheduleTimers, type AgentQueues } from '@agentq/scheduling';
-import { ScheduleService, TaskService, tenantHasKeys } from '@agentq/tasks';
+  allowedModels,
+  apiKeys,
+  namedTenants,
+  poolDescriptions,
+  retryPolicyFor,
+  taskWorkdir,
+  tenantSseStreams,
+  type Config,
+} from '@agentq/config';
+import { DEFAULT_TENANT, type EventHub } from '@agentq/store';
+import type { Install } from '@agentq/tasks';
 import { startTracing, type Logger, type Metrics, type Tracing } from '@agentq/telemetry';
-import { authenticate, principalOf, requireAdmin, type ApiKey } from './api-auth.js';
+import { authenticate, principalOf, requireAdmin } from './api-auth.js';
 import { ApiError, errorHandler } from './api-error.js';
 import { openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
@@ -63,57 +63,22 @@ function dashboardPackage(name: string): string {
 }
 
 export interface CreateAppOptions {
-  store: TaskStore;
-  queues: AgentQueues;
+  /** The loaded configuration: the API's own settings (body limit, keys, tenants, models, pools) are read from it. */
+  config: Config;
+  /** What this process built from the same configuration (composeInstall): keys, store, queues, services. */
+  install: Install;
   hub: EventHub;
+  /** The data connection: /readyz asks it. */
   redis: Redis;
-  keys: Keys;
-  /** Largest JSON body, e.g. `10mb`. */
-  bodyLimit: string;
-  /** Event streams a tenant may hold open on this process (its limits.sseStreams). Default 1,000 each. */
-  streamsOf?: (tenant: string) => number;
-  /** What a tenant may hold: tasks not ended, stored, bytes written (its limits). Default 100,000 and 1,000,000, no bytes limit. */
-  roomOf?: (tenant: string) => RoomLimits;
-  /** How many of a tenant's tasks with one concurrency key run at once (its limits.perConcurrencyKey). Default 1. */
-  concurrencyLimitOf?: (tenant: string) => number;
-  /** How many schedules a tenant may hold (its limits.schedules). Default 100. */
-  scheduleLimitOf?: (tenant: string) => number;
-  /** The most subtasks a plan given on submit may have (AGENTQ_MAX_SUBTASKS). Default 20. */
-  maxSubtasks?: number;
-  /** Where the workers' task folders are (AGENTQ_DATA_DIR, its `work/`): the files routes read them. Default `./.agentq`. */
-  dataDir?: string;
-  /** A task's disk quota (AGENTQ_TASK_DISK_MB): a fork of a task whose files pass it is refused. Default none. */
-  diskQuota?: { bytes: number; entries: number };
-  /** How full Redis is: new tasks are refused past AGENTQ_REDIS_FULL_PERCENT of its maxmemory. Default: not looked at. */
-  redisMemory?: RedisMemory;
-  /** The keys, by SHA-256: when any is set, /v1 and /admin/queues need one. Default: none (open). */
-  apiKeys?: readonly ApiKey[];
-  /** The tenants the configuration names, for the metrics (with `default`). Default: the keys'. */
-  tenants?: readonly string[];
-  /** Without keys, answer requests whatever host they name (a public AGENTQ_HOST). Default false. */
-  allowAnyHost?: boolean;
   logger: Logger;
   metrics: Metrics;
   /** Default: off. */
   tracing?: Tracing;
-  /** The most attempts a submit may ask for in a pool (agents.<agent>.retry.maxAttempts). Default: RETRY_LIMITS.maxAttempts. */
-  maxAttemptsOf?: (pool: string) => number;
-  /** The models a task may name (`model` on submit or fork). Default: none. */
-  allowedModels?: ReadonlySet<string>;
-  /** What each pool is for (the configuration file's descriptions), for `/v1/pools`. Default none. */
-  poolDescriptions?: Readonly<Record<string, string>>;
-  /**
-   * Webhooks: a tenant's default URL and events and its signing secret (the configuration's
-   * tenants.<t>.webhook and AGENTQ_WEBHOOK_SECRET), and whether private targets are allowed. Default: no
-   * secret (a submit that names a webhook is refused), private targets refused.
-   */
-  webhooks?: {
-    of: (tenant: string) => { url?: string; events?: WebhookEvent[]; secret?: string };
-    allowPrivate: boolean;
-  };
 }
 
 export function createApp(options: CreateAppOptions): Express {
+  const { config, install } = options;
+  const { store, queues, settings } = install;
   const app = express();
   app.disable('x-powered-by');
   const tracing = options.tracing ?? startTracing({ serviceName: 'agentq-api' });
@@ -132,7 +97,7 @@ export function createApp(options: CreateAppOptions): Express {
   // A body is read only once its key was checked (below): an unauthenticated client's megabytes of JSON
   // are never parsed on the thread every tenant shares.
   const body = [
-    express.json({ limit: options.bodyLimit }),
+    express.json({ limit: config.AGENTQ_BODY_LIMIT }),
     // A body of another type is refused as such: otherwise it would be read as no body at all. (An empty
     // one is no body: fetch sends a POST without one with a Content-Length of 0.)
     (request: Request, _response: Response, next: NextFunction) => {
@@ -171,102 +136,75 @@ export function createApp(options: CreateAppOptions): Express {
     response.type('application/json').send(described);
   });
 
+  const keys = apiKeys(config);
   const auth = authenticate({
-    keys: options.apiKeys ?? [],
-    ...(options.allowAnyHost ? { allowAnyHost: true } : {}),
+    keys,
+    ...(config.AGENTQ_ALLOW_NO_AUTH ? { allowAnyHost: true } : {}),
   });
   app.use('/v1', auth, ...body);
   app.use('/admin', auth, requireAdmin, ...body);
   app.get('/v1/me', (_request, response) => {
     response.json(principalOf(response));
   });
-  const room = options.roomOf ?? (() => ({ unfinished: 100_000, stored: 1_000_000 }));
-  const webhookOf: NonNullable<CreateAppOptions['webhooks']>['of'] = options.webhooks?.of ?? (() => ({}));
-  const deliveries = new WebhookDeliveries(options.redis, options.keys);
+  const { room, webhookOf } = settings;
+  const { deliveries } = install;
   // What a submitted task may name here (a schedule's task too).
   const submitRules: SubmitRules = {
-    allowedModels: options.allowedModels ?? new Set(),
-    agents: options.queues.pools.filter((pool) => pool !== PLANNER_POOL),
-    maxSubtasks: options.maxSubtasks ?? 20,
-    ...(options.diskQuota ? { diskQuota: options.diskQuota } : {}),
-    ...(options.maxAttemptsOf ? { maxAttemptsOf: options.maxAttemptsOf } : {}),
-    webhooks: webhookRules({ allowPrivate: options.webhooks?.allowPrivate ?? false }),
+    allowedModels: allowedModels(config),
+    agents: queues.pools.filter((pool) => pool !== PLANNER_POOL),
+    maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
+    ...(settings.diskQuota ? { diskQuota: settings.diskQuota } : {}),
+    maxAttemptsOf: (pool) => retryPolicyFor(config, pool).maxAttempts,
+    webhooks: webhookRules({ allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE }),
   };
   // The tenants the configuration and the keys name, and `default` (everyone's without keys).
-  const tenants = [
-    ...new Set([DEFAULT_TENANT, ...(options.tenants ?? []), ...(options.apiKeys ?? []).map((key) => key.tenant)]),
-  ];
+  const tenants = [...new Set([DEFAULT_TENANT, ...namedTenants(config), ...keys.map((key) => key.tenant)])];
   app.use(
     metricsRouter({
       metrics: options.metrics,
-      queues: options.queues,
+      queues,
       guard: [auth, requireAdmin],
-      store: options.store,
+      store,
       room,
       tenants,
       deliveries,
     }),
   );
-  const tasks = new TaskService({
-    store: options.store,
-    queues: options.queues,
-    publisher: options.redis,
-    room,
-    redisMemory: options.redisMemory,
-    diskQuota: options.diskQuota,
-    webhookOf,
-    concurrencyLimitOf: options.concurrencyLimitOf,
-  });
   app.use(
     tasksRouter({
-      store: options.store,
-      tasks,
+      store,
+      tasks: install.tasks,
       metrics: options.metrics,
       tracing,
       ...submitRules,
     }),
   );
-  app.use(deliveriesRouter({ store: options.store, deliveries }));
+  app.use(deliveriesRouter({ store, deliveries }));
   app.use(webhookSecretRouter({ secretOf: (tenant) => webhookOf(tenant).secret }));
-  app.use(
-    schedulesRouter({
-      ...submitRules,
-      schedules: new ScheduleService({
-        schedules: new ScheduleStore(options.redis, options.keys),
-        timers: new ScheduleTimers({ connection: options.redis, keys: options.keys }),
-        tasks: options.store,
-        // A new schedule passes the gate a submit does, and its tenant's room and count.
-        admission: tasks.admission,
-        canSign: tasks.canSign,
-        room,
-        maxSchedules: options.scheduleLimitOf,
-        tenantActive: (tenant) => tenantHasKeys(options.apiKeys ?? [], tenant),
-      }),
-    }),
-  );
-  app.use(filesRouter({ store: options.store, dataDir: options.dataDir ?? './.agentq' }));
+  app.use(schedulesRouter({ ...submitRules, schedules: install.schedules }));
+  app.use(filesRouter({ store, workdirOf: (taskId) => taskWorkdir(config, taskId) }));
   app.use(
     eventsRouter({
-      store: options.store,
+      store,
       hub: options.hub,
       metrics: options.metrics,
-      streamsOf: options.streamsOf ?? (() => 1_000),
+      streamsOf: (tenant) => tenantSseStreams(config, tenant),
     }),
   );
-  app.use(usageRouter({ store: options.store, room, tenants }));
-  app.use(overviewRouter({ queues: options.queues, store: options.store }));
-  app.use(poolsRouter({ queues: options.queues, store: options.store, descriptions: options.poolDescriptions ?? {} }));
+  app.use(usageRouter({ store, room, tenants }));
+  app.use(overviewRouter({ queues, store }));
+  app.use(poolsRouter({ queues, store, descriptions: poolDescriptions(config) }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({
     // Each cell's queue of a pool (a cell's queues have their own prefix; several cells: named by cell).
-    queues: options.queues.cells.flatMap((cell) =>
-      options.queues.pools.map(
+    queues: queues.cells.flatMap((cell) =>
+      queues.pools.map(
         (pool) =>
           new BullMQAdapter(cell.queue(pool), {
             readOnlyMode: false,
-            ...(options.queues.cells.length > 1 ? { displayName: `${pool} (cell ${cell.keys.cell})` } : {}),
+            ...(queues.cells.length > 1 ? { displayName: `${pool} (cell ${cell.keys.cell})` } : {}),
           }),
       ),
     ),

@@ -3,43 +3,9 @@
  * loopback unless told otherwise, and refuses to open any other address without API keys.
  */
 import type { AddressInfo } from 'node:net';
-import {
-  allowedModels,
-  retryPolicyFor,
-  tenantWebhook,
-  apiKeys,
-  namedTenants,
-  tenantConcurrencyLimit,
-  tenantScheduleLimit,
-  tenantRoom,
-  tenantSseStreams,
-  poolDescriptions,
-  poolNames,
-  commitDurability,
-  ConfigError,
-  fairOptions,
-  keyPrefix,
-  redisTarget,
-  isLoopbackHost,
-  tenantMaxBytes,
-  tenantSpendingLimits,
-  type Config,
-} from '@agentq/config';
-import {
-  closeConnection,
-  connectRedis,
-  createKeys,
-  EventHub,
-  RedisMemory,
-  redisReady,
-  TaskStore,
-  migrateStorage,
-  warnIfEvicting,
-  watchRedis,
-  WebhookDeliveries,
-} from '@agentq/store';
-import { closeQueues, createAgentQueues } from '@agentq/scheduling';
-import { forkDiskQuota } from '@agentq/tasks';
+import { apiKeys, ConfigError, redisTarget, isLoopbackHost, type Config } from '@agentq/config';
+import { closeConnection, connectRedis, EventHub, redisReady, warnIfEvicting, watchRedis } from '@agentq/store';
+import { composeInstall, type Install } from '@agentq/tasks';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLogger, createMetrics, startTracing, TaskTelemetry, type Logger } from '@agentq/telemetry';
@@ -54,14 +20,15 @@ export interface ApiHandle {
   listening: string;
   port: number;
   logger: Logger;
+  /** What it built from the configuration (composeInstall): the install's keys, store, queues and services. */
+  install: Install;
   close(): Promise<void>;
 }
 
 export async function startApi(options: { config: Config; host?: string; logger?: Logger }): Promise<ApiHandle> {
   const { config } = options;
   const host = options.host ?? config.AGENTQ_HOST;
-  const keyList = apiKeys(config);
-  const keyed = keyList.length > 0;
+  const keyed = apiKeys(config).length > 0;
   if (!isLoopbackHost(host) && !keyed && !config.AGENTQ_ALLOW_NO_AUTH) {
     throw new ConfigError(
       `AGENTQ_HOST=${host} would let anyone who reaches this port run code through the agents, and no API keys are set. ` +
@@ -69,7 +36,6 @@ export async function startApi(options: { config: Config; host?: string; logger?
         'AGENTQ_ALLOW_NO_AUTH=1 opens it without keys anyway.',
     );
   }
-  const keys = createKeys(keyPrefix(config), config.AGENTQ_CELLS);
   const logger =
     options.logger ??
     createLogger({ name: 'agentq-api', level: config.AGENTQ_LOG_LEVEL, format: config.AGENTQ_LOG_FORMAT });
@@ -82,54 +48,30 @@ export async function startApi(options: { config: Config; host?: string; logger?
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-api', failFast: true });
   watchRedis(redis, { label: 'agentq api', log: (line) => logger.warn(line) });
   const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-api-events', subscriber: true });
+  // Its connection's errors are said once by watchRedis (above); a follower's read fails where it is made.
   subscriber.on('error', () => undefined);
   // Serve once Redis answers; without it for long, serve anyway: /readyz and the data routes say 503.
   await redisReady(redis, 5_000);
   // Said at start, as an error: a Redis that evicts keys loses tasks without a trace.
   void warnIfEvicting(redis, (line) => logger.error(line));
-  await migrateStorage(redis, keys, logger);
-  const store = new TaskStore(redis, keys, {
-    retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
-    tenantLimits: tenantSpendingLimits(config),
-    durability: commitDurability(config),
-    tenantMaxBytes: tenantMaxBytes(config),
-  });
+  // The API's one connection carries BullMQ's calls too: it only adds jobs, never blocks on them. An
+  // install it cannot open (its cell count refused or unknown) leaves nothing connected behind it.
+  const install = await composeInstall({ config, data: redis, queueConnection: redis, logger }).catch(
+    async (error: unknown) => {
+      await Promise.all([closeConnection(redis), closeConnection(subscriber), tracing.shutdown()]);
+      throw error;
+    },
+  );
   // What the API itself ends (a cancel of a queued task) is logged and counted like a worker's ends.
   const telemetry = new TaskTelemetry({ logger, metrics });
   // A delivery the API's own commit added (a cancel's) is told to the workers' senders.
-  const deliveries = new WebhookDeliveries(redis, keys);
-  store.observe((commit) => {
+  install.store.observe((commit) => {
     telemetry.observe(commit);
-    if (commit.delivery) deliveries.notify().catch(() => undefined);
+    // A wake-up only: a sender that misses it finds the delivery at its next poll.
+    if (commit.delivery) install.deliveries.notify().catch(() => undefined);
   });
-  const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
-  const hub = new EventHub(subscriber, keys, redis);
-  const app = createApp({
-    store,
-    queues,
-    hub,
-    redis,
-    keys,
-    bodyLimit: config.AGENTQ_BODY_LIMIT,
-    streamsOf: (tenant) => tenantSseStreams(config, tenant),
-    roomOf: (tenant) => tenantRoom(config, tenant),
-    concurrencyLimitOf: (tenant) => tenantConcurrencyLimit(config, tenant),
-    scheduleLimitOf: (tenant) => tenantScheduleLimit(config, tenant),
-    tenants: namedTenants(config),
-    maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
-    dataDir: config.AGENTQ_DATA_DIR,
-    ...(config.AGENTQ_TASK_DISK_MB ? { diskQuota: forkDiskQuota(config.AGENTQ_TASK_DISK_MB)! } : {}),
-    redisMemory: new RedisMemory(redis, config.AGENTQ_REDIS_FULL_PERCENT),
-    apiKeys: keyList,
-    allowAnyHost: config.AGENTQ_ALLOW_NO_AUTH,
-    allowedModels: allowedModels(config),
-    maxAttemptsOf: (pool) => retryPolicyFor(config, pool).maxAttempts,
-    poolDescriptions: poolDescriptions(config),
-    webhooks: { of: (tenant) => tenantWebhook(config, tenant), allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE },
-    logger,
-    metrics,
-    tracing,
-  });
+  const hub = new EventHub(subscriber, install.keys, redis);
+  const app = createApp({ config, install, hub, redis, logger, metrics, tracing });
   const server = createApiServer({ app, perAddress: config.AGENTQ_CONNECTIONS_PER_ADDRESS });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -147,11 +89,12 @@ export async function startApi(options: { config: Config; host?: string; logger?
     listening: `${shown}:${address.port}`,
     port: address.port,
     logger,
+    install,
     async close() {
       logger.info('stopping: closing connections');
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await closeQueues(queues);
+      await install.close();
       // The followers' streams just closed, and the subscriber may still be unsubscribing from their
       // tasks: a connection whose QUIT is not answered (that, or Redis away) is closed all the same.
       await Promise.all([closeConnection(redis), closeConnection(subscriber), tracing.shutdown()]);

@@ -47,6 +47,7 @@ export async function probeRedisMemory(
   timeoutMs = 1_000,
 ): Promise<{ evicts?: string; unbounded?: boolean; unlogged?: boolean }> {
   const client = askOnce(url, timeoutMs);
+  // A probe only: `connect` below fails with the reason, and nothing is said when Redis cannot be asked.
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -10,7 +10,7 @@ export function onShutdown(close: () => Promise<void>, logger?: Logger): void {
   const handler = (signal: NodeJS.Signals) => {
     if (closing) process.exit(130);
     closing = true;
-    close()
+    void close()
       .catch((error: unknown) => console.error(`[agentq] error while stopping: ${String(error)}`))
       .then(() => logger && endLogs(logger))
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0));

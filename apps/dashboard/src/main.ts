@@ -61,6 +61,7 @@ function showNav(): void {
     h('a', { href: '#/schedules' }, 'Schedules'),
     h('a', { href: '#/pools' }, 'Pools'),
   );
+  // The Queues link is for admins only: a failed check just leaves it out.
   void request<Me>('/v1/me')
     .then((me) => me.admin && nav.append(h('a', { href: '/admin/queues', target: '_blank' }, 'Queues')))
     .catch(() => undefined);

@@ -64,6 +64,7 @@ export async function placeInputs(options: {
         closeSync(file);
       }
     } catch (error) {
+      // Cleaning up after a failure: the placing error is the one thrown; a folder left is removed by the sweep.
       await removeWorkdir(placing).catch(() => undefined);
       throw notPlaced(input.path, error);
     }

@@ -3,7 +3,6 @@
  * record how it ended. How a run ends for the job (hand-back, pool pause, retry) is hold-task.ts's.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import {
@@ -11,6 +10,7 @@ import {
   approvalsFor,
   jailLimitsFor,
   streamsAnswers,
+  taskWorkdir,
   toolNetworkFor,
   toolProtocolFor,
 } from '@agentq/config';
@@ -60,12 +60,10 @@ export async function runAgentJob(
 
   // A fork's files start as its source's, once nothing of the source runs any more.
   const diskQuota = forkDiskQuota(config.AGENTQ_TASK_DISK_MB);
-  const disk = diskQuota && new WorkdirDisk(path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId), diskQuota);
+  const disk = diskQuota && new WorkdirDisk(taskWorkdir(config, taskId), diskQuota);
   const endedSourceWorkdir = async (sourceId: string) => {
     const source = await store.getRecord(sourceId);
-    return source && TERMINAL_STATUSES.has(source.status)
-      ? path.resolve(config.AGENTQ_DATA_DIR, 'work', sourceId)
-      : undefined;
+    return source && TERMINAL_STATUSES.has(source.status) ? taskWorkdir(config, sourceId) : undefined;
   };
   // A fork's steps and files, both taken when it starts: its source may be deleted (its folder swept)
   // before the fork's first tool call. The lazy prepareWorkdir below still copies them into a folder
@@ -131,7 +129,7 @@ export async function runAgentJob(
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
     run: async ({ record, journal, signal, spending, model }) => {
-      const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
+      const workdir = taskWorkdir(config, taskId);
       const makeWorkdir = async () => {
         // A task given files gets its folder whole, with every file in it (again on another host, for a
         // resumed run): an attempt cut short left none, and this one places them all.

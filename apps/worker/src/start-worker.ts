@@ -9,42 +9,28 @@ import { Worker } from 'bullmq';
 import { loadTokenizer } from '@agentq/core';
 import type { AgentPool } from '@agentq/contract';
 import {
-  apiKeys,
-  commitDurability,
   concurrencyFor,
-  fairOptions,
   installPrivatePaths,
   fallbackModelsFor,
   modelFor,
   modelLimits,
   modelOutageFor,
-  poolNames,
-  keyPrefix,
   redisTarget,
-  tenantMaxBytes,
-  tenantSpendingLimits,
-  tenantConcurrencyLimit,
-  tenantRoom,
-  tenantWebhook,
+  taskWorkdir,
   toolProtocolFor,
   type Config,
 } from '@agentq/config';
 import { withFallbacks, type LanguageModel } from '@agentq/llm';
 import {
-  closeQueues,
-  createAgentQueues,
   fireSchedules,
   jobBackoff,
   ModelOutages,
-  ScheduleTimers,
   SharedRateLimits,
   wakeJobs,
   type AgentQueues,
 } from '@agentq/scheduling';
 import {
   connectRedis,
-  migrateStorage,
-  createKeys,
   compactEvents,
   expireTasks,
   FinishedJobs,
@@ -57,20 +43,10 @@ import {
   settledWithin,
   closeConnection,
   sendHeartbeat,
-  TaskStore,
+  type TaskStore,
   watchRedis,
-  RedisMemory,
-  ScheduleStore,
-  WebhookDeliveries,
 } from '@agentq/store';
-import {
-  expireApprovals,
-  onSubtaskFinished,
-  ScheduleService,
-  TaskService,
-  tenantHasKeys,
-  Transitions,
-} from '@agentq/tasks';
+import { composeInstall, expireApprovals, onSubtaskFinished, Transitions, type Install } from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,
@@ -122,6 +98,8 @@ export interface WorkerHandle {
   /** How each pool's process tools run (for the start-up log). */
   tools: ReadonlyMap<AgentPool, PoolTools>;
   logger: Logger;
+  /** What it built from the configuration (composeInstall): the install's keys, store, queues and services. */
+  install: Install;
   /** Where its Prometheus metrics are served (AGENTQ_METRICS_PORT), if anywhere. */
   metricsUrl?: string;
   /** Stops taking jobs, waits for the running ones, and disconnects. */
@@ -141,13 +119,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   if (options.pools.some((pool) => runsProcesses(agentBuiltinTools(config, pool)))) resolveInterpreters();
   const serviceAddresses = await redisAddresses(config.REDIS_URL);
   const poolTools = await isolationForPools({ config, pools: options.pools, serviceAddresses });
-  const keys = createKeys(keyPrefix(config), config.AGENTQ_CELLS);
   // BullMQ's connection, and agentq's own, whose commands from many jobs go out together.
   const redis = connectRedis({ ...redisTarget(config), name: 'agentq-worker' });
   const data = connectRedis({ ...redisTarget(config), name: 'agentq-worker-data', pipelined: true });
   const connection = watchRedis(redis, { label: 'agentq worker', log: (line) => logger.warn(line) });
+  // Its connection's errors are the same Redis's, said once by watchRedis; a failed call fails where it is made.
   data.on('error', () => undefined);
   const subscriber = connectRedis({ ...redisTarget(config), name: 'agentq-worker-cancel', subscriber: true });
+  // Its connection's errors are the same Redis's, said once by watchRedis; it subscribes again on reconnect.
   subscriber.on('error', () => undefined);
   const workerId = `${hostname()}:${process.pid}`;
   const logger =
@@ -167,17 +146,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   const toolNames = new Set(options.pools.flatMap((pool) => agentBuiltinTools(config, pool).map((tool) => tool.name)));
   const telemetry = new TaskTelemetry({ logger, metrics, tracing, toolNames });
-  const store = new TaskStore(data, keys, {
-    retentionMs: config.AGENTQ_RETENTION_HOURS * 3600 * 1000,
-    tenantLimits: tenantSpendingLimits(config),
-    durability: commitDurability(config),
-    tenantMaxBytes: tenantMaxBytes(config),
-  });
+  // Built as the API builds them (its data checked and migrated first); BullMQ's calls on their own connection.
+  const install = await composeInstall({ config, data, queueConnection: redis, logger });
+  const { keys, store, queues, schedules } = install;
   // Webhooks: sent by every worker; a status change here that may have added one is looked at at once.
   const webhooks = startWebhookSender({
-    deliveries: new WebhookDeliveries(data, keys),
+    deliveries: install.deliveries,
     store,
-    secretOf: (tenant) => tenantWebhook(config, tenant).secret,
+    secretOf: (tenant) => install.settings.webhookOf(tenant).secret,
     schedule: config.AGENTQ_WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.AGENTQ_WEBHOOK_TIMEOUT,
     allowPrivate: config.AGENTQ_WEBHOOK_ALLOW_PRIVATE,
@@ -192,11 +168,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   // Deliveries the API made (a cancel) or resent.
   onMessage(subscriber, (channel: string) => channel === keys.webhooksChannel && webhooks.nudge());
   store.onStaleWrite((taskId) => telemetry.staleWrite(taskId));
-  const queues = createAgentQueues({ connection: redis, keys, pools: poolNames(config), fair: fairOptions(config) });
   const cancels = new CancelListener(subscriber, keys.cancelChannel);
   await cancels.start();
   await subscribe(subscriber, keys.webhooksChannel);
-  await migrateStorage(data, keys, logger);
   const models = modelCatalog(config, new SharedRateLimits(data, keys), options.model);
   const outages = new ModelOutages(data, keys, {
     // One try may take the call's whole deadline; a moment more before another job takes over.
@@ -216,38 +190,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     outputLimit: config.AGENTQ_TOOL_OUTPUT_LIMIT,
   });
   const transitions = new Transitions(store);
-  // Schedules fire here (every worker takes firings): each submits its task through the task service,
-  // so the tenant's limits and default webhook hold as for a submit.
-  const taskService = new TaskService({
-    store,
-    queues,
-    publisher: data,
-    room: (tenant) => tenantRoom(config, tenant),
-    redisMemory: new RedisMemory(data, config.AGENTQ_REDIS_FULL_PERCENT),
-    webhookOf: (tenant) => tenantWebhook(config, tenant),
-    concurrencyLimitOf: (tenant) => tenantConcurrencyLimit(config, tenant),
-  });
-  const scheduleTimers = new ScheduleTimers({ connection: redis, keys });
   const finishedJobs = new FinishedJobs(data, keys, (error) =>
     logger.warn({ err: error }, 'could not count finished jobs; counted again next second'),
   );
-  // A schedule of a tenant the file no longer has a key of is paused at its next firing, with why.
-  const keyList = apiKeys(config);
-  const schedules = new ScheduleService({
-    schedules: new ScheduleStore(data, keys),
-    timers: scheduleTimers,
-    tasks: store,
-    tenantActive: (tenant) => tenantHasKeys(keyList, tenant),
-    submit: async (tenant, input, scheduleId) => {
-      const [task] = await taskService.submit({
-        tenant,
-        inputs: [input],
-        bytes: JSON.stringify(input).length,
-        scheduleId,
-      });
-      return task!;
-    },
-  });
+  // Schedules fire here (every worker takes firings): each submits its task through the task service,
+  // so the tenant's limits and default webhook hold as for a submit; a schedule of a tenant the file no
+  // longer has a key of is paused at its next firing, with why.
   const scheduleFirings = fireSchedules({
     connection: redis,
     keys,
@@ -261,6 +209,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       if (expired) logger.info({ taskId, step, expired }, 'calls awaiting approval rejected: nobody decided in time');
     },
   });
+  // Its errors are its connection's (watchRedis says those once); a firing that fails is logged above.
   scheduleFirings.on('error', () => undefined);
   // A BullMQ worker per pool in each cell (keys.ts), all a pool's sharing its concurrency (cell-slots.ts).
   const workers = new Map<AgentPool, Worker[]>();
@@ -282,7 +231,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       tracing,
       metrics,
       isolation: poolTools.get(pool)!.isolation,
-      timers: scheduleTimers,
+      timers: install.timers,
       mcp,
       serviceAddresses,
       outages,
@@ -358,7 +307,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   // A task's folder, what a placement of its files cut short left beside it, and its servers' HOMEs.
   const removeTaskWorkdir = async (taskId: string) => {
-    const workdir = path.resolve(config.AGENTQ_DATA_DIR, 'work', taskId);
+    const workdir = taskWorkdir(config, taskId);
     await removeWorkdir(workdir);
     await removeWorkdir(placingFolderOf(workdir));
     await mcp.removeTaskHomes(taskId);
@@ -435,6 +384,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     id: workerId,
     tools: poolTools,
     logger,
+    install,
     ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     async close() {
       clearInterval(sweeper);
@@ -464,11 +414,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         );
       }
       for (const { admission } of queues.cells) admission.stop();
-      await settledWithin(
-        Promise.all([webhooks.stop(), scheduleFirings.close(), scheduleTimers.close(), finishedJobs.close()]),
-        waitMs,
-      );
-      await settledWithin(closeQueues(queues), waitMs);
+      await settledWithin(Promise.all([webhooks.stop(), scheduleFirings.close(), finishedJobs.close()]), waitMs);
+      await settledWithin(install.close(), waitMs);
       await Promise.all([
         closeConnection(redis, waitMs),
         closeConnection(data, waitMs),

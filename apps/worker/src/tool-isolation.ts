@@ -7,9 +7,15 @@ import type { AgentPool, PoolIsolation } from '@agentq/contract';
 import { lookup } from 'node:dns/promises';
 import { existsSync, mkdirSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { agentSettings, installPrivatePaths, jailLimitsFor, toolNetworkFor, type Config } from '@agentq/config';
+import {
+  agentSettings,
+  installPrivatePaths,
+  jailLimitsFor,
+  toolNetworkFor,
+  workRoot,
+  type Config,
+} from '@agentq/config';
 import { agentBuiltinTools } from './agent-tools.js';
 import {
   chooseIsolation,
@@ -40,10 +46,10 @@ export async function isolationForPools(options: {
   serviceAddresses: readonly string[];
 }): Promise<Map<AgentPool, PoolTools>> {
   const { config } = options;
-  const workRoot = path.resolve(config.AGENTQ_DATA_DIR, 'work');
+  const work = workRoot(config);
   // Searchable, never listable: a task's name is not another's to learn.
-  await mkdir(workRoot, { recursive: true, mode: 0o711 });
-  await chmod(workRoot, 0o711);
+  await mkdir(work, { recursive: true, mode: 0o711 });
+  await chmod(work, 0o711);
   const deny = options.serviceAddresses;
   const hidden = installPrivatePaths(config);
   // One jail per network and limits in use: agents with the same settings share one.
@@ -66,7 +72,7 @@ export async function isolationForPools(options: {
         settings,
         chooseIsolation({
           mode: config.AGENTQ_SANDBOX,
-          workRoot,
+          workRoot: work,
           jail: {
             network,
             deny,

@@ -87,6 +87,8 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
         dispatcher: agent,
         signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopping.signal]),
       });
+      // The receiver's body is never read: only its status counts, and a body that cannot be cancelled is dropped
+      // with its connection.
       await response.body?.cancel().catch(() => undefined);
       const ok = response.status >= 200 && response.status < 300;
       return {
@@ -211,6 +213,7 @@ export function startWebhookSender(options: WebhookSenderOptions): WebhookSender
       wakeUp.wake();
       await running;
       await Promise.all(sending);
+      // Stopping: connections still open are dropped with the process.
       await agent.close().catch(() => undefined);
     },
   };

@@ -210,6 +210,7 @@ export function createClient(options: ClientOptions) {
           if (signal?.aborted) return;
           void error;
         } finally {
+          // The stream is given up: a cancel that fails has nothing left to cancel.
           await stream.cancel().catch(() => undefined);
         }
         // The API closes a task's stream after its last event: done, unless it was cut before.
@@ -380,6 +381,7 @@ function stringsOf(query: Record<string, string | number | undefined>): Record<s
 
 /** The API's refusal as an AgentqApiError (its body's code and message, or the status alone). */
 async function refusal(response: Response): Promise<AgentqApiError> {
+  // A refusal without a JSON body is told by its status alone (below).
   const body = (await response.json().catch(() => undefined)) as
     { error?: { code?: string; message?: string; details?: unknown } } | undefined;
   const retryAfter = Number(response.headers.get('retry-after')) || undefined;

@@ -242,13 +242,25 @@ const plannerSchema = z
 const variableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name (letters, digits, "_")');
 const count = (what: string) => z.number().int().positive().optional().describe(what);
 
+/**
+ * A tenant's limits where neither its own entry nor `*`'s sets them: the one place these defaults live
+ * (the accessors in index.ts and the descriptions below read them).
+ */
+export const TENANT_LIMIT_DEFAULTS = {
+  unfinished: 100_000,
+  stored: 1_000_000,
+  schedules: 100,
+  sseStreams: 1_000,
+  perConcurrencyKey: 1,
+} as const;
+
 const tenantLimitsSchema = z
   .object({
     unfinished: count(
-      'Submitted tasks it may have not yet ended (pending, queued, running, waiting); past it a submit, retry or fork is a 429 that creates nothing. Default 100000.',
+      `Submitted tasks it may have not yet ended (pending, queued, running, waiting); past it a submit, retry or fork is a 429 that creates nothing. Default ${TENANT_LIMIT_DEFAULTS.unfinished}.`,
     ),
     stored: count(
-      'Submitted tasks it may hold, ended ones included (kept AGENTQ_RETENTION_HOURS); past it a submit is a 429. Default 1000000.',
+      `Submitted tasks it may hold, ended ones included (kept AGENTQ_RETENTION_HOURS); past it a submit is a 429. Default ${TENANT_LIMIT_DEFAULTS.stored}.`,
     ),
     mb: z
       .number()
@@ -258,7 +270,7 @@ const tenantLimitsSchema = z
         'What its stored tasks and its schedules (their tasks and files) may have written to Redis, in MiB: past it a submit or a new schedule is a 429 and its running tasks stop after their step. Default: no limit (still counted).',
       ),
     schedules: count(
-      'Schedules it may hold, paused ones included; past it a new schedule is a 429 that creates nothing. Default 100.',
+      `Schedules it may hold, paused ones included; past it a new schedule is a 429 that creates nothing. Default ${TENANT_LIMIT_DEFAULTS.schedules}.`,
     ),
     tokensPerDay: count(
       'Tokens its tasks may use per UTC day: past it, its submits are 429 until midnight UTC and its running tasks stop after their step. Default: no limit.',
@@ -269,7 +281,7 @@ const tenantLimitsSchema = z
       .optional()
       .describe('USD its tasks may spend per UTC day, as `tokensPerDay`. Default: no limit.'),
     sseStreams: count(
-      'Event streams (SSE) it may hold open on one API process; past it a new one is a 429. Default 1000.',
+      `Event streams (SSE) it may hold open on one API process; past it a new one is a 429. Default ${TENANT_LIMIT_DEFAULTS.sseStreams}.`,
     ),
     perConcurrencyKey: z
       .number()
@@ -278,7 +290,7 @@ const tenantLimitsSchema = z
       .max(1_000)
       .optional()
       .describe(
-        'How many of its tasks that name the same `concurrencyKey` run at once, across every worker and pool; a submit may ask for fewer (`concurrencyLimit`), never more. Default 1.',
+        `How many of its tasks that name the same \`concurrencyKey\` run at once, across every worker and pool; a submit may ask for fewer (\`concurrencyLimit\`), never more. Default ${TENANT_LIMIT_DEFAULTS.perConcurrencyKey}.`,
       ),
   })
   .strict();

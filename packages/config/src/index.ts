@@ -22,7 +22,13 @@ import { privatePaths, serverDirProblem } from './mcp-server-folders.js';
 import { replacedVariables } from './replaced-variables.js';
 import { signingSecretOf } from './signing-keys.js';
 import { durationMs, webhookSecret } from './webhook-settings.js';
-import { DEFAULT_OUTAGE, type AgentSettings, type McpServerSettings, type TenantSettings } from './file-schema.js';
+import {
+  DEFAULT_OUTAGE,
+  TENANT_LIMIT_DEFAULTS,
+  type AgentSettings,
+  type McpServerSettings,
+  type TenantSettings,
+} from './file-schema.js';
 
 export { ConfigError } from './config-error.js';
 export { durationMs, tenantSigningSecret, webhookKeyBytes, webhookSecret } from './webhook-settings.js';
@@ -83,9 +89,10 @@ const configSchema = z.object({
   /**
    * How many cells an install's tasks are spread over (docs/DESIGN.md, "Cells"): each cell its own hash
    * tag, so a Redis Cluster's masters share the work (at least its masters; 1: one master carries it all).
-   * Fixed when the install first starts: a process with another count is refused.
+   * Fixed when the install first starts: a process with another count is refused. Unset: 1 on one Redis;
+   * on a Redis Cluster, the count the install recorded, or for a new install one a master (cellCount).
    */
-  AGENTQ_CELLS: z.coerce.number().int().min(1).max(1024).default(1),
+  AGENTQ_CELLS: z.coerce.number().int().min(1).max(1024).optional(),
   /** The primary's name the Sentinels monitor. */
   REDIS_MASTER_NAME: z.string().min(1).default('mymaster'),
   /**
@@ -305,6 +312,19 @@ function installPlaces(config: Config) {
   return { configDir: config.file.dir, envFile: config.envFile, dataDir: path.resolve(config.AGENTQ_DATA_DIR) };
 }
 
+/**
+ * Where the tasks' work folders are: `<AGENTQ_DATA_DIR>/work`, absolute. The one place its path is
+ * made: the workers' tools run in a task's folder there, and the API's files routes read it.
+ */
+export function workRoot(config: Pick<Config, 'AGENTQ_DATA_DIR'>): string {
+  return path.resolve(config.AGENTQ_DATA_DIR, 'work');
+}
+
+/** A task's work folder: `<AGENTQ_DATA_DIR>/work/<task id>`. */
+export function taskWorkdir(config: Pick<Config, 'AGENTQ_DATA_DIR'>, taskId: string): string {
+  return path.join(workRoot(config), taskId);
+}
+
 /** The same, resolved (links followed): for the jails, which bind none of them nor a folder holding one. */
 export function installPrivatePaths(config: Config): string[] {
   return privatePaths(installPlaces(config));
@@ -476,8 +496,8 @@ export function namedTenants(config: Config): string[] {
 export function tenantRoom(config: Config, tenant: string): { unfinished: number; stored: number; bytes?: number } {
   const limits = tenantLimits(config, tenant);
   return {
-    unfinished: limits.unfinished ?? 100_000,
-    stored: limits.stored ?? 1_000_000,
+    unfinished: limits.unfinished ?? TENANT_LIMIT_DEFAULTS.unfinished,
+    stored: limits.stored ?? TENANT_LIMIT_DEFAULTS.stored,
     ...(limits.mb !== undefined ? { bytes: Math.round(limits.mb * 1024 * 1024) } : {}),
   };
 }
@@ -509,17 +529,17 @@ export function tenantWebhook(
 
 /** Schedules a tenant may hold (limits.schedules), paused ones included. */
 export function tenantScheduleLimit(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).schedules ?? 100;
+  return tenantLimits(config, tenant).schedules ?? TENANT_LIMIT_DEFAULTS.schedules;
 }
 
 /** Event streams a tenant may hold open on one API process. */
 export function tenantSseStreams(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).sseStreams ?? 1_000;
+  return tenantLimits(config, tenant).sseStreams ?? TENANT_LIMIT_DEFAULTS.sseStreams;
 }
 
 /** How many of a tenant's tasks with one concurrency key run at once, at most. */
 export function tenantConcurrencyLimit(config: Config, tenant: string): number {
-  return tenantLimits(config, tenant).perConcurrencyKey ?? 1;
+  return tenantLimits(config, tenant).perConcurrencyKey ?? TENANT_LIMIT_DEFAULTS.perConcurrencyKey;
 }
 
 /** By tenant and `*`, as a commit counts them: what each may write to Redis in bytes (limits.mb). */
@@ -626,6 +646,15 @@ export function redisTarget(config: Config): {
  */
 export function keyPrefix(config: Config): string {
   return config.REDIS_CLUSTER_NODES ? `{${config.AGENTQ_REDIS_PREFIX}}` : config.AGENTQ_REDIS_PREFIX;
+}
+
+/**
+ * The install's cell count as the configuration sets it: AGENTQ_CELLS; unset, 1 on one Redis, and on a
+ * Redis Cluster `recorded`: the count the install recorded at its first start, or for a new install the
+ * fewest cells that spread it evenly over the cluster's masters, recorded then (store's cluster-cells.ts).
+ */
+export function cellCount(config: Config): number | 'recorded' {
+  return config.AGENTQ_CELLS ?? (config.REDIS_CLUSTER_NODES ? 'recorded' : 1);
 }
 
 /** AGENTQ_COMMIT_REPLICAS as the task store takes it; undefined when commits are not waited for. */

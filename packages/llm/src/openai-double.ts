@@ -216,6 +216,7 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
         for (let sent = 0; sent < 80; sent++) yield block;
         yield '"}';
       })();
+      // A client that stops reading (the behaviour under test) ends the pipeline: nothing to report.
       return pipeline(Readable.from(body), res).catch(() => undefined);
     }
     case 'not-json':

@@ -147,6 +147,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
         if (failure.code === 'deadline_exceeded') throw failure;
         // The SDK retried what it knows; a broken 2xx body it does not, so it is retried here alike.
         if (failure.code !== 'bad_response' || attempt >= maxRetries) throw failure;
+        // An aborted wait ends here; the next call sees the signal and stops.
         await sleep(backoffMs(attempt), signal).catch(() => undefined);
       }
     }

@@ -1,5 +1,5 @@
 -- COMMIT: the write path of a task's state, so that everything in a change lands together or not at
--- all (docs/DESIGN.md, "The commit script"; the caller is task-store.ts).
+-- all (docs/storage.md, "The commit script"; the caller is task-store.ts).
 --
 -- KEYS (named): the task's record, messages and events; its root's record (budgets add up there); its
 -- tenant's byte counter and spending of the day; then, sent only by a change of status, a pack, a claim

@@ -16,7 +16,7 @@ export class CellCountChangedError extends AgentqError {
     prefix: string,
   ) {
     super(
-      `The data under prefix ${prefix} is in ${found} cell${found === 1 ? '' : 's'}, and this process was started with AGENTQ_CELLS=${asked}: a cell count cannot change once tasks are stored (their keys are in their cells). Start it with AGENTQ_CELLS=${found}, or give a new install a prefix of its own (AGENTQ_REDIS_PREFIX); docs/operations.md, "Cells", says how to move tasks.`,
+      `The data under prefix ${prefix} is in ${found} cell${found === 1 ? '' : 's'}, and this process was started with AGENTQ_CELLS=${asked}: a cell count cannot change once tasks are stored (their keys are in their cells). Start it with AGENTQ_CELLS=${found}, or give a new install a prefix of its own (AGENTQ_REDIS_PREFIX); docs/operations.md, "Moving an install", says how to move tasks.`,
     );
   }
 }

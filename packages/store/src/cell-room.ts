@@ -65,6 +65,7 @@ export async function holdRoom(
       limits,
     );
   } catch (error) {
+    // The refusal is what the caller hears; a hold that cannot be released ends with its TTL.
     await release().catch(() => undefined);
     throw error;
   }

@@ -1,7 +1,7 @@
 /**
  * The write path of a task's state, as two Lua scripts (scripts/commit.lua and scripts/create.lua:
  * what each takes and answers is written at its top), so that everything in a change lands together
- * or not at all. docs/DESIGN.md, "The commit script", says why it is built this way.
+ * or not at all. docs/storage.md, "The commit script", says why it is built this way.
  */
 import { PRIORITY_STEP } from './fair-lists.js';
 import { luaScript } from './lua-script.js';

@@ -63,6 +63,8 @@ export class EventHub {
       followers.delete(listener);
       if (followers.size === 0 && this.listeners.get(channel) === followers) {
         this.listeners.delete(channel);
+        // Nobody follows the channel any more: a failed unsubscribe costs only messages nobody reads, and ends with
+        // the connection.
         void unsubscribe(this.subscriber, channel).catch(() => undefined);
       }
     };

@@ -12,6 +12,8 @@ export { cellNumber, concurrencyBase, createKeys, keySlot, newTaskId } from './k
 export type { CellKeys, Keys } from './keys.js';
 export { cellPipeline } from './cell-pipeline.js';
 export { CellCountChangedError } from './cell-count.js';
+export { cellsPerMaster, clusterSlotOwners, recordedCellCount, spreadingCellCount } from './cluster-cells.js';
+export type { SlotOwners } from './cluster-cells.js';
 export { closeConnection, connectRedis, redisReady, settledWithin, watchRedis } from './redis-connection.js';
 export { RedisMemory, evictionWarning, isRedisOutOfMemory, readRedisMemory, warnIfEvicting } from './redis-memory.js';
 export type { RedisFull } from './redis-memory.js';

@@ -128,6 +128,7 @@ export function keepConnecting(redis: Redis, retryMs = 100): Redis {
   redis.on('end', () => {
     if (closing) return;
     setTimeout(() => {
+      // A connect that fails ends the connection again, and this handler tries once more.
       if (!closing && redis.status === 'end') redis.connect().catch(() => undefined);
     }, retryMs).unref();
   });

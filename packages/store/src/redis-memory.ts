@@ -87,6 +87,7 @@ export function evictionWarning(memory: { max: number; policy: string }): string
 
 /** Says `evictionWarning` through `log` when Redis evicts keys (an API's or a worker's start); never fails. */
 export async function warnIfEvicting(redis: Redis, log: (line: string) => void): Promise<void> {
+  // A warning only: a Redis that cannot be asked is said elsewhere (watchRedis), and start goes on.
   const warning = await readRedisMemory(redis).then(evictionWarning, () => undefined);
   if (warning) log(warning);
 }

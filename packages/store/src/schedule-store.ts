@@ -214,6 +214,7 @@ export class ScheduleStore {
         restArgs: (options.files ?? []).flatMap((file) => [file.path, file.content]),
       })) as [string, string | number | undefined];
     } finally {
+      // The write's outcome is what the caller hears; a hold that cannot be released ends with its TTL.
       await held?.release().catch(() => undefined);
     }
     const [outcome, value] = reply;

@@ -38,6 +38,7 @@ export class TenantTotals {
   /** What `tenant` holds outside cell `cell` today (UTC `day`), as read at most a second ago. */
   async others(tenant: string, cell: number, day: string, now = Date.now()): Promise<OtherCells> {
     let read = this.reads.get(tenant);
+    // A read that failed is read again below (its own failure was the commit's that made it).
     const last = read && (await read.catch(() => undefined));
     if (!last || last.day !== day || now - last.at > FRESH_MS) {
       read = this.read(tenant, day, now);

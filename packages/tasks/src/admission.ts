@@ -84,7 +84,8 @@ export class Admission {
       store: TaskStore;
       /** What a tenant may have: tasks not ended, stored, bytes written (the configuration's tenants.<t>.limits). */
       room: (tenant: string) => RoomLimits;
-      redisMemory?: RedisMemory | undefined;
+      /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT). */
+      redisMemory: RedisMemory;
     },
   ) {}
 
@@ -93,7 +94,7 @@ export class Admission {
     const { store, redisMemory } = this.options;
     const [reached, full] = await Promise.all([
       tenantLimitReached(store, request.tenant),
-      redisMemory?.full(request.bytes ?? 0),
+      redisMemory.full(request.bytes ?? 0),
     ]);
     if (full) throw new RedisFullError(request.action, full);
     if (reached)

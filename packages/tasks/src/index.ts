@@ -1,6 +1,8 @@
 // What other packages and apps use of the task service. Its actions (submit, retry, fork, cancel,
 // answer, decide) are TaskService's methods only, each through the one admission gate: never exported
 // beside it (tests/unit/tasks-exports.test.ts).
+export { composeInstall, installSettings } from './compose.js';
+export type { Install } from './compose.js';
 export { ForkError, forkDiskQuota } from './fork-task.js';
 export { createRedisJournal } from './redis-journal.js';
 export type { RedisJournal } from './redis-journal.js';
@@ -15,5 +17,5 @@ export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
 export { TaskService } from './task-service.js';
 export type { BulkTask } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';
-export { ScheduleService, tenantHasKeys } from './schedule-service.js';
+export { ScheduleService } from './schedule-service.js';
 export { expireApprovals } from './decide-approval.js';

@@ -99,6 +99,8 @@ export function createRedisJournal(options: RedisJournalOptions): RedisJournal {
       if (entry.lazy && !entry.startedCalls) {
         held = joinWrites(held, asWrite(entry));
         if (entry.writeWithinMs !== undefined && !timer) {
+          // A lazy write is what the run could make again (core's journal.ts): one that fails (the task taken
+          // over, Redis away) costs nothing the run needs, and its next write fails with the reason.
           timer = setTimeout(() => void flush().catch(() => undefined), entry.writeWithinMs);
         }
         return Promise.resolve();

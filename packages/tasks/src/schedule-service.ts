@@ -40,9 +40,6 @@ export interface ScheduleInput {
   task: Record<string, unknown>;
 }
 
-/** A tenant's schedules when `maxSchedules` leaves the configuration silent. */
-export const DEFAULT_MAX_SCHEDULES = 100;
-
 /**
  * Whether a tenant can still call the API, as the configuration file's keys say: a key names it, or the
  * file has no keys and it is `default` (everyone's). A schedule of any other tenant makes no more tasks.
@@ -70,25 +67,23 @@ export interface ScheduleServiceOptions {
   tasks: TaskStore;
   /** Whether a tenant is still in the configuration file (tenantHasKeys). */
   tenantActive: (tenant: string) => boolean;
-  /** The gate a new schedule passes, as a submit does (TaskService's); without it, none (a worker's firings). */
-  admission?: Admission | undefined;
-  /** A tenant's room (limits.mb): a schedule's bytes must fit. Default: no byte limit. */
-  room?: ((tenant: string) => RoomLimits) | undefined;
-  /** How many schedules a tenant may hold (limits.schedules). Default DEFAULT_MAX_SCHEDULES. */
-  maxSchedules?: ((tenant: string) => number) | undefined;
-  /** Whether a tenant's webhooks can be signed (TaskService's): a task with a webhook is refused where not. Default: none can. */
-  canSign?: CanSign | undefined;
+  /** The gate a new schedule passes, as a submit does (TaskService's). */
+  admission: Admission;
+  /** A tenant's room (limits.mb): a schedule's bytes must fit. */
+  room: (tenant: string) => RoomLimits;
+  /** How many schedules a tenant may hold (limits.schedules). */
+  maxSchedules: (tenant: string) => number;
+  /** Whether a tenant's webhooks can be signed (TaskService's): a task with a webhook is refused where not. */
+  canSign: CanSign;
   /** Submits a run's task as the tenant's (TaskService.submit, with the schedule named; refused there too). */
-  submit?: (tenant: string, input: TaskInput, scheduleId: string) => Promise<SubmittedTask>;
+  submit: (tenant: string, input: TaskInput, scheduleId: string) => Promise<SubmittedTask>;
 }
 
 export class ScheduleService {
   constructor(private readonly options: ScheduleServiceOptions) {}
 
-  private readonly canSign: CanSign = (tenant) => this.options.canSign?.(tenant) ?? false;
-
   async create(tenant: string, input: ScheduleInput): Promise<ScheduleView> {
-    assertSigned(this.canSign, tenant, input.task.webhook !== undefined);
+    assertSigned(this.options.canSign, tenant, input.task.webhook !== undefined);
     const { task, files } = stored(input.task);
     const schedule = {
       id: `sch_${randomUUID()}`,
@@ -100,12 +95,12 @@ export class ScheduleService {
       createdAt: new Date().toISOString(),
       bytes: scheduleBytes(task, inputFilesBytes(files)),
     } satisfies Omit<StoredSchedule, 'order'>;
-    await this.options.admission?.admit({ tenant, action: 'schedule', bytes: schedule.bytes });
+    await this.options.admission.admit({ tenant, action: 'schedule', bytes: schedule.bytes });
     const saved = await this.options.schedules.save(schedule, {
       mode: 'create',
       files,
-      maxSchedules: this.options.maxSchedules?.(tenant) ?? DEFAULT_MAX_SCHEDULES,
-      limits: this.options.room?.(tenant),
+      maxSchedules: this.options.maxSchedules(tenant),
+      limits: this.options.room(tenant),
     });
     if (!schedule.paused) await this.options.timers.set(schedule.id, timing(schedule));
     return this.view(saved!);
@@ -136,7 +131,7 @@ export class ScheduleService {
     const { tenant } = schedule;
     const resumed = change.paused === false;
     if (resumed && !this.options.tenantActive(tenant)) throw new TenantGoneError(tenant);
-    assertSigned(this.canSign, tenant, change.task?.webhook !== undefined);
+    assertSigned(this.options.canSign, tenant, change.task?.webhook !== undefined);
     const retimed = change.cron !== undefined || change.every !== undefined;
     const task = change.task ? stored(change.task) : undefined;
     const { pausedReason: _reason, ...kept } = schedule;
@@ -149,11 +144,11 @@ export class ScheduleService {
       ...(task ? { task: task.task, bytes: scheduleBytes(task.task, inputFilesBytes(task.files)) } : {}),
     };
     if (next.bytes > schedule.bytes)
-      await this.options.admission?.admit({ tenant, action: 'schedule', bytes: next.bytes - schedule.bytes });
+      await this.options.admission.admit({ tenant, action: 'schedule', bytes: next.bytes - schedule.bytes });
     const saved = await this.options.schedules.save(next, {
       mode: 'update',
       files: task?.files,
-      limits: this.options.room?.(tenant),
+      limits: this.options.room(tenant),
       previousBytes: schedule.bytes,
     });
     if (!saved) return undefined;
@@ -198,7 +193,7 @@ export class ScheduleService {
     if (!parsed.success)
       return skip(`its task is no longer valid: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`);
     try {
-      const submitted = await this.options.submit!(schedule.tenant, parsed.data, id);
+      const submitted = await this.options.submit(schedule.tenant, parsed.data, id);
       await schedules.recordRun(id, { at: when, taskId: submitted.id, skipped: null });
     } catch (error) {
       // A tenant limit, a full Redis, an agent no longer configured: said where the schedule is read.

@@ -113,6 +113,7 @@ export async function submitTasks(options: {
     });
   });
   const outcomes = await Promise.allSettled(stored);
+  // The tasks' outcomes are what the caller hears; a hold that cannot be released ends with its TTL.
   await held?.release().catch(() => undefined);
   await Promise.all(admitted);
   // Tasks that name a concurrency key wait in its queue: a turn of each key lets through what has room.
@@ -153,6 +154,8 @@ export async function submitTasks(options: {
     const abandoned = tasks
       .filter(({ task, input }) => input.idempotencyKey === undefined && task.existing === undefined)
       .map(({ task }) => task);
+    // Best effort, with the store failing already: the submit's own error is what the client hears, and a
+    // task this could not fail stays in its tenant's list, where the client sees and may cancel it.
     await Promise.all(
       abandoned.map(async (task) => {
         await queues.of(task.id).admission.withdraw(task.agent, tenant, task.id);

@@ -37,18 +37,18 @@ export interface TaskServiceOptions {
   publisher: Redis;
   /** What a tenant may have: tasks not ended, stored, bytes written (the configuration's tenants.<t>.limits). */
   room: (tenant: string) => RoomLimits;
-  /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT); default not read. */
-  redisMemory?: RedisMemory | undefined;
+  /** Redis's fullness (AGENTQ_REDIS_FULL_PERCENT). */
+  redisMemory: RedisMemory;
   /**
    * A tenant's webhook settings (the configuration's tenants.<t>.webhook): its `url` is the default of a
    * task that names none; its `secret`, whether its webhooks can be signed (without one, a task with a
-   * webhook is refused: UnsignedWebhookError). Default: none.
+   * webhook is refused: UnsignedWebhookError).
    */
-  webhookOf?: ((tenant: string) => Partial<WebhookInput> & { secret?: string | undefined }) | undefined;
-  /** A task's disk quota: a fork of a task whose files pass it is refused. */
-  diskQuota?: { bytes: number; entries: number } | undefined;
-  /** How many of a tenant's tasks with one concurrency key may run at once, at most (limits.perConcurrencyKey); default 1. */
-  concurrencyLimitOf?: ((tenant: string) => number) | undefined;
+  webhookOf: (tenant: string) => Partial<WebhookInput> & { secret?: string | undefined };
+  /** A task's disk quota (AGENTQ_TASK_DISK_MB): a fork of a task whose files pass it is refused; undefined: none. */
+  diskQuota: { bytes: number; entries: number } | undefined;
+  /** How many of a tenant's tasks with one concurrency key may run at once, at most (limits.perConcurrencyKey). */
+  concurrencyLimitOf: (tenant: string) => number;
 }
 
 /** A task a bulk action applies to, as a list's summary has it. */
@@ -85,7 +85,7 @@ export class TaskService {
   }
 
   /** Whether a tenant's webhooks can be signed: every way a webhook enters a task asks (signed-webhooks.ts). */
-  readonly canSign = (tenant: string): boolean => this.options.webhookOf?.(tenant).secret !== undefined;
+  readonly canSign = (tenant: string): boolean => this.options.webhookOf(tenant).secret !== undefined;
 
   /**
    * Stores and queues a tenant's tasks: all or none (NoRoomError; IdempotencyMismatchError when a task's
@@ -106,12 +106,12 @@ export class TaskService {
     const digests = request.inputs.map((input) =>
       input.idempotencyKey !== undefined ? taskDigest(input, batch) : undefined,
     );
-    const settings = this.options.webhookOf?.(tenant);
-    const fallback = settings?.url
+    const settings = this.options.webhookOf(tenant);
+    const fallback = settings.url
       ? { url: settings.url, ...(settings.events ? { events: settings.events } : {}) }
       : undefined;
     // A key's limit is the tenant's, or lower where a task asks for less.
-    const keyLimit = this.options.concurrencyLimitOf?.(tenant) ?? 1;
+    const keyLimit = this.options.concurrencyLimitOf(tenant);
     const inputs = request.inputs.map((input) => {
       const withWebhook = fallback && !input.webhook ? { ...input, webhook: fallback } : input;
       return input.concurrencyKey === undefined

@@ -10,6 +10,7 @@ import {
   open,
   readFile,
   rm,
+  stat,
   symlink,
   truncate,
   writeFile,
@@ -281,36 +282,77 @@ describe('a walk raced by its task', () => {
 });
 
 describe('a folder its task closed', () => {
-  // The walk as a worker of its own uid runs it (another uid's, here: only root can start it as one),
-  // on a folder of that uid's, as a jailed task leaves it.
+  const uid = 65534;
+  /**
+   * `walks` walks of `dir` as uid 65534, a worker that is not root, with `racer` (python, in `dir`) run by
+   * that uid beside it; the usage of the last. The walker (it imports only Node's own modules, and the
+   * files beside it) is copied where that uid can read it: the checkout may not be.
+   */
+  async function walkAsOwner(walks: number, racer?: string): Promise<{ bytes: number; entries: number }> {
+    execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
+    const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
+    await chmod(copy, 0o755);
+    for (const name of ['disk-quota.js', 'open-deleted-files.js']) {
+      await copyFile(path.join(import.meta.dirname, '..', 'dist', name), path.join(copy, name));
+      await chmod(path.join(copy, name), 0o644);
+    }
+    await writeFile(path.join(copy, 'package.json'), '{"type":"module"}');
+    await chmod(path.join(copy, 'package.json'), 0o644);
+    const racing = racer && spawn('/usr/bin/python3', ['-c', racer], { cwd: dir, stdio: 'ignore', uid, gid: uid });
+    try {
+      const script = `import(${JSON.stringify(path.join(copy, 'disk-quota.js'))}).then(async ({ walkDisk }) => { let last; for (let walk = 0; walk < ${walks}; walk++) last = await walkDisk(${JSON.stringify(dir)}); console.log(JSON.stringify(last.usage)); })`;
+      // Thrown (a non-zero exit) when a walk rejects.
+      return JSON.parse(
+        execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy }),
+      ) as { bytes: number; entries: number };
+    } finally {
+      if (racing) racing.kill('SIGKILL');
+      await rm(copy, { recursive: true, force: true });
+    }
+  }
+
+  // Another uid's walk, here: only root can start one.
   it.skipIf(process.getuid?.() !== 0)(
     'is opened again and counted: chmod 000 hides nothing from a worker that is not root',
     async () => {
-      const uid = 65534;
       await mkdir(path.join(dir, 'closed'));
       await writeFile(path.join(dir, 'closed', 'hidden'), Buffer.alloc(500_000, 1));
-      execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
       await chmod(path.join(dir, 'closed'), 0o000);
-      // The walker (it imports only Node's own modules, and the file beside it) where that uid can read it: the checkout may not be.
-      const copy = await mkdtemp(path.join(tmpdir(), 'agentq-walker-'));
-      await chmod(copy, 0o755);
-      const walker = path.join(copy, 'disk-quota.mjs');
-      await copyFile(path.join(import.meta.dirname, '..', 'dist', 'disk-quota.js'), walker);
-      await copyFile(
-        path.join(import.meta.dirname, '..', 'dist', 'open-deleted-files.js'),
-        path.join(copy, 'open-deleted-files.js'),
-      );
-      await chmod(walker, 0o644);
-      await chmod(path.join(copy, 'open-deleted-files.js'), 0o644);
+      const usage = await walkAsOwner(1);
+      expect(usage.entries).toBe(2);
+      expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'opened again never follows a link swapped in for it, nor fails the walk',
+    async () => {
+      // Outside the folder: a file of the worker's uid that the task must not change through the walk.
+      const outside = path.join(tmpdir(), `agentq-outside-${path.basename(dir)}`);
+      await writeFile(outside, "the worker uid's own\n");
+      execFileSync('chown', [`${uid}:${uid}`, outside]);
+      await chmod(outside, 0o644);
+      await mkdir(path.join(dir, 'closed'));
+      await chmod(path.join(dir, 'closed'), 0o000);
+      await symlink(outside, path.join(dir, 'link'));
+      // The task closes its folder again and again (a walk opens it back), and swaps it with a link to that
+      // file with renameat2(RENAME_EXCHANGE), as fast as it can: a walk that chmods the name it met closed
+      // (EACCES), then opens it, may meet the link there.
+      const swap = [
+        'import ctypes, os',
+        'libc = ctypes.CDLL(None)',
+        'os.chmod("closed", 0o700)',
+        'folder = os.open("closed", os.O_RDONLY | os.O_DIRECTORY)',
+        'while True:',
+        '  os.fchmod(folder, 0)',
+        '  libc.syscall(316, -100, b"closed", -100, b"link", 2)',
+      ].join('\n');
       try {
-        const script = `import(${JSON.stringify(walker)}).then(async ({ walkDisk }) => console.log(JSON.stringify((await walkDisk(${JSON.stringify(dir)})).usage)))`;
-        const usage = JSON.parse(
-          execFileSync(process.execPath, ['-e', script], { uid, gid: uid, encoding: 'utf8', cwd: copy }),
-        ) as { bytes: number; entries: number };
-        expect(usage.entries).toBe(2);
-        expect(usage.bytes).toBeGreaterThanOrEqual(500_000);
+        const usage = await walkAsOwner(2_000, swap);
+        expect(usage.entries).toBeLessThanOrEqual(3);
+        expect((await stat(outside)).mode & 0o777).toBe(0o644);
       } finally {
-        await rm(copy, { recursive: true, force: true });
+        await rm(outside, { force: true });
       }
     },
   );

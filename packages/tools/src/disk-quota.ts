@@ -133,6 +133,7 @@ export async function walkDisk(dir: string, stopAbove?: DiskUsage): Promise<Disk
     stack.at(-1)!.pending = await countFolder(folder, usage, linked, stopAbove);
   };
   try {
+    // A folder that cannot be opened holds nothing countable: counted as empty.
     const top = await open(dir, FOLDER_FLAGS).catch(() => undefined);
     if (top) await enter(top);
     while (stack.length) {
@@ -187,18 +188,30 @@ export function inFolder(folder: FileHandle, name?: string): string {
   return name === undefined ? `/proc/self/fd/${folder.fd}` : `/proc/self/fd/${folder.fd}/${name}`;
 }
 
+/** Linux's O_PATH (Node names no constant for it): a handle on an entry that needs no permission on it. */
+const O_PATH = 0o10000000;
+
 /** Opens a folder's subfolder; undefined when it is no longer one (removed, or swapped for a link or a file). */
 export async function openFolder(parent: FileHandle, name: string): Promise<FileHandle | undefined> {
   try {
     return await open(inFolder(parent, name), FOLDER_FLAGS);
   } catch (error) {
-    // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may
-    // (root never meets this).
     if ((error as NodeJS.ErrnoException).code !== 'EACCES') return undefined;
-    return chmod(inFolder(parent, name), 0o700).then(
-      () => open(inFolder(parent, name), FOLDER_FLAGS),
-      () => undefined,
-    );
+  }
+  // A folder its task closed (chmod 000) would hide what it holds: opened again, as its owner may (root
+  // never meets this). Its mode is changed through a handle on that folder itself, never a link: the task
+  // may swap the name for one to a file of the worker's between the two opens.
+  let folder: FileHandle | undefined;
+  try {
+    folder = await open(inFolder(parent, name), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    await chmod(inFolder(folder), 0o700);
+    // The handle's own name (/proc/self/fd/N) is a link to that very folder: followed, never a path's.
+    return await open(inFolder(folder), constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch {
+    // Gone, swapped, or still closed to its owner: counted as empty, as any folder that cannot be opened.
+    return undefined;
+  } finally {
+    await folder?.close();
   }
 }
 
@@ -213,6 +226,7 @@ async function countFolder(
   const subfolders: string[] = [];
   for (let from = 0; from < names.length; from += STAT_BATCH) {
     const batch = names.slice(from, from + STAT_BATCH);
+    // A name gone since the listing holds nothing any more.
     const stats = await Promise.all(batch.map((name) => lstat(inFolder(folder, name)).catch(() => undefined)));
     for (const [index, entry] of stats.entries()) {
       if (entry && count(usage, linked, entry)) subfolders.push(batch[index]!);
@@ -310,7 +324,11 @@ export function watchDisk(
     }
   };
   let timer: NodeJS.Timeout | undefined = setInterval(() => {
-    looking ??= look().finally(() => (looking = undefined));
+    // A look that fails (a walk the system refused) is made again at the next tick, and the run's end walks
+    // again: never an unhandled rejection, which would end the worker.
+    looking ??= look()
+      .catch(() => undefined)
+      .finally(() => (looking = undefined));
   }, LOOK_EVERY_MS);
   const cancel = () => {
     clearInterval(timer);

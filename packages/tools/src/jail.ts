@@ -364,6 +364,7 @@ export class Jail {
     const info = readJailInfo(child.stdio[3] as Readable);
     const pipes = child.stdio as unknown as Array<Writable | null>;
     if (this.seccomp) {
+      // A jail that ends before reading its filter fails below with the reason (it never started).
       pipes[5]?.on('error', () => undefined);
       pipes[5]?.end(this.seccomp);
     }
@@ -391,6 +392,7 @@ export class Jail {
         throw new ToolError('tool_unavailable', 'the jail ended before it started the server');
       contain([child.pid, reported.childPid], group);
       release = this.egress ? await this.connect(reported, this.egress) : undefined;
+      // A jail that ends before reading its go-ahead is seen below, by its exit.
       pipes[4]?.on('error', () => undefined);
       pipes[4]?.end('x');
     } catch (error) {

@@ -33,6 +33,7 @@ export async function openDeletedBytes(root: number): Promise<number> {
     for (const fd of fds) {
       const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
       if (!target.endsWith(' (deleted)')) continue;
+      // A descriptor closed since the listing holds no file any more.
       const file = await stat(`/proc/${pid}/fd/${fd}`).catch(() => undefined);
       const key = file && `${file.dev}:${file.ino}`;
       if (!file?.isFile() || counted.has(key!)) continue;

@@ -95,10 +95,12 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     child.once('close', (code) => resolve(code ?? undefined));
   });
   options.onSpawn?.(child);
+  // A process that exits without reading its input closes the pipe: its exit status says what happened.
   child.stdin?.on('error', () => undefined);
   if (options.input !== undefined) child.stdin?.end(options.input);
   if (gated && options.seccomp) {
     const filter = (child.stdio as unknown as Array<Writable | null>)[5];
+    // A process that ends before reading its filter fails on its own, with its exit status.
     filter?.on('error', () => undefined);
     filter?.end(options.seccomp);
   }
@@ -114,6 +116,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     if (child.pid === undefined) return;
     signalGroup(child.pid, 'SIGTERM');
     setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS).unref();
+    // Killing goes on whatever onKill meets: the process group is signalled above.
     killed ??= options.onKill?.().catch(() => undefined);
   };
   const timer = setTimeout(() => {
@@ -135,6 +138,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
         release = await options.beforeStart?.(child);
         // The byte the process waits for.
         const gate = child.stdio[4] as Writable | null;
+        // A process that ends before reading its go-ahead is seen by its exit status.
         gate?.on('error', () => undefined);
         gate?.end('x');
       } catch (error) {

@@ -94,6 +94,7 @@ export class ToolLauncher {
   async close(): Promise<void> {
     const starting = this.current;
     this.current = undefined;
+    // A launcher that failed to start has nothing to close.
     const child = (await starting?.catch(() => undefined))?.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -131,6 +132,7 @@ export class ToolLauncher {
       };
       child.once('exit', (code, signal) => {
         ended(`this worker's tool launcher ended (${signal ?? `exit status ${code}`})`);
+        // Scratch space only: what is left is under the worker's own temporary folder.
         void rm(scratch, { recursive: true, force: true }).catch(() => undefined);
       });
       child.once('error', (error) => ended(`this worker's tool launcher could not run (${error.message})`));

@@ -44,6 +44,7 @@ async function walk(dir: string, visit: Visit, stop: () => boolean): Promise<boo
         const names = (await readdir(inFolder(folder)).catch(() => [] as string[])).sort();
         for (const name of names) {
           if (stop()) break;
+          // A name gone since the listing is left out of the archive.
           const stats = await lstat(inFolder(folder, name)).catch(() => undefined);
           const path = `${prefix}${name}`;
           if (stats?.isDirectory()) {
@@ -103,6 +104,7 @@ export async function archiveWorkdir(dir: string, output: NodeJS.WritableStream)
           archive.entry({ name: path, type: 'directory', mode: 0o755, ...tarFileTime(stats.mtimeMs) });
           return;
         }
+        // A file gone or swapped for something that cannot be opened as a file is left out of the archive.
         const file = await open(
           inFolder(folder, name),
           constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,

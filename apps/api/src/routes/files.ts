@@ -15,9 +15,13 @@ import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
 
-export function filesRouter(options: { store: TaskStore; dataDir: string }): Router {
+export function filesRouter(options: {
+  store: TaskStore;
+  /** A task's folder on the work volume (config's taskWorkdir). */
+  workdirOf: (taskId: string) => string;
+}): Router {
   const router = Router();
-  const folderOf = (taskId: string) => path.resolve(options.dataDir, 'work', taskId);
+  const folderOf = options.workdirOf;
 
   router.get('/v1/tasks/:id/files', async (request, response) => {
     const record = await visibleRecord(options.store, principalOf(response), taskIdOf(request));

@@ -18,6 +18,7 @@ const SHIPPED = path.dirname(DEFAULT_CONFIG_FILE);
 
 export async function configInitCommand(dir: string | undefined): Promise<number> {
   const folder = path.resolve(dir ?? '.');
+  // Any folder that cannot be read is left to mkdir below, which says why.
   if ((await stat(folder).catch(() => undefined))?.isDirectory() === false) {
     process.stderr.write(`agentq config init: ${folder} is a file, not a folder: name a folder (new or not)\n`);
     return 1;

@@ -95,6 +95,7 @@ export function taskView(container: HTMLElement, taskId: string, signal: AbortSi
       state.task = task;
       // A planned task's files are its subtasks' (each folder its own).
       if (!task.plan)
+        // A list that cannot be read (the task's folder swept) shows as no files; the task itself is shown.
         state.files = await request<{ files: TaskFile[]; truncated: boolean }>(
           `/v1/tasks/${encodeURIComponent(taskId)}/files`,
           { signal },

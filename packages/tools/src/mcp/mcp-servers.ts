@@ -140,6 +140,7 @@ export class McpServers {
     for (const [key, pending] of this.connections) {
       if (!key.startsWith(`task\0${taskId}\0`)) continue;
       this.connections.delete(key);
+      // The task is over: a close that fails is its server's to report, and nothing waits on it any more.
       ending.push(pending.then((connection) => connection.close()).catch(() => undefined));
     }
     await Promise.all(ending);
@@ -158,6 +159,7 @@ export class McpServers {
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
+    // This worker is stopping: a close that fails is its server's to report, and nothing waits on it any more.
     await Promise.all(all.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
     await Promise.all([...this.jails.values()].map((jail) => jail.close()));
     this.jails.clear();
@@ -191,6 +193,7 @@ export class McpServers {
     const key = this.key(run, name, spec);
     let pending = this.connections.get(key);
     if (pending) {
+      // A start that failed was said to its own caller; this call starts the server again.
       const connection = await pending.catch(() => undefined);
       if (connection && !connection.ended) return connection;
       if (this.connections.get(key) === pending) this.connections.delete(key);
@@ -277,7 +280,9 @@ export class McpServers {
         connection.ended = true;
         // A remote server is told its session ended (a DELETE), as the protocol asks of a client that leaves.
         if (transport instanceof StreamableHTTPClientTransport)
+          // A courtesy: a server that is gone or refuses ends the session by its own timeout.
           await transport.terminateSession().catch(() => undefined);
+        // The connection is over either way; what it was closing is gone with it.
         await client.close().catch(() => undefined);
         await agent?.destroy();
       },
