@@ -193,4 +193,40 @@ describe('an unreachable model endpoint', () => {
     expect(events.filter(isOutageWait)).toEqual([]);
     expect(fleet.double.requests.map((request) => request.model)).toEqual(['m', 'backup']);
   }, 60_000);
+
+  it('hands the next try to a waiting task when the task that was to make it is cancelled', async () => {
+    fleet = await startFleet({
+      name: 'outage-cancel',
+      model: 'm',
+      rules: [],
+      workers: 1,
+      pools: 'casual',
+      env: {
+        AGENTQ_LLM_MAX_RETRIES: '0',
+        AGENTQ_CONFIG: configFile({ models: { m: { outage: { maxBackoffSeconds: 1 } } } }),
+      },
+    });
+    const port = Number(new URL(fleet.double.baseURL).port);
+    await fleet.double.close();
+    const ids = await submit(fleet.baseUrl, fiveTasks('cancel').slice(0, 2));
+    await Promise.all(ids.map((id) => waitForEventWhere(fleet!.baseUrl, id, isOutageWait)));
+    // The task that tries the endpoint says so again at each try; the other waits to be woken.
+    const secondWait = () => {
+      let waits = 0;
+      return (event: TaskEvent) => isOutageWait(event) && ++waits === 2;
+    };
+    const prober = await Promise.race(
+      ids.map(async (id) => (await waitForEventWhere(fleet!.baseUrl, id, secondWait()), id)),
+    );
+    const waiter = ids.find((id) => id !== prober)!;
+    const cancelled = await fetch(`${fleet.baseUrl}/v1/tasks/${prober}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(202);
+    restarted = await startOpenAIDouble({ port, rules: [{ reply: { content: 'back' } }] });
+    const backAt = Date.now();
+    await waitForEnd(fleet.baseUrl, waiter);
+    expect(await taskOf(fleet.baseUrl, waiter)).toMatchObject({ status: 'completed', result: 'back' });
+    expect((await taskOf(fleet.baseUrl, prober)).status).toBe('cancelled');
+    // Within the cap of a try, not the minutes a waiter sleeps while another job is to try.
+    expect(Date.now() - backAt).toBeLessThan(10_000);
+  }, 60_000);
 });

@@ -8,6 +8,7 @@ import type { DoubleFault, DoubleReply, DoubleRequest } from '@agentq/llm';
 import { waitForEnd } from '../helpers/sse.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
 import { seeded } from '../helpers/seeded.js';
+import { configFile } from '../helpers/config-file.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -118,5 +119,28 @@ describe('faults of the model endpoint', () => {
       `${stack.double.baseURL} (model test-model) gave no usable answer within 1 s`,
     );
     expect(JSON.stringify(task)).not.toContain('sk-never-shown');
+  });
+
+  it('waits out an endpoint whose attempts time out, spending no attempt, and completes once it answers', async () => {
+    stack = await startStack({
+      pools: ['casual'],
+      env: {
+        AGENTQ_LLM_TIMEOUT_MS: '300',
+        AGENTQ_LLM_DEADLINE_MS: '60000',
+        AGENTQ_CONFIG: configFile({ models: { 'test-model': { outage: { maxBackoffSeconds: 1 } } } }),
+      },
+      rules: [{ reply: { fault: 'hang' }, times: 2 }, { reply: { content: 'answered at last' } }],
+    });
+    const [id] = await stack.submit([{ prompt: 'slow endpoint', agent: 'casual' }]);
+    const events = (await waitForEnd(stack.api.url, id!)).map((message) => message.data);
+    expect((await getJson<TaskView>(`${stack.api.url}/v1/tasks/${id}`)).body).toMatchObject({
+      status: 'completed',
+      result: 'answered at last',
+    });
+    const waits = events.filter((event) => event.type === 'task.queued' && event.data.modelUnreachable);
+    expect(waits.length).toBe(2);
+    expect(waits[0]!.type === 'task.queued' && waits[0]!.data.reason).toMatch(/The LLM request to .* timed out/);
+    const attempts = events.flatMap((event) => (event.type === 'task.started' ? [event.data.attempt] : []));
+    expect([...new Set(attempts)]).toEqual([1]);
   });
 });

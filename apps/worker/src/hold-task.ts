@@ -29,7 +29,7 @@ import { retryDelayMs, type TaskStatus } from '@agentq/contract';
 import { modelOutageFor } from '@agentq/config';
 import { RunLostError, type RunLostReason } from '@agentq/core';
 import { LlmError, type LanguageModel } from '@agentq/llm';
-import { RetryLater } from '@agentq/scheduling';
+import { RetryLater, waitingJob } from '@agentq/scheduling';
 import { CommitNotReplicated, type SpendingStop, type TaskRecord } from '@agentq/store';
 import { createRedisJournal, type ByRun, type RedisJournal } from '@agentq/tasks';
 import { CANCELLED, stoppedByShutdown } from './cancel-listener.js';
@@ -37,7 +37,6 @@ import type { JobContext } from './job-context.js';
 import { WaitForRateLimit } from './rate-limited-model.js';
 import { outageGuardedModel, WaitForModel } from './outage-guarded-model.js';
 import { taskRetryPolicy } from './retry-policy.js';
-import { waitingJob } from './wake-jobs.js';
 import { failForGoneTenant } from './tenant-gone.js';
 
 /** How long a pool pauses when the provider gave no Retry-After. */

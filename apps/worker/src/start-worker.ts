@@ -21,7 +21,14 @@ import {
   type Config,
 } from '@agentq/config';
 import { withFallbacks, type LanguageModel } from '@agentq/llm';
-import { fireSchedules, jobBackoff, ModelOutages, SharedRateLimits, type AgentQueues } from '@agentq/scheduling';
+import {
+  fireSchedules,
+  jobBackoff,
+  ModelOutages,
+  SharedRateLimits,
+  wakeJobs,
+  type AgentQueues,
+} from '@agentq/scheduling';
 import {
   connectRedis,
   compactEvents,
@@ -59,7 +66,6 @@ import { CellSlots } from './cell-slots.js';
 import { CellWorker } from './cell-worker.js';
 import { placingFolderOf } from './place-inputs.js';
 import { throttledLog } from './throttled-log.js';
-import { wakeJobs } from './wake-jobs.js';
 import { startWebhookSender } from './webhook-sender.js';
 import { closeIsolations, isolationForPools, redisAddresses, type PoolTools } from './tool-isolation.js';
 

@@ -526,7 +526,7 @@ export const fileSchema = z
       .record(modelName, modelSettingsSchema.describe('A model, as the endpoint names it.'))
       .default({})
       .describe(
-        "Models by name: their prices and shared limits. A submit may name any model here or any agent's (a batch can compare models on the same prompts).",
+        "Models by name: their prices, shared limits and how an unreachable endpoint is waited out. A submit may name any model here or any agent's (a batch can compare models on the same prompts).",
       ),
   })
   .strict()

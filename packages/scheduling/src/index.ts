@@ -11,3 +11,4 @@ export { ConcurrencyGate } from './concurrency-gate.js';
 export { ModelOutages } from './model-outages.js';
 export type { ModelOutagesOptions, OutageCall, OutageEntry, OutageWait } from './model-outages.js';
 export { JOB_BACKOFF, RetryLater, jobBackoff } from './jobs.js';
+export { waitingJob, wakeJobs } from './waiting-jobs.js';

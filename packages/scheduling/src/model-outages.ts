@@ -49,14 +49,16 @@ export interface OutageWait {
 }
 
 export interface ModelOutagesOptions {
-  /** How long one try of the endpoint may take (the call's deadline): another job takes over past it. */
-  leaseMs: number;
+  /** How long one try of the endpoint may take (the call's deadline): another job takes over past it. Default 305 s. */
+  leaseMs?: number;
   /** The first wait after a failure. Default 1 s. */
   firstBackoffMs?: number;
-  /** The longest wait between two tries, by model (models.<model>.outage.maxBackoffSeconds). */
-  maxBackoffMs: (model: string) => number;
+  /** The longest wait between two tries, by model (models.<model>.outage.maxBackoffSeconds). Default 30 s. */
+  maxBackoffMs?: (model: string) => number;
 }
 
+/** A call's default deadline (AGENTQ_LLM_DEADLINE_MS) and a moment more. */
+const DEFAULT_LEASE_MS = 305_000;
 /** Longest an outage nobody touches is kept (a task that comes later tries the endpoint at once). */
 const KEEP_MS = 24 * 3600 * 1000;
 /** What is kept of the last error. */
@@ -88,7 +90,7 @@ export class ModelOutages {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
-    private readonly options: ModelOutagesOptions,
+    private readonly options: ModelOutagesOptions = {},
   ) {}
 
   private static known(call: Pick<OutageCall, 'tenant' | 'model'>): string {
@@ -132,7 +134,7 @@ export class ModelOutages {
     if (!this.known.has(ModelOutages.known(call))) return { kind: 'go' };
     const reply = (await ENTER.run(this.redis, {
       keys: this.keysOf(call),
-      args: { member: call.member, leaseMs: this.options.leaseMs, keepMs: KEEP_MS },
+      args: { member: call.member, leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, keepMs: KEEP_MS },
     })) as [string, number?, string?, string?, number?];
     const [kind, until, since, lastError, now] = reply;
     if (kind === 'go') this.known.delete(ModelOutages.known(call));
@@ -147,10 +149,10 @@ export class ModelOutages {
       keys: this.keysOf(call),
       args: {
         member: call.member,
-        leaseMs: this.options.leaseMs,
+        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
         keepMs: KEEP_MS,
         firstMs: this.options.firstBackoffMs ?? 1_000,
-        capMs: this.options.maxBackoffMs(call.model),
+        capMs: this.options.maxBackoffMs?.(call.model) ?? 30_000,
         jitter: Math.random(),
         lastError: lastError.slice(0, ERROR_CHARS),
       },

@@ -6,9 +6,9 @@
  */
 import type { TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
-import type { AgentQueues } from '@agentq/scheduling';
+import { ModelOutages, waitingJob, wakeJobs, type AgentQueues } from '@agentq/scheduling';
 import { onSubtaskFinished } from './subtasks.js';
-import { publish, type TaskStore } from '@agentq/store';
+import { publish, type TaskRecord, type TaskStore } from '@agentq/store';
 import { Transitions } from './transitions.js';
 
 export interface CancelTaskOptions {
@@ -69,9 +69,25 @@ export async function cancelTask(
     const removed = withdrawn ? 1 : queue ? await queue.remove(record.jobId || taskId) : 0;
     if (removed === 1) {
       const result = await end('queued', 'cancelled before it started');
+      await leaveOutage(options, record);
       return { found: true, status: result.status };
     }
   }
   await publish(options.publisher, store.keys.cancelChannel, taskId);
   return { found: true, status: (await store.getRecord(taskId))?.status };
+}
+
+/**
+ * A task whose job waited for its model's endpoint (models.<model>.outage) waits no more: when its job was
+ * the one to try the endpoint next, a waiting job is woken to take that over (else they would sleep until
+ * the try's lease ran out, minutes).
+ */
+async function leaveOutage(options: CancelTaskOptions, record: TaskRecord): Promise<void> {
+  if (record.outageSince === undefined || !record.model) return;
+  const waiter = await new ModelOutages(options.publisher, options.store.keys).left({
+    tenant: record.tenant,
+    model: record.model,
+    member: waitingJob({ queueName: record.agent, id: record.jobId || record.id }, record.id),
+  });
+  if (waiter) await wakeJobs(options.queues, [waiter]);
 }

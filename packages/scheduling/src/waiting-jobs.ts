@@ -3,7 +3,7 @@
  * worker can wake them: their pool, job id and task (whose cell holds the queue).
  */
 import { Job } from 'bullmq';
-import type { AgentQueues } from '@agentq/scheduling';
+import type { AgentQueues } from './agent-queues.js';
 
 /** How a job is listed among an outage's waiters. */
 export function waitingJob(job: Pick<Job, 'queueName' | 'id'>, taskId: string): string {
