@@ -107,6 +107,8 @@ export async function removeStaleHomes(options: {
     }
     // Read after the move: a server that started before it is named here.
     if (options.lease.has(home) || (await leasedHomes(options.root)).has(home)) {
+      // Put back, unless its server made a fresh one meanwhile; a move back that fails leaves it aside,
+      // where the next sweeps remove it once a lease's time passed.
       if (!existsSync(place)) await rename(aside, place).catch(() => undefined);
       else await removeWorkdir(aside);
       continue;
@@ -114,11 +116,14 @@ export async function removeStaleHomes(options: {
     await removeWorkdir(aside);
     removed.push(home);
   }
-  // The folders of an agent or a tenant the configuration no longer names, once empty (rmdir refuses others).
+  // The folders of an agent or a tenant the configuration no longer names, once empty.
   for (const home of removed) {
     const [agent, tenant] = home.split('/') as [string, string];
-    if (!keptPrefixes.has(`${agent}/${tenant}`))
+    if (!keptPrefixes.has(`${agent}/${tenant}`)) {
+      // rmdir refuses a folder that still holds a HOME (another server's, in use), or one gone already: kept.
       await rmdir(path.join(workerRoot, agent, tenant)).catch(() => undefined);
+    }
+    // The same for the agent's folder.
     if (!keptPrefixes.has(agent)) await rmdir(path.join(workerRoot, agent)).catch(() => undefined);
   }
   return removed;
@@ -136,6 +141,7 @@ async function removeLeftAside(trash: string): Promise<void> {
       (stats) => stats.ctimeMs,
       () => Date.now(),
     );
+    // Another worker's sweep may be removing it too: what one could not remove, the next sweep tries again.
     if (Date.now() - moved > LEASE_MS) await removeWorkdir(aside).catch(() => undefined);
   }
 }
