@@ -801,7 +801,7 @@ describe('the HOMEs of worker-scoped servers whose tenant or agent left the file
     expect(done(), what).toBe(true);
   };
 
-  it('removes them once the worker restarts without them, and never one a server runs with', async () => {
+  it("removes them once the worker restarts without them, never one another worker's server runs with", async () => {
     const acme = await note(SECRETS.ACME_KEY, 'keeper');
     const globex = await note(SECRETS.GLOBEX_KEY, 'keeper');
     const retired = await note(SECRETS.ACME_KEY, 'retired');
@@ -814,6 +814,8 @@ describe('the HOMEs of worker-scoped servers whose tenant or agent left the file
     // The operator takes tenant globex and agent `retired` out of the file, and restarts the worker (the
     // API, not restarted yet, still takes globex's tasks).
     expect(await install.worker.stop('SIGTERM')).toBe(0);
+    const oldFile = path.join(install.folder, 'old.config.yaml');
+    writeFileSync(oldFile, JSON.stringify(file(['acme', 'globex'], ['keeper', 'retired'])));
     writeFileSync(path.join(install.folder, 'agentq.config.yaml'), JSON.stringify(file(['acme'], ['keeper'])));
     install.worker = spawnAgentq(['worker', '--pools', 'keeper'], install.env, { cwd: install.folder });
     await install.worker.waitFor(/keeper tools: bubblewrap jail/);
@@ -827,15 +829,29 @@ describe('the HOMEs of worker-scoped servers whose tenant or agent left the file
       readdirSync(path.join(workerHomes, 'keeper')),
     );
     expect(readFileSync(path.join(acme, 'note.txt'), 'utf8')).toBe('a note of this tenant');
-
-    // A task of globex that still runs starts its server again: its HOME is in use, and stays.
-    expect(await note(SECRETS.GLOBEX_KEY, 'keeper')).toBe(globex);
-    // A HOME nobody uses, made now: once it is gone, a sweep ran since the server started.
-    const ghost = path.join(workerHomes, 'keeper', 'ghost', 'notes');
-    mkdirSync(ghost, { recursive: true });
-    await until(() => !existsSync(ghost), 'a HOME of no tenant is removed');
-    expect(readFileSync(path.join(globex, 'note.txt'), 'utf8')).toBe('a note of this tenant');
     expect(install.worker.output()).toMatch(/removed the HOMEs of MCP servers the configuration no longer names/);
+
+    // Another worker of the data folder still runs the old file (not restarted yet): its server of globex
+    // for `retired` makes a HOME the new file does not name, in use.
+    const old = spawnAgentq(
+      ['worker', '--pools', 'retired'],
+      { ...install.env, AGENTQ_CONFIG: oldFile },
+      {
+        cwd: install.folder,
+      },
+    );
+    try {
+      await old.waitFor(/retired tools: bubblewrap jail/);
+      const inUse = await note(SECRETS.GLOBEX_KEY, 'retired');
+      expect(inUse).toBe(path.join(workerHomes, 'retired', 'globex', 'notes'));
+      // A HOME only the new file leaves out, and no server uses: once the new worker removed it, its sweep
+      // ran since the other's server started.
+      mkdirSync(retired, { recursive: true });
+      await until(() => !existsSync(retired), 'an unused HOME the new file leaves out is removed');
+      expect(readFileSync(path.join(inUse, 'note.txt'), 'utf8')).toBe('a note of this tenant');
+    } finally {
+      await old.stop('SIGKILL');
+    }
   }, 120_000);
 });
 

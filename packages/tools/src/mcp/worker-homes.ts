@@ -107,7 +107,8 @@ export async function removeStaleHomes(options: {
     }
     // Read after the move: a server that started before it is named here.
     if (options.lease.has(home) || (await leasedHomes(options.root)).has(home)) {
-      // Put back for the server that holds it; one that cannot be put back is swept again next time.
+      // Put back, unless its server made a fresh one meanwhile; a move back that fails leaves it aside,
+      // where the next sweeps remove it once a lease's time passed.
       if (!existsSync(place)) await rename(aside, place).catch(() => undefined);
       else await removeWorkdir(aside);
       continue;
@@ -115,14 +116,14 @@ export async function removeStaleHomes(options: {
     await removeWorkdir(aside);
     removed.push(home);
   }
-  // The folders of an agent or a tenant the configuration no longer names, once empty (rmdir refuses others).
+  // The folders of an agent or a tenant the configuration no longer names, once empty.
   for (const home of removed) {
     const [agent, tenant] = home.split('/') as [string, string];
     if (!keptPrefixes.has(`${agent}/${tenant}`)) {
-      // rmdir refuses a folder that is not empty (a new home in it): kept, as it should be.
+      // rmdir refuses a folder that still holds a HOME (another server's, in use), or one gone already: kept.
       await rmdir(path.join(workerRoot, agent, tenant)).catch(() => undefined);
     }
-    // As above: a folder still holding a home stays.
+    // The same for the agent's folder.
     if (!keptPrefixes.has(agent)) await rmdir(path.join(workerRoot, agent)).catch(() => undefined);
   }
   return removed;
@@ -135,12 +136,12 @@ export async function removeStaleHomes(options: {
 async function removeLeftAside(trash: string): Promise<void> {
   for (const name of await readdir(trash).catch(() => [])) {
     const aside = path.join(trash, name);
-    // A move sets its ctime; a name gone meanwhile (another sweep removed it) reads as now, and is left.
+    // A move sets its ctime.
     const moved = await stat(aside).then(
       (stats) => stats.ctimeMs,
       () => Date.now(),
     );
-    // One that cannot be removed now is tried again at the next sweep.
+    // Another worker's sweep may be removing it too: what one could not remove, the next sweep tries again.
     if (Date.now() - moved > LEASE_MS) await removeWorkdir(aside).catch(() => undefined);
   }
 }
