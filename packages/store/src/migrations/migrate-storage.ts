@@ -91,7 +91,8 @@ export async function migrateStorage(
     await checkCellCount(redis, keys);
     found = await storageVersion(redis, keys);
   } catch (error) {
-    if (error instanceof CellCountChangedError) throw error;
+    // A Redis that refuses the credentials is not away: the start fails, saying how to give them.
+    if (error instanceof CellCountChangedError || /NOAUTH|WRONGPASS/.test((error as Error).message)) throw error;
     logger.warn({ err: error }, 'could not read the storage version; the next start migrates what is left');
     return;
   }
