@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tenantsEnv } from '../helpers/config-file.js';
 import { getJson, startStack, type Stack } from '../helpers/stack.js';
+import { apiCall } from '../helpers/api-call.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -17,22 +18,8 @@ afterEach(async () => {
   stack = undefined;
 });
 
-async function call<T>(
-  method: string,
-  path: string,
-  body?: unknown,
-  key?: string,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${stack!.api.url}${path}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (response.status === 204 ? undefined : await response.json()) as T };
-}
+const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
+  apiCall<T>(stack!.api.url, key, method, path, body);
 
 /** The tasks a schedule submitted, as the task list shows them. */
 async function tasksOf(scheduleId: string): Promise<TaskSummaryView[]> {

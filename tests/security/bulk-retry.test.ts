@@ -17,6 +17,7 @@ import { tenantsEnv } from '../helpers/config-file.js';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { apiCall } from '../helpers/api-call.js';
 
 const MIB = 1024 * 1024;
 const TASKS = 40;
@@ -55,14 +56,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${ACME}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
+const call = <T>(method: string, url: string, body?: unknown) => apiCall<T>(baseUrl, ACME, method, url, body);
 
 /** The API process's peak resident memory so far (VmHWM), in MiB. */
 const peakMib = () =>

@@ -15,6 +15,7 @@ import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agent
 import { tenantsEnv, type TestTenant } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { apiCall } from '../helpers/api-call.js';
 
 const prefix = freshPrefix('removed-tenant');
 const GONE = `gone-${randomBytes(8).toString('hex')}`;
@@ -52,19 +53,8 @@ async function stop(): Promise<void> {
   await Promise.all(processes.map((process) => process.stop('SIGKILL')));
 }
 
-async function call<T>(key: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const call = <T>(key: string, method: string, url: string, body?: unknown) =>
+  apiCall<T>(baseUrl, key, method, url, body);
 
 async function submit(key: string, task: Record<string, unknown>): Promise<string> {
   const answer = await call<{ tasks: Array<{ id: string }> }>(key, 'POST', '/v1/tasks', { tasks: [task] });

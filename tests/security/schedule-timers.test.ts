@@ -20,6 +20,7 @@ import { createKeys } from '@agentq/store';
 import { tenantsEnv, type TestTenant } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { apiCall } from '../helpers/api-call.js';
 
 const prefix = freshPrefix('schedule-timers');
 const ACME = `acme-${randomBytes(8).toString('hex')}`;
@@ -71,15 +72,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${ACME}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const call = <T>(method: string, url: string, body?: unknown) => apiCall<T>(baseUrl, ACME, method, url, body);
 
 async function create(body: Record<string, unknown>): Promise<ScheduleView> {
   const created = await call<ScheduleView>('POST', '/v1/schedules', {

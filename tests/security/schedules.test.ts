@@ -16,6 +16,7 @@ import { startOpenAIDouble, type OpenAIDouble } from '@agentq/llm';
 import { tenantsEnv, type TestTenant } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { apiCall, type ApiAnswer } from '../helpers/api-call.js';
 
 const MIB = 1024 * 1024;
 const prefix = freshPrefix('schedules-attack');
@@ -76,23 +77,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-interface Answer<T> {
-  status: number;
-  body: T;
-  /** The body as sent, for its size and what it holds. */
-  text: string;
-  headers: Headers;
-}
-
-async function call<T = unknown>(key: string, method: string, url: string, body?: unknown): Promise<Answer<T>> {
-  const response = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, text, headers: response.headers };
-}
+const call = <T = unknown>(key: string, method: string, url: string, body?: unknown) =>
+  apiCall<T>(baseUrl, key, method, url, body);
 
 type ApiErrorBody = { error: { code: string; message: string; details?: Record<string, unknown> } };
 type SchedulePage = { schedules: ScheduleView[]; nextCursor: string | null };
@@ -106,7 +92,7 @@ async function allPages(key: string, query: string): Promise<{ pages: number; sc
   let pages = 0;
   do {
     const separator = query ? '&' : '';
-    const page: Answer<SchedulePage> = await call<SchedulePage>(
+    const page: ApiAnswer<SchedulePage> = await call<SchedulePage>(
       key,
       'GET',
       `/v1/schedules?${query}${cursor ? `${separator}cursor=${cursor}` : ''}`,
@@ -122,7 +108,7 @@ async function allPages(key: string, query: string): Promise<{ pages: number; sc
 describe('a tenant storing work through schedules', () => {
   it("counts a schedule's files toward limits.mb, refuses past it as a submit is, and gives the room back on delete", async () => {
     const before = await writtenBytes(ACME);
-    const answers: Array<Answer<ScheduleView | ApiErrorBody>> = [];
+    const answers: Array<ApiAnswer<ScheduleView | ApiErrorBody>> = [];
     for (let index = 0; index < 10; index++)
       answers.push(
         await call(ACME, 'POST', '/v1/schedules', {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantsEnv } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { apiCall } from '../helpers/api-call.js';
 
 const MIB = 1024 * 1024;
 const PREVIEW_BYTES = 1024;
@@ -48,15 +49,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call<T>(key: string, method: string, url: string, body?: unknown) {
-  const response = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, bytes: Buffer.byteLength(text), body: JSON.parse(text) as T };
-}
+const call = <T>(key: string, method: string, url: string, body?: unknown) =>
+  apiCall<T>(baseUrl, key, method, url, body);
 
 async function submit(key: string, tasks: Array<Record<string, unknown>>): Promise<string[]> {
   const answer = await call<{ tasks: Array<{ id: string }> }>(key, 'POST', '/v1/tasks', { tasks });

@@ -1,22 +1,9 @@
 /** Compacting an ended task's events, against a real Redis: the replay stays complete and in order. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
-import { compactEvents, createKeys, connectRedis, TaskStore } from '@agentq/store';
-import { Transitions } from '@agentq/tasks';
+import { describe, expect, it } from 'vitest';
+import { compactEvents } from '@agentq/store';
+import { storeOnPrefix } from '../../helpers/store-on-prefix.js';
 
-const prefix = freshPrefix('compact');
-const keys = createKeys(prefix);
-let store: TaskStore;
-let transitions: Transitions;
-
-beforeAll(() => {
-  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
-  transitions = new Transitions(store);
-});
-afterAll(async () => {
-  store.redis.disconnect();
-  await deletePrefix(prefix);
-});
+const { keys, store, transitions } = storeOnPrefix('compact');
 
 /** A task whose run's process did not hold its events (run-events.ts): it is compacted after its end. */
 async function endedTask() {

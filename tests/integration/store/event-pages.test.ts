@@ -1,22 +1,9 @@
 /** A task's events read a page at a time, against a real Redis: the same events as one read, from any point. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
-import { compactEvents, EVENT_PAGE, createKeys, connectRedis, type StoredEvent, TaskStore } from '@agentq/store';
-import { Transitions } from '@agentq/tasks';
+import { expect, it } from 'vitest';
+import { compactEvents, EVENT_PAGE, type StoredEvent } from '@agentq/store';
+import { storeOnPrefix } from '../../helpers/store-on-prefix.js';
 
-const prefix = freshPrefix('pages');
-const keys = createKeys(prefix);
-let store: TaskStore;
-let transitions: Transitions;
-
-beforeAll(() => {
-  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
-  transitions = new Transitions(store);
-});
-afterAll(async () => {
-  store.redis.disconnect();
-  await deletePrefix(prefix);
-});
+const { keys, store, transitions } = storeOnPrefix('pages');
 
 /** A task with `count` events after its own, ended or not. */
 async function taskWith(count: number, ended: boolean) {

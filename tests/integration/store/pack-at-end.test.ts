@@ -6,26 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { TaskEvent } from '@agentq/contract';
-import { compactEvents, connectRedis, createKeys, TaskStore, type TaskRecord } from '@agentq/store';
+import { compactEvents, TaskStore, type TaskRecord } from '@agentq/store';
 import { Transitions } from '@agentq/tasks';
 import { deflateOpen, inflatePacked } from '../../../packages/store/src/task-events.js';
-import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
+import { storeOnPrefix } from '../../helpers/store-on-prefix.js';
 
-const prefix = freshPrefix('pack');
-const keys = createKeys(prefix);
-let store: TaskStore;
-let transitions: Transitions;
-
-beforeAll(() => {
-  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
-  transitions = new Transitions(store);
-});
-afterAll(async () => {
-  store.redis.disconnect();
-  await deletePrefix(prefix);
-});
+const { keys, store, transitions } = storeOnPrefix('pack');
 
 /** A claimed task whose run wrote three steps' events, some text in it that JSON escapes. */
 async function runningTask(runToken: string, runStore = store, prompt = 'p') {

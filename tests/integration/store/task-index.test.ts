@@ -1,11 +1,9 @@
 /** The task lists with the status in the score, against a real Redis: pages across statuses, counts, and the move of an earlier version's lists. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TaskListView } from '@agentq/contract';
-import { deletePrefix, freshPrefix, redisUrl } from '../../helpers/redis.js';
+import { deletePrefix, freshPrefix } from '../../helpers/redis.js';
 import {
   createKeys,
-  type Keys,
-  connectRedis,
   countByStatus,
   countUnfinished,
   indexScore,
@@ -14,21 +12,9 @@ import {
   TaskStore,
 } from '@agentq/store';
 import { Transitions } from '@agentq/tasks';
+import { storeOnPrefix } from '../../helpers/store-on-prefix.js';
 
-const prefix = freshPrefix('index');
-let keys: Keys;
-let store: TaskStore;
-let transitions: Transitions;
-
-beforeAll(() => {
-  keys = createKeys(prefix);
-  store = new TaskStore(connectRedis({ url: redisUrl() }), keys);
-  transitions = new Transitions(store);
-});
-afterAll(async () => {
-  store.redis.disconnect();
-  await deletePrefix(prefix);
-});
+const { prefix, keys, store, transitions } = storeOnPrefix('index');
 
 describe('the task lists', () => {
   it('page newest first across every status, by the same cursor, and count each status', async () => {
