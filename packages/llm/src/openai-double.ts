@@ -136,9 +136,11 @@ export async function startOpenAIDouble(options: StartOpenAIDoubleOptions = {}):
       (candidate) =>
         (candidate.times === undefined || candidate.used < candidate.times) && (candidate.match?.(request) ?? true),
     );
+    // A refusal, not a 5xx: a test missing a rule sees its task fail at once with this message, where a
+    // 5xx would be taken for an outage and waited out (models.<model>.outage).
     if (!rule) {
       return sendError(res, {
-        status: 500,
+        status: 400,
         message: 'The OpenAI double has no rule for this request',
         type: 'double_unscripted',
       });

@@ -145,6 +145,7 @@ describe('the wire double', () => {
       .generate({ messages: [{ role: 'user', content: 'other' }] })
       .catch((caught: unknown) => caught);
     expect((error as Error).message).toMatch(/no rule for this request/);
+    expect(error).toMatchObject({ retryable: false, unreachable: false });
   });
 });
 
