@@ -416,10 +416,14 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
     const retryAfterMs = providerWaitMs(error.headers?.get?.('retry-after'));
+    const code = codeForStatus(error.status, error.code);
     return new LlmError({
-      code: codeForStatus(error.status),
+      code,
       status: error.status,
-      message: `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
+      message:
+        code === 'quota_exceeded'
+          ? `The LLM endpoint ${endpoint} answered ${error.status} (insufficient_quota: the account's quota or billing, which waiting does not fix): ${error.message}`
+          : `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
       ...(retryAfterMs !== undefined ? { retryAfterSeconds: retryAfterMs / 1000 } : {}),
       cause: error,
     });
