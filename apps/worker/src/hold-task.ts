@@ -127,7 +127,7 @@ export async function holdTask<T, R>(options: {
   let stop = claim.stop;
   // Its job, as the model's outages list it among their waiters (to wake it when the endpoint answers).
   const caller = { tenant: record.tenant, member: waitingJob(job, record.id) };
-  // Whether its model answered this run: its 429s in a row (record.rateLimits) start afresh.
+  // Whether its model answered this run (its 429s in a row, record.rateLimits, start afresh).
   let answered = false;
   const model = outageGuardedModel(record.model ? context.models(record.model) : context.model, {
     outages: context.outages,
@@ -210,12 +210,14 @@ export async function holdTask<T, R>(options: {
         throw new DelayedError();
       }
       const ending = { record, job, token: options.token, context, held, agent: options.agent };
+      // Its 429s in a row so far: none once its model answered this run.
+      const rateLimits = answered ? 0 : record.rateLimits;
       end = {
         ended: 'gave_up',
         message:
           error instanceof WaitForModel
-            ? await waitForModel(error, { ...ending, caller, unsent, rateLimits: answered ? 0 : record.rateLimits })
-            : await retryOrGiveUp(error, ending),
+            ? await waitForModel(error, { ...ending, caller, unsent, rateLimits })
+            : await retryOrGiveUp(error, { ...ending, rateLimits }),
       };
     }
     return { held: true, value: await context.telemetry.within(record.id, () => options.settle(end, held)) };
@@ -240,7 +242,7 @@ async function retryOrGiveUp(
     context: JobContext;
     held: HeldTask;
     agent: string;
-    /** Its 429s in a row, when this error is one of them (kept for its next run to count on). */
+    /** Its 429s in a row (this error's included when it is one), kept for its next run to count on. */
     rateLimits?: number;
   },
 ): Promise<string> {
