@@ -219,9 +219,12 @@ describe('LLM errors', () => {
         },
       },
     ]);
-    const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 0 })
+    const before = double.requests.length;
+    // The SDK would retry a 429: not this one.
+    const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 2 })
       .generate({ messages: [{ role: 'user', content: 'hi' }] })
       .catch((caught: unknown) => caught)) as LlmError;
+    expect(double.requests.length - before).toBe(1);
     expect(error).toMatchObject({ code: 'quota_exceeded', status: 429, retryable: false, unreachable: false });
     expect(error.message).toMatch(/answered 429 \(insufficient_quota: .*\): 429 You exceeded your current quota/);
   });
