@@ -1,4 +1,4 @@
-/** Loop behaviours seen from the API: asking the user, the fences protocol per pool, 429 slowing a pool. */
+/** Loop behaviours seen from the API: asking the user, the fences protocol per pool, a 429 waited out. */
 import type { TaskView } from '@agentq/contract';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -121,7 +121,7 @@ describe('the fences protocol, chosen per pool', () => {
 });
 
 describe('rate limits', () => {
-  it('a 429 that outlasts the retries pauses the whole pool for Retry-After, without failing the task', async () => {
+  it('a 429 that outlasts the retries is waited out for its Retry-After, without spending an attempt', async () => {
     stack = await startStack({
       env: { AGENTQ_LLM_MAX_RETRIES: '0', AGENTQ_CONCURRENCY: '1' },
       pools: ['casual'],
@@ -130,18 +130,21 @@ describe('rate limits', () => {
         { reply: { content: 'answered' } },
       ],
     });
-    const ids = await stack.submit([
-      { prompt: 'one', agent: 'casual' },
-      { prompt: 'two', agent: 'casual' },
-    ]);
+    const ids = await stack.submit([{ prompt: 'one', agent: 'casual' }]);
     const ends = await Promise.all(ids.map((id) => waitForEnd(stack!.api.url, id)));
-    expect(ends.map((events) => events.at(-1)!.event)).toEqual(['task.completed', 'task.completed']);
+    expect(ends.map((events) => events.at(-1)!.event)).toEqual(['task.completed']);
+    // Both runs were its first attempt.
+    const attempts = ends
+      .flat()
+      .map((event) => event.data)
+      .flatMap((event) => (event.type === 'task.started' ? [event.data.attempt] : []));
+    expect(attempts).toEqual([1, 1]);
     const limited = ends
       .flat()
       .map((event) => event.data)
       .find((event) => event.type === 'task.queued' && event.data.rateLimited);
     expect(limited?.type === 'task.queued' && limited.data.reason).toMatch(/429/);
-    // Nothing reached the endpoint while the pool was paused.
+    // Nothing reached the endpoint before the Retry-After was over.
     expect(stack.double.receivedAt[1]! - stack.double.receivedAt[0]!).toBeGreaterThanOrEqual(1_900);
   });
 });

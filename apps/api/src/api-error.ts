@@ -211,6 +211,7 @@ const ANSWERS = {
   sandbox_unavailable: 'internal',
   run_lost: 'internal',
   rate_limited: 'internal',
+  quota_exceeded: 'internal',
   model_unreachable: 'internal',
   server_error: 'internal',
   timeout: 'internal',

@@ -24,8 +24,6 @@ export class CellSlots {
   private readonly even: number;
   /** The cells' BullMQ workers, in cell order (`bound`). */
   private workers: ReadonlyArray<{ concurrency: number }> = [];
-  /** Until when the pool is paused (a provider's rate limit): a job taken meanwhile waits for it. */
-  private pausedUntil = 0;
 
   constructor(
     concurrency: number,
@@ -45,14 +43,6 @@ export class CellSlots {
   }
 
   /**
-   * The pool is paused for `ms` (its workers were rate limited): a job another cell's worker took before
-   * the pause, waiting for a slot, starts only after it, as BullMQ's pause holds back the jobs it fetches.
-   */
-  pause(ms: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + ms);
-  }
-
-  /**
    * `processor` of cell `cell`'s worker, run while holding a slot (with one cell, the worker's own
    * concurrency is the bound).
    */
@@ -67,8 +57,6 @@ export class CellSlots {
       this.limit();
       try {
         await slot;
-        for (let wait = this.pausedUntil - Date.now(); wait > 0; wait = this.pausedUntil - Date.now())
-          await new Promise((resolve) => setTimeout(resolve, wait));
         return await processor(...args);
       } finally {
         this.held[cell]!--;

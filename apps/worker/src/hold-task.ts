@@ -9,11 +9,12 @@
  *   job is delayed, without using an attempt; another worker resumes it from its journal;
  * - its model call must wait for the shared limits (models.<model>.limits): the task goes back to the queue and
  *   its job is delayed until the call can fit, without using an attempt; its slot goes to another job;
- * - a 429 that outlasted the SDK's retries, for a model without shared limits: the task goes back to
- *   the queue and the whole pool pauses (BullMQ's rate limit, every worker of it on every machine);
- * - its model's endpoint cannot be reached (outage-guarded-model.ts): the task goes back to the queue
- *   and its job waits, without using an attempt, until the endpoint answers again (or its next try);
- *   once it has waited longer than models.<model>.outage allows, `gave_up`, saying for how long;
+ * - its model's endpoint cannot be reached, or answered 429 after the SDK's retries (for a model without
+ *   shared limits; outage-guarded-model.ts): the task goes back to the queue and its job waits, without
+ *   using an attempt, until the endpoint answers again (or its next try: after a 429, its Retry-After);
+ *   its tenant's other calls of that model wait too, never another tenant's or another model's. Once it
+ *   has waited longer than models.<model>.outage allows, `gave_up`, saying for how long; past
+ *   models.<model>.outage.rateLimitedWaits 429s in a row, each further 429 spends an attempt (below);
  * - another error: back to the queue for BullMQ to try again after its retry policy's wait
  *   (retry-policy.ts), or, at its policy's last attempt, `gave_up` for the caller to record the failure;
  * - the run lost its task (a write refused: another worker took it over, or it ended without this
@@ -24,11 +25,11 @@
  * outcome's transition takes them (`by.takeHeld`), and anything left is written when it ends.
  */
 import { randomUUID } from 'node:crypto';
-import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { retryDelayMs, type TaskStatus } from '@agentq/contract';
 import { modelOutageFor } from '@agentq/config';
 import { RunLostError, type RunLostReason } from '@agentq/core';
-import { LlmError, type LanguageModel } from '@agentq/llm';
+import type { LanguageModel } from '@agentq/llm';
 import { RetryLater, waitingJob } from '@agentq/scheduling';
 import { CommitNotReplicated, type SpendingStop, type TaskRecord } from '@agentq/store';
 import { createRedisJournal, type ByRun, type RedisJournal } from '@agentq/tasks';
@@ -38,9 +39,6 @@ import { WaitForRateLimit } from './rate-limited-model.js';
 import { outageGuardedModel, WaitForModel } from './outage-guarded-model.js';
 import { taskRetryPolicy } from './retry-policy.js';
 import { failForGoneTenant } from './tenant-gone.js';
-
-/** How long a pool pauses when the provider gave no Retry-After. */
-const DEFAULT_RATE_LIMIT_MS = 5_000;
 
 export interface HeldTask {
   /** The run (its token, and what its journal held back for the outcome to take). */
@@ -129,11 +127,14 @@ export async function holdTask<T, R>(options: {
   let stop = claim.stop;
   // Its job, as the model's outages list it among their waiters (to wake it when the endpoint answers).
   const caller = { tenant: record.tenant, member: waitingJob(job, record.id) };
+  // Whether its model answered this run (its 429s in a row, record.rateLimits, start afresh).
+  let answered = false;
   const model = outageGuardedModel(record.model ? context.models(record.model) : context.model, {
     outages: context.outages,
     caller,
     wake: context.wake,
     waitedBefore: record.outageSince !== undefined,
+    answered: () => (answered = true),
   });
   const held: HeldTask = {
     by: { ...by, takeHeld: journal.takeHeld },
@@ -208,23 +209,15 @@ export async function holdTask<T, R>(options: {
         await job.moveToDelayed(error.retryAt, options.token);
         throw new DelayedError();
       }
-      if (error instanceof LlmError && error.code === 'rate_limited') {
-        await context.transitions.requeue(record, {
-          ...held.by,
-          why: { kind: 'rate_limited', message: error.message },
-        });
-        await context.rateLimit(
-          error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_RATE_LIMIT_MS,
-        );
-        throw new RateLimitError();
-      }
       const ending = { record, job, token: options.token, context, held, agent: options.agent };
+      // Its 429s in a row so far: none once its model answered this run.
+      const rateLimits = answered ? 0 : record.rateLimits;
       end = {
         ended: 'gave_up',
         message:
           error instanceof WaitForModel
-            ? await waitForModel(error, { ...ending, caller, unsent })
-            : await retryOrGiveUp(error, ending),
+            ? await waitForModel(error, { ...ending, caller, unsent, rateLimits })
+            : await retryOrGiveUp(error, { ...ending, rateLimits }),
       };
     }
     return { held: true, value: await context.telemetry.within(record.id, () => options.settle(end, held)) };
@@ -243,7 +236,15 @@ export async function holdTask<T, R>(options: {
  */
 async function retryOrGiveUp(
   error: unknown,
-  options: { record: TaskRecord; job: Job; context: JobContext; held: HeldTask; agent: string },
+  options: {
+    record: TaskRecord;
+    job: Job;
+    context: JobContext;
+    held: HeldTask;
+    agent: string;
+    /** Its 429s in a row (this error's included when it is one), kept for its next run to count on. */
+    rateLimits?: number;
+  },
 ): Promise<string> {
   const { job } = options;
   const message = (error as Error).message;
@@ -256,6 +257,7 @@ async function retryOrGiveUp(
   const delayMs = retryDelayMs(policy, job.attemptsMade + 1);
   await options.context.transitions.requeue(options.record, {
     ...options.held.by,
+    ...(options.rateLimits !== undefined ? { rateLimits: options.rateLimits } : {}),
     why: {
       kind: 'retry',
       retry: job.attemptsMade + 2,
@@ -267,10 +269,11 @@ async function retryOrGiveUp(
 }
 
 /**
- * A run whose model's endpoint cannot be reached: its task goes back to the queue, and its job waits
- * (no attempt used) until the endpoint answers (it is woken) or its next try, at the latest; or, once
- * the task has waited past models.<model>.outage.failAfterMinutes in this outage, answers the message
- * its task fails with.
+ * A run whose model's endpoint cannot be reached, or answered 429: its task goes back to the queue, and
+ * its job waits (no attempt used) until the endpoint answers (it is woken) or its next try, at the
+ * latest; or, once the task has waited past models.<model>.outage.failAfterMinutes in this outage,
+ * answers the message its task fails with. A 429 past models.<model>.outage.rateLimitedWaits in a row
+ * spends an attempt instead (retryOrGiveUp): a prompt the provider refuses with 429 every time ends.
  */
 async function waitForModel(
   error: WaitForModel,
@@ -280,31 +283,53 @@ async function waitForModel(
     token: string | undefined;
     context: JobContext;
     held: HeldTask;
+    agent: string;
     caller: { tenant: string; member: string };
     unsent: ByRun['takeHeld'];
+    /** The 429s in a row its model answered it before this one. */
+    rateLimits: number;
   },
 ): Promise<string> {
   const { record, job, context } = options;
   const { until, since: outage, now } = error.wait;
-  // Its wait began at its first failure in this outage (a wait in an earlier outage does not count).
-  const since = record.outageEpisode === outage && record.outageSince ? record.outageSince : now;
-  const failAt = since + modelOutageFor(context.config, error.model).failAfterMs;
-  if (now >= failAt) {
-    // It tries the endpoint no more: when it was the one to try next, a waiter takes that over.
+  const settings = modelOutageFor(context.config, error.model);
+  const rateLimits = error.drew429 ? options.rateLimits + 1 : options.rateLimits;
+  // It tries the endpoint no more (for now): when it was the one to try next, a waiter takes that over.
+  const leave = async () => {
     const waiter = await context.outages.left({ ...options.caller, model: error.model });
     await context.wake(waiter ? [waiter] : []);
-    return `The model endpoint of ${error.model} was unreachable for ${duration(now - since)} (models.${error.model}.outage.failAfterMinutes): ${error.lastError}`;
+  };
+  if (error.drew429 && rateLimits > settings.rateLimitedWaits) {
+    await leave();
+    const message =
+      `The model ${error.model} answered 429 (rate limited) ${rateLimits} times in a row; past ` +
+      `models.${error.model}.outage.rateLimitedWaits (${settings.rateLimitedWaits}) each 429 spends an attempt. ` +
+      `Raise the provider's limits for this key, shorten the prompt if it is too large for them, set ` +
+      `models.${error.model}.limits for agentq to pace the calls, or give the task more attempts (retry.attempts): ` +
+      error.lastError;
+    return retryOrGiveUp(new Error(message, { cause: error }), { ...options, rateLimits });
+  }
+  // Its wait began at its first failure in this outage (a wait in an earlier outage does not count).
+  const since = record.outageEpisode === outage && record.outageSince ? record.outageSince : now;
+  const failAt = since + settings.failAfterMs;
+  if (now >= failAt) {
+    await leave();
+    return error.rateLimited
+      ? `The model ${error.model} answered 429 (rate limited) for ${duration(now - since)} (models.${error.model}.outage.failAfterMinutes): ${error.lastError}`
+      : `The model endpoint of ${error.model} was unreachable for ${duration(now - since)} (models.${error.model}.outage.failAfterMinutes): ${error.lastError}`;
   }
   const wakeAt = Math.min(until, failAt);
   await context.transitions.requeue(record, {
     ...options.held.by,
     takeHeld: options.unsent,
+    rateLimits,
     why: {
       kind: 'model_unreachable',
       message: error.message,
       notBefore: new Date(wakeAt).toISOString(),
       since,
       outage,
+      rateLimited: error.rateLimited,
     },
   });
   // Redis's clock said when; the delay is counted from this process's.

@@ -36,8 +36,6 @@ export interface JobContext {
   timers: ScheduleTimers;
   /** Whether a task's tenant is still in the configuration file (its tasks fail when it is not). */
   tenantPresent(tenant: string): boolean;
-  /** Pauses the whole pool (every worker of it, on every machine) for this long. */
-  rateLimit(ms: number): Promise<void>;
   /** Model endpoints that could not be reached, per tenant and model, shared by every worker. */
   outages: ModelOutages;
   /** Wakes jobs that waited for an endpoint that answers again (as `outages` lists them). */

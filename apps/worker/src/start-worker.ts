@@ -249,10 +249,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       outages,
       wake: (members: readonly string[]) => wakeJobs(queues, members),
       tenantPresent,
-      rateLimit: async (ms: number) => {
-        slots.pause(ms);
-        await Promise.all(workers.get(pool)!.map((worker) => worker.rateLimit(ms)));
-      },
       offerTool: toolProtocolFor(config, pool) === 'native',
     };
     const processor = processorFor(pool, context);

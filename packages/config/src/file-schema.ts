@@ -21,7 +21,7 @@ import { z } from 'zod';
 const modelName = z.string().min(1).max(200);
 
 /** How long a task waits out an unreachable model endpoint, and how far apart the tries are, by default. */
-export const DEFAULT_OUTAGE = { failAfterMinutes: 15, maxBackoffSeconds: 30 } as const;
+export const DEFAULT_OUTAGE = { failAfterMinutes: 15, maxBackoffSeconds: 30, rateLimitedWaits: 3 } as const;
 
 /** A pool's jobs at once per worker process, `what` saying whose. */
 const concurrency = (what: string) =>
@@ -494,11 +494,20 @@ const modelSettingsSchema = z
           .describe(
             `The longest wait between two tries of the endpoint while it is down, in seconds: the first comes 1 s after the failure, each later one about twice as late, with jitter. Default ${DEFAULT_OUTAGE.maxBackoffSeconds}.`,
           ),
+        rateLimitedWaits: z
+          .number()
+          .int()
+          .min(0)
+          .max(100)
+          .default(DEFAULT_OUTAGE.rateLimitedWaits)
+          .describe(
+            `How many 429s in a row (since its model last answered) a task waits out without spending an attempt; each further one spends an attempt of its retry policy, so a prompt the provider refuses with 429 every time ends. Default ${DEFAULT_OUTAGE.rateLimitedWaits}.`,
+          ),
       })
       .strict()
       .optional()
       .describe(
-        "When this model's endpoint cannot be reached (connection refused or reset, DNS, timeouts, 5xx answers, after the SDK's own quick retries): its tasks give their worker slots back and wait, spending no attempt, while one call at a time (per tenant) tries the endpoint with backoff; all go on as soon as it answers. A task fails only once it waited this long.",
+        "When this model's endpoint cannot be reached (connection refused or reset, DNS, timeouts, 5xx answers, after the SDK's own quick retries), or answers 429 (for a model without `limits`): that tenant's tasks of this model give their worker slots back and wait, spending no attempt, while one call at a time (per tenant) tries the endpoint, with backoff or after the 429's Retry-After (5 minutes at most); all go on as soon as it answers. A task fails once it waited `failAfterMinutes`, and its 429s past `rateLimitedWaits` spend attempts.",
       ),
   })
   .strict();

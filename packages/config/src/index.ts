@@ -452,15 +452,20 @@ export function retryPolicyFor(config: Config, pool: string): RetryPolicy & { ma
 }
 
 /**
- * How a model's unreachable endpoint is waited out (models.<model>.outage): how long a task waits before
- * it fails, and the longest wait between two tries, in milliseconds.
+ * How a model's unreachable (or 429ing) endpoint is waited out (models.<model>.outage): how long a task
+ * waits before it fails, and the longest wait between two tries, in milliseconds; and how many 429s in a
+ * row a task waits out without spending an attempt.
  */
-export function modelOutageFor(config: Config, model: string): { failAfterMs: number; maxBackoffMs: number } {
+export function modelOutageFor(
+  config: Config,
+  model: string,
+): { failAfterMs: number; maxBackoffMs: number; rateLimitedWaits: number } {
   const models = config.file.settings.models;
   const own = Object.hasOwn(models, model) ? models[model]?.outage : undefined;
   return {
     failAfterMs: Math.round((own?.failAfterMinutes ?? DEFAULT_OUTAGE.failAfterMinutes) * 60_000),
     maxBackoffMs: Math.round((own?.maxBackoffSeconds ?? DEFAULT_OUTAGE.maxBackoffSeconds) * 1000),
+    rateLimitedWaits: own?.rateLimitedWaits ?? DEFAULT_OUTAGE.rateLimitedWaits,
   };
 }
 

@@ -9,6 +9,8 @@ import { API_ERROR_CODES, type ApiErrorCode } from './api-errors.js';
 /** A model call's (@agentq/llm's LlmError): `retryable` follows from the code. */
 export const LLM_ERROR_CODES = [
   'rate_limited',
+  /** A 429 that says the account's quota is spent (OpenAI's `insufficient_quota`: billing): not tried again. */
+  'quota_exceeded',
   'server_error',
   'timeout',
   'connection',

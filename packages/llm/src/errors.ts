@@ -1,7 +1,7 @@
 /**
  * The llm package's one error family. `retryable` is derived from the status in one place
  * (408, 409, 429 and 5xx, timeouts and connection errors, and a 2xx whose body is broken: cut off,
- * not JSON, no choices); the rest fail at once.
+ * not JSON, no choices); the rest fail at once, a 429 that says the quota is spent (`quota_exceeded`) too.
  */
 import { AgentqError, type LlmErrorCode } from '@agentq/contract';
 
@@ -60,8 +60,12 @@ function isRetryableCode(code: LlmErrorCode): boolean {
   );
 }
 
-export function codeForStatus(status: number): LlmErrorCode {
-  if (status === 429) return 'rate_limited';
+/**
+ * `providerCode`: the body's `error.code`. A 429 that says the account's quota is spent (OpenAI's
+ * `insufficient_quota`) is billing, not a rate: waiting does not end it.
+ */
+export function codeForStatus(status: number, providerCode?: unknown): LlmErrorCode {
+  if (status === 429) return providerCode === 'insufficient_quota' ? 'quota_exceeded' : 'rate_limited';
   if (status === 408) return 'timeout';
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';

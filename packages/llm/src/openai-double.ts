@@ -48,6 +48,8 @@ export interface DoubleError {
   status: number;
   message: string;
   type?: string;
+  /** The body's `error.code`, e.g. OpenAI's `insufficient_quota` on a 429. Default null. */
+  code?: string;
   headers?: Record<string, string>;
 }
 
@@ -249,7 +251,9 @@ async function sendFault(res: ServerResponse, id: string, request: DoubleRequest
 function sendError(res: ServerResponse, error: DoubleError): void {
   res.writeHead(error.status, { 'content-type': 'application/json', ...error.headers });
   res.end(
-    JSON.stringify({ error: { message: error.message, type: error.type ?? 'api_error', param: null, code: null } }),
+    JSON.stringify({
+      error: { message: error.message, type: error.type ?? 'api_error', param: null, code: error.code ?? null },
+    }),
   );
 }
 

@@ -19,6 +19,7 @@ import { LlmError, codeForStatus } from './errors.js';
 import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
 import { completionChunks } from './completion-chunks.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { quotaAwareFetch } from './quota-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelDelta, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
 import { costOf, DEFAULT_PRICES, priceOf, type ModelPrice, type PriceTable } from './prices.js';
@@ -51,7 +52,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     apiKey: options.apiKey ?? 'not-needed',
     timeout: timeoutMs,
     maxRetries,
-    fetch: keepAliveFetch,
+    fetch: quotaAwareFetch(keepAliveFetch),
   });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
   // Priced as the operator named the model, else as the provider named it (looked up once per name); unknown: 0.
@@ -416,10 +417,14 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
     const retryAfterMs = providerWaitMs(error.headers?.get?.('retry-after'));
+    const code = codeForStatus(error.status, error.code);
     return new LlmError({
-      code: codeForStatus(error.status),
+      code,
       status: error.status,
-      message: `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
+      message:
+        code === 'quota_exceeded'
+          ? `The LLM endpoint ${endpoint} answered ${error.status} (insufficient_quota: the account's quota or billing, which waiting does not fix): ${error.message}`
+          : `The LLM endpoint ${endpoint} answered ${error.status}: ${error.message}`,
       ...(retryAfterMs !== undefined ? { retryAfterSeconds: retryAfterMs / 1000 } : {}),
       cause: error,
     });

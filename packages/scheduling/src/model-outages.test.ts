@@ -69,6 +69,30 @@ it("gives the try to one call once the wait is over, and another's only when tha
   expect(await quick.enter(call('first', 'acme', model))).toMatchObject({ kind: 'wait' });
 });
 
+it("waits a 429's Retry-After instead of the backoff, and tells the waiters it is a rate limit", async () => {
+  const model = 'm429';
+  const limited = await outages.failed(call('limited', 'acme', model), 'answered 429', {
+    rateLimited: true,
+    waitMs: 20_000,
+  });
+  // The provider's word, past the 4 s cap, without jitter.
+  expect(limited.until - limited.now).toBe(20_000);
+  expect(await outages.enter(call('held', 'acme', model))).toMatchObject({
+    kind: 'wait',
+    rateLimited: true,
+    lastError: 'answered 429',
+  });
+  // Another tenant's calls of that model go.
+  expect(await outages.enter(call('held', 'other', model))).toEqual({ kind: 'go' });
+  // Its next 429 without a Retry-After: the backoff (the second, 2 s).
+  const again = await outages.failed(call('limited', 'acme', model), 'answered 429', { rateLimited: true });
+  expect(again.until - again.now).toBeLessThanOrEqual(2_000);
+  expect(again.until - again.now).toBeGreaterThanOrEqual(1_500);
+  const unreachable = await outages.failed(call('down', 'acme', 'm429-down'), 'down');
+  expect(await outages.enter(call('held', 'acme', 'm429-down'))).toMatchObject({ kind: 'wait', rateLimited: false });
+  expect(unreachable.until).toBeGreaterThan(unreachable.now);
+});
+
 it('hands the next try to a waiter when the job that was to make it leaves', async () => {
   const model = 'm4';
   await outages.failed(call('leaver', 'acme', model), 'down');

@@ -1,13 +1,15 @@
 /**
  * Model endpoints that could not be reached (connection refused or reset, DNS, timeouts, 5xx answers),
- * shared by every worker process on every host, per tenant and model: a call that fails so opens an
- * outage; from then on, one call at a time tries the endpoint (the job whose call failed last, after a
- * wait that doubles from 1 s up to a cap, with jitter), and every other call of that tenant and model
+ * or that answered 429, shared by every worker process on every host, per tenant and model: a call that
+ * fails so opens an outage; from then on, one call at a time tries the endpoint (the job whose call
+ * failed last, after a wait that doubles from 1 s up to a cap, with jitter, or after the 429's
+ * Retry-After), and every other call of that tenant and model
  * waits without going out, its job delayed and listed among the waiters; the first call that gets an
  * answer ends the outage and answers the waiters, for its worker to wake them at once.
  *
  * Per tenant: a tenant's own calls can make an endpoint fail (a prompt that crashes it, one that it
- * takes too long to answer), and that must not hold another tenant's tasks. Every tenant finds a dead
+ * takes too long to answer, its own key's quota, a prompt refused with 429 as too large for the tokens
+ * per minute), and that must not hold another tenant's tasks. Every tenant finds a dead
  * endpoint by its own calls, and tries it with its own single call. Time is Redis's (`TIME`).
  *
  * A call asks Redis first only when its process knows of an outage of its tenant and model: one opened
@@ -39,6 +41,8 @@ export type OutageEntry =
       lastError: string;
       /** Redis's time now. */
       now: number;
+      /** The last failed call drew a 429 (a rate limit), not a silence or a 5xx. */
+      rateLimited: boolean;
     };
 
 /** A failed call's outcome: its job waits `until` at the latest; the outage began `since`; Redis's time `now`. */
@@ -71,7 +75,7 @@ const FAILED = luaScript({
   dir,
   name: 'outage-failed',
   keys,
-  args: ['member', 'leaseMs', 'keepMs', 'firstMs', 'capMs', 'jitter', 'lastError'],
+  args: ['member', 'leaseMs', 'keepMs', 'firstMs', 'capMs', 'jitter', 'lastError', 'waitMs', 'limited'],
 });
 const RECOVERED = luaScript({ dir, name: 'outage-recovered', keys, args: [] });
 const LEFT = luaScript({ dir, name: 'outage-left', keys, args: ['member'] });
@@ -135,15 +139,29 @@ export class ModelOutages {
     const reply = (await ENTER.run(this.redis, {
       keys: this.keysOf(call),
       args: { member: call.member, leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, keepMs: KEEP_MS },
-    })) as [string, number?, string?, string?, number?];
-    const [kind, until, since, lastError, now] = reply;
+    })) as [string, number?, string?, string?, number?, string?];
+    const [kind, until, since, lastError, now, limited] = reply;
     if (kind === 'go') this.known.delete(ModelOutages.known(call));
     if (kind !== 'wait') return { kind: kind === 'probe' ? 'probe' : 'go' };
-    return { kind, until: Number(until), since: Number(since), lastError: lastError ?? '', now: Number(now) };
+    return {
+      kind,
+      until: Number(until),
+      since: Number(since),
+      lastError: lastError ?? '',
+      now: Number(now),
+      rateLimited: limited === '1',
+    };
   }
 
-  /** A call of `call.member`'s could not reach the endpoint: the outage opens, or its wait grows. */
-  async failed(call: OutageCall, lastError: string): Promise<OutageWait> {
+  /**
+   * A call of `call.member`'s could not reach the endpoint, or (`rateLimited`) drew a 429: the outage
+   * opens, or its wait grows; `waitMs`: the 429's Retry-After, waited instead of the backoff.
+   */
+  async failed(
+    call: OutageCall,
+    lastError: string,
+    options: { rateLimited?: boolean; waitMs?: number | undefined } = {},
+  ): Promise<OutageWait> {
     this.known.add(ModelOutages.known(call));
     const [until, since, now, opened] = (await FAILED.run(this.redis, {
       keys: this.keysOf(call),
@@ -155,6 +173,8 @@ export class ModelOutages {
         capMs: this.options.maxBackoffMs?.(call.model) ?? 30_000,
         jitter: Math.random(),
         lastError: lastError.slice(0, ERROR_CHARS),
+        waitMs: options.waitMs === undefined ? '' : Math.round(options.waitMs),
+        limited: options.rateLimited ? 1 : 0,
       },
     })) as [number, number, number, number];
     if (opened) await this.tell(call, true);

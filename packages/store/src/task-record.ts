@@ -142,6 +142,8 @@ const recordSchema = z.object({
    */
   outageSince: z.coerce.number().int().positive().optional().catch(undefined),
   outageEpisode: z.coerce.number().int().positive().optional().catch(undefined),
+  /** The 429s in a row its model answered it (models.<model>.outage.rateLimitedWaits bounds the free ones). */
+  rateLimits: count.default(0),
   /** How many files it was given on submit (its root's, for a subtask): its first run places them. */
   inputs: count.default(0),
   /** Where its events go, and which statuses send one (`,completed,failed,`: commit.lua looks a status up in it). */

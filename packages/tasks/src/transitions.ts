@@ -85,13 +85,21 @@ export interface Claim extends CommitResult {
 export type RequeueReason =
   /** A retryable failure: BullMQ tries the job again (`retry` is the next attempt's number, at `notBefore`). */
   | { kind: 'retry'; retry: number; message: string; notBefore?: string }
-  /** The model endpoint is rate limited: the pool pauses, or (`notBefore`) the job waits until the call fits. */
-  | { kind: 'rate_limited'; message: string; notBefore?: string }
+  /** The model's shared limits (models.<model>.limits) are used up: the job waits until `notBefore`, when the call fits. */
+  | { kind: 'rate_limited'; message: string; notBefore: string }
   /**
-   * Its model's endpoint cannot be reached: the job waits, spending no attempt, until `notBefore` at the
-   * latest. The task has waited since `since` (ms), in the outage that began at `outage` (ms).
+   * Its model's endpoint cannot be reached, or (`rateLimited`) answered its tenant 429: the job waits,
+   * spending no attempt, until `notBefore` at the latest. The task has waited since `since` (ms), in the
+   * outage that began at `outage` (ms).
    */
-  | { kind: 'model_unreachable'; message: string; notBefore: string; since: number; outage: number }
+  | {
+      kind: 'model_unreachable';
+      message: string;
+      notBefore: string;
+      since: number;
+      outage: number;
+      rateLimited?: boolean;
+    }
   /** Its worker is shutting down; another resumes it. */
   | { kind: 'handed_back' };
 
@@ -365,14 +373,17 @@ export class Transitions {
     });
   }
 
-  /** A running task goes back to the queue, and says why; its next run resumes from its journal. */
-  requeue(task: TaskRef, options: ByRun & { why: RequeueReason }): Promise<CommitResult> {
+  /**
+   * A running task goes back to the queue, and says why; its next run resumes from its journal.
+   * `rateLimits`: the 429s in a row its model answered it, kept for its next run to count on.
+   */
+  requeue(task: TaskRef, options: ByRun & { why: RequeueReason; rateLimits?: number }): Promise<CommitResult> {
     const { why } = options;
     const data =
       why.kind === 'retry'
         ? { retry: why.retry, reason: why.message, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
-        : why.kind === 'rate_limited'
-          ? { reason: why.message, rateLimited: true, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
+        : why.kind === 'rate_limited' || (why.kind === 'model_unreachable' && why.rateLimited)
+          ? { reason: why.message, rateLimited: true, notBefore: why.notBefore }
           : why.kind === 'model_unreachable'
             ? { reason: why.message, modelUnreachable: true, notBefore: why.notBefore }
             : { reason: 'its worker shut down; it resumes on another' };
@@ -381,10 +392,13 @@ export class Transitions {
       takeHeld: options.takeHeld,
       expect: ['running'],
       status: 'queued',
-      // How long it has waited for its model's endpoint, for the window (models.<model>.outage) to count.
-      ...(why.kind === 'model_unreachable'
-        ? { fields: { outageSince: String(why.since), outageEpisode: String(why.outage) } }
-        : {}),
+      fields: {
+        // How long it has waited for its model's endpoint, for the window (models.<model>.outage) to count.
+        ...(why.kind === 'model_unreachable'
+          ? { outageSince: String(why.since), outageEpisode: String(why.outage) }
+          : {}),
+        ...(options.rateLimits !== undefined ? { rateLimits: String(options.rateLimits) } : {}),
+      },
       events: [{ type: 'task.queued', ...by(options), data }],
     });
   }
