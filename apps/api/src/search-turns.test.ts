@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './api-error.js';
+import { SEARCHES_RUNNING, SEARCHES_WAITING, SearchTurns } from './search-turns.js';
+
+/** A search that ends when told to. */
+function heldSearch() {
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { end, search: async () => ended };
+}
+
+describe('search turns', () => {
+  it("runs a tenant's searches 2 at a time, lets 8 wait, refuses the next, and leaves other tenants alone", async () => {
+    const turns = new SearchTurns();
+    const started: number[] = [];
+    const held = Array.from({ length: SEARCHES_RUNNING + SEARCHES_WAITING }, () => heldSearch());
+    const runs = held.map(({ search }, index) =>
+      turns.run('acme', async () => {
+        started.push(index);
+        await search();
+      }),
+    );
+    await Promise.resolve();
+    expect(started).toEqual([0, 1]);
+
+    const refused = await turns.run('acme', async () => 'ran').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ code: 'limit_reached', retryAfterSeconds: 1 });
+    expect((refused as ApiError).message).toMatch(/one search at a time/);
+    expect(await turns.run('beta', async () => 'ran')).toBe('ran');
+
+    // Each search that ends hands its turn to the next waiting one, in order.
+    held[0]!.end();
+    await runs[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1, 2]);
+    for (const { end } of held) end();
+    await Promise.all(runs);
+    expect(started).toEqual(held.map((_, index) => index));
+    expect(await turns.run('acme', async () => 'ran again')).toBe('ran again');
+  });
+});
