@@ -1,7 +1,7 @@
 /**
  * A tenant searching its own large prompts to hold Redis for everyone: `GET /v1/tasks?q=` read up to
  * 5,000 whole prompts per page, each lower-cased in Lua; 1,000 prompts of 199 KB made one non-matching
- * search 4.4 s of Redis work, and 8 at once made another tenant's plain list take 1.9 s (Redis runs one
+ * search take 4.4 s (1.3 s of Redis CPU), and 8 at once made another tenant's plain list take 1.9 s (Redis runs one
  * command at a time). A search page now reads at most 4 MiB of prompts (counted with HSTRLEN before
  * any is read) and ends with a cursor to the rest, in reads of 256 KiB at most; a tenant runs 2 searches at
  * a time per API process, a few more wait their turn, the rest are refused (429, Retry-After).
@@ -79,7 +79,7 @@ async function call<T = unknown>(key: string, url: string, body?: unknown) {
   };
 }
 
-/** Every page of a search of acme's, following `nextCursor`, trying again when told to (429). */
+/** Every page of a search of acme's, following `nextCursor`. */
 async function searchToTheEnd(query = NOWHERE): Promise<{ pages: number; ms: number; found: string[] }> {
   const started = performance.now();
   let pages = 0;
@@ -90,7 +90,7 @@ async function searchToTheEnd(query = NOWHERE): Promise<{ pages: number; ms: num
       ACME,
       `/v1/tasks?${query}${cursor ? `&cursor=${cursor}` : ''}`,
     );
-    if (page.status === 429) continue;
+    // 8 searches at once are 2 running and 6 waiting their turn: none is refused.
     expect(page.status).toBe(200);
     found.push(...page.body.tasks.map((task) => task.id));
     pages += 1;
