@@ -39,4 +39,18 @@ describe('search turns', () => {
     expect(started).toEqual(held.map((_, index) => index));
     expect(await turns.run('acme', async () => 'ran again')).toBe('ran again');
   });
+
+  it('does not run a search whose client left while it waited', async () => {
+    const turns = new SearchTurns();
+    const held = Array.from({ length: SEARCHES_RUNNING }, () => heldSearch());
+    const runs = held.map(({ search }) => turns.run('acme', search));
+    const gone = new AbortController();
+    let ran = false;
+    const waiting = turns.run('acme', async () => (ran = true), gone.signal);
+    gone.abort();
+    for (const { end } of held) end();
+    await Promise.all(runs);
+    expect(await waiting).toBeUndefined();
+    expect(ran).toBe(false);
+  });
 });

@@ -3,7 +3,8 @@
  * prompts in Redis (prompt-search.ts), and Redis serves every tenant one command at a time, so one
  * tenant's searches at once would be everyone's wait. A tenant runs SEARCHES_RUNNING at a time; up to
  * SEARCHES_WAITING more wait their turn (a page of a search takes tens of milliseconds); past those, a
- * search is refused (429 with Retry-After), saying what to do.
+ * search is refused (429 with Retry-After), saying what to do. One whose client left while it waited is
+ * not run.
  */
 import { ApiError } from './api-error.js';
 
@@ -18,12 +19,13 @@ export class SearchTurns {
 
   /**
    * Runs `search` when `tenant` has a turn free; refuses it (ApiError `limit_reached`) when too many wait.
+   * A search whose `gone` aborted while it waited (its client left) is not run: `undefined`.
    * Example: `await turns.run(principal.tenant, () => store.list({ q, limit }))`.
    */
-  async run<T>(tenant: string, search: () => Promise<T>): Promise<T> {
+  async run<T>(tenant: string, search: () => Promise<T>, gone?: AbortSignal): Promise<T | undefined> {
     await this.turn(tenant);
     try {
-      return await search();
+      return gone?.aborted ? undefined : await search();
     } finally {
       this.release(tenant);
     }

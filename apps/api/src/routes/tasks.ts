@@ -210,8 +210,16 @@ export function tasksRouter(
     const principal = principalOf(response);
     const { fields, ...filters } = query;
     const list = () => store.list({ ...filters, ...scopeOf(principal, query.batch), summary: fields === 'summary' });
-    // A search reads prompts in Redis: a tenant's take turns (search-turns.ts).
-    response.json(await (query.q === undefined ? list() : searchTurns.run(principal.tenant, list)));
+    if (query.q === undefined) {
+      response.json(await list());
+      return;
+    }
+    // A search reads prompts in Redis: a tenant's take turns (search-turns.ts), and one whose client
+    // left while it waited is not run.
+    const gone = new AbortController();
+    response.on('close', () => gone.abort());
+    const page = await searchTurns.run(principal.tenant, list, gone.signal);
+    if (page) response.json(page);
   });
 
   // One action on every task a filter matches: cancel (those not ended yet), retry (failed or cancelled
