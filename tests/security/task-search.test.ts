@@ -4,8 +4,8 @@
  * search take 4.4 s (1.3 s of Redis CPU), and 8 at once made another tenant's plain list take 1.9 s (Redis runs one
  * command at a time). A search page now reads at most 4 MiB of prompts (counted with HSTRLEN before
  * any is read) and ends with a cursor to the rest, in reads of 256 KiB at most; a tenant runs 2 searches at
- * a time per API process, a few more wait their turn, the rest are refused (429, Retry-After).
- * Against a real API process and Redis.
+ * a time, over every API process (leases in Redis), a few more wait their turn, the rest are refused
+ * (429, Retry-After). Against real API processes and Redis.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import { tenantsEnv } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, type AgentqProcess } from '../helpers/processes.js';
 import { Redis } from 'ioredis';
 import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
+import { freePort } from '../setup/redis-server.js';
 
 const MIB = 1024 * 1024;
 const PROMPT_BYTES = 199_000;
@@ -27,6 +28,9 @@ const NOWHERE = `q=${encodeURIComponent('no prompt holds this')}&fields=summary&
 
 let dataDir: string;
 let api: AgentqProcess | undefined;
+/** A second API process of the same install, for a tenant spreading its searches. */
+let otherApi: AgentqProcess | undefined;
+let otherUrl: string;
 let baseUrl: string;
 let firstId: string | undefined;
 
@@ -44,6 +48,8 @@ beforeAll(async () => {
   });
   api = spawnAgentq(['api'], env);
   baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/))[1]!;
+  otherApi = spawnAgentq(['api'], { ...env, PORT: String(await freePort()) });
+  otherUrl = (await otherApi.waitFor(/listening on (http[^\s"]+)/))[1]!;
   for (let start = 0; start < TASKS; start += 20) {
     const tasks = Array.from({ length: 20 }, (_, index) => ({
       prompt: `acme ${start + index} `.padEnd(PROMPT_BYTES, 'x'),
@@ -59,13 +65,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.stop('SIGKILL');
+  await otherApi?.stop('SIGKILL');
   await deletePrefix(prefix);
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call<T = unknown>(key: string, url: string, body?: unknown) {
+async function call<T = unknown>(key: string, url: string, body?: unknown, base = baseUrl) {
   const started = performance.now();
-  const response = await fetch(`${baseUrl}${url}`, {
+  const response = await fetch(`${base}${url}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -171,5 +178,23 @@ describe('a tenant searching many large prompts', () => {
     expect(refused[0]!.body.error?.message).toMatch(/searches/);
     // Beta is not refused meanwhile: the limit is acme's.
     expect((await call(BETA, `/v1/tasks?${NOWHERE}`)).status).toBe(200);
+  }, 120_000);
+
+  it("counts a tenant's searches over every API process, not each one's", async () => {
+    // 6 searches at once on each of two API processes: each could run 2 and queue the rest, 4 at once.
+    const answers = await Promise.all(
+      [baseUrl, otherUrl].flatMap((base) =>
+        Array.from({ length: 6 }, () =>
+          call<{ error?: { message: string } }>(ACME, `/v1/tasks?${NOWHERE}`, undefined, base),
+        ),
+      ),
+    );
+    const refused = answers.filter((answer) => answer.status === 429);
+    console.log(
+      `6 searches at once on each of 2 API processes: ${answers.length - refused.length} answered, ${refused.length} refused: ${refused[0]?.body.error?.message}`,
+    );
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).toBe(true);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.body.error?.message).toMatch(/API's processes/);
   }, 120_000);
 });

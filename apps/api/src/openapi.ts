@@ -175,7 +175,7 @@ function describedApi(): ReturnType<typeof createDocument> {
             },
             '400': error('A bad query parameter.'),
             '429': error(
-              'The tenant runs 2 searches (`q`) on this API process and 8 more wait their turn: send one at a time, and try again after `Retry-After`.',
+              'The tenant runs 2 searches (`q`), and 8 more wait their turn on this API process (or its 2 run on other API processes): send one at a time, and try again after `Retry-After`.',
             ),
           },
         }),

@@ -53,4 +53,23 @@ describe('search turns', () => {
     expect(await waiting).toBeUndefined();
     expect(ran).toBe(false);
   });
+
+  it('refuses a search when its tenant holds every lease over the API processes, and lets each lease go', async () => {
+    let held = 0;
+    const turns = new SearchTurns({
+      lease: async () => {
+        if (held >= SEARCHES_RUNNING) return undefined;
+        held += 1;
+        return { release: async () => void (held -= 1) };
+      },
+    });
+    // Another process's searches hold every lease.
+    held = SEARCHES_RUNNING;
+    const refused = await turns.run('acme', async () => 'ran').catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'limit_reached', retryAfterSeconds: 1 });
+    expect((refused as ApiError).message).toMatch(/API's processes/);
+    held = 0;
+    expect(await turns.run('acme', async () => 'ran')).toBe('ran');
+    expect(held).toBe(0);
+  });
 });

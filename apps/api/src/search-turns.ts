@@ -4,7 +4,9 @@
  * tenant's searches at once would be everyone's wait. A tenant runs SEARCHES_RUNNING at a time; up to
  * SEARCHES_WAITING more wait their turn (a page of a search takes tens of milliseconds); past those, a
  * search is refused (429 with Retry-After), saying what to do. One whose client left while it waited is
- * not run.
+ * not run. Given `lease`, a search with its turn also holds one of SEARCHES_RUNNING leases of its tenant
+ * over every API process (search-leases.ts), or is refused: a tenant cannot multiply its turns by
+ * spreading its searches over several API processes.
  */
 import { ApiError } from './api-error.js';
 
@@ -13,9 +15,15 @@ export const SEARCHES_RUNNING = 2;
 /** Searches of one tenant that wait for a turn; more are refused. */
 export const SEARCHES_WAITING = 8;
 
+/** A lease on one of a tenant's turns over every process: its `release`, or `undefined` when none is free. */
+export type TakeLease = (tenant: string) => Promise<{ release(): Promise<void> } | undefined>;
+
 export class SearchTurns {
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Array<() => void>>();
+
+  /** `lease`: the turns over every API process (default: this process's alone). */
+  constructor(private readonly options: { lease?: TakeLease } = {}) {}
 
   /**
    * Runs `search` when `tenant` has a turn free; refuses it (ApiError `limit_reached`) when too many wait.
@@ -25,7 +33,21 @@ export class SearchTurns {
   async run<T>(tenant: string, search: () => Promise<T>, gone?: AbortSignal): Promise<T | undefined> {
     await this.turn(tenant);
     try {
-      return gone?.aborted ? undefined : await search();
+      if (gone?.aborted) return undefined;
+      const lease = this.options.lease ? await this.options.lease(tenant) : { release: async () => undefined };
+      if (!lease)
+        throw new ApiError(
+          'limit_reached',
+          `Tenant ${tenant} already runs ${SEARCHES_RUNNING} task searches on the API's processes: send one search at a time, following nextCursor, and try again in a second.`,
+          { tenant, running: SEARCHES_RUNNING },
+          1,
+        );
+      try {
+        return await search();
+      } finally {
+        // A lease not let go (Redis away) ends by itself (SEARCH_LEASE_MS); the search's answer stands.
+        await lease.release().catch(() => undefined);
+      }
     } finally {
       this.release(tenant);
     }

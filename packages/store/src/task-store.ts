@@ -29,6 +29,7 @@ import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
 import { searchPrompts, SEARCH_PAGE_BYTES } from './prompt-search.js';
+import { takeSearchLease } from './search-leases.js';
 import { CREATED_FIELDS, createdBytes, createdBytesOfSizes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
@@ -1043,6 +1044,11 @@ export class TaskStore {
         return { tasks: found, nextCursor: entries.length < page && !spent ? null : String(before) };
       }
     }
+  }
+
+  /** A lease on one of `tenant`'s `most` task searches at once over every API process (search-leases.ts). */
+  takeSearchLease(tenant: string, most: number): Promise<{ release(): Promise<void> } | undefined> {
+    return takeSearchLease({ redis: this.redis, keys: this.keys, tenant, most });
   }
 
   /** A batch's newest tasks below order `before` (its lists, one per cell, are scored by order alone). */

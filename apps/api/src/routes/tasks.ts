@@ -26,7 +26,7 @@ import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
 import { answerSchema, approvalSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
 import type { WebhookRules } from '../webhook-rules.js';
-import { SearchTurns } from '../search-turns.js';
+import { SEARCHES_RUNNING, SearchTurns } from '../search-turns.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
@@ -162,7 +162,10 @@ export function tasksRouter(
   const { store, tasks: service } = options;
   const router = Router();
   const { submitBody, allowModel, allowAgent } = submitBodyFor(options);
-  const searchTurns = new SearchTurns();
+  // A tenant's searches take turns in this process, and hold leases over every API process.
+  const searchTurns = new SearchTurns({
+    lease: (tenant) => store.takeSearchLease(tenant, SEARCHES_RUNNING),
+  });
   const forkBody = forkSchema.superRefine((body, context) => {
     allowModel(body.model, ['model'], context);
     allowAgent(body.agent, ['agent'], context);
