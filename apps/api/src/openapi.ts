@@ -169,10 +169,14 @@ function describedApi(): ReturnType<typeof createDocument> {
           requestParams: { query: listQuerySchema },
           responses: {
             '200': {
-              description: 'A page of tasks; pass `nextCursor` back as `cursor` for the next.',
+              description:
+                'A page of tasks; pass `nextCursor` back as `cursor` for the next (a page of a search may hold fewer than `limit`, none even: go on until `nextCursor` is null).',
               content: json(taskListSchema),
             },
             '400': error('A bad query parameter.'),
+            '429': error(
+              'The tenant runs 2 searches (`q`), and 8 more wait their turn on this API process (or its 2 run on other API processes): send one at a time, and try again after `Retry-After`.',
+            ),
           },
         }),
       },

@@ -242,7 +242,7 @@ export function createClient(options: ClientOptions) {
     /**
      * A page of submitted tasks, newest first, without results: each prompt its first 1,024 bytes
      * (`truncated` when cut; `get` has it whole). A page may hold fewer than `limit` (it stops before 4
-     * MiB): follow `nextCursor`.
+     * MiB; a search with `q` stops after reading 4 MiB of prompts, with no match even): follow `nextCursor`.
      */
     list: (query: { status?: TaskStatus; batch?: string; q?: string; limit?: number; cursor?: string } = {}) =>
       call<{ tasks: TaskSummaryView[]; nextCursor: string | null }>(

@@ -73,6 +73,8 @@ export interface Keys {
   worker(workerId: string): string;
   /** With several cells: the room a tenant's submits hold while they create their tasks (cell-room.ts). */
   tenantRoomHolds(tenant: string): string;
+  /** A tenant's task searches in flight over every API process: lease ids by when they end (search-leases.ts). */
+  searchLeases(tenant: string): string;
   /** With several cells: the counter every cell's listed tasks take their orders from (one order for all lists). */
   homeOrderCounter: string;
   /** How many cells the install's tasks are in, as its first process recorded it (cell-count.ts). */
@@ -242,6 +244,7 @@ export function createKeys(prefix: string, cells = 1): Keys {
     cellCount: `${prefix}:cells`,
     homeOrderCounter: `${prefix}:tasks:order`,
     tenantRoomHolds: (tenant) => `${prefix}:tenant:${tenant}:room:holds`,
+    searchLeases: (tenant) => `${prefix}:tenant:${tenant}:searches`,
     finishedJobs: (pool, minute) => `${prefix}:pool:${pool}:finished:${minute}`,
     finishedJobsTotal: (pool) => `${prefix}:pool:${pool}:finished`,
     workers: `${prefix}:workers`,

@@ -28,6 +28,8 @@ import { TenantTotals, type OtherCells } from './tenant-totals.js';
 import { HOLD_MS, NoRoomError, type Room, type RoomLimits } from './tenant-room.js';
 import { eventPages } from './event-pages.js';
 import { readEvents, storedOpen, type StoredEvent } from './task-events.js';
+import { searchPrompts, SEARCH_PAGE_BYTES } from './prompt-search.js';
+import { takeSearchLease } from './search-leases.js';
 import { CREATED_FIELDS, createdBytes, createdBytesOfSizes, inputFilesBytes } from './tenant-bytes.js';
 import { eventLine, eventLineHead, eventLineRoot, RunEvents } from './run-events.js';
 import { isCluster } from './pub-sub.js';
@@ -42,13 +44,6 @@ const READ_LIST_ROW = luaScript({
   name: 'read-list-row',
   keys: ['taskKey'],
   args: ['previewBytes'],
-});
-/** Whether a task's prompt holds a text, read in Redis (list with `q`). */
-const MATCH_PROMPT = luaScript({
-  dir: new URL('../scripts/', import.meta.url),
-  name: 'match-prompt',
-  keys: ['taskKey'],
-  args: ['needle', 'status'],
 });
 /** A task's record with its result cut in Redis (getCut). */
 const READ_CUT = luaScript({
@@ -187,7 +182,7 @@ export const LIST_PAGE_BYTES = 4 * 1024 * 1024;
 const LIST_ROW_FIELDS = SUMMARY_RECORD_FIELDS;
 const LIST_ROW_FIELDS_WITH_RESULT = [...SUMMARY_RECORD_FIELDS, 'result'];
 
-/** How many tasks a search reads at most per page before it answers with what it found. */
+/** How many tasks a filtered list reads at most per page before it answers with what it found. */
 const SEARCH_SCAN_LIMIT = 5_000;
 
 /**
@@ -970,7 +965,9 @@ export class TaskStore {
   /**
    * A page of submitted tasks, newest first. Each row carries its prompt's first LIST_PREVIEW_BYTES bytes
    * (its result's too, without `summary`), cut in Redis (`truncated` says so); a page ends early, with
-   * its cursor, before its JSON passes LIST_PAGE_BYTES (it holds one row at least).
+   * its cursor, before its JSON passes LIST_PAGE_BYTES (it holds one row at least). A search (`q`) page
+   * also ends, with its cursor, once it read SEARCH_PAGE_BYTES of prompts: it may hold fewer matches
+   * than `limit`, none even, with more to come.
    */
   async list(
     options: ListTasksOptions,
@@ -985,6 +982,7 @@ export class TaskStore {
     const fields = options.summary ? LIST_ROW_FIELDS : LIST_ROW_FIELDS_WITH_RESULT;
     let before = options.cursor !== undefined ? Number(options.cursor) : undefined;
     let scanned = 0;
+    let scannedBytes = 0;
     // Pages of the list, newest first, until the page is full (a search may read several).
     const filtered = needle !== undefined || (byBatch && status !== undefined);
     for (;;) {
@@ -996,10 +994,22 @@ export class TaskStore {
             ...(before !== undefined ? { beforeOrder: before } : {}),
             count: page,
           });
-      // A search matches in Redis first (a prompt is read whole only there), then reads its rows.
-      const matches = filtered
-        ? await this.matching(entries, { needle: needle ?? '', status: byBatch ? (status ?? '') : '' })
-        : entries;
+      // A search matches in Redis first (a prompt is read whole only there, up to the page's bytes),
+      // then reads its rows.
+      const search = filtered
+        ? await searchPrompts({
+            redis: this.redis,
+            keys: this.keys,
+            entries,
+            needle: needle ?? '',
+            status: byBatch ? (status ?? '') : '',
+            budgetBytes: SEARCH_PAGE_BYTES - scannedBytes,
+            atLeastOne: scannedBytes === 0,
+          })
+        : { read: entries, matches: entries, bytes: 0 };
+      const { read, matches } = search;
+      // The page's prompt bytes are spent: the tasks not read are the next page's.
+      const spent = read.length < entries.length;
       const wanted = matches.slice(0, options.limit - found.length);
       const pipeline = cellPipeline(this.redis);
       for (const { id } of wanted)
@@ -1027,28 +1037,18 @@ export class TaskStore {
       }
       // On past the page; or, when more matched than were read (one read was removed meanwhile), past the last read.
       const more = matches.length > wanted.length;
-      before = (more ? wanted.at(-1) : entries.at(-1))?.order ?? before;
-      scanned += entries.length;
-      if (!more && (entries.length < page || scanned >= SEARCH_SCAN_LIMIT)) {
-        return { tasks: found, nextCursor: entries.length < page ? null : String(before) };
+      before = (more ? wanted.at(-1) : read.at(-1))?.order ?? before;
+      scanned += read.length;
+      scannedBytes += search.bytes;
+      if (!more && (spent || entries.length < page || scanned >= SEARCH_SCAN_LIMIT)) {
+        return { tasks: found, nextCursor: entries.length < page && !spent ? null : String(before) };
       }
     }
   }
 
-  /** The `entries` whose prompt holds `needle` (ASCII letters lower case) and, given one, have `status`. */
-  private async matching<Entry extends { id: string }>(
-    entries: readonly Entry[],
-    wanted: { needle: string; status: string },
-  ) {
-    const pipeline = cellPipeline(this.redis);
-    for (const { id } of entries)
-      void MATCH_PROMPT.run(pipeline, { keys: { taskKey: this.keys.task(id) }, args: wanted });
-    const replies = (await pipeline.exec()) ?? [];
-    return entries.filter((_, index) => {
-      const [error, matched] = replies[index] ?? [];
-      if (error) throw error;
-      return matched === 1;
-    });
+  /** A lease on one of `tenant`'s `most` task searches at once over every API process (search-leases.ts). */
+  takeSearchLease(tenant: string, most: number): Promise<{ release(): Promise<void> } | undefined> {
+    return takeSearchLease({ redis: this.redis, keys: this.keys, tenant, most });
   }
 
   /** A batch's newest tasks below order `before` (its lists, one per cell, are scored by order alone). */

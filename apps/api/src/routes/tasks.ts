@@ -26,6 +26,7 @@ import { ApiError } from '../api-error.js';
 import { invalid, parsedQuery } from '../request-input.js';
 import { answerSchema, approvalSchema, batchSchema, statusesSchema, submitSchema } from '../request-schemas.js';
 import type { WebhookRules } from '../webhook-rules.js';
+import { SEARCHES_RUNNING, SearchTurns } from '../search-turns.js';
 
 /** At most this many tasks per bulk action (a client asks again for the rest: `more`). */
 const BULK_LIMIT = 10_000;
@@ -53,7 +54,10 @@ export const listQuerySchema = fieldsOnly(
     status: z.enum(TASK_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
     cursor: z.string().regex(/^\d+$/, 'must be a nextCursor from a previous page').optional(),
-    q: z.string().trim().min(1).max(200).optional(),
+    q: z.string().trim().min(1).max(200).optional().meta({
+      description:
+        'Only tasks whose whole prompt holds this text (ASCII letters in any case). A page of a search reads at most 4 MiB of prompts, then ends with its `nextCursor`: it may hold fewer matches than `limit`, or none, with more to come.',
+    }),
     fields: z.enum(['summary']).optional().meta({
       description:
         '`summary`: each task without its `result` (what a list shown on a screen needs; a result may be megabytes).',
@@ -158,6 +162,10 @@ export function tasksRouter(
   const { store, tasks: service } = options;
   const router = Router();
   const { submitBody, allowModel, allowAgent } = submitBodyFor(options);
+  // A tenant's searches take turns in this process, and hold leases over every API process.
+  const searchTurns = new SearchTurns({
+    lease: (tenant) => store.takeSearchLease(tenant, SEARCHES_RUNNING),
+  });
   const forkBody = forkSchema.superRefine((body, context) => {
     allowModel(body.model, ['model'], context);
     allowAgent(body.agent, ['agent'], context);
@@ -204,7 +212,17 @@ export function tasksRouter(
     const query = parsedQuery(listQuerySchema, request);
     const principal = principalOf(response);
     const { fields, ...filters } = query;
-    response.json(await store.list({ ...filters, ...scopeOf(principal, query.batch), summary: fields === 'summary' }));
+    const list = () => store.list({ ...filters, ...scopeOf(principal, query.batch), summary: fields === 'summary' });
+    if (query.q === undefined) {
+      response.json(await list());
+      return;
+    }
+    // A search reads prompts in Redis: a tenant's take turns (search-turns.ts), and one whose client
+    // left while it waited is not run.
+    const gone = new AbortController();
+    response.on('close', () => gone.abort());
+    const page = await searchTurns.run(principal.tenant, list, gone.signal);
+    if (page) response.json(page);
   });
 
   // One action on every task a filter matches: cancel (those not ended yet), retry (failed or cancelled

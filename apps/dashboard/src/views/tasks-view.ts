@@ -179,7 +179,8 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
     // Bulk actions apply to a filter: a batch, or a status (never to everything).
     bulkBar.hidden = !batch && !status;
     try {
-      // The rows shown, a page at a time: a page may end early (the API caps it in bytes).
+      // The rows shown, a page at a time: a page may end early (the API caps it in bytes, and a search in
+      // prompt bytes read: a page of it may hold no match yet, with more to come).
       const page: { tasks: TaskSummary[]; nextCursor: string | null } = { tasks: [], nextCursor: null };
       do {
         params.set('limit', String(Math.min(shown - page.tasks.length, 500)));
@@ -207,7 +208,14 @@ export function tasksView(container: HTMLElement, signal: AbortSignal): void {
   }
 
   void refresh();
-  const timer = window.setInterval(() => void refresh(), REFRESH_MS);
+  // A timed refresh skips its turn while one runs: a search of many large prompts takes several pages
+  // (each bounded by the API), and refreshes piling up would wait on each other.
+  let refreshing = false;
+  const timer = window.setInterval(() => {
+    if (refreshing) return;
+    refreshing = true;
+    void refresh().finally(() => (refreshing = false));
+  }, REFRESH_MS);
   signal.addEventListener('abort', () => window.clearInterval(timer));
 }
 
