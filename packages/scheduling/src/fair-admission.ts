@@ -208,6 +208,11 @@ export class FairAdmission {
     return (await this.redis.zadd(this.keys.fairDue(pool), 'XX', 'LT', 'CH', 0, member)) === 1;
   }
 
+  /** How many of `pool`'s tasks wait in its due set. */
+  dueCount(pool: AgentPool): Promise<number> {
+    return this.redis.zcard(this.keys.fairDue(pool));
+  }
+
   /** Where a task of `pool` whose run must wait is put until it is due, and its next job id (a requeue's `due`). */
   dueOf(pool: AgentPool): { key: string; runsKey: string } {
     return { key: this.keys.fairDue(pool), runsKey: this.keys.fairRuns(pool) };

@@ -1,7 +1,7 @@
 /**
  * A run that must wait requeues its task as due (due-tasks.ts), against a real Redis and real BullMQ
  * queues: the task comes back through admission as its next job, a job a crashed worker left behind
- * claims nothing, and a cancel takes a waiting task out of the due set.
+ * claims nothing, a waiting task counts as delayed, and a cancel takes it out of the due set.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -79,8 +79,11 @@ it('runs a task that waited as its next job, through admission, and never as the
 it('cancels a task while it waits to be due: it leaves the due set and never runs', async () => {
   const { id, member } = await waitingTask(3_600_000);
   expect(await store.redis.zscore(keys.cells[0]!.fairDue('casual'), member)).not.toBeNull();
+  // The pool counts it as delayed, as it counted its job when it waited delayed.
+  expect((await queues.jobCounts('casual', 'delayed')).delayed).toBe(1);
   const cancelled = await cancelTask({ store, queues, publisher: store.redis, taskId: id });
   expect(cancelled.status).toBe('cancelled');
   expect(await store.redis.zscore(keys.cells[0]!.fairDue('casual'), member)).toBeNull();
   expect(await store.redis.hget(keys.cells[0]!.fairRuns('casual'), id)).toBeNull();
+  expect((await queues.jobCounts('casual', 'delayed')).delayed).toBe(0);
 });
