@@ -38,13 +38,13 @@ export function dueMember(task: DueTask): string {
 /** A member as `dueMember` made it; undefined for anything else. */
 function parseMember(member: string): DueTask | undefined {
   try {
-    const [pool, taskId, tenant, priority, delayedJob] = JSON.parse(member) as [
-      string,
-      string,
-      string,
-      number,
-      string?,
-    ];
+    const parsed = JSON.parse(member) as unknown[];
+    // An older version's waiter, listed by its delayed job: `[pool, job id, task]`.
+    if (parsed.length === 3) {
+      const [pool, job, task] = parsed as [string, string, string];
+      return { pool, taskId: task, tenant: '', priority: 5, delayedJob: job };
+    }
+    const [pool, taskId, tenant, priority, delayedJob] = parsed as [string, string, string, number, string?];
     if (typeof taskId !== 'string') return undefined;
     return { pool, taskId, tenant, priority, ...(delayedJob ? { delayedJob } : {}) };
   } catch {

@@ -201,3 +201,17 @@ it('takes a task back from the due set once due, by its tenant’s turn, as its 
   expect(admitted).toHaveLength(3);
   expect(await redis.zcard(keys.cells[0]!.fairDue('casual'))).toBe(0);
 });
+
+it('wakes a waiter that waits as a delayed job (a planned task’s end, or listed by an older version) by promoting it', async () => {
+  queues = createAgentQueues({ pools: ['planner', 'casual'], connection: redis, keys });
+  const queue = queues.cells[0]!.queue('casual');
+  const [first, second] = tasks('acme', 2);
+  for (const task of [first!, second!])
+    await queue.add('agent', { taskId: task.taskId }, { jobId: task.taskId, delay: 3_600_000 });
+  await wakeWaiters(queues, [
+    dueMember({ pool: 'casual', taskId: first!.taskId, tenant: 'acme', priority: 5, delayedJob: first!.taskId }),
+    JSON.stringify(['casual', second!.taskId, second!.taskId]),
+  ]);
+  expect(await queue.getJobState(first!.taskId)).toBe('waiting');
+  expect(await queue.getJobState(second!.taskId)).toBe('waiting');
+});
