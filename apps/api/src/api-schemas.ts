@@ -269,7 +269,10 @@ export const poolViewSchema = z
         description: 'Of those, the ones still in their tenants’ lists (fair admission, AGENTQ_FAIR_BACKLOG).',
       }),
       active: z.number().int(),
-      delayed: z.number().int(),
+      delayed: z.number().int().meta({
+        description:
+          'Tasks waiting out a delay (a model outage, a retry’s backoff, a shared limit) before they go back through admission.',
+      }),
       failed: z.number().int(),
       completed: z.number().int(),
     }),

@@ -40,6 +40,8 @@ export async function runPlanJob(
   }
   const end = await holdTask({
     ...plannerHold(job, token, context, record),
+    // A run that must wait goes back through admission (hold-task.ts).
+    readmit: true,
     run: async (held): Promise<PlanOutcome | { status: 'failed'; reason: 'budget'; message: string }> => {
       const stop = held.spending();
       if (stop) return { status: 'failed', reason: 'budget', message: spendingStopMessage(stop, record) };

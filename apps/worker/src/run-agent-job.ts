@@ -141,6 +141,8 @@ export async function runAgentJob(
     task: payload,
     agent,
     resumed: (record) => record.steps > 0 || record.status === 'running',
+    // A run that must wait goes back through admission (hold-task.ts).
+    readmit: true,
     run: endingServers(async ({ record, journal, signal, spending, model }) => {
       const workdir = taskWorkdir(config, taskId);
       const makeWorkdir = async () => {

@@ -26,7 +26,7 @@ import {
   jobBackoff,
   ModelOutages,
   SharedRateLimits,
-  wakeJobs,
+  wakeWaiters,
   type AgentQueues,
 } from '@agentq/scheduling';
 import {
@@ -247,7 +247,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       mcp,
       serviceAddresses,
       outages,
-      wake: (members: readonly string[]) => wakeJobs(queues, members),
+      wake: (members: readonly string[]) => wakeWaiters(queues, members),
       tenantPresent,
       offerTool: toolProtocolFor(config, pool) === 'native',
     };

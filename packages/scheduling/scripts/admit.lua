@@ -11,7 +11,14 @@
 -- caller did not declare (it joined since the caller last read the ring) ends the turn, answered as
 -- `unknown` for the caller to read the ring and turn again.
 --
--- Answers {popped, unknown}: popped is each admitted task as id, tenant, score; unknown is 1 or 0.
+-- Before a turn, tasks whose wait is over (`dueKey`: a run that waited for an outage, a retry's backoff,
+-- a shared limit; due-tasks.ts) go back into their tenant's list at their priority: they take their
+-- turns as any task, and hold no queue slot while they wait; their next run's job id is in `runsKey`
+-- (the requeue's commit put it there). A due task of a tenant whose list was not declared stays due, and is answered among `unknown`.
+--
+-- Answers {popped, unknown}: popped is each admitted task as id, tenant, job id ('' for the task's
+-- id); unknown is 1 when the caller should read the ring again, or the tenants of due tasks it did not
+-- declare, or 0.
 -- @include now-ms
 -- @include call-many
 -- @include join-tenant-list
@@ -27,6 +34,22 @@ end
 if #ids > 0 then joinTenantList(ringKey, listOf[joining], arrivalsKey, joining, ids, priorities) end
 local out = {}
 if admit ~= '1' then return {out, 0} end
+local undeclared = {}
+local soonest = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+if #soonest > 0 and tonumber(soonest[2]) <= nowMs() then
+  for _, member in ipairs(redis.call('ZRANGE', dueKey, '-inf', string.format('%d', nowMs()), 'BYSCORE', 'LIMIT', 0, 500)) do
+    -- [pool, task, tenant, priority] (due-tasks.ts)
+    local entry = cjson.decode(member)
+    local list = listOf[entry[3]]
+    if list then
+      redis.call('ZREM', dueKey, member)
+      joinTenantList(ringKey, list, arrivalsKey, entry[3], {entry[2]}, {entry[4]})
+    else
+      undeclared[#undeclared + 1] = entry[3]
+    end
+  end
+end
+if #undeclared > 0 then return {out, undeclared} end
 if redis.call('EXISTS', ringKey) == 0 then return {out, 0} end
 local queued = redis.call('LLEN', waitKey) + redis.call('ZCARD', leasesKey)
 local want = backlogSize - queued
@@ -39,6 +62,7 @@ local leased = {}
 -- number (Redis would format a Lua number with '%.17g' for each, about 7K instructions).
 local leasedUntil = string.format('%d', now + lease)
 local unknown = 0
+local hasRuns = redis.call('EXISTS', runsKey) == 1
 while admitted < want do
   local head = redis.call('ZRANGE', ringKey, 0, 1, 'WITHSCORES')
   if #head == 0 then break end
@@ -52,13 +76,18 @@ while admitted < want do
   local take = want - admitted
   if #head > 2 then take = math.max(1, math.min(take, math.ceil((tonumber(head[4]) - vtime) * weight - 1e-9))) end
   local popped = redis.call('ZPOPMIN', list, take)
-  for index = 1, #popped, 2 do
+  local ids = {}
+  for index = 1, #popped, 2 do ids[#ids + 1] = popped[index] end
+  -- (the next runs' job ids of tasks that came back from a wait: only read while some did)
+  local runs = hasRuns and #ids > 0 and redis.call('HMGET', runsKey, unpack(ids)) or {}
+  if hasRuns and #ids > 0 then redis.call('HDEL', runsKey, unpack(ids)) end
+  for index = 1, #ids do
     admitted = admitted + 1
     leased[#leased + 1] = leasedUntil
-    leased[#leased + 1] = popped[index]
-    out[#out + 1] = popped[index]
+    leased[#leased + 1] = ids[index]
+    out[#out + 1] = ids[index]
     out[#out + 1] = tenant
-    out[#out + 1] = popped[index + 1]
+    out[#out + 1] = runs[index] or ''
   end
   if #popped < 2 * take or redis.call('EXISTS', list) == 0 then
     redis.call('ZREM', ringKey, tenant)

@@ -46,7 +46,7 @@ export interface AgentQueues {
   admitListed(tasks: ReadonlyArray<{ id: string; pool: AgentPool }>): Promise<void>;
   /** A turn of each of a tenant's concurrency keys, in its cell (`ConcurrencyGate.letThrough`). */
   letThrough(tenant: string, keys: readonly string[]): Promise<void>;
-  /** A pool's jobs in these states, in every cell. */
+  /** A pool's jobs in these states, in every cell; `delayed` counts the tasks in its due sets too (due-tasks.ts). */
   jobCounts(pool: AgentPool, ...states: JobType[]): Promise<Record<string, number>>;
   /** How many of a pool's tasks wait in their tenants' lists, by tenant, in every cell. */
   waiting(pool: AgentPool): Promise<Record<string, number>>;
@@ -109,7 +109,13 @@ export function createAgentQueues(options: {
       await Promise.all([...byCell].map(([cell, bases]) => cell.gate.letThrough(bases)));
     },
     async jobCounts(pool, ...states) {
-      return added(await Promise.all(cells.map((cell) => cell.queue(pool).getJobCounts(...states))));
+      const counts = added(await Promise.all(cells.map((cell) => cell.queue(pool).getJobCounts(...states))));
+      // A run that waits leaves no delayed job (its task is due later): counted where its job used to be.
+      if (states.includes('delayed')) {
+        const due = await Promise.all(cells.map((cell) => cell.admission.dueCount(pool)));
+        counts.delayed = (counts.delayed ?? 0) + due.reduce((total, count) => total + count, 0);
+      }
+      return counts;
     },
     async waiting(pool) {
       return added(await Promise.all(cells.map((cell) => cell.admission.waiting(pool))));

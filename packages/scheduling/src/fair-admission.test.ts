@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { deletePrefix, freshPrefix, redisUrl } from '../../../tests/helpers/redis.js';
 import { closeQueues, createAgentQueues, type AgentQueues } from './agent-queues.js';
+import { dueMember, wakeWaiters } from './due-tasks.js';
 import { createKeys, type Keys, connectRedis } from '@agentq/store';
 
 const prefixes: string[] = [];
@@ -171,4 +172,46 @@ it('after a cycle that admitted nothing, waits for a batch of job ends before th
   for (let end = 0; end < 9; end++) expect(await admission.admitSoon('casual', 1)).toBe(0);
   expect(await admission.admitSoon('casual', 1)).toBe(20);
   expect(await admission.waiting('casual')).toEqual({ acme: 3 });
+});
+
+it('takes a task back from the due set once due, by its tenant’s turn, as its next job', async () => {
+  queues = createAgentQueues({
+    pools: ['planner', 'coder', 'file', 'casual', 'web'],
+    connection: redis,
+    keys,
+    fair: { backlog: 4 },
+  });
+  const admission = queues.cells[0]!.admission;
+  const queue = queues.cells[0]!.queue('casual');
+  await admission.add(tasks('acme', 10));
+  expect(await queued()).toHaveLength(4);
+  await queue.obliterate({ force: true });
+  // A task of beta's waits (its model's endpoint down): due in an hour, unless woken.
+  const [late] = tasks('beta', 1);
+  const member = dueMember({ pool: 'casual', taskId: late!.taskId, tenant: 'beta', priority: 5 });
+  await redis.zadd(keys.cells[0]!.fairDue('casual'), Date.now() + 3_600_000, member);
+  await redis.hset(keys.cells[0]!.fairRuns('casual'), late!.taskId, `${late!.taskId}-r1`);
+  expect(await admission.admit('casual')).toBe(4);
+  expect(await queued()).not.toContain('beta-5-0');
+  await queue.obliterate({ force: true });
+  // Woken: due now, and it takes beta's turn, ahead of acme's last two, as job `<task>-r1`.
+  await wakeWaiters(queues, [member]);
+  const admitted = await queue.getJobs(['wait'], 0, -1, true);
+  expect(admitted.map((job) => job.id)).toContain(`${late!.taskId}-r1`);
+  expect(admitted).toHaveLength(3);
+  expect(await redis.zcard(keys.cells[0]!.fairDue('casual'))).toBe(0);
+});
+
+it('wakes a waiter that waits as a delayed job (a planned task’s end, or listed by an older version) by promoting it', async () => {
+  queues = createAgentQueues({ pools: ['planner', 'casual'], connection: redis, keys });
+  const queue = queues.cells[0]!.queue('casual');
+  const [first, second] = tasks('acme', 2);
+  for (const task of [first!, second!])
+    await queue.add('agent', { taskId: task.taskId }, { jobId: task.taskId, delay: 3_600_000 });
+  await wakeWaiters(queues, [
+    dueMember({ pool: 'casual', taskId: first!.taskId, tenant: 'acme', priority: 5, delayedJob: first!.taskId }),
+    JSON.stringify(['casual', second!.taskId, second!.taskId]),
+  ]);
+  expect(await queue.getJobState(first!.taskId)).toBe('waiting');
+  expect(await queue.getJobState(second!.taskId)).toBe('waiting');
 });

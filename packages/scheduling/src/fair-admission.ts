@@ -18,6 +18,9 @@
  * are added; a process that died in between leaves leases that any worker admits again (`recover`).
  * A task resumed after its user's answer skips the lists (it had its turn), but is leased the same way
  * by the commit that queues it again, until its job (`<task>-r<n>`, the record's `jobId`) is added.
+ * A task whose run must wait (its model's endpoint down, a retry's backoff, a shared limit) goes back
+ * through its tenant's list when the wait is over (due-tasks.ts), as its next job `<task>-r<n>`: a
+ * waiting task holds no queue slot, and a batch that waited comes back a backlog at a time.
  */
 import type { AgentPool } from '@agentq/contract';
 import type { Queue } from 'bullmq';
@@ -46,7 +49,7 @@ export interface FairOptions {
 const ADMIT = luaScript({
   dir: new URL('../scripts/', import.meta.url),
   name: 'admit',
-  keys: ['ringKey', 'leasesKey', 'waitKey', 'arrivalsKey'],
+  keys: ['ringKey', 'leasesKey', 'waitKey', 'arrivalsKey', 'dueKey', 'runsKey'],
   args: ['backlog', 'leaseMs', 'weightsJson', 'batch', 'admit', 'joining', 'tenants'],
   constants: { PRIORITY_STEP },
 });
@@ -186,9 +189,33 @@ export class FairAdmission {
     for (const { cancel } of this.soon.values()) cancel();
   }
 
-  /** Takes a task out of its tenant's list before it was admitted; answers whether it was there. */
-  async withdraw(pool: AgentPool, tenant: string, taskId: string): Promise<boolean> {
-    return (await this.redis.zrem(this.keys.fairList(pool, tenant), taskId)) === 1;
+  /**
+   * Takes a task out of its tenant's list before it was admitted, or out of the due set while it
+   * waits (`due`: its member there, dueMember); answers whether it was in either.
+   */
+  async withdraw(pool: AgentPool, tenant: string, taskId: string, due?: string): Promise<boolean> {
+    const [listed, waited] = await Promise.all([
+      this.redis.zrem(this.keys.fairList(pool, tenant), taskId),
+      due ? this.redis.zrem(this.keys.fairDue(pool), due) : 0,
+      // (its next run's job id, when it came back from a wait)
+      this.redis.hdel(this.keys.fairRuns(pool), taskId),
+    ]);
+    return listed === 1 || waited === 1;
+  }
+
+  /** A task in the due set (`member`: due-tasks.ts) is due now; answers whether it was there. */
+  async dueNow(pool: AgentPool, member: string): Promise<boolean> {
+    return (await this.redis.zadd(this.keys.fairDue(pool), 'XX', 'LT', 'CH', 0, member)) === 1;
+  }
+
+  /** How many of `pool`'s tasks wait in its due set. */
+  dueCount(pool: AgentPool): Promise<number> {
+    return this.redis.zcard(this.keys.fairDue(pool));
+  }
+
+  /** Where a task of `pool` whose run must wait is put until it is due, and its next job id (a requeue's `due`). */
+  dueOf(pool: AgentPool): { key: string; runsKey: string } {
+    return { key: this.keys.fairDue(pool), runsKey: this.keys.fairRuns(pool) };
   }
 
   /** How many of `pool`'s tasks wait in their tenants' lists, by tenant. */
@@ -243,6 +270,8 @@ export class FairAdmission {
           leasesKey: this.keys.fairLeases(pool),
           waitKey: queue.keys.wait!,
           arrivalsKey: this.keys.fairArrivals,
+          dueKey: this.keys.fairDue(pool),
+          runsKey: this.keys.fairRuns(pool),
         },
         args: {
           backlog: this.backlog,
@@ -259,17 +288,20 @@ export class FairAdmission {
           ...tenants,
           ...(read === 1 ? (waiting?.tasks.flatMap((task) => [task.taskId, String(task.priority)]) ?? []) : []),
         ],
-      })) as [Array<string | number>, number];
+      })) as [Array<string | number>, number | string[]];
       popped.push(...admitted);
+      if (read === RING_READS || unknown === 0) break;
+      // Tasks of tenants it did not declare are due: their lists are declared to the next turn.
+      if (Array.isArray(unknown)) for (const tenant of unknown) known.add(tenant);
       // A tenant joined the ring since this process last read it (another process listed its tasks).
-      if (unknown !== 1 || read === RING_READS) break;
-      for (const tenant of await this.redis.zrange(this.keys.fairRing(pool), 0, -1)) known.add(tenant);
+      else for (const tenant of await this.redis.zrange(this.keys.fairRing(pool), 0, -1)) known.add(tenant);
     }
     if (admit) this.patience.set(pool, popped.length ? 0 : this.batch - 1);
     if (!popped.length) return 0;
-    const jobs: Array<{ taskId: string; tenant: string }> = [];
+    const jobs: Array<{ taskId: string; tenant: string; jobId?: string }> = [];
     for (let index = 0; index < popped.length; index += 3) {
-      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]) });
+      const jobId = String(popped[index + 2]);
+      jobs.push({ taskId: String(popped[index]), tenant: String(popped[index + 1]), ...(jobId ? { jobId } : {}) });
     }
     await this.addJobs(pool, jobs);
     await this.endLeases(

@@ -11,4 +11,5 @@ export { ConcurrencyGate } from './concurrency-gate.js';
 export { ModelOutages } from './model-outages.js';
 export type { ModelOutagesOptions, OutageCall, OutageEntry, OutageWait } from './model-outages.js';
 export { JOB_BACKOFF, RetryLater, jobBackoff } from './jobs.js';
-export { waitingJob, wakeJobs } from './waiting-jobs.js';
+export { dueMember, wakeWaiters } from './due-tasks.js';
+export type { DueTask } from './due-tasks.js';

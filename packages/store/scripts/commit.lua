@@ -14,14 +14,16 @@
 -- JSON decoder costs Redis about 95 instructions a byte, an argument about 1,200 in all).
 --
 -- The payload may ask for a status change guarded by `expect` (the statuses it may change from), by
--- `expectSeq` (the last event's number the caller read) and by `runToken` (the run that holds the
--- task), and carry fields, counters to add (`add`: tokens, model time, cost), steps, messages and
+-- `expectSeq` (the last event's number the caller read), by `runToken` (the run that holds the
+-- task) and, for a claim, by `expectJob` (the job that claims must be the record's `jobId`), and carry fields, counters to add (`add`: tokens, model time, cost), steps, messages and
 -- events. A status change of a submitted task moves it to the new status's band (`band`) of its two
 -- list (task-index.ts); a task that ends joins the to-compact set.
 -- A status change the task's webhook asks for (its `webhookOn` names the status) adds a delivery, in
 -- the same write: id `msg_<task>_<seq of the event>`, due now (webhook-deliveries.ts sends it).
 -- With `lease` ({key, ms}: declared in KEYS too, at `lease.index`) the task is leased in its pool's
--- fair leases until its caller added its job. A commit that appends messages or events adds what it
+-- fair leases until its caller added its job; with `due` ({index, ms, member, jobId}: the pool's due set
+-- and runs declared the same way, at index and index + 1) the task, as `member`, is due `ms` from now,
+-- to run as job `jobId` (due-tasks.ts). A commit that appends messages or events adds what it
 -- writes to the task's `bytes` and its tenant's count; past `tenantMaxBytes`, its stop is
 -- 'tenant_bytes'. With `read`, also the record as it was (refused commits too) and, when applied, the
 -- memory: a run's claim reads its task in the same round trip; with `holdEvents` too, whether the task
@@ -89,6 +91,10 @@ local seq = tonumber(fields.seq or '0')
 -- any more, whatever the task became since (said first: the task may have ended on the other worker).
 if payload.runToken and fields.runToken ~= payload.runToken then
   return {'stale_token', seq, current, cancelRequested, record}
+end
+-- A claim by a job that is not the task's current one (read mode: the record is at hand).
+if payload.expectJob and payload.expectJob ~= ((fields.jobId or '') ~= '' and fields.jobId or taskId) then
+  return {'wrong_status', seq, current, cancelRequested, record}
 end
 if payload.expect then
   local allowed = false
@@ -201,6 +207,10 @@ if status ~= current and fields.webhookOn and string.find(fields.webhookOn, ',' 
 end
 if payload.lease then
   redis.call('ZADD', KEYS[payload.lease.index], string.format('%d', nowMs() + payload.lease.ms), taskId)
+end
+if payload.due then
+  redis.call('ZADD', KEYS[payload.due.index], string.format('%d', nowMs() + payload.due.ms), payload.due.member)
+  redis.call('HSET', KEYS[payload.due.index + 1], taskId, payload.due.jobId)
 end
 if payload.read then
   local small = payload.holdEvents and tonumber(fields.bytes or '0') + written <= PLAIN_MAX and 1

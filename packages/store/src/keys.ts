@@ -120,6 +120,9 @@ export interface CellKeys extends Keys {
   fairList(pool: string, tenant: string): string;
   fairLeases(pool: string): string;
   fairArrivals: string;
+  /** Tasks whose run must wait (an outage, a retry's backoff, a shared limit), back through admission when due; and their next runs' job ids. */
+  fairDue(pool: string): string;
+  fairRuns(pool: string): string;
   /**
    * Concurrency keys (concurrency-gate.ts): a tenant's key is `<tenant>:<sha-256 of the key>` (its
    * base); its holders (a set) and its queue (a sorted set); the set of bases with waiting tasks.
@@ -277,6 +280,8 @@ export function createKeys(prefix: string, cells = 1): Keys {
       fairList: (pool, tenant) => `${at}:fair:${pool}:tenant:${tenant}`,
       fairLeases: (pool) => `${at}:fair:${pool}:leases`,
       fairArrivals: `${at}:fair:arrivals`,
+      fairDue: (pool) => `${at}:fair:${pool}:due`,
+      fairRuns: (pool) => `${at}:fair:${pool}:runs`,
       concurrencyHolders: (base) => `${at}:concurrency:${base}:holders`,
       concurrencyQueue: (base) => `${at}:concurrency:${base}:queue`,
       concurrencyPending: `${at}:concurrency:pending`,

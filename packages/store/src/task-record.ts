@@ -178,9 +178,11 @@ const recordSchema = z.object({
     .string()
     .optional()
     .transform((value) => value === '1'),
-  /** The job that runs the task now (`<id>-r<n>` after an answer). */
+  /** The job that runs the task now (`<id>-r<n>` after an answer, or after a wait: due-tasks.ts). */
   jobId: optionalText,
   resumes: count.default(0),
+  /** How many of its runs failed and were tried again (each try after a wait is a new job: its count is here). */
+  retries: count.default(0),
   /** A planned task: every subtask of every plan version, and their ids. */
   plan: json(z.array(storedSubtaskSchema)).optional(),
   /** The plan its client gave on submit (task-schemas.ts, storedPlan), run instead of asking the planner model. */

@@ -90,6 +90,18 @@ export interface CommitOptions {
    */
   lease?: { key: string; ms: number };
   /**
+   * A claim by a task's job (`commitAndRead` only): applied only if that job is the task's current one
+   * (its record's `jobId`, else the task's id). A job a crashed worker left after its run requeued the
+   * task as its next job (due-tasks.ts) claims nothing.
+   */
+  expectJob?: string;
+  /**
+   * The task's run must wait `ms` (from Redis's time now): the same commit puts it, as `member`, in its
+   * pool's due set (`key`, FairAdmission.dueOf), from which admission takes it back when due, to run as
+   * job `jobId` (kept in `runsKey`; due-tasks.ts).
+   */
+  due?: { key: string; runsKey: string; ms: number; member: string; jobId: string };
+  /**
    * A run's claim (`commitAndRead`), with the run's token: its events are held from now on, to be
    * packed by its end commit in place of a later compaction (run-events.ts).
    */
@@ -739,6 +751,7 @@ export class TaskStore {
       ...(options.expect ? { expect: options.expect } : {}),
       ...(options.expectSeq !== undefined ? { expectSeq: options.expectSeq } : {}),
       ...(options.runToken ? { runToken: options.runToken } : {}),
+      ...(read && options.expectJob ? { expectJob: options.expectJob } : {}),
       ...(fields.length ? { fields: fields.length } : {}),
       ...(options.firstTime ? { firstTime: options.firstTime } : {}),
       ...(add ? { add } : {}),
@@ -748,6 +761,17 @@ export class TaskStore {
       ...(events.length ? { events: events.length } : {}),
       // The lease's key is the first after the named ones (COMMIT's spec).
       ...(options.lease ? { lease: { index: COMMIT_KEYS + 1, ms: options.lease.ms } } : {}),
+      // The due set's key too (a commit has a lease or a due, never both).
+      ...(options.due
+        ? {
+            due: {
+              index: COMMIT_KEYS + 1,
+              ms: Math.max(0, Math.round(options.due.ms)),
+              member: options.due.member,
+              jobId: options.due.jobId,
+            },
+          }
+        : {}),
     };
     return COMMIT[read ? 'runBuffer' : 'run'](target, {
       keys: {
@@ -759,7 +783,7 @@ export class TaskStore {
         spendKey: cell.tenantSpend(tenant, ts.slice(0, 10)),
       },
       // (a step's commits touch none of these: commit.lua's status, pack, claim and lease paths do)
-      ...(options.status || pack || read || options.lease
+      ...(options.status || pack || read || options.lease || options.due
         ? {
             lateKeys: {
               packedKey: this.keys.packedEvents(taskId),
@@ -782,7 +806,7 @@ export class TaskStore {
         lineHead: events.length ? eventLineHead(taskId) : '',
         lineRoot: events.length ? eventLineRoot(rootOf(taskId)) : '',
       },
-      restKeys: options.lease ? [options.lease.key] : [],
+      restKeys: options.lease ? [options.lease.key] : options.due ? [options.due.key, options.due.runsKey] : [],
       // Passed as they are, never decoded by the script: a lone surrogate's escape in JSON text stays as
       // written; in a field's value it is sent as U+FFFD (UTF-8 has none), as wellFormedJson makes it.
       restArgs: [

@@ -6,7 +6,7 @@
  */
 import type { TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
-import { ModelOutages, waitingJob, wakeJobs, type AgentQueues } from '@agentq/scheduling';
+import { dueMember, ModelOutages, wakeWaiters, type AgentQueues } from '@agentq/scheduling';
 import { onSubtaskFinished } from './subtasks.js';
 import { publish, type TaskRecord, type TaskStore } from '@agentq/store';
 import { Transitions } from './transitions.js';
@@ -63,9 +63,11 @@ export async function cancelTask(
     const queue = options.queues.pools.includes(record.agent)
       ? options.queues.of(taskId).queue(record.agent)
       : undefined;
-    // Still waiting for its tenant's turn, or its job not started: it never runs. Otherwise (0) a
-    // worker holds it now: it sees the flag when it starts.
-    const withdrawn = await options.queues.of(taskId).admission.withdraw(record.agent, record.tenant, taskId);
+    // Still waiting for its tenant's turn (or, after a run that must wait, to be due), or its job not
+    // started: it never runs. Otherwise (0) a worker holds it now: it sees the flag when it starts.
+    const withdrawn = await options.queues
+      .of(taskId)
+      .admission.withdraw(record.agent, record.tenant, taskId, dueOf(record));
     const removed = withdrawn ? 1 : queue ? await queue.remove(record.jobId || taskId) : 0;
     if (removed === 1) {
       const result = await end('queued', 'cancelled before it started');
@@ -87,7 +89,17 @@ async function leaveOutage(options: CancelTaskOptions, record: TaskRecord): Prom
   const waiter = await new ModelOutages(options.publisher, options.store.keys).left({
     tenant: record.tenant,
     model: record.model,
-    member: waitingJob({ queueName: record.agent, id: record.jobId || record.id }, record.id),
+    member: dueOf(record),
   });
-  if (waiter) await wakeJobs(options.queues, [waiter]);
+  if (waiter) await wakeWaiters(options.queues, [waiter]);
+}
+
+/** How its pool's due set and its model's outage list a task that waits (hold-task.ts). */
+function dueOf(record: TaskRecord): string {
+  return dueMember({
+    pool: record.agent,
+    taskId: record.id,
+    tenant: record.tenant,
+    priority: record.priority,
+  });
 }

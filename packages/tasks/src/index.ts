@@ -13,7 +13,7 @@ export { fieldsOnly, forkSchema, taskInputSchema } from './task-schemas.js';
 export type { TaskInput } from './task-schemas.js';
 export { taskDigest } from './request-digest.js';
 export { Transitions } from './transitions.js';
-export type { ByRun, SubmittedTask, TaskRef } from './transitions.js';
+export type { ByRun, RequeueReason, SubmittedTask, TaskRef } from './transitions.js';
 export { TaskService } from './task-service.js';
 export type { BulkTask } from './task-service.js';
 export { DailyLimitError, RedisFullError } from './admission.js';

@@ -226,13 +226,18 @@ export class Transitions {
    * without one (queued by an older version) has its task read first. Says nothing itself: the run
    * says `task.started` with its first write.
    */
-  async claim(task: { id: string; tenant?: string | undefined }, options: ByRun & { model?: string }): Promise<Claim> {
+  async claim(
+    task: { id: string; tenant?: string | undefined },
+    /** `job`: the claiming job's id, when it must be the task's current job (the record's `jobId`). */
+    options: ByRun & { model?: string; job?: string | undefined },
+  ): Promise<Claim> {
     const tenant = task.tenant ?? (await this.store.getRecord(task.id))?.tenant;
     const result = await this.store.commitAndRead({
       taskId: task.id,
       // A task that is gone answers `missing` before its tenant is looked at.
       tenant: tenant ?? DEFAULT_TENANT,
       expect: ['queued', 'running'],
+      ...(options.job ? { expectJob: options.job } : {}),
       status: 'running',
       fields: { worker: options.worker ?? '', runToken: options.runToken },
       // Its events are held from now on, for its end commit to pack them (run-events.ts).
@@ -374,11 +379,25 @@ export class Transitions {
   }
 
   /**
-   * A running task goes back to the queue, and says why; its next run resumes from its journal.
-   * `rateLimits`: the 429s in a row its model answered it, kept for its next run to count on.
+   * A running task goes back to the queue, and says why; its next run resumes from its journal. With
+   * `next`, its run must wait: the task is due in its pool's due set after `due.ms`, to run as job
+   * `jobId` (due-tasks.ts); `retries`: its failed runs so far, when one more failed. `rateLimits`: the
+   * 429s in a row its model answered it, kept for its next run to count on.
    */
-  requeue(task: TaskRef, options: ByRun & { why: RequeueReason; rateLimits?: number }): Promise<CommitResult> {
-    const { why } = options;
+  requeue(
+    task: TaskRef,
+    options: ByRun & {
+      why: RequeueReason;
+      rateLimits?: number;
+      next?: {
+        jobId: string;
+        resumes: number;
+        retries?: number;
+        due: { key: string; runsKey: string; ms: number; member: string };
+      };
+    },
+  ): Promise<CommitResult> {
+    const { why, next } = options;
     const data =
       why.kind === 'retry'
         ? { retry: why.retry, reason: why.message, ...(why.notBefore ? { notBefore: why.notBefore } : {}) }
@@ -398,7 +417,15 @@ export class Transitions {
           ? { outageSince: String(why.since), outageEpisode: String(why.outage) }
           : {}),
         ...(options.rateLimits !== undefined ? { rateLimits: String(options.rateLimits) } : {}),
+        ...(next
+          ? {
+              jobId: next.jobId,
+              resumes: String(next.resumes),
+              ...(next.retries !== undefined ? { retries: String(next.retries) } : {}),
+            }
+          : {}),
       },
+      ...(next ? { due: { ...next.due, jobId: next.jobId } } : {}),
       events: [{ type: 'task.queued', ...by(options), data }],
     });
   }
