@@ -202,11 +202,7 @@ export async function holdTask<T, R>(options: {
       throw new DelayedError();
     };
     /** The run must wait `ms`: its task is due then, back through admission as its next job (see above). */
-    const waitAsDue = async (
-      ms: number,
-      why: RequeueReason,
-      extra: DueExtra = {},
-    ): Promise<never> => {
+    const waitAsDue = async (ms: number, why: RequeueReason, extra: DueExtra = {}): Promise<never> => {
       await context.transitions.requeue(record, {
         ...held.by,
         ...(extra.takeHeld ? { takeHeld: extra.takeHeld } : {}),

@@ -79,8 +79,15 @@ while admitted < want do
   local ids = {}
   for index = 1, #popped, 2 do ids[#ids + 1] = popped[index] end
   -- (the next runs' job ids of tasks that came back from a wait: only read while some did)
-  local runs = hasRuns and #ids > 0 and redis.call('HMGET', runsKey, unpack(ids)) or {}
-  if hasRuns and #ids > 0 then redis.call('HDEL', runsKey, unpack(ids)) end
+  local runs = {}
+  if hasRuns then
+    -- A thousand at a time, as callMany: a turn may pop more than Lua's unpack takes (about 8,000).
+    for from = 1, #ids, 1000 do
+      local got = redis.call('HMGET', runsKey, unpack(ids, from, math.min(from + 999, #ids)))
+      for index = 1, #got do runs[from + index - 1] = got[index] end
+    end
+    callMany('HDEL', runsKey, ids)
+  end
   for index = 1, #ids do
     admitted = admitted + 1
     leased[#leased + 1] = leasedUntil

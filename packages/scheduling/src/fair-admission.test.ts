@@ -215,3 +215,17 @@ it('wakes a waiter that waits as a delayed job (a planned task’s end, or liste
   expect(await queue.getJobState(first!.taskId)).toBe('waiting');
   expect(await queue.getJobState(second!.taskId)).toBe('waiting');
 });
+
+it('admits a turn of more than Lua can unpack at once while a task that waited comes back', async () => {
+  queues = createAgentQueues({ pools: ['casual'], connection: redis, keys, fair: { backlog: 20_000 } });
+  const admission = queues.cells[0]!.admission;
+  const [back] = tasks('beta', 1);
+  const member = dueMember({ pool: 'casual', taskId: back!.taskId, tenant: 'beta', priority: 5 });
+  await redis.zadd(keys.cells[0]!.fairDue('casual'), Date.now() - 1, member);
+  await redis.hset(keys.cells[0]!.fairRuns('casual'), back!.taskId, `${back!.taskId}-r1`);
+  // 9,000 of acme's in one turn: its ids' next runs are asked in one script (Lua unpacks about 8,000).
+  await admission.add(tasks('acme', 9_000));
+  const jobs = await queues.cells[0]!.queue('casual').getJobs(['wait'], 0, -1, true);
+  expect(jobs).toHaveLength(9_001);
+  expect(jobs.map((job) => job.id)).toContain(`${back!.taskId}-r1`);
+}, 60_000);
