@@ -25,6 +25,7 @@ async function runThree(): Promise<TaskEvent[][]> {
   );
 }
 
+// One tenant's tasks (a 429 holds its tenant's calls of the model only: tests/security/model-429s.test.ts).
 it("holds every task's calls for a 429's Retry-After, then completes them all", async () => {
   stack = await startStack({
     pools: ['casual'],
@@ -41,7 +42,7 @@ it("holds every task's calls for a 429's Retry-After, then completes them all", 
   for (const time of after) expect(time).toBeGreaterThanOrEqual(refused! + 1_000 - 20);
   const waits = streams.flat().filter((event) => event.type === 'task.queued' && event.data.rateLimited);
   expect(waits[0]?.data).toMatchObject({
-    reason: expect.stringContaining('the provider answered 429'),
+    reason: expect.stringContaining('to take calls again after a 429'),
     notBefore: expect.any(String),
   });
   // Nothing failed and no attempt was used: each task started and completed in the one job.

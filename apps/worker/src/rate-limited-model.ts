@@ -1,9 +1,11 @@
 /**
  * A model whose calls draw on the provider's limits shared by every worker (models.<model>.limits). Before a
  * call, its expected tokens are reserved (the counted prompt and tools, plus its max output); after it, they
- * settle to what the provider reported. A call that does not fit, or a provider that said stop (a 429
- * that outlasted the SDK's retries, or x-ratelimit headers with nothing left), throws
- * `WaitForRateLimit`: its run gives its worker slot back and the job comes back when the call can fit.
+ * settle to what the provider reported. A call that does not fit, or a provider whose x-ratelimit
+ * headers say nothing is left, throws `WaitForRateLimit`: its run gives its worker slot back and the job
+ * comes back when the call can fit. A 429 is not taken for the whole model's: a tenant's own call can
+ * draw one (a prompt too large for the provider's tokens per minute), so it is thrown on, for the
+ * outage guard to hold that tenant's calls of the model only (outage-guarded-model.ts), as without limits.
  */
 import { AgentqError } from '@agentq/contract';
 import { countMessageTokens, loadTokenizer } from '@agentq/core';
@@ -12,8 +14,6 @@ import type { ModelLimit, SharedRateLimits } from '@agentq/scheduling';
 
 /** Reserved for a call's answer when AGENTQ_MAX_OUTPUT_TOKENS does not bound it. */
 export const UNBOUNDED_OUTPUT_RESERVE = 1_000;
-/** How long a model is blocked after a 429 that named no Retry-After. */
-const DEFAULT_BLOCK_MS = 5_000;
 
 /** The tools offered count as prompt tokens too (providers count their schemas); a run's list is counted once. */
 const toolCounts = new WeakMap<readonly ToolSpec[], number>();
@@ -61,15 +61,8 @@ export function rateLimitedModel(
       try {
         response = await model.generate(request);
       } catch (error) {
-        if (error instanceof LlmError && error.code === 'rate_limited') {
-          // The provider's word tightens the limit for every worker.
-          const retryAt = await limits.block(
-            name,
-            error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : DEFAULT_BLOCK_MS,
-          );
-          await limits.settle(reservation, 0);
-          throw new WaitForRateLimit(name, retryAt, 'the provider answered 429');
-        }
+        // Nothing reached the provider's count, or it refused it: the reservation frees its tokens.
+        if (error instanceof LlmError && error.code === 'rate_limited') await limits.settle(reservation, 0);
         throw error;
       }
       const { usage, limits: stated } = response;

@@ -46,6 +46,11 @@ export class LlmError extends AgentqError {
   }
 }
 
+/** Whether an error body's `code` or `type` says the account's quota is spent. */
+export function quotaSpent(provider: { code?: unknown; type?: unknown }): boolean {
+  return provider.code === 'insufficient_quota' || provider.type === 'insufficient_quota';
+}
+
 function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
@@ -61,11 +66,12 @@ function isRetryableCode(code: LlmErrorCode): boolean {
 }
 
 /**
- * `providerCode`: the body's `error.code`. A 429 that says the account's quota is spent (OpenAI's
- * `insufficient_quota`) is billing, not a rate: waiting does not end it.
+ * `provider`: the body's `error.code` and `error.type`. A 429 that says the account's quota is spent
+ * (OpenAI's `insufficient_quota`, in its code or, from some servers, its type only) is billing, not a
+ * rate: waiting does not end it.
  */
-export function codeForStatus(status: number, providerCode?: unknown): LlmErrorCode {
-  if (status === 429) return providerCode === 'insufficient_quota' ? 'quota_exceeded' : 'rate_limited';
+export function codeForStatus(status: number, provider: { code?: unknown; type?: unknown } = {}): LlmErrorCode {
+  if (status === 429) return quotaSpent(provider) ? 'quota_exceeded' : 'rate_limited';
   if (status === 408) return 'timeout';
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';

@@ -189,7 +189,8 @@ describe('LLM errors', () => {
     ['30', 30],
     ['4294967295', 300],
     ['-5', undefined],
-    ['Wed, 21 Oct 2015 07:28:00 GMT', undefined],
+    // An HTTP date: the wait until it (provider-limits.test.ts), none for one past.
+    ['Wed, 21 Oct 2015 07:28:00 GMT', 0],
     // None: the caller's backoff (models.<model>.outage), not 0 (`Number(null)`), which would wait nothing.
     [undefined, undefined],
   ])('says how long a 429 asked to wait (Retry-After: %s), believed up to 5 minutes', async (header, seconds) => {
@@ -207,28 +208,34 @@ describe('LLM errors', () => {
     expect(error.retryAfterSeconds).toBe(seconds);
   });
 
-  it('fails a 429 that says the quota is spent (insufficient_quota) at once: waiting does not fix billing', async () => {
-    double.setRules([
-      {
-        reply: {
-          error: {
-            status: 429,
-            message: 'You exceeded your current quota, please check your plan and billing details.',
-            type: 'insufficient_quota',
-            code: 'insufficient_quota',
+  it.each([
+    ['its code and type', 'insufficient_quota'],
+    ['its type only', undefined],
+  ])(
+    'fails a 429 that says the quota is spent (insufficient_quota, in %s) at once: waiting does not fix billing',
+    async (_, code) => {
+      double.setRules([
+        {
+          reply: {
+            error: {
+              status: 429,
+              message: 'You exceeded your current quota, please check your plan and billing details.',
+              type: 'insufficient_quota',
+              ...(code ? { code } : {}),
+            },
           },
         },
-      },
-    ]);
-    const before = double.requests.length;
-    // The SDK would retry a 429: not this one.
-    const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 2 })
-      .generate({ messages: [{ role: 'user', content: 'hi' }] })
-      .catch((caught: unknown) => caught)) as LlmError;
-    expect(double.requests.length - before).toBe(1);
-    expect(error).toMatchObject({ code: 'quota_exceeded', status: 429, retryable: false, unreachable: false });
-    expect(error.message).toMatch(/answered 429 \(insufficient_quota: .*\): 429 You exceeded your current quota/);
-  });
+      ]);
+      const before = double.requests.length;
+      // The SDK would retry a 429: not this one.
+      const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 2 })
+        .generate({ messages: [{ role: 'user', content: 'hi' }] })
+        .catch((caught: unknown) => caught)) as LlmError;
+      expect(double.requests.length - before).toBe(1);
+      expect(error).toMatchObject({ code: 'quota_exceeded', status: 429, retryable: false, unreachable: false });
+      expect(error.message).toMatch(/answered 429 \(insufficient_quota: .*\): 429 You exceeded your current quota/);
+    },
+  );
 
   it('reads an answer that follows the wire format only roughly, and tells the model what makes no sense', async () => {
     const message = (fields: Record<string, unknown>) => ({

@@ -417,7 +417,7 @@ function toLlmError(error: unknown, signal: AbortSignal | undefined, endpoint: s
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     // Seconds (an HTTP date, or anything else, is none), kept within what agentq believes of a provider.
     const retryAfterMs = providerWaitMs(error.headers?.get?.('retry-after'));
-    const code = codeForStatus(error.status, error.code);
+    const code = codeForStatus(error.status, { code: error.code, type: error.type });
     return new LlmError({
       code,
       status: error.status,

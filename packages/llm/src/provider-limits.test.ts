@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { durationMs, MAX_PROVIDER_WAIT_MS, providerLimitsOf } from './provider-limits.js';
+import { durationMs, MAX_PROVIDER_WAIT_MS, providerLimitsOf, providerWaitMs } from './provider-limits.js';
 
 it("reads a provider's reset durations as OpenAI writes them", () => {
   expect(durationMs('6m0s')).toBe(360_000);
@@ -41,4 +41,12 @@ it('believes a reset of at most 5 minutes: one broken answer cannot hold every w
     resetRequestsMs: MAX_PROVIDER_WAIT_MS,
     resetTokensMs: MAX_PROVIDER_WAIT_MS,
   });
+});
+
+it('reads a Retry-After given as an HTTP date as the wait until it, within the longest believed', () => {
+  const now = Date.parse('2026-12-07T10:00:00Z');
+  expect(providerWaitMs('Mon, 07 Dec 2026 10:00:20 GMT', now)).toBe(20_000);
+  expect(providerWaitMs('Mon, 07 Dec 2026 09:59:00 GMT', now)).toBe(0);
+  expect(providerWaitMs('Fri, 01 Jan 2100 00:00:00 GMT', now)).toBe(MAX_PROVIDER_WAIT_MS);
+  for (const bad of ['Mon, 99 Foo 2026', 'garbage', '-5']) expect(providerWaitMs(bad, now)).toBeUndefined();
 });

@@ -12,13 +12,22 @@ import type { ProviderLimits } from './language-model.js';
 export const MAX_PROVIDER_WAIT_MS = 5 * 60_000;
 
 /**
- * A wait a provider asked for in a header (`Retry-After: 30`, `x-ratelimit-reset-tokens: 6m0s`), as
- * agentq keeps it: at most MAX_PROVIDER_WAIT_MS; undefined when the header is missing or not a duration
- * (a negative number, an HTTP date).
+ * A wait a provider asked for in a header (`Retry-After: 30`, `x-ratelimit-reset-tokens: 6m0s`, or a
+ * Retry-After as an HTTP date, RFC 9110: `Wed, 21 Oct 2026 07:28:00 GMT`, as this host's clock reads
+ * it), as agentq keeps it: at most MAX_PROVIDER_WAIT_MS; undefined when the header is missing or neither
+ * (a negative number, garbage).
  */
-export function providerWaitMs(value: string | null | undefined): number | undefined {
-  const ms = durationMs(value ?? null);
+export function providerWaitMs(value: string | null | undefined, now = Date.now()): number | undefined {
+  const ms = durationMs(value ?? null) ?? httpDateWaitMs(value ?? null, now);
   return ms === undefined ? undefined : Math.min(MAX_PROVIDER_WAIT_MS, ms);
+}
+
+/** How long until an HTTP date (`IMF-fixdate`, and the obsolete forms Date.parse reads); 0 for one past. */
+function httpDateWaitMs(value: string | null, now: number): number | undefined {
+  // A date names its weekday or month in letters; a bare number or a duration is not one.
+  if (value === null || !/^[A-Za-z]{3},? /.test(value.trim())) return undefined;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
 export function providerLimitsOf(headers: Headers): ProviderLimits | undefined {

@@ -4,6 +4,8 @@
  * AGENTQ_LLM_MAX_RETRIES, waiting between), but no wait ends that one: the answer is marked with
  * `x-should-retry: false`, which the SDK obeys, and the call fails at once (`quota_exceeded`, errors.ts).
  */
+import { quotaSpent } from './errors.js';
+
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** A 429's body larger than this is not an error body: it is passed on unread. */
@@ -16,14 +18,14 @@ export function quotaAwareFetch(fetch: Fetch): Fetch {
       return response;
     const text = await response.text();
     const headers = new Headers(response.headers);
-    if (quotaSpent(text)) headers.set('x-should-retry', 'false');
+    if (quotaSpentIn(text)) headers.set('x-should-retry', 'false');
     return new Response(text, { status: response.status, statusText: response.statusText, headers });
   };
 }
 
-function quotaSpent(text: string): boolean {
+function quotaSpentIn(text: string): boolean {
   try {
-    return (JSON.parse(text) as { error?: { code?: unknown } })?.error?.code === 'insufficient_quota';
+    return quotaSpent((JSON.parse(text) as { error?: { code?: unknown; type?: unknown } })?.error ?? {});
   } catch {
     // Not JSON: a proxy's page, not the provider's word on the quota.
     return false;

@@ -4,8 +4,9 @@
  * member `<call id>:<tokens>`, score its time). A call is admitted only when the calls of the last
  * window plus this one fit both limits, so no window of that length ever holds more than the limit
  * (what was reserved; a call settles, when it ends, to the tokens the provider reported). A call that does not fit is
- * told when it can: when enough of the window's calls will have left it. A provider's own word (a 429's
- * Retry-After, its x-ratelimit headers) blocks the model for everyone until then. Time is Redis's
+ * told when it can: when enough of the window's calls will have left it. A provider's x-ratelimit
+ * headers block the model for everyone until they reset (a 429 does not: a tenant's own prompt can draw
+ * one, and it holds only that tenant's calls, model-outages.ts). Time is Redis's
  * (`TIME`), so hosts with skewed clocks agree.
  */
 import { randomUUID } from 'node:crypto';
