@@ -209,6 +209,25 @@ describe('LLM errors', () => {
   });
 
   it.each([
+    [429, '30', 1],
+    [503, '30', 1],
+    [429, '1', 3],
+  ])(
+    'lets the SDK sleep out a short wait only: a %s with Retry-After: %s is asked %s times in the call',
+    async (status, header, requests) => {
+      double.setRules([{ reply: { error: { status, message: 'wait', headers: { 'retry-after': header } } } }]);
+      const before = double.requests.length;
+      const error = (await createOpenAIModel({ model: 'm', baseURL: double.baseURL, maxRetries: 2 })
+        .generate({ messages: [{ role: 'user', content: 'hi' }] })
+        .catch((caught: unknown) => caught)) as LlmError;
+      // A longer wait is the worker's to hold, its slot given back (outage-guarded-model.ts).
+      expect(double.requests.length - before).toBe(requests);
+      expect(error.status).toBe(status);
+    },
+    20_000,
+  );
+
+  it.each([
     ['its code and type', 'insufficient_quota'],
     ['its type only', undefined],
   ])(

@@ -19,7 +19,7 @@ import { LlmError, codeForStatus } from './errors.js';
 import { providerLimitsOf, providerWaitMs } from './provider-limits.js';
 import { completionChunks } from './completion-chunks.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
-import { quotaAwareFetch } from './quota-fetch.js';
+import { sdkRetryFetch } from './sdk-retry-fetch.js';
 import { loopTurn } from './loop-turn.js';
 import type { LanguageModel, ModelDelta, ModelRequest, ModelResponse, ToolSpec } from './language-model.js';
 import { costOf, DEFAULT_PRICES, priceOf, type ModelPrice, type PriceTable } from './prices.js';
@@ -52,7 +52,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): LanguageModel {
     apiKey: options.apiKey ?? 'not-needed',
     timeout: timeoutMs,
     maxRetries,
-    fetch: quotaAwareFetch(keepAliveFetch),
+    fetch: sdkRetryFetch(keepAliveFetch),
   });
   const endpoint = `${endpointOf(client.baseURL)} (model ${options.model})`;
   // Priced as the operator named the model, else as the provider named it (looked up once per name); unknown: 0.

@@ -1,13 +1,15 @@
 -- A call could not reach its model's endpoint, or drew a 429 (model-outages.ts). The first failure opens
 -- an outage and makes its job the one that tries again; that job's next failure doubles the wait (from
 -- `firstMs` up to `capMs`, less up to a quarter as jitter), or, for a 429 that named one, waits its
--- `waitMs` (its Retry-After); another job's failure joins the waiters. `limited` (1: a 429) is kept for
+-- `waitMs` (its Retry-After); another job's failure joins the waiters. The job to try next holds its
+-- turn `graceMs` past its wait: one that never comes (its task cancelled, failed or removed while it
+-- waited) leaves the turn to the first waiter back, and the waiters come back then. `limited` (1: a 429) is kept for
 -- the waiters to say why they wait. Answers
 -- {until, since, now, opened}: when this job looks again at the latest, when the outage began, Redis's
 -- time, and 1 when this failure opened it.
 -- @include now-ms
 local now = nowMs()
-local lease, keep = tonumber(leaseMs), tonumber(keepMs)
+local grace, keep = tonumber(graceMs), tonumber(keepMs)
 local function backoff(streak)
   if waitMs ~= '' then return tonumber(waitMs) end
   local full = math.min(tonumber(firstMs) * 2 ^ (streak - 1), tonumber(capMs))
@@ -17,7 +19,7 @@ local state = redis.call('HMGET', stateKey, 'prober', 'probeUntil', 'streak', 's
 if not state[4] then
   local retryAt = now + backoff(1)
   redis.call('HSET', stateKey, 'since', now, 'streak', 1, 'retryAt', retryAt, 'prober', member,
-    'probeUntil', retryAt + lease, 'error', lastError, 'limited', limited)
+    'probeUntil', retryAt + grace, 'error', lastError, 'limited', limited)
   redis.call('PEXPIRE', stateKey, keep)
   return {retryAt, now, now, 1}
 end
@@ -26,7 +28,7 @@ if prober == member or probeUntil <= now then
   local streak = (tonumber(state[3]) or 0) + 1
   local retryAt = now + backoff(streak)
   redis.call('HSET', stateKey, 'streak', streak, 'retryAt', retryAt, 'prober', member,
-    'probeUntil', retryAt + lease, 'error', lastError, 'limited', limited)
+    'probeUntil', retryAt + grace, 'error', lastError, 'limited', limited)
   redis.call('PEXPIRE', stateKey, keep)
   redis.call('SREM', waitersKey, member)
   return {retryAt, tonumber(state[4]), now, 0}

@@ -28,8 +28,9 @@ it('lets calls go while nothing failed, then holds every other call while the fa
   expect(first.since).toBe(first.now);
   const held = await outages.enter(call('job-2'));
   expect(held).toMatchObject({ kind: 'wait', since: first.since, lastError: 'Could not reach the LLM endpoint' });
-  // It waits for the try's outcome: the try's turn and its lease.
-  if (held.kind === 'wait') expect(held.until).toBe(first.until + 60_000);
+  // It waits for the try's turn and its grace (10 s): a failed job that never comes back for its turn
+  // (its task cancelled or removed meanwhile) leaves it to the first waiter back then.
+  if (held.kind === 'wait') expect(held.until).toBe(first.until + 10_000);
   // The job that failed waits for its own turn.
   expect(await outages.enter(call('job-1'))).toMatchObject({ kind: 'wait', until: first.until });
 });

@@ -55,6 +55,8 @@ export interface OutageWait {
 export interface ModelOutagesOptions {
   /** How long one try of the endpoint may take (the call's deadline): another job takes over past it. Default 305 s. */
   leaseMs?: number;
+  /** How long past its wait the job to try next keeps its turn. Default 10 s. */
+  graceMs?: number;
   /** The first wait after a failure. Default 1 s. */
   firstBackoffMs?: number;
   /** The longest wait between two tries, by model (models.<model>.outage.maxBackoffSeconds). Default 30 s. */
@@ -63,6 +65,12 @@ export interface ModelOutagesOptions {
 
 /** A call's default deadline (AGENTQ_LLM_DEADLINE_MS) and a moment more. */
 const DEFAULT_LEASE_MS = 305_000;
+/**
+ * How long past its wait the job to try next keeps its turn: its task goes through admission first (a
+ * second or so). One that never comes (cancelled, failed or removed while it waited) leaves the turn to
+ * the first waiter back then, not after a call's whole deadline.
+ */
+const DEFAULT_GRACE_MS = 10_000;
 /** Longest an outage nobody touches is kept (a task that comes later tries the endpoint at once). */
 const KEEP_MS = 24 * 3600 * 1000;
 /** What is kept of the last error. */
@@ -75,7 +83,7 @@ const FAILED = luaScript({
   dir,
   name: 'outage-failed',
   keys,
-  args: ['member', 'leaseMs', 'keepMs', 'firstMs', 'capMs', 'jitter', 'lastError', 'waitMs', 'limited'],
+  args: ['member', 'graceMs', 'keepMs', 'firstMs', 'capMs', 'jitter', 'lastError', 'waitMs', 'limited'],
 });
 const RECOVERED = luaScript({ dir, name: 'outage-recovered', keys, args: [] });
 const LEFT = luaScript({ dir, name: 'outage-left', keys, args: ['member'] });
@@ -167,7 +175,7 @@ export class ModelOutages {
       keys: this.keysOf(call),
       args: {
         member: call.member,
-        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
+        graceMs: this.options.graceMs ?? DEFAULT_GRACE_MS,
         keepMs: KEEP_MS,
         firstMs: this.options.firstBackoffMs ?? 1_000,
         capMs: this.options.maxBackoffMs?.(call.model) ?? 30_000,
