@@ -128,6 +128,13 @@ export const waitingForSchema = z
         .meta({ description: 'When the calls not decided yet are rejected (the agent’s time limit).' }),
     }),
     z.object({ kind: z.literal('concurrency'), key: z.string(), limit: z.number().int() }),
+    z.object({
+      kind: z.literal('children'),
+      children: z.array(z.string()).meta({ description: 'The child tasks its `delegate` call started.' }),
+      running: z.array(z.string()).meta({
+        description: 'Those that have not ended (a task’s own view; a list’s row says all of them).',
+      }),
+    }),
   ])
   .meta({ id: 'WaitingFor' });
 sameType<z.infer<typeof waitingForSchema>, WaitingFor>(true);
@@ -137,6 +144,10 @@ export const taskViewSchema = z
     id: z.string(),
     rootId: z.string(),
     parentId: z.string().nullable(),
+    depth: z
+      .number()
+      .int()
+      .meta({ description: 'How far below its root: 0 submitted, 1 a subtask or child, and so on.' }),
     tenant: z.string(),
     batch: z.string().nullable(),
     status,
@@ -149,7 +160,7 @@ export const taskViewSchema = z
     question: z.string().nullable().meta({ description: 'While waiting: what the model asked the user.' }),
     waitingFor: waitingForSchema.nullable().meta({
       description:
-        'What it waits for: while waiting, its user’s answer or approvals of its calls; while queued, room under its concurrency key. Null otherwise.',
+        'What it waits for: while waiting, its user’s answer, approvals of its calls or the children its `delegate` call started; while queued, room under its concurrency key. Null otherwise.',
     }),
     steps: z.number().int(),
     usage,

@@ -1,8 +1,8 @@
 /** Writes how a run of the agent loop ended: the task's final status, its result or error, and the event. */
 import type { ToolProtocolName } from '@agentq/contract';
-import type { AgentOutcome } from '@agentq/core';
+import type { AgentOutcome, Interrupt } from '@agentq/core';
 import type { ByRun, TaskRef, Transitions } from '@agentq/tasks';
-import type { CommitResult } from '@agentq/store';
+import type { CommitResult, Pending } from '@agentq/store';
 
 export function recordOutcome(options: {
   transitions: Transitions;
@@ -25,22 +25,28 @@ export function recordOutcome(options: {
       });
     case 'cancelled':
       return transitions.cancel(task, { ...by, from: ['queued', 'running'], steps: outcome.steps });
-    case 'waiting':
+    case 'interrupted':
       return transitions.wait(task, {
         ...by,
-        pending: { callId: outcome.callId, protocol: options.protocol, question: outcome.question },
+        pending: pendingOf(outcome.interrupt, options),
         steps: outcome.steps,
       });
+  }
+}
+
+/** What a waiting task's record keeps of its interrupt: with how its call is answered (the protocol). */
+function pendingOf(interrupt: Interrupt, options: { protocol: ToolProtocolName; approvalsExpireAt?: Date }): Pending {
+  switch (interrupt.kind) {
+    case 'question':
+      return { kind: 'question', callId: interrupt.callId, protocol: options.protocol, question: interrupt.question };
     case 'approval':
-      return transitions.wait(task, {
-        ...by,
-        pending: {
-          kind: 'approval',
-          step: outcome.step,
-          calls: outcome.calls,
-          ...(options.approvalsExpireAt ? { expiresAt: options.approvalsExpireAt.toISOString() } : {}),
-        },
-        steps: outcome.steps,
-      });
+      return {
+        kind: 'approval',
+        step: interrupt.step,
+        calls: interrupt.calls,
+        ...(options.approvalsExpireAt ? { expiresAt: options.approvalsExpireAt.toISOString() } : {}),
+      };
+    case 'children':
+      return { kind: 'children', callId: interrupt.callId, protocol: options.protocol, children: interrupt.children };
   }
 }

@@ -7,6 +7,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import {
   agentInstructions,
+  agentSettings,
   approvalsFor,
   jailLimitsFor,
   streamsAnswers,
@@ -27,7 +28,7 @@ import {
 import type { LanguageModel } from '@agentq/llm';
 import type { MemoryEntry } from '@agentq/protocol';
 import { createRedisScratchpad, inputFiles, type TaskRecord } from '@agentq/store';
-import { forkDiskQuota, onSubtaskFinished } from '@agentq/tasks';
+import { forkDiskQuota, onChildFinished, resumeParentIfDone } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
 import { createToolSettings, WorkdirDisk } from '@agentq/tools';
 import { agentBuiltinTools } from './agent-tools.js';
@@ -41,6 +42,7 @@ import { subtaskPrompt } from './subtask-prompt.js';
 import { readPrompt, systemPromptFor } from './system-prompts.js';
 import { prepareWorkdir } from './tool-isolation.js';
 import { placeInputs } from './place-inputs.js';
+import { delegateTool } from './delegate-tool.js';
 import { liveDeltas, type LiveDeltas } from './live-deltas.js';
 
 export async function runAgentJob(
@@ -150,7 +152,7 @@ export async function runAgentJob(
         // resumed run): an attempt cut short left none, and this one places them all.
         if (record.inputs && !existsSync(workdir))
           await placeInputs({
-            files: await inputFiles(store, record.rootId),
+            files: await inputFiles(store, record.inputsOf ?? record.rootId),
             given: record.inputs,
             workdir,
             owner: context.isolation.kind === 'jail' ? context.isolation.jail.identity(workdir) : undefined,
@@ -165,7 +167,12 @@ export async function runAgentJob(
       };
       // A task given files has them before its first step.
       if (record.inputs) await makeWorkdir();
-      const tools = [...builtin, ...(await mcpTools(record.tenant, workdir, makeWorkdir, journal))];
+      const delegating = agentSettings(config, agent)?.delegate;
+      const tools = [
+        ...builtin,
+        ...(delegating ? [delegateTool({ store, queues: context.queues, record, settings: delegating })] : []),
+        ...(await mcpTools(record.tenant, workdir, makeWorkdir, journal)),
+      ];
       const systemPrompt = systemPromptFor({
         instructions: agentInstructions(config, agent),
         protocol: protocolName,
@@ -182,7 +189,8 @@ export async function runAgentJob(
         protocol: protocolFor(protocolName),
         journal,
         systemPrompt,
-        prompt: record.parentId ? await subtaskPrompt({ store, record }) : record.prompt,
+        // A plan's subtask is told of its plan; a delegated child (its depth written) has what its parent wrote.
+        prompt: record.parentId && record.depth === undefined ? await subtaskPrompt({ store, record }) : record.prompt,
         ...(record.forkOf
           ? { startFrom: () => startFork(record.forkOf!, () => forkJournal({ store, record, systemPrompt }), workdir) }
           : {}),
@@ -220,10 +228,11 @@ export async function runAgentJob(
           ? ran.value
           : { status: 'failed', reason: 'error', message: ran.message, steps: record.steps };
       // An approvals' time limit is set before the task waits: a timer with nothing to reject does nothing.
+      const interrupt = outcome.status === 'interrupted' ? outcome.interrupt : undefined;
       const approvalsExpireAt =
-        outcome.status === 'approval' && approvals?.timeoutMs ? new Date(Date.now() + approvals.timeoutMs) : undefined;
-      if (approvalsExpireAt && outcome.status === 'approval')
-        await context.timers.expireApprovalsAt(taskId, outcome.step, approvalsExpireAt.getTime());
+        interrupt?.kind === 'approval' && approvals?.timeoutMs ? new Date(Date.now() + approvals.timeoutMs) : undefined;
+      if (approvalsExpireAt && interrupt?.kind === 'approval')
+        await context.timers.expireApprovalsAt(taskId, interrupt.step, approvalsExpireAt.getTime());
       // What its folder holds, for a fork's check: a fork must not copy past its own quota.
       await recordOutcome({
         transitions,
@@ -233,7 +242,9 @@ export async function runAgentJob(
         outcome,
         ...(approvalsExpireAt ? { approvalsExpireAt } : {}),
       });
-      if (record.parentId) await onSubtaskFinished({ store, queues: context.queues, taskId });
+      // Children that all ended before it paused let it go on now (else the last one to end does).
+      if (interrupt?.kind === 'children') await resumeParentIfDone({ store, queues: context.queues, parentId: taskId });
+      if (record.parentId) await onChildFinished({ store, queues: context.queues, taskId });
       // Its concurrency key has room now: the next task with it starts (a task that waits keeps its place).
       if (outcome.status === 'completed' || outcome.status === 'failed' || outcome.status === 'cancelled')
         await context.queues.of(record.id).gate.ended(record);
@@ -247,7 +258,7 @@ export async function runAgentJob(
   // A job re-run after a crash right after its task ended, or a cancel that came first: finish what
   // follows a subtask's end (idempotent).
   if (end.record?.parentId && (end.cancelled || (end.status && TERMINAL_STATUSES.has(end.status))))
-    await onSubtaskFinished({ store, queues: context.queues, taskId });
+    await onChildFinished({ store, queues: context.queues, taskId });
   return end.lost ? 'lost' : end.cancelled ? 'cancelled' : 'skipped';
 }
 

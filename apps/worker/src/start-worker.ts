@@ -46,7 +46,7 @@ import {
   type TaskStore,
   watchRedis,
 } from '@agentq/store';
-import { composeInstall, expireApprovals, onSubtaskFinished, Transitions, type Install } from '@agentq/tasks';
+import { composeInstall, expireApprovals, onChildFinished, Transitions, type Install } from '@agentq/tasks';
 import {
   createLogger,
   createMetrics,
@@ -485,5 +485,5 @@ async function failTask(options: {
     worker: options.workerId,
     error: { code: 'error', message: options.error.message },
   });
-  if (failed.applied) await onSubtaskFinished({ store, queues: options.queues, taskId: record.id });
+  if (failed.applied) await onChildFinished({ store, queues: options.queues, taskId: record.id });
 }

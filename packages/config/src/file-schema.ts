@@ -10,6 +10,8 @@ import {
   AGENT_NAME,
   BUILTIN_TOOLS,
   DEFAULT_RETRY_POLICY,
+  DELEGATE_DEFAULTS,
+  MAX_TASK_DEPTH,
   RETRY_LIMITS,
   MCP_TASK_DIR_ARGUMENT,
   PLANNER_POOL,
@@ -182,6 +184,44 @@ const approvalsSchema = z
     'Approval before a tool runs: its task goes `waiting` with the call, frees its worker, and resumes when `POST /v1/tasks/:id/approvals` decides it.',
   );
 
+const delegateSchema = z
+  .object({
+    agents: z
+      .array(z.string().regex(AGENT_NAME))
+      .min(1)
+      .max(50)
+      .describe('The agents its `delegate` calls may start tasks on (this one too, if listed).'),
+    maxChildren: z
+      .number()
+      .int()
+      .positive()
+      .max(100)
+      .default(DELEGATE_DEFAULTS.maxChildren)
+      .describe(`Tasks one \`delegate\` call may start. Default ${DELEGATE_DEFAULTS.maxChildren}.`),
+    maxDepth: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TASK_DEPTH)
+      .default(DELEGATE_DEFAULTS.maxDepth)
+      .describe(
+        `How far below the submitted task a task it starts may be (a submitted task's children are 1 below it). Default ${DELEGATE_DEFAULTS.maxDepth}, at most ${MAX_TASK_DEPTH}.`,
+      ),
+    maxDescendants: z
+      .number()
+      .int()
+      .positive()
+      .max(10_000)
+      .default(DELEGATE_DEFAULTS.maxDescendants)
+      .describe(
+        `Tasks every \`delegate\` call in a submitted task's tree may start, together. Default ${DELEGATE_DEFAULTS.maxDescendants}.`,
+      ),
+  })
+  .strict()
+  .describe(
+    'What its `delegate` tool may start: the call starts child tasks on these agents, its run pauses holding no worker, and it resumes with their answers once all have ended. A call past a limit is answered to the model as a failed call.',
+  );
+
 const agentSchema = z
   .object({
     description: z
@@ -222,6 +262,7 @@ const agentSchema = z
     jail: jailSchema.optional(),
     approvals: approvalsSchema.optional(),
     retry: retrySchema.optional(),
+    delegate: delegateSchema.optional(),
   })
   .strict();
 
@@ -593,6 +634,23 @@ export const fileSchema = z
             code: 'custom',
             path: ['agents', name, 'tools', index],
             message: `"${tool}" is neither a built-in tool (${BUILTIN_TOOLS.join(', ')}) nor a server of mcpServers`,
+          });
+      });
+      // `delegate` starts tasks only on the agents its settings name: one without them could start none.
+      if (agent.tools.includes('delegate') !== (agent.delegate !== undefined))
+        context.addIssue({
+          code: 'custom',
+          path: ['agents', name, agent.delegate ? 'delegate' : 'tools'],
+          message: agent.delegate
+            ? 'says what `delegate` may start, but `tools` does not list delegate: add it, or take `delegate` out'
+            : 'lists delegate: say which agents it may start tasks on with `delegate: { agents: [...] }`',
+        });
+      agent.delegate?.agents.forEach((target, index) => {
+        if (!(target in file.agents))
+          context.addIssue({
+            code: 'custom',
+            path: ['agents', name, 'delegate', 'agents', index],
+            message: `"${target}" is not an agent of this file (${Object.keys(file.agents).join(', ')})`,
           });
       });
       // A rule for a tool the agent does not have would hold nothing: a misspelt name must not pass.

@@ -24,8 +24,15 @@ export const BUILTIN_TOOLS = [
   'memory_get',
   'memory_list',
   'ask_user',
+  'delegate',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];
+
+/** The deepest a task may be below its root (a configuration's `delegate.maxDepth` is at most this). */
+export const MAX_TASK_DEPTH = 10;
+
+/** How deep, how many and how widely `delegate` calls may start tasks, where an agent's file says nothing. */
+export const DELEGATE_DEFAULTS = { maxDepth: 3, maxChildren: 20, maxDescendants: 200 } as const;
 
 /**
  * How a `scope: task` MCP server is given its task's folder: this text in its `args` is replaced by it,

@@ -47,7 +47,12 @@ export type WaitingFor =
   /** Calls that need a person's approval; it resumes once every one is decided. */
   | { kind: 'approval'; calls: PendingCallView[]; expiresAt: string | null }
   /** Queued: `limit` tasks with its concurrency key run; it starts when one ends, in submit order. */
-  | { kind: 'concurrency'; key: string; limit: number };
+  | { kind: 'concurrency'; key: string; limit: number }
+  /**
+   * Its model's `delegate` call started `children`; it resumes once each has ended. `running`: those that
+   * have not (a task's own view reads them; a list's row says all of them).
+   */
+  | { kind: 'children'; children: string[]; running: string[] };
 
 /**
  * What a stored call's id may be: short, and only characters safe in a URL path and a JSON body, so

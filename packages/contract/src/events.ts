@@ -26,6 +26,10 @@ export interface EventDataMap {
     fromStep?: number;
     /** It names a concurrency key: it runs when the key has room. */
     concurrencyKey?: string;
+    /** A child a `delegate` call of this task started (at its creation). */
+    parentId?: string;
+    /** Every child its `delegate` call started has ended: each one's id and status. */
+    children?: Array<{ id: string; status: string }>;
   };
   'task.started': { attempt: number; resumed: boolean };
   /** `given`: the plan its client gave on submit, not the planner model's. */
@@ -76,6 +80,8 @@ export interface EventDataMap {
     question?: string;
     approvals?: Array<Omit<PendingCallView, 'decision'>>;
     expiresAt?: string;
+    /** The children its `delegate` call started: it resumes once every one has ended. */
+    children?: string[];
     steps: number;
   };
   /** A call waiting for approval was decided (`expired`: nobody decided in time, so it is rejected). */

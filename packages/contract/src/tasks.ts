@@ -114,6 +114,8 @@ export interface TaskView {
   /** The task this one belongs to (itself for a submitted task), and its direct parent. */
   rootId: string;
   parentId: string | null;
+  /** How far below its root it is: 0 for a submitted task, 1 for its subtasks and children, and so on. */
+  depth: number;
   /** Whose task it is: only this tenant's keys (and admin keys) see it. */
   tenant: string;
   /** The batch it was submitted in (`batch` of the POST), if any. */
@@ -158,6 +160,7 @@ export interface TaskView {
   finishedAt: string | null;
   /** A planned task: its plan (every version), its subtasks, and how far they got. */
   plan?: PlannedSubtaskView[];
+  /** Its subtasks (a plan's, with their `planId`) or the children its `delegate` calls started (`planId` ''). */
   children?: Array<{ id: string; planId: string; agent: string; status: TaskStatus }>;
   /** `done`: subtasks completed; `ended`: those that ended any way (completed, failed, skipped, cancelled). */
   progress?: { done: number; ended: number; total: number };

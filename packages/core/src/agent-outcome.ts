@@ -1,7 +1,7 @@
 /** How a run of the loop ended; the task's final status follows from it. */
 import { LlmError } from '@agentq/llm';
 import { RunLostError } from './journal.js';
-import type { AwaitedCall } from './execute-tools.js';
+import type { Interrupt } from './interrupts.js';
 
 export type FailureReason = 'max_steps' | 'budget' | 'error';
 
@@ -9,10 +9,8 @@ export type AgentOutcome =
   | { status: 'completed'; answer: string; steps: number }
   | { status: 'failed'; reason: FailureReason; message: string; steps: number }
   | { status: 'cancelled'; steps: number }
-  /** The model asked the user something; the task resumes when the answer is in memory. */
-  | { status: 'waiting'; question: string; callId: string; steps: number }
-  /** Calls of step `step` wait for a person's approval; the task resumes once each is decided. */
-  | { status: 'approval'; calls: AwaitedCall[]; step: number; steps: number };
+  /** The run paused (interrupts.ts): the task waits, and resumes once the interrupt is satisfied. */
+  | { status: 'interrupted'; interrupt: Interrupt; steps: number };
 
 /**
  * What a model error means for a stage (the loop, planning, a final answer): the run was stopped

@@ -14,6 +14,7 @@ import { builtinTools, createToolSettings } from '@agentq/tools';
 import { createMemoryJournal, type AgentJournal } from './journal.js';
 import { protocolFor } from './protocols.js';
 import { runAgent } from './run-agent.js';
+import type { AgentOutcome } from './agent-outcome.js';
 
 let workdir: string;
 beforeEach(async () => {
@@ -48,7 +49,12 @@ function run(
         ? { decided: { step: 1, calls: new Map(Object.entries(decided)), ...(started ? { started } : {}) } }
         : {}),
     },
-  });
+  }).then(flatInterrupt);
+}
+
+/** An approval interrupt's payload beside its status, as these cases read it. */
+function flatInterrupt(outcome: AgentOutcome) {
+  return outcome.status === 'interrupted' ? { status: outcome.interrupt.kind, ...outcome.interrupt } : outcome;
 }
 
 describe('approvals in the loop', () => {

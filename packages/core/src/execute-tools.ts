@@ -10,6 +10,7 @@ import { ASK_USER_TOOL, fileOwner, ToolError, writeWorkdirFile, type Tool, type 
 import type { ApprovalDecision, ApprovalRule, EventInput } from '@agentq/contract';
 import { approvalRuleFor, approvalRuleForRedirect, type ApprovalCheck } from './approval-rules.js';
 import { ANNOUNCE_WITHIN_MS, type AgentJournal } from './journal.js';
+import type { AwaitedCall, Interrupt } from './interrupts.js';
 import { runToolCall } from './run-tool-call.js';
 import type { CallResult, PlannedCall, ToolProtocol } from './tool-protocol.js';
 
@@ -37,19 +38,13 @@ export interface Approvals {
   started?: readonly string[];
 }
 
-/** A call that waits for a person, and the rule that says so. */
-export interface AwaitedCall {
-  id: string;
-  name: string;
-  arguments: string;
-  rule: string;
-}
-
 export type ExecuteToolsOutcome =
   | { status: 'done' | 'cancelled'; messages: Message[] }
-  | { status: 'waiting'; messages: Message[]; question: string; callId: string }
-  /** Nothing ran: these calls wait for a person's decision first. */
-  | { status: 'approval'; messages: Message[]; calls: AwaitedCall[] };
+  /**
+   * The step paused (interrupts.ts): a question, a call that started children, or (nothing ran) calls
+   * that wait for a person's decision first.
+   */
+  | { status: 'interrupted'; messages: Message[]; interrupt: Interrupt };
 
 /** Results of calls not run that go out in one commit: a hostile answer's thousands stay small writes. */
 const HELD_PER_COMMIT = 256;
@@ -110,7 +105,8 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       ? [{ id: call.id, name: call.name, arguments: call.arguments, rule }]
       : [];
   });
-  if (awaited.length) return { status: 'approval', messages: [], calls: awaited };
+  if (awaited.length)
+    return { status: 'interrupted', messages: [], interrupt: { kind: 'approval', step, calls: awaited } };
   const begun = new Set(options.approvals?.started);
 
   for (const [index, call] of runnable.entries()) {
@@ -122,7 +118,14 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
     }
     if (call.name === ASK_USER_TOOL && !call.error) {
       const question = readQuestion(call);
-      if (question) return waitForUser({ call, question, rest: [...runnable.slice(index + 1), ...held] });
+      if (question)
+        return pauseStep({
+          call,
+          said: `asked the user: ${question} (their answer follows)`,
+          why: 'the step paused to ask the user',
+          interrupt: { kind: 'question', callId: call.id, question },
+          rest: [...runnable.slice(index + 1), ...held],
+        });
     }
     if (protocol.stopsAtFirstFailure && results.some((result) => result.status === 'failed')) {
       await record([{ call, status: 'not_run', output: 'not run, an earlier block failed.' }], 0, isLast);
@@ -169,7 +172,15 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
         ? { call, status: 'failed', output: heldLateText(rule) }
         : decision && !decision.approve
           ? { call, status: 'failed', output: rejectionText(decision) }
-          : await runPlannedCall(call, options.tools, contextFor(call));
+          : await runPlannedCall(call, options.tools, { ...contextFor(call), call: { id: call.id, step } });
+    if (result.interrupt)
+      return pauseStep({
+        call,
+        said: result.output,
+        why: 'the step paused for what an earlier call started',
+        interrupt: { ...result.interrupt, callId: call.id },
+        rest: [...runnable.slice(index + 1), ...held],
+      });
     await record([result], Math.round(performance.now() - started), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
@@ -181,22 +192,25 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
   }
   return { status: 'done', messages: committed };
 
-  async function waitForUser(waiting: {
+  /**
+   * The step pauses at `call` (a question, or a call that started children): the calls after it are
+   * reported as not run, and the step stays open until the call's answer is written (its resume).
+   */
+  async function pauseStep(waiting: {
     call: PlannedCall;
-    question: string;
+    /** What the fences protocol's summary of the step says of the call. */
+    said: string;
+    /** Why the calls after it did not run. */
+    why: string;
+    interrupt: Interrupt;
     rest: readonly PlannedCall[];
   }): Promise<ExecuteToolsOutcome> {
-    // The calls after the question wait for the answer too: they are reported as not run.
     const skipped = waiting.rest.map((call): CallResult => ({
       call,
       status: 'not_run',
-      output: 'not run: the step paused to ask the user',
+      output: `not run: ${waiting.why}`,
     }));
-    const asked: CallResult = {
-      call: waiting.call,
-      status: 'ok',
-      output: `asked the user: ${waiting.question} (their answer follows)`,
-    };
+    const asked: CallResult = { call: waiting.call, status: 'ok', output: waiting.said };
     const messages: Message[] = [];
     for (const result of skipped) {
       const message = protocol.messageForResult(result);
@@ -208,7 +222,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       skipped.map((result) => resultEvent(result, 0)),
       false,
     );
-    return { status: 'waiting', messages: committed, question: waiting.question, callId: waiting.call.id };
+    return { status: 'interrupted', messages: committed, interrupt: waiting.interrupt };
   }
 }
 
@@ -271,5 +285,10 @@ async function runPlannedCall(call: PlannedCall, tools: readonly Tool[], context
   }
   const result = await runToolCall({ call, tools, context });
   const saved = call.savePath !== undefined ? `(saved as ${call.savePath})\n` : '';
-  return { call, status: result.ok ? 'ok' : 'failed', output: saved + result.output };
+  return {
+    call,
+    status: result.ok ? 'ok' : 'failed',
+    output: saved + result.output,
+    ...(result.interrupt ? { interrupt: result.interrupt } : {}),
+  };
 }

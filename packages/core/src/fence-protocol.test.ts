@@ -210,7 +210,10 @@ describe('the fences protocol', () => {
     const { outcome, journal } = await run([
       { content: `${fence('bash', 'echo checked')}\n${fence('ask_user', 'Which year?')}` },
     ]);
-    expect(outcome).toMatchObject({ status: 'waiting', question: 'Which year?', callId: 'fence-1-2' });
+    expect(outcome).toMatchObject({
+      status: 'interrupted',
+      interrupt: { kind: 'question', question: 'Which year?', callId: 'fence-1-2' },
+    });
     const last = journal.messages.at(-1) as MemoryEntry;
     expect(last).toMatchObject({ role: 'user', _feedback: true });
     expect((last as UserMessage).content).toMatch(

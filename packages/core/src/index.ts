@@ -16,3 +16,4 @@ export * from './plan.js';
 export * from './plan-task.js';
 export * from './final-answer.js';
 export * from './approval-rules.js';
+export * from './interrupts.js';

@@ -294,7 +294,11 @@ describe('asking the user', () => {
     });
     const journal = createMemoryJournal();
     const outcome = await runAgent(base({ model, journal }));
-    expect(outcome).toEqual({ status: 'waiting', question: 'Which file?', callId: 'q', steps: 1 });
+    expect(outcome).toEqual({
+      status: 'interrupted',
+      interrupt: { kind: 'question', question: 'Which file?', callId: 'q' },
+      steps: 1,
+    });
     expect(journal.messages.at(-1)).toMatchObject({
       role: 'tool',
       toolCallId: 'after',

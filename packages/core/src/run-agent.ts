@@ -6,7 +6,7 @@
  *
  *   load memory ─► finish a half-done step ─► [cancelled? stop? compact?] ─► model turn ─► final? ─► completed
  *                                                     ▲                                    │ tools
- *                                                     └──── results committed ◄── run tools ◄┘ (ask_user ─► waiting)
+ *                                                     └──── results committed ◄── run tools ◄┘ (an interrupt ─► waiting)
  */
 import type { LanguageModel, ModelDelta } from '@agentq/llm';
 import {
@@ -125,9 +125,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentOutcome> 
   };
   const settle = (outcome: ExecuteToolsOutcome): AgentOutcome | undefined => {
     if (outcome.status === 'cancelled') return { status: 'cancelled', steps };
-    if (outcome.status === 'waiting')
-      return { status: 'waiting', question: outcome.question, callId: outcome.callId, steps };
-    if (outcome.status === 'approval') return { status: 'approval', calls: outcome.calls, step: steps, steps };
+    if (outcome.status === 'interrupted') return { status: 'interrupted', interrupt: outcome.interrupt, steps };
     return undefined;
   };
 

@@ -5,7 +5,7 @@
 import type { ToolProtocolName } from '@agentq/contract';
 import type { ToolSpec } from '@agentq/llm';
 import type { AssistantMessage, Message } from '@agentq/protocol';
-import type { Tool } from '@agentq/tools';
+import type { Tool, ToolInterrupt } from '@agentq/tools';
 
 /** One tool call the loop will run, whichever protocol asked for it. */
 export interface PlannedCall {
@@ -28,6 +28,8 @@ export interface CallResult {
   call: PlannedCall;
   status: 'ok' | 'failed' | 'not_run';
   output: string;
+  /** The call paused the run (a tool's interrupt): its answer is written when that is satisfied. */
+  interrupt?: ToolInterrupt;
 }
 
 export type TurnPlan =

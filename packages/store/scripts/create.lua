@@ -83,8 +83,12 @@ for index, task in ipairs(payload.tasks) do
     order = payload.orders and payload.orders[listedIndex] or order + 1
   end
   local status = task.existing and redis.call('HGET', KEYS[task.existing.key], 'status')
+  -- A task made at most once (a delegated child, keyed by its parent's call) that exists answers itself.
+  local made = task.once and redis.call('HGET', KEYS[task.record], 'status')
   local earlier = task.idempotency and createdFor[KEYS[task.idempotency]]
-  if status then
+  if made then
+    answers[index] = {'existing', task.taskId, made}
+  elseif status then
     answers[index] = {'existing', task.existing.id, status}
   elseif earlier then
     answers[index] = {'existing', earlier.id, earlier.status}

@@ -20,17 +20,27 @@ export type { RedisFull } from './redis-memory.js';
 export { createRedisScratchpad } from './redis-scratchpad.js';
 export { removeLeftWorkdirs, removeTaskTrees, unendedInTrees } from './remove-tasks.js';
 export type { StoredEvent } from './task-events.js';
-export { DEFAULT_TENANT, TASK_ID_PATTERN, isTaskId } from './task-ids.js';
+export { DEFAULT_TENANT, TASK_ID_PATTERN, childTaskId, isTaskId } from './task-ids.js';
 export { STATUS_SPAN, countByStatus, countUnfinished, indexScore, newestInIndex, statusBand } from './task-index.js';
 export {
   budgetSpent,
   decisionsOf,
+  depthOf,
+  isQuestion,
   parseTaskRecord,
   recordHash,
   webhookEventsOf,
   webhookOnField,
 } from './task-record.js';
-export type { PendingApproval, PendingQuestion, StepDecisions, StoredSubtask, TaskRecord } from './task-record.js';
+export type {
+  Pending,
+  PendingApproval,
+  PendingChildren,
+  PendingQuestion,
+  StepDecisions,
+  StoredSubtask,
+  TaskRecord,
+} from './task-record.js';
 export { CREATE_BATCH, CommitNotReplicated, TaskStore } from './task-store.js';
 export type {
   CommitOptions,

@@ -45,6 +45,12 @@ const pendingSchema = z.union([
     expiresAt: z.string().optional(),
   }) satisfies z.ZodType<PendingApproval>,
   z.object({
+    kind: z.literal('children'),
+    callId: z.string(),
+    protocol: z.enum(TOOL_PROTOCOLS),
+    children: z.array(z.string()),
+  }) satisfies z.ZodType<PendingChildren>,
+  z.object({
     kind: z.literal('question').optional(),
     callId: z.string(),
     protocol: z.enum(TOOL_PROTOCOLS),
@@ -74,6 +80,12 @@ const recordSchema = z.object({
   id: z.string().min(1),
   rootId: z.string().min(1),
   parentId: optionalText,
+  /** Below its root: absent for a submitted task (0) and a plan's subtask (1), written for a delegated child. */
+  depth: z.coerce.number().int().min(0).optional().catch(undefined),
+  /** A root: how many children `delegate` calls started in its tree (its `delegate.maxDescendants` bounds them). */
+  descendants: count.default(0),
+  /** Whose stored files its first run places: its root's (absent) or, a child given files of its own, its own. */
+  inputsOf: optionalText,
   tenant: z.string().default(DEFAULT_TENANT),
   agent: z.string().min(1),
   prompt: z.string().default(''),
@@ -235,6 +247,7 @@ export function taskView(record: TaskRecord): TaskView {
     id: record.id,
     rootId: record.rootId,
     parentId: record.parentId ?? null,
+    depth: depthOf(record),
     tenant: record.tenant,
     batch: record.batch ?? null,
     status: record.status,
@@ -244,8 +257,7 @@ export function taskView(record: TaskRecord): TaskView {
     metadata: record.metadata ?? {},
     result: record.result ?? null,
     error: record.error ?? null,
-    question:
-      record.status === 'waiting' && record.pending?.kind !== 'approval' ? (record.pending?.question ?? null) : null,
+    question: record.status === 'waiting' && isQuestion(record.pending) ? record.pending.question : null,
     waitingFor: waitingFor(record),
     steps: record.steps,
     usage: { promptTokens: record.promptTokens, completionTokens: record.completionTokens },
@@ -270,19 +282,47 @@ export function taskView(record: TaskRecord): TaskView {
   };
 }
 
+/** How far below its root a task is. */
+export function depthOf(record: Pick<TaskRecord, 'depth' | 'parentId'>): number {
+  return record.depth ?? (record.parentId ? 1 : 0);
+}
+
+/** A waiting task's pending interrupt, by kind (a question stored before kinds were written has none). */
+export type Pending = PendingQuestion | PendingApproval | PendingChildren;
+type PendingKind = NonNullable<Pending['kind']>;
+
+export function isQuestion(pending: Pending | undefined): pending is PendingQuestion {
+  return pending !== undefined && (pending.kind ?? 'question') === 'question';
+}
+
+/**
+ * What each kind of interrupt shows as the task's `waitingFor`: a kind added to Pending is a compile
+ * error here until it says how it is shown.
+ */
+const WAITING_FOR: {
+  [Kind in PendingKind]: (record: TaskRecord, pending: Extract<Pending, { kind?: Kind }>) => WaitingFor;
+} = {
+  question: (_record, pending) => ({ kind: 'answer', question: pending.question }),
+  approval: (record, pending) => {
+    const decided = decisionsOf(record, pending);
+    return {
+      kind: 'approval',
+      calls: pending.calls.map((call) => ({ ...call, decision: decided.get(call.id) ?? null })),
+      expiresAt: pending.expiresAt ?? null,
+    };
+  },
+  // Which have not ended is read by the task's own view (task-store.ts); until then, all of them.
+  children: (_record, pending) => ({ kind: 'children', children: pending.children, running: pending.children }),
+};
+
 /** What a waiting task waits for, with each awaited call's decision so far. */
 function waitingFor(record: TaskRecord): WaitingFor | null {
   if (record.status === 'queued' && record.gated && record.concurrencyKey !== undefined)
     return { kind: 'concurrency', key: record.concurrencyKey, limit: record.concurrencyLimit ?? 1 };
   const pending = record.status === 'waiting' ? record.pending : undefined;
   if (!pending) return null;
-  if (pending.kind !== 'approval') return { kind: 'answer', question: pending.question };
-  const decided = decisionsOf(record, pending);
-  return {
-    kind: 'approval',
-    calls: pending.calls.map((call) => ({ ...call, decision: decided.get(call.id) ?? null })),
-    expiresAt: pending.expiresAt ?? null,
-  };
+  const show = WAITING_FOR[pending.kind ?? 'question'] as (record: TaskRecord, pending: Pending) => WaitingFor;
+  return show(record, pending);
 }
 
 /** Where a task's events go, as its view shows it; null without a webhook. */
@@ -335,6 +375,14 @@ export interface PendingApproval {
   step: number;
   calls: Array<{ id: string; name: string; arguments: string; rule: string }>;
   expiresAt?: string;
+}
+
+/** A waiting task's `delegate` call and the children it started: the call is answered once all have ended. */
+export interface PendingChildren {
+  kind: 'children';
+  callId: string;
+  protocol: ToolProtocolName;
+  children: string[];
 }
 
 /** What was decided of step `step`'s calls, by call id. */

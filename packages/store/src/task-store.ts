@@ -169,6 +169,8 @@ export interface NewTask {
   gated?: { base: string };
   /** Files for its folder (task-schemas.ts, files): stored with it, placed by its first run. */
   inputs?: ReadonlyArray<{ path: string; content: Buffer }>;
+  /** Made at most once: when its id exists already, nothing is written and that task is answered. */
+  once?: true;
 }
 
 export interface ListTasksOptions {
@@ -553,6 +555,7 @@ export class TaskStore {
         ...(existing ? { existing } : {}),
         ...(list ? { wait: list.index, priority: task.waiting!.priority } : {}),
         ...(gate !== undefined ? { gate, gateBase: task.gated!.base } : {}),
+        ...(task.once ? { once: true } : {}),
       };
     });
     const waiting = lists.size
@@ -917,7 +920,23 @@ export class TaskStore {
     );
     const totalCostUsd =
       rows.reduce((total, row) => total + Number(row[5] ?? 0), Math.round(view.costUsd * 1_000_000)) / 1_000_000;
-    return { ...view, plan, children, progress: { done, ended, total: children.length }, totalUsage, totalCostUsd };
+    const statusOf = new Map(children.map((child) => [child.id, child.status]));
+    const waitingFor =
+      view.waitingFor?.kind === 'children'
+        ? {
+            ...view.waitingFor,
+            running: view.waitingFor.children.filter((id) => !TERMINAL_STATUSES.has(statusOf.get(id) ?? 'pending')),
+          }
+        : view.waitingFor;
+    return {
+      ...view,
+      waitingFor,
+      plan,
+      children,
+      progress: { done, ended, total: children.length },
+      totalUsage,
+      totalCostUsd,
+    };
   }
 
   /** How many of a tenant's submitted tasks (every tenant's: undefined) are in each status. */

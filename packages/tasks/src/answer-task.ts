@@ -6,7 +6,7 @@
 import type { TaskStatus } from '@agentq/contract';
 import type { Message } from '@agentq/protocol';
 import type { AgentQueues } from '@agentq/scheduling';
-import type { TaskStore } from '@agentq/store';
+import { isQuestion, type TaskStore } from '@agentq/store';
 import { addNextRun, nextRun } from './next-run.js';
 import { Transitions } from './transitions.js';
 
@@ -20,8 +20,8 @@ export async function answerTask(options: {
   const record = await store.getRecord(taskId);
   if (!record) return { found: false, status: undefined, answered: false };
   const pending = record.pending;
-  // A task waiting for approvals is not waiting for an answer (decide-approval.ts).
-  if (record.status !== 'waiting' || !pending || pending.kind === 'approval')
+  // A task waiting for approvals or children is not waiting for an answer.
+  if (record.status !== 'waiting' || !isQuestion(pending))
     return { found: true, status: record.status, answered: false };
   const message: Message =
     pending.protocol === 'native'
@@ -29,7 +29,12 @@ export async function answerTask(options: {
       : { role: 'user', content: text };
   const run = nextRun(options.queues, record);
   // The step that asked completes with its answer.
-  const result = await new Transitions(store).answer(record, { text, message, step: record.steps + 1, ...run });
+  const result = await new Transitions(store).resume(record, {
+    message,
+    step: record.steps + 1,
+    ...run,
+    why: { answer: text },
+  });
   if (!result.applied) return { found: true, status: result.status, answered: false };
   await addNextRun(options.queues, record, run);
   return { found: true, status: 'queued', answered: true };

@@ -2,12 +2,13 @@
  * Cancels a task wherever it is. A queued task's job is removed so it never starts; a pending or
  * waiting one has no job and ends at once; a running one is told on the cancel channel (every worker
  * listens; the one holding it aborts the model call and kills the running tool) and also sees the
- * flag at its next commit. Cancelling a planned task cancels every subtask, running or waiting.
+ * flag at its next commit. Cancelling a planned task cancels every subtask, running or waiting, and
+ * cancelling a parent every child its `delegate` calls started, at any depth.
  */
 import type { TaskStatus } from '@agentq/contract';
 import type { Redis } from 'ioredis';
 import { dueMember, ModelOutages, wakeWaiters, type AgentQueues } from '@agentq/scheduling';
-import { onSubtaskFinished } from './subtasks.js';
+import { onChildFinished } from './child-finished.js';
 import { publish, type TaskRecord, type TaskStore } from '@agentq/store';
 import { Transitions } from './transitions.js';
 
@@ -31,15 +32,19 @@ export async function cancelTask(
   const record = (await store.getRecord(taskId))!;
   const end = async (from: TaskStatus, reason: string) => {
     const result = await transitions.cancel(record, { from: [from], reason, agent: record.agent });
-    if (result.applied && record.parentId) await onSubtaskFinished({ store, queues: options.queues, taskId });
+    if (result.applied && record.parentId) await onChildFinished({ store, queues: options.queues, taskId });
     // A task that held its concurrency key (or waited in its queue) makes room for the next.
     if (result.applied) await options.queues.of(taskId).gate.ended(record);
     return result;
   };
 
-  // A planned task's work is its subtasks: it ends now, and so does each of them.
+  // A planned task's work is its subtasks, a waiting parent's its children: it ends now, and so does each
+  // of them (and theirs). A running parent's children have ended, or are cancelled with it.
   if (record.children) {
-    const result = await end(requested.status!, 'cancelled with its subtasks');
+    const withThem = record.plan !== undefined || requested.status === 'waiting' || requested.status === 'pending';
+    const result = withThem
+      ? await end(requested.status!, record.plan ? 'cancelled with its subtasks' : 'cancelled with its children')
+      : undefined;
     // Subtasks still waiting for their needs first, so that none of them is skipped, rather than
     // cancelled, when a running one it needs stops.
     const children = record.children;
@@ -47,8 +52,13 @@ export async function cancelTask(
     const order = children
       .map((child, index) => ({ child, pending: statuses[index] === 'pending' }))
       .sort((a, b) => Number(b.pending) - Number(a.pending));
-    for (const { child } of order) await cancelTask({ ...options, taskId: child });
-    if (result.applied) return { found: true, status: result.status };
+    await Promise.all(
+      order.filter(({ pending }) => pending).map(({ child }) => cancelTask({ ...options, taskId: child })),
+    );
+    await Promise.all(
+      order.filter(({ pending }) => !pending).map(({ child }) => cancelTask({ ...options, taskId: child })),
+    );
+    if (result?.applied) return { found: true, status: result.status };
   }
   if (requested.status === 'pending' || requested.status === 'waiting') {
     // No job exists while a subtask waits for its needs or a task for its user.

@@ -68,7 +68,7 @@ export async function startPlan(
 }
 
 /**
- * Queues pending subtasks of one root (their needs are done), or queues again queued ones whose job
+ * Queues pending subtasks of one root (their needs are done), or the children of one `delegate` call,, or queues again queued ones whose job
  * may be missing: all of them at once (their reads and writes go out together, one admission call and
  * one commit on the root for all), so that subtasks released together start together.
  */
@@ -95,9 +95,11 @@ export async function releaseSubtasks(options: DagOptions & { taskIds: readonly 
   // The root's stream says which of its subtasks were queued (not again for a job queued again).
   const announced = queued.filter(({ result }) => result.applied);
   if (announced.length === 0) return;
+  // (a delegated child's, its parent's)
+  const first = announced[0]!.record;
   await store.commit({
-    taskId: announced[0]!.record.rootId,
-    tenant: announced[0]!.record.tenant,
+    taskId: first.parentId ?? first.rootId,
+    tenant: first.tenant,
     events: announced.map(({ record }) => ({
       type: 'subtask.queued',
       agent: record.agent,

@@ -5,15 +5,16 @@
  * these. A transition guarded by a run token is written only while that run still holds the task.
  *
  *   submit ─► queued ─► start ─► running ─► complete | fail | cancel
- *                 ▲                  │ ├──► wait ─► waiting ─► answer ─► queued
+ *                 ▲                  │ ├──► wait ─► waiting ─► resume | decide ─► queued
  *                 └──── requeue ─────┘ └──► requeue (retry, rate limit, hand-back)
- *   subtasks: addSubtasks ─► pending ─► release ─► queued …   pending ─► skip ─► skipped
+ *   subtasks: addSubtasks | addChildren ─► pending ─► release ─► queued …   pending ─► skip ─► skipped
  *   cancel: from pending, queued, waiting (no job runs) or running (the run records it)
  */
 import {
   DEFAULT_WEBHOOK_EVENTS,
   type AgentKind,
   type AgentPool,
+  type EventDataMap,
   type TaskError,
   type TaskStatus,
 } from '@agentq/contract';
@@ -27,8 +28,7 @@ import {
   webhookOnField,
   type StoredSubtask,
   type TaskRecord,
-  type PendingApproval,
-  type PendingQuestion,
+  type Pending,
   type StepDecisions,
   type CommitOptions,
   type CommitResult,
@@ -317,10 +317,7 @@ export class Transitions {
    * `waiting`: the model asked the user something (with how the answer must be written back), or calls
    * of a step wait for a person's approval.
    */
-  wait(
-    task: TaskRef,
-    options: ByRun & { pending: PendingQuestion | PendingApproval; steps: number },
-  ): Promise<CommitResult> {
+  wait(task: TaskRef, options: ByRun & { pending: Pending; steps: number }): Promise<CommitResult> {
     const { pending } = options;
     return this.change(task, {
       runToken: options.runToken,
@@ -328,20 +325,7 @@ export class Transitions {
       expect: ['running'],
       status: 'waiting',
       fields: { pending: JSON.stringify(pending), ...workdirFields(options) },
-      events: [
-        {
-          type: 'task.waiting',
-          ...by(options),
-          data:
-            pending.kind === 'approval'
-              ? {
-                  approvals: pending.calls,
-                  ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}),
-                  steps: options.steps,
-                }
-              : { question: pending.question, steps: options.steps },
-        },
-      ],
+      events: [{ type: 'task.waiting', ...by(options), data: { ...waitingData(pending), steps: options.steps } }],
     });
   }
 
@@ -431,33 +415,79 @@ export class Transitions {
   }
 
   /**
-   * The user's answer to a waiting task: it goes into memory the way the question was asked, the
-   * step that asked completes, and the task is queued again (as job `jobId`, which the caller adds
-   * while `lease` holds: FairAdmission.leaseOf).
+   * A waiting task's interrupt is satisfied (its user's answer, its children's results): `message`
+   * answers the call that paused it and completes that step, and the task is queued again (as job
+   * `jobId`, which the caller adds while `lease` holds: FairAdmission.leaseOf). With `seq`, only if
+   * nothing changed the task since its caller read it. `why`: what the `task.queued` event says.
    */
-  answer(
+  resume(
     task: TaskRef,
     options: {
-      text: string;
       message: Message;
       step: number;
       jobId: string;
       resumes: number;
       lease: { key: string; ms: number };
+      seq?: number;
+      why: { answer: string } | { children: Array<{ id: string; status: string }> };
     },
   ): Promise<CommitResult> {
     return this.change(task, {
       lease: options.lease,
       expect: ['waiting'],
+      ...(options.seq !== undefined ? { expectSeq: options.seq } : {}),
       status: 'queued',
       fields: { jobId: options.jobId, resumes: String(options.resumes), pending: '' },
       messages: [options.message],
       steps: options.step,
       events: [
         { type: 'step.completed', step: options.step, data: { step: options.step } },
-        { type: 'task.queued', data: { answer: options.text } },
+        { type: 'task.queued', data: options.why },
       ],
     });
+  }
+
+  /**
+   * Children a `delegate` call of `parent`'s run starts, `pending` until `release` queues them: each made
+   * once (its id is keyed by the call), so a run that calls again after a crash makes none twice.
+   */
+  async addChildren(
+    parent: TaskRecord,
+    children: ReadonlyArray<{
+      id: string;
+      agent: string;
+      prompt: string;
+      inputs?: Array<{ path: string; content: Buffer }>;
+    }>,
+  ): Promise<Array<{ id: string; outcome: 'created' | 'existing' }>> {
+    const now = new Date().toISOString();
+    return this.store.create(
+      children.map((child) => ({
+        once: true,
+        fields: {
+          id: child.id,
+          rootId: parent.rootId,
+          parentId: parent.id,
+          depth: String((parent.depth ?? (parent.parentId ? 1 : 0)) + 1),
+          tenant: parent.tenant,
+          agent: child.agent,
+          prompt: child.prompt,
+          priority: String(parent.priority),
+          ...(parent.traceparent ? { traceparent: parent.traceparent } : {}),
+          // It spends from its root's budget, on the model its root named, tried again as its root asked.
+          ...(parent.budgeted ? { budgeted: '1' } : {}),
+          ...(parent.pinnedModel && parent.model ? { model: parent.model, pinnedModel: '1' } : {}),
+          ...retryFields({ attempts: parent.retryAttempts, backoff: parent.retryBackoff }),
+          ...(child.inputs?.length ? { inputs: String(child.inputs.length), inputsOf: child.id } : {}),
+          ...(parent.batch !== undefined ? { batch: parent.batch } : {}),
+          status: 'pending',
+          memory: '0',
+          createdAt: now,
+        },
+        ...(child.inputs?.length ? { inputs: child.inputs } : {}),
+        event: { type: 'task.queued', agent: child.agent, data: { parentId: parent.id } },
+      })),
+    );
   }
 
   /** A pending subtask whose needs completed: `queued`. */
@@ -618,6 +648,26 @@ function budgetFields(budget: TaskInput['budget']): Record<string, string> {
     ...(budget.usd !== undefined ? { budgetMicroUsd: String(Math.round(budget.usd * 1_000_000)) } : {}),
     ...(budget.tokens !== undefined ? { budgetTokens: String(budget.tokens) } : {}),
   };
+}
+
+/**
+ * What a `task.waiting` event says of each kind of interrupt: a kind added to Pending is a compile error
+ * here until it says.
+ */
+const WAITING_DATA: {
+  [Kind in NonNullable<Pending['kind']>]: (
+    pending: Extract<Pending, { kind?: Kind }>,
+  ) => Omit<EventDataMap['task.waiting'], 'steps'>;
+} = {
+  question: (pending) => ({ question: pending.question }),
+  approval: (pending) => ({ approvals: pending.calls, ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}) }),
+  children: (pending) => ({ children: pending.children }),
+};
+
+function waitingData(pending: Pending): Omit<EventDataMap['task.waiting'], 'steps'> {
+  return (
+    WAITING_DATA[pending.kind ?? 'question'] as (pending: Pending) => Omit<EventDataMap['task.waiting'], 'steps'>
+  )(pending);
 }
 
 function by(options: By): By {

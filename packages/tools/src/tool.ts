@@ -18,6 +18,8 @@ export interface Scratchpad {
 }
 
 export interface ToolContext {
+  /** The call being run, and its step: what a tool that must act once per call keys its work by. */
+  call?: { id: string; step: number };
   /** The task's own work directory; every path and process stays inside it. */
   workdir: string;
   /** Cancels the run: the tool's process tree is killed. */
@@ -50,7 +52,15 @@ export interface ToolResult {
   ok: boolean;
   /** What the model reads: the output, or an error written as an instruction it can act on. */
   output: string;
+  /**
+   * The run pauses here instead (core's interrupts.ts): the call is answered once what it started ends.
+   * `children`: the child tasks a `delegate` call started.
+   */
+  interrupt?: ToolInterrupt;
 }
+
+/** What a tool's run may pause on. */
+export type ToolInterrupt = { kind: 'children'; children: string[] };
 
 /** A code fence the model may write instead of a JSON tool call (the fences protocol). */
 export interface FenceBlockInput {

@@ -37,6 +37,8 @@ const BUILTIN = {
   memory_get: () => memoryGetTool,
   memory_list: () => memoryListTool,
   ask_user: () => askUserTool,
+  // Made by the worker for each run (it starts tasks in the run's name): apps/worker's delegate-tool.ts.
+  delegate: () => undefined,
 } satisfies Record<BuiltinToolName, (options: BuiltinToolOptions) => Tool | undefined>;
 
 /** `web_search` for each SearxNG instance, made once. */
@@ -47,6 +49,9 @@ function searchToolFor(searchUrl: string): Tool {
   if (!search) searchTools.set(searchUrl, (search = createWebSearchTool({ searchUrl })));
   return search;
 }
+
+/** Built-in tools made for each run by the worker, which knows the run's task: `builtinTools` leaves them out. */
+export const RUN_MADE_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['delegate']);
 
 /** Whether a name is one of the built-in tools'. */
 export function isBuiltinTool(name: string): name is BuiltinToolName {

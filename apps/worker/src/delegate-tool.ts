@@ -1,0 +1,112 @@
+/**
+ * `delegate`: the model hands tasks to other agents and gets their answers back. The call starts child
+ * tasks (child-tasks.ts in the tasks package), each with the files it names copied from this task's
+ * folder; the run then pauses (interrupt `children`), holding no worker, and the call is answered with
+ * each child's status and answer once all have ended. A call past a limit, or naming an agent it may not
+ * start, is answered as a failed call the model can act on.
+ */
+import { closeSync, fstatSync } from 'node:fs';
+import { z } from 'zod';
+import type { AgentSettings } from '@agentq/config';
+import type { AgentQueues } from '@agentq/scheduling';
+import type { TaskRecord, TaskStore } from '@agentq/store';
+import { ChildrenRefused, inputPathProblem, startChildren, type ChildInput } from '@agentq/tasks';
+import { defineTool, openInWorkdir, readContent, ToolError, workdirPathOf, type Tool } from '@agentq/tools';
+
+/** The most a child's files may hold together (they are stored with it, like a submit's files). */
+export const DELEGATE_FILES_BYTES = 8 * 1024 * 1024;
+/** The longest prompt a child may be given. */
+const MAX_CHILD_PROMPT = 100_000;
+
+export function delegateTool(options: {
+  store: TaskStore;
+  queues: AgentQueues;
+  /** The task whose run calls it (as its run's claim read it). */
+  record: TaskRecord;
+  settings: NonNullable<AgentSettings['delegate']>;
+}): Tool {
+  const { settings } = options;
+  const agents = settings.agents;
+  return defineTool({
+    name: 'delegate',
+    description: `Hand tasks to other agents (${agents.join(', ')}); they run at the same time, and this call answers with each one's result once all have ended. Each task must say everything its agent needs: it does not see this conversation. At most ${settings.maxChildren} tasks a call.`,
+    schema: z.object({
+      tasks: z
+        .array(
+          z.object({
+            agent: z.enum(agents as [string, ...string[]]).describe('The agent that does it'),
+            prompt: z.string().min(1).max(MAX_CHILD_PROMPT).describe('What to do, with everything it needs to know'),
+            files: z
+              .array(z.string().min(1))
+              .max(100)
+              .optional()
+              .describe('Paths in your work directory to copy into its own'),
+          }),
+        )
+        .min(1)
+        .describe('The tasks to start'),
+    }),
+    async run(args, context) {
+      if (!context.call) throw new Error('delegate runs only as a call of a step');
+      let children: ChildInput[];
+      try {
+        children = await Promise.all(
+          args.tasks.map(async (task) => ({
+            agent: task.agent,
+            prompt: task.prompt,
+            ...(task.files?.length ? { inputs: await readFiles(context.workdir, task.files) } : {}),
+          })),
+        );
+        const bytes = children.reduce(
+          (total, child) => total + (child.inputs ?? []).reduce((sum, file) => sum + file.content.length, 0),
+          0,
+        );
+        if (bytes > DELEGATE_FILES_BYTES)
+          return {
+            ok: false,
+            output: `The files to copy hold ${bytes} bytes; a call may copy at most ${DELEGATE_FILES_BYTES}. Copy fewer, or tell each task where to find what it needs.`,
+          };
+        const ids = await startChildren({
+          store: options.store,
+          queues: options.queues,
+          parent: options.record,
+          step: context.call.step,
+          children,
+          limits: settings,
+        });
+        return {
+          ok: true,
+          output: `started ${ids.length} task${ids.length === 1 ? '' : 's'} (${ids.join(', ')}): their answers follow when all have ended`,
+          interrupt: { kind: 'children', children: ids },
+        };
+      } catch (error) {
+        if (error instanceof ChildrenRefused || error instanceof ToolError)
+          return { ok: false, output: `Nothing was started: ${error.message}` };
+        throw error;
+      }
+    },
+  });
+}
+
+/** The files a child is given, read from this task's folder as the file tools read (never outside it). */
+async function readFiles(workdir: string, paths: readonly string[]): Promise<Array<{ path: string; content: Buffer }>> {
+  const files: Array<{ path: string; content: Buffer }> = [];
+  for (const path of paths) {
+    // Kept under the name the path has in this folder (`./a//b` is `a/b`), which must be one a folder can hold.
+    const name = workdirPathOf({ workdir, path }).path;
+    const problem = inputPathProblem(name);
+    if (problem) throw new ToolError('invalid_arguments', `the file ${problem}.`);
+    const file = await openInWorkdir({ workdir, path, access: 'read' });
+    try {
+      if (fstatSync(file).size > DELEGATE_FILES_BYTES)
+        throw new ToolError(
+          'file_too_large',
+          `"${path}" is larger than the ${DELEGATE_FILES_BYTES} bytes a call may copy.`,
+        );
+      files.push({ path: name, content: await readContent(file, DELEGATE_FILES_BYTES) });
+    } finally {
+      closeSync(file);
+    }
+  }
+  return files;
+}
