@@ -23,6 +23,7 @@ let client: AgentqClient;
 
 /** Children's models answer once this is let go (a test holds them running). */
 let release: () => void = () => undefined;
+let failures = 0;
 let held = Promise.resolve();
 const hold = () => {
   held = new Promise<void>((resolve) => (release = resolve));
@@ -41,12 +42,21 @@ beforeAll(async () => {
     rules: [
       // The lead: starts three children, then answers with what they said.
       {
-        match: (request) => prompt(request) === 'lead the work' && !lastTool(request),
+        match: (request) => ['lead the work', 'ask first'].includes(prompt(request)) && !lastTool(request),
         reply: delegateCall([
           { agent: 'coder', prompt: 'child one' },
           { agent: 'coder', prompt: 'child two' },
           { agent: 'writer', prompt: 'child three' },
         ]),
+      },
+      // A lead whose call after its children's answers fails once, for good (a retry goes on from there).
+      {
+        match: (request) => prompt(request) === 'lead then fail' && !lastTool(request),
+        reply: delegateCall([{ agent: 'writer', prompt: 'only child' }]),
+      },
+      {
+        match: (request) => prompt(request) === 'lead then fail' && failures++ === 0,
+        reply: { error: { status: 400, message: 'this request is refused once' } },
       },
       // A chain that delegates until the depth limit refuses, then does the work itself.
       {
@@ -87,13 +97,20 @@ beforeAll(async () => {
             delegate: { agents: ['coder'], maxDepth: 3 },
           },
           writer: { description: 'writes', instructions: 'You write.' },
+          boss: {
+            description: 'delegates once a person approves',
+            instructions: 'You lead.',
+            tools: ['delegate'],
+            delegate: { agents: ['coder', 'writer'] },
+            approvals: { rules: [{ tool: 'delegate' }] },
+          },
         },
       }),
     },
   });
   const api = spawnAgentq(['api'], env);
   baseUrl = (await api.waitFor(/listening on (http[^\s"]+)/, 60_000))[1]!;
-  await spawnAgentq(['worker', '--pools', 'lead'], env).waitFor(/serving lead/, 60_000);
+  await spawnAgentq(['worker', '--pools', 'lead,boss,planner'], env).waitFor(/serving/, 60_000);
   await spawnAgentq(['worker', '--pools', 'coder,writer'], env).waitFor(/serving/, 60_000);
   client = createClient({ baseUrl });
 }, 120_000);
@@ -165,4 +182,73 @@ it('cancels every running descendant with its parent, in under a second', async 
   console.log(`lead and its 3 children cancelled in ${Math.round(performance.now() - started)} ms`);
   expect((await client.get(id!)).status).toBe('cancelled');
   release();
+}, 120_000);
+
+it('goes on from its last step when a failed parent is retried: its children do not run again', async () => {
+  release();
+  const [id] = await client.submit([{ prompt: 'lead then fail', agent: 'lead' }]);
+  const events = await waitForEnd(baseUrl, id!);
+  expect(events.at(-1)!.event).toBe('task.failed');
+  const retried = await client.retry(id!);
+  const again = await waitForEnd(baseUrl, retried.id);
+  expect(again.at(-1)!.event).toBe('task.completed');
+  expect((await client.get(retried.id)).result).toContain('answer to only child');
+  expect(double.requests.filter((request) => prompt(request) === 'only child')).toHaveLength(1);
+  expect(double.requests.filter((request) => prompt(request) === 'lead then fail' && !lastTool(request))).toHaveLength(
+    1,
+  );
+}, 120_000);
+
+it('makes new children for a fork from before the call, and keeps them for one from after it', async () => {
+  release();
+  const [id] = await client.submit([{ prompt: 'lead the work', agent: 'lead' }]);
+  await waitForEnd(baseUrl, id!);
+  const asked = () => double.requests.filter((request) => prompt(request) === 'child one').length;
+  const before = asked();
+
+  const after = await client.fork(id!, { fromStep: 2 });
+  expect((await waitForEnd(baseUrl, after.id)).at(-1)!.event).toBe('task.completed');
+  expect((await client.get(after.id)).result).toContain('answer to child one');
+  expect(asked()).toBe(before);
+
+  const from = await client.fork(id!, { fromStep: 1 });
+  expect((await waitForEnd(baseUrl, from.id)).at(-1)!.event).toBe('task.completed');
+  expect((await client.get(from.id)).children?.map((child) => child.id)).toEqual([
+    `${from.id}.c1.1`,
+    `${from.id}.c1.2`,
+    `${from.id}.c1.3`,
+  ]);
+  expect(asked()).toBe(before + 1);
+}, 120_000);
+
+it('holds a delegate call for approval like any call: nothing starts until a person approves', async () => {
+  release();
+  const [id] = await client.submit([{ prompt: 'ask first', agent: 'boss' }]);
+  await waitForEvent(baseUrl, id!, 'task.waiting');
+  const waiting = await client.get(id!);
+  expect(waiting.waitingFor).toMatchObject({ kind: 'approval', calls: [{ id: 'd1', name: 'delegate' }] });
+  expect(waiting.children ?? []).toHaveLength(0);
+  await client.decide(id!, { callId: 'd1', approve: true });
+  const events = await waitForEnd(baseUrl, id!);
+  expect(events.at(-1)!.event).toBe('task.completed');
+  expect((await client.get(id!)).children).toHaveLength(3);
+}, 120_000);
+
+it('runs a plan whose subtask delegates: the subtask waits for its children, then the plan completes', async () => {
+  release();
+  const [id] = await client.submit([
+    { prompt: 'go deeper from a plan', plan: [{ id: 'a', agent: 'coder', task: 'go deeper from a plan', need: [] }] },
+  ]);
+  const events = await waitForEnd(baseUrl, id!);
+  expect(events.at(-1)!.event).toBe('task.completed');
+  const [subtask] = (await client.get(id!)).children ?? [];
+  const view = await client.get(subtask!.id);
+  expect(view).toMatchObject({ status: 'completed', depth: 1, parentId: id });
+  const [child] = view.children ?? [];
+  expect(await client.get(child!.id)).toMatchObject({
+    status: 'completed',
+    depth: 2,
+    parentId: subtask!.id,
+    rootId: id,
+  });
 }, 120_000);

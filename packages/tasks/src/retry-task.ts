@@ -1,7 +1,7 @@
 /**
  * Runs a failed or cancelled task again, as a new task with the same prompt, agent, priority,
  * metadata (plus `retryOf`), named model, budget, retry policy and given plan, in the same tenant: the old one keeps
- * its history.
+ * its history. A task that started children goes on from its last step instead (a fork that keeps them).
  */
 import { PLANNER_POOL, type TaskStatus } from '@agentq/contract';
 import type { AgentQueues } from '@agentq/scheduling';
@@ -39,6 +39,8 @@ const RETRY_FIELDS = [
   'concurrencyLimit',
   'retryAttempts',
   'retryBackoff',
+  'children',
+  'steps',
 ] as const;
 
 /** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
@@ -89,7 +91,19 @@ export async function retryTask(options: {
       ? { concurrencyKey: record.concurrencyKey, concurrencyLimit: record.concurrencyLimit ?? 1 }
       : {}),
   };
-  const [created] = await new Transitions(options.store).submit([input], {
+  const transitions = new Transitions(options.store);
+  // A task whose model started children goes on from its last step (a fork that keeps every one of its
+  // steps): its children's answers are kept, and none of them runs again.
+  if (agent && record.children?.length) {
+    const fork = await transitions.fork(
+      record,
+      { ...input, agent, fromStep: record.steps + 1 },
+      options.room && { limits: options.room(record.tenant) },
+    );
+    await options.queues.admitListed([{ id: fork.id, pool: fork.agent }]);
+    return { found: true, status: 'queued', newId: fork.id };
+  }
+  const [created] = await transitions.submit([input], {
     tenant: record.tenant,
     batch: record.batch,
     ...(options.room ? { room: { limits: options.room(record.tenant) } } : {}),

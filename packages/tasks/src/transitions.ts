@@ -154,7 +154,7 @@ export class Transitions {
    * steps before `fromStep` (its first run copies them), then goes on with its own prompt, model and agent.
    */
   async fork(
-    source: TaskRecord,
+    source: Pick<TaskRecord, 'id' | 'tenant' | 'batch'>,
     input: TaskInput & { agent: AgentKind; fromStep: number },
     room?: Room,
   ): Promise<SubmittedTask> {
