@@ -8,6 +8,8 @@
  *   diamond     the planner is answered with a diamond plan (1, then 2 and 3, then 4); the rest "done"
  *   usage       every request is answered "done", reporting 50 prompt and 100 completion tokens
  *   mixed       a task whose prompt starts with "multi" is three-step, any other single
+ *   delegate    a task whose prompt starts with "lead" calls `delegate` for one child task (on agent
+ *               `child`), then answers "done" with its result; a child's answer waits for `{ release: true }`
  *
  * IPC: it sends `{ ready: baseURL }`; `{ arrivals: [prompt...] }` is answered with when the first
  * request of each prompt arrived (ms since the epoch, sub-millisecond); `{ count: true }` with the
@@ -99,6 +101,25 @@ scripts.mixed = [
   })),
   ...scripts.single,
 ];
+// Children's answers wait for the benchmark to let them go (it counts the parents waiting first).
+let release;
+const released = new Promise((resolve) => (release = resolve));
+scripts.delegate = [
+  {
+    match: (request) => firstUserText(request).startsWith('lead') && toolResults(request) === 0,
+    reply: (request) =>
+      answer({
+        toolCalls: [
+          {
+            name: 'delegate',
+            arguments: { tasks: [{ agent: 'child', prompt: `child of ${firstUserText(request)}` }] },
+          },
+        ],
+      }),
+  },
+  { match: (request) => firstUserText(request).startsWith('lead'), reply: answer({ content: 'done' }) },
+  { reply: async () => (await released, answer({ content: 'a child answer' })) },
+];
 const rules = scripts[values.script];
 if (!rules) throw new Error(`No script ${values.script}`);
 const double = await startOpenAIDouble({ rules: [record, ...rules], host: values.host });
@@ -110,6 +131,7 @@ process.on('message', (message) => {
   if (message?.arrivals) process.send({ arrivals: message.arrivals.map((prompt) => arrivals.get(prompt) ?? null) });
   if (message?.count) process.send({ count });
   if (message?.log) process.send({ log: log ?? [] });
+  if (message?.release) release();
 });
 process.on('disconnect', () => process.exit(0));
 process.send({ ready: double.baseURL });

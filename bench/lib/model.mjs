@@ -22,6 +22,8 @@ export async function startModel({ latencyMs = 0, script = 'single', announce = 
     count: () => request(model.child, { count: true }, (message) => message?.count),
     /** With `log`: every request so far, as [arrival (ms since the epoch), first user text]. */
     log: () => request(model.child, { log: true }, (message) => message?.log),
+    /** With script `delegate`: lets the held children's answers go. */
+    release: () => model.child.send({ release: true }),
     /** With `announce`: resolves when the first request of `prompt` arrives (ms since the epoch). */
     arrival: (prompt) => waitFor(model.child, (message) => (message?.arrival === prompt ? message.at : undefined)),
   };
