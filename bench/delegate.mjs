@@ -80,7 +80,9 @@ try {
     const leadEvents = await (
       await fetch(`${agentq.api.url}/v1/tasks/${id}/events`, { headers: { accept: 'application/json' } })
     ).json();
-    const queued = Date.parse(leadEvents.find((event) => event.type === 'task.queued' && event.data.children)?.ts ?? '');
+    const queued = Date.parse(
+      leadEvents.find((event) => event.type === 'task.queued' && event.data.children)?.ts ?? '',
+    );
     const events = await (
       await fetch(`${agentq.api.url}/v1/tasks/${id}.c1.1/events`, { headers: { accept: 'application/json' } })
     ).json();
@@ -98,7 +100,9 @@ try {
   console.log(
     `  a waiting lead's wait in Redis: pending + children fields p50 ${percentile(fieldBytes, 50)} B; its record hash (MEMORY USAGE) p50 ${percentile(hashBytes, 50)} B`,
   );
-  console.log(`  child ended -> lead queued again: p50 ${percentile(queuedGaps, 50)} ms, p99 ${percentile(queuedGaps, 99)} ms`);
+  console.log(
+    `  child ended -> lead queued again: p50 ${percentile(queuedGaps, 50)} ms, p99 ${percentile(queuedGaps, 99)} ms`,
+  );
   console.log(
     `  child ended -> lead's next model call (${gaps.length}): p50 ${percentile(gaps, 50)} ms, p99 ${percentile(gaps, 99)} ms, max ${percentile(gaps, 100)} ms`,
   );
