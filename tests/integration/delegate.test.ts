@@ -7,12 +7,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient, type AgentqClient } from '@agentq/client';
 import { startOpenAIDouble, type DoubleRequest, type OpenAIDouble } from '@agentq/llm';
 import { configFile } from '../helpers/config-file.js';
 import { processEnv, spawnAgentq, stopSpawned } from '../helpers/processes.js';
-import { deletePrefix, freshPrefix } from '../helpers/redis.js';
+import { deletePrefix, freshPrefix, redisUrl } from '../helpers/redis.js';
 import { waitForEnd, waitForEvent } from '../helpers/sse.js';
 
 const prefix = freshPrefix('delegate');
@@ -164,6 +165,15 @@ it('lets a child delegate in turn, and answers a call past the depth limit to th
   expect((await client.get(id!)).result).toContain('gathered:');
   const refused = double.requests.find((request) => lastTool(request).startsWith('Nothing was started'));
   expect(lastTool(refused!)).toMatch(/at most 3 is allowed/);
+
+  // Deleting the task removes its whole tree from Redis, its grandchildren's keys too.
+  await client.remove(id!);
+  const redis = new Redis(redisUrl());
+  try {
+    expect(await redis.keys(`${prefix}:*${id}*`)).toEqual([]);
+  } finally {
+    redis.disconnect();
+  }
 }, 120_000);
 
 it('cancels every running descendant with its parent, in under a second', async () => {

@@ -1,6 +1,6 @@
 /**
  * Removes submitted tasks with everything they left in Redis: their records, memory, events, shared
- * memory and DAG state, their subtasks', and their index entries. Used when their retention is over
+ * memory and DAG state, their subtasks' and children's (at any depth), and their index entries. Used when their retention is over
  * (expire-tasks.ts) and when their owner deletes one (`DELETE /v1/tasks/:id`). Every step is idempotent:
  * two removals of the same task at once leave the same nothing.
  */
@@ -10,7 +10,7 @@ import type { TaskStore } from './task-store.js';
 import { DEFAULT_TENANT } from './task-ids.js';
 import { luaScript } from './lua-script.js';
 
-/** A task of a tree that has not ended: the root itself, or one of its subtasks. */
+/** A task of a tree that has not ended: the root itself, or one of its subtasks or children. */
 export interface Unended {
   id: string;
   /** Its status; null for a subtask planned but not created yet. */
@@ -18,25 +18,51 @@ export interface Unended {
 }
 
 /**
- * For each of `roots`, the first task of its tree (itself, then its subtasks) that has not ended, if
- * any: a tree may be removed only once nothing of it runs, or a subtask's worker would write on (and
- * in its folder) after the removal. Two round trips for any number of roots. A root that is gone
- * counts as ended.
+ * For each of `roots`, the first task of its tree (itself, then its subtasks and children, at any
+ * depth) that has not ended, if any: a tree may be removed only once nothing of it runs, or a worker
+ * would write on (and in its folder) after the removal. A round trip a level of the trees, and one more,
+ * for any number of roots. A root that is gone counts as ended.
  */
 export async function unendedInTrees(store: TaskStore, roots: readonly string[]): Promise<Array<Unended | undefined>> {
-  const { redis, keys } = store;
-  const read = cellPipeline(redis);
-  for (const rootId of roots) read.hmget(keys.task(rootId), 'status', 'children');
-  const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
-  const childrenOf = records.map(([, children]) => JSON.parse(children ?? '[]') as string[]);
-  const statuses = await store.statuses(childrenOf.flat());
+  const trees = await treesOf(store, roots);
+  const statuses = await store.statuses(trees.flatMap((tree) => tree.map((task) => task.id)));
   let next = 0;
-  return roots.map((rootId, index) => {
-    const children = statuses.slice(next, (next += childrenOf[index]!.length));
-    const status = records[index]?.[0] as TaskStatus | null | undefined;
-    if (status && !TERMINAL_STATUSES.has(status)) return { id: rootId, status };
-    return children.find((child) => !child.status || !TERMINAL_STATUSES.has(child.status));
+  return trees.map((tree) => {
+    const tasks = statuses.slice(next, (next += tree.length));
+    // The root first: a root that is gone counts as ended; a child not created yet (planned) as not.
+    const [root, ...descendants] = tasks;
+    if (root?.status && !TERMINAL_STATUSES.has(root.status)) return root;
+    return descendants.find((task) => !task.status || !TERMINAL_STATUSES.has(task.status));
   });
+}
+
+/**
+ * Every task of each root's tree, the root first, then its subtasks and children and theirs, level by
+ * level (a child a `delegate` call started may have children too), with its record's tenant and batch.
+ * A round trip a level: a tree is at most MAX_TASK_DEPTH (10) levels below its root.
+ */
+async function treesOf(
+  store: TaskStore,
+  roots: readonly string[],
+): Promise<Array<Array<{ id: string; tenant: string | null; batch: string | null }>>> {
+  const trees = roots.map((rootId) => [{ id: rootId, tenant: null as string | null, batch: null as string | null }]);
+  let level = roots.map((rootId, tree) => ({ id: rootId, tree }));
+  for (let depth = 0; level.length && depth <= 11; depth++) {
+    const read = cellPipeline(store.redis);
+    for (const task of level) read.hmget(store.keys.task(task.id), 'children', 'tenant', 'batch');
+    const rows = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
+    const next: typeof level = [];
+    level.forEach((task, index) => {
+      const [children = null, tenant = null, batch = null] = rows[index] ?? [];
+      if (depth === 0) trees[task.tree]![0] = { id: task.id, tenant, batch };
+      for (const child of JSON.parse(children ?? '[]') as string[]) {
+        trees[task.tree]!.push({ id: child, tenant, batch: null });
+        next.push({ id: child, tree: task.tree });
+      }
+    });
+    level = next;
+  }
+  return trees;
 }
 
 const REMOVE_TREE = luaScript({
@@ -54,22 +80,22 @@ export async function removeTaskTrees(
 ): Promise<string[]> {
   const { redis, keys } = store;
   REMOVE_TREE.define(redis);
-  const read = cellPipeline(redis);
-  for (const rootId of roots) read.hmget(keys.task(rootId), 'children', 'tenant', 'batch');
-  const records = ((await read.exec()) ?? []).map(([, values]) => values as Array<string | null>);
+  const trees = await treesOf(store, roots);
 
   const remove = cellPipeline(redis);
   const everyId: string[] = [];
   roots.forEach((rootId, index) => {
-    const [children, tenant, batch] = records[index] ?? [null, null, null];
-    const ids = [rootId, ...(JSON.parse(children ?? '[]') as string[])];
+    const tree = trees[index]!;
+    const { tenant, batch } = tree[0]!;
+    const ids = tree.map((task) => task.id);
     everyId.push(...ids);
     const taskKeys = ids.map((id) => keys.task(id));
     const rest = [
       ...ids.flatMap((id) => [keys.messages(id), keys.events(id), keys.packedEvents(id), keys.doneNeeds(id)]),
+      // A child given files of its own keeps them under its own id.
+      ...ids.map((id) => keys.inputs(id)),
       // Its deliveries go with it (a due one left in the sets is dropped by the sender, which finds none).
       keys.webhooks(rootId),
-      keys.inputs(rootId),
       keys.finishedSubtasks(rootId),
       keys.scratchpad(rootId),
     ];
