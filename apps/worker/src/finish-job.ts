@@ -7,7 +7,14 @@
 import type { Job } from 'bullmq';
 import { TERMINAL_STATUSES, type TaskError } from '@agentq/contract';
 import { agentNames } from '@agentq/config';
-import { replanTask, writeFinalAnswer, type FinalAnswerOutcome, type PlanOutcome } from '@agentq/core';
+import {
+  QUOTED_TEXT_RULE,
+  quoted,
+  replanTask,
+  writeFinalAnswer,
+  type FinalAnswerOutcome,
+  type PlanOutcome,
+} from '@agentq/core';
 import { budgetSpent, type TaskRecord } from '@agentq/store';
 import { startPlan, type ByRun } from '@agentq/tasks';
 import { type JobPayload } from '@agentq/scheduling';
@@ -41,14 +48,17 @@ export async function runFinishJob(
   );
   const current = children.filter((child) => child.subtask.version === record.planVersion);
   const failed = current.filter((child) => child.record?.status !== 'completed');
-  const report = children.map(({ subtask, record: child }) => {
+  const steps = children.map(({ subtask, record: child }) => ({
+    head: `### Step ${subtask.id} (${subtask.agent}, ${child?.status ?? 'missing'}): ${subtask.task}`,
     // Each result is capped (head and tail kept), so many long results still fit one request.
-    const outcome =
+    outcome:
       child?.status === 'completed'
         ? capOutput(child.result ?? '', RESULT_LIMIT)
-        : `${child?.status ?? 'missing'}: ${child?.error?.message ?? 'no result'}`;
-    return `### Step ${subtask.id} (${subtask.agent}, ${child?.status ?? 'missing'}): ${subtask.task}\n${outcome}`;
-  });
+        : `${child?.status ?? 'missing'}: ${child?.error?.message ?? 'no result'}`,
+  }));
+  // What the user reads of the steps, and what a model reads: each result quoted, as data.
+  const report = steps.map(({ head, outcome }) => `${head}\n${outcome}`);
+  const quotedReport = steps.map(({ head, outcome }) => `${head}\n${quoted(outcome)}`);
   const problems = failed.map(
     ({ subtask, record: child }) =>
       `step ${subtask.id} ${child?.status ?? 'missing'}${child?.error ? ` (${child.error.message})` : ''}`,
@@ -63,7 +73,7 @@ export async function runFinishJob(
       const stop = held.spending() ?? (budgetSpent(record) ? 'budget' : undefined);
       if (stop) return { kind: 'stop', message: spendingStopMessage(stop, record) };
       if (failed.length === 0) {
-        const results = `The user's task: ${record.prompt}\n\nThe results of its steps:\n\n${report.join('\n\n')}`;
+        const results = `The user's task: ${record.prompt}\n\nThe results of its steps (${QUOTED_TEXT_RULE}):\n\n${quotedReport.join('\n\n')}`;
         return {
           kind: 'answer',
           outcome: await writeFinalAnswer({
@@ -85,7 +95,7 @@ export async function runFinishJob(
       const outcome = await replanTask({
         model: held.model,
         journal: held.journal,
-        feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far:\n\n${report.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
+        feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far (${QUOTED_TEXT_RULE}):\n\n${quotedReport.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
         attempts: config.AGENTQ_PLAN_ATTEMPTS,
         maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
         agents: agentNames(config),

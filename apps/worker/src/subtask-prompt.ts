@@ -3,6 +3,7 @@
  * needs (they flow along the plan's edges).
  */
 import type { TaskRecord, TaskStore } from '@agentq/store';
+import { QUOTED_TEXT_RULE, quoted } from '@agentq/core';
 import { capOutput } from '@agentq/tools';
 
 /** Characters of each needed subtask's result a subtask sees (head and tail kept). */
@@ -17,10 +18,10 @@ export async function subtaskPrompt(options: { store: TaskStore; record: TaskRec
   if (needs.length) {
     const results = await Promise.all(needs.map((id) => store.getRecord(id)));
     parts.push(
-      'Results of the steps this one builds on:',
+      `Results of the steps this one builds on. ${QUOTED_TEXT_RULE}`,
       ...results.map(
         (need) =>
-          `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${capOutput(need?.result ?? '(no result)', NEED_RESULT_LIMIT)}`,
+          `### Step ${need?.planId ?? '?'} (${need?.agent ?? '?'}): ${need?.prompt ?? ''}\n${quoted(capOutput(need?.result ?? '(no result)', NEED_RESULT_LIMIT))}`,
       ),
     );
   }

@@ -17,3 +17,4 @@ export * from './plan-task.js';
 export * from './final-answer.js';
 export * from './approval-rules.js';
 export * from './interrupts.js';
+export * from './quoted-text.js';
