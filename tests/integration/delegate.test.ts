@@ -59,6 +59,31 @@ beforeAll(async () => {
         match: (request) => prompt(request) === 'lead then fail' && failures++ === 0,
         reply: { error: { status: 400, message: 'this request is refused once' } },
       },
+      // Leads that hand files on: one from its folder, one from outside it.
+      {
+        match: (request) => prompt(request) === 'lead with files' && !lastTool(request),
+        reply: {
+          toolCalls: [
+            {
+              id: 'd1',
+              name: 'delegate',
+              arguments: { tasks: [{ agent: 'writer', prompt: 'read the data', files: ['./data//in.txt'] }] },
+            },
+          ],
+        },
+      },
+      {
+        match: (request) => prompt(request) === 'lead escaping' && !lastTool(request),
+        reply: {
+          toolCalls: [
+            {
+              id: 'd1',
+              name: 'delegate',
+              arguments: { tasks: [{ agent: 'writer', prompt: 'read it', files: ['../../../../etc/hostname'] }] },
+            },
+          ],
+        },
+      },
       // A chain that delegates until the depth limit refuses, then does the work itself.
       {
         match: (request) => prompt(request).startsWith('go deeper') && !lastTool(request),
@@ -264,4 +289,28 @@ it('runs a plan whose subtask delegates: the subtask waits for its children, the
     parentId: subtask!.id,
     rootId: id,
   });
+}, 120_000);
+
+it("copies the files a call names from the parent's folder into the child's, and none from outside it", async () => {
+  release();
+  const [id] = await client.submit([
+    {
+      prompt: 'lead with files',
+      agent: 'lead',
+      files: [{ path: 'data/in.txt', content: Buffer.from('the data').toString('base64') }],
+    },
+  ]);
+  expect((await waitForEnd(baseUrl, id!)).at(-1)!.event).toBe('task.completed');
+  const [child] = (await client.get(id!)).children ?? [];
+  const copied = await fetch(`${baseUrl}/v1/tasks/${child!.id}/files/data/in.txt`);
+  expect(copied.status).toBe(200);
+  expect(await copied.text()).toBe('the data');
+
+  const [escaping] = await client.submit([{ prompt: 'lead escaping', agent: 'lead' }]);
+  expect((await waitForEnd(baseUrl, escaping!)).at(-1)!.event).toBe('task.completed');
+  expect((await client.get(escaping!)).children ?? []).toHaveLength(0);
+  const refused = double.requests.find(
+    (request) => prompt(request) === 'lead escaping' && lastTool(request).startsWith('Nothing was started'),
+  );
+  expect(lastTool(refused!)).toMatch(/outside|work directory/i);
 }, 120_000);

@@ -48,24 +48,22 @@ export function delegateTool(options: {
     }),
     async run(args, context) {
       if (!context.call) throw new Error('delegate runs only as a call of a step');
-      let children: ChildInput[];
+      // Counted before any file is read: a call past the limit copies nothing.
+      if (args.tasks.length > settings.maxChildren)
+        return {
+          ok: false,
+          output: `Nothing was started: one delegate call may start at most ${settings.maxChildren} tasks; this one asked for ${args.tasks.length}. Start fewer (or fold several into one task).`,
+        };
       try {
-        children = await Promise.all(
-          args.tasks.map(async (task) => ({
+        // Read one after another against one budget: a call never holds more than DELEGATE_FILES_BYTES.
+        const budget = { left: DELEGATE_FILES_BYTES };
+        const children: ChildInput[] = [];
+        for (const task of args.tasks)
+          children.push({
             agent: task.agent,
             prompt: task.prompt,
-            ...(task.files?.length ? { inputs: await readFiles(context.workdir, task.files) } : {}),
-          })),
-        );
-        const bytes = children.reduce(
-          (total, child) => total + (child.inputs ?? []).reduce((sum, file) => sum + file.content.length, 0),
-          0,
-        );
-        if (bytes > DELEGATE_FILES_BYTES)
-          return {
-            ok: false,
-            output: `The files to copy hold ${bytes} bytes; a call may copy at most ${DELEGATE_FILES_BYTES}. Copy fewer, or tell each task where to find what it needs.`,
-          };
+            ...(task.files?.length ? { inputs: await readFiles(context.workdir, task.files, budget) } : {}),
+          });
         const ids = await startChildren({
           store: options.store,
           queues: options.queues,
@@ -89,7 +87,11 @@ export function delegateTool(options: {
 }
 
 /** The files a child is given, read from this task's folder as the file tools read (never outside it). */
-async function readFiles(workdir: string, paths: readonly string[]): Promise<Array<{ path: string; content: Buffer }>> {
+async function readFiles(
+  workdir: string,
+  paths: readonly string[],
+  budget: { left: number },
+): Promise<Array<{ path: string; content: Buffer }>> {
   const files: Array<{ path: string; content: Buffer }> = [];
   for (const path of paths) {
     // Kept under the name the path has in this folder (`./a//b` is `a/b`), which must be one a folder can hold.
@@ -98,12 +100,16 @@ async function readFiles(workdir: string, paths: readonly string[]): Promise<Arr
     if (problem) throw new ToolError('invalid_arguments', `the file ${problem}.`);
     const file = await openInWorkdir({ workdir, path, access: 'read' });
     try {
-      if (fstatSync(file).size > DELEGATE_FILES_BYTES)
+      const stat = fstatSync(file);
+      if (!stat.isFile()) throw new ToolError('invalid_arguments', `"${path}" is not a file: give files, not folders.`);
+      if (stat.size > budget.left)
         throw new ToolError(
           'file_too_large',
-          `"${path}" is larger than the ${DELEGATE_FILES_BYTES} bytes a call may copy.`,
+          `the files to copy pass the ${DELEGATE_FILES_BYTES} bytes a call may copy at "${path}": copy fewer, or tell each task where to find what it needs.`,
         );
-      files.push({ path: name, content: await readContent(file, DELEGATE_FILES_BYTES) });
+      const content = await readContent(file, budget.left);
+      budget.left -= content.length;
+      files.push({ path: name, content });
     } finally {
       closeSync(file);
     }
