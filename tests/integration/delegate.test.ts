@@ -36,6 +36,7 @@ const lastTool = (request: DoubleRequest) =>
   String(request.messages.findLast((message) => message.role === 'tool')?.content ?? '');
 const delegateCall = (tasks: Array<{ agent: string; prompt: string }>) => ({
   toolCalls: [{ id: 'd1', name: 'delegate', arguments: { tasks } }],
+  usage: { promptTokens: 10, completionTokens: 0 },
 });
 
 beforeAll(async () => {
@@ -95,10 +96,18 @@ beforeAll(async () => {
       },
       {
         match: (request) => lastTool(request).startsWith('Every task you started has ended'),
-        reply: (request) => ({ content: `gathered: ${lastTool(request)}` }),
+        reply: (request) => ({
+          content: `gathered: ${lastTool(request)}`,
+          usage: { promptTokens: 10, completionTokens: 0 },
+        }),
       },
       // Children answer with their own prompt, once let go.
-      { reply: async (request) => (await held, { content: `answer to ${prompt(request)}` }) },
+      {
+        reply: async (request) => (
+          await held,
+          { content: `answer to ${prompt(request)}`, usage: { promptTokens: 100, completionTokens: 10 } }
+        ),
+      },
     ],
   });
   dataDir = await mkdtemp(path.join(tmpdir(), 'agentq-delegate-'));
@@ -313,4 +322,20 @@ it("copies the files a call names from the parent's folder into the child's, and
     (request) => prompt(request) === 'lead escaping' && lastTool(request).startsWith('Nothing was started'),
   );
   expect(lastTool(refused!)).toMatch(/outside|work directory/i);
+}, 120_000);
+
+it("counts its children's spending toward its budget, and starts none once it is spent", async () => {
+  release();
+  // The lead's calls spend 10 tokens each, each child's 110.
+  const [id] = await client.submit([{ prompt: 'lead the work', agent: 'lead', budget: { tokens: 1_000 } }]);
+  expect((await waitForEnd(baseUrl, id!)).at(-1)!.event).toBe('task.completed');
+  expect((await client.get(id!)).budget).toMatchObject({ spentTokens: 10 + 3 * 110 + 10, spent: false });
+
+  // Spent by its own first call: it stops at its budget, and its delegate call starts nothing.
+  const [spent] = await client.submit([{ prompt: 'lead the work', agent: 'lead', budget: { tokens: 5 } }]);
+  const events = await waitForEnd(baseUrl, spent!);
+  expect(events.at(-1)!.event).toBe('task.failed');
+  const view = await client.get(spent!);
+  expect(view.error?.code).toBe('budget');
+  expect(view.children ?? []).toHaveLength(0);
 }, 120_000);
