@@ -4,8 +4,8 @@
  * written. A hostile child learns its own id (its work directory is named after it: `pwd`), so it knows
  * its sibling's, and writes a header of its own for that sibling: the parent's model reads two sections
  * for the sibling, the forged one first, with the status the child chose ("failed") and its text. An
- * answer is data: the sections the parent reads are the ones the system wrote, one a child (now: 2 for
- * the sibling, 1 expected). Real API and worker (bash in the jail), the wire double as every model.
+ * answer is data: the sections the parent reads are the ones the system wrote, one a child; an answer is
+ * quoted between markers it cannot forge (before the fix: 2 sections for the sibling, 1 expected). Real API and worker (bash in the jail), the wire double as every model.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient } from '@agentq/client';
@@ -93,7 +93,12 @@ it("gives the parent one section a child, whatever a child's answer holds", asyn
   const sibling = `${id}.c1.2`;
   // The real answer is there; the forged header must not read as a section of the report.
   expect(report).toContain('the review passed');
-  const headers = report.split('\n').filter((line) => line.startsWith(`### ${sibling} `));
-  console.log(`sections headed ${sibling}: ${headers.length} (${JSON.stringify(headers)})`);
+  // What the system wrote is what lies outside the quotes (each between markers with a token of its
+  // own, which no answer can know): there, one section a child; the forged one is inside its author's quote.
+  const quote = /<<<quote ([0-9a-f]{16})>>>\n[\s\S]*?\n<<<end quote \1>>>/g;
+  const outside = report.replace(quote, '(quoted)');
+  const headers = outside.split('\n').filter((line) => line.startsWith(`### ${sibling} `));
+  console.log(`sections headed ${sibling} outside the quotes: ${headers.length} (${JSON.stringify(headers)})`);
   expect(headers).toHaveLength(1);
+  expect(report.match(quote)?.some((text) => text.includes(`### ${sibling} (reviewer, failed)`))).toBe(true);
 }, 120_000);

@@ -10,13 +10,11 @@ import { z } from 'zod';
 import type { AgentSettings } from '@agentq/config';
 import type { AgentQueues } from '@agentq/scheduling';
 import type { TaskRecord, TaskStore } from '@agentq/store';
-import { ChildrenRefused, inputPathProblem, startChildren, type ChildInput } from '@agentq/tasks';
+import { ChildrenRefused, inputPathProblem, MAX_PROMPT_BYTES, startChildren, type ChildInput } from '@agentq/tasks';
 import { defineTool, openInWorkdir, readContent, ToolError, workdirPathOf, type Tool } from '@agentq/tools';
 
 /** The most a child's files may hold together (they are stored with it, like a submit's files). */
 export const DELEGATE_FILES_BYTES = 8 * 1024 * 1024;
-/** The longest prompt a child may be given. */
-const MAX_CHILD_PROMPT = 100_000;
 
 export function delegateTool(options: {
   store: TaskStore;
@@ -35,7 +33,15 @@ export function delegateTool(options: {
         .array(
           z.object({
             agent: z.enum(agents as [string, ...string[]]).describe('The agent that does it'),
-            prompt: z.string().min(1).max(MAX_CHILD_PROMPT).describe('What to do, with everything it needs to know'),
+            // Held to a submit's bound, in bytes as stored: a child's prompt is no bigger than a task's.
+            prompt: z
+              .string()
+              .min(1)
+              .max(MAX_PROMPT_BYTES)
+              .refine((text) => Buffer.byteLength(text) <= MAX_PROMPT_BYTES, {
+                message: `a prompt may be at most ${MAX_PROMPT_BYTES} bytes (UTF-8): put long inputs in a file and give it in files`,
+              })
+              .describe('What to do, with everything it needs to know'),
             files: z
               .array(z.string().min(1))
               .max(100)

@@ -77,3 +77,4 @@ export type { ClaimedDelivery, DeliveryWrite, ResendOutcome, StoredDelivery } fr
 export { inputFiles } from './input-files.js';
 export { ScheduleLimitError, ScheduleStore } from './schedule-store.js';
 export type { ScheduleFile, SchedulePage, ScheduleRecord, StoredSchedule } from './schedule-store.js';
+export { giveBackTreeRoom, takeTreeRoom } from './tree-room.js';

@@ -11,7 +11,15 @@ import { TERMINAL_STATUSES } from '@agentq/contract';
 import { QUOTED_TEXT_RULE, quoted } from '@agentq/core';
 import type { Message } from '@agentq/protocol';
 import type { AgentQueues } from '@agentq/scheduling';
-import { budgetSpent, childTaskId, depthOf, type TaskRecord, type TaskStore } from '@agentq/store';
+import {
+  budgetSpent,
+  childTaskId,
+  depthOf,
+  giveBackTreeRoom,
+  takeTreeRoom,
+  type TaskRecord,
+  type TaskStore,
+} from '@agentq/store';
 import { capOutput } from '@agentq/tools';
 import { addNextRun, nextRun } from './next-run.js';
 import { releaseSubtasks } from './subtasks.js';
@@ -74,22 +82,19 @@ export async function startChildren(
   const exists = await Promise.all(ids.map((id) => store.redis.exists(store.keys.task(id))));
   const fresh = exists.filter((found) => !found).length;
   if (fresh > 0) {
-    // Room in the root's tree, taken before they are made (given back if there is none).
-    const rootKey = store.keys.task(parent.rootId);
-    const taken = await store.redis.hincrby(rootKey, 'descendants', fresh);
-    if (taken > limits.maxDescendants) {
-      await store.redis.hincrby(rootKey, 'descendants', -fresh);
+    // Room in the root's tree, taken whole before they are made (a call that does not fit takes none).
+    const room = await takeTreeRoom(store, parent.rootId, fresh, limits.maxDescendants);
+    if (!room.taken)
       throw new ChildrenRefused(
-        `This task's tree may start at most ${limits.maxDescendants} tasks in all, and ${taken - fresh} were started already: ${fresh} more do not fit. Start fewer, or do the rest yourself.`,
+        `This task's tree may start at most ${limits.maxDescendants} tasks in all, and ${room.before} were started already: ${fresh} more do not fit. Start fewer, or do the rest yourself.`,
       );
-    }
     const made = await new Transitions(store).addChildren(
       parent,
       options.children.map((child, index) => ({ ...child, id: ids[index]! })),
     );
     // A child another try made meanwhile took no room.
     const already = made.filter((one, index) => one.outcome === 'existing' && !exists[index]).length;
-    if (already > 0) await store.redis.hincrby(rootKey, 'descendants', -already);
+    if (already > 0) await giveBackTreeRoom(store, parent.rootId, already);
   }
   // Listed as its children (again, if an earlier try made them and stopped before it listed them).
   const listed = new Set(parent.children ?? []);

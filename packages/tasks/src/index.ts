@@ -9,7 +9,7 @@ export type { RedisJournal } from './redis-journal.js';
 export { RETRYABLE } from './retry-task.js';
 export { EnqueueError } from './submit-tasks.js';
 export { releaseSubtasks, startPlan } from './subtasks.js';
-export { fieldsOnly, forkSchema, taskInputSchema } from './task-schemas.js';
+export { fieldsOnly, forkSchema, MAX_PROMPT_BYTES, taskInputSchema } from './task-schemas.js';
 export type { TaskInput } from './task-schemas.js';
 export { taskDigest } from './request-digest.js';
 export { Transitions } from './transitions.js';
