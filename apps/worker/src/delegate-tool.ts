@@ -9,7 +9,7 @@ import { closeSync, fstatSync } from 'node:fs';
 import { z } from 'zod';
 import type { AgentSettings } from '@agentq/config';
 import type { AgentQueues } from '@agentq/scheduling';
-import type { TaskRecord, TaskStore } from '@agentq/store';
+import type { RoomLimits, TaskRecord, TaskStore } from '@agentq/store';
 import { ChildrenRefused, inputPathProblem, MAX_PROMPT_BYTES, startChildren, type ChildInput } from '@agentq/tasks';
 import { defineTool, openInWorkdir, readContent, ToolError, workdirPathOf, type Tool } from '@agentq/tools';
 
@@ -22,6 +22,8 @@ export function delegateTool(options: {
   /** The task whose run calls it (as its run's claim read it). */
   record: TaskRecord;
   settings: NonNullable<AgentSettings['delegate']>;
+  /** The tenant's room: what children store counts toward its `limits.mb`. */
+  room: RoomLimits;
 }): Tool {
   const { settings } = options;
   const agents = settings.agents;
@@ -77,6 +79,7 @@ export function delegateTool(options: {
           step: context.call.step,
           children,
           limits: settings,
+          room: options.room,
         });
         return {
           ok: true,

@@ -8,6 +8,7 @@ import { type AgentPool, TERMINAL_STATUSES } from '@agentq/contract';
 import {
   agentInstructions,
   agentSettings,
+  tenantRoom,
   approvalsFor,
   jailLimitsFor,
   streamsAnswers,
@@ -170,7 +171,17 @@ export async function runAgentJob(
       const delegating = agentSettings(config, agent)?.delegate;
       const tools = [
         ...builtin,
-        ...(delegating ? [delegateTool({ store, queues: context.queues, record, settings: delegating })] : []),
+        ...(delegating
+          ? [
+              delegateTool({
+                store,
+                queues: context.queues,
+                record,
+                settings: delegating,
+                room: tenantRoom(config, record.tenant),
+              }),
+            ]
+          : []),
         ...(await mcpTools(record.tenant, workdir, makeWorkdir, journal)),
       ];
       const systemPrompt = systemPromptFor({

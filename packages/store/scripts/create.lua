@@ -59,12 +59,11 @@ for index = 1, #(payload.lists or {}) do joining[index] = {ids = {}, priorities 
 local arg = ARGV_REST
 -- The listed tasks' places in the lists, taken at once from the counter (so tasks created in one
 -- millisecond keep their order); a task that turns out to exist already leaves its number unused.
+-- (A child made once, which is in no list, takes room for its bytes only.)
 local listed, listedBytes = 0, 0
 for _, task in ipairs(payload.tasks) do
-  if task.listed then
-    listed = listed + 1
-    listedBytes = listedBytes + task.bytes
-  end
+  if task.listed then listed = listed + 1 end
+  if task.listed or task.once then listedBytes = listedBytes + task.bytes end
 end
 -- Room in the tenant's limits (tenant-room.ts), taken before anything is written.
 if payload.room then

@@ -322,10 +322,12 @@ export class TaskStore {
     const calls: Array<Promise<CreateReply>> = [];
     const replies: CreateReply[] = [];
     const listed = tasks.filter((task) => task.listed);
-    const tenant = listed[0]?.listed?.tenant;
-    if (room && listed.some((task) => task.listed!.tenant !== tenant))
+    // What takes room: listed tasks, and the bytes of children made once (they count toward no list).
+    const roomed = tasks.filter((task) => task.listed || task.once);
+    const tenant = roomed[0] && tenantOf(roomed[0]);
+    if (room && roomed.some((task) => tenantOf(task) !== tenant))
       throw new Error('tasks of one tenant only are created against its room');
-    const bytes = room?.limits.bytes !== undefined ? listed.reduce((total, task) => total + newTaskBytes(task), 0) : 0;
+    const bytes = room?.limits.bytes !== undefined ? roomed.reduce((total, task) => total + newTaskBytes(task), 0) : 0;
     const claim = room && (room.claim ?? { id: randomUUID(), tasks: listed.length, bytes, first: true });
     // Each cell's tasks in calls of their own (a call's keys are one cell's), in the order given.
     // (and where each task is in `tasks`, for the answers to come back in its order)
@@ -569,7 +571,8 @@ export class TaskStore {
         }
       : {};
     // The first call of the claim checks the room for all its tasks; the calls after it take what it held.
-    const tenant = batch.find((task) => task.listed)?.listed?.tenant;
+    const roomer = batch.find((task) => task.listed || task.once);
+    const tenant = roomer && tenantOf(roomer);
     const roomCheck =
       room?.claim && tenant !== undefined
         ? {
@@ -1190,6 +1193,11 @@ function firstEventCopy(event: StoredEventInput): string | undefined {
   const { type, agent, worker, step, data } = event;
   const copy = JSON.stringify({ type, agent, worker, step, data });
   return Buffer.byteLength(copy) <= 64 ? copy : undefined;
+}
+
+/** The tenant a new task is stored for. */
+function tenantOf(task: NewTask): string {
+  return task.listed?.tenant ?? task.fields.tenant ?? DEFAULT_TENANT;
 }
 
 /** What a batch's tasks mostly say alike, in CREATE's payload: said once for all (`saidOnce`). */

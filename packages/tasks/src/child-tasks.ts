@@ -16,7 +16,9 @@ import {
   childTaskId,
   depthOf,
   giveBackTreeRoom,
+  NoRoomError,
   takeTreeRoom,
+  type RoomLimits,
   type TaskRecord,
   type TaskStore,
 } from '@agentq/store';
@@ -58,7 +60,14 @@ interface ChildOptions {
  * kept, not made again), and queues them. Throws ChildrenRefused past a limit.
  */
 export async function startChildren(
-  options: ChildOptions & { parent: TaskRecord; step: number; children: readonly ChildInput[]; limits: ChildLimits },
+  options: ChildOptions & {
+    parent: TaskRecord;
+    step: number;
+    children: readonly ChildInput[];
+    limits: ChildLimits;
+    /** The tenant's room: what the children store counts toward its `limits.mb`. */
+    room?: RoomLimits;
+  },
 ): Promise<string[]> {
   const { store, parent, limits } = options;
   const count = options.children.length;
@@ -88,10 +97,21 @@ export async function startChildren(
       throw new ChildrenRefused(
         `This task's tree may start at most ${limits.maxDescendants} tasks in all, and ${room.before} were started already: ${fresh} more do not fit. Start fewer, or do the rest yourself.`,
       );
-    const made = await new Transitions(store).addChildren(
-      parent,
-      options.children.map((child, index) => ({ ...child, id: ids[index]! })),
-    );
+    let made: Awaited<ReturnType<Transitions['addChildren']>>;
+    try {
+      made = await new Transitions(store).addChildren(
+        parent,
+        options.children.map((child, index) => ({ ...child, id: ids[index]! })),
+        options.room && { limits: options.room },
+      );
+    } catch (error) {
+      await giveBackTreeRoom(store, parent.rootId, fresh);
+      if (!(error instanceof NoRoomError)) throw error;
+      const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+      throw new ChildrenRefused(
+        `these tasks would store ${mib(error.bytes?.requested ?? 0)}, and this tenant's tasks have written ${mib(error.bytes?.used ?? 0)} of the ${mib(error.limits.bytes ?? 0)} they may: start fewer tasks, with shorter prompts and fewer files.`,
+      );
+    }
     // A child another try made meanwhile took no room.
     const already = made.filter((one, index) => one.outcome === 'existing' && !exists[index]).length;
     if (already > 0) await giveBackTreeRoom(store, parent.rootId, already);

@@ -459,6 +459,8 @@ export class Transitions {
       prompt: string;
       inputs?: Array<{ path: string; content: Buffer }>;
     }>,
+    /** The tenant's room: what the children store is held to its `limits.mb` (else NoRoomError, nothing made). */
+    room?: Room,
   ): Promise<Array<{ id: string; outcome: 'created' | 'existing' }>> {
     const now = new Date().toISOString();
     return this.store.create(
@@ -487,6 +489,7 @@ export class Transitions {
         ...(child.inputs?.length ? { inputs: child.inputs } : {}),
         event: { type: 'task.queued', agent: child.agent, data: { parentId: parent.id } },
       })),
+      room,
     );
   }
 
