@@ -70,17 +70,22 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       durationMs,
     },
   });
-  /** Commits results; the last ones also carry the step's own messages and complete it. */
+  /**
+   * A call that started children (its tool's interrupt): the rest of the step runs, then the step pauses
+   * until their answers come (its resume writes the call's answer and completes the step).
+   */
+  let started: { call: PlannedCall; interrupt: Interrupt } | undefined;
+  /** Commits results; the last ones also carry the step's own messages and complete it (unless it pauses). */
   const record = async (recorded: CallResult[], durationMs: number, isLast: boolean) => {
     results.push(...recorded);
     const messages = recorded
       .map((result) => protocol.messageForResult(result))
       .filter((message): message is Message => message !== undefined);
-    if (isLast) messages.push(...protocol.messagesForStep(results));
+    if (isLast && !started) messages.push(...protocol.messagesForStep(results));
     await commit(
       messages,
       recorded.map((result) => resultEvent(result, durationMs)),
-      isLast,
+      isLast && !started,
     );
   };
   // Calls past the cap are answered together at the end, a bounded number a commit.
@@ -115,6 +120,21 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       // What ran stays recorded; the step does not complete.
       if (results.length) await commit(protocol.messagesForStep(results), [], false);
       return { status: 'cancelled', messages: committed };
+    }
+    if (call.name === ASK_USER_TOOL && !call.error && started) {
+      // One interrupt a step: the question waits for the answers the step's children bring.
+      await record(
+        [
+          {
+            call,
+            status: 'not_run',
+            output: 'not run: this step waits for the tasks an earlier call started; ask after their answers',
+          },
+        ],
+        0,
+        isLast,
+      );
+      continue;
     }
     if (call.name === ASK_USER_TOOL && !call.error) {
       const question = readQuestion(call);
@@ -163,7 +183,7 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
           ? {}
           : { lazy: true, writeWithinMs: ANNOUNCE_WITHIN_MS }),
     });
-    const started = performance.now();
+    const began = performance.now();
     // Read again as it is about to run: a call before it may have changed what its path names (a link).
     const rule = ruleOf(call);
     const decision = rule === undefined ? undefined : options.approvals?.decisions?.get(call.id);
@@ -173,15 +193,30 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
         : decision && !decision.approve
           ? { call, status: 'failed', output: rejectionText(decision) }
           : await runPlannedCall(call, options.tools, { ...contextFor(call), call: { id: call.id, step } });
-    if (result.interrupt)
-      return pauseStep({
-        call,
-        said: result.output,
-        why: 'the step paused for what an earlier call started',
-        interrupt: { ...result.interrupt, callId: call.id },
-        rest: [...runnable.slice(index + 1), ...held],
-      });
-    await record([result], Math.round(performance.now() - started), isLast);
+    if (result.interrupt && started) {
+      // A second call that started children in one step: not how the tool is used; it is told so.
+      await record(
+        [
+          {
+            call,
+            status: 'failed',
+            output:
+              "Only one delegate call a step waits for its tasks: this one started them, but its answer comes with the first call's. Call delegate once a step.",
+          },
+        ],
+        Math.round(performance.now() - began),
+        isLast,
+      );
+      continue;
+    }
+    if (result.interrupt) {
+      // Its answer is written when its children have ended; the calls after it run now.
+      started = { call, interrupt: { ...result.interrupt, callId: call.id } };
+      results.push(result);
+      if (isLast) break;
+      continue;
+    }
+    await record([result], Math.round(performance.now() - began), isLast);
     if (context.signal.aborted) return { status: 'cancelled', messages: committed };
   }
   for (let start = 0; start < held.length; start += HELD_PER_COMMIT) {
@@ -189,6 +224,13 @@ export async function executeTools(options: ExecuteToolsOptions): Promise<Execut
       .slice(start, start + HELD_PER_COMMIT)
       .map((call): CallResult => ({ call, status: 'not_run', output: call.notRun! }));
     await record(chunk, 0, start + HELD_PER_COMMIT >= held.length);
+  }
+  if (started) {
+    // The step's own messages (the fences' feedback) go with the commit that makes the task wait.
+    const messages = protocol.messagesForStep(results);
+    await journal.commit({ messages, lazy: true });
+    committed.push(...messages);
+    return { status: 'interrupted', messages: committed, interrupt: started.interrupt };
   }
   return { status: 'done', messages: committed };
 

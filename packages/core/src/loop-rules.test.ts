@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /** The loop's rules (stop conditions, cancellation, normalisation, compaction, ask_user), through the real loop. */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedModel, type ModelRequest } from '@agentq/llm';
 import { SUMMARY_MARKER, type Message, type ToolMessage } from '@agentq/protocol';
 import { BUILTIN_TOOLS } from '@agentq/contract';
-import { builtinTools, createToolSettings } from '@agentq/tools';
+import { builtinTools, createToolSettings, defineTool } from '@agentq/tools';
+import { z } from 'zod';
 import { createMemoryJournal } from './journal.js';
 import { runAgent, type RunAgentOptions } from './run-agent.js';
 import { timeBudgetIs, tokenBudgetIs } from './stop-conditions.js';
@@ -350,5 +352,43 @@ describe("a file tool's system errors", () => {
       expect.stringContaining('Check the path with list_files'),
     ]);
     for (const result of results) expect(result.content).not.toContain(workdir);
+  });
+});
+
+describe('a call that starts children', () => {
+  /** A stand-in for `delegate`: its call pauses the step on the children it names. */
+  const starter = defineTool({
+    name: 'delegate',
+    description: 'starts tasks',
+    schema: z.object({ tasks: z.array(z.string()) }),
+    async run(args) {
+      return { ok: true, output: 'started', interrupt: { kind: 'children', children: args.tasks } };
+    },
+  });
+
+  it('lets the calls after it run, then pauses the step on its children; a second one is refused', async () => {
+    const model = createScriptedModel({
+      script: [
+        {
+          toolCalls: [
+            { id: 'd1', name: 'delegate', arguments: { tasks: ['a', 'b'] } },
+            { id: 'w', name: 'write_file', arguments: { path: 'after.txt', content: 'x' } },
+            { id: 'd2', name: 'delegate', arguments: { tasks: ['c'] } },
+          ],
+        },
+      ],
+    });
+    const journal = createMemoryJournal();
+    const outcome = await runAgent(base({ model, journal, tools: [...builtinTools(BUILTIN_TOOLS), starter] }));
+    expect(outcome).toEqual({
+      status: 'interrupted',
+      interrupt: { kind: 'children', callId: 'd1', children: ['a', 'b'] },
+      steps: 1,
+    });
+    const answered = journal.messages.filter((message): message is ToolMessage => message.role === 'tool');
+    // The write ran; the second delegate call was told; the first waits for its children's answers.
+    expect(answered.map((message) => message.toolCallId)).toEqual(['w', 'd2']);
+    expect(answered[1]!.content).toMatch(/^Only one delegate call a step/);
+    expect(existsSync(path.join(workdir, 'after.txt'))).toBe(true);
   });
 });
