@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 /** The loop's rules (stop conditions, cancellation, normalisation, compaction, ask_user), through the real loop. */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
