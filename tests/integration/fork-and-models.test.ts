@@ -260,7 +260,10 @@ it("copies a fork's files as they are on disk (links as links, sparse files spar
 
   const refused = await post(`/v1/tasks/${tooMuch}/fork`, { fromStep: 2, prompt: 'go on' });
   expect(refused.status).toBe(409);
-  expect(JSON.stringify(refused.body)).toMatch(
-    /work directory holds 12\.\d MiB in 1 entries, past a task's disk quota \(8\.0 MiB and 200000 entries, AGENTQ_TASK_DISK_MB\): a fork, which starts with a copy of it, would pass it/,
-  );
+  // (How far past depends on when the quota's watch stopped the write: 12 MiB if it ended first, less on a busy machine.)
+  const held =
+    /work directory holds (\d+\.\d) MiB in 1 entries, past a task's disk quota \(8\.0 MiB and 200000 entries, AGENTQ_TASK_DISK_MB\): a fork, which starts with a copy of it, would pass it/.exec(
+      JSON.stringify(refused.body),
+    );
+  expect(Number(held?.[1])).toBeGreaterThan(8);
 });
