@@ -243,6 +243,91 @@ describe('the dashboard', () => {
     expect(await page.locator('#task-result').textContent()).toBe('Painting it green.');
   });
 
+  it("shows a task's tree: the tasks it started with agent, status and link, those it waits for, and each child's way back", async () => {
+    const hasTool = (request: DoubleRequest) => request.messages.some((message) => message.role === 'tool');
+    // A model names the children: their prompts are markup that must stay text.
+    const childPrompt = '<img src=x onerror="window.__xss=4"> child';
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    stack = await startStack({
+      rules: [
+        {
+          match: (request) => promptOf(request) === 'lead it' && !hasTool(request),
+          reply: {
+            toolCalls: [
+              {
+                name: 'delegate',
+                arguments: {
+                  tasks: [
+                    { agent: 'helper', prompt: `${childPrompt} one` },
+                    { agent: 'quick', prompt: `${childPrompt} two` },
+                  ],
+                },
+              },
+            ],
+          },
+        },
+        { match: (request) => promptOf(request).endsWith('two'), reply: { content: 'two done' } },
+        {
+          match: (request) => promptOf(request).endsWith('one'),
+          reply: async () => (await held, { content: 'one done' }),
+        },
+        { reply: { content: 'all gathered' } },
+      ],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: {
+            boss: {
+              description: 'leads',
+              instructions: 'Lead.',
+              tools: ['delegate'],
+              delegate: { agents: ['helper', 'quick'] },
+            },
+            helper: { description: 'helps', instructions: 'Help.', tools: [] },
+            quick: { description: 'is quick', instructions: 'Be quick.', tools: [] },
+          },
+        }),
+      },
+    });
+    const [taskId] = await stack.submit([{ prompt: 'lead it', agent: 'boss' }]);
+    const one = `${taskId}.c1.1`;
+    const two = `${taskId}.c1.2`;
+    await open(`${stack.api.url}/#/tasks/${taskId}`);
+    await page.waitForSelector('.task-summary .badge[data-status="waiting"]');
+    // Its children, each with its agent, status and a link; once the quick one ended, it waits for the other alone.
+    await page.waitForSelector(`.children li[data-child="${two}"] .badge[data-status="completed"]`);
+    expect(await page.locator('.children h2').textContent()).toBe('Tasks it started');
+    expect(await page.locator(`.children li[data-child="${one}"] a`).textContent()).toBe(
+      `${one.slice(0, 8)}.c1.1 · helper`,
+    );
+    expect(await page.locator(`.children li[data-child="${one}"] .badge`).getAttribute('data-status')).toBe('running');
+    expect(await page.locator(`.children li[data-child="${two}"] a`).textContent()).toBe(
+      `${two.slice(0, 8)}.c1.2 · quick`,
+    );
+    await page.waitForSelector('.waits-for-children li[data-running]');
+    expect(await page.locator('.waits-for-children').textContent()).toMatch(/1 of 2 still runs/);
+    expect(
+      await page
+        .locator('.waits-for-children li[data-running]')
+        .evaluateAll((items) => items.map((item) => item.getAttribute('data-running'))),
+    ).toEqual([one]);
+    expect(await page.locator('.waits-for-children a').getAttribute('href')).toBe(`#/tasks/${encodeURIComponent(one)}`);
+    // A child's page: its prompt as text, and its way back to its parent.
+    await page.click(`.children li[data-child="${one}"] a`);
+    await page.waitForSelector('.task-summary .parent a');
+    expect(await page.locator('.prompt').textContent()).toBe(`${childPrompt} one`);
+    expect(await page.locator('.task-summary .parent a').getAttribute('href')).toBe(
+      `#/tasks/${encodeURIComponent(taskId!)}`,
+    );
+    release();
+    await page.click('.task-summary .parent a');
+    await page.waitForSelector('.task-summary .badge[data-status="completed"]');
+    await page.waitForSelector(`.children li[data-child="${one}"] .badge[data-status="completed"]`);
+    expect(await page.locator('.waits-for-children').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(pageErrors).toEqual([]);
+  });
+
   it('shows the pools with their workers and isolation, and asks for the API key when keys are configured', async () => {
     stack = await startStack({
       env: tenantsEnv({ acme: { keys: ['k-tenant'] }, default: { keys: ['k-admin'], admin: true } }),

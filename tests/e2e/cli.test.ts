@@ -190,6 +190,74 @@ describe('agentq watch, status, cancel, retry', () => {
     expect(output).toMatch(new RegExp(`\\nAnswer\\n${answer}\\n$`));
   });
 
+  it("watch shows a task's children's steps indented under it by depth as they happen, each naming its task", async () => {
+    const delegate = (prompt: string) => ({
+      toolCalls: [{ name: 'delegate', arguments: { tasks: [{ agent: 'helper', prompt }] } }],
+    });
+    // The first model call waits for watch to be following: what it prints is live, not a replay.
+    let follow!: () => void;
+    const following = new Promise<void>((resolve) => (follow = resolve));
+    stack = await startStack({
+      rules: [
+        {
+          match: (request: DoubleRequest) => promptOf(request) === 'lead' && !hasTool(request),
+          reply: async () => (await following, delegate('help')),
+        },
+        {
+          match: (request: DoubleRequest) => promptOf(request) === 'help' && !hasTool(request),
+          reply: delegate('help deeper'),
+        },
+        { reply: (request: DoubleRequest) => ({ content: `answer to: ${promptOf(request)}` }) },
+      ],
+      env: {
+        AGENTQ_CONFIG: configFile({
+          agents: {
+            boss: {
+              description: 'leads',
+              instructions: 'Lead.',
+              tools: ['delegate'],
+              delegate: { agents: ['helper'] },
+            },
+            helper: {
+              description: 'helps',
+              instructions: 'Help.',
+              tools: ['delegate'],
+              delegate: { agents: ['helper'] },
+            },
+          },
+        }),
+      },
+    });
+    const [taskId] = await stack.submit([{ prompt: 'lead', agent: 'boss' }]);
+    const watch = spawnAgentq(['watch', taskId!, '--url', stack.api.url], {});
+    await watch.waitFor(/asking test-model/);
+    follow();
+    expect(await watch.exited).toBe(0);
+    const output = watch.output();
+    const time = String.raw`\d{1,2}:\d{2}:\d{2}(?: [AP]M)?`;
+    const line = (pad: number, text: string) => new RegExp(`^${time} {${pad + 1}}${text}`, 'm');
+    // The task's own lines as before; its child's two spaces in, its grandchild's four, each naming its task.
+    expect(output).toMatch(line(0, 'started c1\\.1 on helper'));
+    expect(output).toMatch(line(0, 'waiting for the 1 task it started'));
+    expect(output).toMatch(line(2, 'c1\\.1 helper waiting for the 1 task it started'));
+    expect(output).toMatch(
+      line(4, 'c1\\.1\\.c1\\.1 helper model answered in \\d+ ms · \\d+ tokens so far\\n {8}answer to: help deeper'),
+    );
+    expect(output).toMatch(line(2, 'c1\\.1 helper started c1\\.1\\.c1\\.1 on helper'));
+    // Each task's lines in the order they happened (across tasks, a child found after it began is read back).
+    const ends = [
+      line(4, 'c1\\.1\\.c1\\.1 helper completed$'),
+      line(2, 'c1\\.1 helper completed$'),
+      line(0, 'completed$'),
+    ];
+    for (const end of ends) expect(output).toMatch(end);
+    const grandchild = ['queued', 'started on', 'step 1', 'model answered', 'completed'].map((text) =>
+      output.search(line(4, `c1\\.1\\.c1\\.1 helper ${text}`)),
+    );
+    expect([...grandchild].sort((a, b) => a - b)).toEqual(grandchild);
+    expect(output).toMatch(/completed\n\nAnswer\nanswer to: lead\n$/);
+  });
+
   it('watch shows what a task and its model wrote, never a terminal control', async () => {
     stack = await startStack({ rules });
     const [taskId] = await stack.submit([{ prompt: 'escape the terminal', agent: 'coder' }]);

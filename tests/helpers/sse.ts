@@ -79,3 +79,32 @@ export async function waitForEventWhere(
     }
   }
 }
+
+/**
+ * Reads an event stream until `enough` says so (the connection is then dropped, as a client's that went
+ * away) or the stream ends; answers every message read, `id:` as sent (a tree's cursor), `event:` and
+ * data parsed (a `tree.limit` notice or a task's event).
+ */
+export async function readSseUntil(
+  url: string,
+  enough: (messages: readonly SseMessage[]) => boolean,
+  headers: Record<string, string> = {},
+): Promise<{ messages: SseMessage[]; ended: boolean }> {
+  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers } });
+  if (!response.ok || !response.body) throw new Error(`SSE ${url} answered ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const sse = createSseReader();
+  const messages: SseMessage[] = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return { messages, ended: true };
+    for (const message of sse.push(decoder.decode(value, { stream: true }))) {
+      messages.push({ id: message.id ?? '', event: message.event ?? '', data: JSON.parse(message.data) as TaskEvent });
+      if (enough(messages)) {
+        await reader.cancel();
+        return { messages, ended: false };
+      }
+    }
+  }
+}

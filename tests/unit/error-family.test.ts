@@ -2,7 +2,7 @@
  * One error family: every error a caller handles, in every package, is an AgentqError with a stable
  * snake_case `code`, a boolean `retryable`, and its class's name (what logs show).
  */
-import { AGENTQ_ERROR_CODES, AgentqError, parseBatch } from '@agentq/contract';
+import { AGENTQ_ERROR_CODES, AgentqError, parseBatch, treeCursorOf } from '@agentq/contract';
 import { loadConfig } from '@agentq/config';
 import { LlmError } from '@agentq/llm';
 import {
@@ -33,6 +33,7 @@ function thrownBy(run: () => unknown): unknown {
 const room = { unfinished: 1, stored: 1 };
 const cases: Array<[string, unknown, boolean]> = [
   ['BatchLineError', thrownBy(() => parseBatch('{"prompt":')), false],
+  ['TreeCursorError', thrownBy(() => treeCursorOf('t', 'x')), false],
   ['ConfigError', thrownBy(() => loadConfig({ env: { PORT: 'eighty' }, envFile: false })), false],
   ['LlmError', new LlmError({ code: 'rate_limited', message: 'slow down', status: 429 }), true],
   ['LlmError', new LlmError({ code: 'unauthorized', message: 'bad key', status: 401 }), false],

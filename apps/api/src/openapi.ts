@@ -228,22 +228,29 @@ function describedApi(): ReturnType<typeof createDocument> {
       },
       '/v1/tasks/{id}/events': {
         get: v1({
-          summary: "A task's events: Server-Sent Events, or the events so far as JSON",
+          summary: "A task's events, or its whole tree's: Server-Sent Events, or the events so far as JSON",
           description:
-            "With `Accept: text/event-stream`: each event as an SSE message (`id:` its seq, `event:` its type, `data:` the TaskEvent as JSON), replayed after `Last-Event-ID` (or `after`), then live; the stream closes after the task's last event. With `Accept: application/json`: the events so far.",
+            "With `Accept: text/event-stream`: each event as an SSE message (`id:` its seq, `event:` its type, `data:` the TaskEvent as JSON), replayed after `Last-Event-ID` (or `after`), then live; the stream closes after the task's last event. With `Accept: application/json`: the events so far. With `descendants=true`: the events of the task and of every descendant (children, theirs, and so on, found as they are started), each with its own `taskId` and `seq`; each message's `id:` is the tree's cursor (`12,c3.1:5`: the task's seq, then `<descendant id without the task's>:<seq>`), which `Last-Event-ID` (or `after`) gives back to resume; the stream closes once every task of the tree has ended. A tree's stream follows at most 500 tasks (breadth-first) and a cursor of 12,000 bytes: past them it sends one `tree.limit` message (`{ type, limit, taskId }`, the first task left out), and the JSON answer names that task in `Agentq-Tree-Left-Out`. A subtask's end repeated in its root's stream is left out of a tree's (its own stream has it).",
           requestParams: {
             ...taskIdParam,
             query: z.object({
               after: z
                 .string()
-                .regex(/^\d{1,15}$/)
+                .regex(/^\d{1,15}(,[a-z0-9.]{1,80}:\d{1,15})*$/)
                 .optional()
-                .meta({ description: 'The seq of an event already seen (0: from the start).' }),
+                .meta({
+                  description:
+                    "The seq of an event already seen (0: from the start); with `descendants=true`, a tree's cursor (`12,c3.1:5`).",
+                }),
+              descendants: z
+                .enum(['true', 'false'])
+                .optional()
+                .meta({ description: "`true`: the task's whole tree. Default false: the task's own events." }),
             }),
             header: z.object({
               'last-event-id': z
                 .string()
-                .regex(/^\d{1,15}$/)
+                .regex(/^\d{1,15}(,[a-z0-9.]{1,80}:\d{1,15})*$/)
                 .optional()
                 .meta({ description: 'As `after`; sent by EventSource when it reconnects.' }),
             }),
@@ -251,6 +258,12 @@ function describedApi(): ReturnType<typeof createDocument> {
           responses: {
             '200': {
               description: 'The events.',
+              headers: z.object({
+                'agentq-tree-left-out': z.string().optional().meta({
+                  description:
+                    'With `descendants=true` and JSON: the first task of a tree too large to read at once (read its own tree for the rest).',
+                }),
+              }),
               content: {
                 'text/event-stream': {
                   schema: z.string().meta({ description: 'SSE messages whose `data` is a TaskEvent.' }),
@@ -258,7 +271,7 @@ function describedApi(): ReturnType<typeof createDocument> {
                 'application/json': { schema: z.array(taskEventSchema) },
               },
             },
-            '400': error('A bad Last-Event-ID or after.'),
+            '400': error("A bad Last-Event-ID or after (a tree's cursor that is not one), or descendants."),
             '404': NOT_FOUND,
             '429': error(
               "The key's tenant already holds limits.sseStreams streams open on this API process (`Retry-After`).",

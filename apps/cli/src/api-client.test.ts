@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type StreamedEvent } from './api-client.js';
+import { ApiClient, type TreeStreamedEvent } from './api-client.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -35,7 +35,7 @@ describe("the CLI's event stream", () => {
       reconnectMs: 10,
     });
 
-    const seen: StreamedEvent[] = [];
+    const seen: TreeStreamedEvent[] = [];
     for await (const streamed of client.events('t1')) seen.push(streamed);
 
     expect(seen.map((e) => ['seq' in e ? e.seq : undefined, e.type])).toEqual([

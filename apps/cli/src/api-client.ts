@@ -2,9 +2,9 @@
  * The CLI's client of an agentq API (local or remote), with its key when one is needed: @agentq/client
  * underneath (the one client: the dashboard's and any program's), with the CLI's own words for its errors.
  */
-import { AgentqError, type ClientErrorCode, type StreamedEvent } from '@agentq/contract';
+import { AgentqError, type ClientErrorCode, type TreeStreamedEvent } from '@agentq/contract';
 import { AgentqApiError, createClient, type AgentqClient } from '@agentq/client';
-export type { StreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
+export type { StreamedEvent, TreeStreamedEvent, TaskView as TaskSummary } from '@agentq/contract';
 
 export interface ClientOptions {
   url: string;
@@ -53,9 +53,14 @@ export class ApiClient {
    * Every event of a task, from the start, as it happens, until the task ends. A stream that drops
    * (the API restarted, the network blinked) is opened again from the last event seen (`Last-Event-ID`).
    */
-  async *events(taskId: string): AsyncGenerator<StreamedEvent> {
+  /** The task's events; with `descendants`, its whole tree's (and a `tree.limit` notice past its bounds). */
+  async *events(taskId: string, options: { descendants?: boolean } = {}): AsyncGenerator<TreeStreamedEvent> {
     try {
-      yield* this.agentq.events(taskId, { retryMs: this.options.reconnectMs ?? 1_000, maxRetries: RECONNECTS });
+      yield* this.agentq.events(taskId, {
+        retryMs: this.options.reconnectMs ?? 1_000,
+        maxRetries: RECONNECTS,
+        descendants: options.descendants === true,
+      });
     } catch (error) {
       if (error instanceof AgentqApiError && error.code === 'network')
         throw new ClientError(`Lost the event stream of ${taskId} (${error.message}).`);

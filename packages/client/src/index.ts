@@ -24,6 +24,7 @@ import {
   type TaskStatus,
   type TaskSummaryView,
   type TaskView,
+  type TreeStreamedEvent,
   type UsageView,
   type WebhookEvent,
   type WebhookSecretView,
@@ -100,8 +101,17 @@ export interface ClientOptions {
 }
 
 export interface EventsOptions {
-  /** Start after this event's `seq` (the events up to it are not sent again). Default 0: from the start. */
-  after?: number;
+  /**
+   * Start after this event's `seq` (the events up to it are not sent again). Default 0: from the start.
+   * With `descendants`, a tree's cursor may be given instead: the `id:` of the last message read (e.g.
+   * `12,c3.1:5`; the contract's tree-stream.ts).
+   */
+  after?: number | string;
+  /**
+   * The events of the task's whole tree: its children's, theirs, and so on, found as they are started,
+   * each event with its own `taskId`; ends once every one of them has ended. Default false: the task's own.
+   */
+  descendants?: boolean;
   signal?: AbortSignal;
   /** How long to wait before opening a broken stream again. Default 500 ms (or what a 429/503 asks). */
   retryMs?: number;
@@ -154,19 +164,29 @@ export function createClient(options: ClientOptions) {
    * A task's events from `after` on, as they happen, until its last one, and between them the live
    * `llm.delta`s of an answer forming (no `seq`; `isLiveDelta` tells them). A dropped connection (or a
    * 429/503) is opened again from the last event received (`Last-Event-ID`): no event is missed or
-   * repeated. Ends when the task's stream ends; `signal` stops it.
+   * repeated. Ends when the task's stream ends; `signal` stops it. With `descendants: true`, the events
+   * of its whole tree (and at most one `tree.limit` notice, when the tree holds more than a stream follows).
    */
-  async function* events(id: string, eventsOptions: EventsOptions = {}): AsyncGenerator<StreamedEvent> {
-    let after = eventsOptions.after ?? 0;
+  function events(id: string, eventsOptions: EventsOptions & { descendants: true }): AsyncGenerator<TreeStreamedEvent>;
+  function events(id: string, eventsOptions?: EventsOptions & { descendants?: false }): AsyncGenerator<StreamedEvent>;
+  function events(id: string, eventsOptions?: EventsOptions): AsyncGenerator<TreeStreamedEvent>;
+  async function* events(id: string, eventsOptions: EventsOptions = {}): AsyncGenerator<TreeStreamedEvent> {
+    const tree = eventsOptions.descendants === true;
+    // Where the stream is: a seq, or a tree's cursor (the last message's id, passed back as it came).
+    let cursor = String(eventsOptions.after ?? 0);
+    // A tree's tasks' seqs read, and those not ended yet: each event once, across reconnects.
+    const seqs = new Map<string, number>([[id, tree ? 0 : Number(cursor)]]);
+    const running = new Set<string>();
     const { signal } = eventsOptions;
+    const url = `${base}${task(id)}/events${tree ? '?descendants=true' : ''}`;
     for (let broken = 0; ; broken++) {
       if (broken > (eventsOptions.maxRetries ?? Infinity))
         throw new AgentqApiError('network', `The event stream of ${id} kept breaking before the task ended.`, 0);
       let response: Response | undefined;
       let waitMs = eventsOptions.retryMs ?? 500;
       try {
-        response = await fetcher(`${base}${task(id)}/events`, {
-          headers: headers({ accept: 'text/event-stream', ...(after ? { 'last-event-id': String(after) } : {}) }),
+        response = await fetcher(url, {
+          headers: headers({ accept: 'text/event-stream', ...(cursor !== '0' ? { 'last-event-id': cursor } : {}) }),
           ...(signal ? { signal } : {}),
         });
       } catch (error) {
@@ -191,19 +211,25 @@ export function createClient(options: ClientOptions) {
               break;
             }
             for (const message of reader.push(decoder.decode(value, { stream: true }))) {
-              const event = JSON.parse(message.data) as StreamedEvent;
-              // A delta of an answer forming: live only, no seq.
-              if (isLiveDelta(event)) {
+              const event = JSON.parse(message.data) as TreeStreamedEvent;
+              // A delta of an answer forming (live only, no seq), or a tree's notice of its limit.
+              if (event.type === 'tree.limit' || isLiveDelta(event)) {
                 yield event;
                 continue;
               }
-              // Each once: a reconnect starts after the last one received (seq numbers the stream, gapless).
-              if (event.seq <= after) continue;
-              after = event.seq;
+              // Each once: a reconnect starts after the last one received (seq numbers a task's events, gapless).
+              // (A plain stream's seqs are its task's, whoever's end it repeats.)
+              const owner = tree ? event.taskId : id;
+              if (event.seq <= (seqs.get(owner) ?? 0)) continue;
+              seqs.set(owner, event.seq);
+              cursor = tree ? (message.id ?? cursor) : String(event.seq);
               broken = 0;
+              const end = TERMINAL_EVENT_TYPES.has(event.type);
+              if (tree && end) running.delete(event.taskId);
+              else if (tree) running.add(event.taskId);
               yield event;
-              // The stream ends with the task's own end.
-              if (event.taskId === id && TERMINAL_EVENT_TYPES.has(event.type)) return;
+              // A task's stream ends with its own end; a tree's when the API closes it.
+              if (!tree && event.taskId === id && end) return;
             }
           }
         } catch (error) {
@@ -213,8 +239,8 @@ export function createClient(options: ClientOptions) {
           // The stream is given up: a cancel that fails has nothing left to cancel.
           await stream.cancel().catch(() => undefined);
         }
-        // The API closes a task's stream after its last event: done, unless it was cut before.
-        if (ended && (await hasEnded(id))) return;
+        // The API closes a stream after its last event: done, unless it was cut before.
+        if (ended && !running.size && (await hasEnded(id))) return;
       }
       if (signal?.aborted) return;
       await delay(waitMs, signal);

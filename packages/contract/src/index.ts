@@ -10,3 +10,4 @@ export * from './api-errors.js';
 export * from './error-codes.js';
 export * from './approvals.js';
 export * from './retry-policy.js';
+export * from './tree-stream.js';

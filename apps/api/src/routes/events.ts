@@ -1,14 +1,24 @@
 /**
  * A task's events: Server-Sent Events that replay from `Last-Event-ID` (or `?after=`), follow live,
- * and close after the terminal event; or, with `Accept: application/json`, the events so far.
+ * and close after the terminal event; or, with `Accept: application/json`, the events so far. With
+ * `?descendants=true`, those of its whole tree, resumed with a tree's cursor (tree-follower.ts).
  */
-import { isLiveDelta, type TaskStatus, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@agentq/contract';
+import {
+  isLiveDelta,
+  type TaskStatus,
+  TERMINAL_EVENT_TYPES,
+  TERMINAL_STATUSES,
+  TreeCursorError,
+  treeCursorOf,
+} from '@agentq/contract';
 import { Router, type Request, type Response } from 'express';
 import { type EventHub, type LiveEvent, type StoredEvent, type TaskStore } from '@agentq/store';
 import type { Metrics } from '@agentq/telemetry';
 import { principalOf } from '../api-auth.js';
 import { ApiError } from '../api-error.js';
 import { sseFrame, SseStream, type SseFrame } from '../sse-stream.js';
+import { treeEventPages } from '../task-tree.js';
+import { TreeFollower } from '../tree-follower.js';
 import { taskIdOf, visibleRecord } from './tasks.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -37,8 +47,11 @@ export function eventsRouter(options: {
 
   router.get('/v1/tasks/:id/events', async (request, response) => {
     const taskId = taskIdOf(request);
-    const after = afterOf(request.get('last-event-id') ?? request.query.after);
-    await visibleRecord(store, principalOf(response), taskId);
+    const given = request.get('last-event-id') ?? request.query.after;
+    const tree = descendantsOf(request.query.descendants) ? treeCursor(taskId, given) : undefined;
+    const after = tree ? 0 : afterOf(given);
+    const principal = principalOf(response);
+    await visibleRecord(store, principal, taskId);
     if (request.method === 'HEAD') {
       // What a GET would start with, and nothing to follow.
       response
@@ -52,12 +65,21 @@ export function eventsRouter(options: {
       return;
     }
     if (request.accepts(['text/event-stream', 'application/json']) === 'application/json') {
-      await sendJsonArray(request, response, store.eventPages(taskId, after));
+      const pages = tree
+        ? treeEventPages({
+            store,
+            principal,
+            taskId,
+            ...tree,
+            leftOut: (first) => response.setHeader('agentq-tree-left-out', first),
+          })
+        : store.eventPages(taskId, after);
+      await sendJsonArray(request, response, pages);
       return;
     }
 
     // Counted before anything is awaited: streams opened at once cannot all pass the check.
-    const { tenant } = principalOf(response);
+    const { tenant } = principal;
     const open = streams.get(tenant) ?? 0;
     const limit = options.streamsOf(tenant);
     if (open >= limit) {
@@ -80,8 +102,48 @@ export function eventsRouter(options: {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    let lastSeq = after;
+    let unfollow = () => {};
     let ended = false;
+    let heartbeat: NodeJS.Timeout | undefined;
+    const end = (how?: 'cut') => {
+      if (ended) return;
+      ended = true;
+      release();
+      if (heartbeat) {
+        options.metrics.sseClients.dec();
+        clearInterval(heartbeat);
+      }
+      unfollow();
+      // Cut: what waits to be sent is dropped with the connection.
+      if (how === 'cut') stream.destroy();
+      else stream.end();
+    };
+    const beat = () => {
+      heartbeat = setInterval(() => stream.send(HEARTBEAT), HEARTBEAT_MS);
+      options.metrics.sseClients.inc();
+    };
+
+    if (tree) {
+      const follower = new TreeFollower({
+        store,
+        hub,
+        principal,
+        taskId,
+        ...tree,
+        stream,
+        replayPauseBytes: REPLAY_PAUSE_BYTES,
+        slowFollowerBytes: SLOW_FOLLOWER_BYTES,
+        end,
+      });
+      unfollow = () => follower.close();
+      beat();
+      request.on('close', () => end());
+      if (request.destroyed) end();
+      else follower.start();
+      return;
+    }
+
+    let lastSeq = after;
     let pending: StoredEvent[] | undefined = [];
     const send = (stored: StoredEvent) => {
       const { event } = stored;
@@ -109,23 +171,12 @@ export function eventsRouter(options: {
       stream.send(sseFrame(`event: llm.delta\ndata: ${live.text}\n\n`));
       if (stream.backlog > SLOW_FOLLOWER_BYTES) end('cut');
     };
-    const unfollow = await hub.follow(taskId, live).catch((error: unknown) => {
+    unfollow = await hub.follow(taskId, live).catch((error: unknown) => {
       release();
+      ended = true;
       throw error;
     });
-    const heartbeat = setInterval(() => stream.send(HEARTBEAT), HEARTBEAT_MS);
-    options.metrics.sseClients.inc();
-    const end = (how?: 'cut') => {
-      if (ended) return;
-      ended = true;
-      release();
-      options.metrics.sseClients.dec();
-      clearInterval(heartbeat);
-      unfollow();
-      // Cut: what waits to be sent is dropped with the connection.
-      if (how === 'cut') stream.destroy();
-      else stream.end();
-    };
+    beat();
     request.on('close', () => end());
     // A client that went away while its stream was being set up: its 'close' came before the listener.
     if (request.destroyed) end();
@@ -182,6 +233,31 @@ function drained(response: Response): Promise<void> {
     };
     response.on('drain', done).on('close', done);
   });
+}
+
+/** `?descendants=`: `true` follows the task's tree; `false` or nothing, the task alone. */
+function descendantsOf(value: unknown): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new ApiError(
+    'invalid_request',
+    `descendants must be true or false; got ${JSON.stringify(value).slice(0, 40)}.`,
+  );
+}
+
+/** A tree's cursor (`Last-Event-ID` or `?after=`, contract's tree-stream.ts), and the bytes it takes. */
+function treeCursor(taskId: string, value: unknown): { cursor: Map<string, number>; cursorBytes: number } {
+  if (value === undefined) return { cursor: new Map(), cursorBytes: 0 };
+  try {
+    if (typeof value !== 'string') throw new TreeCursorError('must be given once');
+    return { cursor: treeCursorOf(taskId, value), cursorBytes: value.length };
+  } catch (error) {
+    if (!(error instanceof TreeCursorError)) throw error;
+    throw new ApiError(
+      'invalid_request',
+      `Last-Event-ID (or after) of a tree's stream ${error.message}: send the \`id:\` of the last message read, such as 12,c3.1:5 (the task's seq, then each descendant's).`,
+    );
+  }
 }
 
 /** `Last-Event-ID` or `?after=`: the seq of an event already seen, a whole number (0: from the start). */

@@ -1,5 +1,9 @@
-/** `agentq watch ID`: a task's steps as they happen, readable in a terminal, ending with the answer. */
-import { isLiveDelta, type TaskEvent } from '@agentq/contract';
+/**
+ * `agentq watch ID`: a task's steps as they happen, readable in a terminal, ending with the answer; its
+ * descendants' steps (children a `delegate` call started, a plan's subtasks, theirs) indented under it
+ * by depth, each line naming its task, from the task's tree stream.
+ */
+import { isLiveDelta, TREE_TASK_LIMIT, type TaskEvent } from '@agentq/contract';
 import type { ApiClient, TaskSummary } from '../api-client.js';
 import { foldText, indent, oneLine, paint, terminalSafeDeep } from '../terminal.js';
 import { UsageError } from '../usage-error.js';
@@ -10,17 +14,31 @@ export async function watchCommand(
   flags: { json?: boolean },
 ): Promise<number> {
   if (!taskId) throw new UsageError('usage: agentq watch ID [--json]');
-  let tokens = 0;
-  // The answer forming (llm.delta, live): its text as it comes, on a line of its own; its llm.response
-  // then says the rest without the text again.
+  // Each task's tokens so far, and its agent (not every event names it).
+  const tokens = new Map<string, number>();
+  const agents = new Map<string, string>();
+  // The watched task's answer forming (llm.delta, live): its text as it comes, on a line of its own; its
+  // llm.response then says the rest without the text again. A descendant's shows in its llm.response.
   let forming = false;
   let formed = false;
-  for await (const streamed of client.events(taskId)) {
+  for await (const streamed of client.events(taskId, { descendants: true })) {
     if (flags.json) {
       process.stdout.write(`${JSON.stringify(streamed)}\n`);
       continue;
     }
+    if (streamed.type === 'tree.limit') {
+      if (forming) process.stdout.write('\n');
+      forming = false;
+      const { taskId: first } = terminalSafeDeep(streamed);
+      process.stdout.write(
+        paint.yellow(
+          `(this tree holds more than ${TREE_TASK_LIMIT} tasks: the others, from ${first}, are not shown; agentq watch ${first} shows its own)\n`,
+        ),
+      );
+      continue;
+    }
     if (isLiveDelta(streamed)) {
+      if (streamed.taskId !== taskId) continue;
       const { text, restart } = terminalSafeDeep(streamed).data;
       if (restart && forming) process.stdout.write(paint.yellow(' (the stream broke; asked again)\n'));
       if (restart) forming = false;
@@ -34,14 +52,28 @@ export async function watchCommand(
     forming = false;
     // What the model and the task's tools wrote is shown, never run by the terminal.
     const event = terminalSafeDeep(streamed);
-    if (event.type === 'llm.response' && formed) {
+    if (event.type === 'llm.response' && formed && event.taskId === taskId) {
       formed = false;
       event.data.content = null;
     }
     if (event.type === 'llm.response' && event.data.usage)
-      tokens += event.data.usage.promptTokens + event.data.usage.completionTokens;
-    const line = describe(event, taskId, tokens);
-    if (line) process.stdout.write(`${paint.dim(new Date(event.ts).toLocaleTimeString())} ${line}\n`);
+      tokens.set(
+        event.taskId,
+        (tokens.get(event.taskId) ?? 0) + event.data.usage.promptTokens + event.data.usage.completionTokens,
+      );
+    if (event.agent) agents.set(event.taskId, event.agent);
+    const line = describe(event, taskId, tokens.get(event.taskId) ?? 0);
+    if (!line) continue;
+    const time = paint.dim(new Date(event.ts).toLocaleTimeString());
+    const below = descendantOf(taskId, event.taskId);
+    if (!below) process.stdout.write(`${time} ${line}\n`);
+    else {
+      // Under its parent: two spaces a level, every line of it, after a label naming its task.
+      const pad = '  '.repeat(below.depth);
+      const agent = agents.get(event.taskId);
+      const label = paint.bold(`${below.name}${agent ? ` ${agent}` : ''}`);
+      process.stdout.write(`${time} ${pad}${label} ${line.split('\n').join(`\n${pad}`)}\n`);
+    }
   }
   const task = terminalSafeDeep(await client.call<TaskSummary>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`));
   if (!flags.json) {
@@ -54,18 +86,22 @@ export async function watchCommand(
   return task.status === 'completed' ? 0 : 1;
 }
 
-function describe(event: TaskEvent, taskId: string, tokens: number): string | undefined {
-  if (event.taskId !== taskId) {
-    // A subtask's end, in its root's stream.
-    const data =
-      event.type === 'task.completed' || event.type === 'task.failed' || event.type === 'task.cancelled'
-        ? event.data
-        : {};
-    const status = data.status ?? event.type.replace('task.', '');
-    return `${status === 'completed' ? paint.green('✓') : paint.red('✗')} step ${data.planId ?? ''} (${event.agent ?? ''}) ${status}`;
-  }
+/**
+ * A descendant's name below the watched task (`c3.1`, `v1.s2.c2.1`) and how deep it is (each level
+ * is two parts of its id); undefined for the task itself.
+ */
+function descendantOf(taskId: string, id: string): { name: string; depth: number } | undefined {
+  if (!id.startsWith(`${taskId}.`)) return undefined;
+  const name = id.slice(taskId.length + 1);
+  return { name, depth: Math.ceil(name.split('.').length / 2) };
+}
+
+/** A line for one of the tree's events (`watched`: the task watch follows, whose descendants' names are relative to it). */
+function describe(event: TaskEvent, watched: string, tokens: number): string | undefined {
+  const taskId = event.taskId;
   switch (event.type) {
     case 'task.queued':
+      if (event.data.children) return `queued again: the ${event.data.children.length} it started have ended`;
       return event.data.answer
         ? `answered: ${event.data.answer}`
         : event.data.retry
@@ -103,8 +139,14 @@ function describe(event: TaskEvent, taskId: string, tokens: number): string | un
     case 'plan.created':
       return `plan: ${event.data.plan.map((node) => `\n    ${node.id} [${node.agent}]${node.need.length ? ` after ${node.need.join(', ')}` : ''}: ${oneLine(node.task, 80)}`).join('')}`;
     case 'subtask.queued':
-      return `step ${event.data.planId} queued in ${event.data.agent}`;
+      return event.data.planId
+        ? `step ${event.data.planId} queued in ${event.data.agent}`
+        : `started ${descendantOf(watched, event.data.subtaskId)?.name ?? event.data.subtaskId} on ${event.data.agent}`;
     case 'task.waiting':
+      if (event.data.children)
+        return paint.yellow(
+          `waiting for the ${event.data.children.length} task${event.data.children.length === 1 ? '' : 's'} it started (shown below it as they run)`,
+        );
       return event.data.approvals
         ? paint.yellow(
             `waiting for approval:${event.data.approvals.map((call) => `\n    ${call.id}: ${call.name} ${oneLine(call.arguments, 120)} (${call.rule})`).join('')}\n  decide each with agentq approve ${taskId} CALL, or agentq reject ${taskId} CALL --reason TEXT`,

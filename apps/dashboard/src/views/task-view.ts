@@ -9,12 +9,13 @@
  */
 import { isTerminalStatus } from '@agentq/contract';
 import { html, nothing, render, type TemplateResult } from 'lit-html';
-import { followEvents, isLiveDelta, request, type Delivery, type Task, type WaitingFor } from '../api.js';
+import { followEvents, isLiveDelta, request, type Delivery, type Task } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { readableArguments, shortId, taskDuration, tokens, usd } from '../format.js';
+import { shortId, taskDuration, tokens, usd } from '../format.js';
 import { markdown } from '../markdown.js';
 import { planGraph } from './plan-graph.js';
 import { Timeline } from './timeline.js';
+import { waitingTemplate } from './waiting-for.js';
 
 /** While a task runs: its record again this often (its subtasks' progress), and its duration each second. */
 const REFRESH_MS = 5_000;
@@ -220,11 +221,6 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
   const id = encodeURIComponent(task.id);
   if (task.result && state.result?.text !== task.result)
     state.result = { text: task.result, node: markdown(task.result) };
-  const answer = (event: Event) => {
-    event.preventDefault();
-    const input = (event.target as HTMLFormElement).querySelector('input')!;
-    void actions.post(`/v1/tasks/${id}/input`, { text: input.value }, () => (input.value = ''));
-  };
   return html`
     <div class="title-row">
       <h1 class="mono">${shortId(task.id)}</h1>
@@ -254,67 +250,38 @@ function summaryTemplate(state: SummaryState, actions: Actions): TemplateResult 
       ${task.concurrency ? html`<dt>Concurrency key</dt><dd class="concurrency-key"><code>${task.concurrency.key}</code> (limit ${task.concurrency.limit})</dd>` : nothing}
       ${task.model ? html`<dt>Model</dt><dd class="model">${task.model}</dd>` : nothing}
       ${task.forkOf ? html`<dt>Forked from</dt><dd class="fork-of"><a href="#/tasks/${encodeURIComponent(task.forkOf.id)}">${shortId(task.forkOf.id)}</a>, step ${task.forkOf.step}</dd>` : nothing}
-      ${task.parentId ? html`<dt>Part of</dt><dd><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
+      ${task.parentId ? html`<dt>Part of</dt><dd class="parent"><a href="#/tasks/${encodeURIComponent(task.parentId)}">${shortId(task.parentId)}</a></dd>` : nothing}
+      ${task.depth > 1 ? html`<dt>Root</dt><dd class="root"><a href="#/tasks/${encodeURIComponent(task.rootId)}">${shortId(task.rootId)}</a> (${task.depth} levels up)</dd>` : nothing}
     </dl>
-    ${task.waitingFor?.kind === 'concurrency' ? html`<p class="waits-for-key">Waits for its concurrency key <code>${task.waitingFor.key}</code>: ${task.waitingFor.limit} task${task.waitingFor.limit === 1 ? '' : 's'} with it run at once; it starts when one ends, in submit order.</p>` : nothing}
-    ${task.waitingFor?.kind === 'approval' ? approvalsTemplate(task.waitingFor, (decision) => actions.post(`/v1/tasks/${id}/approvals`, decision)) : nothing}
     ${
-      task.waitingFor?.kind === 'answer'
-        ? html`<form class="answer" @submit=${answer}>
-          <strong>The agent asks: </strong><span class="question">${task.question ?? ''}</span>
-          <input id="answer-text" placeholder="Your answer" autocomplete="off" />
-          <button type="submit" class="primary">Answer</button>
-        </form>`
+      task.waitingFor
+        ? waitingTemplate(task.waitingFor, {
+            task,
+            answer: (text, answered) => actions.post(`/v1/tasks/${id}/input`, { text }, answered),
+            decide: (decision) => actions.post(`/v1/tasks/${id}/approvals`, decision),
+          })
         : nothing
     }
     ${state.result ? html`<div class="result"><h2>${task.status === 'failed' ? 'Partial results' : 'Result'}</h2><div id="task-result">${state.result.node}</div></div>` : nothing}
     ${task.error ? html`<div class="error-box"><strong>${task.error.code}: </strong>${task.error.message}</div>` : nothing}
     ${state.files?.files.length ? filesTemplate(task.id, state.files) : nothing}
     ${task.webhook ? webhookTemplate(task.webhook, state.deliveries, (delivery) => actions.post(`/v1/tasks/${id}/deliveries/${encodeURIComponent(delivery)}/resend`)) : nothing}
-    ${
-      task.children?.length
-        ? html`<div class="children">
-          <h2>Subtasks</h2>
-          <ul>
-            ${task.children.map(
-              (child) =>
-                html`<li><a href="#/tasks/${encodeURIComponent(child.id)}">Step ${child.planId} · ${child.agent}</a> <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span></li>`,
-            )}
-          </ul>
-        </div>`
-        : nothing
-    }
+    ${task.children?.length ? childrenTemplate(task) : nothing}
   `;
 }
 
 /**
- * Calls that wait for a person: each with its tool, its arguments as the model wrote them (text, never
- * markup), the rule that holds it, and Approve and Reject (with a reason its model reads).
+ * The tasks it started (a `delegate` call's children) or its plan's subtasks: each with its agent, its
+ * status and a link to it (its page links back: "Part of").
  */
-function approvalsTemplate(
-  waiting: Extract<WaitingFor, { kind: 'approval' }>,
-  decide: (decision: { callId: string; approve: boolean; reason?: string }) => Promise<void>,
-): TemplateResult {
-  const decideFrom = (callId: string, approve: boolean) => (event: Event) => {
-    const reason = (event.target as HTMLElement).closest('li')!.querySelector('input')!.value.trim();
-    void decide({ callId, approve, ...(reason ? { reason } : {}) });
-  };
-  return html`<div class="approvals">
-    <h2>Waiting for approval</h2>
-    ${waiting.expiresAt ? html`<p class="muted">Calls not decided by ${new Date(waiting.expiresAt).toLocaleString()} are rejected.</p>` : nothing}
+function childrenTemplate(task: Task): TemplateResult {
+  const planned = task.children!.some((child) => child.planId);
+  return html`<div class="children">
+    <h2>${planned ? 'Subtasks' : 'Tasks it started'}</h2>
     <ul>
-      ${waiting.calls.map(
-        (call) => html`<li class="approval" data-call=${call.id}>
-          <div><strong class="mono">${call.name}</strong> <span class="muted">${call.rule}</span></div>
-          <pre class="arguments">${readableArguments(call.arguments)}</pre>
-          ${
-            call.decision
-              ? html`<span class="decision">${call.decision.approve ? 'Approved' : 'Rejected'}${call.decision.reason ? `: ${call.decision.reason}` : ''}</span>`
-              : html`<input class="reason" placeholder="Reason (optional; the model reads a rejection's)" autocomplete="off" />
-                  <button class="primary approve" @click=${decideFrom(call.id, true)}>Approve</button>
-                  <button class="danger reject" @click=${decideFrom(call.id, false)}>Reject</button>`
-          }
-        </li>`,
+      ${task.children!.map(
+        (child) =>
+          html`<li data-child=${child.id}><a href="#/tasks/${encodeURIComponent(child.id)}">${child.planId ? `Step ${child.planId}` : shortId(child.id)} · ${child.agent}</a> <span class="badge status-${child.status}" data-status=${child.status}>${child.status}</span></li>`,
       )}
     </ul>
   </div>`;
