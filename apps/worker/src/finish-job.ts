@@ -95,7 +95,8 @@ export async function runFinishJob(
       const outcome = await replanTask({
         model: held.model,
         journal: held.journal,
-        feedback: `Some steps did not complete: ${problems.join('; ')}.\n\nWhat the steps produced so far (${QUOTED_TEXT_RULE}):\n\n${quotedReport.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
+        // Which steps, without their errors: an error is text another author wrote, read quoted below.
+        feedback: `Some steps did not complete: ${failed.map(({ subtask, record: child }) => `step ${subtask.id} ${child?.status ?? 'missing'}`).join('; ')}.\n\nWhat the steps produced so far (${QUOTED_TEXT_RULE}):\n\n${quotedReport.join('\n\n')}\n\nMake a new plan for the work that remains, around what failed. The new subtasks see the results above only if you repeat what they need in their task.`,
         attempts: config.AGENTQ_PLAN_ATTEMPTS,
         maxSubtasks: config.AGENTQ_MAX_SUBTASKS,
         agents: agentNames(config),

@@ -5,6 +5,7 @@
  */
 import type { MemoryEntry } from '@agentq/protocol';
 import { TaskMissingError, type TaskRecord, type TaskStore } from '@agentq/store';
+import { childrenAnswer } from '@agentq/tasks';
 
 export async function forkJournal(options: {
   store: TaskStore;
@@ -26,6 +27,15 @@ export async function forkJournal(options: {
     .map((entry, index): MemoryEntry =>
       index === 0 && entry.role === 'system' ? { role: 'system', content: options.systemPrompt } : entry,
     );
+  // A parent stopped while it waited for its children (a retry keeps that step): its call is answered with
+  // them as they stand, so those that completed are not run again.
+  const pending = source.pending;
+  if (
+    cut === -1 &&
+    pending?.kind === 'children' &&
+    !kept.some((entry) => entry.role === 'tool' && entry.toolCallId === pending.callId)
+  )
+    kept.push(childrenAnswer(pending, await Promise.all(pending.children.map((id) => store.getRecord(id)))));
   if (record.prompt !== source.prompt) {
     const first = kept.findIndex((entry) => entry.role === 'user');
     if (record.forkStep === 1 && first !== -1) kept[first] = { role: 'user', content: record.prompt };

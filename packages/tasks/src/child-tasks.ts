@@ -18,6 +18,7 @@ import {
   giveBackTreeRoom,
   NoRoomError,
   takeTreeRoom,
+  type PendingChildren,
   type RoomLimits,
   type TaskRecord,
   type TaskStore,
@@ -147,11 +148,7 @@ export async function resumeParentIfDone(options: ChildOptions & { parentId: str
   if (!parent || parent.status !== 'waiting' || pending?.kind !== 'children') return false;
   const children = await Promise.all(pending.children.map((id) => store.getRecord(id)));
   if (children.some((child) => child !== undefined && !TERMINAL_STATUSES.has(child.status))) return false;
-  const report = childrenReport(pending.children, children);
-  const message: Message =
-    pending.protocol === 'native'
-      ? { role: 'tool', toolCallId: pending.callId, name: 'delegate', content: report }
-      : { role: 'user', content: report };
+  const message = childrenAnswer(pending, children);
   const run = nextRun(options.queues, parent);
   const result = await new Transitions(store).resume(parent, {
     message,
@@ -167,6 +164,17 @@ export async function resumeParentIfDone(options: ChildOptions & { parentId: str
   return true;
 }
 
+/**
+ * The answer of a `delegate` call: each child's status and answer as they stand (a `tool` result, native,
+ * or a user message, fences). Also what a retry of a parent stopped while it waited is given (fork-journal).
+ */
+export function childrenAnswer(pending: PendingChildren, children: ReadonlyArray<TaskRecord | undefined>): Message {
+  const report = childrenReport(pending.children, children);
+  return pending.protocol === 'native'
+    ? { role: 'tool', toolCallId: pending.callId, name: 'delegate', content: report }
+    : { role: 'user', content: report };
+}
+
 /** What the parent's model reads of its children: each one's id, agent, status and answer or error. */
 function childrenReport(ids: readonly string[], children: ReadonlyArray<TaskRecord | undefined>): string {
   const parts = ids.map((id, index) => {
@@ -178,5 +186,9 @@ function childrenReport(ids: readonly string[], children: ReadonlyArray<TaskReco
         : `${child.error?.message ?? 'no result'}${child.result ? `\nWhat it did: ${capOutput(child.result, CHILD_ANSWER_LIMIT)}` : ''}`;
     return `### ${id} (${child.agent}, ${child.status})\n${quoted(outcome)}`;
   });
-  return `Every task you started has ended. ${QUOTED_TEXT_RULE}\n\n${parts.join('\n\n')}`;
+  const ended = children.every((child) => !child || TERMINAL_STATUSES.has(child.status));
+  const head = ended
+    ? 'Every task you started has ended.'
+    : 'The tasks you started, as they stand (some have not ended):';
+  return `${head} ${QUOTED_TEXT_RULE}\n\n${parts.join('\n\n')}`;
 }

@@ -21,5 +21,5 @@ export { ScheduleService } from './schedule-service.js';
 export { tenantGone } from './tenant-presence.js';
 export { expireApprovals } from './decide-approval.js';
 export { onChildFinished } from './child-finished.js';
-export { ChildrenRefused, startChildren, resumeParentIfDone, type ChildInput } from './child-tasks.js';
+export { childrenAnswer, ChildrenRefused, startChildren, resumeParentIfDone, type ChildInput } from './child-tasks.js';
 export { inputPathProblem } from './input-paths.js';

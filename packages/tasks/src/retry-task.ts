@@ -41,6 +41,7 @@ const RETRY_FIELDS = [
   'retryBackoff',
   'children',
   'steps',
+  'pending',
 ] as const;
 
 /** With `room`, the new task must fit in its tenant's limits (else NoRoomError). */
@@ -97,7 +98,9 @@ export async function retryTask(options: {
   if (agent && record.children?.length) {
     const fork = await transitions.fork(
       record,
-      { ...input, agent, fromStep: record.steps + 1 },
+      // (A parent stopped while it waited for its children keeps that open step too: its fork's journal
+      // answers the call with the children as they stand, fork-journal.ts in the worker.)
+      { ...input, agent, fromStep: record.steps + (record.pending?.kind === 'children' ? 2 : 1) },
       options.room && { limits: options.room(record.tenant) },
     );
     await options.queues.admitListed([{ id: fork.id, pool: fork.agent }]);
