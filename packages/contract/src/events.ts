@@ -26,8 +26,6 @@ export interface EventDataMap {
     fromStep?: number;
     /** It names a concurrency key: it runs when the key has room. */
     concurrencyKey?: string;
-    /** A child a `delegate` call of this task started (at its creation). */
-    parentId?: string;
     /** Every child its `delegate` call started has ended: each one's id and status. */
     children?: Array<{ id: string; status: string }>;
   };

@@ -487,7 +487,6 @@ export class Transitions {
           createdAt: now,
         },
         ...(child.inputs?.length ? { inputs: child.inputs } : {}),
-        event: { type: 'task.queued', agent: child.agent, data: { parentId: parent.id } },
       })),
       room,
     );
