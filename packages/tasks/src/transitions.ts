@@ -22,6 +22,7 @@ import type { MemoryEntry, Message, TokenUsage } from '@agentq/protocol';
 import {
   concurrencyBase,
   DEFAULT_TENANT,
+  depthOf,
   newTaskId,
   type CellKeys,
   type Keys,
@@ -470,7 +471,7 @@ export class Transitions {
           id: child.id,
           rootId: parent.rootId,
           parentId: parent.id,
-          depth: String((parent.depth ?? (parent.parentId ? 1 : 0)) + 1),
+          depth: String(depthOf(parent) + 1),
           tenant: parent.tenant,
           agent: child.agent,
           prompt: child.prompt,
